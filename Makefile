@@ -1,0 +1,73 @@
+# rshmem build, install, test and benchmark entry points.
+#   make                 build librshmem.so, rshmemrun, rshmem-info (release)
+#   make install PREFIX=/opt/rshmem
+#   make test            unit tests + C tests (CTest) against a staged install
+#   make run             the demo benchmark with 4 PEs on this host
+#   make bench           CPU benchmark: rshmem vs the physical floor vs Open MPI OSHMEM
+SHELL      := /bin/bash
+PREFIX     ?= /usr/local
+VERSION    := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+MAJOR      := $(firstword $(subst ., ,$(VERSION)))
+CARGO      ?= cargo
+PROFILE    ?= release
+TARGET     := target/$(PROFILE)
+STAGE      := $(CURDIR)/build/stage
+CTEST_DIR  := $(CURDIR)/build/ctest
+NP         ?= 4
+CBINDGEN   ?= cbindgen
+
+.PHONY: all build install stage test unit-test ctest check-exports check-header header run bench clean
+
+all: build
+
+build:
+	$(CARGO) build --$(PROFILE) --locked
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
+	install -m755 $(TARGET)/librshmem.so $(DESTDIR)$(PREFIX)/lib/librshmem.so.$(VERSION)
+	ln -sf librshmem.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/librshmem.so.$(MAJOR)
+	ln -sf librshmem.so.$(MAJOR) $(DESTDIR)$(PREFIX)/lib/librshmem.so
+	install -m755 $(TARGET)/rshmemrun $(TARGET)/rshmem-info $(DESTDIR)$(PREFIX)/bin/
+	cp -r include/. $(DESTDIR)$(PREFIX)/include/
+	if [ -d device ] && [ -n "$$(ls -A device 2>/dev/null)" ]; then \
+	  install -d $(DESTDIR)$(PREFIX)/include/rshmem/device && cp -r device/. $(DESTDIR)$(PREFIX)/include/rshmem/device/; fi
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' pkgconfig/rshmem.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rshmem.pc
+
+# A private install under build/stage that the C tests and benchmarks build against.
+stage:
+	$(MAKE) --no-print-directory install PREFIX=$(STAGE)
+
+unit-test:
+	$(CARGO) test --locked --release
+
+ctest: stage
+	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig cmake -S ctest -B $(CTEST_DIR) -DCMAKE_BUILD_TYPE=Release -DRSHMEM_PREFIX=$(STAGE) >/dev/null
+	cmake --build $(CTEST_DIR) -j2
+	cd $(CTEST_DIR) && PATH=$(STAGE)/bin:$$PATH ctest --output-on-failure -j2 --timeout 120
+
+# Only API symbols may be exported from the library.
+check-exports: build
+	@bad=$$(nm -D --defined-only $(TARGET)/librshmem.so | awk '$$2 ~ /^[TDBR]$$/ {print $$3}' \
+	  | grep -vE '^(shmem_|shmemx_|pshmem_|nvshmem_|nvshmemx_|rshmem_|oshmem_|shmalloc$$|shfree$$|shrealloc$$|shmemalign$$|start_pes$$|_my_pe$$|_num_pes$$)' || true); \
+	if [ -n "$$bad" ]; then echo "non-API symbols exported:"; echo "$$bad"; exit 1; fi; echo "exports: API symbols only"
+
+header:
+	$(CBINDGEN) --config cbindgen.toml --crate rshmem --output include/rshmem/rshmem_abi.h
+
+check-header:
+	@$(CBINDGEN) --config cbindgen.toml --crate rshmem --output build/rshmem_abi.h.new
+	@diff -u include/rshmem/rshmem_abi.h build/rshmem_abi.h.new && echo "cbindgen header: up to date"
+
+test: unit-test check-exports ctest
+
+run: stage
+	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(MAKE) --no-print-directory -C perftest/host STAGE=$(STAGE)
+	$(STAGE)/bin/rshmemrun -n $(NP) perftest/host/build/shmem_bench
+
+bench: stage
+	bash perftest/host/bench.sh $(STAGE)
+
+clean:
+	$(CARGO) clean
+	rm -rf build

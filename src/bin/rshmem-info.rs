@@ -1,0 +1,17 @@
+//! rshmem-info: what this build is and how it would run here.
+
+fn main() {
+    println!("rshmem {}", env!("CARGO_PKG_VERSION"));
+    println!("OpenSHMEM specification: 1.5 (ABI of Open MPI OSHMEM); NVSHMEM API: 3.x names");
+    println!("build: {} profile, target {}", if cfg!(debug_assertions) { "debug" } else { "release" }, std::env::consts::ARCH);
+    println!();
+    println!("Transports on this host:");
+    println!("  shm     CPU PEs on one host: loads/stores into mapped peer heaps (always available)");
+    println!();
+    println!("Environment (RSHMEM_<NAME> overrides SHMEM_<NAME>, which overrides NVSHMEM_<NAME>):");
+    for s in rshmem::env::SETTINGS {
+        let (source, value) = rshmem::env::current(s.name);
+        println!("  {:<22} = {:<10} [{}; default {}]", s.name, value, source, s.default);
+        println!("  {:<22}   {}", "", s.help);
+    }
+}

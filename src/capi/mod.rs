@@ -1,0 +1,53 @@
+//! The C entry points, one file per chapter of the OpenSHMEM specification (NVSHMEM's host API
+//! lives beside them). Each function is thin: it calls `fence`, which catches panics and turns
+//! every error into the OpenSHMEM reaction (message naming the routine, then global exit).
+//!
+//! ABI: constant values, type representations and exported objects follow Open MPI's OSHMEM,
+//! so programs built with Debian's `oshcc` run with `LD_PRELOAD=librshmem.so`.
+
+pub mod memory;
+pub mod rma;
+pub mod setup;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::runtime::{self, State};
+
+/// Runs the body of an OpenSHMEM routine: Ok returns the value; an error or a panic is fatal.
+#[inline]
+pub fn fence<R>(routine: &'static str, body: impl FnOnce() -> Result<R>) -> R {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => runtime::fatal(&e),
+        Err(panic) => runtime::fatal(&panic_error(routine, panic)),
+    }
+}
+
+/// Like `fence`, with the runtime state already looked up (every routine after init).
+#[inline]
+pub fn with_state<R>(routine: &'static str, body: impl FnOnce(&'static State) -> Result<R>) -> R {
+    fence(routine, || body(runtime::state(routine)?))
+}
+
+/// For routines that return a status (NVSHMEM host API): 0 on success, else an error code
+/// after a warning that names the routine.
+#[inline]
+pub fn status(routine: &'static str, body: impl FnOnce() -> Result<()>) -> i32 {
+    let err = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => return 0,
+        Ok(Err(e)) => e,
+        Err(panic) => panic_error(routine, panic),
+    };
+    runtime::log::warn(&err.to_string());
+    err.kind.code()
+}
+
+fn panic_error(routine: &'static str, panic: Box<dyn std::any::Any + Send>) -> Error {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    Error::new(ErrorKind::Internal, routine, format!("internal error (please report): {what}"))
+}

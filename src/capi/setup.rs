@@ -1,0 +1,145 @@
+//! Library setup, exit and query routines (OpenSHMEM 1.5 §9.1), and the accessibility and
+//! remote-pointer routines (§9.2–9.3).
+
+use std::ffi::{c_char, c_int, c_void};
+
+use super::{fence, with_state};
+use crate::runtime::{self, THREAD_MULTIPLE};
+
+pub const SPEC_MAJOR: c_int = 1;
+pub const SPEC_MINOR: c_int = 5;
+/// shmem_info_get_name's buffer size (SHMEM_MAX_NAME_LEN).
+pub const MAX_NAME_LEN: usize = 256;
+
+pub fn vendor_string() -> String {
+    format!("rshmem {}", env!("CARGO_PKG_VERSION"))
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_init() {
+    fence("shmem_init", || runtime::init(THREAD_MULTIPLE).map(|_| ()))
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_init_thread(requested: c_int, provided: *mut c_int) -> c_int {
+    fence("shmem_init_thread", || {
+        let st = runtime::init(requested)?;
+        if !provided.is_null() {
+            // SAFETY: the caller passes a writable int (or NULL, handled above).
+            unsafe { *provided = st.thread_level };
+        }
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_query_thread(provided: *mut c_int) {
+    with_state("shmem_query_thread", |st| {
+        if !provided.is_null() {
+            // SAFETY: the caller passes a writable int.
+            unsafe { *provided = st.thread_level };
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_finalize() {
+    fence("shmem_finalize", runtime::finalize)
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_global_exit(status: c_int) {
+    match runtime::state("shmem_global_exit") {
+        Ok(st) => st.global_exit(status),
+        Err(_) => crate::sys::process::exit_now(status),
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_my_pe() -> c_int {
+    with_state("shmem_my_pe", |st| Ok(st.me as c_int))
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_n_pes() -> c_int {
+    with_state("shmem_n_pes", |st| Ok(st.npes as c_int))
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_pe_accessible(pe: c_int) -> c_int {
+    with_state("shmem_pe_accessible", |st| Ok((pe >= 0 && (pe as usize) < st.npes) as c_int))
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_addr_accessible(addr: *const c_void, pe: c_int) -> c_int {
+    with_state("shmem_addr_accessible", |st| {
+        let ok = pe >= 0 && (pe as usize) < st.npes && st.translate(addr.cast(), 1, pe as usize, "shmem_addr_accessible").is_ok();
+        Ok(ok as c_int)
+    })
+}
+
+/// Every PE on this host is load/store accessible, so this returns the mapped address.
+#[no_mangle]
+pub extern "C" fn shmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_void {
+    with_state("shmem_ptr", |st| {
+        let pe = st.check_pe(pe, "shmem_ptr")?;
+        Ok(st.translate(dest.cast(), 1, pe, "shmem_ptr").map(|p| p.cast()).unwrap_or(std::ptr::null_mut()))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_info_get_version(major: *mut c_int, minor: *mut c_int) {
+    fence("shmem_info_get_version", || {
+        if !major.is_null() && !minor.is_null() {
+            // SAFETY: the caller passes two writable ints.
+            unsafe {
+                *major = SPEC_MAJOR;
+                *minor = SPEC_MINOR;
+            }
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_info_get_name(name: *mut c_char) {
+    fence("shmem_info_get_name", || {
+        if !name.is_null() {
+            let v = vendor_string();
+            let n = v.len().min(MAX_NAME_LEN - 1);
+            // SAFETY: the caller provides SHMEM_MAX_NAME_LEN bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(v.as_ptr(), name.cast(), n);
+                *name.add(n) = 0;
+            }
+        }
+        Ok(())
+    })
+}
+
+// Deprecated forms that old programs still call.
+
+#[no_mangle]
+pub extern "C" fn start_pes(_npes: c_int) {
+    shmem_init()
+}
+
+#[no_mangle]
+pub extern "C" fn _my_pe() -> c_int {
+    shmem_my_pe()
+}
+
+#[no_mangle]
+pub extern "C" fn _num_pes() -> c_int {
+    shmem_n_pes()
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_barrier_all() {
+    with_state("shmem_barrier_all", |st| {
+        let _serial = st.collective_lock.lock();
+        st.barrier_all();
+        Ok(())
+    })
+}

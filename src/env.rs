@@ -1,0 +1,201 @@
+//! The one place that reads environment variables.
+//!
+//! Every setting has a short name (`SYMMETRIC_SIZE`). It is looked up as `RSHMEM_<name>` first
+//! (our override), then as `SHMEM_<name>` (OpenSHMEM), then `NVSHMEM_<name>` (NVSHMEM), then
+//! any extra alias in the table, then the default. `rshmem-info` prints this table.
+
+use crate::error::{Error, Result};
+
+/// One configurable setting.
+pub struct Setting {
+    pub name: &'static str,
+    pub default: &'static str,
+    /// Extra accepted names (other implementations' spellings).
+    pub aliases: &'static [&'static str],
+    pub help: &'static str,
+}
+
+pub const SETTINGS: &[Setting] = &[
+    Setting {
+        name: "SYMMETRIC_SIZE",
+        default: "1G",
+        aliases: &["SHMEM_SYMMETRIC_HEAP_SIZE", "SMA_SYMMETRIC_SIZE"],
+        help: "bytes of symmetric heap per PE (suffix K, M, G, T; reserved, backed on first touch)",
+    },
+    Setting {
+        name: "DEBUG",
+        default: "WARN",
+        aliases: &[],
+        help: "log level: NONE, WARN, INFO, TRACE",
+    },
+    Setting {
+        name: "SYMMETRIC_STATICS",
+        default: "1",
+        aliases: &[],
+        help: "make the program's global and static variables remotely accessible (0 to disable)",
+    },
+    Setting {
+        name: "BOOTSTRAP",
+        default: "auto",
+        aliases: &[],
+        help: "how PEs find each other: auto, rshmemrun, pmi, pmix, single",
+    },
+    Setting {
+        name: "BOOTSTRAP_TIMEOUT",
+        default: "60",
+        aliases: &[],
+        help: "seconds to wait for all PEs at start-up before giving up and naming the missing ones",
+    },
+    Setting {
+        name: "WAIT_SPINS",
+        default: "200",
+        aliases: &[],
+        help: "busy-poll iterations before a waiting PE yields its core",
+    },
+];
+
+/// Raw lookup of one setting by its short name, in precedence order.
+pub fn lookup(name: &str) -> Option<(String, String)> {
+    let setting = SETTINGS.iter().find(|s| s.name == name);
+    let mut candidates: Vec<String> =
+        ["RSHMEM_", "SHMEM_", "NVSHMEM_"].iter().map(|p| format!("{p}{name}")).collect();
+    if let Some(s) = setting {
+        candidates.extend(s.aliases.iter().map(|a| a.to_string()));
+    }
+    candidates
+        .into_iter()
+        .find_map(|var| std::env::var(&var).ok().filter(|v| !v.is_empty()).map(|v| (var, v)))
+}
+
+fn default_of(name: &str) -> &'static str {
+    SETTINGS.iter().find(|s| s.name == name).map(|s| s.default).unwrap_or("")
+}
+
+/// The value in force for a setting and where it came from ("default" when unset).
+pub fn current(name: &str) -> (String, String) {
+    lookup(name).unwrap_or_else(|| ("default".into(), default_of(name).into()))
+}
+
+/// Parses a byte size such as `1G`, `512M`, `64KiB`, `1.5g` or `4096`.
+pub fn parse_size(text: &str) -> Option<usize> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().ok()?;
+    let mult: f64 = match unit.trim().to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B') {
+        "" => 1.0,
+        "K" => 1024.0,
+        "M" => 1024.0 * 1024.0,
+        "G" => 1024.0 * 1024.0 * 1024.0,
+        "T" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let bytes = value * mult;
+    (bytes.is_finite() && bytes >= 0.0 && bytes < usize::MAX as f64).then_some(bytes as usize)
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "y" | "yes" | "true" | "on" => Some(true),
+        "0" | "n" | "no" | "false" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// Log verbosity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    None,
+    Warn,
+    Info,
+    Trace,
+}
+
+/// Every setting, parsed and checked once at init.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub symmetric_size: usize,
+    pub log_level: LogLevel,
+    pub symmetric_statics: bool,
+    pub bootstrap: String,
+    pub bootstrap_timeout_s: f64,
+    pub wait_spins: u32,
+}
+
+fn bad(var: &str, value: &str, expected: &str) -> Error {
+    Error::invalid(
+        "shmem_init",
+        format!("environment variable {var}={value:?} is not valid: expected {expected}"),
+    )
+}
+
+impl Config {
+    pub fn from_env() -> Result<Config> {
+        let get = |name: &str| current(name);
+        let (var, v) = get("SYMMETRIC_SIZE");
+        let symmetric_size = parse_size(&v)
+            .filter(|s| *s > 0)
+            .ok_or_else(|| bad(&var, &v, "a positive size such as 512M or 2G"))?;
+        let (var, v) = get("DEBUG");
+        let log_level = match v.trim().to_ascii_uppercase().as_str() {
+            "NONE" | "0" => LogLevel::None,
+            "WARN" | "1" => LogLevel::Warn,
+            "INFO" | "2" | "VERSION" => LogLevel::Info,
+            "TRACE" | "3" | "ABORT" => LogLevel::Trace,
+            _ => return Err(bad(&var, &v, "NONE, WARN, INFO or TRACE")),
+        };
+        let (var, v) = get("SYMMETRIC_STATICS");
+        let symmetric_statics = parse_bool(&v).ok_or_else(|| bad(&var, &v, "0 or 1"))?;
+        let (var, v) = get("BOOTSTRAP");
+        let bootstrap = v.trim().to_ascii_lowercase();
+        if !["auto", "rshmemrun", "pmi", "pmix", "single"].contains(&bootstrap.as_str()) {
+            return Err(bad(&var, &v, "auto, rshmemrun, pmi, pmix or single"));
+        }
+        let (var, v) = get("BOOTSTRAP_TIMEOUT");
+        let bootstrap_timeout_s: f64 = v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|t: &f64| *t > 0.0)
+            .ok_or_else(|| bad(&var, &v, "a positive number of seconds"))?;
+        let (var, v) = get("WAIT_SPINS");
+        let wait_spins = v.trim().parse().map_err(|_| bad(&var, &v, "a whole number"))?;
+        Ok(Config { symmetric_size, log_level, symmetric_statics, bootstrap, bootstrap_timeout_s, wait_spins })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("64K"), Some(65536));
+        assert_eq!(parse_size("64KiB"), Some(65536));
+        assert_eq!(parse_size("512m"), Some(512 << 20));
+        assert_eq!(parse_size("1.5G"), Some(3 << 29));
+        assert_eq!(parse_size("2T"), Some(2 << 40));
+        assert_eq!(parse_size("12X"), None);
+        assert_eq!(parse_size("G"), None);
+        assert_eq!(parse_size("-1"), None);
+    }
+
+    #[test]
+    fn booleans_parse() {
+        assert_eq!(parse_bool("YES"), Some(true));
+        assert_eq!(parse_bool("off"), Some(false));
+        assert_eq!(parse_bool("maybe"), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_byte_count_round_trips(n in 0usize..(1usize << 50)) {
+            proptest::prop_assert_eq!(parse_size(&n.to_string()), Some(n));
+        }
+        #[test]
+        fn kilobytes_scale(n in 0usize..(1usize << 30)) {
+            proptest::prop_assert_eq!(parse_size(&format!("{n}K")), Some(n * 1024));
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! rshmem: the OpenSHMEM / NVSHMEM programming model as a C-ABI shared library.
+//! Layers (dependencies point down only): `capi` → `runtime` → `heap`, `bootstrap` → `sys`.
+//! See ../shared/DESIGN.md (and README.md) for the architecture.
+
+pub mod bootstrap;
+pub mod capi;
+pub mod env;
+pub mod error;
+pub mod heap;
+pub mod runtime;
+pub mod sys;

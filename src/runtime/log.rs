@@ -1,0 +1,39 @@
+//! Diagnostics to stderr, prefixed with the PE, filtered by RSHMEM_DEBUG / NVSHMEM_DEBUG.
+
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+use crate::env::LogLevel;
+
+static LEVEL: AtomicU8 = AtomicU8::new(1);
+static PE: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+pub fn set(level: LogLevel, pe: usize) {
+    LEVEL.store(level as u8, Ordering::Relaxed);
+    PE.store(pe, Ordering::Relaxed);
+}
+
+pub fn enabled(level: LogLevel) -> bool {
+    level as u8 <= LEVEL.load(Ordering::Relaxed)
+}
+
+/// The "rshmem: PE 3: " prefix (no PE before init).
+pub fn prefix() -> String {
+    match PE.load(Ordering::Relaxed) {
+        usize::MAX => "rshmem: ".to_string(),
+        pe => format!("rshmem: PE {pe}: "),
+    }
+}
+
+pub fn emit(level: LogLevel, message: &str) {
+    if enabled(level) {
+        eprintln!("{}{message}", prefix());
+    }
+}
+
+pub fn warn(message: &str) {
+    emit(LogLevel::Warn, message)
+}
+
+pub fn info(message: &str) {
+    emit(LogLevel::Info, message)
+}

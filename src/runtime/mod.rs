@@ -1,0 +1,186 @@
+//! Process-wide runtime state: what `shmem_init` builds and `shmem_finalize` tears down.
+
+pub mod barrier;
+pub mod header;
+pub mod log;
+pub mod rma;
+pub mod team;
+pub mod wait;
+
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use crate::bootstrap::{self, Bootstrap};
+use crate::env::Config;
+use crate::error::{Error, ErrorKind, Result};
+use crate::heap::alloc::Allocator;
+use crate::heap::statics::StaticData;
+use crate::heap::HostHeap;
+use header::{Header, Layout};
+
+/// OpenSHMEM thread levels (values as Open MPI's OSHMEM defines them).
+pub const THREAD_SINGLE: i32 = 0;
+pub const THREAD_FUNNELED: i32 = 1;
+pub const THREAD_SERIALIZED: i32 = 2;
+pub const THREAD_MULTIPLE: i32 = 3;
+
+pub struct State {
+    pub me: usize,
+    pub npes: usize,
+    pub cfg: Config,
+    pub boot: Box<dyn Bootstrap>,
+    pub heap: HostHeap,
+    pub statics: Option<StaticData>,
+    pub layout: Layout,
+    /// Every PE's header, as mapped here.
+    pub headers: Vec<Header>,
+    pub alloc: Mutex<Allocator>,
+    /// How many signals this PE has consumed from each peer's counter (see header.rs).
+    pub consumed: Vec<AtomicU64>,
+    pub thread_level: i32,
+    pub teams: team::TeamTable,
+    /// Serialises collective calls made by several threads of this PE.
+    pub collective_lock: Mutex<()>,
+}
+
+static STATE: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
+static INIT_LOCK: Mutex<()> = Mutex::new(());
+
+/// The live state, or a "called before init" error naming the routine.
+#[inline]
+pub fn state(routine: &'static str) -> Result<&'static State> {
+    let p = STATE.load(Ordering::Acquire);
+    if p.is_null() {
+        return Err(Error::new(
+            ErrorKind::NotInitialized,
+            routine,
+            "called before shmem_init (or after shmem_finalize); call shmem_init() (or nvshmem_init()) first",
+        ));
+    }
+    // SAFETY: a non-null STATE always points at a leaked Box<State> that stays alive until
+    // finalize swaps it out; the SHMEM rules forbid calls racing with finalize.
+    Ok(unsafe { &*p })
+}
+
+pub fn is_initialized() -> bool {
+    !STATE.load(Ordering::Acquire).is_null()
+}
+
+/// Collective start-up. Idempotent: a second call while initialised does nothing.
+pub fn init(requested_thread_level: i32) -> Result<&'static State> {
+    let _guard = INIT_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    if let Ok(st) = state("shmem_init") {
+        return Ok(st);
+    }
+    let cfg = Config::from_env()?;
+    log::set(cfg.log_level, usize::MAX);
+    let boot = bootstrap::connect(&cfg)?;
+    let (me, npes) = (boot.rank(), boot.size());
+    log::set(cfg.log_level, me);
+    let layout = Layout { npes };
+    if cfg.symmetric_size <= layout.reserved() {
+        return Err(Error::invalid(
+            "shmem_init",
+            format!("SYMMETRIC_SIZE={} is too small: the runtime alone needs {} bytes; set RSHMEM_SYMMETRIC_SIZE higher", cfg.symmetric_size, layout.reserved()),
+        ));
+    }
+    let heap = HostHeap::create(boot.as_ref(), cfg.symmetric_size)?;
+    let statics = if cfg.symmetric_statics {
+        StaticData::share(boot.as_ref())?
+    } else {
+        None
+    };
+    let headers: Vec<Header> = heap.bases.iter().map(|&b| Header::at(b, layout)).collect();
+    let mine = headers[me];
+    mine.magic().store(header::MAGIC, Ordering::Relaxed);
+    mine.global_exit().store(header::NO_EXIT, Ordering::Relaxed);
+    let alloc = Allocator::new(layout.reserved(), cfg.symmetric_size);
+    let thread_level = requested_thread_level.clamp(THREAD_SINGLE, THREAD_MULTIPLE);
+    let teams = team::TeamTable::new(me, npes);
+    let st = Box::new(State {
+        me,
+        npes,
+        cfg,
+        boot,
+        heap,
+        statics,
+        layout,
+        headers,
+        alloc: Mutex::new(alloc),
+        consumed: (0..npes).map(|_| AtomicU64::new(0)).collect(),
+        thread_level,
+        teams,
+        collective_lock: Mutex::new(()),
+    });
+    // Everyone's header is written before anyone uses it.
+    st.boot.barrier()?;
+    log::info(&format!("initialised: {npes} PEs, bootstrap {}, heap {} bytes", st.boot.name(), st.cfg.symmetric_size));
+    STATE.store(Box::into_raw(st), Ordering::Release);
+    state("shmem_init")
+}
+
+/// Collective tear-down: quiet, barrier, unmap everything. The program may init again later.
+pub fn finalize() -> Result<()> {
+    let _guard = INIT_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let Ok(st) = state("shmem_finalize") else { return Ok(()) };
+    st.quiet();
+    st.barrier_all();
+    st.boot.barrier()?;
+    let p = STATE.swap(std::ptr::null_mut(), Ordering::AcqRel);
+    // SAFETY: p came from Box::into_raw in init and is dropped exactly once, here.
+    drop(unsafe { Box::from_raw(p) });
+    log::set(crate::env::LogLevel::Warn, usize::MAX);
+    Ok(())
+}
+
+impl State {
+    pub fn my_header(&self) -> Header {
+        self.headers[self.me]
+    }
+
+    /// shmem_global_exit: make every PE exit with `status`, now.
+    pub fn global_exit(&self, status: i32) -> ! {
+        for h in &self.headers {
+            let _ = h.global_exit().compare_exchange(header::NO_EXIT, status as i64, Ordering::AcqRel, Ordering::Relaxed);
+        }
+        self.boot.report_global_exit(status);
+        crate::sys::process::exit_now(status)
+    }
+
+    /// Exits if some PE called shmem_global_exit (checked by every waiting loop).
+    #[inline]
+    pub fn check_global_exit(&self) {
+        let v = self.my_header().global_exit().load(Ordering::Acquire);
+        if v != header::NO_EXIT {
+            crate::sys::process::exit_now(v as i32);
+        }
+    }
+
+    /// Completes every outstanding put/AMO from this PE. On shared memory the data is already
+    /// in place; a full fence makes it visible in order to every other PE.
+    #[inline]
+    pub fn quiet(&self) {
+        std::sync::atomic::fence(Ordering::SeqCst);
+    }
+
+    pub fn check_pe(&self, pe: i32, routine: &'static str) -> Result<usize> {
+        if pe < 0 || pe as usize >= self.npes {
+            return Err(Error::new(
+                ErrorKind::InvalidPe,
+                routine,
+                format!("PE {pe} is out of range: this job has {} PEs (valid 0..={})", self.npes, self.npes - 1),
+            ));
+        }
+        Ok(pe as usize)
+    }
+}
+
+/// Reports a fatal error the OpenSHMEM way: a message naming the routine, then every PE exits
+/// non-zero (as shmem_global_exit(1) would). Before init, only this process exits.
+pub fn fatal(err: &Error) -> ! {
+    eprintln!("{}{err}", log::prefix());
+    match state(err.routine) {
+        Ok(st) => st.global_exit(1),
+        Err(_) => crate::sys::process::exit_now(1),
+    }
+}

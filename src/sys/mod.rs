@@ -1,0 +1,12 @@
+//! Thin, named wrappers over the operating system calls the runtime needs. All `unsafe` that
+//! talks to the OS lives here, each block with a `// SAFETY:` line; callers get safe functions.
+
+pub mod fdpass;
+pub mod phdr;
+pub mod process;
+pub mod shm;
+
+/// The last OS error as an `io::Error`.
+pub fn last_os_error() -> std::io::Error {
+    std::io::Error::last_os_error()
+}

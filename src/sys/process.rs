@@ -1,0 +1,88 @@
+//! Process control: signals, parent-death notification, immediate exit.
+
+use std::io;
+
+use super::last_os_error;
+
+/// Asks the kernel to send `sig` to this process when its parent dies (used by the launcher's
+/// children, so `kill -9` of the launcher takes every PE with it).
+pub fn die_with_parent(sig: i32) -> io::Result<()> {
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes a plain integer argument.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0) } != 0 {
+        return Err(last_os_error());
+    }
+    Ok(())
+}
+
+/// Sends a signal; returns false if the process no longer exists.
+pub fn kill(pid: i32, sig: i32) -> bool {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(pid, sig) == 0 }
+}
+
+/// True while a process with this pid exists.
+pub fn alive(pid: i32) -> bool {
+    kill(pid, 0) || last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+pub fn getpid() -> i32 {
+    std::process::id() as i32
+}
+
+pub fn getppid() -> i32 {
+    // SAFETY: getppid has no preconditions.
+    unsafe { libc::getppid() }
+}
+
+/// Ends the process now with `status`, without running atexit handlers or destructors
+/// (used after a fatal error, when the state those would touch may be broken).
+pub fn exit_now(status: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stderr().flush();
+    let _ = std::io::stdout().flush();
+    // SAFETY: _exit never returns and has no preconditions.
+    unsafe { libc::_exit(status) }
+}
+
+/// Human name of a signal number.
+pub fn signal_name(sig: i32) -> String {
+    let known = [
+        (libc::SIGHUP, "SIGHUP"), (libc::SIGINT, "SIGINT"), (libc::SIGQUIT, "SIGQUIT"),
+        (libc::SIGILL, "SIGILL"), (libc::SIGTRAP, "SIGTRAP"), (libc::SIGABRT, "SIGABRT"),
+        (libc::SIGBUS, "SIGBUS"), (libc::SIGFPE, "SIGFPE"), (libc::SIGKILL, "SIGKILL"),
+        (libc::SIGUSR1, "SIGUSR1"), (libc::SIGSEGV, "SIGSEGV"), (libc::SIGUSR2, "SIGUSR2"),
+        (libc::SIGPIPE, "SIGPIPE"), (libc::SIGALRM, "SIGALRM"), (libc::SIGTERM, "SIGTERM"),
+    ];
+    known.iter().find(|(n, _)| *n == sig).map(|(_, s)| s.to_string()).unwrap_or_else(|| format!("signal {sig}"))
+}
+
+/// Installs `handler` for each of `signals` (the launcher's forwarding handler).
+pub fn set_signal_handler(signals: &[i32], handler: extern "C" fn(libc::c_int)) {
+    for &sig in signals {
+        // SAFETY: sigaction with a zeroed struct plus a valid extern "C" handler.
+        unsafe {
+            let mut act: libc::sigaction = std::mem::zeroed();
+            act.sa_sigaction = handler as usize;
+            act.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut act.sa_mask);
+            libc::sigaction(sig, &act, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Reaps one exited child without blocking: Some((pid, raw wait status)).
+pub fn try_wait_any() -> Option<(i32, i32)> {
+    let mut status = 0;
+    // SAFETY: waitpid writes only into `status`.
+    let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+    (pid > 0).then_some((pid, status))
+}
+
+/// Decodes a raw wait status: Ok(exit code) or Err(signal number).
+pub fn decode_status(status: i32) -> Result<i32, i32> {
+    if libc::WIFEXITED(status) {
+        Ok(libc::WEXITSTATUS(status))
+    } else {
+        Err(libc::WTERMSIG(status))
+    }
+}
