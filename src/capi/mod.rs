@@ -5,9 +5,18 @@
 //! ABI: constant values, type representations and exported objects follow Open MPI's OSHMEM,
 //! so programs built with Debian's `oshcc` run with `LD_PRELOAD=librshmem.so`.
 
+pub mod types;
+
+pub mod amo;
+pub mod coll;
+pub mod ctx;
+pub mod lock;
 pub mod memory;
+pub mod p2p;
 pub mod rma;
 pub mod setup;
+pub mod signal;
+pub mod team;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
