@@ -1,6 +1,7 @@
 //! Process-wide runtime state: what `shmem_init` builds and `shmem_finalize` tears down.
 
 pub mod barrier;
+pub mod coll;
 pub mod header;
 pub mod log;
 pub mod rma;

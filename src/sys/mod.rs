@@ -2,6 +2,7 @@
 //! talks to the OS lives here, each block with a `// SAFETY:` line; callers get safe functions.
 
 pub mod fdpass;
+pub mod longdouble;
 pub mod phdr;
 pub mod process;
 pub mod shm;

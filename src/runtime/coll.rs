@@ -1,0 +1,1 @@
+//! Host collectives over shared memory (to be written).

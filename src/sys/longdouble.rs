@@ -1,0 +1,1 @@
+//! x86-64 80-bit long double support (to be written).
