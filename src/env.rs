@@ -52,6 +52,18 @@ pub const SETTINGS: &[Setting] = &[
         aliases: &[],
         help: "busy-poll iterations before a waiting PE yields its core",
     },
+    Setting {
+        name: "CUMEM_GRANULARITY",
+        default: "512M",
+        aliases: &[],
+        help: "GPU mode: the GPU symmetric heap grows (collectively) in chunks of at least this size",
+    },
+    Setting {
+        name: "DEVICE_CHECKS",
+        default: "0",
+        aliases: &[],
+        help: "GPU mode: device-side checks of PE numbers and heap addresses (1 to enable)",
+    },
 ];
 
 /// Raw lookup of one setting by its short name, in precedence order.

@@ -5,6 +5,7 @@
 pub mod abi;
 pub mod bootstrap;
 pub mod capi;
+pub mod cuda;
 pub mod env;
 pub mod error;
 pub mod heap;

@@ -15,4 +15,131 @@
 
 #define RSHMEM_VERSION_PATCH 0
 
+/*
+ `RshmemDeviceState::magic` once the state is valid (0 before nvshmem_init).
+ */
+#define RSHMEM_DEVICE_STATE_MAGIC 1380210259
+
+/*
+ Bumped whenever the layout of `RshmemDeviceState` changes.
+ */
+#define RSHMEM_DEVICE_STATE_VERSION 1
+
+/*
+ sizeof(RshmemDeviceState); the device headers check it with static_assert.
+ */
+#define RSHMEM_DEVICE_STATE_SIZE 128
+
+/*
+ Every PE's heap can be reached with loads, stores and atomics (NVLink / PCIe P2P).
+ */
+#define RSHMEM_DEVICE_FLAG_ALL_P2P 1
+
+/*
+ Device-side argument checks are on (RSHMEM_DEVICE_CHECKS=1).
+ */
+#define RSHMEM_DEVICE_FLAG_CHECKS 2
+
+/*
+ nvshmemx_init_attr flags (NVSHMEMX_INIT_*).
+ */
+#define RSHMEM_INIT_THREAD_PES 1
+
+#define RSHMEM_INIT_WITH_MPI_COMM (1 << 1)
+
+#define RSHMEM_INIT_WITH_SHMEM (1 << 2)
+
+#define RSHMEM_INIT_WITH_UNIQUEID (1 << 3)
+
+/*
+ Bytes of the opaque part of a unique id.
+ */
+#define RSHMEM_UNIQUEID_BYTES 124
+
+/*
+ The hot part of the device state, as device code sees it.
+
+ Heaps are laid out in one reserved virtual-address window: PE `p`'s heap is mapped at
+ `window_base + p * heap_stride` in every process, so the address of a symmetric object on
+ PE `p` is `ptr + (p - mype) * heap_stride` — pure arithmetic, no table lookup.
+ */
+typedef struct RshmemDeviceState {
+  /*
+   RSHMEM_DEVICE_STATE_MAGIC when valid.
+   */
+  uint32_t magic;
+  /*
+   RSHMEM_DEVICE_STATE_VERSION.
+   */
+  uint32_t version;
+  int32_t mype;
+  int32_t npes;
+  int32_t node_mype;
+  int32_t node_npes;
+  /*
+   RSHMEM_DEVICE_FLAG_* bits.
+   */
+  uint32_t flags;
+  uint32_t reserved0;
+  /*
+   Device address of this PE's heap.
+   */
+  uint64_t heap_base;
+  /*
+   Distance between consecutive PEs' heaps in the window (= bytes reserved per PE).
+   */
+  uint64_t heap_stride;
+  /*
+   Device address where PE 0's heap is mapped.
+   */
+  uint64_t window_base;
+  /*
+   Device address of `u64[npes]`: PE p's heap base as mapped here, 0 when unreachable.
+   */
+  uint64_t peer_bases;
+  /*
+   Device address (this PE's heap) of `u64[npes]` barrier counters peers add to.
+   */
+  uint64_t sync_counters;
+  /*
+   Device address of `u64[npes]`: how many barrier signals this PE consumed per peer.
+   */
+  uint64_t sync_consumed;
+  /*
+   Device address of `u64[npes]`: on-stream barrier flags peers write to.
+   */
+  uint64_t stream_flags;
+  uint64_t reserved[5];
+} RshmemDeviceState;
+
+/*
+ A unique id: made by rank 0 (nvshmemx_get_uniqueid), passed to every rank by the program.
+ */
+typedef struct RshmemUniqueId {
+  /*
+   (1 << 16) + sizeof(struct).
+   */
+  int32_t version;
+  uint8_t internal[RSHMEM_UNIQUEID_BYTES];
+} RshmemUniqueId;
+
+typedef struct RshmemUniqueIdArgs {
+  int32_t version;
+  struct RshmemUniqueId *id;
+  int32_t myrank;
+  int32_t nranks;
+} RshmemUniqueIdArgs;
+
+typedef struct RshmemInitArgs {
+  int32_t version;
+  struct RshmemUniqueIdArgs uid_args;
+  uint8_t content[96];
+} RshmemInitArgs;
+
+typedef struct RshmemInitAttr {
+  int32_t version;
+  void *mpi_comm;
+  struct RshmemInitArgs args;
+} RshmemInitAttr;
+
 #endif  /* RSHMEM_ABI_H */

@@ -20,3 +20,107 @@ pub enum RshmemStatus {
     ErrorSymmetry = 6,
     ErrorInternal = 7,
 }
+
+// ---------------------------------------------------------------------------------------------
+// GPU device state (issue 3). The device library (device/, header-only) keeps one copy of this
+// struct in `__constant__` memory per translation unit (or one merged copy under -rdc) and
+// reads every field from the constant cache. The host library fills it in at nvshmem_init and
+// writes it into every registered copy (see device/rshmem_state.cuh and src/runtime/gpu.rs).
+
+/// `RshmemDeviceState::magic` once the state is valid (0 before nvshmem_init).
+pub const RSHMEM_DEVICE_STATE_MAGIC: u32 = 0x5244_5653; // "RDVS"
+/// Bumped whenever the layout of `RshmemDeviceState` changes.
+pub const RSHMEM_DEVICE_STATE_VERSION: u32 = 1;
+/// sizeof(RshmemDeviceState); the device headers check it with static_assert.
+pub const RSHMEM_DEVICE_STATE_SIZE: usize = 128;
+
+/// Every PE's heap can be reached with loads, stores and atomics (NVLink / PCIe P2P).
+pub const RSHMEM_DEVICE_FLAG_ALL_P2P: u32 = 1;
+/// Device-side argument checks are on (RSHMEM_DEVICE_CHECKS=1).
+pub const RSHMEM_DEVICE_FLAG_CHECKS: u32 = 2;
+
+/// The hot part of the device state, as device code sees it.
+///
+/// Heaps are laid out in one reserved virtual-address window: PE `p`'s heap is mapped at
+/// `window_base + p * heap_stride` in every process, so the address of a symmetric object on
+/// PE `p` is `ptr + (p - mype) * heap_stride` — pure arithmetic, no table lookup.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RshmemDeviceState {
+    /// RSHMEM_DEVICE_STATE_MAGIC when valid.
+    pub magic: u32,
+    /// RSHMEM_DEVICE_STATE_VERSION.
+    pub version: u32,
+    pub mype: i32,
+    pub npes: i32,
+    pub node_mype: i32,
+    pub node_npes: i32,
+    /// RSHMEM_DEVICE_FLAG_* bits.
+    pub flags: u32,
+    pub reserved0: u32,
+    /// Device address of this PE's heap.
+    pub heap_base: u64,
+    /// Distance between consecutive PEs' heaps in the window (= bytes reserved per PE).
+    pub heap_stride: u64,
+    /// Device address where PE 0's heap is mapped.
+    pub window_base: u64,
+    /// Device address of `u64[npes]`: PE p's heap base as mapped here, 0 when unreachable.
+    pub peer_bases: u64,
+    /// Device address (this PE's heap) of `u64[npes]` barrier counters peers add to.
+    pub sync_counters: u64,
+    /// Device address of `u64[npes]`: how many barrier signals this PE consumed per peer.
+    pub sync_consumed: u64,
+    /// Device address of `u64[npes]`: on-stream barrier flags peers write to.
+    pub stream_flags: u64,
+    pub reserved: [u64; 5],
+}
+
+// ---------------------------------------------------------------------------------------------
+// NVSHMEM init attributes (include/nvshmem.h gives them NVSHMEM's names: nvshmemx_uniqueid_t,
+// nvshmemx_uniqueid_args_t, nvshmemx_init_args_t, nvshmemx_init_attr_t). Sizes are NVSHMEM's.
+
+/// nvshmemx_init_attr flags (NVSHMEMX_INIT_*).
+pub const RSHMEM_INIT_THREAD_PES: u32 = 1;
+pub const RSHMEM_INIT_WITH_MPI_COMM: u32 = 1 << 1;
+pub const RSHMEM_INIT_WITH_SHMEM: u32 = 1 << 2;
+pub const RSHMEM_INIT_WITH_UNIQUEID: u32 = 1 << 3;
+
+/// Bytes of the opaque part of a unique id.
+pub const RSHMEM_UNIQUEID_BYTES: usize = 124;
+
+/// A unique id: made by rank 0 (nvshmemx_get_uniqueid), passed to every rank by the program.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RshmemUniqueId {
+    /// (1 << 16) + sizeof(struct).
+    pub version: i32,
+    pub internal: [u8; RSHMEM_UNIQUEID_BYTES],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RshmemUniqueIdArgs {
+    pub version: i32,
+    pub id: *mut RshmemUniqueId,
+    pub myrank: i32,
+    pub nranks: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RshmemInitArgs {
+    pub version: i32,
+    pub uid_args: RshmemUniqueIdArgs,
+    pub content: [u8; 96],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RshmemInitAttr {
+    pub version: i32,
+    pub mpi_comm: *mut core::ffi::c_void,
+    pub args: RshmemInitArgs,
+}
+
+#[cfg(test)]
+mod layout_tests;

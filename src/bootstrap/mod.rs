@@ -11,6 +11,7 @@
 pub mod pmi1;
 pub mod pmix;
 pub mod star;
+pub mod uid;
 
 use std::os::fd::{OwnedFd, RawFd};
 

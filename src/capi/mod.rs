@@ -12,6 +12,7 @@ pub mod coll;
 pub mod ctx;
 pub mod lock;
 pub mod memory;
+pub mod nvshmem;
 pub mod p2p;
 pub mod rma;
 pub mod setup;

@@ -2,6 +2,7 @@
 //! program's own global and static data made shareable (see `statics`).
 
 pub mod alloc;
+pub mod gpu;
 pub mod statics;
 
 use std::os::fd::AsRawFd;

@@ -2,6 +2,7 @@
 
 pub mod barrier;
 pub mod coll;
+pub mod gpu;
 pub mod header;
 pub mod log;
 pub mod rma;
@@ -42,6 +43,17 @@ pub struct State {
     pub teams: team::TeamTable,
     /// Serialises collective calls made by several threads of this PE.
     pub collective_lock: Mutex<()>,
+    /// GPU mode (nvshmem_init): the GPU, its symmetric heap and the device state.
+    pub gpu: Option<gpu::GpuState>,
+}
+
+/// How `init_with` starts the runtime (shmem_init uses the defaults).
+#[derive(Default)]
+pub struct InitOptions {
+    /// GPU mode: the symmetric heap is GPU memory (nvshmem_init).
+    pub gpu: bool,
+    /// A bootstrap already joined (unique-id init); otherwise the launcher's is used.
+    pub boot: Option<Box<dyn Bootstrap>>,
 }
 
 static STATE: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
@@ -69,13 +81,23 @@ pub fn is_initialized() -> bool {
 
 /// Collective start-up. Idempotent: a second call while initialised does nothing.
 pub fn init(requested_thread_level: i32) -> Result<&'static State> {
+    init_with(requested_thread_level, InitOptions::default())
+}
+
+pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'static State> {
     let _guard = INIT_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     if let Ok(st) = state("shmem_init") {
+        if opts.gpu && st.gpu.is_none() {
+            return Err(Error::invalid("nvshmem_init", "shmem_init already started this job for CPU memory; call shmem_finalize first"));
+        }
         return Ok(st);
     }
     let cfg = Config::from_env()?;
     log::set(cfg.log_level, usize::MAX);
-    let boot = bootstrap::connect(&cfg)?;
+    let boot = match opts.boot {
+        Some(b) => b,
+        None => bootstrap::connect(&cfg)?,
+    };
     let (me, npes) = (boot.rank(), boot.size());
     log::set(cfg.log_level, me);
     let layout = Layout { npes };
@@ -85,8 +107,11 @@ pub fn init(requested_thread_level: i32) -> Result<&'static State> {
             format!("SYMMETRIC_SIZE={} is too small: the runtime alone needs {} bytes; set RSHMEM_SYMMETRIC_SIZE higher", cfg.symmetric_size, layout.reserved()),
         ));
     }
-    let heap = HostHeap::create(boot.as_ref(), cfg.symmetric_size)?;
-    let statics = if cfg.symmetric_statics {
+    // GPU mode keeps user data on the GPU: a small host heap, and no shared statics (CUDA's own
+    // globals must not be remapped under it).
+    let host_size = if opts.gpu { layout.reserved() + gpu::HOST_HEAP_BYTES } else { cfg.symmetric_size };
+    let heap = HostHeap::create(boot.as_ref(), host_size)?;
+    let statics = if cfg.symmetric_statics && !opts.gpu {
         StaticData::share(boot.as_ref())?
     } else {
         None
@@ -95,7 +120,8 @@ pub fn init(requested_thread_level: i32) -> Result<&'static State> {
     let mine = headers[me];
     mine.magic().store(header::MAGIC, Ordering::Relaxed);
     mine.global_exit().store(header::NO_EXIT, Ordering::Relaxed);
-    let alloc = Allocator::new(layout.reserved(), cfg.symmetric_size);
+    let alloc = Allocator::new(layout.reserved(), host_size);
+    let gpu = if opts.gpu { Some(gpu::GpuState::create(boot.as_ref(), &cfg)?) } else { None };
     let thread_level = requested_thread_level.clamp(THREAD_SINGLE, THREAD_MULTIPLE);
     let teams = team::TeamTable::new(me, npes);
     let st = Box::new(State {
@@ -112,18 +138,27 @@ pub fn init(requested_thread_level: i32) -> Result<&'static State> {
         thread_level,
         teams,
         collective_lock: Mutex::new(()),
+        gpu,
     });
     // Everyone's header is written before anyone uses it.
     st.boot.barrier()?;
     log::info(&format!("initialised: {npes} PEs, bootstrap {}, heap {} bytes", st.boot.name(), st.cfg.symmetric_size));
     STATE.store(Box::into_raw(st), Ordering::Release);
-    state("shmem_init")
+    let st = state("shmem_init")?;
+    if let Some(g) = &st.gpu {
+        gpu::publish(g)?;
+    }
+    Ok(st)
 }
 
 /// Collective tear-down: quiet, barrier, unmap everything. The program may init again later.
 pub fn finalize() -> Result<()> {
     let _guard = INIT_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     let Ok(st) = state("shmem_finalize") else { return Ok(()) };
+    if let Some(g) = &st.gpu {
+        // Every PE's kernels finish before any PE unmaps the heaps they may still touch.
+        let _ = g.ctx.synchronize();
+    }
     st.quiet();
     st.barrier_all();
     st.boot.barrier()?;

@@ -1,0 +1,54 @@
+//! The C view of the ABI structs must match Rust's: compile a C file of static assertions,
+//! generated from Rust's sizes and offsets, against the committed header.
+
+use super::*;
+use std::mem::{offset_of, size_of};
+
+#[test]
+fn device_state_size_is_the_published_constant() {
+    assert_eq!(size_of::<RshmemDeviceState>(), RSHMEM_DEVICE_STATE_SIZE);
+    assert_eq!(std::mem::align_of::<RshmemDeviceState>(), 8);
+}
+
+fn c_assertions() -> String {
+    macro_rules! fields {
+        ($ty:ident: $($f:ident),*) => {{
+            let mut s = format!("_Static_assert(sizeof({}) == {}, \"size of {}\");\n", stringify!($ty), size_of::<$ty>(), stringify!($ty));
+            $( s += &format!("_Static_assert(offsetof({}, {}) == {}, \"offset of {}\");\n",
+                stringify!($ty), stringify!($f), offset_of!($ty, $f), stringify!($f)); )*
+            s
+        }};
+    }
+    fields!(RshmemDeviceState: magic, version, mype, npes, node_mype, node_npes, flags, reserved0, heap_base,
+        heap_stride, window_base, peer_bases, sync_counters, sync_consumed, stream_flags, reserved)
+        + &fields!(RshmemUniqueId: version, internal)
+        + &fields!(RshmemUniqueIdArgs: version, id, myrank, nranks)
+        + &fields!(RshmemInitArgs: version, uid_args, content)
+        + &fields!(RshmemInitAttr: version, mpi_comm, args)
+}
+
+#[test]
+fn nvshmem_attribute_sizes() {
+    assert_eq!(size_of::<RshmemUniqueId>(), 128);
+    assert_eq!(size_of::<RshmemUniqueIdArgs>(), 24);
+    assert_eq!(size_of::<RshmemInitArgs>(), 128);
+    assert_eq!(size_of::<RshmemInitAttr>(), 144);
+}
+
+#[test]
+fn c_header_layout_matches_rust() {
+    let header = concat!(env!("CARGO_MANIFEST_DIR"), "/include/rshmem/rshmem_abi.h");
+    let dir = std::env::temp_dir().join(format!("rshmem-abi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("layout.c");
+    std::fs::write(&src, format!("#include <stddef.h>\n#include \"{header}\"\n{}", c_assertions())).unwrap();
+    let out = std::process::Command::new("cc")
+        .args(["-std=c11", "-fsyntax-only", "-Wall", "-Werror"])
+        .arg(&src)
+        .output();
+    let _ = std::fs::remove_dir_all(&dir);
+    match out {
+        Ok(o) => assert!(o.status.success(), "C layout differs from Rust:\n{}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => eprintln!("skipped: no C compiler ({e})"),
+    }
+}

@@ -1,0 +1,49 @@
+//! Handing the device state to device code: per-translation-unit writers registered by the
+//! device headers' static initializers, and modules/libraries loaded at run time.
+
+use std::ffi::c_int;
+
+use super::super::status;
+use crate::cuda::sys::{CUlibrary, CUmodule};
+use crate::runtime::gpu::{self, StateWriter};
+
+/// Called by every translation unit that includes the device headers (static initializer):
+/// `writer` copies the state into that unit's `__constant__` copy. Called at once when the GPU
+/// runtime is already up, and again at every nvshmem_init.
+#[no_mangle]
+pub extern "C" fn rshmem_device_state_register(writer: Option<StateWriter>) -> c_int {
+    status("rshmem_device_state_register", || match writer {
+        Some(w) => gpu::register_writer(w),
+        None => Err(crate::error::Error::invalid("rshmem_device_state_register", "the writer is NULL")),
+    })
+}
+
+/// The translation unit is going away (static destructor, dlclose).
+#[no_mangle]
+pub extern "C" fn rshmem_device_state_unregister(writer: Option<StateWriter>) {
+    if let Some(w) = writer {
+        gpu::unregister_writer(w);
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_cumodule_init(module: CUmodule) -> c_int {
+    status("nvshmemx_cumodule_init", || gpu::register_module(module, "nvshmemx_cumodule_init"))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_cumodule_finalize(module: CUmodule) -> c_int {
+    gpu::unregister_module(module);
+    0
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_culibrary_init(library: CUlibrary) -> c_int {
+    status("nvshmemx_culibrary_init", || gpu::register_library(library, "nvshmemx_culibrary_init"))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_culibrary_finalize(library: CUlibrary) -> c_int {
+    gpu::unregister_library(library);
+    0
+}

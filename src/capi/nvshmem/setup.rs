@@ -1,0 +1,253 @@
+//! Initialization, finalization and queries.
+
+use std::ffi::{c_char, c_int, c_uint};
+use std::time::Duration;
+
+use super::super::{fence, status, with_state};
+use super::{NVSHMEM_API_MAJOR, NVSHMEM_API_MINOR, NVSHMEM_API_PATCH, TEAM_NODE, TEAM_SAME_MYPE_NODE, TEAM_SHARED, TEAM_WORLD};
+use crate::abi::{RshmemInitAttr, RshmemUniqueId, RSHMEM_INIT_WITH_MPI_COMM, RSHMEM_INIT_WITH_SHMEM, RSHMEM_INIT_WITH_UNIQUEID, RSHMEM_UNIQUEID_BYTES};
+use crate::bootstrap::uid::{self, UidStar};
+use crate::error::{Error, ErrorKind, Result};
+use crate::runtime::{self, InitOptions, THREAD_MULTIPLE};
+
+/// nvshmemx_init_status values.
+const STATUS_NOT_INITIALIZED: c_int = 0;
+const STATUS_IS_INITIALIZED: c_int = 2;
+
+fn version_word<T>() -> i32 {
+    (1 << 16) + std::mem::size_of::<T>() as i32
+}
+
+fn init_gpu(routine: &'static str, requested: i32, boot: Option<Box<dyn crate::bootstrap::Bootstrap>>) -> Result<()> {
+    runtime::init_with(requested, InitOptions { gpu: true, boot }).map(|_| ()).map_err(|e| e.in_routine(routine))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_init() {
+    fence("nvshmem_init", || init_gpu("nvshmem_init", THREAD_MULTIPLE, None))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_init_thread(requested: c_int, provided: *mut c_int) -> c_int {
+    status("nvshmem_init_thread", || {
+        init_gpu("nvshmem_init_thread", requested, None)?;
+        if !provided.is_null() {
+            let st = runtime::state("nvshmem_init_thread")?;
+            // SAFETY: the caller passes a writable int (or NULL, handled above).
+            unsafe { *provided = st.thread_level };
+        }
+        Ok(())
+    })
+}
+
+fn init_attr(flags: c_uint, attr: *mut RshmemInitAttr) -> Result<()> {
+    const R: &str = "nvshmemx_init_attr";
+    if flags & RSHMEM_INIT_WITH_UNIQUEID != 0 {
+        if attr.is_null() {
+            return Err(Error::invalid(R, "NVSHMEMX_INIT_WITH_UNIQUEID needs attributes: call nvshmemx_set_attr_uniqueid_args first"));
+        }
+        // SAFETY: non-NULL attributes point at an nvshmemx_init_attr_t the caller filled in.
+        let args = unsafe { (*attr).args.uid_args };
+        if args.id.is_null() || args.nranks <= 0 || args.myrank < 0 {
+            return Err(Error::invalid(
+                R,
+                format!("unique-id arguments are not set (rank {}, nranks {}, id {:p}); call nvshmemx_set_attr_uniqueid_args", args.myrank, args.nranks, args.id),
+            ));
+        }
+        if runtime::is_initialized() {
+            return init_gpu(R, THREAD_MULTIPLE, None);
+        }
+        // SAFETY: the id pointer was set by nvshmemx_set_attr_uniqueid_args to a live id.
+        let id = unsafe { (*args.id).internal };
+        let timeout = crate::env::current("BOOTSTRAP_TIMEOUT").1.trim().parse::<f64>().unwrap_or(60.0);
+        let boot = UidStar::join(&id, args.myrank as usize, args.nranks as usize, Duration::from_secs_f64(timeout.max(0.1)), R)?;
+        return init_gpu(R, THREAD_MULTIPLE, Some(Box::new(boot)));
+    }
+    if flags & RSHMEM_INIT_WITH_MPI_COMM != 0 {
+        return Err(Error::new(ErrorKind::Unsupported, R, "NVSHMEMX_INIT_WITH_MPI_COMM is not supported yet; use NVSHMEMX_INIT_WITH_UNIQUEID (broadcast the id with MPI_Bcast) or start the job with mpirun/rshmemrun and nvshmem_init"));
+    }
+    if flags & RSHMEM_INIT_WITH_SHMEM != 0 {
+        // The launcher's bootstrap is the one an OpenSHMEM program would use.
+        return init_gpu(R, THREAD_MULTIPLE, None);
+    }
+    init_gpu(R, THREAD_MULTIPLE, None)
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_init_attr(flags: c_uint, attr: *mut RshmemInitAttr) -> c_int {
+    status("nvshmemx_init_attr", || init_attr(flags, attr))
+}
+
+/// nvshmem4py's host-library entry point: the same as nvshmemx_init_attr.
+#[no_mangle]
+pub extern "C" fn nvshmemx_hostlib_init_attr(flags: c_uint, attr: *mut RshmemInitAttr) -> c_int {
+    status("nvshmemx_hostlib_init_attr", || init_attr(flags, attr))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_get_uniqueid(id: *mut RshmemUniqueId) -> c_int {
+    status("nvshmemx_get_uniqueid", || {
+        if id.is_null() {
+            return Err(Error::invalid("nvshmemx_get_uniqueid", "the id pointer is NULL"));
+        }
+        let fresh = RshmemUniqueId { version: version_word::<RshmemUniqueId>(), internal: uid::new_id() };
+        const _: () = assert!(uid::ID_BYTES == RSHMEM_UNIQUEID_BYTES);
+        // SAFETY: the caller passes a writable nvshmemx_uniqueid_t.
+        unsafe { id.write(fresh) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_set_attr_uniqueid_args(myrank: c_int, nranks: c_int, id: *const RshmemUniqueId, attr: *mut RshmemInitAttr) -> c_int {
+    status("nvshmemx_set_attr_uniqueid_args", || {
+        if id.is_null() || attr.is_null() {
+            return Err(Error::invalid("nvshmemx_set_attr_uniqueid_args", "the id and attribute pointers must not be NULL"));
+        }
+        if nranks <= 0 || myrank < 0 || myrank >= nranks {
+            return Err(Error::invalid("nvshmemx_set_attr_uniqueid_args", format!("rank {myrank} of {nranks}: need 0 <= rank < nranks")));
+        }
+        // SAFETY: attr points at a writable nvshmemx_init_attr_t (checked non-NULL).
+        unsafe {
+            let a = &mut *attr;
+            a.version = version_word::<RshmemInitAttr>();
+            a.args.version = version_word::<crate::abi::RshmemInitArgs>();
+            a.args.uid_args.version = version_word::<crate::abi::RshmemUniqueIdArgs>();
+            a.args.uid_args.id = id as *mut RshmemUniqueId;
+            a.args.uid_args.myrank = myrank;
+            a.args.uid_args.nranks = nranks;
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_init_status() -> c_int {
+    if runtime::is_initialized() {
+        STATUS_IS_INITIALIZED
+    } else {
+        STATUS_NOT_INITIALIZED
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_finalize() {
+    fence("nvshmem_finalize", || runtime::finalize().map_err(|e| e.in_routine("nvshmem_finalize")))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_hostlib_finalize() {
+    nvshmem_finalize()
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_query_thread(provided: *mut c_int) {
+    with_state("nvshmem_query_thread", |st| {
+        if !provided.is_null() {
+            // SAFETY: the caller passes a writable int.
+            unsafe { *provided = st.thread_level };
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_global_exit(code: c_int) {
+    match runtime::state("nvshmem_global_exit") {
+        Ok(st) => st.global_exit(code),
+        Err(_) => crate::sys::process::exit_now(code),
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_my_pe() -> c_int {
+    with_state("nvshmem_my_pe", |st| Ok(st.me as c_int))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_n_pes() -> c_int {
+    with_state("nvshmem_n_pes", |st| Ok(st.npes as c_int))
+}
+
+/// Member index and size of the predefined teams (one host: WORLD = SHARED = NODE).
+fn predefined_team(st: &runtime::State, team: c_int) -> Option<(c_int, c_int)> {
+    let (node_me, node_n) = st.gpu.as_ref().map(|g| (g.node_mype, g.node_npes)).unwrap_or((st.me, st.npes));
+    match team {
+        TEAM_WORLD => Some((st.me as c_int, st.npes as c_int)),
+        TEAM_SHARED | TEAM_NODE => Some((node_me as c_int, node_n as c_int)),
+        TEAM_SAME_MYPE_NODE => Some((0, (st.npes / node_n.max(1)) as c_int)),
+        _ => None,
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_team_my_pe(team: c_int) -> c_int {
+    with_state("nvshmem_team_my_pe", |st| Ok(predefined_team(st, team).map(|t| t.0).unwrap_or(-1)))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_team_n_pes(team: c_int) -> c_int {
+    with_state("nvshmem_team_n_pes", |st| Ok(predefined_team(st, team).map(|t| t.1).unwrap_or(-1)))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_info_get_version(major: *mut c_int, minor: *mut c_int) {
+    fence("nvshmem_info_get_version", || {
+        if !major.is_null() && !minor.is_null() {
+            // SAFETY: the caller passes two writable ints. NVSHMEM reports the OpenSHMEM
+            // specification it follows (1.3).
+            unsafe {
+                *major = 1;
+                *minor = 3;
+            }
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_vendor_get_version_info(major: *mut c_int, minor: *mut c_int, patch: *mut c_int) {
+    fence("nvshmemx_vendor_get_version_info", || {
+        for (p, v) in [(major, NVSHMEM_API_MAJOR), (minor, NVSHMEM_API_MINOR), (patch, NVSHMEM_API_PATCH)] {
+            if !p.is_null() {
+                // SAFETY: the caller passes writable ints (NULL ones are skipped).
+                unsafe { *p = v };
+            }
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_info_get_name(name: *mut c_char) {
+    fence("nvshmem_info_get_name", || {
+        if !name.is_null() {
+            let v = format!("{} (NVSHMEM {NVSHMEM_API_MAJOR}.{NVSHMEM_API_MINOR} API)", crate::capi::setup::vendor_string());
+            let n = v.len().min(crate::capi::setup::MAX_NAME_LEN - 1);
+            // SAFETY: the caller provides NVSHMEM_MAX_NAME_LEN (256) bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(v.as_ptr(), name.cast(), n);
+                *name.add(n) = 0;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// GPU memory the library holds on this PE (what nvshmem_init logs at NVSHMEM_DEBUG=INFO):
+/// bytes of heap backed now, of which the runtime area, and the driver-measured drop in free
+/// memory across init. Returns 0, or an error code before nvshmem_init.
+#[no_mangle]
+pub extern "C" fn rshmem_gpu_memory_usage(heap_mapped: *mut usize, runtime_area: *mut usize, measured: *mut usize) -> c_int {
+    status("rshmem_gpu_memory_usage", || {
+        let st = runtime::state("rshmem_gpu_memory_usage")?;
+        let g = st.gpu("rshmem_gpu_memory_usage")?;
+        for (p, v) in [(heap_mapped, g.mapped()), (runtime_area, g.memory.runtime_area), (measured, g.memory.measured)] {
+            if !p.is_null() {
+                // SAFETY: the caller passes writable size_t's (NULL ones are skipped).
+                unsafe { *p = v };
+            }
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,142 @@
+//! The GPU symmetric heap (CUDA virtual memory management).
+//!
+//! One virtual-address window is reserved once per process: `npes * stride` bytes, with PE
+//! `p`'s heap at `window + p * stride` in *every* process. Physical memory is created in chunks
+//! on demand (`grow`, collective), exported as POSIX file descriptors, passed to the other local
+//! PEs through the bootstrap (`allgather_fds`: SCM_RIGHTS over the abstract Unix socket, so no
+//! file is created anywhere), imported, and mapped at the owner's slot. Chunks are the same size
+//! on every PE and growth is driven by the deterministic allocator, so every PE maps the same
+//! extent at the same time.
+
+use std::os::fd::AsRawFd;
+
+use crate::bootstrap::Bootstrap;
+use crate::cuda::{self, CuResult, Device, Mapping, PhysMem, VaRange};
+use crate::error::{Error, Result};
+
+/// One chunk of one PE's heap as mapped here.
+struct Chunk {
+    // Field order is drop order: unmap, then release the handle.
+    _map: Mapping,
+    _mem: PhysMem,
+}
+
+pub struct GpuHeap {
+    /// Chunks of every PE's heap (ours included), in mapping order.
+    chunks: Vec<Chunk>,
+    /// Declared after `chunks`, so the window is freed only once everything in it is unmapped.
+    window: VaRange,
+    pub stride: usize,
+    pub npes: usize,
+    pub me: usize,
+    /// Bytes of each PE's heap that are backed and mapped (a multiple of `granularity`).
+    pub mapped: usize,
+    pub granularity: usize,
+    pub device: Device,
+}
+
+fn round_up(x: usize, to: usize) -> usize {
+    x.div_ceil(to) * to
+}
+
+impl GpuHeap {
+    /// Collective: reserves the window for `size` bytes per PE and maps the first `initial`
+    /// bytes of every PE's heap.
+    pub fn create(boot: &dyn Bootstrap, device: Device, size: usize, initial: usize) -> Result<GpuHeap> {
+        let routine = "nvshmem_init";
+        let granularity = cuda::granularity(device).map_err(|e| e.into_error(routine))?;
+        let stride = round_up(size.max(1), granularity);
+        let npes = boot.size();
+        let total = stride.checked_mul(npes).ok_or_else(|| {
+            Error::invalid(routine, format!("NVSHMEM_SYMMETRIC_SIZE={size} times {npes} PEs overflows the address space"))
+        })?;
+        let window = VaRange::reserve(total, granularity).map_err(|e| {
+            Error::new(
+                crate::error::ErrorKind::OutOfMemory,
+                routine,
+                format!("reserving {total} bytes of GPU virtual address space for {npes} heaps of {stride} bytes failed ({e}); lower NVSHMEM_SYMMETRIC_SIZE"),
+            )
+        })?;
+        let mut heap = GpuHeap { chunks: Vec::new(), window, stride, npes, me: boot.rank(), mapped: 0, granularity, device };
+        heap.grow(boot, initial, routine)?;
+        Ok(heap)
+    }
+
+    /// Device address of PE `pe`'s heap in this process.
+    #[inline]
+    pub fn base_of(&self, pe: usize) -> u64 {
+        self.window.base + (pe * self.stride) as u64
+    }
+
+    #[inline]
+    pub fn my_base(&self) -> u64 {
+        self.base_of(self.me)
+    }
+
+    pub fn window_base(&self) -> u64 {
+        self.window.base
+    }
+
+    /// Offset of `addr..addr+len` in this PE's heap, if it lies in the mapped part.
+    #[inline]
+    pub fn offset_of(&self, addr: u64, len: usize) -> Option<usize> {
+        let off = addr.wrapping_sub(self.my_base()) as usize;
+        (off < self.mapped && len <= self.mapped - off).then_some(off)
+    }
+
+    /// Collective: makes at least `want` bytes of every PE's heap usable. Every PE must call
+    /// it with the same `want` (the allocator guarantees that).
+    pub fn grow(&mut self, boot: &dyn Bootstrap, want: usize, routine: &'static str) -> Result<()> {
+        if want <= self.mapped {
+            return Ok(());
+        }
+        if want > self.stride {
+            return Err(Error::new(
+                crate::error::ErrorKind::OutOfMemory,
+                routine,
+                format!("the GPU symmetric heap would need {want} bytes per PE but NVSHMEM_SYMMETRIC_SIZE allows {}; set NVSHMEM_SYMMETRIC_SIZE higher", self.stride),
+            ));
+        }
+        let bytes = round_up(want - self.mapped, self.granularity).min(self.stride - self.mapped);
+        let mine = PhysMem::create(self.device, bytes).map_err(|e| {
+            Error::new(
+                crate::error::ErrorKind::OutOfMemory,
+                routine,
+                format!("allocating {bytes} bytes of GPU memory for the symmetric heap failed: {e}"),
+            )
+        })?;
+        let fd = mine.export_fd().map_err(|e| e.into_error(routine))?;
+        let all = boot.allgather_fds(&[fd.as_raw_fd()]).map_err(|e| e.in_routine(routine))?;
+        drop(fd);
+        let at = self.mapped;
+        let mut mine = Some(mine);
+        for (pe, fds) in all.iter().enumerate() {
+            let mem = if pe == self.me {
+                mine.take().expect("own chunk is mapped once")
+            } else {
+                let f = fds.first().ok_or_else(|| Error::bootstrap(format!("PE {pe} sent no GPU heap descriptor")).in_routine(routine))?;
+                PhysMem::import_fd(f.as_raw_fd(), bytes).map_err(|e| peer_error(e, pe, routine))?
+            };
+            let map = Mapping::map(self.base_of(pe) + at as u64, &mem, self.device).map_err(|e| peer_error(e, pe, routine))?;
+            self.chunks.push(Chunk { _map: map, _mem: mem });
+        }
+        self.mapped += bytes;
+        Ok(())
+    }
+
+    /// Bytes of GPU memory this PE's own heap holds now.
+    pub fn own_bytes(&self) -> usize {
+        self.mapped
+    }
+}
+
+fn peer_error(e: cuda::CuError, pe: usize, routine: &'static str) -> Error {
+    let mut err = e.into_error(routine);
+    err.message = format!("mapping PE {pe}'s GPU heap: {} (are the GPUs peer-accessible? check `nvidia-smi topo -m`)", err.message);
+    err
+}
+
+/// Helper for callers that only need the CUDA result of a heap-independent call.
+pub fn check<T>(r: CuResult<T>, routine: &'static str) -> Result<T> {
+    r.map_err(|e| e.into_error(routine))
+}

@@ -1,0 +1,630 @@
+//! GPU mode of the runtime (NVSHMEM): one PE per GPU, a CUDA symmetric heap shared over
+//! NVLink/PCIe P2P, the device state handed to the header-only device library, and the host
+//! and on-stream operations on GPU memory.
+//!
+//! A GPU job is an ordinary job plus `State::gpu`: the host side (bootstrap, CPU barrier
+//! counters, scratch for argument checks) is the CPU runtime's, with a small host heap; the
+//! symmetric heap that `nvshmem_malloc` serves is `GpuState::heap`.
+//!
+//! Runtime area at the start of every PE's GPU heap (offsets; n = number of PEs, each array
+//! padded to 256 bytes):
+//! ```text
+//! 0        peer_bases[n]     PE p's heap base as mapped in this process (device pointers)
+//! A        sync_counters[n]  device barriers: PE j adds 1 to sync_counters[j] on PE i
+//! 2A       sync_consumed[n]  how many of those this PE has consumed (only this PE touches it)
+//! 3A       stream_flags[n]   on-stream barriers: PE j writes its sequence number to [j] on PE i
+//! ```
+
+use std::ffi::{c_int, CStr};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::abi::{
+    RshmemDeviceState, RSHMEM_DEVICE_FLAG_ALL_P2P, RSHMEM_DEVICE_FLAG_CHECKS, RSHMEM_DEVICE_STATE_MAGIC, RSHMEM_DEVICE_STATE_SIZE,
+    RSHMEM_DEVICE_STATE_VERSION,
+};
+use crate::bootstrap::Bootstrap;
+use crate::cuda::{self, sys, Device, PrimaryContext, Stream};
+use crate::env::{parse_size, Config};
+use crate::error::{Error, ErrorKind, Result};
+use crate::heap::alloc::{Allocator, MIN_ALIGN};
+use crate::heap::gpu::GpuHeap;
+
+use super::State;
+
+/// The name of the device state variable in every module that includes the device headers.
+pub const DEVICE_STATE_SYMBOL: &CStr = c"rshmemi_device_state_d";
+
+/// Bytes of host heap a GPU job keeps (runtime header and scratch live there, not user data).
+pub const HOST_HEAP_BYTES: usize = 8 << 20;
+
+fn round_up(x: usize, to: usize) -> usize {
+    x.div_ceil(to) * to
+}
+
+/// Where the runtime's arrays lie in every GPU heap.
+#[derive(Clone, Copy, Debug)]
+pub struct Area {
+    pub array: usize,
+    pub npes: usize,
+}
+
+impl Area {
+    pub fn new(npes: usize) -> Area {
+        Area { array: round_up(8 * npes, 256), npes }
+    }
+    pub fn peer_bases(&self) -> usize {
+        0
+    }
+    pub fn sync_counters(&self) -> usize {
+        self.array
+    }
+    pub fn sync_consumed(&self) -> usize {
+        2 * self.array
+    }
+    pub fn stream_flags(&self) -> usize {
+        3 * self.array
+    }
+    /// Bytes reserved for the runtime; user allocations start here.
+    pub fn reserved(&self) -> usize {
+        round_up(4 * self.array, 4096)
+    }
+}
+
+/// GPU memory the library itself holds on this PE, measured at init.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemoryReport {
+    /// Bytes of this PE's heap backed by GPU memory right after init.
+    pub heap_mapped: usize,
+    /// Of which the runtime's own area.
+    pub runtime_area: usize,
+    /// Drop in the device's free memory across the heap set-up (driver's view: includes
+    /// page-table and mapping overheads).
+    pub measured: usize,
+}
+
+pub struct GpuState {
+    pub device: Device,
+    pub ordinal: usize,
+    pub name: String,
+    pub pci: String,
+    pub node_mype: usize,
+    pub node_npes: usize,
+    pub area: Area,
+    /// This PE's heap base and the distance between PEs' heaps (copies of the heap's values,
+    /// for lock-free translation).
+    pub base: u64,
+    pub stride: usize,
+    mapped: AtomicUsize,
+    /// Smallest step in which the heap grows (CUMEM_GRANULARITY).
+    chunk: usize,
+    pub alloc: Mutex<Allocator>,
+    pub dstate: RshmemDeviceState,
+    stream_seq: AtomicU64,
+    pub memory: MemoryReport,
+    /// The library's own stream for blocking host operations.
+    stream: Stream,
+    heap: Mutex<GpuHeap>,
+    /// Declared last: released only after every mapping and the stream are gone.
+    pub ctx: PrimaryContext,
+}
+
+fn cu<T>(r: cuda::CuResult<T>, routine: &'static str) -> Result<T> {
+    r.map_err(|e| e.into_error(routine))
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into buf.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "unknown-host".into();
+    }
+    let n = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+/// A setting of the GPU runtime that `Config` does not carry (read through env.rs).
+fn size_setting(name: &str, routine: &'static str) -> Result<usize> {
+    let (var, v) = crate::env::current(name);
+    parse_size(&v).filter(|s| *s > 0).ok_or_else(|| {
+        Error::invalid(routine, format!("environment variable {var}={v:?} is not valid: expected a positive size such as 512M"))
+    })
+}
+
+fn flag_setting(name: &str) -> bool {
+    matches!(crate::env::current(name).1.trim().to_ascii_lowercase().as_str(), "1" | "y" | "yes" | "true" | "on")
+}
+
+impl GpuState {
+    /// Collective: picks this PE's GPU, builds the symmetric heap and the device state.
+    pub fn create(boot: &dyn Bootstrap, cfg: &Config) -> Result<GpuState> {
+        let routine = "nvshmem_init";
+        let (me, npes) = (boot.rank(), boot.size());
+        cu(cuda::driver(), routine)?;
+
+        // Node-local rank: PEs on the same host, in rank order.
+        let hosts = boot.allgather(hostname().as_bytes())?;
+        let node: Vec<usize> = (0..npes).filter(|&p| hosts[p] == hosts[me]).collect();
+        if node.len() != npes {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                routine,
+                format!("this job spans several hosts ({} of its {npes} PEs are on this one); GPU PEs on several hosts need a network transport, which this build does not have yet", node.len()),
+            ));
+        }
+        let node_mype = node.iter().position(|&p| p == me).unwrap_or(0);
+
+        // One PE per GPU: the device current on this thread if the program chose one,
+        // otherwise the node-local rank modulo the visible devices (CUDA_VISIBLE_DEVICES).
+        let count = cu(cuda::device_count(), routine)?;
+        if count == 0 {
+            return Err(Error::new(ErrorKind::Unsupported, routine, "no usable GPU: the CUDA driver sees no device (check CUDA_VISIBLE_DEVICES and nvidia-smi)"));
+        }
+        let device = match cu(cuda::current_context(), routine)? {
+            Some((_, dev)) => dev,
+            None => cu(Device::get(node_mype % count), routine)?,
+        };
+        let ordinal = (0..count).find(|&i| Device::get(i).ok() == Some(device)).unwrap_or(device.0 as usize);
+        if node.len() > count {
+            crate::runtime::log::warn(&format!("{} PEs share {count} GPU(s) on this host; PEs on one GPU work but compete for it", node.len()));
+        }
+        let ctx = cu(PrimaryContext::retain(device), routine)?;
+        cu(ctx.make_current(), routine)?;
+        for (attr, what) in [
+            (sys::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, "virtual memory management"),
+            (sys::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, "POSIX file descriptor memory handles"),
+            (sys::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, "unified addressing"),
+        ] {
+            if cu(device.attribute(attr), routine)? == 0 {
+                return Err(Error::new(ErrorKind::Unsupported, routine, format!("GPU {ordinal} does not support {what}, which the symmetric heap needs")));
+            }
+        }
+        let name = cu(device.name(), routine)?;
+        let pci = cu(device.pci_bus_id(), routine)?;
+
+        // Every pair of GPUs must reach each other by loads and stores (P2P).
+        let pcis = boot.allgather(pci.as_bytes())?;
+        let visible: Vec<(Device, String)> =
+            (0..count).filter_map(|i| Device::get(i).ok()).filter_map(|d| d.pci_bus_id().ok().map(|p| (d, p))).collect();
+        for (pe, their) in pcis.iter().enumerate() {
+            let their = String::from_utf8_lossy(their);
+            if let Some((peer, _)) = visible.iter().find(|(_, p)| *p == their) {
+                let (access, _atomics) = cu(device.p2p(*peer), routine)?;
+                if !access {
+                    return Err(Error::new(
+                        ErrorKind::Unsupported,
+                        routine,
+                        format!("PE {me}'s GPU ({pci}) has no peer access to PE {pe}'s GPU ({their}); GPUs without NVLink/PCIe P2P need a proxy transport, which this build does not have yet"),
+                    ));
+                }
+            }
+        }
+
+        let (free_before, _) = cu(ctx.memory_info(), routine)?;
+        let area = Area::new(npes);
+        let heap_bytes = area.reserved().checked_add(cfg.symmetric_size).ok_or_else(|| Error::invalid(routine, "NVSHMEM_SYMMETRIC_SIZE is too large"))?;
+        let heap = GpuHeap::create(boot, device, heap_bytes, area.reserved())?;
+        let stream = cu(Stream::create(), routine)?;
+        let (base, stride, mapped) = (heap.my_base(), heap.stride, heap.mapped);
+
+        // Zero the runtime area and write the peer table.
+        let peers: Vec<u64> = (0..npes).map(|p| heap.base_of(p)).collect();
+        cu(cuda::memset_async(base, 0, area.reserved(), stream.0), routine)?;
+        cu(cuda::memcpy_async(base + area.peer_bases() as u64, peers.as_ptr() as u64, 8 * npes, stream.0), routine)?;
+        cu(cuda::stream_synchronize(stream.0), routine)?;
+        let (free_after, _) = cu(ctx.memory_info(), routine)?;
+
+        let mut flags = RSHMEM_DEVICE_FLAG_ALL_P2P;
+        if flag_setting("DEVICE_CHECKS") {
+            flags |= RSHMEM_DEVICE_FLAG_CHECKS;
+        }
+        let dstate = RshmemDeviceState {
+            magic: RSHMEM_DEVICE_STATE_MAGIC,
+            version: RSHMEM_DEVICE_STATE_VERSION,
+            mype: me as i32,
+            npes: npes as i32,
+            node_mype: node_mype as i32,
+            node_npes: node.len() as i32,
+            flags,
+            heap_base: base,
+            heap_stride: stride as u64,
+            window_base: heap.window_base(),
+            peer_bases: base + area.peer_bases() as u64,
+            sync_counters: base + area.sync_counters() as u64,
+            sync_consumed: base + area.sync_consumed() as u64,
+            stream_flags: base + area.stream_flags() as u64,
+            ..Default::default()
+        };
+        let memory = MemoryReport { heap_mapped: mapped, runtime_area: area.reserved(), measured: free_before.saturating_sub(free_after) };
+        let chunk = size_setting("CUMEM_GRANULARITY", routine)?;
+        crate::runtime::log::info(&format!(
+            "GPU {ordinal} ({name}, PCI {pci}) for node PE {node_mype} of {}; heap: {stride} bytes reserved per PE, {mapped} mapped; GPU memory used by rshmem: {} bytes (runtime area {} bytes; driver-measured {} bytes)",
+            node.len(),
+            memory.heap_mapped,
+            memory.runtime_area,
+            memory.measured
+        ));
+        Ok(GpuState {
+            device,
+            ordinal,
+            name,
+            pci,
+            node_mype,
+            node_npes: node.len(),
+            area,
+            base,
+            stride,
+            mapped: AtomicUsize::new(mapped),
+            chunk,
+            alloc: Mutex::new(Allocator::new(area.reserved(), heap_bytes)),
+            dstate,
+            stream_seq: AtomicU64::new(0),
+            memory,
+            stream,
+            heap: Mutex::new(heap),
+            ctx,
+        })
+    }
+
+    #[inline]
+    pub fn mapped(&self) -> usize {
+        self.mapped.load(Ordering::Acquire)
+    }
+
+    /// Device address of PE `pe`'s heap in this process.
+    #[inline]
+    pub fn base_of(&self, pe: usize) -> u64 {
+        self.dstate.window_base + (pe * self.stride) as u64
+    }
+
+    /// Offset of `addr..addr+len` in this PE's heap, if it lies in the mapped part.
+    #[inline]
+    pub fn offset_of(&self, addr: u64, len: usize) -> Option<usize> {
+        let off = addr.wrapping_sub(self.base) as usize;
+        let mapped = self.mapped();
+        (off < mapped && len <= mapped - off).then_some(off)
+    }
+
+    /// Collective: makes sure `want` bytes of every heap are backed (the allocator decides
+    /// identically on every PE, so all PEs call this together).
+    fn ensure_mapped(&self, boot: &dyn Bootstrap, want: usize, routine: &'static str) -> Result<()> {
+        if want <= self.mapped() {
+            return Ok(());
+        }
+        cu(self.ctx.make_current(), routine)?;
+        let mut heap = self.heap.lock().unwrap_or_else(|p| p.into_inner());
+        let target = want.max(heap.mapped.saturating_add(self.chunk)).min(self.stride).max(want);
+        heap.grow(boot, target, routine)?;
+        self.mapped.store(heap.mapped, Ordering::Release);
+        crate::runtime::log::info(&format!("GPU heap grew to {} bytes per PE", heap.mapped));
+        Ok(())
+    }
+
+    /// Blocks until the library's own stream is idle (host RMA is complete).
+    fn sync(&self, routine: &'static str) -> Result<()> {
+        cu(cuda::stream_synchronize(self.stream.0), routine)
+    }
+}
+
+impl Drop for GpuState {
+    fn drop(&mut self) {
+        // Kernels still running may touch the heap: let them finish before unmapping.
+        if self.ctx.synchronize().is_err() {
+            crate::runtime::log::warn("nvshmem_finalize: the GPU reported an error while finishing outstanding work");
+        }
+        if let Ok(mut w) = PUBLISHED.lock() {
+            *w = None;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device state registration
+
+/// A per-translation-unit writer (device/rshmem_state.cuh): copies the state into that unit's
+/// `__constant__` copy with cudaMemcpyToSymbol; returns a cudaError_t.
+pub type StateWriter = unsafe extern "C" fn(*const RshmemDeviceState, usize) -> c_int;
+
+enum Target {
+    Writer(StateWriter),
+    Module(usize),
+    Library(usize),
+}
+
+impl PartialEq for Target {
+    fn eq(&self, other: &Target) -> bool {
+        match (self, other) {
+            (Target::Writer(a), Target::Writer(b)) => std::ptr::fn_addr_eq(*a, *b),
+            (Target::Module(a), Target::Module(b)) | (Target::Library(a), Target::Library(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+static TARGETS: Mutex<Vec<Target>> = Mutex::new(Vec::new());
+/// The state last published (None before nvshmem_init and after nvshmem_finalize).
+static PUBLISHED: Mutex<Option<RshmemDeviceState>> = Mutex::new(None);
+
+/// Writes `state` into one target; Err says why (the target is skipped, not fatal).
+fn write_target(t: &Target, state: &RshmemDeviceState, stream: sys::CUstream) -> std::result::Result<(), String> {
+    let size = RSHMEM_DEVICE_STATE_SIZE;
+    let copy = |found: cuda::CuResult<Option<(u64, usize)>>| -> std::result::Result<(), String> {
+        match found.map_err(|e| e.to_string())? {
+            None => Err(format!("it has no {} (was it compiled against rshmem's nvshmem.h?)", DEVICE_STATE_SYMBOL.to_string_lossy())),
+            Some((_, n)) if n != size => Err(format!("its device state has {n} bytes, this library {size}: rebuild it with this version's headers")),
+            Some((addr, _)) => {
+                cuda::memcpy_async(addr, state as *const _ as u64, size, stream).map_err(|e| e.to_string())?;
+                cuda::stream_synchronize(stream).map_err(|e| e.to_string())
+            }
+        }
+    };
+    match t {
+        // SAFETY: the writer was registered by device/rshmem_state.cuh and stays valid until
+        // it unregisters itself (static destructor of its translation unit).
+        Target::Writer(w) => match unsafe { w(state, size) } {
+            0 => Ok(()),
+            rc => Err(format!("cudaMemcpyToSymbol returned CUDA runtime error {rc}")),
+        },
+        Target::Module(m) => copy(cuda::module_global(*m as sys::CUmodule, DEVICE_STATE_SYMBOL)),
+        Target::Library(l) => copy(cuda::library_global(*l as sys::CUlibrary, DEVICE_STATE_SYMBOL)),
+    }
+}
+
+/// Writes the current state into every registered target (after init, on the init thread).
+pub fn publish(g: &GpuState) -> Result<()> {
+    cu(g.ctx.make_current(), "nvshmem_init")?;
+    *PUBLISHED.lock().unwrap_or_else(|p| p.into_inner()) = Some(g.dstate);
+    let targets = TARGETS.lock().unwrap_or_else(|p| p.into_inner());
+    for t in targets.iter() {
+        if let Err(why) = write_target(t, &g.dstate, g.stream.0) {
+            crate::runtime::log::warn(&format!("nvshmem_init: could not give the device state to a CUDA module: {why}"));
+        }
+    }
+    Ok(())
+}
+
+/// Registers a target; writes the state into it at once if the GPU runtime is up.
+fn register(t: Target, routine: &'static str) -> Result<()> {
+    let mut targets = TARGETS.lock().unwrap_or_else(|p| p.into_inner());
+    if !targets.contains(&t) {
+        if let Some(st) = crate::runtime::state(routine).ok().filter(|s| s.gpu.is_some()) {
+            let g = st.gpu.as_ref().unwrap();
+            cu(g.ctx.make_current(), routine)?;
+            write_target(&t, &g.dstate, g.stream.0).map_err(|why| Error::invalid(routine, why))?;
+        }
+        targets.push(t);
+    }
+    Ok(())
+}
+
+fn unregister(t: Target) {
+    TARGETS.lock().unwrap_or_else(|p| p.into_inner()).retain(|x| *x != t);
+}
+
+pub fn register_writer(w: StateWriter) -> Result<()> {
+    register(Target::Writer(w), "rshmem_device_state_register")
+}
+pub fn unregister_writer(w: StateWriter) {
+    unregister(Target::Writer(w))
+}
+pub fn register_module(m: sys::CUmodule, routine: &'static str) -> Result<()> {
+    if m.is_null() {
+        return Err(Error::invalid(routine, "the module is NULL"));
+    }
+    register(Target::Module(m as usize), routine)
+}
+pub fn unregister_module(m: sys::CUmodule) {
+    unregister(Target::Module(m as usize))
+}
+pub fn register_library(l: sys::CUlibrary, routine: &'static str) -> Result<()> {
+    if l.is_null() {
+        return Err(Error::invalid(routine, "the library is NULL"));
+    }
+    register(Target::Library(l as usize), routine)
+}
+pub fn unregister_library(l: sys::CUlibrary) {
+    unregister(Target::Library(l as usize))
+}
+
+/// The state as published (for tests and rshmem-info).
+pub fn published() -> Option<RshmemDeviceState> {
+    *PUBLISHED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host operations on GPU memory
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
+enum Op {
+    Alloc = 11,
+    Free = 12,
+}
+
+impl State {
+    /// The GPU side of the runtime, or an error saying nvshmem_init was not used.
+    pub fn gpu(&self, routine: &'static str) -> Result<&GpuState> {
+        self.gpu.as_ref().ok_or_else(|| {
+            Error::new(ErrorKind::NotInitialized, routine, "this job was started with shmem_init (CPU memory only); call nvshmem_init (or nvshmemx_init_attr) to use GPU memory")
+        })
+    }
+
+    /// Publishes (op, a, b) in scratch, syncs, and checks that PE 0 published the same.
+    fn gpu_agree(&self, routine: &'static str, op: Op, a: u64, b: u64) -> Result<()> {
+        let mine = self.my_header().scratch() as *mut [u64; 3];
+        // SAFETY: scratch is this PE's own runtime area; only it writes there, between syncs.
+        unsafe { mine.write_volatile([op as u64, a, b]) };
+        self.barrier_all();
+        // SAFETY: PE 0's scratch, written before the sync above and not rewritten before the
+        // next sync.
+        let first = unsafe { (self.headers[0].scratch() as *const [u64; 3]).read_volatile() };
+        if first != [op as u64, a, b] {
+            return Err(Error::invalid(
+                routine,
+                format!("symmetric allocation mismatch: PE {} called with ({a}, {b}) but PE 0 with ({}, {}); every PE must make the same allocation calls in the same order", self.me, first[1], first[2]),
+            ));
+        }
+        Ok(())
+    }
+
+    /// nvshmem_malloc / nvshmem_align: collective allocation on the GPU heap.
+    pub fn gpu_alloc(&self, size: usize, align: usize, routine: &'static str) -> Result<*mut u8> {
+        let g = self.gpu(routine)?;
+        if !align.is_power_of_two() {
+            return Err(Error::invalid(routine, format!("alignment {align} is not a power of two")));
+        }
+        let _serial = self.collective_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.gpu_agree(routine, Op::Alloc, size as u64, align as u64)?;
+        let result = if size == 0 {
+            Ok(std::ptr::null_mut())
+        } else {
+            let off = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).alloc(size, align.max(MIN_ALIGN));
+            match off {
+                Some(off) => g.ensure_mapped(self.boot.as_ref(), off + size, routine).map(|_| (g.base + off as u64) as *mut u8),
+                None => {
+                    let largest = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).largest_free();
+                    Err(Error::new(
+                        ErrorKind::OutOfMemory,
+                        routine,
+                        format!("cannot allocate {size} bytes: the GPU symmetric heap ({} bytes per PE) has at most {largest} bytes free in one block; set NVSHMEM_SYMMETRIC_SIZE higher", self.cfg.symmetric_size),
+                    ))
+                }
+            }
+        };
+        self.barrier_all();
+        result
+    }
+
+    pub fn gpu_free(&self, ptr: *mut u8, routine: &'static str) -> Result<()> {
+        let g = self.gpu(routine)?;
+        let off = if ptr.is_null() {
+            None
+        } else {
+            let off = g.offset_of(ptr as u64, 1).filter(|o| g.alloc.lock().unwrap_or_else(|p| p.into_inner()).size_of(*o).is_some());
+            Some(off.ok_or_else(|| {
+                Error::new(ErrorKind::NotSymmetric, routine, format!("pointer {ptr:p} was not returned by nvshmem_malloc/nvshmem_align/nvshmem_calloc (or was already freed)"))
+            })?)
+        };
+        let _serial = self.collective_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.gpu_agree(routine, Op::Free, off.map(|o| o as u64 + 1).unwrap_or(0), 0)?;
+        if let Some(off) = off {
+            let _ = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).free(off);
+        }
+        self.barrier_all();
+        Ok(())
+    }
+
+    /// Fills `bytes` at `ptr` (this PE's heap) with zeros, blocking.
+    pub fn gpu_zero(&self, ptr: *mut u8, bytes: usize, routine: &'static str) -> Result<()> {
+        let g = self.gpu(routine)?;
+        cu(g.ctx.make_current(), routine)?;
+        cu(cuda::memset_async(ptr as u64, 0, bytes, g.stream.0), routine)?;
+        g.sync(routine)
+    }
+
+    /// Address of `len` bytes at symmetric `addr` on PE `pe`, as mapped here.
+    pub fn gpu_translate(&self, addr: *const u8, len: usize, pe: i32, routine: &'static str) -> Result<u64> {
+        let g = self.gpu(routine)?;
+        let pe = self.check_pe(pe, routine)?;
+        match g.offset_of(addr as u64, len) {
+            Some(off) => Ok(g.base_of(pe) + off as u64),
+            None => Err(Error::new(
+                ErrorKind::NotSymmetric,
+                routine,
+                format!(
+                    "address {addr:p} ({len} bytes) is not inside the GPU symmetric heap [{:#x}, {:#x}); allocate it with nvshmem_malloc",
+                    g.base,
+                    g.base + g.mapped() as u64
+                ),
+            )),
+        }
+    }
+
+    /// nvshmem_ptr on the host: the peer's copy as a device pointer, NULL when not symmetric.
+    pub fn gpu_ptr(&self, addr: *const u8, pe: i32, routine: &'static str) -> Result<*mut u8> {
+        self.check_pe(pe, routine)?;
+        Ok(self.gpu_translate(addr, 1, pe, routine).map(|a| a as *mut u8).unwrap_or(std::ptr::null_mut()))
+    }
+
+    /// Blocking host put: `bytes` from `src` (host or device memory) to `dest` on PE `pe`.
+    pub fn gpu_put(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
+        let remote = self.gpu_translate(dest, bytes, pe, routine)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        let g = self.gpu(routine)?;
+        cu(g.ctx.make_current(), routine)?;
+        cu(cuda::memcpy_async(remote, src as u64, bytes, g.stream.0), routine)?;
+        g.sync(routine)
+    }
+
+    /// Blocking host get: `bytes` of `src` on PE `pe` into `dest` (host or device memory).
+    pub fn gpu_get(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
+        let remote = self.gpu_translate(src, bytes, pe, routine)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        let g = self.gpu(routine)?;
+        cu(g.ctx.make_current(), routine)?;
+        cu(cuda::memcpy_async(dest as u64, remote, bytes, g.stream.0), routine)?;
+        g.sync(routine)
+    }
+
+    /// Put ordered on the user's stream (returns at once).
+    pub fn gpu_put_on_stream(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, stream: sys::CUstream, routine: &'static str) -> Result<()> {
+        let remote = self.gpu_translate(dest, bytes, pe, routine)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        let g = self.gpu(routine)?;
+        cu(g.ctx.make_current(), routine)?;
+        cu(cuda::memcpy_async(remote, src as u64, bytes, stream), routine)
+    }
+
+    pub fn gpu_get_on_stream(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, stream: sys::CUstream, routine: &'static str) -> Result<()> {
+        let remote = self.gpu_translate(src, bytes, pe, routine)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        let g = self.gpu(routine)?;
+        cu(g.ctx.make_current(), routine)?;
+        cu(cuda::memcpy_async(dest as u64, remote, bytes, stream), routine)
+    }
+
+    /// Host quiet: every host-initiated operation is complete (they are blocking already).
+    pub fn gpu_quiet(&self, routine: &'static str) -> Result<()> {
+        let g = self.gpu(routine)?;
+        cu(g.ctx.make_current(), routine)?;
+        g.sync(routine)?;
+        self.quiet();
+        Ok(())
+    }
+
+    /// Host barrier_all in GPU mode: host operations complete, then the CPU barrier.
+    pub fn gpu_barrier_all(&self, routine: &'static str) -> Result<()> {
+        self.gpu_quiet(routine)?;
+        let _serial = self.collective_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.barrier_all();
+        Ok(())
+    }
+
+    /// barrier_all_on_stream: every PE's earlier work on its stream is complete and visible
+    /// before later work on any PE's stream starts. Each PE stores its sequence number into
+    /// every peer's flag for it, then waits for every peer's store into its own flags; the
+    /// stores are ordered after earlier work by the stream, with a memory barrier.
+    pub fn gpu_barrier_all_on_stream(&self, stream: sys::CUstream, routine: &'static str) -> Result<()> {
+        let g = self.gpu(routine)?;
+        cu(g.ctx.make_current(), routine)?;
+        let seq = g.stream_seq.fetch_add(1, Ordering::Relaxed) + 1;
+        let slot = (g.area.stream_flags() + 8 * self.me) as u64;
+        for pe in (0..self.npes).filter(|&p| p != self.me) {
+            cu(cuda::stream_write_u64(stream, g.base_of(pe) + slot, seq), routine)?;
+        }
+        for pe in (0..self.npes).filter(|&p| p != self.me) {
+            let mine = g.base + (g.area.stream_flags() + 8 * pe) as u64;
+            cu(cuda::stream_wait_u64_geq(stream, mine, seq), routine)?;
+        }
+        Ok(())
+    }
+}
