@@ -1,0 +1,201 @@
+/* Device RMA: p, g, put, get (blocking and _nbi) for every standard type, the sized forms and
+ * mem, by one thread, a warp or a block; put-with-signal; signal_op / signal_fetch. Over P2P a
+ * put is a copy into the peer's mapped heap and "non-blocking" differs only in not waiting
+ * for the group at the end. */
+#ifndef RSHMEM_RMA_CUH
+#define RSHMEM_RMA_CUH
+
+#include "rshmem/device/rshmem_p2p.cuh"
+
+/* Group transfers: every thread of `g` takes part; `wait` ends with a group barrier. */
+template <typename SYNC>
+RSHMEMI_DEV void rshmemi_put(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
+    void *remote = rshmemi_peer_checked(dest, bytes, pe, who);
+    rshmemi_copy(remote, src, bytes, g);
+    sync();
+}
+template <typename SYNC>
+RSHMEMI_DEV void rshmemi_get(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
+    const void *remote = rshmemi_peer_checked(src, bytes, pe, who);
+    rshmemi_copy(dest, remote, bytes, g);
+    sync();
+}
+/* Data, then (after every thread's stores and a system fence) one thread's signal. */
+template <typename SYNC>
+RSHMEMI_DEV void rshmemi_put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig_addr, uint64_t signal, int sig_op,
+                                    int pe, rshmemi_group g, SYNC sync, const char *who) {
+    void *remote = rshmemi_peer_checked(dest, bytes, pe, who);
+    rshmemi_copy(remote, src, bytes, g);
+    sync();
+    if (g.tid == 0) {
+        __threadfence_system();
+        rshmemi_signal((uint64_t *)rshmemi_peer_checked(sig_addr, 8, pe, who), signal, sig_op);
+    }
+    sync();
+}
+
+struct rshmemi_no_sync {
+    __device__ void operator()() const {}
+};
+struct rshmemi_warp_sync {
+    __device__ void operator()() const { rshmemi_sync_warp(); }
+};
+struct rshmemi_block_sync {
+    __device__ void operator()() const { rshmemi_sync_block(); }
+};
+
+RSHMEMI_EXTERN_C_BEGIN
+
+/* ---- routines that also exist on the host: device definitions ------------------------------ */
+#ifdef __CUDA_ARCH__
+
+RSHMEMI_API int nvshmem_my_pe(void) { return RSHMEMI_STATE.mype; }
+RSHMEMI_API int nvshmem_n_pes(void) { return RSHMEMI_STATE.npes; }
+
+RSHMEMI_API void *nvshmem_ptr(const void *ptr, int pe) {
+    const RshmemDeviceState &s = RSHMEMI_STATE;
+    unsigned long long off = (unsigned long long)ptr - s.heap_base;
+    if (pe < 0 || pe >= s.npes || off >= s.heap_stride) return NULL;
+    if (!(s.flags & RSHMEM_DEVICE_FLAG_ALL_P2P) && ((const unsigned long long *)s.peer_bases)[pe] == 0) return NULL;
+    return rshmemi_peer(ptr, pe);
+}
+
+#define RSHMEMI_DEF_RMA_THREAD(NAME, TYPE)                                                                       \
+    RSHMEMI_API void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe) {                                  \
+        *(TYPE *)RSHMEMI_PEER(dest, sizeof(TYPE), pe) = value;                                                   \
+    }                                                                                                            \
+    RSHMEMI_API TYPE nvshmem_##NAME##_g(const TYPE *source, int pe) {                                            \
+        return rshmemi_load((const TYPE *)RSHMEMI_PEER(source, sizeof(TYPE), pe));                              \
+    }                                                                                                            \
+    RSHMEMI_API void nvshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe) {               \
+        rshmemi_put(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+    }                                                                                                            \
+    RSHMEMI_API void nvshmem_##NAME##_get(TYPE *dest, const TYPE *source, size_t nelems, int pe) {               \
+        rshmemi_get(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+    }                                                                                                            \
+    RSHMEMI_API void nvshmem_##NAME##_put_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe) {           \
+        rshmemi_put(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+    }                                                                                                            \
+    RSHMEMI_API void nvshmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe) {           \
+        rshmemi_get(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+    }
+RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_RMA_THREAD)
+#undef RSHMEMI_DEF_RMA_THREAD
+
+#define RSHMEMI_DEF_SIZED_THREAD(BITS, BYTES)                                                             \
+    RSHMEMI_API void nvshmem_put##BITS(void *dest, const void *source, size_t nelems, int pe) {           \
+        rshmemi_put(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+    }                                                                                                     \
+    RSHMEMI_API void nvshmem_get##BITS(void *dest, const void *source, size_t nelems, int pe) {           \
+        rshmemi_get(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+    }                                                                                                     \
+    RSHMEMI_API void nvshmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe) {     \
+        rshmemi_put(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+    }                                                                                                     \
+    RSHMEMI_API void nvshmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe) {     \
+        rshmemi_get(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+    }
+RSHMEMI_REPT_SIZES(RSHMEMI_DEF_SIZED_THREAD)
+#undef RSHMEMI_DEF_SIZED_THREAD
+
+RSHMEMI_API void nvshmem_putmem(void *dest, const void *source, size_t bytes, int pe) {
+    rshmemi_put(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
+}
+RSHMEMI_API void nvshmem_getmem(void *dest, const void *source, size_t bytes, int pe) {
+    rshmemi_get(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
+}
+RSHMEMI_API void nvshmem_putmem_nbi(void *dest, const void *source, size_t bytes, int pe) {
+    rshmemi_put(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
+}
+RSHMEMI_API void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes, int pe) {
+    rshmemi_get(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
+}
+
+RSHMEMI_API void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
+    rshmemi_signal((uint64_t *)RSHMEMI_PEER(sig_addr, 8, pe), signal, sig_op);
+}
+RSHMEMI_API uint64_t nvshmem_signal_fetch(uint64_t *sig_addr) { return rshmemi_load(sig_addr); }
+
+#endif /* __CUDA_ARCH__ */
+
+/* ---- device-only routines ------------------------------------------------------------------------
+ * Warp and block forms: called by every thread of the warp / block with the same arguments;
+ * all of them move data; the blocking forms end with a group barrier. */
+#define RSHMEMI_DEF_RMA_GROUP(NAME, TYPE, SCOPE)                                                                  \
+    RSHMEMI_API void nvshmemx_##NAME##_put_##SCOPE(TYPE *dest, const TYPE *source, size_t nelems, int pe) {       \
+        rshmemi_put(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+    }                                                                                                             \
+    RSHMEMI_API void nvshmemx_##NAME##_get_##SCOPE(TYPE *dest, const TYPE *source, size_t nelems, int pe) {       \
+        rshmemi_get(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+    }                                                                                                             \
+    RSHMEMI_API void nvshmemx_##NAME##_put_nbi_##SCOPE(TYPE *dest, const TYPE *source, size_t nelems, int pe) {   \
+        rshmemi_put(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_no_sync(), __func__); \
+    }                                                                                                             \
+    RSHMEMI_API void nvshmemx_##NAME##_get_nbi_##SCOPE(TYPE *dest, const TYPE *source, size_t nelems, int pe) {   \
+        rshmemi_get(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+    }
+#define RSHMEMI_DEF_RMA_WARP(NAME, TYPE) RSHMEMI_DEF_RMA_GROUP(NAME, TYPE, warp)
+#define RSHMEMI_DEF_RMA_BLOCK(NAME, TYPE) RSHMEMI_DEF_RMA_GROUP(NAME, TYPE, block)
+RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_RMA_WARP)
+RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_RMA_BLOCK)
+#undef RSHMEMI_DEF_RMA_WARP
+#undef RSHMEMI_DEF_RMA_BLOCK
+#undef RSHMEMI_DEF_RMA_GROUP
+
+#define RSHMEMI_DEF_BYTES_GROUP(PREFIX, SUFFIX, BYTES, SCOPE)                                                      \
+    RSHMEMI_API void nvshmemx_put##PREFIX##_##SCOPE(void *dest, const void *source, size_t SUFFIX, int pe) {       \
+        rshmemi_put(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+    }                                                                                                              \
+    RSHMEMI_API void nvshmemx_get##PREFIX##_##SCOPE(void *dest, const void *source, size_t SUFFIX, int pe) {       \
+        rshmemi_get(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+    }                                                                                                              \
+    RSHMEMI_API void nvshmemx_put##PREFIX##_nbi_##SCOPE(void *dest, const void *source, size_t SUFFIX, int pe) {   \
+        rshmemi_put(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_no_sync(), __func__);     \
+    }                                                                                                              \
+    RSHMEMI_API void nvshmemx_get##PREFIX##_nbi_##SCOPE(void *dest, const void *source, size_t SUFFIX, int pe) {   \
+        rshmemi_get(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+    }
+#define RSHMEMI_DEF_SIZED_GROUPS(BITS, BYTES)              \
+    RSHMEMI_DEF_BYTES_GROUP(BITS, nelems, BYTES, warp)     \
+    RSHMEMI_DEF_BYTES_GROUP(BITS, nelems, BYTES, block)
+RSHMEMI_REPT_SIZES(RSHMEMI_DEF_SIZED_GROUPS)
+RSHMEMI_DEF_BYTES_GROUP(mem, bytes, 1, warp)
+RSHMEMI_DEF_BYTES_GROUP(mem, bytes, 1, block)
+#undef RSHMEMI_DEF_SIZED_GROUPS
+#undef RSHMEMI_DEF_BYTES_GROUP
+
+/* put with signal: thread (nvshmem_*), warp and block (nvshmemx_*), blocking and _nbi. */
+#define RSHMEMI_DEF_PUT_SIGNAL(PRE, NAME, TYPE, BYTES, SUFFIX, GROUP, SYNC, NBI_SYNC)                                \
+    RSHMEMI_API void PRE##NAME##_signal##SUFFIX(TYPE *dest, const TYPE *source, size_t nelems, uint64_t *sig_addr,   \
+                                                uint64_t signal, int sig_op, int pe) {                              \
+        rshmemi_put_signal(dest, source, nelems * BYTES, sig_addr, signal, sig_op, pe, GROUP(), SYNC(), __func__);   \
+    }                                                                                                                \
+    RSHMEMI_API void PRE##NAME##_signal_nbi##SUFFIX(TYPE *dest, const TYPE *source, size_t nelems, uint64_t *sig_addr, \
+                                                    uint64_t signal, int sig_op, int pe) {                          \
+        rshmemi_put_signal(dest, source, nelems * BYTES, sig_addr, signal, sig_op, pe, GROUP(), NBI_SYNC(), __func__); \
+    }
+#define RSHMEMI_DEF_PUT_SIGNAL_TYPED(NAME, TYPE)                                                                   \
+    RSHMEMI_DEF_PUT_SIGNAL(nvshmem_, NAME##_put, TYPE, sizeof(TYPE), , rshmemi_thread_group, rshmemi_no_sync,      \
+                           rshmemi_no_sync)                                                                        \
+    RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, NAME##_put, TYPE, sizeof(TYPE), _warp, rshmemi_warp_group, rshmemi_warp_sync, \
+                           rshmemi_warp_sync)                                                                      \
+    RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, NAME##_put, TYPE, sizeof(TYPE), _block, rshmemi_block_group,                 \
+                           rshmemi_block_sync, rshmemi_block_sync)
+RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_PUT_SIGNAL_TYPED)
+#undef RSHMEMI_DEF_PUT_SIGNAL_TYPED
+#define RSHMEMI_DEF_PUT_SIGNAL_SIZED(BITS, BYTES)                                                                     \
+    RSHMEMI_DEF_PUT_SIGNAL(nvshmem_, put##BITS, void, BYTES, , rshmemi_thread_group, rshmemi_no_sync, rshmemi_no_sync) \
+    RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, put##BITS, void, BYTES, _warp, rshmemi_warp_group, rshmemi_warp_sync,           \
+                           rshmemi_warp_sync)                                                                         \
+    RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, put##BITS, void, BYTES, _block, rshmemi_block_group, rshmemi_block_sync,        \
+                           rshmemi_block_sync)
+RSHMEMI_REPT_SIZES(RSHMEMI_DEF_PUT_SIGNAL_SIZED)
+RSHMEMI_DEF_PUT_SIGNAL(nvshmem_, putmem, void, 1, , rshmemi_thread_group, rshmemi_no_sync, rshmemi_no_sync)
+RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, putmem, void, 1, _warp, rshmemi_warp_group, rshmemi_warp_sync, rshmemi_warp_sync)
+RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, putmem, void, 1, _block, rshmemi_block_group, rshmemi_block_sync, rshmemi_block_sync)
+#undef RSHMEMI_DEF_PUT_SIGNAL_SIZED
+#undef RSHMEMI_DEF_PUT_SIGNAL
+
+RSHMEMI_EXTERN_C_END
+
+#endif /* RSHMEM_RMA_CUH */

@@ -1,0 +1,137 @@
+/* rshmem's NVSHMEM interface: the host API (implemented in librshmem.so) and, when compiled
+ * by nvcc, the header-only device library (rshmem/device/). Written for rshmem from NVSHMEM
+ * 3.x's documented names, signatures and constants; no NVSHMEM code or header text.
+ *
+ *   nvcc -arch=sm_90 app.cu $(pkg-config --cflags --libs rshmem)      (no -rdc needed)
+ *
+ * Define NVSHMEM_HOSTLIB_ONLY to get the host API only. */
+#ifndef RSHMEM_NVSHMEM_H
+#define RSHMEM_NVSHMEM_H
+
+#include "rshmem/device/rshmem_common.h"
+
+RSHMEMI_EXTERN_C_BEGIN
+
+/* ---- initialization and finalization ---------------------------------------------------- */
+void nvshmem_init(void);
+int nvshmem_init_thread(int requested, int *provided);
+void nvshmem_query_thread(int *provided);
+void nvshmem_finalize(void);
+int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attributes);
+int nvshmemx_hostlib_init_attr(unsigned int flags, nvshmemx_init_attr_t *attributes);
+void nvshmemx_hostlib_finalize(void);
+int nvshmemx_get_uniqueid(nvshmemx_uniqueid_t *uniqueid);
+int nvshmemx_set_attr_uniqueid_args(const int myrank, const int nranks, const nvshmemx_uniqueid_t *uniqueid,
+                                    nvshmemx_init_attr_t *attr);
+int nvshmemx_init_status(void);
+RSHMEMI_HOSTDEV void nvshmem_global_exit(int status);
+
+/* ---- queries ------------------------------------------------------------------------------ */
+RSHMEMI_HOSTDEV int nvshmem_my_pe(void);
+RSHMEMI_HOSTDEV int nvshmem_n_pes(void);
+RSHMEMI_HOSTDEV int nvshmem_team_my_pe(nvshmem_team_t team);
+RSHMEMI_HOSTDEV int nvshmem_team_n_pes(nvshmem_team_t team);
+RSHMEMI_HOSTDEV void nvshmem_info_get_version(int *major, int *minor);
+RSHMEMI_HOSTDEV void nvshmem_info_get_name(char *name);
+RSHMEMI_HOSTDEV void nvshmemx_vendor_get_version_info(int *major, int *minor, int *patch);
+
+/* ---- symmetric heap (GPU memory) --------------------------------------------------------- */
+void *nvshmem_malloc(size_t size);
+void *nvshmem_calloc(size_t count, size_t size);
+void *nvshmem_align(size_t alignment, size_t size);
+void nvshmem_free(void *ptr);
+RSHMEMI_HOSTDEV void *nvshmem_ptr(const void *ptr, int pe);
+
+/* ---- RMA ----------------------------------------------------------------------------------- */
+#define RSHMEMI_DECL_RMA(NAME, TYPE)                                                                    \
+    RSHMEMI_HOSTDEV void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe);                      \
+    RSHMEMI_HOSTDEV TYPE nvshmem_##NAME##_g(const TYPE *source, int pe);                                \
+    RSHMEMI_HOSTDEV void nvshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe);     \
+    RSHMEMI_HOSTDEV void nvshmem_##NAME##_get(TYPE *dest, const TYPE *source, size_t nelems, int pe);     \
+    RSHMEMI_HOSTDEV void nvshmem_##NAME##_put_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe); \
+    RSHMEMI_HOSTDEV void nvshmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe);
+RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DECL_RMA)
+#undef RSHMEMI_DECL_RMA
+
+#define RSHMEMI_DECL_SIZED(BITS, BYTES)                                                                 \
+    RSHMEMI_HOSTDEV void nvshmem_put##BITS(void *dest, const void *source, size_t nelems, int pe);       \
+    RSHMEMI_HOSTDEV void nvshmem_get##BITS(void *dest, const void *source, size_t nelems, int pe);       \
+    RSHMEMI_HOSTDEV void nvshmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe); \
+    RSHMEMI_HOSTDEV void nvshmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe);
+RSHMEMI_REPT_SIZES(RSHMEMI_DECL_SIZED)
+#undef RSHMEMI_DECL_SIZED
+
+RSHMEMI_HOSTDEV void nvshmem_putmem(void *dest, const void *source, size_t bytes, int pe);
+RSHMEMI_HOSTDEV void nvshmem_getmem(void *dest, const void *source, size_t bytes, int pe);
+RSHMEMI_HOSTDEV void nvshmem_putmem_nbi(void *dest, const void *source, size_t bytes, int pe);
+RSHMEMI_HOSTDEV void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes, int pe);
+
+/* ---- atomics (device; the host forms are not implemented yet) ------------------------------ */
+#define RSHMEMI_DECL_AMO_STANDARD(NAME, TYPE)                                                             \
+    RSHMEMI_HOSTDEV TYPE nvshmem_##NAME##_atomic_fetch_add(TYPE *dest, TYPE value, int pe);               \
+    RSHMEMI_HOSTDEV void nvshmem_##NAME##_atomic_add(TYPE *dest, TYPE value, int pe);                     \
+    RSHMEMI_HOSTDEV TYPE nvshmem_##NAME##_atomic_fetch_inc(TYPE *dest, int pe);                           \
+    RSHMEMI_HOSTDEV void nvshmem_##NAME##_atomic_inc(TYPE *dest, int pe);                                 \
+    RSHMEMI_HOSTDEV TYPE nvshmem_##NAME##_atomic_compare_swap(TYPE *dest, TYPE cond, TYPE value, int pe);
+RSHMEMI_REPT_AMO_STANDARD_TYPES(RSHMEMI_DECL_AMO_STANDARD)
+#undef RSHMEMI_DECL_AMO_STANDARD
+
+#define RSHMEMI_DECL_AMO_EXTENDED(NAME, TYPE)                                              \
+    RSHMEMI_HOSTDEV TYPE nvshmem_##NAME##_atomic_fetch(const TYPE *dest, int pe);          \
+    RSHMEMI_HOSTDEV void nvshmem_##NAME##_atomic_set(TYPE *dest, TYPE value, int pe);      \
+    RSHMEMI_HOSTDEV TYPE nvshmem_##NAME##_atomic_swap(TYPE *dest, TYPE value, int pe);
+RSHMEMI_REPT_AMO_EXTENDED_TYPES(RSHMEMI_DECL_AMO_EXTENDED)
+#undef RSHMEMI_DECL_AMO_EXTENDED
+
+#define RSHMEMI_DECL_AMO_BITWISE(NAME, TYPE)                                                \
+    RSHMEMI_HOSTDEV void nvshmem_##NAME##_atomic_and(TYPE *dest, TYPE value, int pe);       \
+    RSHMEMI_HOSTDEV void nvshmem_##NAME##_atomic_or(TYPE *dest, TYPE value, int pe);        \
+    RSHMEMI_HOSTDEV void nvshmem_##NAME##_atomic_xor(TYPE *dest, TYPE value, int pe);       \
+    RSHMEMI_HOSTDEV TYPE nvshmem_##NAME##_atomic_fetch_and(TYPE *dest, TYPE value, int pe); \
+    RSHMEMI_HOSTDEV TYPE nvshmem_##NAME##_atomic_fetch_or(TYPE *dest, TYPE value, int pe);  \
+    RSHMEMI_HOSTDEV TYPE nvshmem_##NAME##_atomic_fetch_xor(TYPE *dest, TYPE value, int pe);
+RSHMEMI_REPT_AMO_BITWISE_TYPES(RSHMEMI_DECL_AMO_BITWISE)
+#undef RSHMEMI_DECL_AMO_BITWISE
+
+/* ---- signals, ordering, synchronization ----------------------------------------------------- */
+RSHMEMI_HOSTDEV uint64_t nvshmem_signal_fetch(uint64_t *sig_addr);
+RSHMEMI_HOSTDEV void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+RSHMEMI_HOSTDEV void nvshmem_quiet(void);
+RSHMEMI_HOSTDEV void nvshmem_fence(void);
+RSHMEMI_HOSTDEV void nvshmem_barrier_all(void);
+RSHMEMI_HOSTDEV void nvshmem_sync_all(void);
+RSHMEMI_HOSTDEV int nvshmem_barrier(nvshmem_team_t team);
+RSHMEMI_HOSTDEV int nvshmem_team_sync(nvshmem_team_t team);
+#define nvshmem_sync nvshmem_team_sync
+
+/* ---- on-stream operations --------------------------------------------------------------------- */
+void nvshmemx_putmem_on_stream(void *dest, const void *source, size_t bytes, int pe, cudaStream_t cstrm);
+void nvshmemx_getmem_on_stream(void *dest, const void *source, size_t bytes, int pe, cudaStream_t cstrm);
+void nvshmemx_putmem_nbi_on_stream(void *dest, const void *source, size_t bytes, int pe, cudaStream_t cstrm);
+void nvshmemx_getmem_nbi_on_stream(void *dest, const void *source, size_t bytes, int pe, cudaStream_t cstrm);
+void nvshmemx_quiet_on_stream(cudaStream_t cstrm);
+void nvshmemx_barrier_all_on_stream(cudaStream_t cstrm);
+void nvshmemx_sync_all_on_stream(cudaStream_t cstrm);
+
+/* ---- modules loaded at run time (cubin, NVRTC, cudaLibrary) ---------------------------------- */
+int nvshmemx_cumodule_init(CUmodule module);
+int nvshmemx_cumodule_finalize(CUmodule module);
+int nvshmemx_culibrary_init(CUlibrary library);
+int nvshmemx_culibrary_finalize(CUlibrary library);
+
+/* ---- rshmem extensions ------------------------------------------------------------------------ */
+/* Per-translation-unit device state writer (see rshmem/device/rshmem_state.cuh). */
+typedef int (*rshmem_state_writer_t)(const RshmemDeviceState *state, size_t size);
+int rshmem_device_state_register(rshmem_state_writer_t writer);
+void rshmem_device_state_unregister(rshmem_state_writer_t writer);
+/* GPU memory held by the library on this PE: heap backed now, runtime area, and the drop in
+ * free device memory the driver measured across nvshmem_init. */
+int rshmem_gpu_memory_usage(size_t *heap_mapped, size_t *runtime_area, size_t *measured);
+
+RSHMEMI_EXTERN_C_END
+
+#if defined(__CUDACC__) && !defined(NVSHMEM_HOSTLIB_ONLY)
+#include "rshmem/device/rshmem_device.cuh"
+#endif
+
+#endif /* RSHMEM_NVSHMEM_H */
