@@ -139,3 +139,66 @@ pub extern "C" fn nvshmem_sync_all() {
         Ok(())
     })
 }
+
+/// Reads this PE's signal word (written by peers' put-with-signal or signal_op).
+#[no_mangle]
+pub extern "C" fn nvshmem_signal_fetch(sig_addr: *mut u64) -> u64 {
+    const R: &str = "nvshmem_signal_fetch";
+    with_state(R, |st| {
+        let mut v = 0u64;
+        st.gpu_get((&mut v as *mut u64).cast(), sig_addr.cast(), 8, st.me as c_int, R)?;
+        Ok(v)
+    })
+}
+
+/// Host signal_op: NVSHMEM_SIGNAL_SET is an 8-byte put; NVSHMEM_SIGNAL_ADD needs an atomic on
+/// GPU memory, which the host cannot do without a kernel (use nvshmemx_signal_op in device code).
+#[no_mangle]
+pub extern "C" fn nvshmemx_signal_op(sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+    const R: &str = "nvshmemx_signal_op";
+    with_state(R, |st| match sig_op {
+        SIGNAL_SET => st.gpu_put(sig_addr.cast(), (&signal as *const u64).cast(), 8, pe, R),
+        SIGNAL_ADD => Err(crate::error::Error::new(
+            crate::error::ErrorKind::Unsupported,
+            R,
+            "NVSHMEM_SIGNAL_ADD from the host is not supported yet; call nvshmemx_signal_op in a kernel",
+        )),
+        other => Err(crate::error::Error::invalid(R, format!("signal operation {other} is neither NVSHMEM_SIGNAL_SET (9) nor NVSHMEM_SIGNAL_ADD (10)"))),
+    })
+}
+
+pub const SIGNAL_SET: c_int = 9;
+pub const SIGNAL_ADD: c_int = 10;
+
+fn predefined_world_team(team: c_int, routine: &'static str) -> crate::error::Result<()> {
+    use super::{TEAM_NODE, TEAM_SHARED, TEAM_WORLD};
+    if [TEAM_WORLD, TEAM_SHARED, TEAM_NODE].contains(&team) {
+        Ok(())
+    } else {
+        Err(crate::error::Error::new(
+            crate::error::ErrorKind::Unsupported,
+            routine,
+            format!("team {team}: only NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED and NVSHMEMX_TEAM_NODE are available in GPU mode yet"),
+        ))
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_barrier(team: c_int) -> c_int {
+    with_state("nvshmem_barrier", |st| {
+        predefined_world_team(team, "nvshmem_barrier")?;
+        st.gpu_barrier_all("nvshmem_barrier")?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_team_sync(team: c_int) -> c_int {
+    with_state("nvshmem_team_sync", |st| {
+        predefined_world_team(team, "nvshmem_team_sync")?;
+        st.gpu("nvshmem_team_sync")?;
+        let _serial = st.collective_lock.lock().unwrap_or_else(|p| p.into_inner());
+        st.sync_set(&crate::runtime::barrier::PeSet::world(st.npes));
+        Ok(0)
+    })
+}

@@ -1,0 +1,69 @@
+/* Helpers for the CUDA tests: failures name the PE, file and line, then end the job. */
+#ifndef RSHMEM_CUDA_TEST_H
+#define RSHMEM_CUDA_TEST_H
+#include <stdio.h>
+#include <stdlib.h>
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+static int test_pe = -1;
+
+/* Ends the job: every PE if initialized, else this process. */
+static inline void test_abort(void) {
+    if (nvshmemx_init_status() >= NVSHMEM_STATUS_IS_INITIALIZED) nvshmem_global_exit(1);
+    exit(1);
+}
+
+#define FAIL(...)                                                              \
+    do {                                                                       \
+        fprintf(stderr, "FAIL PE %d %s:%d: ", test_pe, __FILE__, __LINE__);    \
+        fprintf(stderr, __VA_ARGS__);                                          \
+        fprintf(stderr, "\n");                                                 \
+        test_abort();                                                          \
+    } while (0)
+
+#define CHECK(cond, ...)                                                                     \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            fprintf(stderr, "FAIL PE %d %s:%d: %s: ", test_pe, __FILE__, __LINE__, #cond);   \
+            fprintf(stderr, __VA_ARGS__);                                                    \
+            fprintf(stderr, "\n");                                                           \
+            test_abort();                                                                    \
+        }                                                                                    \
+    } while (0)
+
+#define CHECK_EQ(got, want)                                                                    \
+    do {                                                                                       \
+        long long g_ = (long long)(got), w_ = (long long)(want);                               \
+        if (g_ != w_) FAIL("%s == %s: got %lld, want %lld", #got, #want, g_, w_);              \
+    } while (0)
+
+#define CUDA_CHECK(call)                                                                  \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) FAIL("%s: %s", #call, cudaGetErrorString(e_));             \
+    } while (0)
+
+/* Kernels finished, then every PE's: the usual end of a step. */
+static inline void step_done(void) {
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    nvshmem_barrier_all();
+}
+
+static inline void test_init(void) {
+    nvshmem_init();
+    test_pe = nvshmem_my_pe();
+    /* The usual NVSHMEM idiom: the device of this PE is the node-local rank's. */
+    int count = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&count));
+    CUDA_CHECK(cudaSetDevice(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE) % count));
+}
+
+static inline int test_pass(const char *name) {
+    nvshmem_barrier_all();
+    if (test_pe == 0) printf("PASS %s (%d PEs)\n", name, nvshmem_n_pes());
+    nvshmem_finalize();
+    return 0;
+}
+#endif

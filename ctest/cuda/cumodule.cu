@@ -1,0 +1,91 @@
+/* rshmem-cuda-test: pes=2 args=cumodule.kernel.cubin,cumodule.kernel.ptx
+ * Modules loaded at run time: a cubin and PTX (the driver compiles it, as for NVRTC output)
+ * through cuModuleLoadData + nvshmemx_cumodule_init, and the cubin again through
+ * cuLibraryLoadData + nvshmemx_culibrary_init. The driver API is reached with
+ * cudaGetDriverEntryPointByVersion, so the test needs no libcuda at link time. */
+#include <string.h>
+#include <vector>
+#include "cuda_test.h"
+
+typedef CUresult (*ModuleLoadData)(CUmodule *, const void *);
+typedef CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+typedef CUresult (*LibraryLoadData)(CUlibrary *, const void *, CUjit_option *, void **, unsigned, CUlibraryOption *, void **,
+                                    unsigned);
+typedef CUresult (*LibraryGetKernel)(CUkernel *, CUlibrary, const char *);
+typedef CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                                 void **, void **);
+
+template <typename F>
+static F entry(const char *name) {
+    void *p = NULL;
+    cudaDriverEntryPointQueryResult q;
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q));
+    CHECK(p != NULL && q == cudaDriverEntryPointSuccess, "driver entry point %s", name);
+    return (F)p;
+}
+
+static std::vector<char> slurp(const char *dir, const char *file) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL, "cannot open %s", path);
+    std::vector<char> data;
+    char buf[65536];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0) data.insert(data.end(), buf, buf + got);
+    fclose(f);
+    data.push_back(0); /* PTX must be NUL-terminated */
+    return data;
+}
+
+static void run(CUfunction fn, LaunchKernel launch, int *box, int *out, const char *what, int round) {
+    int me = nvshmem_my_pe(), n = nvshmem_n_pes(), left = (me + n - 1) % n;
+    CUDA_CHECK(cudaMemset(box, 0, 2 * sizeof(int)));
+    CUDA_CHECK(cudaMemset(out, 0xff, 2 * sizeof(int)));
+    nvshmem_barrier_all();
+    void *args[] = {&box, &out};
+    CHECK(launch(fn, 1, 1, 1, 1, 1, 1, 0, 0, args, NULL) == CUDA_SUCCESS, "%s: launch", what);
+    step_done();
+    int h[2], b[2];
+    CUDA_CHECK(cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(b, box, sizeof b, cudaMemcpyDeviceToHost));
+    CHECK(h[0] == me && h[1] == n, "%s: module sees PE %d of %d", what, h[0], h[1]);
+    CHECK(b[0] == 300 + left, "%s: p from the module: %d", what, b[0]);
+    if (me == 0) CHECK(b[1] == n, "%s: atomic adds from the modules: %d", what, b[1]);
+    (void)round;
+}
+
+int main(int argc, char **argv) {
+    test_init();
+    const char *dir = argc > 1 ? argv[1] : ".";
+    int *box = (int *)nvshmem_calloc(2, sizeof(int));
+    int *out;
+    CUDA_CHECK(cudaMalloc(&out, 2 * sizeof(int)));
+    CUDA_CHECK(cudaFree(0)); /* the runtime's context is current: the driver calls use it */
+    ModuleLoadData load = entry<ModuleLoadData>("cuModuleLoadData");
+    ModuleGetFunction getfn = entry<ModuleGetFunction>("cuModuleGetFunction");
+    LibraryLoadData libload = entry<LibraryLoadData>("cuLibraryLoadData");
+    LibraryGetKernel libkernel = entry<LibraryGetKernel>("cuLibraryGetKernel");
+    LaunchKernel launch = entry<LaunchKernel>("cuLaunchKernel");
+
+    const char *images[] = {"cumodule.kernel.cubin", "cumodule.kernel.ptx"};
+    for (int i = 0; i < 2; i++) {
+        std::vector<char> image = slurp(dir, images[i]);
+        CUmodule mod;
+        CHECK(load(&mod, image.data()) == CUDA_SUCCESS, "cuModuleLoadData(%s)", images[i]);
+        CHECK_EQ(nvshmemx_cumodule_init(mod), 0);
+        CUfunction fn;
+        CHECK(getfn(&fn, mod, "module_kernel") == CUDA_SUCCESS, "cuModuleGetFunction");
+        run(fn, launch, box, out, images[i], i);
+        CHECK_EQ(nvshmemx_cumodule_finalize(mod), 0);
+    }
+    std::vector<char> cubin = slurp(dir, images[0]);
+    CUlibrary lib;
+    CHECK(libload(&lib, cubin.data(), NULL, NULL, 0, NULL, NULL, 0) == CUDA_SUCCESS, "cuLibraryLoadData");
+    CHECK_EQ(nvshmemx_culibrary_init(lib), 0);
+    CUkernel k;
+    CHECK(libkernel(&k, lib, "module_kernel") == CUDA_SUCCESS, "cuLibraryGetKernel");
+    run((CUfunction)k, launch, box, out, "cuLibrary", 2);
+    CHECK_EQ(nvshmemx_culibrary_finalize(lib), 0);
+    return test_pass("cumodule");
+}

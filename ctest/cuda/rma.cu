@@ -1,0 +1,142 @@
+/* rshmem-cuda-test: pes=2
+ * Device RMA: putmem/getmem at thread, warp and block scope (blocking and _nbi), across
+ * alignments and sizes that exercise the byte, word and 16-byte vector paths; typed p/g by
+ * many threads; typed and sized put/get. Every check reads the bytes that arrived. */
+#include <string.h>
+#include "cuda_test.h"
+
+enum { PUT, PUT_NBI, GET, GET_NBI };
+enum { THREAD, WARP, BLOCK };
+#define BUF 65536
+
+__global__ void mem_kernel(char *dst, const char *src, size_t bytes, int pe, int op, int scope) {
+    /* THREAD: one thread of the block acts; WARP: warp 0; BLOCK: every thread. */
+    int tid = threadIdx.x;
+    if (scope == THREAD && tid != 0) return;
+    if (scope == WARP && tid >= 32) return;
+    switch (op * 3 + scope) {
+        case PUT * 3 + THREAD: nvshmem_putmem(dst, src, bytes, pe); break;
+        case PUT * 3 + WARP: nvshmemx_putmem_warp(dst, src, bytes, pe); break;
+        case PUT * 3 + BLOCK: nvshmemx_putmem_block(dst, src, bytes, pe); break;
+        case PUT_NBI * 3 + THREAD: nvshmem_putmem_nbi(dst, src, bytes, pe); nvshmem_quiet(); break;
+        case PUT_NBI * 3 + WARP: nvshmemx_putmem_nbi_warp(dst, src, bytes, pe); nvshmem_quiet(); break;
+        case PUT_NBI * 3 + BLOCK: nvshmemx_putmem_nbi_block(dst, src, bytes, pe); nvshmem_quiet(); break;
+        case GET * 3 + THREAD: nvshmem_getmem(dst, src, bytes, pe); break;
+        case GET * 3 + WARP: nvshmemx_getmem_warp(dst, src, bytes, pe); break;
+        case GET * 3 + BLOCK: nvshmemx_getmem_block(dst, src, bytes, pe); break;
+        case GET_NBI * 3 + THREAD: nvshmem_getmem_nbi(dst, src, bytes, pe); nvshmem_quiet(); break;
+        case GET_NBI * 3 + WARP: nvshmemx_getmem_nbi_warp(dst, src, bytes, pe); nvshmem_quiet(); break;
+        case GET_NBI * 3 + BLOCK: nvshmemx_getmem_nbi_block(dst, src, bytes, pe); nvshmem_quiet(); break;
+    }
+}
+
+static unsigned char pattern(int pe, size_t i) { return (unsigned char)(pe * 37 + i * 7 + 1); }
+
+__global__ void typed_p_kernel(int *dst, double *ddst, int pe, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        nvshmem_int_p(dst + i, 1000 * nvshmem_my_pe() + i, pe);
+        nvshmem_double_p(ddst + i, 0.5 * i + nvshmem_my_pe(), pe);
+    }
+}
+
+__global__ void typed_g_kernel(const int *src, int *out, int pe, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = nvshmem_int_g(src + i, pe);
+}
+
+__global__ void typed_block_kernel(long long *dst, const long long *src, size_t n, int pe, float *fdst, const float *fsrc,
+                                   uint32_t *s32dst, const uint32_t *s32src) {
+    nvshmemx_longlong_put_block(dst, src, n, pe);
+    if (threadIdx.x < 32) nvshmemx_float_put_nbi_warp(fdst, fsrc, n, pe);
+    if (threadIdx.x == 0) nvshmem_put32(s32dst, s32src, n, pe);
+    nvshmem_quiet();
+}
+
+int main(void) {
+    test_init();
+    int me = nvshmem_my_pe(), n = nvshmem_n_pes();
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    char *src = (char *)nvshmem_malloc(BUF);
+    char *dst = (char *)nvshmem_malloc(BUF);
+    CHECK(src && dst, "nvshmem_malloc returned NULL");
+    CHECK(((uintptr_t)src & 15) == 0, "allocations are 16-byte aligned");
+    unsigned char *host = (unsigned char *)malloc(BUF), *seen = (unsigned char *)malloc(BUF);
+    for (size_t i = 0; i < BUF; i++) host[i] = pattern(me, i);
+    CUDA_CHECK(cudaMemcpy(src, host, BUF, cudaMemcpyHostToDevice));
+
+    const size_t sizes[] = {1, 15, 16, 33, 4096 + 5, 40000};
+    const size_t offs[][2] = {{0, 0}, {1, 1}, {1, 3}, {8, 0}, {4, 12}};
+    int cases = 0;
+    for (int op = PUT; op <= GET_NBI; op++)
+        for (int scope = THREAD; scope <= BLOCK; scope++)
+            for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+                for (size_t oi = 0; oi < sizeof offs / sizeof *offs; oi++) {
+                    size_t bytes = sizes[si], doff = offs[oi][0], soff = offs[oi][1];
+                    CUDA_CHECK(cudaMemset(dst, 0, BUF));
+                    nvshmem_barrier_all();
+                    int put = op == PUT || op == PUT_NBI;
+                    /* put: I write my src into right's dst. get: I read left's src into my dst. */
+                    mem_kernel<<<1, 128>>>(dst + doff, src + soff, bytes, put ? right : left, op, scope);
+                    step_done();
+                    CUDA_CHECK(cudaMemcpy(seen, dst, BUF, cudaMemcpyDeviceToHost));
+                    for (size_t i = 0; i < BUF; i++) {
+                        unsigned char want = (i >= doff && i < doff + bytes) ? pattern(left, soff + i - doff) : 0;
+                        if (seen[i] != want)
+                            FAIL("op %d scope %d bytes %zu doff %zu soff %zu: byte %zu is %d, want %d", op, scope, bytes, doff,
+                                 soff, i, seen[i], want);
+                    }
+                    cases++;
+                }
+
+    /* Typed p by 1000 threads, then g by 1000 threads. */
+    const int N = 1000;
+    int *ibuf = (int *)nvshmem_calloc(N, sizeof(int));
+    double *dbuf = (double *)nvshmem_calloc(N, sizeof(double));
+    int *out;
+    CUDA_CHECK(cudaMalloc(&out, N * sizeof(int)));
+    typed_p_kernel<<<(N + 255) / 256, 256>>>(ibuf, dbuf, right, N);
+    step_done();
+    int *hi = (int *)malloc(N * sizeof(int));
+    double *hd = (double *)malloc(N * sizeof(double));
+    CUDA_CHECK(cudaMemcpy(hi, ibuf, N * sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hd, dbuf, N * sizeof(double), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(hi[i], 1000 * left + i);
+        CHECK(hd[i] == 0.5 * i + left, "double p %d: %f", i, hd[i]);
+    }
+    typed_g_kernel<<<(N + 255) / 256, 256>>>(ibuf, out, right, N);
+    step_done();
+    CUDA_CHECK(cudaMemcpy(hi, out, N * sizeof(int), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < N; i++) CHECK_EQ(hi[i], 1000 * me + i); /* right's ibuf holds what I put there */
+
+    /* Typed block/warp puts and a sized put. */
+    const size_t M = 777;
+    long long *ls = (long long *)nvshmem_malloc(M * 8), *ld = (long long *)nvshmem_calloc(M, 8);
+    float *fs = (float *)nvshmem_malloc(M * 4), *fd = (float *)nvshmem_calloc(M, 4);
+    uint32_t *us = (uint32_t *)nvshmem_malloc(M * 4), *ud = (uint32_t *)nvshmem_calloc(M, 4);
+    long long *hl = (long long *)malloc(M * 8);
+    float *hf = (float *)malloc(M * 4);
+    uint32_t *hu = (uint32_t *)malloc(M * 4);
+    for (size_t i = 0; i < M; i++) {
+        hl[i] = (long long)me << 40 | i;
+        hf[i] = me + i * 0.25f;
+        hu[i] = 0xabc00000u + me * 4096 + i;
+    }
+    CUDA_CHECK(cudaMemcpy(ls, hl, M * 8, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(fs, hf, M * 4, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(us, hu, M * 4, cudaMemcpyHostToDevice));
+    nvshmem_barrier_all();
+    typed_block_kernel<<<1, 256>>>(ld, ls, M, right, fd, fs, ud, us);
+    step_done();
+    CUDA_CHECK(cudaMemcpy(hl, ld, M * 8, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hf, fd, M * 4, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hu, ud, M * 4, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < M; i++) {
+        CHECK_EQ(hl[i], (long long)left << 40 | i);
+        CHECK(hf[i] == left + i * 0.25f, "float %zu: %f", i, hf[i]);
+        CHECK_EQ(hu[i], 0xabc00000u + left * 4096 + i);
+    }
+    if (me == 0) printf("rma: %d putmem/getmem cases checked\n", cases);
+    return test_pass("rma");
+}

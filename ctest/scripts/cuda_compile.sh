@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Compile check of every CUDA test (ctest/cuda/*.cu) against an installed rshmem, with nvcc and
+# without -rdc: each unit is compiled (-c) and each program linked. Also: the two-unit program
+# with -rdc=true, the run-time-loaded kernels as cubin and PTX, and nvshmem.h as plain C / C++.
+#   cuda_compile.sh PREFIX [BUILD_DIR]      (BUILD_DIR/cuda gets the programs; default a temp dir)
+# Skipped, with a message saying so, only when no nvcc can be found ($NVCC, PATH, the PyPI
+# install of scripts/install-nvcc.sh in /opt/cuda13, /usr/local/cuda).
+set -euo pipefail
+
+prefix="$(cd "$1" && pwd)"
+here="$(cd "$(dirname "$0")" && pwd)"
+src="$(cd "$here/../cuda" && pwd)"
+if [ -n "${2:-}" ]; then out="$2/cuda"; else out="$(mktemp -d)/cuda"; fi
+mkdir -p "$out"
+
+find_nvcc() {
+  if [ -n "${NVCC:-}" ] && [ -x "$NVCC" ]; then echo "$NVCC"; return; fi
+  if command -v nvcc >/dev/null 2>&1; then command -v nvcc; return; fi
+  if [ -x /opt/cuda13/bin/python ]; then
+    local home
+    home="$(/opt/cuda13/bin/python -c 'import nvidia.cu13 as m; print(list(m.__path__)[0])' 2>/dev/null || true)"
+    if [ -n "$home" ] && [ -x "$home/bin/nvcc" ]; then echo "$home/bin/nvcc"; return; fi
+  fi
+  if [ -x /usr/local/cuda/bin/nvcc ]; then echo /usr/local/cuda/bin/nvcc; return; fi
+}
+nvcc="$(find_nvcc)"
+if [ -z "$nvcc" ]; then
+  echo "SKIPPED: nvcc not found (set NVCC, put nvcc on PATH, or run scripts/install-nvcc.sh); CUDA sources not compiled"
+  exit 0
+fi
+cuda_home="$(cd "$(dirname "$nvcc")/.." && pwd)"
+echo "nvcc: $nvcc ($("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))"
+
+arch="${CUDA_ARCH:-sm_90}"
+flags=(-arch="$arch" -std=c++17 -I"$prefix/include" -Xcompiler -Wall)
+libs=(-L"$prefix/lib" -lrshmem -Xlinker "-rpath=$prefix/lib")
+[ -d "$cuda_home/lib" ] && libs+=(-L"$cuda_home/lib")
+[ -d "$cuda_home/lib64" ] && libs+=(-L"$cuda_home/lib64")
+
+fail=0
+run() {
+  if ! "$@" >"$out/last.log" 2>&1; then
+    echo "FAILED: $*"; cat "$out/last.log"; fail=1; return 1
+  fi
+  if [ -s "$out/last.log" ]; then cat "$out/last.log"; fi
+}
+
+# The headers alone, outside nvcc: C99 and C++ host programs see the host API only.
+printf '#include <nvshmem.h>\n#include <nvshmemx.h>\nint main(void) { nvshmem_init(); nvshmem_finalize(); return 0; }\n' > "$out/host_only.c"
+run cc -std=c99 -pedantic -Wall -Wextra -Werror -I"$prefix/include" -c "$out/host_only.c" -o "$out/host_only_c.o" && echo "ok   nvshmem.h in C99"
+run c++ -Wall -Wextra -Werror -I"$prefix/include" -x c++ -c "$out/host_only.c" -o "$out/host_only_cxx.o" && echo "ok   nvshmem.h in C++"
+
+programs=0
+for f in "$src"/*.cu; do
+  base="$(basename "$f" .cu)"
+  case "$base" in *.part*|*.kernel) continue ;; esac
+  objs=("$out/$base.o")
+  run "$nvcc" "${flags[@]}" -c "$f" -o "$out/$base.o" || continue
+  for p in "$src/$base".part*.cu; do
+    [ -e "$p" ] || continue
+    pb="$(basename "$p" .cu)"
+    run "$nvcc" "${flags[@]}" -c "$p" -o "$out/$pb.o" || continue 2
+    objs+=("$out/$pb.o")
+  done
+  run "$nvcc" -arch="$arch" "${objs[@]}" -o "$out/$base" "${libs[@]}" && echo "ok   $base (${#objs[@]} unit(s), no -rdc)" && programs=$((programs + 1))
+  # Programs of several units are also built with relocatable device code.
+  if [ ${#objs[@]} -gt 1 ]; then
+    srcs=("$f" "$src/$base".part*.cu)
+    run "$nvcc" "${flags[@]}" -rdc=true "${srcs[@]}" -o "$out/${base}_rdc" "${libs[@]}" && echo "ok   ${base}_rdc (-rdc=true)" && programs=$((programs + 1))
+  fi
+done
+
+for k in "$src"/*.kernel.cu; do
+  [ -e "$k" ] || continue
+  kb="$(basename "$k" .cu)"
+  run "$nvcc" "${flags[@]}" -cubin "$k" -o "$out/$kb.cubin" && echo "ok   $kb.cubin"
+  run "$nvcc" "${flags[@]}" -ptx "$k" -o "$out/$kb.ptx" && echo "ok   $kb.ptx"
+done
+
+if [ "$fail" -ne 0 ]; then echo "CUDA compile check FAILED"; exit 1; fi
+echo "CUDA compile check passed: $programs programs in $out"
