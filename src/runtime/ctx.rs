@@ -48,6 +48,28 @@ pub struct Route {
     pub options: i64,
 }
 
+impl Route {
+    /// The world PE that team-relative `pe` names (world contexts pass it through unchanged).
+    #[inline]
+    pub fn world_pe(&self, pe: i32, routine: &'static str) -> Result<i32> {
+        if self.team == WORLD {
+            return Ok(pe);
+        }
+        if pe < 0 || pe as usize >= self.set.size {
+            return Err(Error::new(
+                ErrorKind::InvalidPe,
+                routine,
+                format!(
+                    "PE {pe} is out of range for the context's team ({} PEs, valid 0..={}); PEs passed with a team context are team-relative",
+                    self.set.size,
+                    self.set.size as i64 - 1
+                ),
+            ));
+        }
+        Ok(self.set.pe(pe as usize) as i32)
+    }
+}
+
 #[derive(Default)]
 struct Slot {
     /// LIVE | options << 48 | generation << 32 | team index. Written under the table lock,
@@ -191,22 +213,7 @@ impl State {
         if ctx == DEFAULT {
             return Ok(pe);
         }
-        let route = self.ctxs.resolve(ctx, routine)?;
-        if route.team == WORLD {
-            return Ok(pe);
-        }
-        if pe < 0 || pe as usize >= route.set.size {
-            return Err(Error::new(
-                ErrorKind::InvalidPe,
-                routine,
-                format!(
-                    "PE {pe} is out of range for the context's team ({} PEs, valid 0..={}); PEs passed with a team context are team-relative",
-                    route.set.size,
-                    route.set.size as i64 - 1
-                ),
-            ));
-        }
-        Ok(route.set.pe(pe as usize) as i32)
+        self.ctxs.resolve(ctx, routine)?.world_pe(pe, routine)
     }
 
     /// A new context on team `team` (table index). Errors are not fatal to the caller: the C
@@ -344,6 +351,22 @@ mod tests {
         assert!(t.resolve(a, "test").is_err());
         assert!(t.resolve(c, "test").is_ok());
         assert_eq!(t.live_count(), 2);
+    }
+
+    #[test]
+    fn team_contexts_number_pes_within_the_team() {
+        let t = CtxTable::new(8);
+        let h = t.create(4, strided(), 0, "t").unwrap();
+        let r = t.resolve(h, "shmem_ctx_int_p").unwrap();
+        assert_eq!([0, 1, 2].map(|pe| r.world_pe(pe, "x").unwrap()), [1, 3, 5]);
+        for bad in [-1, 3, 100] {
+            let e = r.world_pe(bad, "shmem_ctx_int_p").unwrap_err();
+            assert_eq!(e.kind, ErrorKind::InvalidPe);
+            assert!(e.to_string().contains("out of range for the context's team (3 PEs, valid 0..=2)"), "{e}");
+        }
+        // World contexts leave the PE alone (the world range check comes later, in `remote`).
+        let w = t.resolve(DEFAULT, "x").unwrap();
+        assert_eq!(w.world_pe(6, "x").unwrap(), 6);
     }
 
     #[test]

@@ -183,7 +183,7 @@ impl State {
 /// Reports a fatal error the OpenSHMEM way: a message naming the routine, then every PE exits
 /// non-zero (as shmem_global_exit(1) would). Before init, only this process exits.
 pub fn fatal(err: &Error) -> ! {
-    eprintln!("{}{err}", log::prefix());
+    log::write_line(&format!("{}{err}", log::prefix()));
     match state(err.routine) {
         Ok(st) => st.global_exit(1),
         Err(_) => crate::sys::process::exit_now(1),
