@@ -48,7 +48,7 @@ fn create(routine: &'static str, team: Option<usize>, options: c_long, ctx: *mut
         if ctx.is_null() {
             return Err(Error::invalid(routine, "the ctx argument (where the new handle goes) is NULL"));
         }
-        let (handle, rc) = match team.map(|t| st.ctx_create(t, options as i64, routine)) {
+        let (handle, rc) = match team.map(|t| st.ctx_create(t, options, routine)) {
             Some(Ok(h)) => (h, 0),
             Some(Err(e)) => {
                 log::warn(&format!("{e} (returning nonzero, ctx = SHMEM_CTX_INVALID)"));
@@ -89,6 +89,7 @@ pub extern "C" fn shmem_ctx_destroy(ctx: ShmemCtx) {
 
 /// 0 and the context's team, or nonzero and SHMEM_TEAM_INVALID for SHMEM_CTX_INVALID.
 #[no_mangle]
+#[allow(clippy::not_unsafe_ptr_arg_deref)] // a C entry point: the pointer is checked, see SAFETY
 pub extern "C" fn shmem_ctx_get_team(ctx: ShmemCtx, team: *mut *mut c_void) -> c_int {
     const R: &str = "shmem_ctx_get_team";
     with_state(R, |st| {
