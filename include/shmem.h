@@ -78,7 +78,7 @@ typedef struct {
 #define SHMEM_ALLTOALLS_SYNC_SIZE 1
 #define SHMEM_REDUCE_MIN_WRKDATA_SIZE 1
 #define SHMEM_SYNC_SIZE 3
-#define SHMEM_SYNC_VALUE (-1L)
+#define SHMEM_SYNC_VALUE (-1)
 
 /* Deprecated constant names (OpenSHMEM 1.3 and earlier) */
 #define _SHMEM_MAJOR_VERSION SHMEM_MAJOR_VERSION
