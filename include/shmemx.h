@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-/* Wall-clock time in seconds since an arbitrary fixed point of this process (monotonic). */
+/* Seconds from a monotonic clock (arbitrary origin): for timing intervals, like MPI_Wtime. */
 double shmemx_wtime(void);
 
 #ifdef __cplusplus

@@ -148,8 +148,17 @@ BANNER = """/*
  */"""
 
 
+HEADER_ABOUT = """shmem.h: the OpenSHMEM 1.5 C API of rshmem.
+ *
+ * Sections follow the specification's chapters: setup, memory, teams, contexts, RMA, signals,
+ * AMOs, collectives, point-to-point synchronization, ordering and locks. Routines marked
+ * "deprecated" are kept for programs written against earlier versions. C11 programs also get
+ * the type-generic macros at the end (shmem_put(dest, src, n, pe), shmem_put(ctx, ...), ...).
+ * Constant values and the shmem_ctx_t representation match Open MPI's OSHMEM."""
+
+
 def prelude():
-    return BANNER.format(what="shmem.h: the OpenSHMEM 1.5 C API of rshmem.").splitlines() + """
+    return BANNER.format(what=HEADER_ABOUT).splitlines() + """
 #ifndef RSHMEM_SHMEM_H
 #define RSHMEM_SHMEM_H
 
@@ -260,7 +269,7 @@ extern shmem_ctx_t oshmem_ctx_default;""".splitlines()
 
 
 def setup():
-    return section("Library setup, exit and query (9.1), accessibility (9.2), shmem_ptr (9.3)") + block(
+    return section("Library setup, exit and query, accessibility, shmem_ptr") + block(
         "Setup, exit and query", [
             "void shmem_init(void)",
             "int shmem_init_thread(int requested, int *provided)",
@@ -274,7 +283,7 @@ def setup():
             "void *shmem_ptr(const void *dest, int pe)",
             "void shmem_info_get_version(int *major, int *minor)",
             "void shmem_info_get_name(char *name)",
-        ]) + block("Deprecated setup and query (OpenSHMEM 1.1)", [
+        ]) + block("Deprecated setup and query (pre-1.2 names)", [
             "void start_pes(int npes)",
             "int _my_pe(void)",
             "int _num_pes(void)",
@@ -282,14 +291,14 @@ def setup():
 
 
 def memory():
-    return section("Memory management (9.3)") + block("Symmetric heap", [
+    return section("Memory management") + block("Symmetric heap", [
         "void *shmem_malloc(size_t size)",
         "void shmem_free(void *ptr)",
         "void *shmem_realloc(void *ptr, size_t size)",
         "void *shmem_align(size_t alignment, size_t size)",
         "void *shmem_malloc_with_hints(size_t size, long hints)",
         "void *shmem_calloc(size_t count, size_t size)",
-    ]) + block("Deprecated allocation names (OpenSHMEM 1.1)", [
+    ]) + block("Deprecated allocation names (pre-1.2)", [
         "void *shmalloc(size_t size)",
         "void shfree(void *ptr)",
         "void *shrealloc(void *ptr, size_t size)",
@@ -298,7 +307,7 @@ def memory():
 
 
 def teams():
-    return section("Team management (9.4)") + block("Teams", [
+    return section("Team management") + block("Teams", [
         "int shmem_team_my_pe(shmem_team_t team)",
         "int shmem_team_n_pes(shmem_team_t team)",
         "int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)",
@@ -313,7 +322,7 @@ def teams():
 
 
 def contexts():
-    return section("Communication management: contexts (9.5)") + block("Contexts", [
+    return section("Communication management: contexts") + block("Contexts", [
         "int shmem_ctx_create(long options, shmem_ctx_t *ctx)",
         "int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)",
         "void shmem_ctx_destroy(shmem_ctx_t ctx)",
@@ -336,7 +345,7 @@ RMA_TYPED = {
 
 
 def rma():
-    lines = section("Remote memory access (9.6)")
+    lines = section("Remote memory access")
     for op, template in RMA_TYPED.items():
         lines += block("shmem_TYPENAME_" + op, typed(template, RMA))
     lines += block("shmem_putSIZE, shmem_putmem", sized(
@@ -360,7 +369,7 @@ SIGNAL_ARGS = "size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, i
 
 
 def signals():
-    lines = section("Signaling operations (9.9)")
+    lines = section("Signaling operations")
     for nbi in ["", "_nbi"]:
         lines += block("shmem_TYPENAME_put_signal" + nbi, typed(
             "void shmem_{c}{N}_put_signal" + nbi + "({C}{T} *dest, const {T} *source, " + SIGNAL_ARGS + ")", RMA))
@@ -428,7 +437,7 @@ AMO_DEPRECATED = [
 
 
 def atomics():
-    lines = section("Atomic memory operations (9.7)")
+    lines = section("Atomic memory operations")
     for op, template, table in AMO + AMO_NBI:
         lines += block("shmem_TYPENAME_" + op, typed(template, table))
     for op, template, table, _ in AMO_DEPRECATED:
@@ -454,7 +463,7 @@ REDUCE_OPS = [("and", REDUCE_BITWISE, TO_ALL_BITWISE), ("or", REDUCE_BITWISE, TO
 
 
 def collectives():
-    lines = section("Collective routines (9.10)")
+    lines = section("Collective routines")
     lines += block("Barriers and syncs", [
         "void shmem_barrier_all(void)",
         "void shmem_sync_all(void)",
@@ -529,7 +538,7 @@ P2P = [
 
 
 def p2p():
-    lines = section("Point-to-point synchronization (9.11)")
+    lines = section("Point-to-point synchronization")
     for op, template in P2P:
         lines += block("shmem_TYPENAME_" + op, typed(template, SYNC, ctx=False))
     lines += block("Deprecated waits (C11: shmem_wait_until is the generic macro, below)", typed(
@@ -541,7 +550,7 @@ def p2p():
 
 
 def ordering_and_locks():
-    return section("Memory ordering (9.12), distributed locking (9.13), cache management") + block(
+    return section("Memory ordering, distributed locking, cache management") + block(
         "Fence and quiet", [
             "void shmem_fence(void)",
             "void shmem_ctx_fence(shmem_ctx_t ctx)",
@@ -581,7 +590,8 @@ def generic_types(table):
 
 
 def associations(table, func, quals):
-    return ["%s%s *: %s" % (q, c, func.format(N=n)) for c, n in generic_types(table) for q in quals]
+    spell = lambda c: LP64[c] if c.startswith("RSHMEM_") else c  # C11 code: plain C complex types
+    return ["%s%s *: %s" % (q, spell(c), func.format(N=n)) for c, n in generic_types(table) for q in quals]
 
 
 def generic(macro, table, func, pos=1, ctx=True, quals=("",)):
@@ -668,7 +678,7 @@ def shmemx_h():
     lines = BANNER.format(what="shmemx.h: rshmem extensions to OpenSHMEM (names start with shmemx_).").splitlines()
     lines += ["#ifndef RSHMEM_SHMEMX_H", "#define RSHMEM_SHMEMX_H", "", "#include <shmem.h>", "",
               "#ifdef __cplusplus", "extern \"C\" {", "#endif", "",
-              "/* Wall-clock time in seconds since an arbitrary fixed point of this process (monotonic). */",
+              "/* Seconds from a monotonic clock (arbitrary origin): for timing intervals, like MPI_Wtime. */",
               decl("double shmemx_wtime(void)"),
               "", "#ifdef __cplusplus", "} /* extern \"C\" */", "#endif", "",
               "#endif /* RSHMEM_SHMEMX_H */"]
