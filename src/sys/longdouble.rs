@@ -106,7 +106,7 @@ macro_rules! x87 {
     }};
 }
 
-/// `a + b`, rounded to the 64-bit significand (the x87 default precision on Linux).
+/// `a + b`, rounded as the x87 control word says (64-bit significand, to nearest: the Linux default).
 pub fn add(a: &LongDouble, b: &LongDouble) -> LongDouble {
     x87!("fld tbyte ptr [{a}]\nfld tbyte ptr [{b}]\nfaddp\nfstp tbyte ptr [{out}]", a, b)
 }
