@@ -2,7 +2,10 @@
  * Every blocking AMO for every type of its table, plain and ctx forms, plus the deprecated names:
  * contended fetch_add/fetch_inc (the fetched values must be a permutation), inc/add totals,
  * compare_swap with exactly one winner, swap chains, fetch/set across PEs, bitwise ops with a
- * distinct bit per PE, and exact float/double bit patterns through fetch/set/swap. */
+ * distinct bit per PE, exact float/double bit patterns through fetch/set/swap, and AMOs through a
+ * created context and a team context (team-relative PE numbers). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdint.h>
 #include <string.h>
 #include "check.h"
@@ -266,6 +269,69 @@ DEPRECATED_INT(long long, longlong)
 DEPRECATED_FLOAT(float, float)
 DEPRECATED_FLOAT(double, double)
 
+/* AMOs through contexts: one created on the world team, and one on a strided team, where PE
+ * arguments are team-relative.
+ * TODO(after merging the teams branch): call shmem_team_split_strided / shmem_team_destroy
+ * directly; until then they are looked up at run time and the team part is skipped if absent. */
+typedef int (*split_fn)(shmem_team_t, int, int, int, const void *, long, shmem_team_t *);
+typedef void (*destroy_fn)(shmem_team_t);
+
+static void contexts(void) {
+    long *x = shmem_calloc(2, sizeof(long));
+    shmem_ctx_t ctx;
+    CHECK(shmem_ctx_create(0, &ctx) == 0, "shmem_ctx_create failed");
+    long old = shmem_ctx_long_atomic_fetch_add(ctx, &x[0], 1, 0);
+    CHECK(old >= 0 && old < npes, "fetch_add through a created context: %ld", old);
+    shmem_ctx_uint64_atomic_or(ctx, (uint64_t *)&x[1], (uint64_t)1 << me, 0);
+    shmem_ctx_quiet(ctx);
+    shmem_barrier_all();
+    if (me == 0) {
+        CHECK_EQ_LONG(x[0], npes);
+        CHECK_EQ_LONG(x[1], (1L << npes) - 1);
+    }
+    shmem_ctx_destroy(ctx);
+    shmem_barrier_all();
+
+    split_fn split = (split_fn)dlsym(RTLD_DEFAULT, "shmem_team_split_strided");
+    destroy_fn destroy = (destroy_fn)dlsym(RTLD_DEFAULT, "shmem_team_destroy");
+    if (!split || !destroy || npes < 2) {
+        if (me == 0) printf("amo_all: team contexts skipped (no shmem_team_split_strided yet, or one PE)\n");
+        shmem_free(x);
+        return;
+    }
+    /* The odd PEs: team PE i is world PE 2i + 1. Each adds its world number + 1 to team PE 0
+     * (world PE 1) and swaps into its team-right neighbour. */
+    int size = npes / 2;
+    shmem_team_t odd = SHMEM_TEAM_INVALID;
+    split(SHMEM_TEAM_WORLD, 1, 2, size, NULL, 0, &odd);
+    x[0] = x[1] = 0;
+    shmem_barrier_all();
+    if (me % 2 == 1) {
+        shmem_ctx_t tctx;
+        CHECK(shmem_team_create_ctx(odd, 0, &tctx) == 0, "team context creation failed");
+        int ti = me / 2, tright = (ti + 1) % size;
+        shmem_ctx_long_atomic_add(tctx, &x[0], me + 1, 0);
+        long prev = shmem_ctx_long_atomic_swap(tctx, &x[1], me, tright);
+        (void)prev;
+        shmem_ctx_destroy(tctx);
+    }
+    shmem_barrier_all();
+    if (me == 1) {
+        long want = 0;
+        for (int p = 1; p < npes; p += 2) want += p + 1;
+        CHECK_EQ_LONG(x[0], want);
+    }
+    if (me % 2 == 1) {
+        int ti = me / 2, tleft = (ti + size - 1) % size;
+        CHECK_EQ_LONG(x[1], 2 * tleft + 1); /* swapped in by the world PE of team-left */
+    } else {
+        CHECK(x[0] == 0 && x[1] == 0, "even PE %d was written through the odd team's context", me);
+    }
+    shmem_barrier_all();
+    if (me % 2 == 1) destroy(odd);
+    shmem_free(x);
+}
+
 int main(void) {
     shmem_init();
     me = shmem_my_pe();
@@ -289,6 +355,7 @@ int main(void) {
     deprecated_longlong();
     deprecated_float();
     deprecated_double();
+    contexts();
 
     shmem_free(report);
     if (me == 0) printf("amo_all: %d PEs ok\n", npes);

@@ -236,7 +236,7 @@ static void deprecated(void) {
     shmem_barrier_all();
     if (me == from) shmem_long_atomic_add(&lv, 10, 0);
     if (me == 0) {
-        shmem_wait_until(&lv, SHMEM_CMP_GE, 15);
+        (shmem_wait_until)(&lv, SHMEM_CMP_GE, 15); /* the deprecated function, not the C11 generic */
         CHECK_EQ_LONG(lv, 15);
     }
     shmem_barrier_all();

@@ -3,27 +3,11 @@
 //! names of OpenSHMEM 1.3. Each call is one hardware atomic on the target PE's word (see
 //! `runtime::amo`); on shared memory a non-blocking AMO is complete when it returns.
 
-use std::ffi::{c_int, c_void};
-
-use crate::error::Result;
 use crate::runtime::amo::write_fetch;
-
-/// The C `shmem_ctx_t`: an opaque pointer.
-pub type ShmemCtx = *mut c_void;
-
-/// Maps `pe`, numbered in the team of `ctx`, to a world PE number.
-///
-/// TEMPORARY: contexts live in src/capi/ctx.rs (branch `rma`); until that lands every context is
-/// treated as the default context, whose team is the world team.
-/// TODO(ctx merge): replace with `pub use crate::capi::ctx::resolve_pe;`.
-#[inline]
-pub fn resolve_pe(_ctx: ShmemCtx, pe: c_int, _routine: &'static str) -> Result<c_int> {
-    Ok(pe)
-}
 
 /// Defines the C routine `shmem_<stem>` (`plain`) or the pair `shmem_<stem>` and
 /// `shmem_ctx_<stem>` (`pair`) from one body. The body sees `$st` (the runtime state), `$pe`
-/// (the world PE: the ctx form maps its argument through the context) and `$r` (the C name),
+/// (the world PE: the ctx form maps its argument through the context's team) and `$r` (the C name),
 /// and returns `Result<$ret>`.
 macro_rules! entry {
     (plain [$($stem:tt)*] $f:ident ($($arg:ident : $aty:ty),*) -> $ret:ty => |$st:ident, $pe:ident, $r:ident| $body:expr) => {
@@ -41,10 +25,10 @@ macro_rules! entry {
         $crate::capi::amo::entry!(plain [$($stem)*] $f ($($arg: $aty),*) -> $ret => |$st, $pe, $r| $body);
         #[export_name = concat!("shmem_ctx_", $($stem)*)]
         #[allow(clippy::unused_unit)]
-        pub extern "C" fn $ctx_f(ctx: $crate::capi::amo::ShmemCtx, $($arg: $aty,)* pe: std::ffi::c_int) -> $ret {
+        pub extern "C" fn $ctx_f(ctx: $crate::capi::ctx::ShmemCtx, $($arg: $aty,)* pe: std::ffi::c_int) -> $ret {
             const R: &str = concat!("shmem_ctx_", $($stem)*);
             $crate::capi::with_state(R, |$st| {
-                let ($pe, $r) = ($crate::capi::amo::resolve_pe(ctx, pe, R)?, R);
+                let ($pe, $r) = ($st.ctx_pe(ctx.value(), pe, R)?, R);
                 $body
             })
         }
