@@ -269,6 +269,36 @@ DEPRECATED_INT(long long, longlong)
 DEPRECATED_FLOAT(float, float)
 DEPRECATED_FLOAT(double, double)
 
+/* The C11 generic names resolve to the typed routines (with and without a context). */
+static void generics(void) {
+    long *l = shmem_calloc(2, sizeof(long));
+    double *d = shmem_calloc(1, sizeof(double));
+    uint64_t *sig = shmem_calloc(1, sizeof(uint64_t));
+    int next = (me + 1) % npes, prev = (me + npes - 1) % npes;
+    long fetched = -1;
+    shmem_barrier_all(); /* l is zero everywhere before anyone adds */
+    long old = shmem_atomic_fetch_add(l, 2L, 0);
+    CHECK(old % 2 == 0 && old >= 0 && old < 2L * npes, "generic fetch_add: %ld", old);
+    shmem_barrier_all();
+    shmem_atomic_inc(SHMEM_CTX_DEFAULT, l, 0);
+    shmem_atomic_fetch_inc_nbi(&fetched, l, 0);
+    shmem_atomic_set(d, 0.5 + me, next);
+    long mine = 100 + me;
+    shmem_put_signal(&l[1], &mine, 1, sig, 1, SHMEM_SIGNAL_ADD, next);
+    shmem_wait_until(sig, SHMEM_CMP_EQ, (uint64_t)1);
+    CHECK_EQ_LONG(l[1], 100 + prev);
+    shmem_barrier_all();
+    CHECK(fetched >= 0 && fetched < 4L * npes, "generic fetch_inc_nbi: %ld", fetched);
+    if (me == 0) CHECK_EQ_LONG(l[0], 4L * npes);
+    CHECK(shmem_atomic_fetch(d, next) == 0.5 + me, "generic set/fetch on double");
+    CHECK(shmem_test(sig, SHMEM_CMP_EQ, (uint64_t)1) == 1, "generic test");
+    CHECK(shmem_test_any(&l[1], 1, NULL, SHMEM_CMP_GE, 100L) == 0, "generic test_any");
+    shmem_barrier_all();
+    shmem_free(sig);
+    shmem_free(d);
+    shmem_free(l);
+}
+
 /* AMOs through contexts: one created on the world team, and one on a strided team, where PE
  * arguments are team-relative.
  * TODO(after merging the teams branch): call shmem_team_split_strided / shmem_team_destroy
@@ -356,6 +386,7 @@ int main(void) {
     deprecated_float();
     deprecated_double();
     contexts();
+    generics();
 
     shmem_free(report);
     if (me == 0) printf("amo_all: %d PEs ok\n", npes);

@@ -1,8 +1,8 @@
 /* rshmem-test: pes=1,2,4,7
  * The non-blocking fetching AMOs (OpenSHMEM 1.5): fetch, swap, compare_swap, fetch_inc,
  * fetch_add, fetch_and/or/xor _nbi for every type of their tables, plain and ctx forms. The old
- * value lands in a local `fetch` object, read after a completion point (barrier_all completes
- * every outstanding operation of every PE). */
+ * value lands in a local `fetch` object, read after shmem_quiet (and, where another PE's update
+ * matters, a barrier). */
 #include <stdint.h>
 #include <string.h>
 #include "check.h"
@@ -49,7 +49,8 @@ static void check_permutation(int count, const char *what) {
             default: shmem_ctx_##N##_atomic_fetch_inc_nbi(SHMEM_CTX_DEFAULT, &fetched[i], x, 0); break; \
             }                                                                                          \
         }                                                                                              \
-        shmem_barrier_all(); /* completes the nbi operations */                                        \
+        shmem_quiet(); /* completes the nbi operations */                                              \
+        shmem_barrier_all();                                                                           \
         for (int i = 0; i < ROUNDS; i++) got[i] = (long long)fetched[i];                               \
         gather(got, ROUNDS);                                                                           \
         check_permutation(ROUNDS, #N " fetch_add_nbi/fetch_inc_nbi");                                  \
@@ -57,7 +58,7 @@ static void check_permutation(int count, const char *what) {
         T old = (T)77;                                                                                 \
         if (me % 2) shmem_ctx_##N##_atomic_compare_swap_nbi(SHMEM_CTX_DEFAULT, &old, x + 1, (T)0, (T)(me + 1), 0); \
         else shmem_##N##_atomic_compare_swap_nbi(&old, x + 1, (T)0, (T)(me + 1), 0);                   \
-        shmem_barrier_all();                                                                           \
+        shmem_quiet();                                                                                 \
         got[0] = (long long)old;                                                                       \
         gather(got, 1);                                                                                \
         if (me == 0) {                                                                                 \
@@ -82,12 +83,13 @@ static void check_permutation(int count, const char *what) {
         shmem_barrier_all();                                                                           \
         if (me % 2) shmem_ctx_##N##_atomic_swap_nbi(SHMEM_CTX_DEFAULT, &old, x, (T)(me + 200), next); \
         else shmem_##N##_atomic_swap_nbi(&old, x, (T)(me + 200), next);                                \
+        shmem_quiet();                                                                                 \
         shmem_barrier_all();                                                                           \
         CHECK(old == (T)(next + 100), #N " swap_nbi old value");                                      \
         CHECK(*x == (T)(prev + 200), #N " swap_nbi new value");                                       \
         if (me % 2) shmem_##N##_atomic_fetch_nbi(&seen_next, x, next);                                 \
         else shmem_ctx_##N##_atomic_fetch_nbi(SHMEM_CTX_DEFAULT, &seen_next, x, next);                 \
-        shmem_barrier_all();                                                                           \
+        shmem_ctx_quiet(SHMEM_CTX_DEFAULT);                                                            \
         CHECK(seen_next == (T)(me + 200), #N " fetch_nbi");                                           \
         shmem_barrier_all();                                                                           \
         shmem_free(x);                                                                                 \
@@ -101,20 +103,24 @@ static void check_permutation(int count, const char *what) {
         *x = 0;                                                                                        \
         shmem_barrier_all();                                                                           \
         shmem_##N##_atomic_fetch_or_nbi(&o1, x, bit, 0);                                               \
+        shmem_quiet();                                                                                 \
         shmem_barrier_all();                                                                           \
         CHECK(!(o1 & bit), #N " fetch_or_nbi: own bit already set");                                  \
         if (me == 0) CHECK(*x == low, #N " or result");                                               \
         shmem_barrier_all();                                                                           \
         shmem_ctx_##N##_atomic_fetch_and_nbi(SHMEM_CTX_DEFAULT, &o2, x, (T)~bit, 0);                   \
+        shmem_quiet();                                                                                 \
         shmem_barrier_all();                                                                           \
         CHECK(o2 & bit, #N " fetch_and_nbi: own bit already clear");                                  \
         if (me == 0) CHECK(*x == 0, #N " and result");                                                \
         shmem_barrier_all();                                                                           \
         shmem_##N##_atomic_fetch_xor_nbi(&o3, x, bit, 0);                                              \
+        shmem_quiet();                                                                                 \
         shmem_barrier_all();                                                                           \
         shmem_ctx_##N##_atomic_fetch_xor_nbi(SHMEM_CTX_DEFAULT, &o4, x, (T)(bit << 8), 0);             \
         shmem_ctx_##N##_atomic_fetch_or_nbi(SHMEM_CTX_DEFAULT, &o1, x, 0, 0);                          \
         shmem_##N##_atomic_fetch_and_nbi(&o2, x, (T)~0, 0);                                            \
+        shmem_quiet();                                                                                 \
         shmem_barrier_all();                                                                           \
         CHECK(!(o3 & bit), #N " fetch_xor_nbi: own bit set");                                         \
         CHECK(o4 & bit, #N " fetch_xor_nbi: low bits missing");                                       \

@@ -195,7 +195,7 @@ impl<T: Atomic> Words<T> {
 
 fn check_aligned<T>(addr: *const T, routine: &'static str) -> Result<()> {
     let align = size_of::<T>();
-    if (addr as usize) % align != 0 {
+    if !(addr as usize).is_multiple_of(align) {
         return Err(Error::invalid(
             routine,
             format!(
@@ -207,7 +207,7 @@ fn check_aligned<T>(addr: *const T, routine: &'static str) -> Result<()> {
 }
 
 /// Writes one result to the caller's local `fetch` (the non-blocking fetching AMOs).
-pub fn write_fetch<T: Copy>(fetch: *mut T, v: T, routine: &'static str) -> Result<()> {
+pub(crate) fn write_fetch<T: Copy>(fetch: *mut T, v: T, routine: &'static str) -> Result<()> {
     if fetch.is_null() {
         return Err(Error::invalid(routine, "the fetch pointer is NULL; pass the local address that receives the old value"));
     }
@@ -385,7 +385,7 @@ impl<T: Atomic> WaitSet<T> {
     }
 
     /// test_some: writes the satisfied elements' indices; returns how many.
-    pub fn test_some(&self, indices: *mut usize, routine: &'static str) -> Result<usize> {
+    pub(crate) fn test_some(&self, indices: *mut usize, routine: &'static str) -> Result<usize> {
         if indices.is_null() && self.words.n > 0 {
             return Err(Error::invalid(routine, "indices is NULL; pass an array of at least nelems size_t"));
         }
@@ -423,7 +423,7 @@ impl<T: Atomic> WaitSet<T> {
     }
 
     /// wait_until_some: waits for at least one element, then reports every satisfied one.
-    pub fn wait_some(&self, st: &State, indices: *mut usize, routine: &'static str) -> Result<usize> {
+    pub(crate) fn wait_some(&self, st: &State, indices: *mut usize, routine: &'static str) -> Result<usize> {
         if self.is_empty() {
             return Ok(0);
         }
