@@ -13,7 +13,7 @@ for np in 2 4; do
     echo "--- np=$np: exit $rc after ${took}s; stderr:"; cat "$dir/err"
     [ $rc -eq 3 ] && pass "np=$np: the job exits with status 3" || fail "np=$np: exit status $rc, want 3"
     [ $took -le 10 ] && pass "np=$np: it ended within 10 s (${took}s)" || fail "np=$np: it took ${took}s"
-    grep -q "PE $target called shmem_global_exit(3)" "$dir/err" \
+    grep -qF "PE $target ended the job (shmem_global_exit(3)" "$dir/err" \
         && pass "np=$np: the launcher names PE $target" || fail "np=$np: the launcher does not name PE $target"
     grep -q "still running" "$dir/out" && fail "np=$np: a PE went on after the global exit"
     pids_gone "$dir" 5 && pass "np=$np: no PE process is left" || fail "np=$np: PE processes survived"

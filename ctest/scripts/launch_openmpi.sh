@@ -8,6 +8,7 @@ if [ -z "$MPIRUN" ] || ! "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then
     exit 1
 fi
 build launch_check
+build fault_victim
 # Open MPI refuses to run as root unless told; more PEs than cores need --oversubscribe.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 FLAGS=(--oversubscribe)
@@ -31,4 +32,10 @@ check_run "mpirun -np 2 without libpmix" 2 2 "$MPIRUN" "${FLAGS[@]}" -np 2 -x RS
 out=$(timeout 60 "$MPIRUN" "${FLAGS[@]}" -np 2 -x RSHMEM_PMIX_LIBRARY=/nonexistent/libpmix.so -x RSHMEM_DEBUG=INFO "$WORK/launch_check" 2>&1)
 grep -q "libpmix could not be loaded (/nonexistent/libpmix.so" <<<"$out" && grep -q "bootstrap ompi-env" <<<"$out" \
     && pass "without libpmix the PEs say so and use Open MPI's environment" || fail "fallback not reported: $out"
+
+# shmem_global_exit(3) while PE 0 waits in a barrier and PE 1 sleeps: mpirun ends the job with 3.
+dir=$WORK/exit3 && mkdir -p "$dir"
+timeout 60 "$MPIRUN" "${FLAGS[@]}" -np 3 "$WORK/fault_victim" exit3 "$dir" 2 >"$dir/out" 2>&1; rc=$?
+[ $rc -eq 3 ] && pass "shmem_global_exit(3) under mpirun: the job exits 3" || { fail "global exit under mpirun: exit $rc, want 3"; cat "$dir/out"; }
+pids_gone "$dir" 10 && pass "no PE is left after the global exit" || fail "PEs survived the global exit under mpirun"
 finish

@@ -263,7 +263,8 @@ fn main() {
         let ended = job.reap();
         // A PE writes its global-exit line before it exits, so read the pipe after reaping.
         if let Some((pe, code)) = read_control(&mut control, &mut pending) {
-            eprintln!("rshmemrun: PE {pe} called shmem_global_exit({code}); stopping all PEs");
+            // The library also ends the job this way after a fatal error (with status 1).
+            eprintln!("rshmemrun: PE {pe} ended the job (shmem_global_exit({code}), or an error reported above); stopping all PEs");
             job.stop_all();
             std::process::exit(code);
         }

@@ -133,6 +133,8 @@ pub struct JobStar {
     client: Option<star::StarClient>,
     server: Option<std::thread::JoinHandle<Result<Vec<i32>>>>,
     timeout: std::time::Duration,
+    /// Tells the launcher that this PE called shmem_global_exit (so it ends the whole job).
+    on_global_exit: Option<fn(i32)>,
 }
 
 impl JobStar {
@@ -163,14 +165,19 @@ impl JobStar {
         let client = star::StarClient::connect(address, rank, size, timeout, None)
             .map_err(|e| wrong_host(e.message))?
             .named(launcher);
-        Ok(JobStar { client: Some(client), server: server.map(|(_, h)| h), timeout })
+        Ok(JobStar { client: Some(client), server: server.map(|(_, h)| h), timeout, on_global_exit: None })
     }
 
     /// A star joined some other way (e.g. a name every PE derives from the job id).
     pub fn from_parts(
         client: star::StarClient, server: Option<std::thread::JoinHandle<Result<Vec<i32>>>>, timeout: std::time::Duration,
     ) -> JobStar {
-        JobStar { client: Some(client), server, timeout }
+        JobStar { client: Some(client), server, timeout, on_global_exit: None }
+    }
+
+    pub fn on_global_exit(mut self, f: fn(i32)) -> JobStar {
+        self.on_global_exit = Some(f);
+        self
     }
 
     fn client(&self) -> &star::StarClient {
@@ -190,6 +197,11 @@ impl Bootstrap for JobStar {
     }
     fn allgather_fds(&self, mine: &[RawFd]) -> Result<Vec<Vec<OwnedFd>>> {
         self.client().allgather_fds(mine)
+    }
+    fn report_global_exit(&self, status: i32) {
+        if let Some(f) = self.on_global_exit {
+            f(status)
+        }
     }
     fn name(&self) -> &'static str {
         self.client().name()
@@ -248,4 +260,48 @@ pub(crate) fn serve_in_thread(
 pub fn at_exit() {
     pmi1::finalize_session();
     pmix::finalize_session();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A store whose rank 0 lives elsewhere: it returns a fixed value.
+    struct Fixed(String);
+
+    impl KeyValueStore for Fixed {
+        fn put(&mut self, _key: &str, _value: &str) -> Result<()> {
+            Ok(())
+        }
+        fn fence(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn get_from_rank0(&mut self, _key: &str) -> Result<String> {
+            Ok(self.0.clone())
+        }
+    }
+
+    #[test]
+    fn a_pe_on_another_host_is_told_why_it_cannot_join() {
+        let mut kvs = Fixed("some-other-host.example/rshmem-1-0".into());
+        let e = JobStar::join(&mut kvs, "k", 1, 2, Duration::from_secs(5), "pmi-1").err().unwrap();
+        assert!(e.message.contains("needs all PEs on one host"), "{}", e.message);
+        assert!(e.message.contains("some-other-host.example"), "{}", e.message);
+    }
+
+    #[test]
+    fn an_unreachable_rendezvous_says_the_same() {
+        let mut kvs = Fixed(format!("{}/rshmem-nobody-listens-{}", hostname(), std::process::id()));
+        let e = JobStar::join(&mut kvs, "k", 1, 2, Duration::from_millis(200), "pmix").err().unwrap();
+        assert!(e.message.contains("needs all PEs on one host"), "{}", e.message);
+        assert!(e.message.contains("could not reach"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_malformed_value_is_named() {
+        let mut kvs = Fixed("no-slash".into());
+        let e = JobStar::join(&mut kvs, "rshmem-star-0", 1, 2, Duration::from_secs(5), "pmi-1").err().unwrap();
+        assert!(e.message.contains("\"no-slash\""), "{}", e.message);
+    }
 }

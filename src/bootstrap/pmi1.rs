@@ -194,7 +194,18 @@ pub fn bootstrap(timeout: Duration) -> Result<Box<dyn Bootstrap>> {
     let pmi = guard.as_mut().expect("set above");
     let key = format!("rshmem-star-{}", super::next_star_epoch());
     let (rank, size) = (pmi.rank, pmi.size);
-    Ok(Box::new(JobStar::join(pmi, &key, rank, size, timeout, "pmi-1")?))
+    Ok(Box::new(JobStar::join(pmi, &key, rank, size, timeout, "pmi-1")?.on_global_exit(abort_job)))
+}
+
+/// shmem_global_exit under hydra: `abort` makes the launcher end every process of the job
+/// and exit with this status (no reply comes back).
+fn abort_job(status: i32) {
+    // try_lock: never wait here; the session is only busy during init and at exit.
+    if let Ok(mut guard) = SESSION.try_lock() {
+        if let Some(pmi) = guard.as_mut() {
+            let _ = pmi.writer.write_all(format!("cmd=abort exitcode={status}\n").as_bytes());
+        }
+    }
 }
 
 /// Sends `finalize` if a session is open (at process exit).
