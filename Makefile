@@ -16,9 +16,13 @@ CTEST_DIR  := $(CURDIR)/build/ctest
 NP         ?= 4
 CBINDGEN   ?= cbindgen
 
-.PHONY: all build install stage test unit-test ctest check-exports check-header header run bench clean
+.PHONY: all deps build install stage test unit-test ctest check-exports check-header header run bench clean
 
 all: build
+
+# Installs missing build/test packages (Debian); does nothing when all are present.
+deps:
+	@bash scripts/install-deps.sh
 
 build:
 	$(CARGO) build --$(PROFILE) --locked
@@ -53,19 +57,19 @@ check-exports: build
 	if [ -n "$$bad" ]; then echo "non-API symbols exported:"; echo "$$bad"; exit 1; fi; echo "exports: API symbols only"
 
 header:
-	$(CBINDGEN) --config cbindgen.toml --crate rshmem --output include/rshmem/rshmem_abi.h
+	$(CBINDGEN) --config cbindgen.toml --output include/rshmem/rshmem_abi.h src/abi/mod.rs
 
 check-header:
-	@$(CBINDGEN) --config cbindgen.toml --crate rshmem --output build/rshmem_abi.h.new
+	@$(CBINDGEN) --config cbindgen.toml --output build/rshmem_abi.h.new src/abi/mod.rs
 	@diff -u include/rshmem/rshmem_abi.h build/rshmem_abi.h.new && echo "cbindgen header: up to date"
 
-test: unit-test check-exports ctest
+test: deps unit-test check-exports ctest
 
-run: stage
+run: deps stage
 	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(MAKE) --no-print-directory -C perftest/host STAGE=$(STAGE)
 	$(STAGE)/bin/rshmemrun -n $(NP) perftest/host/build/shmem_bench
 
-bench: stage
+bench: deps stage
 	bash perftest/host/bench.sh $(STAGE)
 
 clean:

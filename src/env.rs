@@ -194,6 +194,21 @@ mod tests {
         assert_eq!(parse_bool("maybe"), None);
     }
 
+    #[test]
+    fn rshmem_overrides_shmem_overrides_nvshmem() {
+        // A name no other test uses, so parallel tests do not race on it.
+        let name = "PRECEDENCE_PROBE";
+        std::env::set_var("NVSHMEM_PRECEDENCE_PROBE", "nv");
+        assert_eq!(lookup(name).unwrap(), ("NVSHMEM_PRECEDENCE_PROBE".into(), "nv".into()));
+        std::env::set_var("SHMEM_PRECEDENCE_PROBE", "sh");
+        assert_eq!(lookup(name).unwrap().1, "sh");
+        std::env::set_var("RSHMEM_PRECEDENCE_PROBE", "rs");
+        assert_eq!(lookup(name).unwrap().1, "rs");
+        std::env::set_var("RSHMEM_PRECEDENCE_PROBE", "");
+        assert_eq!(lookup(name).unwrap().1, "sh", "an empty value counts as unset");
+        assert_eq!(current("NO_SUCH_SETTING"), ("default".into(), "".into()));
+    }
+
     proptest::proptest! {
         #[test]
         fn any_byte_count_round_trips(n in 0usize..(1usize << 50)) {

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::abi::RshmemStatus;
+
 /// What kind of failure; the C entry points map these to return codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -19,17 +21,20 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// The integer returned by C routines that return a status (NVSHMEMX_ERROR_* style: 0 is success).
-    pub fn code(self) -> i32 {
+    /// The status returned by C routines that return one (0 is success).
+    pub fn status(self) -> RshmemStatus {
         match self {
-            ErrorKind::NotInitialized => 2,
-            ErrorKind::InvalidPe | ErrorKind::InvalidArgument | ErrorKind::NotMember => 3,
-            ErrorKind::NotSymmetric => 3,
-            ErrorKind::OutOfMemory => 4,
-            ErrorKind::Bootstrap | ErrorKind::System => 7,
-            ErrorKind::Unsupported => 5,
-            ErrorKind::Internal => 7,
+            ErrorKind::NotInitialized => RshmemStatus::ErrorNotInitialized,
+            ErrorKind::InvalidPe | ErrorKind::InvalidArgument | ErrorKind::NotMember => RshmemStatus::ErrorInvalidArgument,
+            ErrorKind::NotSymmetric => RshmemStatus::ErrorSymmetry,
+            ErrorKind::OutOfMemory => RshmemStatus::ErrorOutOfMemory,
+            ErrorKind::Unsupported => RshmemStatus::ErrorNotSupported,
+            ErrorKind::Bootstrap | ErrorKind::System | ErrorKind::Internal => RshmemStatus::ErrorInternal,
         }
+    }
+
+    pub fn code(self) -> i32 {
+        self.status() as i32
     }
 }
 

@@ -2,6 +2,7 @@
 //! Layers (dependencies point down only): `capi` → `runtime` → `heap`, `bootstrap` → `sys`.
 //! See ../shared/DESIGN.md (and README.md) for the architecture.
 
+pub mod abi;
 pub mod bootstrap;
 pub mod capi;
 pub mod env;

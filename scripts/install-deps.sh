@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what building and testing rshmem needs on a fresh Debian/Ubuntu machine, and nothing
+# when it is all there already (so `make run` / `make test` can call it every time).
+#   scripts/install-deps.sh          build + test dependencies (Debian packages)
+#   scripts/install-deps.sh --ci     also the pinned cbindgen used by the header check
+set -euo pipefail
+
+need_pkgs=()
+have() { command -v "$1" >/dev/null 2>&1; }
+want() { have "$1" || need_pkgs+=("$2"); }
+
+want cc gcc
+want c++ g++
+want make make
+want cmake cmake
+want pkg-config pkg-config
+want python3 python3
+want mpiexec.hydra mpich            # PMI-1 launcher (bootstrap tests)
+want oshcc libopenmpi-dev           # Open MPI OSHMEM: LD_PRELOAD tests and the CPU reference
+want oshrun openmpi-bin
+want strace strace
+[ -e /usr/include/pmix.h ] || need_pkgs+=(libpmix-dev)
+
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  echo "install-deps: installing ${need_pkgs[*]}"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+fi
+
+have cargo || { echo "install-deps: Rust (cargo) is required: https://rustup.rs" >&2; exit 1; }
+
+if [ "${1:-}" = "--ci" ]; then
+  if ! cbindgen --version 2>/dev/null | grep -q "0.29.4"; then
+    cargo install --locked cbindgen --version 0.29.4 >/dev/null 2>&1
+  fi
+fi
