@@ -21,7 +21,11 @@ Starts N processing elements (PEs) of program on this host.
   -h, --help       this text
   -V, --version    print the version
 Environment: RSHMEM_BOOTSTRAP_TIMEOUT (seconds, default 60), and every RSHMEM_/SHMEM_/NVSHMEM_
-setting, which the PEs inherit (rshmem-info lists them).";
+setting, which the PEs inherit (rshmem-info lists them).
+Signals INT, TERM, HUP, QUIT, USR1 and USR2 are forwarded to every PE; a second INT, TERM, HUP
+or QUIT stops them all. When a PE fails, the others are stopped (TERM, then KILL after 2 s).
+Exit status: 0 when every PE exits 0; else the status given to shmem_global_exit, or that of
+the first PE to fail (128+N when it was killed by signal N).";
 
 /// Signals received and not yet forwarded, one bit per signal number.
 static PENDING_SIGNALS: AtomicU64 = AtomicU64::new(0);
