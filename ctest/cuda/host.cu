@@ -3,12 +3,21 @@
  * first chunk, nvshmem_ptr), blocking host putmem/getmem and typed/sized p/g/put/get with host
  * and device buffers, signal fetch/set, and the library's own GPU memory report. */
 #include <string.h>
+#include <time.h>
 #include "cuda_test.h"
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
 
 __global__ void read_ptr_kernel(int *peer_ptr, int *out) { *out = *(volatile int *)peer_ptr; }
 
 int main(void) {
+    double t0 = now_ms();
     test_init();
+    double init_ms = now_ms() - t0;
     int me = nvshmem_my_pe(), n = nvshmem_n_pes(), right = (me + 1) % n, left = (me + n - 1) % n;
     CHECK_EQ(nvshmemx_init_status(), NVSHMEM_STATUS_IS_INITIALIZED);
     CHECK_EQ(nvshmem_team_my_pe(NVSHMEM_TEAM_WORLD), me);
@@ -24,6 +33,7 @@ int main(void) {
 
     size_t mapped = 0, area = 0, measured = 0;
     CHECK_EQ(rshmem_gpu_memory_usage(&mapped, &area, &measured), 0);
+    if (me == 0) printf("host: nvshmem_init (with the CUDA context) took %.1f ms on PE 0\n", init_ms);
     if (me == 0) printf("host: GPU memory used by rshmem after init: heap %zu bytes (runtime area %zu), driver-measured %zu\n", mapped, area, measured);
     CHECK(mapped > 0 && mapped <= (64u << 20), "heap mapped at init %zu", mapped);
 
