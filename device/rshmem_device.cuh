@@ -15,5 +15,9 @@
 #include "rshmem/device/rshmem_rma.cuh"
 #include "rshmem/device/rshmem_amo.cuh"
 #include "rshmem/device/rshmem_sync.cuh"
+#include "rshmem/device/rshmem_coll.cuh"
+#if !defined(__CUDACC_RTC__)
+#include "rshmem/device/rshmem_launch.cuh"
+#endif
 
 #endif /* RSHMEM_DEVICE_CUH */

@@ -66,7 +66,7 @@ RSHMEMI_HOSTDEV void nvshmem_getmem(void *dest, const void *source, size_t bytes
 RSHMEMI_HOSTDEV void nvshmem_putmem_nbi(void *dest, const void *source, size_t bytes, int pe);
 RSHMEMI_HOSTDEV void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes, int pe);
 
-/* ---- atomics (device; the host forms are not implemented yet) ------------------------------ */
+/* ---- atomics (host: blocking, one library kernel per call; device: inline atomics) ---------- */
 #define RSHMEMI_DECL_AMO_STANDARD(NAME, TYPE)                                                             \
     RSHMEMI_HOSTDEV TYPE nvshmem_##NAME##_atomic_fetch_add(TYPE *dest, TYPE value, int pe);               \
     RSHMEMI_HOSTDEV void nvshmem_##NAME##_atomic_add(TYPE *dest, TYPE value, int pe);                     \
@@ -112,6 +112,12 @@ void nvshmemx_getmem_nbi_on_stream(void *dest, const void *source, size_t bytes,
 void nvshmemx_quiet_on_stream(cudaStream_t cstrm);
 void nvshmemx_barrier_all_on_stream(cudaStream_t cstrm);
 void nvshmemx_sync_all_on_stream(cudaStream_t cstrm);
+void nvshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, cudaStream_t cstrm);
+void nvshmemx_putmem_signal_on_stream(void *dest, const void *source, size_t bytes, uint64_t *sig_addr, uint64_t signal,
+                                      int sig_op, int pe, cudaStream_t cstrm);
+void nvshmemx_putmem_signal_nbi_on_stream(void *dest, const void *source, size_t bytes, uint64_t *sig_addr, uint64_t signal,
+                                          int sig_op, int pe, cudaStream_t cstrm);
+void nvshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t cmp_value, cudaStream_t cstream);
 
 /* ---- modules loaded at run time (cubin, NVRTC, cudaLibrary) ---------------------------------- */
 int nvshmemx_cumodule_init(CUmodule module);

@@ -28,11 +28,13 @@ t() {
   if [ $rc -eq 0 ]; then pass=$((pass+1)); echo "PASS $name (${ms} ms)"; else fail=$((fail+1)); failed="$failed $name"; echo "FAIL $name rc=$rc (${ms} ms)"; fi
   tail -n 12 "$OUT/$name.log" | sed 's/^/    /'
 }
-for name in ${TESTS:-host rma amo signal sync two_tu two_tu_rdc cumodule reinit}; do
+for name in ${TESTS:-host rma amo signal sync stream host_amo coll two_tu two_tu_rdc cumodule reinit}; do
   [ -x "./$name" ] || { echo "MISSING $name"; fail=$((fail+1)); continue; }
   t "$name" "$S/bin/rshmemrun" -n 2 "./$name" "$B/cuda"
 done
 [ -x ./uid_init ] && t uid_init ./uid_init
+t device_checks "$S/bin/rshmemrun" -n 2 ./device_checks
+grep -q "is out of range" "$OUT/device_checks.log" && echo "device_checks: the kernel printed the bad PE" || { echo "FAIL device_checks: no message from the device"; fail=$((fail+1)); failed="$failed device_checks_message"; }
 RSHMEM_DEBUG=INFO t host_info "$S/bin/rshmemrun" -n 2 ./host
 grep -h "GPU memory\|GPU [0-9]" "$OUT/host_info.log" | head -4
 t lazy bash "$G/ctest/scripts/cuda_lazy.sh" "$S" "$B"

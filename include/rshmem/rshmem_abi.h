@@ -109,7 +109,12 @@ typedef struct RshmemDeviceState {
    Device address of `u64[npes]`: on-stream barrier flags peers write to.
    */
   uint64_t stream_flags;
-  uint64_t reserved[5];
+  /*
+   Device address (this PE's heap) of the collectives' scratch buffer, and its size.
+   */
+  uint64_t coll_scratch;
+  uint64_t coll_scratch_bytes;
+  uint64_t reserved[3];
 } RshmemDeviceState;
 
 /*

@@ -72,7 +72,10 @@ pub struct RshmemDeviceState {
     pub sync_consumed: u64,
     /// Device address of `u64[npes]`: on-stream barrier flags peers write to.
     pub stream_flags: u64,
-    pub reserved: [u64; 5],
+    /// Device address (this PE's heap) of the collectives' scratch buffer, and its size.
+    pub coll_scratch: u64,
+    pub coll_scratch_bytes: u64,
+    pub reserved: [u64; 3],
 }
 
 // ---------------------------------------------------------------------------------------------

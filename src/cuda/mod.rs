@@ -147,6 +147,8 @@ macro_rules! cu {
     }};
 }
 
+pub mod kernels;
+
 // ---------------------------------------------------------------------------------------------
 // Devices and contexts
 
@@ -425,29 +427,46 @@ impl Drop for Stream {
 }
 
 /// Enqueues a copy of `bytes` from `src` to `dst` (any unified addresses: host or device).
-pub fn memcpy_async(dst: u64, src: u64, bytes: usize, stream: CUstream) -> CuResult<()> {
+///
+/// # Safety
+/// Both ranges must be valid for the copy until it completes on `stream`, a live stream of
+/// the current context.
+pub unsafe fn memcpy_async(dst: u64, src: u64, bytes: usize, stream: CUstream) -> CuResult<()> {
     cu!(driver()?, cuMemcpyAsync(dst, src, bytes, stream))
 }
 
-pub fn memset_async(dst: u64, value: u8, bytes: usize, stream: CUstream) -> CuResult<()> {
+/// Enqueues a fill of `bytes` at `dst` with `value`.
+///
+/// # Safety
+/// `dst..dst+bytes` must be device memory valid until the fill completes on `stream`.
+pub unsafe fn memset_async(dst: u64, value: u8, bytes: usize, stream: CUstream) -> CuResult<()> {
     cu!(driver()?, cuMemsetD8Async(dst, value, bytes, stream))
 }
 
+#[allow(clippy::not_unsafe_ptr_arg_deref)] // an opaque handle, checked by the driver
 pub fn stream_synchronize(stream: CUstream) -> CuResult<()> {
     cu!(driver()?, cuStreamSynchronize(stream))
 }
 
 /// Enqueues an 8-byte store of `value` to `addr` (ordered after earlier work on the stream).
-pub fn stream_write_u64(stream: CUstream, addr: u64, value: u64) -> CuResult<()> {
+///
+/// # Safety
+/// `addr` must be an 8-byte aligned device word the store may overwrite.
+pub unsafe fn stream_write_u64(stream: CUstream, addr: u64, value: u64) -> CuResult<()> {
     cu!(driver()?, cuStreamWriteValue64(stream, addr, value, CU_STREAM_WRITE_VALUE_DEFAULT))
 }
 
 /// Enqueues a wait until the 8-byte word at `addr` is at least `value`.
-pub fn stream_wait_u64_geq(stream: CUstream, addr: u64, value: u64) -> CuResult<()> {
+///
+/// # Safety
+/// `addr` must be a device word that stays mapped while the stream waits on it.
+pub unsafe fn stream_wait_u64_geq(stream: CUstream, addr: u64, value: u64) -> CuResult<()> {
     cu!(driver()?, cuStreamWaitValue64(stream, addr, value, CU_STREAM_WAIT_VALUE_GEQ))
 }
 
 /// Address and size of a global (e.g. `__constant__`) variable of a loaded module, if present.
+/// `module` is an opaque driver handle: it is passed to the driver, never dereferenced here.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn module_global(module: CUmodule, name: &CStr) -> CuResult<Option<(u64, usize)>> {
     let d = driver()?;
     let (mut ptr, mut size) = (0u64, 0usize);
@@ -459,6 +478,7 @@ pub fn module_global(module: CUmodule, name: &CStr) -> CuResult<Option<(u64, usi
 }
 
 /// The same for a library loaded with cuLibraryLoad* (in the current context).
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn library_global(library: CUlibrary, name: &CStr) -> CuResult<Option<(u64, usize)>> {
     let d = driver()?;
     let (mut ptr, mut size) = (0u64, 0usize);

@@ -12,6 +12,7 @@ pub type CUcontext = *mut c_void;
 pub type CUstream = *mut c_void;
 pub type CUmodule = *mut c_void;
 pub type CUlibrary = *mut c_void;
+pub type CUfunction = *mut c_void;
 pub type CUdeviceptr = u64;
 pub type CUmemGenericAllocationHandle = u64;
 
@@ -141,4 +142,8 @@ entry_points! {
     cuStreamWaitValue64 = "cuStreamWaitValue64_v2"(CUstream, CUdeviceptr, u64, c_uint);
     cuModuleGetGlobal = "cuModuleGetGlobal_v2"(*mut CUdeviceptr, *mut usize, CUmodule, *const c_char);
     cuLibraryGetGlobal = "cuLibraryGetGlobal"(*mut CUdeviceptr, *mut usize, CUlibrary, *const c_char);
+    cuModuleLoadData = "cuModuleLoadData"(*mut CUmodule, *const c_void);
+    cuModuleUnload = "cuModuleUnload"(CUmodule);
+    cuModuleGetFunction = "cuModuleGetFunction"(*mut CUfunction, CUmodule, *const c_char);
+    cuLaunchKernel = "cuLaunchKernel"(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void);
 }

@@ -13,6 +13,8 @@
 //! A        sync_counters[n]  device barriers: PE j adds 1 to sync_counters[j] on PE i
 //! 2A       sync_consumed[n]  how many of those this PE has consumed (only this PE touches it)
 //! 3A       stream_flags[n]   on-stream barriers: PE j writes its sequence number to [j] on PE i
+//! 4A       result            8 bytes: the old value of a host-initiated atomic
+//! 4A+256   coll_scratch      COLL_SCRATCH bytes: device collectives' staging (in-place reductions)
 //! ```
 
 use std::ffi::{c_int, CStr};
@@ -24,6 +26,7 @@ use crate::abi::{
     RSHMEM_DEVICE_STATE_VERSION,
 };
 use crate::bootstrap::Bootstrap;
+use crate::cuda::kernels::{AmoOp, Kernels};
 use crate::cuda::{self, sys, Device, PrimaryContext, Stream};
 use crate::env::{parse_size, Config};
 use crate::error::{Error, ErrorKind, Result};
@@ -34,6 +37,9 @@ use super::State;
 
 /// The name of the device state variable in every module that includes the device headers.
 pub const DEVICE_STATE_SYMBOL: &CStr = c"rshmemi_device_state_d";
+
+/// Bytes of each PE's GPU heap the device collectives stage through.
+pub const COLL_SCRATCH: usize = 64 << 10;
 
 /// Bytes of host heap a GPU job keeps (runtime header and scratch live there, not user data).
 pub const HOST_HEAP_BYTES: usize = 8 << 20;
@@ -65,9 +71,15 @@ impl Area {
     pub fn stream_flags(&self) -> usize {
         3 * self.array
     }
+    pub fn result(&self) -> usize {
+        4 * self.array
+    }
+    pub fn coll_scratch(&self) -> usize {
+        4 * self.array + 256
+    }
     /// Bytes reserved for the runtime; user allocations start here.
     pub fn reserved(&self) -> usize {
-        round_up(4 * self.array, 4096)
+        round_up(self.coll_scratch() + COLL_SCRATCH, 4096)
     }
 }
 
@@ -102,6 +114,11 @@ pub struct GpuState {
     pub dstate: RshmemDeviceState,
     stream_seq: AtomicU64,
     pub memory: MemoryReport,
+    /// The library's own kernels (kernels.ptx), loaded on first use.
+    kernels: std::sync::OnceLock<Kernels>,
+    kernels_lock: Mutex<()>,
+    /// Serialises host atomics (they share the result word).
+    amo_lock: Mutex<()>,
     /// The library's own stream for blocking host operations.
     stream: Stream,
     heap: Mutex<GpuHeap>,
@@ -210,8 +227,12 @@ impl GpuState {
 
         // Zero the runtime area and write the peer table.
         let peers: Vec<u64> = (0..npes).map(|p| heap.base_of(p)).collect();
-        cu(cuda::memset_async(base, 0, area.reserved(), stream.0), routine)?;
-        cu(cuda::memcpy_async(base + area.peer_bases() as u64, peers.as_ptr() as u64, 8 * npes, stream.0), routine)?;
+        // SAFETY: the runtime area lies in the chunk just mapped; `peers` outlives the copy,
+        // which completes at the synchronize below.
+        unsafe {
+            cu(cuda::memset_async(base, 0, area.reserved(), stream.0), routine)?;
+            cu(cuda::memcpy_async(base + area.peer_bases() as u64, peers.as_ptr() as u64, 8 * npes, stream.0), routine)?;
+        }
         cu(cuda::stream_synchronize(stream.0), routine)?;
         let (free_after, _) = cu(ctx.memory_info(), routine)?;
 
@@ -234,6 +255,8 @@ impl GpuState {
             sync_counters: base + area.sync_counters() as u64,
             sync_consumed: base + area.sync_consumed() as u64,
             stream_flags: base + area.stream_flags() as u64,
+            coll_scratch: base + area.coll_scratch() as u64,
+            coll_scratch_bytes: COLL_SCRATCH as u64,
             ..Default::default()
         };
         let memory = MemoryReport { heap_mapped: mapped, runtime_area: area.reserved(), measured: free_before.saturating_sub(free_after) };
@@ -261,6 +284,9 @@ impl GpuState {
             dstate,
             stream_seq: AtomicU64::new(0),
             memory,
+            kernels: std::sync::OnceLock::new(),
+            kernels_lock: Mutex::new(()),
+            amo_lock: Mutex::new(()),
             stream,
             heap: Mutex::new(heap),
             ctx,
@@ -299,6 +325,20 @@ impl GpuState {
         self.mapped.store(heap.mapped, Ordering::Release);
         crate::runtime::log::info(&format!("GPU heap grew to {} bytes per PE", heap.mapped));
         Ok(())
+    }
+
+    /// The library's kernels, loading them into the context on first use.
+    fn kernels(&self, routine: &'static str) -> Result<&Kernels> {
+        if let Some(k) = self.kernels.get() {
+            return Ok(k);
+        }
+        let _once = self.kernels_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if self.kernels.get().is_none() {
+            cu(self.ctx.make_current(), routine)?;
+            let k = cu(Kernels::load(), routine)?;
+            let _ = self.kernels.set(k);
+        }
+        Ok(self.kernels.get().expect("set above"))
     }
 
     /// Blocks until the library's own stream is idle (host RMA is complete).
@@ -354,7 +394,9 @@ fn write_target(t: &Target, state: &RshmemDeviceState, stream: sys::CUstream) ->
             None => Err(format!("it has no {} (was it compiled against rshmem's nvshmem.h?)", DEVICE_STATE_SYMBOL.to_string_lossy())),
             Some((_, n)) if n != size => Err(format!("its device state has {n} bytes, this library {size}: rebuild it with this version's headers")),
             Some((addr, _)) => {
-                cuda::memcpy_async(addr, state as *const _ as u64, size, stream).map_err(|e| e.to_string())?;
+                // SAFETY: `addr` is the module's state variable of exactly `size` bytes (checked
+                // above); `state` outlives the copy, which completes at the synchronize below.
+                unsafe { cuda::memcpy_async(addr, state as *const _ as u64, size, stream) }.map_err(|e| e.to_string())?;
                 cuda::stream_synchronize(stream).map_err(|e| e.to_string())
             }
         }
@@ -442,6 +484,9 @@ enum Op {
     Free = 12,
 }
 
+// The on-stream routines take the caller's CUstream: an opaque handle handed to the driver,
+// which checks it; pointer arguments are translated and bounds-checked before any use.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 impl State {
     /// The GPU side of the runtime, or an error saying nvshmem_init was not used.
     pub fn gpu(&self, routine: &'static str) -> Result<&GpuState> {
@@ -519,7 +564,8 @@ impl State {
     pub fn gpu_zero(&self, ptr: *mut u8, bytes: usize, routine: &'static str) -> Result<()> {
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
-        cu(cuda::memset_async(ptr as u64, 0, bytes, g.stream.0), routine)?;
+        // SAFETY: the caller passes a block it just allocated on this PE's heap.
+        cu(unsafe { cuda::memset_async(ptr as u64, 0, bytes, g.stream.0) }, routine)?;
         g.sync(routine)
     }
 
@@ -555,7 +601,9 @@ impl State {
         }
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
-        cu(cuda::memcpy_async(remote, src as u64, bytes, g.stream.0), routine)?;
+        // SAFETY: `remote` is inside PE `pe`'s mapped heap (translated and bounds-checked); the
+        // source is the caller's buffer of `bytes`, read before g.sync returns.
+        cu(unsafe { cuda::memcpy_async(remote, src as u64, bytes, g.stream.0) }, routine)?;
         g.sync(routine)
     }
 
@@ -567,7 +615,9 @@ impl State {
         }
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
-        cu(cuda::memcpy_async(dest as u64, remote, bytes, g.stream.0), routine)?;
+        // SAFETY: `remote` is inside PE `pe`'s mapped heap (translated and bounds-checked); the
+        // destination is the caller's buffer of `bytes`, written before g.sync returns.
+        cu(unsafe { cuda::memcpy_async(dest as u64, remote, bytes, g.stream.0) }, routine)?;
         g.sync(routine)
     }
 
@@ -579,7 +629,9 @@ impl State {
         }
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
-        cu(cuda::memcpy_async(remote, src as u64, bytes, stream), routine)
+        // SAFETY: `remote` is inside PE `pe`'s mapped heap; on-stream routines leave the source
+        // to the caller until the stream passes the copy, as NVSHMEM documents.
+        cu(unsafe { cuda::memcpy_async(remote, src as u64, bytes, stream) }, routine)
     }
 
     pub fn gpu_get_on_stream(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, stream: sys::CUstream, routine: &'static str) -> Result<()> {
@@ -589,7 +641,8 @@ impl State {
         }
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
-        cu(cuda::memcpy_async(dest as u64, remote, bytes, stream), routine)
+        // SAFETY: as for gpu_put_on_stream, with the destination left to the caller.
+        cu(unsafe { cuda::memcpy_async(dest as u64, remote, bytes, stream) }, routine)
     }
 
     /// Host quiet: every host-initiated operation is complete (they are blocking already).
@@ -619,12 +672,70 @@ impl State {
         let seq = g.stream_seq.fetch_add(1, Ordering::Relaxed) + 1;
         let slot = (g.area.stream_flags() + 8 * self.me) as u64;
         for pe in (0..self.npes).filter(|&p| p != self.me) {
-            cu(cuda::stream_write_u64(stream, g.base_of(pe) + slot, seq), routine)?;
+            // SAFETY: the flag word for this PE in PE `pe`'s runtime area (mapped, 8-aligned).
+            cu(unsafe { cuda::stream_write_u64(stream, g.base_of(pe) + slot, seq) }, routine)?;
         }
         for pe in (0..self.npes).filter(|&p| p != self.me) {
             let mine = g.base + (g.area.stream_flags() + 8 * pe) as u64;
-            cu(cuda::stream_wait_u64_geq(stream, mine, seq), routine)?;
+            // SAFETY: PE `pe`'s flag word in this PE's runtime area (mapped, 8-aligned).
+            cu(unsafe { cuda::stream_wait_u64_geq(stream, mine, seq) }, routine)?;
         }
         Ok(())
     }
+
+    /// A host-initiated atomic on the `size`-byte word at symmetric `dest` of PE `pe`
+    /// (blocking): returns the old value (as bits). Runs the library's one-thread kernel.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gpu_amo(&self, dest: *const u8, a: u64, b: u64, pe: i32, op: AmoOp, size: usize, routine: &'static str) -> Result<u64> {
+        let remote = self.gpu_translate(dest, size, pe, routine)?;
+        if remote % size as u64 != 0 {
+            return Err(Error::invalid(routine, format!("address {dest:p} is not aligned to its {size}-byte type")));
+        }
+        let g = self.gpu(routine)?;
+        let k = g.kernels(routine)?;
+        let _one = g.amo_lock.lock().unwrap_or_else(|p| p.into_inner());
+        cu(g.ctx.make_current(), routine)?;
+        let result = g.base + g.area.result() as u64;
+        let mut old = 0u64;
+        // SAFETY: `remote` is a `size`-aligned word in PE `pe`'s mapped heap (checked above) and
+        // `result` this PE's result word; `old` outlives the copy, complete at g.sync below.
+        unsafe {
+            cu(k.amo(g.stream.0, remote, a, b, result, op, size as u32), routine)?;
+            cu(cuda::memcpy_async((&mut old as *mut u64) as u64, result, 8, g.stream.0), routine)?;
+        }
+        g.sync(routine)?;
+        Ok(old)
+    }
+
+    /// signal_op ordered on `stream`: SET is a stream memory write, ADD the atomic kernel.
+    pub fn gpu_signal_op_on_stream(&self, sig: *mut u64, value: u64, op: i32, pe: i32, stream: sys::CUstream, routine: &'static str) -> Result<()> {
+        let remote = self.gpu_translate(sig.cast(), 8, pe, routine)?;
+        let g = self.gpu(routine)?;
+        cu(g.ctx.make_current(), routine)?;
+        match op {
+            // SAFETY (both): `remote` is an 8-byte word inside PE `pe`'s mapped heap.
+            SIGNAL_SET => cu(unsafe { cuda::stream_write_u64(stream, remote, value) }, routine),
+            SIGNAL_ADD => cu(unsafe { g.kernels(routine)?.amo(stream, remote, value, 0, 0, AmoOp::Add, 8) }, routine),
+            other => Err(bad_signal_op(other, routine)),
+        }
+    }
+
+    /// signal_wait_until ordered on `stream`: later work on the stream waits for the signal.
+    pub fn gpu_signal_wait_on_stream(&self, sig: *mut u64, cmp: i32, value: u64, stream: sys::CUstream, routine: &'static str) -> Result<()> {
+        let mine = self.gpu_translate(sig.cast(), 8, self.me as i32, routine)?;
+        if !(0..=5).contains(&cmp) {
+            return Err(Error::invalid(routine, format!("comparison {cmp} is not one of NVSHMEM_CMP_EQ..NVSHMEM_CMP_GE (0..5)")));
+        }
+        let g = self.gpu(routine)?;
+        cu(g.ctx.make_current(), routine)?;
+        // SAFETY: `mine` is an 8-byte word inside this PE's mapped heap.
+        cu(unsafe { g.kernels(routine)?.wait_u64(stream, mine, cmp as u32, value) }, routine)
+    }
+}
+
+pub const SIGNAL_SET: i32 = 9;
+pub const SIGNAL_ADD: i32 = 10;
+
+pub fn bad_signal_op(op: i32, routine: &'static str) -> Error {
+    Error::invalid(routine, format!("signal operation {op} is neither NVSHMEM_SIGNAL_SET (9) nor NVSHMEM_SIGNAL_ADD (10)"))
 }

@@ -5,6 +5,8 @@
 use std::ffi::{c_int, c_void};
 
 use super::super::with_state;
+use crate::cuda::kernels::AmoOp;
+use crate::runtime::gpu::{bad_signal_op, SIGNAL_ADD, SIGNAL_SET};
 
 #[no_mangle]
 pub extern "C" fn nvshmem_putmem(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
@@ -151,24 +153,16 @@ pub extern "C" fn nvshmem_signal_fetch(sig_addr: *mut u64) -> u64 {
     })
 }
 
-/// Host signal_op: NVSHMEM_SIGNAL_SET is an 8-byte put; NVSHMEM_SIGNAL_ADD needs an atomic on
-/// GPU memory, which the host cannot do without a kernel (use nvshmemx_signal_op in device code).
+/// Host signal_op: SET is an 8-byte put, ADD an atomic (the library's one-thread kernel).
 #[no_mangle]
 pub extern "C" fn nvshmemx_signal_op(sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const R: &str = "nvshmemx_signal_op";
     with_state(R, |st| match sig_op {
         SIGNAL_SET => st.gpu_put(sig_addr.cast(), (&signal as *const u64).cast(), 8, pe, R),
-        SIGNAL_ADD => Err(crate::error::Error::new(
-            crate::error::ErrorKind::Unsupported,
-            R,
-            "NVSHMEM_SIGNAL_ADD from the host is not supported yet; call nvshmemx_signal_op in a kernel",
-        )),
-        other => Err(crate::error::Error::invalid(R, format!("signal operation {other} is neither NVSHMEM_SIGNAL_SET (9) nor NVSHMEM_SIGNAL_ADD (10)"))),
+        SIGNAL_ADD => st.gpu_amo(sig_addr.cast(), signal, 0, pe, AmoOp::Add, 8, R).map(|_| ()),
+        other => Err(bad_signal_op(other, R)),
     })
 }
-
-pub const SIGNAL_SET: c_int = 9;
-pub const SIGNAL_ADD: c_int = 10;
 
 fn predefined_world_team(team: c_int, routine: &'static str) -> crate::error::Result<()> {
     use super::{TEAM_NODE, TEAM_SHARED, TEAM_WORLD};
