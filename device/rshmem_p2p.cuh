@@ -59,9 +59,7 @@ RSHMEMI_DEV rshmemi_group rshmemi_block_group() {
     return rshmemi_group{(int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)),
                          (int)(blockDim.x * blockDim.y * blockDim.z)};
 }
-/* Group barriers; the warp one synchronizes the lanes present. */
-RSHMEMI_DEV void rshmemi_sync_thread() {}
-RSHMEMI_DEV void rshmemi_sync_warp() { __syncwarp(__activemask()); }
+/* Group barriers (the warp's is rshmemi_warp_sync, which remembers the calling lanes). */
 RSHMEMI_DEV void rshmemi_sync_block() { __syncthreads(); }
 
 /* ---- copies ----------------------------------------------------------------------------------

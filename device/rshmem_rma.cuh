@@ -37,8 +37,12 @@ RSHMEMI_DEV void rshmemi_put_signal(void *dest, const void *src, size_t bytes, u
 struct rshmemi_no_sync {
     __device__ void operator()() const {}
 };
+/* The lanes that called the routine, captured on entry (while they are converged): a barrier
+ * over __activemask() taken later could leave out a lane that is still inside a branch. */
 struct rshmemi_warp_sync {
-    __device__ void operator()() const { rshmemi_sync_warp(); }
+    unsigned mask;
+    __device__ rshmemi_warp_sync() : mask(__activemask()) {}
+    __device__ void operator()() const { __syncwarp(mask); }
 };
 struct rshmemi_block_sync {
     __device__ void operator()() const { rshmemi_sync_block(); }

@@ -46,8 +46,11 @@ impl Kernels {
         let d = driver()?;
         let mut module: CUmodule = std::ptr::null_mut();
         cu!(d, cuModuleLoadData(&mut module, PTX.as_ptr().cast()))?;
-        let k = Kernels { module, amo: std::ptr::null_mut(), wait_u64: std::ptr::null_mut() };
-        Ok(Kernels { amo: function(d, module, c"rshmem_amo")?, wait_u64: function(d, module, c"rshmem_wait_u64")?, ..k })
+        // Owned from here on: an error below unloads the module (Drop).
+        let mut k = Kernels { module, amo: std::ptr::null_mut(), wait_u64: std::ptr::null_mut() };
+        k.amo = function(d, module, c"rshmem_amo")?;
+        k.wait_u64 = function(d, module, c"rshmem_wait_u64")?;
+        Ok(k)
     }
 
     #[allow(clippy::not_unsafe_ptr_arg_deref)] // handles and parameter pointers go to the driver
