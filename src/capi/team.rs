@@ -78,12 +78,15 @@ fn out_handle(p: *mut ShmemTeam, what: &str, routine: &'static str) -> Result<()
 }
 
 /// Stores a split's result in `*out`; returns the spec's status (0, or nonzero on failure).
-fn give(split: Split, out: *mut ShmemTeam) -> c_int {
+/// A failure is reported by one PE (`loud`): every member fails alike.
+fn give(split: Split, out: *mut ShmemTeam, loud: bool) -> c_int {
     let (handle, rc) = match split {
         Split::Member(id) => (team_handle(id), 0),
         Split::NotMember => (TEAM_INVALID, 0),
         Split::Failed(e) => {
-            log::warn(&e.to_string());
+            if loud {
+                log::warn(&e.to_string());
+            }
             (TEAM_INVALID, e.kind.code())
         }
     };
@@ -156,11 +159,12 @@ pub extern "C" fn shmem_team_split_strided(
     with_state(R, |st| {
         out_handle(new_team, "new_team", R)?;
         if team_index(parent_team).is_none() {
-            return Ok(give(Split::Failed(Error::invalid(R, "parent_team is SHMEM_TEAM_INVALID; no team was created")), new_team));
+            return Ok(give(Split::Failed(Error::invalid(R, "parent_team is SHMEM_TEAM_INVALID; no team was created")), new_team, true));
         }
         let (pid, parent) = team_of(st, parent_team, R)?;
         let contexts = config_contexts(config, config_mask, "config", R)?;
-        Ok(give(st.team_split_strided(pid, &parent, start, stride, size, contexts, R)?, new_team))
+        let loud = parent.my_index == 0;
+        Ok(give(st.team_split_strided(pid, &parent, start, stride, size, contexts, R)?, new_team, loud))
     })
 }
 
@@ -176,15 +180,16 @@ pub extern "C" fn shmem_team_split_2d(
         out_handle(yaxis_team, "yaxis_team", R)?;
         if team_index(parent_team).is_none() {
             let e = Error::invalid(R, "parent_team is SHMEM_TEAM_INVALID; no teams were created");
-            give(Split::Failed(e.clone()), xaxis_team);
-            return Ok(give(Split::Failed(e), yaxis_team));
+            give(Split::Failed(e.clone()), xaxis_team, true);
+            return Ok(give(Split::Failed(e), yaxis_team, false));
         }
         let (pid, parent) = team_of(st, parent_team, R)?;
         let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config", R)?;
         let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config", R)?;
         let (x, y) = st.team_split_2d(pid, &parent, xrange, xc, yc, R)?;
-        let rx = give(x, xaxis_team);
-        let ry = give(y, yaxis_team);
+        let loud = parent.my_index == 0;
+        let rx = give(x, xaxis_team, loud);
+        let ry = give(y, yaxis_team, loud && rx == 0);
         Ok(if rx != 0 { rx } else { ry })
     })
 }
