@@ -116,6 +116,7 @@ pub extern "C" fn shmem_team_n_pes(team: ShmemTeam) -> c_int {
 }
 
 #[no_mangle]
+#[allow(clippy::not_unsafe_ptr_arg_deref)] // a C entry point: the pointer is the caller's, checked for NULL
 pub extern "C" fn shmem_team_get_config(team: ShmemTeam, config_mask: c_long, config: *mut TeamConfig) -> c_int {
     const R: &str = "shmem_team_get_config";
     with_state(R, |st| {
