@@ -2,6 +2,7 @@
 
 pub mod barrier;
 pub mod coll;
+pub mod ctx;
 pub mod header;
 pub mod log;
 pub mod rma;
@@ -40,6 +41,8 @@ pub struct State {
     pub consumed: Vec<AtomicU64>,
     pub thread_level: i32,
     pub teams: team::TeamTable,
+    /// Communication contexts (see ctx.rs).
+    pub ctxs: ctx::CtxTable,
     /// Serialises collective calls made by several threads of this PE.
     pub collective_lock: Mutex<()>,
 }
@@ -111,6 +114,7 @@ pub fn init(requested_thread_level: i32) -> Result<&'static State> {
         consumed: (0..npes).map(|_| AtomicU64::new(0)).collect(),
         thread_level,
         teams,
+        ctxs: ctx::CtxTable::new(npes),
         collective_lock: Mutex::new(()),
     });
     // Everyone's header is written before anyone uses it.
@@ -179,7 +183,7 @@ impl State {
 /// Reports a fatal error the OpenSHMEM way: a message naming the routine, then every PE exits
 /// non-zero (as shmem_global_exit(1) would). Before init, only this process exits.
 pub fn fatal(err: &Error) -> ! {
-    eprintln!("{}{err}", log::prefix());
+    log::write_line(&format!("{}{err}", log::prefix()));
     match state(err.routine) {
         Ok(st) => st.global_exit(1),
         Err(_) => crate::sys::process::exit_now(1),
