@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::runtime::barrier::PeSet;
 use crate::runtime::rma::bytes;
 use crate::runtime::State;
+use crate::sys::longdouble as ld;
 
 fn team_set(st: &State, team: ShmemTeam, routine: &'static str) -> Result<PeSet> {
     Ok(team_of(st, team, routine)?.1.set)
@@ -264,28 +265,6 @@ macro_rules! complex_ops {
     )*};
 }
 complex_ops!(ComplexF, ComplexD);
-
-// TEMPORARY until sys::longdouble (x87 arithmetic, rma branch) is merged: long double
-// reductions fail loudly instead of computing wrong values.
-mod longdouble_pending {
-    use super::LongDouble;
-    fn pending() -> ! {
-        panic!("long double reductions need the x87 arithmetic in sys::longdouble, which this build lacks")
-    }
-    pub fn add(_: &LongDouble, _: &LongDouble) -> LongDouble {
-        pending()
-    }
-    pub fn mul(_: &LongDouble, _: &LongDouble) -> LongDouble {
-        pending()
-    }
-    pub fn max(_: &LongDouble, _: &LongDouble) -> LongDouble {
-        pending()
-    }
-    pub fn min(_: &LongDouble, _: &LongDouble) -> LongDouble {
-        pending()
-    }
-}
-use longdouble_pending as ld;
 
 impl Order for LongDouble {
     fn max(self, o: Self) -> Self {
