@@ -1,9 +1,9 @@
 /* rshmem-test: pes=1,2,4,7 */
-/* Barrier ordering: stores every PE makes into its peers' memory before a barrier are visible
- * to those peers after it, over many iterations; the same for the active-set shmem_barrier
- * (with pSync left as the program set it) and for shmem_sync_all / shmem_team_sync, which
- * synchronise without completing memory updates (stores to peers' mapped memory are complete
- * once made, so the test still holds them to it). */
+/* Barrier ordering: puts (shmem_long_p, shmem_putmem_nbi) and direct stores (through
+ * shmem_ptr) that every PE makes into its peers' memory before a barrier are visible to those
+ * peers after it, over many iterations; the same for the active-set shmem_barrier (with pSync
+ * left as the program set it), and for shmem_quiet + shmem_sync_all / shmem_team_sync; then
+ * barriers over the even and the odd PEs at the same time. */
 #include <shmem.h>
 #include "check.h"
 
@@ -23,15 +23,23 @@ int main(void) {
     for (int it = 0; it < ITERS; it++) {
         long v = (long)it * npes + me;
         for (int pe = 0; pe < npes; pe++) {
-            long *remote = (long *)shmem_ptr(slots, pe);
-            CHECK(remote != NULL, "shmem_ptr(slots, %d) is NULL", pe);
-            remote[me] = v;
+            int how = (it / 4) % 3;
+            if (how == 0) {
+                long *remote = (long *)shmem_ptr(slots, pe);
+                CHECK(remote != NULL, "shmem_ptr(slots, %d) is NULL", pe);
+                remote[me] = v;
+            } else if (how == 1) {
+                shmem_long_p(&slots[me], v, pe);
+            } else {
+                shmem_putmem_nbi(&slots[me], &v, sizeof v, pe);
+            }
         }
         switch (it % 4) {
         case 0: shmem_barrier_all(); break;
         case 1: shmem_barrier(0, 0, npes, pSync); break;
-        case 2: shmem_sync_all(); break;
-        default: CHECK_EQ_LONG(shmem_team_sync(SHMEM_TEAM_WORLD), 0); break;
+        /* syncs do not complete puts: quiet first, as the specification asks */
+        case 2: shmem_quiet(); shmem_sync_all(); break;
+        default: shmem_quiet(); CHECK_EQ_LONG(shmem_team_sync(SHMEM_TEAM_WORLD), 0); break;
         }
         for (int pe = 0; pe < npes; pe++)
             CHECK((slots[pe] == (long)it * npes + pe), "iteration %d: slot %d = %ld, want %ld", it, pe, slots[pe], (long)it * npes + pe);
