@@ -3,7 +3,7 @@
  * complexf/complexd for SUM and PROD), with values chosen so results are exact; out of place
  * and in place (dest == source); a long reduction (several internal chunks); on the world
  * team and concurrently on the even and odd PEs' teams. No synchronisation around the calls:
- * the reductions must order themselves. */
+ * the reductions must order themselves, and every member's dest is final once any returns. */
 #include <complex.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -136,6 +136,14 @@ int main(void) {
     run_all(half, 19, 0);
     run_all(half, 19, 1);
     test_long_sum(half, NMAX, 1);
+    /* When any member has returned, every member's dest holds the result (in place too):
+     * read the peers' copies at once, with no synchronisation. */
+    {
+        long *r = (long *)sbuf;
+        int tn = team_size(half);
+        for (int k = 0; k < tn; k++)
+            for (int i = NMAX - 3; i < NMAX; i++) CHECK_EQ_LONG(shmem_long_g(&r[i], pes[k]), r[i]);
+    }
 
     shmem_barrier_all();
     if (me == 0) printf("coll_reduce: OK on %d PEs\n", npes);

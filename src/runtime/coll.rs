@@ -360,7 +360,7 @@ impl State {
     /// Element-wise reduction of every member's `source[0..nreduce]` with `op`, in member order
     /// (so every member gets bit-identical results), into `dest` on every member. In place
     /// (`dest == source`) works: the result is built privately and written once the peers are
-    /// done reading.
+    /// done reading (one more sync than out of place).
     pub fn reduce<T: Copy>(
         &self, set: PeSet, dest: *mut T, source: *const T, nreduce: i64, op: impl Fn(T, T) -> T, routine: &'static str,
     ) -> Result<()> {
@@ -375,10 +375,12 @@ impl State {
         }
         let c = self.collective(set, routine)?;
         let d = c.own_dest(dest.cast(), len)?.cast::<T>();
-        c.begin(&[("nreduce", nreduce as i64)], &[])?;
+        // In place is the same decision on every member for symmetric arguments; checking it
+        // keeps the extra sync below matched even for a program that breaks that rule.
+        let in_place = overlap(dest.cast(), len, source.cast(), len);
+        c.begin(&[("nreduce", nreduce as i64), ("dest overlapping source (in place)", in_place as i64)], &[])?;
         let srcs: Vec<*const T> =
             (0..c.size()).map(|k| c.peer(source.cast(), len, k).map(|p| p.cast::<T>())).collect::<Result<_>>()?;
-        let in_place = overlap(dest.cast(), len, source.cast(), len);
         let mut private: Vec<T> = Vec::new();
         let out: *mut T = if in_place {
             // SAFETY: srcs[0] was translated for nreduce elements and alignment was checked.
@@ -408,12 +410,15 @@ impl State {
             }
             at += n;
         }
-        // The second sync also separates every member's reads of our source from the in-place write.
-        c.finish();
         if in_place {
+            // Wait until every member is done reading our source (== dest), write the result,
+            // then sync once more so that, as out of place, every member's dest is written
+            // when any member returns.
+            c.sync();
             // SAFETY: the private buffer holds nreduce initialised elements; d has room for them.
             unsafe { std::ptr::copy_nonoverlapping(private.as_ptr(), d, nreduce) };
         }
+        c.finish();
         Ok(())
     }
 }
