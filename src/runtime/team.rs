@@ -1,5 +1,9 @@
 //! Teams: strided sets of world PEs. A C handle is an index into this table (shmem_team_t is
 //! index + 1 as a pointer, so NULL is SHMEM_TEAM_INVALID; nvshmem_team_t is the index itself).
+//! The table is local: a split stores the new team only on its members. Splits are collectives
+//! over the parent (coll.rs): the members publish their arguments and compare them, so a
+//! disagreement is a named error, and an invalid triplet fails alike on every member. Teams
+//! need no storage of their own for synchronisation (see barrier.rs).
 
 use std::sync::{Arc, RwLock};
 
