@@ -47,6 +47,12 @@ pub const SETTINGS: &[Setting] = &[
         help: "seconds to wait for all PEs at start-up before giving up and naming the missing ones",
     },
     Setting {
+        name: "PMIX_LIBRARY",
+        default: "libpmix.so.2",
+        aliases: &[],
+        help: "the PMIx client library loaded under Open MPI's mpirun/oshrun (name or path)",
+    },
+    Setting {
         name: "WAIT_SPINS",
         default: "200",
         aliases: &[],
