@@ -134,12 +134,3 @@ pub extern "C" fn _my_pe() -> c_int {
 pub extern "C" fn _num_pes() -> c_int {
     shmem_n_pes()
 }
-
-#[no_mangle]
-pub extern "C" fn shmem_barrier_all() {
-    with_state("shmem_barrier_all", |st| {
-        let _serial = st.collective_lock.lock();
-        st.barrier_all();
-        Ok(())
-    })
-}
