@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CPU benchmark: rshmem against the physical floor and Open MPI's OSHMEM, in one run.
-#   bash perftest/host/bench.sh <rshmem install prefix> [row-name-prefix ...]
+#   bash perftest/host/bench.sh <rshmem install prefix> [row-name ...]
 # Builds perftest/host (shmem_bench for rshmem, shmem_bench_oshmem with oshcc, floor), then runs
 # ROUNDS rounds (default 3), each: floor, rshmem (rshmemrun -n NP), OSHMEM (oshrun -np NP), so
 # the three see the same machine load. NP defaults to 2. Each figure printed is the median over
@@ -10,7 +10,7 @@
 set -u -o pipefail
 
 if [ $# -lt 1 ]; then
-    echo "usage: bash perftest/host/bench.sh <rshmem install prefix> [row-name-prefix ...]" >&2
+    echo "usage: bash perftest/host/bench.sh <rshmem install prefix> [row-name ...]" >&2
     exit 2
 fi
 STAGE=$(realpath "$1")

@@ -14,7 +14,7 @@
  *   put_bw SIZE      memcpy private -> shared page, GB/s
  *   get_bw SIZE      memcpy shared page -> private, GB/s
  * Output: CSV lines `name,size,value,unit` (same format as shmem_bench), then a table.
- * Usage: floor [--csv] [row-name ...]   (names select rows by prefix; default: all) */
+ * Usage: floor [--csv] [row-name ...]   (exact row names, 'put*' for a prefix; default: all) */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdatomic.h>
@@ -133,9 +133,12 @@ static int selected(int nsel, char **sel, const char *name)
 {
     if (nsel == 0)
         return 1;
-    for (int i = 0; i < nsel; i++)
-        if (strncmp(name, sel[i], strlen(sel[i])) == 0)
+    /* exact row names; a trailing '*' selects by prefix (e.g. "put*") */
+    for (int i = 0; i < nsel; i++) {
+        size_t n = strlen(sel[i]);
+        if (n > 0 && sel[i][n - 1] == '*' ? strncmp(name, sel[i], n - 1) == 0 : strcmp(name, sel[i]) == 0)
             return 1;
+    }
     return 0;
 }
 
@@ -297,7 +300,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--csv") == 0)
             csv_only = 1;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            printf("usage: %s [--csv] [row-name-prefix ...]\n", argv[0]);
+            printf("usage: %s [--csv] [row-name ...]\n", argv[0]);
             return 0;
         } else
             sel[nsel++] = argv[i];

@@ -22,7 +22,8 @@
  *
  * Output (PE 0): one CSV line per row `name,size,value,unit`, then a human-readable table
  * (lines starting with '#').
- * Usage: shmem_bench [--csv] [--reps N] [row-name-prefix ...]    (no arguments: every row) */
+ * Usage: shmem_bench [--csv] [--reps N] [row-name ...]   (exact names, 'put*' for a prefix;
+ *        no names: every row) */
 #include <shmem.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,9 +73,12 @@ static int selected(const char *name)
 {
     if (nsel == 0)
         return 1;
-    for (int i = 0; i < nsel; i++)
-        if (strncmp(name, sel[i], strlen(sel[i])) == 0)
+    /* exact row names; a trailing '*' selects by prefix (e.g. "put*") */
+    for (int i = 0; i < nsel; i++) {
+        size_t n = strlen(sel[i]);
+        if (n > 0 && sel[i][n - 1] == '*' ? strncmp(name, sel[i], n - 1) == 0 : strcmp(name, sel[i]) == 0)
             return 1;
+    }
     return 0;
 }
 
@@ -371,7 +375,7 @@ int main(int argc, char **argv)
                 return 1;
             }
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            printf("usage: %s [--csv] [--reps N] [row-name-prefix ...]\n"
+            printf("usage: %s [--csv] [--reps N] [row-name ...]\n"
                    "rows: put8_quiet get8 p fetch_add atomic_add barrier_all put_bw get_bw bcast sum_reduce\n",
                    argv[0]);
             return 0;
