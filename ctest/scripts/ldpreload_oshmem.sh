@@ -144,6 +144,9 @@ for prog in $PROGRAMS; do
     fi
 
     run native_oshrun_np2 "$prog" pass oshrun --oversubscribe -np 2 "$bin"
+    if [ "$prog" = legacy ]; then
+        run native_global_exit "$prog" fail oshrun --oversubscribe -np 2 "$bin" exit
+    fi
     if [ -n "$missing" ]; then
         echo "  (rshmem runs skipped: they would call into the uninitialised liboshmem)"
         continue
@@ -152,7 +155,6 @@ for prog in $PROGRAMS; do
     run rshmemrun_np4 "$prog" rshmem env LD_PRELOAD="$LIB" "$RSHMEMRUN" -n 4 "$bin"
     run oshrun_preload_np2 "$prog" rshmem oshrun --oversubscribe -np 2 -x LD_PRELOAD="$LIB" "$bin"
     if [ "$prog" = legacy ]; then
-        run native_global_exit "$prog" fail oshrun --oversubscribe -np 2 "$bin" exit
         run rshmemrun_global_exit "$prog" fail env LD_PRELOAD="$LIB" "$RSHMEMRUN" -n 2 "$bin" exit
         run oshrun_preload_global_exit "$prog" fail oshrun --oversubscribe -np 2 -x LD_PRELOAD="$LIB" "$bin" exit
     fi

@@ -40,7 +40,7 @@ def main(path):
     # Rows the benchmark has first, then floor-only rows (reference figures).
     bench_rows = [k for k in order if "rshmem" in values[k] or "oshmem" in values[k]]
     floor_only = [k for k in order if k not in bench_rows]
-    head = f"{'row':<19} {'size':>8} {'unit':<5} {'floor':>9} {'rshmem':>9} {'OSHMEM':>9} {'rshmem/OSHMEM':>14}  better"
+    head = f"{'row':<26} {'size':>8} {'unit':<5} {'floor':>9} {'rshmem':>9} {'OSHMEM':>9} {'rshmem/OSHMEM':>14}  better"
     print(head)
     print("-" * len(head))
     for key in bench_rows + floor_only:
@@ -58,7 +58,7 @@ def main(path):
             else:
                 better = "OSHMEM"
         label = name if key in bench_rows else name + " (floor)"
-        print(f"{label:<19} {size:>8} {unit:<5} {fmt(fl, unit):>9} {fmt(rs, unit):>9} {fmt(om, unit):>9} {ratio:>14}  {better}")
+        print(f"{label:<26} {size:>8} {unit:<5} {fmt(fl, unit):>9} {fmt(rs, unit):>9} {fmt(om, unit):>9} {ratio:>14}  {better}")
     print("latency rows (us): lower is better; bandwidth rows (GB/s): higher is better; "
           "ratio < 1 on latency and > 1 on bandwidth favour rshmem")
 
