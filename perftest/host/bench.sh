@@ -6,7 +6,9 @@
 # the three see the same machine load. NP defaults to 2. Each figure printed is the median over
 # rounds of each run's median of repetitions. If OSHMEM (or rshmem) fails, its error is printed
 # and the table is made from what ran.
-# SAVE=1 keeps the raw CSV (impl,round,name,size,value,unit) in perftest/results/cpu-<date>.csv.
+# SAVE=1 keeps the raw CSV (impl,round,name,size,value,unit) in perftest/results/cpu-<date>.csv
+# and the printed table beside it (.txt). The host is shared: look at the load average printed
+# with the table, and compare only columns measured in the same run.
 set -u -o pipefail
 
 if [ $# -lt 1 ]; then
@@ -70,17 +72,23 @@ for round in $(seq 1 "$ROUNDS"); do
     fi
 done
 
+TABLE=$(mktemp /tmp/rshmem-bench.XXXXXX.txt)
+trap 'rm -f "$RAW" "$LOG" "$TABLE"' EXIT
+{
+    echo "CPU benchmark, $NP PEs (floor: 2 processes), $ROUNDS rounds, $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "host: $(nproc) cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "rshmem: $STAGE; OSHMEM: $(command -v oshrun >/dev/null && oshrun --version 2>/dev/null | head -1 || echo absent)"
+    echo
+    python3 "$HERE/table.py" "$RAW"
+} > "$TABLE"
 echo
-echo "CPU benchmark, $NP PEs, $ROUNDS rounds, $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "host: $(nproc) cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "rshmem: $STAGE; OSHMEM: $(command -v oshrun >/dev/null && oshrun --version 2>/dev/null | head -1 || echo absent)"
-echo
-python3 "$HERE/table.py" "$RAW"
+cat "$TABLE"
 
 if [ "${SAVE:-0}" = 1 ]; then
     mkdir -p "$RESULTS"
-    out=$RESULTS/cpu-$(date +%Y-%m-%d).csv
-    [ -e "$out" ] && out=$RESULTS/cpu-$(date +%Y-%m-%d-%H%M%S).csv
-    cp "$RAW" "$out"
-    echo "raw CSV saved to $out"
+    out=$RESULTS/cpu-$(date +%Y-%m-%d)
+    [ -e "$out.csv" ] && out=$RESULTS/cpu-$(date +%Y-%m-%d-%H%M%S)
+    cp "$RAW" "$out.csv"
+    cp "$TABLE" "$out.txt" # the table as printed, with the host load at the time
+    echo "raw CSV saved to $out.csv (table: $out.txt)"
 fi
