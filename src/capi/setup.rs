@@ -134,3 +134,10 @@ pub extern "C" fn _my_pe() -> c_int {
 pub extern "C" fn _num_pes() -> c_int {
     shmem_n_pes()
 }
+
+/// rshmem extension (shmemx.h): seconds on a monotonic clock, for timing intervals.
+#[no_mangle]
+pub extern "C" fn shmemx_wtime() -> f64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64()
+}
