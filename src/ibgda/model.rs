@@ -277,6 +277,10 @@ fn serve(s: &NicShared, q: &mut QpRun, rng: &mut Rng) -> bool {
             return false;
         }
         s.stats.doorbells.fetch_add(1, Ordering::Relaxed);
+        if s.cfg.delay_us > 0 {
+            // A slow NIC: more WQEs pile up behind the doorbell record meanwhile.
+            std::thread::sleep(Duration::from_micros(s.cfg.delay_us));
+        }
         // The doorbell is a ctrl segment's first 8 bytes: BE32(idx << 8), BE32(qpn << 8).
         let w0 = u32::from_be(db as u32);
         let w1 = u32::from_be((db >> 32) as u32);
@@ -292,9 +296,6 @@ fn serve(s: &NicShared, q: &mut QpRun, rng: &mut Rng) -> bool {
     let n = target16.wrapping_sub(q.ci as u16) as u64;
     if n == 0 {
         return true;
-    }
-    if s.cfg.delay_us > 0 {
-        std::thread::sleep(Duration::from_micros(s.cfg.delay_us));
     }
     let end = q.ci + n;
     let mut batch = Vec::new();

@@ -1,7 +1,7 @@
 //! Shared by the IBGDA integration tests: compiling the C++ sources in ctest/ibgda with the
 //! system C++ compiler (`$CXX`, else `c++`), loading the host build of the device posting code,
 //! and a small "world" of PEs in one process, each with a heap, QPs and a model NIC.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
