@@ -10,7 +10,7 @@ mod ibgda_common;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use ibgda_common::{pattern, World, HEAP_KEY};
+use ibgda_common::{pattern, watchdog, World, HEAP_KEY};
 use rshmem::ibgda::abi::{PeState, QpState};
 use rshmem::ibgda::host::{snapshot, HostQp, QpParams};
 use rshmem::ibgda::model::{HostMemory, ModelConfig, Nic};
@@ -66,6 +66,7 @@ fn amo_model(op: u32, old: u64, v: u64, c: u64, ones: u64) -> (u64, u64) {
 
 #[test]
 fn every_operation_arrives_byte_for_byte() {
+    let _w = watchdog(60, "every_operation_arrives_byte_for_byte");
     let w = World::new(2, 1 << 20, 1, params(), ModelConfig::default());
     let (pe0, pe1) = (&w.pes[0], &w.pes[1]);
     let st = pe0.st();
@@ -153,6 +154,7 @@ fn every_operation_arrives_byte_for_byte() {
 
 #[test]
 fn long_inline_wqes_and_reads_wrap_around_the_ring() {
+    let _w = watchdog(60, "long_inline_wqes_and_reads_wrap_around_the_ring");
     // 8 blocks of 64 bytes: a 100-byte inline write takes 3 blocks and must wrap.
     let p = QpParams { log_nwqes: 3, signal_every: 2, batch: 1, inline_max: 200, ..QpParams::default() };
     let w = World::new(2, 1 << 16, 1, p, ModelConfig::default());
@@ -179,6 +181,7 @@ fn long_inline_wqes_and_reads_wrap_around_the_ring() {
 }
 
 fn stress(num_rc: usize, threads: u32, ops: u32, msg: u32, cfg: ModelConfig) {
+    let _w = watchdog(60, "stress");
     // Tiny queue: 8 blocks, completion every 2, doorbell batch of 2: constant back-pressure.
     let p = QpParams { log_nwqes: 3, signal_every: 2, batch: 2, inline_max: 28, ..QpParams::default() };
     let total = (threads * ops * msg) as usize;
@@ -206,21 +209,25 @@ fn stress(num_rc: usize, threads: u32, ops: u32, msg: u32, cfg: ModelConfig) {
 
 #[test]
 fn many_threads_on_a_tiny_queue_inline() {
+    let _w = watchdog(60, "many_threads_on_a_tiny_queue_inline");
     stress(1, 8, 192, 24, ModelConfig::default());
 }
 
 #[test]
 fn many_threads_on_a_tiny_queue_from_the_heap_reordering_nic() {
+    let _w = watchdog(60, "many_threads_on_a_tiny_queue_from_the_heap_reordering_nic");
     stress(1, 6, 160, 200, ModelConfig { reorder: true, seed: 7, ..Default::default() });
 }
 
 #[test]
 fn many_threads_spread_over_two_qps_per_pe() {
+    let _w = watchdog(60, "many_threads_spread_over_two_qps_per_pe");
     stress(2, 8, 128, 64, ModelConfig { reorder: true, seed: 3, ..Default::default() });
 }
 
 #[test]
 fn fence_orders_writes_on_a_reordering_nic_and_quiet_waits_for_a_slow_one() {
+    let _w = watchdog(60, "fence_orders_writes_on_a_reordering_nic_and_quiet_waits_for_a_slow_one");
     let p = QpParams { log_nwqes: 6, signal_every: 16, batch: 64, inline_max: 28, ..QpParams::default() };
     let cfg = ModelConfig { reorder: true, seed: 11, delay_us: 300, sink: false };
     let w = World::new(2, 1 << 16, 1, p, cfg);
@@ -255,6 +262,7 @@ fn fence_orders_writes_on_a_reordering_nic_and_quiet_waits_for_a_slow_one() {
 
 #[test]
 fn the_reordering_nic_does_overtake_unfenced_writes() {
+    let _w = watchdog(60, "the_reordering_nic_does_overtake_unfenced_writes");
     // The control experiment for the fence test: without fences the same NIC does reorder, so
     // the fence test would catch a fence that does nothing.
     let p = QpParams { log_nwqes: 7, signal_every: 32, batch: 128, inline_max: 28, ..QpParams::default() };
@@ -277,6 +285,7 @@ fn the_reordering_nic_does_overtake_unfenced_writes() {
 
 #[test]
 fn error_cqes_name_the_operation_and_the_pe() {
+    let _w = watchdog(60, "error_cqes_name_the_operation_and_the_pe");
     let w = World::new(2, 1 << 16, 1, params(), ModelConfig::default());
     let pe0 = &w.pes[0];
     let write = hfn!(h_write: fn(Qp, u64, u32, u64, u32, u64, i32) -> u64);
@@ -317,6 +326,7 @@ fn error_cqes_name_the_operation_and_the_pe() {
 
 #[test]
 fn dc_initiator_reaches_a_target_through_its_address_vector() {
+    let _w = watchdog(60, "dc_initiator_reaches_a_target_through_its_address_vector");
     let w = World::new(2, 1 << 16, 1, params(), ModelConfig::default());
     let dci = HostQp::new(QpParams { qpn: 0x777, dci: true, ..params() });
     let nic = Nic::start(0, w.fabric.clone(), Arc::new(HostMemory), ModelConfig::default());
@@ -343,6 +353,7 @@ fn dc_initiator_reaches_a_target_through_its_address_vector() {
 
 #[test]
 fn cpu_doorbell_mode_moves_data_without_device_doorbells() {
+    let _w = watchdog(60, "cpu_doorbell_mode_moves_data_without_device_doorbells");
     let p = QpParams { cpu_doorbell: true, ..params() };
     let w = World::new(2, 1 << 16, 1, p, ModelConfig::default());
     let putmem = hfn!(h_putmem: fn(St, *mut u8, *const u8, u64, u32) -> i32);
@@ -358,6 +369,7 @@ fn cpu_doorbell_mode_moves_data_without_device_doorbells() {
 
 #[test]
 fn sink_mode_measures_the_post_rate() {
+    let _w = watchdog(60, "sink_mode_measures_the_post_rate");
     let p = QpParams { log_nwqes: 10, signal_every: 64, batch: 32, inline_max: 28, ..QpParams::default() };
     let w = World::new(2, 1 << 12, 4, p, ModelConfig { sink: true, ..Default::default() });
     let qps: Vec<Qp> = (0..4).map(|i| w.pes[0].qp(1, i)).collect();

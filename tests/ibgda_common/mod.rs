@@ -191,3 +191,34 @@ pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
         })
         .collect()
 }
+
+/// Ends the test process with a message if the guard is still alive after `secs`: the posting
+/// code spins by design, so a protocol bug shows up as a hang; this turns it into a failure.
+pub struct Watchdog(Arc<std::sync::atomic::AtomicBool>);
+
+pub fn watchdog(secs: u64, what: &'static str) -> Watchdog {
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let d = done.clone();
+    std::thread::spawn(move || {
+        let t0 = std::time::Instant::now();
+        while t0.elapsed().as_secs() < secs {
+            if d.load(std::sync::atomic::Ordering::Acquire) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        // Straight to stderr: the test harness's capture would swallow eprintln! on exit.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("{what}: no progress after {secs} s (a lost doorbell, a stuck completion or a ring overrun)\n").as_bytes(),
+        );
+        std::process::exit(101);
+    });
+    Watchdog(done)
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
