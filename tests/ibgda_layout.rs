@@ -77,3 +77,13 @@ fn posting_path_compiles_under_nvcc_when_available() {
         .expect("run nvcc");
     assert!(status.success(), "device/ibgda does not compile under nvcc");
 }
+
+#[test]
+fn rdma_core_declarations_match_verbs_h_and_mlx5dv_h() {
+    let exe = compile("ctest/ibgda/verbs_layout.cpp", "verbs_layout", &[]);
+    let c_rows: BTreeSet<String> = run_lines(&exe).into_iter().collect();
+    let rust_rows: BTreeSet<String> = rshmem::ib::sys::layout_table().into_iter().collect();
+    let only_c: Vec<_> = c_rows.difference(&rust_rows).collect();
+    let only_rust: Vec<_> = rust_rows.difference(&c_rows).collect();
+    assert!(only_c.is_empty() && only_rust.is_empty(), "src/ib/sys.rs disagrees with rdma-core:\n C only: {only_c:?}\n Rust only: {only_rust:?}");
+}
