@@ -656,7 +656,7 @@ impl Rng {
 
 /// Whether the environment selects the model (`RSHMEM_IBGDA_NIC=model`).
 pub fn selected() -> bool {
-    crate::env::current("IBGDA_NIC").1.trim().eq_ignore_ascii_case("model")
+    crate::env::current("IBGDA_NIC").1.trim().eq_ignore_ascii_case("model") // same rule as IbgdaConfig
 }
 
 #[cfg(test)]
