@@ -13,6 +13,12 @@ use std::sync::Arc;
 use ibgda_common::{pattern, watchdog, World, HEAP_KEY};
 use rshmem::ibgda::abi::{PeState, QpState};
 use rshmem::ibgda::host::{snapshot, HostQp, QpParams};
+
+/// A copy of a live descriptor of this test's world.
+fn snap(qp: Qp) -> QpState {
+    // SAFETY: every descriptor passed here belongs to a World or HostQp that is still alive.
+    unsafe { snapshot(qp) }
+}
 use rshmem::ibgda::model::{HostMemory, ModelConfig, Nic};
 
 type St = *mut PeState;
@@ -174,7 +180,7 @@ fn long_inline_wqes_and_reads_wrap_around_the_ring() {
         assert_eq!(pe0.heap_bytes(i * 256, len), data, "inline write + read back, round {i}");
     }
     assert_eq!(quiet(qp), 0);
-    let s = snapshot(qp);
+    let s = snap(qp);
     assert!(s.resv_head > 8 * 4, "the ring wrapped several times (resv_head {})", s.resv_head);
     assert_eq!(s.completed_head, s.ready_head);
     assert_clean(&w);
@@ -200,7 +206,7 @@ fn stress(num_rc: usize, threads: u32, ops: u32, msg: u32, cfg: ModelConfig) {
         assert_eq!(c, (ops / 16) as u64, "fetch-add counter of thread {t}");
     }
     for i in 0..num_rc {
-        let s = snapshot(pe0.qp(1, i));
+        let s = snap(pe0.qp(1, i));
         assert_eq!(s.completed_head, s.ready_head, "QP {i} not quiet after quiet");
         assert_eq!(s.err_count, 0);
     }
@@ -298,7 +304,7 @@ fn error_cqes_name_the_operation_and_the_pe() {
     let qp = pe0.qp(1, 0);
     write(qp, r, 0xdead, l, HEAP_KEY, 64, 0);
     assert_eq!(quiet(qp), 1, "quiet reports the error");
-    let e = rshmem::ibgda::qp_error(&snapshot(qp), 0, "nvshmem_quiet").expect("an error is recorded");
+    let e = rshmem::ibgda::qp_error(&snap(qp), 0, "nvshmem_quiet").expect("an error is recorded");
     let msg = e.to_string();
     assert!(msg.starts_with("nvshmem_quiet: "), "{msg}");
     assert!(msg.contains("RDMA WRITE (put)") && msg.contains("from PE 0 to PE 1") && msg.contains("remote access error"), "{msg}");
@@ -313,14 +319,14 @@ fn error_cqes_name_the_operation_and_the_pe() {
     let (l2, r2) = (w2.pes[0].heap.addr(), w2.pes[1].heap.addr());
     amo(qp2, r2 + (1 << 16), HEAP_KEY + 1, FETCH_ADD, 8, 1, 0, l2, HEAP_KEY, 1);
     assert_eq!(quiet(qp2), 1);
-    let msg = rshmem::ibgda::qp_error(&snapshot(qp2), 0, "nvshmem_long_atomic_fetch_add").unwrap().to_string();
+    let msg = rshmem::ibgda::qp_error(&snap(qp2), 0, "nvshmem_long_atomic_fetch_add").unwrap().to_string();
     assert!(msg.contains("atomic fetch-add") && msg.contains("PE 1") && msg.contains("outside the registered heap"), "{msg}");
 
     // Bad lkey on the local side.
     let qp3 = w2.pes[1].qp(0, 0);
     write(qp3, l2, HEAP_KEY, r2, 0x7777, 8, 0);
     assert_eq!(quiet(qp3), 1);
-    let msg = rshmem::ibgda::qp_error(&snapshot(qp3), 1, "nvshmem_putmem").unwrap().to_string();
+    let msg = rshmem::ibgda::qp_error(&snap(qp3), 1, "nvshmem_putmem").unwrap().to_string();
     assert!(msg.contains("from PE 1 to PE 0") && msg.contains("local protection error"), "{msg}");
 }
 
@@ -361,7 +367,7 @@ fn cpu_doorbell_mode_moves_data_without_device_doorbells() {
     w.pes[0].write_heap(0, &data);
     assert_eq!(putmem(w.pes[0].st(), w.pes[0].heap_ptr(8192), w.pes[0].heap_ptr(0), 4096, 1), 0);
     assert_eq!(w.pes[1].heap_bytes(8192, 4096), data);
-    let s = snapshot(w.pes[0].qp(1, 0));
+    let s = snap(w.pes[0].qp(1, 0));
     // SAFETY: reading the doorbell record of a live QP; plain memory in this build.
     let dbr = unsafe { std::ptr::read_volatile((s.sq_dbrec + 4) as *const u32) };
     assert_eq!(dbr, 0, "the device must not write the doorbell record in CPU-doorbell mode");

@@ -141,13 +141,17 @@ impl HostQp {
 
     /// A snapshot of the descriptor (device-updated fields may be changing underneath).
     pub fn snapshot(&self) -> QpState {
-        snapshot(self.state_ptr())
+        // SAFETY: our own live descriptor.
+        unsafe { snapshot(self.state_ptr()) }
     }
 }
 
 /// A volatile copy of a descriptor that device code may be updating (diagnostics and tests).
-pub fn snapshot(qp: *const QpState) -> QpState {
-    // SAFETY: callers pass a live descriptor; a volatile copy of plain integer fields tolerates
+///
+/// # Safety
+/// `qp` must point to a live `QpState`.
+pub unsafe fn snapshot(qp: *const QpState) -> QpState {
+    // SAFETY: live per the contract; a volatile copy of plain integer fields tolerates
     // concurrent updates (a torn counter in a snapshot is harmless for its uses).
     unsafe { std::ptr::read_volatile(qp) }
 }

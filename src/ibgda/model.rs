@@ -54,7 +54,7 @@ impl MemoryAccess for HostMemory {
             // SAFETY: registered, 8-byte aligned (checked by the caller), valid for the
             // registration's lifetime; every concurrent access to it is atomic.
             let a = unsafe { AtomicU64::from_ptr(addr as *mut u64) };
-            match a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |o| f(o)) {
+            match a.fetch_update(Ordering::AcqRel, Ordering::Acquire, f) {
                 Ok(o) | Err(o) => o,
             }
         } else {
