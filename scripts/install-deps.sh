@@ -19,7 +19,7 @@ want mpiexec.hydra mpich            # PMI-1 launcher (bootstrap tests)
 want oshcc libopenmpi-dev           # Open MPI OSHMEM: LD_PRELOAD tests and the CPU reference
 want oshrun openmpi-bin
 want strace strace
-[ -e /usr/include/pmix.h ] || need_pkgs+=(libpmix-dev)
+{ [ -e /usr/include/pmix.h ] || ls /usr/lib/*/pmix2/include/pmix.h >/dev/null 2>&1; } || need_pkgs+=(libpmix-dev)
 
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "install-deps: installing ${need_pkgs[*]}"

@@ -84,6 +84,12 @@ pub const SETTINGS: &[Setting] = &[
         help: "which of a PE's RC QPs a GPU thread uses: cta, sm or warp",
     },
     Setting {
+        name: "PMIX_LIBRARY",
+        default: "libpmix.so.2",
+        aliases: &[],
+        help: "the PMIx client library loaded under Open MPI's mpirun/oshrun (name or path)",
+    },
+    Setting {
         name: "WAIT_SPINS",
         default: "200",
         aliases: &[],

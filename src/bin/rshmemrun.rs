@@ -9,7 +9,7 @@ use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rshmem::bootstrap::{star::StarServer, ENV_CONTROL_FD, ENV_RANK, ENV_SIZE, ENV_STAR};
@@ -21,13 +21,23 @@ Starts N processing elements (PEs) of program on this host.
   -h, --help       this text
   -V, --version    print the version
 Environment: RSHMEM_BOOTSTRAP_TIMEOUT (seconds, default 60), and every RSHMEM_/SHMEM_/NVSHMEM_
-setting, which the PEs inherit (rshmem-info lists them).";
+setting, which the PEs inherit (rshmem-info lists them).
+Signals INT, TERM, HUP, QUIT, USR1 and USR2 are forwarded to every PE; a second INT, TERM, HUP
+or QUIT stops them all. When a PE fails, the others are stopped (TERM, then KILL after 2 s).
+Exit status: 0 when every PE exits 0; else the status given to shmem_global_exit, or that of
+the first PE to fail (128+N when it was killed by signal N).";
 
-static PENDING_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// Signals received and not yet forwarded, one bit per signal number.
+static PENDING_SIGNALS: AtomicU64 = AtomicU64::new(0);
 
 extern "C" fn on_signal(sig: libc::c_int) {
-    PENDING_SIGNAL.store(sig, Ordering::SeqCst);
+    PENDING_SIGNALS.fetch_or(1u64 << (sig as u32 & 63), Ordering::SeqCst);
 }
+
+/// Signals forwarded to every PE.
+const FORWARDED: [libc::c_int; 6] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGUSR1, libc::SIGUSR2];
+/// Of those, the ones that ask the job to end: a second one stops every PE at once.
+const TERMINATING: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
 struct Args {
     npes: usize,
@@ -74,24 +84,77 @@ fn describe(status: i32) -> (String, i32) {
     }
 }
 
-fn stop_all(children: &[Child], alive: &[bool]) {
-    let live = |i: usize| alive[i];
-    for (i, c) in children.iter().enumerate() {
-        if live(i) {
-            process::kill(c.id() as i32, libc::SIGTERM);
+/// The PEs and what is known about them.
+struct Job {
+    children: Vec<Child>,
+    alive: Vec<bool>,
+}
+
+impl Job {
+    fn pid(&self, rank: usize) -> i32 {
+        self.children[rank].id() as i32
+    }
+
+    fn any_alive(&self) -> bool {
+        self.alive.iter().any(|a| *a)
+    }
+
+    fn signal_all(&self, sig: i32) {
+        for rank in 0..self.children.len() {
+            if self.alive[rank] {
+                process::kill(self.pid(rank), sig);
+            }
         }
     }
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while Instant::now() < deadline && children.iter().enumerate().any(|(i, c)| live(i) && process::alive(c.id() as i32)) {
-        while process::try_wait_any().is_some() {}
-        std::thread::sleep(Duration::from_millis(10));
+
+    /// Reaps every PE that has ended: (rank, pid, raw status).
+    fn reap(&mut self) -> Vec<(usize, i32, i32)> {
+        let mut ended = Vec::new();
+        while let Some((pid, status)) = process::try_wait_any() {
+            if let Some(rank) = self.children.iter().position(|c| c.id() as i32 == pid) {
+                if self.alive[rank] {
+                    self.alive[rank] = false;
+                    ended.push((rank, pid, status));
+                }
+            }
+        }
+        ended
     }
-    for (i, c) in children.iter().enumerate() {
-        if live(i) {
-            process::kill(c.id() as i32, libc::SIGKILL);
+
+    /// Ends every PE still running: SIGTERM, a grace period, then SIGKILL; reaps them all.
+    fn stop_all(&mut self) {
+        self.signal_all(libc::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while self.any_alive() && Instant::now() < deadline {
+            self.reap();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.signal_all(libc::SIGKILL);
+        while self.any_alive() {
+            if self.reap().is_empty() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
         }
     }
-    while process::try_wait_any().is_some() {}
+}
+
+/// Reads whatever PEs wrote on the control pipe; returns the first shmem_global_exit seen.
+fn read_control(control: &mut std::fs::File, pending: &mut String) -> Option<(String, i32)> {
+    let mut buf = [0u8; 512];
+    while let Ok(n) = control.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        pending.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    while let Some(nl) = pending.find('\n') {
+        let line: String = pending.drain(..=nl).collect();
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if let ["exit", pe, status] = parts[..] {
+            return Some((pe.to_string(), status.parse().unwrap_or(1)));
+        }
+    }
+    None
 }
 
 fn main() {
@@ -102,7 +165,14 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let timeout = rshmem::env::current("BOOTSTRAP_TIMEOUT").1.trim().parse::<f64>().unwrap_or(60.0);
+    let (var, text) = rshmem::env::current("BOOTSTRAP_TIMEOUT");
+    let timeout = match text.trim().parse::<f64>() {
+        Ok(t) if t > 0.0 && t.is_finite() => t,
+        _ => {
+            eprintln!("rshmemrun: {var}={text:?} is not valid: expected a positive number of seconds");
+            std::process::exit(2);
+        }
+    };
     let server = match StarServer::bind(args.npes) {
         Ok(s) => s,
         Err(e) => {
@@ -111,7 +181,14 @@ fn main() {
         }
     };
     let address = server.address().to_string();
-    let star = std::thread::spawn(move || server.serve(Duration::from_secs_f64(timeout)));
+    // One session per shmem_init .. shmem_finalize of the PEs; a program may initialise again.
+    let star = std::thread::spawn(move || -> rshmem::error::Result<()> {
+        server.serve(Duration::from_secs_f64(timeout))?;
+        loop {
+            server.wait_for_client();
+            server.serve(Duration::from_secs_f64(timeout))?;
+        }
+    });
 
     // The control pipe: PEs write "exit <pe> <status>" lines (shmem_global_exit).
     let mut fds = [0; 2];
@@ -128,10 +205,10 @@ fn main() {
         libc::fcntl(control_read.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK);
     }
 
-    let forwarded = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGUSR1, libc::SIGUSR2];
-    process::set_signal_handler(&forwarded, on_signal);
+    process::set_signal_handler(&FORWARDED, on_signal);
 
-    let mut children = Vec::with_capacity(args.npes);
+    let launcher_pid = process::getpid();
+    let mut job = Job { children: Vec::with_capacity(args.npes), alive: Vec::new() };
     for rank in 0..args.npes {
         let mut cmd = Command::new(&args.program[0]);
         cmd.args(&args.program[1..])
@@ -139,76 +216,85 @@ fn main() {
             .env(ENV_SIZE, args.npes.to_string())
             .env(ENV_STAR, &address)
             .env(ENV_CONTROL_FD, control_write.as_raw_fd().to_string());
-        // SAFETY: the closure only makes async-signal-safe calls (prctl, sigaction reset).
+        // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid, raise,
+        // signal).
         unsafe {
-            cmd.pre_exec(|| {
+            cmd.pre_exec(move || {
                 process::die_with_parent(libc::SIGKILL)?;
-                for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGUSR1, libc::SIGUSR2] {
+                // The launcher may have died before prctl took effect: then go now.
+                if process::getppid() != launcher_pid {
+                    libc::raise(libc::SIGKILL);
+                }
+                for sig in FORWARDED {
                     libc::signal(sig, libc::SIG_DFL);
                 }
                 Ok(())
             });
         }
         match cmd.spawn() {
-            Ok(c) => children.push(c),
+            Ok(c) => {
+                job.children.push(c);
+                job.alive.push(true);
+            }
             Err(e) => {
                 eprintln!("rshmemrun: cannot start PE {rank} ({}): {e}", args.program[0]);
-                let alive = vec![true; children.len()];
-                stop_all(&children, &alive);
+                job.stop_all();
                 std::process::exit(if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 });
             }
         }
     }
     drop(control_write);
 
-    let mut alive = vec![true; children.len()];
-    let mut first_failure: Option<i32> = None;
     let mut control = std::fs::File::from(control_read);
     let mut pending = String::new();
     let mut star = Some(star);
-    while alive.iter().any(|a| *a) {
-        let sig = PENDING_SIGNAL.swap(0, Ordering::SeqCst);
-        if sig != 0 {
-            for (i, c) in children.iter().enumerate() {
-                if alive[i] {
-                    process::kill(c.id() as i32, sig);
+    let mut ending_signals = 0;
+    let mut status = 0;
+    let mut rendezvous_error = None;
+    while job.any_alive() {
+        let sigs = PENDING_SIGNALS.swap(0, Ordering::SeqCst);
+        for sig in FORWARDED.into_iter().filter(|s| sigs & (1u64 << *s) != 0) {
+            job.signal_all(sig);
+            if TERMINATING.contains(&sig) {
+                ending_signals += 1;
+                if ending_signals > 1 {
+                    eprintln!("rshmemrun: {} received again; stopping all PEs", process::signal_name(sig));
+                    job.stop_all();
+                    std::process::exit(128 + sig);
                 }
             }
         }
-        let mut buf = [0u8; 256];
-        if let Ok(n) = control.read(&mut buf) {
-            pending.push_str(&String::from_utf8_lossy(&buf[..n]));
+        let ended = job.reap();
+        // A PE writes its global-exit line before it exits, so read the pipe after reaping.
+        if let Some((pe, code)) = read_control(&mut control, &mut pending) {
+            // The library also ends the job this way after a fatal error (with status 1).
+            eprintln!("rshmemrun: PE {pe} ended the job (shmem_global_exit({code}), or an error reported above); stopping all PEs");
+            job.stop_all();
+            std::process::exit(code);
         }
-        while let Some(nl) = pending.find('\n') {
-            let line: String = pending.drain(..=nl).collect();
-            let parts: Vec<&str> = line.split_whitespace().collect();
-            if let ["exit", pe, status] = parts[..] {
-                let status: i32 = status.parse().unwrap_or(1);
-                eprintln!("rshmemrun: PE {pe} called shmem_global_exit({status}); stopping all PEs");
-                stop_all(&children, &alive);
-                std::process::exit(status);
+        for (rank, pid, raw) in ended {
+            let (what, code) = describe(raw);
+            if code != 0 {
+                match job.alive.iter().filter(|a| **a).count() {
+                    0 => eprintln!("rshmemrun: PE {rank} (pid {pid}) {what}"),
+                    others => eprintln!("rshmemrun: PE {rank} (pid {pid}) {what}; stopping the other {others} PE(s)"),
+                }
+                job.stop_all();
+                status = code;
+                break;
             }
         }
         if star.as_ref().is_some_and(|t| t.is_finished()) {
-            if let Ok(Err(e)) = star.take().unwrap().join() {
-                if alive.iter().any(|a| *a) {
-                    eprintln!("rshmemrun: {e}");
-                }
+            // A failure caused by a PE already seen to fail is no news.
+            if let (Ok(Err(e)), 0) = (star.take().expect("checked above").join(), status) {
+                rendezvous_error = Some(e);
             }
         }
-        while let Some((pid, status)) = process::try_wait_any() {
-            let Some(rank) = children.iter().position(|c| c.id() as i32 == pid) else { continue };
-            alive[rank] = false;
-            let (what, code) = describe(status);
-            if code != 0 && first_failure.is_none() {
-                first_failure = Some(code);
-                let others = alive.iter().filter(|a| **a).count();
-                eprintln!("rshmemrun: PE {rank} (pid {pid}) {what}; stopping the other {others} PE(s)");
-                stop_all(&children, &alive);
-                alive.iter_mut().for_each(|a| *a = false);
-            }
-        }
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(2));
     }
-    std::process::exit(first_failure.unwrap_or(0));
+    // The PEs report rendezvous failures themselves; repeat it here only if the job failed.
+    if let (Some(e), true) = (rendezvous_error, status != 0) {
+        eprintln!("rshmemrun: rendezvous: {}", e.message);
+    }
+    std::process::exit(status);
 }

@@ -99,21 +99,209 @@ pub fn connect(cfg: &Config) -> Result<Box<dyn Bootstrap>> {
     Err(Error::bootstrap(format!("unknown bootstrap {want:?}")))
 }
 
-/// Rank 0's half of a launcher-less start: start the star server and return its address for
-/// the caller to publish; every rank then connects as a client.
-pub fn start_star_for_job(rank: usize, size: usize, timeout: std::time::Duration) -> Result<Option<String>> {
+/// A launcher's key-value store, as far as the star rendezvous needs one: rank 0 publishes one
+/// value, everyone waits for everyone (which also makes the value visible), everyone reads it.
+pub trait KeyValueStore {
+    fn put(&mut self, key: &str, value: &str) -> Result<()>;
+    /// Collective; returns when every PE has called it (data put before it is then visible).
+    fn fence(&mut self) -> Result<()>;
+    fn get_from_rank0(&mut self, key: &str) -> Result<String>;
+}
+
+/// How many times this process has joined a job star (shmem_init may be called again after
+/// shmem_finalize; every PE does it the same number of times, so keys stay in step).
+static STAR_EPOCH: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+pub fn next_star_epoch() -> u32 {
+    STAR_EPOCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// This host's name, to tell a PE on another host why it cannot join.
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into buf.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "unknown-host".into();
+    }
+    let n = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+/// The star of a job started by another launcher: the server runs in a thread of rank 0.
+pub struct JobStar {
+    client: Option<star::StarClient>,
+    server: Option<std::thread::JoinHandle<Result<Vec<i32>>>>,
+    timeout: std::time::Duration,
+    /// Tells the launcher that this PE called shmem_global_exit (so it ends the whole job).
+    on_global_exit: Option<fn(i32)>,
+}
+
+impl JobStar {
+    /// Collective over the job: rank 0 starts the server and publishes `host/address` under
+    /// `key`; after the fence every rank reads it and connects.
+    pub fn join(
+        kvs: &mut dyn KeyValueStore, key: &str, rank: usize, size: usize, timeout: std::time::Duration, launcher: &'static str,
+    ) -> Result<JobStar> {
+        let here = hostname();
+        let server = start_star_for_job(rank, size, timeout)?;
+        if let Some((addr, _)) = &server {
+            kvs.put(key, &format!("{here}/{addr}"))?;
+        }
+        kvs.fence()?;
+        let value = kvs.get_from_rank0(key)?;
+        let (host, address) = value.split_once('/').ok_or_else(|| {
+            Error::bootstrap(format!("bootstrap ({launcher}): PE 0 published {value:?} under {key}, expected host/address"))
+        })?;
+        let wrong_host = |why: String| {
+            Error::bootstrap(format!(
+                "bootstrap ({launcher}): PE {rank} on host {here} cannot reach PE 0's rendezvous on host {host}: {why}. \
+                 The CPU runtime needs all PEs on one host (start the job on a single node, e.g. `rshmemrun -n N prog`)"
+            ))
+        };
+        if host != here {
+            return Err(wrong_host("they are on different hosts".into()));
+        }
+        let client = star::StarClient::connect(address, rank, size, timeout, None)
+            .map_err(|e| wrong_host(e.message))?
+            .named(launcher);
+        Ok(JobStar { client: Some(client), server: server.map(|(_, h)| h), timeout, on_global_exit: None })
+    }
+
+    /// A star joined some other way (e.g. a name every PE derives from the job id).
+    pub fn from_parts(
+        client: star::StarClient, server: Option<std::thread::JoinHandle<Result<Vec<i32>>>>, timeout: std::time::Duration,
+    ) -> JobStar {
+        JobStar { client: Some(client), server, timeout, on_global_exit: None }
+    }
+
+    pub fn on_global_exit(mut self, f: fn(i32)) -> JobStar {
+        self.on_global_exit = Some(f);
+        self
+    }
+
+    fn client(&self) -> &star::StarClient {
+        self.client.as_ref().expect("the star client lives until drop")
+    }
+}
+
+impl Bootstrap for JobStar {
+    fn rank(&self) -> usize {
+        self.client().rank()
+    }
+    fn size(&self) -> usize {
+        self.client().size()
+    }
+    fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        self.client().allgather(mine)
+    }
+    fn allgather_fds(&self, mine: &[RawFd]) -> Result<Vec<Vec<OwnedFd>>> {
+        self.client().allgather_fds(mine)
+    }
+    fn report_global_exit(&self, status: i32) {
+        if let Some(f) = self.on_global_exit {
+            f(status)
+        }
+    }
+    fn name(&self) -> &'static str {
+        self.client().name()
+    }
+}
+
+impl Drop for JobStar {
+    /// Says goodbye; rank 0 then waits (bounded) for its server to see everyone's goodbye, so
+    /// that its process does not leave while peers still talk to it.
+    fn drop(&mut self) {
+        drop(self.client.take());
+        if let Some(h) = self.server.take() {
+            let deadline = std::time::Instant::now() + self.timeout;
+            while !h.is_finished() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+/// Rank 0's half of a launcher-less start: start the star server in a thread and return its
+/// address (for the caller to publish) and the thread; every rank then connects as a client.
+#[allow(clippy::type_complexity)]
+pub fn start_star_for_job(
+    rank: usize, size: usize, timeout: std::time::Duration,
+) -> Result<Option<(String, std::thread::JoinHandle<Result<Vec<i32>>>)>> {
     if rank != 0 {
         return Ok(None);
     }
     let server = star::StarServer::bind(size)?;
+    Ok(Some(serve_in_thread(server, timeout)?))
+}
+
+pub(crate) fn serve_in_thread(
+    server: star::StarServer, timeout: std::time::Duration,
+) -> Result<(String, std::thread::JoinHandle<Result<Vec<i32>>>)> {
     let addr = server.address().to_string();
-    std::thread::Builder::new()
+    let handle = std::thread::Builder::new()
         .name("rshmem-star".into())
         .spawn(move || {
-            if let Err(e) = server.serve(timeout) {
+            let r = server.serve(timeout);
+            if let Err(e) = &r {
                 eprintln!("rshmem: bootstrap server: {e}");
             }
+            r
         })
         .map_err(|e| Error::system("shmem_init", "spawning the bootstrap thread", e))?;
-    Ok(Some(addr))
+    Ok((addr, handle))
+}
+
+/// Called once at process exit (after the implicit shmem_finalize): closes the sessions with
+/// launchers that expect a goodbye (PMI-1 finalize, PMIx_Finalize).
+pub fn at_exit() {
+    pmi1::finalize_session();
+    pmix::finalize_session();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A store whose rank 0 lives elsewhere: it returns a fixed value.
+    struct Fixed(String);
+
+    impl KeyValueStore for Fixed {
+        fn put(&mut self, _key: &str, _value: &str) -> Result<()> {
+            Ok(())
+        }
+        fn fence(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn get_from_rank0(&mut self, _key: &str) -> Result<String> {
+            Ok(self.0.clone())
+        }
+    }
+
+    #[test]
+    fn a_pe_on_another_host_is_told_why_it_cannot_join() {
+        let mut kvs = Fixed("some-other-host.example/rshmem-1-0".into());
+        let e = JobStar::join(&mut kvs, "k", 1, 2, Duration::from_secs(5), "pmi-1").err().unwrap();
+        assert!(e.message.contains("needs all PEs on one host"), "{}", e.message);
+        assert!(e.message.contains("some-other-host.example"), "{}", e.message);
+    }
+
+    #[test]
+    fn an_unreachable_rendezvous_says_the_same() {
+        let mut kvs = Fixed(format!("{}/rshmem-nobody-listens-{}", hostname(), std::process::id()));
+        let e = JobStar::join(&mut kvs, "k", 1, 2, Duration::from_millis(200), "pmix").err().unwrap();
+        assert!(e.message.contains("needs all PEs on one host"), "{}", e.message);
+        assert!(e.message.contains("could not reach"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_malformed_value_is_named() {
+        let mut kvs = Fixed("no-slash".into());
+        let e = JobStar::join(&mut kvs, "rshmem-star-0", 1, 2, Duration::from_secs(5), "pmi-1").err().unwrap();
+        assert!(e.message.contains("\"no-slash\""), "{}", e.message);
+    }
 }

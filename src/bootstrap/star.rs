@@ -82,7 +82,12 @@ struct Member {
 
 impl StarServer {
     pub fn bind(size: usize) -> Result<StarServer> {
-        let address = fresh_address();
+        StarServer::bind_named(size, &fresh_address())
+    }
+
+    /// Binds a name every PE can work out for itself (used when no launcher store exists).
+    pub fn bind_named(size: usize, address: &str) -> Result<StarServer> {
+        let address = address.to_string();
         let sa = SocketAddr::from_abstract_name(address.as_bytes()).map_err(|e| io_err("socket name", e))?;
         let listener = UnixListener::bind_addr(&sa).map_err(|e| io_err("bind", e))?;
         Ok(StarServer { listener, address, size })
@@ -90,6 +95,22 @@ impl StarServer {
 
     pub fn address(&self) -> &str {
         &self.address
+    }
+
+    /// Blocks until some PE is connecting (between sessions: after a shmem_finalize, a PE
+    /// may call shmem_init again, and the deadline starts only when one does).
+    pub fn wait_for_client(&self) {
+        let mut pfd = libc::pollfd { fd: self.listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd for a descriptor we own; -1 waits without limit.
+        while unsafe { libc::poll(&mut pfd, 1, -1) } < 0 {}
+    }
+
+    /// Tells the PEs that already joined why start-up failed, so each can report it.
+    fn refuse(members: &[Option<Member>], err: &Error) {
+        for m in members.iter().flatten() {
+            let why = err.message.trim_start_matches("bootstrap: ").as_bytes();
+            let _ = (&m.stream).write_all(&header(REPLY_ERR, 0, why.len() as u64)).and_then(|_| (&m.stream).write_all(why));
+        }
     }
 
     fn accept_all(&self, timeout: Duration) -> Result<Vec<Member>> {
@@ -107,10 +128,12 @@ impl StarServer {
                     let (magic, rank, size, pid) =
                         (read_u32(&hello), read_u32(&hello[4..]) as usize, read_u32(&hello[8..]) as usize, read_u32(&hello[12..]) as i32);
                     if magic != MAGIC || size != self.size || rank >= self.size || members[rank].is_some() {
-                        return Err(Error::bootstrap(format!(
+                        let err = Error::bootstrap(format!(
                             "bootstrap: a process joined as PE {rank} of {size}, but this job has {} PEs (or PE {rank} joined twice)",
                             self.size
-                        )));
+                        ));
+                        StarServer::refuse(&members, &err);
+                        return Err(err);
                     }
                     stream.set_read_timeout(None).ok();
                     members[rank] = Some(Member { stream, pid });
@@ -120,11 +143,13 @@ impl StarServer {
                     if Instant::now() > deadline {
                         let missing: Vec<String> =
                             members.iter().enumerate().filter(|(_, m)| m.is_none()).map(|(r, _)| r.to_string()).collect();
-                        return Err(Error::bootstrap(format!(
+                        let err = Error::bootstrap(format!(
                             "bootstrap: timed out after {:.0} s waiting for PE(s) {} to start (raise RSHMEM_BOOTSTRAP_TIMEOUT if start-up is slow)",
                             timeout.as_secs_f64(),
                             missing.join(", ")
-                        )));
+                        ));
+                        StarServer::refuse(&members, &err);
+                        return Err(err);
                     }
                     std::thread::sleep(Duration::from_millis(2));
                 }
@@ -135,7 +160,8 @@ impl StarServer {
     }
 
     /// Serves collectives until every PE says goodbye. Returns the PEs' process ids on success.
-    pub fn serve(self, timeout: Duration) -> Result<Vec<i32>> {
+    /// The server can serve again afterwards (a later shmem_init of the same PEs).
+    pub fn serve(&self, timeout: Duration) -> Result<Vec<i32>> {
         let members = self.accept_all(timeout)?;
         let pids: Vec<i32> = members.iter().map(|m| m.pid).collect();
         loop {
@@ -345,6 +371,42 @@ mod tests {
         let _c = StarClient::connect(&addr, 0, 2, Duration::from_secs(5), None).unwrap();
         let err = t.join().unwrap().unwrap_err();
         assert!(err.message.contains("PE(s) 1"), "{}", err.message);
+    }
+
+    #[test]
+    fn the_pes_that_came_are_told_who_is_missing() {
+        let server = StarServer::bind(3).unwrap();
+        let addr = server.address().to_string();
+        let t = std::thread::spawn(move || server.serve(Duration::from_millis(300)));
+        let c = StarClient::connect(&addr, 2, 3, Duration::from_secs(5), None).unwrap();
+        let err = c.allgather(b"x").unwrap_err();
+        assert!(err.message.contains("waiting for PE(s) 0, 1"), "{}", err.message);
+        assert!(!err.message.contains("bootstrap: bootstrap"), "{}", err.message);
+        assert!(t.join().unwrap().is_err());
+    }
+
+    #[test]
+    fn a_server_serves_a_second_session_after_finalize() {
+        let server = StarServer::bind(2).unwrap();
+        let addr = server.address().to_string();
+        let t = std::thread::spawn(move || {
+            server.serve(Duration::from_secs(10)).unwrap();
+            server.wait_for_client();
+            server.serve(Duration::from_secs(10)).unwrap();
+        });
+        for session in 0..2u8 {
+            let pes: Vec<_> = (0..2)
+                .map(|r| {
+                    let addr = addr.clone();
+                    std::thread::spawn(move || {
+                        let c = StarClient::connect(&addr, r, 2, Duration::from_secs(10), None).unwrap();
+                        assert_eq!(c.allgather(&[session, r as u8]).unwrap(), vec![vec![session, 0], vec![session, 1]]);
+                    })
+                })
+                .collect();
+            pes.into_iter().for_each(|p| p.join().unwrap());
+        }
+        t.join().unwrap();
     }
 
     #[test]

@@ -140,6 +140,8 @@ pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
             // SAFETY: p is a fresh block of `total` bytes in this PE's heap.
             unsafe { std::ptr::write_bytes(p as *mut u8, 0, total) };
         }
+        // No PE may write into the block before its owner has zeroed it.
+        let _serial = st.collective_lock.lock();
         st.barrier_all();
         Ok(p)
     })

@@ -1,15 +1,229 @@
-//! Remote memory access routines (OpenSHMEM 1.5 §9.5).
+//! Remote memory access routines (OpenSHMEM 1.5 §9.5): put, get, p, g, iput, iget and the
+//! non-blocking forms, typed (Table 5), sized (8..128 bits) and byte-wise (`mem`), each with a
+//! `shmem_ctx_` twin taking a context first.
+//!
+//! On shared memory a non-blocking operation is the blocking copy: it is complete on return,
+//! which is a correct implementation of "complete by the next quiet".
 
 use std::ffi::{c_int, c_void};
 
+use super::ctx::ShmemCtx;
 use super::with_state;
+use crate::capi::types::LongDouble;
+use crate::runtime::ctx::DEFAULT;
+use crate::runtime::rma::bytes;
+use crate::sys::longdouble::{x87_return_entry, x87_value_arg_entry};
 
-#[no_mangle]
-pub extern "C" fn shmem_putmem(dest: *mut c_void, source: *const c_void, nelems: usize, pe: c_int) {
-    with_state("shmem_putmem", |st| st.put_bytes(dest.cast(), source.cast(), nelems, pe, "shmem_putmem"))
+/// Contiguous put of `nelems` elements of `size` bytes.
+#[inline]
+fn rma_put(routine: &'static str, ctx: usize, dest: *mut c_void, src: *const c_void, nelems: usize, size: usize, pe: c_int) {
+    with_state(routine, |st| st.ctx_put(ctx, dest.cast(), src.cast(), bytes(nelems, size, routine)?, pe, routine))
 }
 
-#[no_mangle]
-pub extern "C" fn shmem_getmem(dest: *mut c_void, source: *const c_void, nelems: usize, pe: c_int) {
-    with_state("shmem_getmem", |st| st.get_bytes(dest.cast(), source.cast(), nelems, pe, "shmem_getmem"))
+#[inline]
+fn rma_get(routine: &'static str, ctx: usize, dest: *mut c_void, src: *const c_void, nelems: usize, size: usize, pe: c_int) {
+    with_state(routine, |st| st.ctx_get(ctx, dest.cast(), src.cast(), bytes(nelems, size, routine)?, pe, routine))
 }
+
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn rma_iput(
+    routine: &'static str, ctx: usize, dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, size: usize,
+    pe: c_int,
+) {
+    with_state(routine, |st| st.ctx_iput(ctx, dest.cast(), src.cast(), dst, sst, nelems, size, pe, routine))
+}
+
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn rma_iget(
+    routine: &'static str, ctx: usize, dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, size: usize,
+    pe: c_int,
+) {
+    with_state(routine, |st| st.ctx_iget(ctx, dest.cast(), src.cast(), dst, sst, nelems, size, pe, routine))
+}
+
+/// The eight routines of one family (`$pre` is e.g. "shmem_int_" or "shmem_", `$suf` "" or
+/// "8", `$size` the element size), without and with a context.
+macro_rules! block_routines {
+    ($pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr) => {
+        #[export_name = concat!($pre, "put", $suf)]
+        pub extern "C" fn put(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
+            rma_put(concat!($pre, "put", $suf), DEFAULT, dest.cast(), src.cast(), nelems, $size, pe)
+        }
+        #[export_name = concat!($pre, "get", $suf)]
+        pub extern "C" fn get(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
+            rma_get(concat!($pre, "get", $suf), DEFAULT, dest.cast(), src.cast(), nelems, $size, pe)
+        }
+        #[export_name = concat!($pre, "put", $suf, "_nbi")]
+        pub extern "C" fn put_nbi(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
+            rma_put(concat!($pre, "put", $suf, "_nbi"), DEFAULT, dest.cast(), src.cast(), nelems, $size, pe)
+        }
+        #[export_name = concat!($pre, "get", $suf, "_nbi")]
+        pub extern "C" fn get_nbi(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
+            rma_get(concat!($pre, "get", $suf, "_nbi"), DEFAULT, dest.cast(), src.cast(), nelems, $size, pe)
+        }
+        #[export_name = concat!($ctxpre, "put", $suf)]
+        pub extern "C" fn ctx_put(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
+            rma_put(concat!($ctxpre, "put", $suf), ctx.value(), dest.cast(), src.cast(), nelems, $size, pe)
+        }
+        #[export_name = concat!($ctxpre, "get", $suf)]
+        pub extern "C" fn ctx_get(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
+            rma_get(concat!($ctxpre, "get", $suf), ctx.value(), dest.cast(), src.cast(), nelems, $size, pe)
+        }
+        #[export_name = concat!($ctxpre, "put", $suf, "_nbi")]
+        pub extern "C" fn ctx_put_nbi(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
+            rma_put(concat!($ctxpre, "put", $suf, "_nbi"), ctx.value(), dest.cast(), src.cast(), nelems, $size, pe)
+        }
+        #[export_name = concat!($ctxpre, "get", $suf, "_nbi")]
+        pub extern "C" fn ctx_get_nbi(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
+            rma_get(concat!($ctxpre, "get", $suf, "_nbi"), ctx.value(), dest.cast(), src.cast(), nelems, $size, pe)
+        }
+    };
+}
+
+/// iput and iget (strides in elements), without and with a context.
+macro_rules! strided_routines {
+    ($pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr) => {
+        #[export_name = concat!($pre, "iput", $suf)]
+        pub extern "C" fn iput(dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+            rma_iput(concat!($pre, "iput", $suf), DEFAULT, dest.cast(), src.cast(), dst, sst, nelems, $size, pe)
+        }
+        #[export_name = concat!($pre, "iget", $suf)]
+        pub extern "C" fn iget(dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+            rma_iget(concat!($pre, "iget", $suf), DEFAULT, dest.cast(), src.cast(), dst, sst, nelems, $size, pe)
+        }
+        #[export_name = concat!($ctxpre, "iput", $suf)]
+        pub extern "C" fn ctx_iput(ctx: ShmemCtx, dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+            rma_iput(concat!($ctxpre, "iput", $suf), ctx.value(), dest.cast(), src.cast(), dst, sst, nelems, $size, pe)
+        }
+        #[export_name = concat!($ctxpre, "iget", $suf)]
+        pub extern "C" fn ctx_iget(ctx: ShmemCtx, dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+            rma_iget(concat!($ctxpre, "iget", $suf), ctx.value(), dest.cast(), src.cast(), dst, sst, nelems, $size, pe)
+        }
+    };
+}
+
+/// Single-element p and g; long double has its own (see below), so it is skipped here.
+macro_rules! element_routines {
+    (longdouble, $t:ty) => {};
+    ($name:ident, $t:ty) => {
+        #[export_name = concat!("shmem_", stringify!($name), "_p")]
+        pub extern "C" fn p(dest: *mut $t, value: $t, pe: c_int) {
+            const R: &str = concat!("shmem_", stringify!($name), "_p");
+            with_state(R, |st| st.ctx_p(DEFAULT, dest, value, pe, R))
+        }
+        #[export_name = concat!("shmem_", stringify!($name), "_g")]
+        pub extern "C" fn g(src: *const $t, pe: c_int) -> $t {
+            const R: &str = concat!("shmem_", stringify!($name), "_g");
+            with_state(R, |st| st.ctx_g(DEFAULT, src, pe, R))
+        }
+        #[export_name = concat!("shmem_ctx_", stringify!($name), "_p")]
+        pub extern "C" fn ctx_p(ctx: ShmemCtx, dest: *mut $t, value: $t, pe: c_int) {
+            const R: &str = concat!("shmem_ctx_", stringify!($name), "_p");
+            with_state(R, |st| st.ctx_p(ctx.value(), dest, value, pe, R))
+        }
+        #[export_name = concat!("shmem_ctx_", stringify!($name), "_g")]
+        pub extern "C" fn ctx_g(ctx: ShmemCtx, src: *const $t, pe: c_int) -> $t {
+            const R: &str = concat!("shmem_ctx_", stringify!($name), "_g");
+            with_state(R, |st| st.ctx_g(ctx.value(), src, pe, R))
+        }
+    };
+}
+
+/// One module per standard RMA type, e.g. `typed::int::put` is `shmem_int_put`.
+macro_rules! typed_rma {
+    ($($name:ident => $t:ty),* $(,)?) => {
+        $(
+            pub mod $name {
+                use super::super::*;
+                block_routines!(
+                    concat!("shmem_", stringify!($name), "_"), concat!("shmem_ctx_", stringify!($name), "_"), "", $t, size_of::<$t>()
+                );
+                strided_routines!(
+                    concat!("shmem_", stringify!($name), "_"), concat!("shmem_ctx_", stringify!($name), "_"), "", $t, size_of::<$t>()
+                );
+                element_routines!($name, $t);
+            }
+        )*
+    };
+}
+
+/// The typed families (Table 5).
+pub mod typed {
+    crate::rma_types!(typed_rma);
+}
+
+/// Sized families: shmem_put8 .. shmem_put128 and friends (8..128-bit elements, no alignment
+/// assumed), as `sized::s32::put` etc.
+pub mod sized {
+    macro_rules! sized_rma {
+        ($($module:ident: $bits:literal => $size:literal),* $(,)?) => {
+            $(
+                pub mod $module {
+                    use super::super::*;
+                    block_routines!("shmem_", "shmem_ctx_", stringify!($bits), c_void, $size);
+                    strided_routines!("shmem_", "shmem_ctx_", stringify!($bits), c_void, $size);
+                }
+            )*
+        };
+    }
+    sized_rma!(s8: 8 => 1, s16: 16 => 2, s32: 32 => 4, s64: 64 => 8, s128: 128 => 16);
+
+    /// Byte-wise: shmem_putmem, shmem_getmem and their nbi and ctx forms.
+    pub mod mem {
+        use super::super::*;
+        block_routines!("shmem_", "shmem_ctx_", "mem", c_void, 1);
+    }
+}
+
+// long double p and g: the value is passed and returned in x87 form (see sys/longdouble.rs).
+// The trampolines below hand these functions a pointer to the value (p) or to a result buffer (g).
+
+extern "C" fn longdouble_p(dest: *mut LongDouble, pe: c_int, value: *const LongDouble) {
+    const R: &str = "shmem_longdouble_p";
+    // SAFETY: the trampoline passes the address of the caller's stacked argument (16 bytes).
+    let v = unsafe { value.read() };
+    with_state(R, |st| st.ctx_p(DEFAULT, dest, v, pe, R))
+}
+
+extern "C" fn ctx_longdouble_p(ctx: ShmemCtx, dest: *mut LongDouble, pe: c_int, value: *const LongDouble) {
+    const R: &str = "shmem_ctx_longdouble_p";
+    // SAFETY: as in longdouble_p.
+    let v = unsafe { value.read() };
+    with_state(R, |st| st.ctx_p(ctx.value(), dest, v, pe, R))
+}
+
+extern "C" fn longdouble_g(src: *const LongDouble, pe: c_int, out: *mut LongDouble) {
+    const R: &str = "shmem_longdouble_g";
+    let v = with_state(R, |st| st.ctx_g(DEFAULT, src, pe, R));
+    // SAFETY: the trampoline passes its own 16-byte, 16-aligned result buffer.
+    unsafe { out.write(v) };
+}
+
+extern "C" fn ctx_longdouble_g(ctx: ShmemCtx, src: *const LongDouble, pe: c_int, out: *mut LongDouble) {
+    const R: &str = "shmem_ctx_longdouble_g";
+    let v = with_state(R, |st| st.ctx_g(ctx.value(), src, pe, R));
+    // SAFETY: as in longdouble_g.
+    unsafe { out.write(v) };
+}
+
+// Integer registers: the first unused one carries the extra pointer.
+x87_value_arg_entry!(
+    /// C: `void shmem_longdouble_p(long double *dest, long double value, int pe)`
+    /// (dest in rdi, pe in esi, value on the stack).
+    shmem_longdouble_p, "lea rdx, [rsp + 8]", longdouble_p
+);
+x87_value_arg_entry!(
+    /// C: `void shmem_ctx_longdouble_p(shmem_ctx_t ctx, long double *dest, long double value, int pe)`
+    /// (ctx in rdi, dest in rsi, pe in edx, value on the stack).
+    shmem_ctx_longdouble_p, "lea rcx, [rsp + 8]", ctx_longdouble_p
+);
+x87_return_entry!(
+    /// C: `long double shmem_longdouble_g(const long double *src, int pe)` (result in st(0)).
+    shmem_longdouble_g, "mov rdx, rsp", longdouble_g
+);
+x87_return_entry!(
+    /// C: `long double shmem_ctx_longdouble_g(shmem_ctx_t ctx, const long double *src, int pe)`.
+    shmem_ctx_longdouble_g, "mov rcx, rsp", ctx_longdouble_g
+);

@@ -135,11 +135,9 @@ pub extern "C" fn _num_pes() -> c_int {
     shmem_n_pes()
 }
 
+/// rshmem extension (shmemx.h): seconds on a monotonic clock, for timing intervals.
 #[no_mangle]
-pub extern "C" fn shmem_barrier_all() {
-    with_state("shmem_barrier_all", |st| {
-        let _serial = st.collective_lock.lock();
-        st.barrier_all();
-        Ok(())
-    })
+pub extern "C" fn shmemx_wtime() -> f64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64()
 }

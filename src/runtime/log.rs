@@ -26,8 +26,15 @@ pub fn prefix() -> String {
 
 pub fn emit(level: LogLevel, message: &str) {
     if enabled(level) {
-        eprintln!("{}{message}", prefix());
+        write_line(&format!("{}{message}", prefix()));
     }
+}
+
+/// Writes `line` and a newline to stderr in one write, so lines from PEs sharing a pipe never
+/// interleave mid-line (`eprintln!` writes each formatted piece separately).
+pub fn write_line(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
 }
 
 pub fn warn(message: &str) {

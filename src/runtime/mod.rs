@@ -1,7 +1,9 @@
 //! Process-wide runtime state: what `shmem_init` builds and `shmem_finalize` tears down.
 
+pub mod amo;
 pub mod barrier;
 pub mod coll;
+pub mod ctx;
 pub mod header;
 pub mod log;
 pub mod rma;
@@ -40,6 +42,8 @@ pub struct State {
     pub consumed: Vec<AtomicU64>,
     pub thread_level: i32,
     pub teams: team::TeamTable,
+    /// Communication contexts (see ctx.rs).
+    pub ctxs: ctx::CtxTable,
     /// Serialises collective calls made by several threads of this PE.
     pub collective_lock: Mutex<()>,
 }
@@ -111,13 +115,54 @@ pub fn init(requested_thread_level: i32) -> Result<&'static State> {
         consumed: (0..npes).map(|_| AtomicU64::new(0)).collect(),
         thread_level,
         teams,
+        ctxs: ctx::CtxTable::new(npes),
         collective_lock: Mutex::new(()),
     });
     // Everyone's header is written before anyone uses it.
     st.boot.barrier()?;
     log::info(&format!("initialised: {npes} PEs, bootstrap {}, heap {} bytes", st.boot.name(), st.cfg.symmetric_size));
     STATE.store(Box::into_raw(st), Ordering::Release);
+    register_exit_hook();
     state("shmem_init")
+}
+
+/// A program that returns from main (or calls exit(0)) without shmem_finalize is finalized
+/// for it, as the specification asks. After a failing exit status nothing collective is tried
+/// (the peers may be gone); the launcher sessions are closed either way.
+extern "C" fn exit_hook(status: std::ffi::c_int, _arg: *mut std::ffi::c_void) {
+    if status == 0 && is_initialized() {
+        if let Err(e) = finalize() {
+            eprintln!("{}implicit shmem_finalize at exit: {e}", log::prefix());
+        }
+    }
+    bootstrap::at_exit();
+}
+
+fn register_exit_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    extern "C" {
+        /// glibc's atexit variant that also passes the exit status.
+        fn on_exit(f: extern "C" fn(std::ffi::c_int, *mut std::ffi::c_void), arg: *mut std::ffi::c_void) -> std::ffi::c_int;
+    }
+    ONCE.call_once(|| {
+        pin_this_library();
+        // SAFETY: registers a plain extern "C" function with no argument; pin_this_library
+        // keeps it mapped for the life of the process.
+        unsafe { on_exit(exit_hook, std::ptr::null_mut()) };
+    });
+}
+
+/// Marks the shared object holding this code as never to be unloaded, so the exit hook
+/// cannot dangle if a program dlclose()s the library.
+fn pin_this_library() {
+    // SAFETY: dladdr fills `info` for an address inside a loaded object; dlopen with
+    // RTLD_NOLOAD only takes another reference to an object that is already loaded.
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(exit_hook as *const std::ffi::c_void, &mut info) != 0 && !info.dli_fname.is_null() {
+            libc::dlopen(info.dli_fname, libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE);
+        }
+    }
 }
 
 /// Collective tear-down: quiet, barrier, unmap everything. The program may init again later.
@@ -179,7 +224,7 @@ impl State {
 /// Reports a fatal error the OpenSHMEM way: a message naming the routine, then every PE exits
 /// non-zero (as shmem_global_exit(1) would). Before init, only this process exits.
 pub fn fatal(err: &Error) -> ! {
-    eprintln!("{}{err}", log::prefix());
+    log::write_line(&format!("{}{err}", log::prefix()));
     match state(err.routine) {
         Ok(st) => st.global_exit(1),
         Err(_) => crate::sys::process::exit_now(1),

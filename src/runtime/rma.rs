@@ -43,25 +43,28 @@ impl State {
     /// Contiguous put: `n` bytes from local `src` to symmetric `dest` on `pe`.
     #[inline]
     pub fn put_bytes(&self, dest: *const u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
-        let r = self.remote(dest, n, pe, routine)?;
-        if n > 0 {
-            check_local(src, routine, "source")?;
-            // SAFETY: r..r+n lies inside a live shared mapping (translate checked the range);
-            // src is the caller's buffer of n bytes; ptr::copy tolerates overlap (put to self).
-            unsafe { std::ptr::copy(src, r, n) };
+        if n == 0 {
+            // Nothing moves, so no address needs to be valid (only the PE number).
+            return self.check_pe(pe, routine).map(|_| ());
         }
+        let r = self.remote(dest, n, pe, routine)?;
+        check_local(src, routine, "source")?;
+        // SAFETY: r..r+n lies inside a live shared mapping (translate checked the range);
+        // src is the caller's buffer of n bytes; ptr::copy tolerates overlap (put to self).
+        unsafe { std::ptr::copy(src, r, n) };
         Ok(())
     }
 
     /// Contiguous get: `n` bytes from symmetric `src` on `pe` into local `dest`.
     #[inline]
     pub fn get_bytes(&self, dest: *mut u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
-        let r = self.remote(src, n, pe, routine)?;
-        if n > 0 {
-            check_local(dest, routine, "destination")?;
-            // SAFETY: as in put_bytes, with the roles of the buffers swapped.
-            unsafe { std::ptr::copy(r, dest, n) };
+        if n == 0 {
+            return self.check_pe(pe, routine).map(|_| ());
         }
+        let r = self.remote(src, n, pe, routine)?;
+        check_local(dest, routine, "destination")?;
+        // SAFETY: as in put_bytes, with the roles of the buffers swapped.
+        unsafe { std::ptr::copy(r, dest, n) };
         Ok(())
     }
 

@@ -1,0 +1,79 @@
+# Sourced by ctest/scripts/launch_*.sh and faults_*.sh: $1 = install prefix, $2 = ctest build dir.
+# Gives: PREFIX, WORK (a fresh directory for this script), RUN (rshmemrun), build NAME,
+# pass MSG, fail MSG, pids_gone DIR SECONDS, shm_listing.
+set -u
+PREFIX=${1:?usage: $0 PREFIX BUILD_DIR}
+BUILD=${2:?usage: $0 PREFIX BUILD_DIR}
+SCRIPT=$(basename "$0" .sh)
+PROGRAMS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+WORK=$BUILD/script-work/$SCRIPT
+RUN=$PREFIX/bin/rshmemrun
+rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
+FAILURES=0
+
+pass() { echo "ok:   $*"; }
+fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
+finish() {
+    if [ "$FAILURES" -ne 0 ]; then echo "$SCRIPT: $FAILURES check(s) failed"; exit 1; fi
+    echo "$SCRIPT: all checks passed"; exit 0
+}
+
+# build NAME: compiles programs/NAME.c against the installed library into $WORK/NAME.
+build() {
+    local flags
+    flags=$(PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig pkg-config --cflags --libs rshmem) || { echo "pkg-config cannot find rshmem under $PREFIX"; exit 1; }
+    # shellcheck disable=SC2086
+    gcc -std=gnu11 -O1 -Wall -o "$WORK/$1" "$PROGRAMS/$1.c" $flags -Wl,-rpath,"$PREFIX/lib" \
+        || { echo "cannot compile $1.c"; exit 1; }
+}
+
+# pids_gone DIR SECONDS: waits until no process whose pid is in DIR/pid.* exists.
+pids_gone() {
+    local deadline=$((SECONDS + $2)) pid left
+    while :; do
+        left=""
+        for f in "$1"/pid.*; do
+            [ -e "$f" ] || continue
+            pid=$(cat "$f")
+            if kill -0 "$pid" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then left="$left $pid"; fi
+        done
+        [ -z "$left" ] && return 0
+        if [ $SECONDS -ge $deadline ]; then echo "still running:$left"; return 1; fi
+        sleep 0.1
+    done
+}
+
+# wait_files PATTERN COUNT SECONDS: waits until COUNT files match PATTERN.
+wait_files() {
+    local deadline=$((SECONDS + $3))
+    # shellcheck disable=SC2086
+    while [ "$(ls $1 2>/dev/null | wc -l)" -lt "$2" ]; do
+        [ $SECONDS -ge $deadline ] && return 1
+        sleep 0.05
+    done
+}
+
+# Our footprint in shared places: anything named after rshmem, or after one of the given pids.
+footprint() {
+    local pattern="rshmem"
+    for p in "$@"; do pattern="$pattern|$p"; done
+    ls -a /dev/shm /tmp 2>/dev/null | grep -E "$pattern" || true
+}
+
+# check_run LABEL NP ROUNDS CMD...: runs a launch_check job; it must exit 0 and every PE must
+# report every round (and, in "implicit" mode, PE 0 must confirm the implicit finalize).
+check_run() {
+    local label=$1 np=$2 rounds=$3; shift 3
+    local out rc want got
+    out=$(timeout 120 "$@" 2>&1); rc=$?
+    echo "--- $label: exit $rc"; echo "$out"
+    [ $rc -eq 0 ] || { fail "$label: exit status $rc"; return; }
+    want=$((np * rounds))
+    got=$(grep -cE "^PE [0-9]+ of $np: round [0-9]+ ok" <<<"$out")
+    [ "$got" -eq $want ] && pass "$label: $np PE(s) x $rounds round(s) reported ok" || fail "$label: $got of $want reports"
+    if [[ " $* " == *" implicit "* ]]; then
+        grep -q "PE 0 at exit: ok" <<<"$out" && pass "$label: exit ran a collective shmem_finalize" \
+            || fail "$label: PE 0 did not confirm the implicit finalize"
+    fi
+    if grep -q FAIL <<<"$out"; then fail "$label: a PE reported a failure"; fi
+}

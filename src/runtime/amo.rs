@@ -1,0 +1,628 @@
+//! Atomic memory operations, put-with-signal, point-to-point waits and the distributed lock, on
+//! the shared mappings.
+//!
+//! Every local PE maps every other PE's heap (and static data), so an AMO is one hardware atomic
+//! instruction on the target word as mapped in this process: atomic with respect to AMOs from
+//! every PE and every thread, with no lock anywhere. Floating-point words move through their bit
+//! patterns (fetch, set, swap only), so NaN payloads and signed zeros arrive exactly.
+//!
+//! Waits poll the words with acquire loads through `State::wait_for` (which yields and honours
+//! shmem_global_exit), so data written before a flag or signal is visible once the wait returns.
+
+use std::cell::Cell;
+use std::ffi::c_int;
+use std::mem::size_of;
+use std::sync::atomic::Ordering::{self, AcqRel, Acquire, Release, SeqCst};
+use std::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU16, AtomicU32, AtomicU64, AtomicUsize};
+
+use super::State;
+use crate::error::{Error, Result};
+
+/// A word that atomics may be applied to: inside a live shared mapping (translated and
+/// range-checked by `State::word`/`State::local_words`) and naturally aligned. Only this module
+/// makes them.
+pub struct Word<T> {
+    p: *mut T,
+}
+
+impl<T> Clone for Word<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Word<T> {}
+
+/// Types the AMOs and waits can load, store and swap atomically.
+pub trait Atomic: Copy + PartialOrd + 'static {
+    fn load(w: Word<Self>, order: Ordering) -> Self;
+    fn store(w: Word<Self>, v: Self, order: Ordering);
+    fn swap(w: Word<Self>, v: Self) -> Self;
+}
+
+/// Integer types: the arithmetic and bitwise AMOs as well.
+pub trait AtomicInt: Atomic {
+    const ONE: Self;
+    /// Stores `v` if the word equals `cond`; returns the old value either way.
+    fn compare_swap(w: Word<Self>, cond: Self, v: Self) -> Self;
+    fn fetch_add(w: Word<Self>, v: Self, order: Ordering) -> Self;
+    fn fetch_and(w: Word<Self>, v: Self) -> Self;
+    fn fetch_or(w: Word<Self>, v: Self) -> Self;
+    fn fetch_xor(w: Word<Self>, v: Self) -> Self;
+}
+
+macro_rules! int_atomics {
+    ($($t:ty => $a:ty),* $(,)?) => {$(
+        impl Word<$t> {
+            #[inline]
+            fn cell(self) -> &'static $a {
+                // SAFETY: a Word points at a naturally aligned word inside a shared mapping that
+                // stays mapped while the runtime state lives (every caller holds it); the word
+                // is only ever accessed atomically by the runtime, and any bit pattern is valid.
+                unsafe { <$a>::from_ptr(self.p) }
+            }
+        }
+        impl Atomic for $t {
+            #[inline]
+            fn load(w: Word<$t>, order: Ordering) -> $t {
+                w.cell().load(order)
+            }
+            #[inline]
+            fn store(w: Word<$t>, v: $t, order: Ordering) {
+                w.cell().store(v, order)
+            }
+            #[inline]
+            fn swap(w: Word<$t>, v: $t) -> $t {
+                w.cell().swap(v, SeqCst)
+            }
+        }
+        impl AtomicInt for $t {
+            const ONE: $t = 1;
+            #[inline]
+            fn compare_swap(w: Word<$t>, cond: $t, v: $t) -> $t {
+                match w.cell().compare_exchange(cond, v, SeqCst, SeqCst) {
+                    Ok(old) | Err(old) => old,
+                }
+            }
+            #[inline]
+            fn fetch_add(w: Word<$t>, v: $t, order: Ordering) -> $t {
+                w.cell().fetch_add(v, order)
+            }
+            #[inline]
+            fn fetch_and(w: Word<$t>, v: $t) -> $t {
+                w.cell().fetch_and(v, SeqCst)
+            }
+            #[inline]
+            fn fetch_or(w: Word<$t>, v: $t) -> $t {
+                w.cell().fetch_or(v, SeqCst)
+            }
+            #[inline]
+            fn fetch_xor(w: Word<$t>, v: $t) -> $t {
+                w.cell().fetch_xor(v, SeqCst)
+            }
+        }
+    )*};
+}
+
+int_atomics! {
+    i16 => AtomicI16, u16 => AtomicU16, i32 => AtomicI32, u32 => AtomicU32,
+    i64 => AtomicI64, u64 => AtomicU64, isize => AtomicIsize, usize => AtomicUsize,
+}
+
+macro_rules! float_atomics {
+    ($($t:ty => $bits:ty),* $(,)?) => {$(
+        impl Atomic for $t {
+            #[inline]
+            fn load(w: Word<$t>, order: Ordering) -> $t {
+                <$t>::from_bits(<$bits>::load(Word { p: w.p.cast() }, order))
+            }
+            #[inline]
+            fn store(w: Word<$t>, v: $t, order: Ordering) {
+                <$bits>::store(Word { p: w.p.cast() }, v.to_bits(), order)
+            }
+            #[inline]
+            fn swap(w: Word<$t>, v: $t) -> $t {
+                <$t>::from_bits(<$bits>::swap(Word { p: w.p.cast() }, v.to_bits()))
+            }
+        }
+    )*};
+}
+
+float_atomics! { f32 => u32, f64 => u64 }
+
+impl<T: Atomic> Word<T> {
+    /// shmem_atomic_fetch.
+    #[inline]
+    pub fn fetch(self) -> T {
+        T::load(self, SeqCst)
+    }
+    /// shmem_atomic_set.
+    #[inline]
+    pub fn set(self, v: T) {
+        T::store(self, v, SeqCst)
+    }
+    /// shmem_atomic_swap.
+    #[inline]
+    pub fn swap(self, v: T) -> T {
+        T::swap(self, v)
+    }
+}
+
+impl<T: AtomicInt> Word<T> {
+    #[inline]
+    pub fn compare_swap(self, cond: T, v: T) -> T {
+        T::compare_swap(self, cond, v)
+    }
+    #[inline]
+    pub fn fetch_add(self, v: T) -> T {
+        T::fetch_add(self, v, SeqCst)
+    }
+    #[inline]
+    pub fn fetch_inc(self) -> T {
+        T::fetch_add(self, T::ONE, SeqCst)
+    }
+    #[inline]
+    pub fn fetch_and(self, v: T) -> T {
+        T::fetch_and(self, v)
+    }
+    #[inline]
+    pub fn fetch_or(self, v: T) -> T {
+        T::fetch_or(self, v)
+    }
+    #[inline]
+    pub fn fetch_xor(self, v: T) -> T {
+        T::fetch_xor(self, v)
+    }
+}
+
+/// `n` consecutive words on this PE (the ivars of a wait or test).
+#[derive(Clone, Copy)]
+pub struct Words<T> {
+    first: *mut T,
+    n: usize,
+}
+
+impl<T: Atomic> Words<T> {
+    #[inline]
+    fn get(&self, i: usize) -> Word<T> {
+        debug_assert!(i < self.n);
+        Word { p: self.first.wrapping_add(i) }
+    }
+    #[inline]
+    fn load(&self, i: usize) -> T {
+        T::load(self.get(i), Acquire)
+    }
+}
+
+fn check_aligned<T>(addr: *const T, routine: &'static str) -> Result<()> {
+    let align = size_of::<T>();
+    if !(addr as usize).is_multiple_of(align) {
+        return Err(Error::invalid(
+            routine,
+            format!(
+                "address {addr:p} is misaligned: atomic and synchronization routines need an object aligned to its size ({align} bytes); use a properly typed variable or an offset that is a multiple of {align}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Writes one result to the caller's local `fetch` (the non-blocking fetching AMOs).
+pub(crate) fn write_fetch<T: Copy>(fetch: *mut T, v: T, routine: &'static str) -> Result<()> {
+    if fetch.is_null() {
+        return Err(Error::invalid(routine, "the fetch pointer is NULL; pass the local address that receives the old value"));
+    }
+    // SAFETY: the caller passes a writable TYPE object (checked non-NULL above); an unaligned
+    // write is accepted so a packed struct member still works.
+    unsafe { fetch.write_unaligned(v) };
+    Ok(())
+}
+
+impl State {
+    /// The word at symmetric `addr` on world PE `pe`, checked for PE range, symmetry and alignment.
+    #[inline]
+    pub fn word<T: Atomic>(&self, addr: *const T, pe: i32, routine: &'static str) -> Result<Word<T>> {
+        check_aligned(addr, routine)?;
+        let p = self.remote(addr.cast(), size_of::<T>(), pe, routine)?;
+        Ok(Word { p: p.cast() })
+    }
+
+    /// `n` words at symmetric `addr` on this PE.
+    pub fn local_words<T: Atomic>(&self, addr: *const T, n: usize, routine: &'static str) -> Result<Words<T>> {
+        if n == 0 {
+            return Ok(Words { first: addr as *mut T, n });
+        }
+        check_aligned(addr, routine)?;
+        let len = super::rma::bytes(n, size_of::<T>(), routine)?;
+        let p = self.translate(addr.cast(), len, self.me, routine)?;
+        Ok(Words { first: p.cast(), n })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Point-to-point synchronization
+
+/// The comparison operators (SHMEM_CMP_*; NVSHMEM_CMP_* has the same values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    Eq = 0,
+    Ne = 1,
+    Gt = 2,
+    Le = 3,
+    Lt = 4,
+    Ge = 5,
+}
+
+impl Cmp {
+    pub fn from_c(cmp: c_int, routine: &'static str) -> Result<Cmp> {
+        Ok(match cmp {
+            0 => Cmp::Eq,
+            1 => Cmp::Ne,
+            2 => Cmp::Gt,
+            3 => Cmp::Le,
+            4 => Cmp::Lt,
+            5 => Cmp::Ge,
+            _ => {
+                return Err(Error::invalid(
+                    routine,
+                    format!("cmp = {cmp} is not a comparison operator; use SHMEM_CMP_EQ (0), SHMEM_CMP_NE (1), SHMEM_CMP_GT (2), SHMEM_CMP_LE (3), SHMEM_CMP_LT (4) or SHMEM_CMP_GE (5)"),
+                ))
+            }
+        })
+    }
+
+    /// Whether `value cmp against` holds.
+    #[inline]
+    pub fn holds<T: PartialOrd>(self, value: T, against: T) -> bool {
+        match self {
+            Cmp::Eq => value == against,
+            Cmp::Ne => value != against,
+            Cmp::Gt => value > against,
+            Cmp::Le => value <= against,
+            Cmp::Lt => value < against,
+            Cmp::Ge => value >= against,
+        }
+    }
+}
+
+/// What the ivars are compared with: one value, or one per element (the _vector forms).
+#[derive(Clone, Copy)]
+pub enum Against<T> {
+    Value(T),
+    Values(*const T),
+}
+
+/// The ivars of one wait or test call, the elements its status array leaves in, and the test.
+pub struct WaitSet<T> {
+    words: Words<T>,
+    status: *const c_int,
+    cmp: Cmp,
+    against: Against<T>,
+}
+
+thread_local! {
+    /// Where the next _any scan starts, so a series of calls eventually returns every satisfied
+    /// element even when a lower-numbered one stays satisfied.
+    static ANY_START: Cell<usize> = const { Cell::new(0) };
+}
+
+impl State {
+    /// Checks the arguments of a wait/test family call and builds its wait set.
+    pub fn wait_set<T: Atomic>(
+        &self, ivars: *const T, nelems: usize, status: *const c_int, cmp: c_int, against: Against<T>, routine: &'static str,
+    ) -> Result<WaitSet<T>> {
+        let cmp = Cmp::from_c(cmp, routine)?;
+        if let Against::Values(p) = against {
+            if p.is_null() && nelems > 0 {
+                return Err(Error::invalid(routine, format!("cmp_values is NULL but nelems is {nelems}; pass an array of nelems comparison values")));
+            }
+        }
+        let words = self.local_words(ivars, nelems, routine)?;
+        Ok(WaitSet { words, status, cmp, against })
+    }
+
+    /// shmem_wait_until (one variable).
+    pub fn wait_until<T: Atomic>(&self, ivar: *const T, cmp: c_int, value: T, routine: &'static str) -> Result<T> {
+        let cmp = Cmp::from_c(cmp, routine)?;
+        let words = self.local_words(ivar, 1, routine)?;
+        let mut seen = value;
+        self.wait_for(|| {
+            seen = words.load(0);
+            cmp.holds(seen, value)
+        });
+        Ok(seen)
+    }
+
+    /// shmem_test (one variable).
+    pub fn test<T: Atomic>(&self, ivar: *const T, cmp: c_int, value: T, routine: &'static str) -> Result<bool> {
+        let cmp = Cmp::from_c(cmp, routine)?;
+        let words = self.local_words(ivar, 1, routine)?;
+        Ok(cmp.holds(words.load(0), value))
+    }
+}
+
+impl<T: Atomic> WaitSet<T> {
+    #[inline]
+    fn included(&self, i: usize) -> bool {
+        // SAFETY: a non-NULL status has nelems ints (the routine's contract), and i < nelems.
+        self.status.is_null() || unsafe { self.status.add(i).read() } == 0
+    }
+
+    #[inline]
+    fn holds(&self, i: usize) -> bool {
+        let against = match self.against {
+            Against::Value(v) => v,
+            // SAFETY: Values is non-NULL (checked in wait_set) with nelems elements; i < nelems.
+            Against::Values(p) => unsafe { p.add(i).read() },
+        };
+        self.cmp.holds(self.words.load(i), against)
+    }
+
+    fn members(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.words.n).filter(|&i| self.included(i))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.members().next().is_none()
+    }
+
+    /// test_all: every element of the set satisfies the test (true for an empty set).
+    pub fn test_all(&self) -> bool {
+        self.members().all(|i| self.holds(i))
+    }
+
+    /// test_any: one satisfied element, scanning from after the last one returned.
+    pub fn test_any(&self) -> Option<usize> {
+        let n = self.words.n;
+        if n == 0 {
+            return None;
+        }
+        let start = ANY_START.with(|s| s.get()) % n;
+        let found = (start..n).chain(0..start).find(|&i| self.included(i) && self.holds(i));
+        if let Some(i) = found {
+            ANY_START.with(|s| s.set(i + 1));
+        }
+        found
+    }
+
+    /// test_some: writes the satisfied elements' indices; returns how many.
+    pub(crate) fn test_some(&self, indices: *mut usize, routine: &'static str) -> Result<usize> {
+        if indices.is_null() && self.words.n > 0 {
+            return Err(Error::invalid(routine, "indices is NULL; pass an array of at least nelems size_t"));
+        }
+        let mut count = 0;
+        for i in self.members() {
+            if self.holds(i) {
+                // SAFETY: indices has at least nelems slots (the routine's contract) and count <= i < nelems.
+                unsafe { indices.add(count).write(i) };
+                count += 1;
+            }
+        }
+        Ok(count)
+    }
+
+    /// wait_until_all: returns once every element of the set has satisfied the condition.
+    pub fn wait_all(&self, st: &State) {
+        for i in 0..self.words.n {
+            if self.included(i) {
+                st.wait_for(|| self.holds(i));
+            }
+        }
+    }
+
+    /// wait_until_any: an element that satisfies the condition, or None for an empty set.
+    pub fn wait_any(&self, st: &State) -> Option<usize> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut found = None;
+        st.wait_for(|| {
+            found = self.test_any();
+            found.is_some()
+        });
+        found
+    }
+
+    /// wait_until_some: waits for at least one element, then reports every satisfied one.
+    pub(crate) fn wait_some(&self, st: &State, indices: *mut usize, routine: &'static str) -> Result<usize> {
+        if self.is_empty() {
+            return Ok(0);
+        }
+        let mut result = Ok(0);
+        st.wait_for(|| {
+            result = self.test_some(indices, routine);
+            !matches!(result, Ok(0))
+        });
+        result
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signals
+
+/// SHMEM_SIGNAL_SET and SHMEM_SIGNAL_ADD.
+pub const SIGNAL_SET: c_int = 0;
+pub const SIGNAL_ADD: c_int = 1;
+
+impl State {
+    /// put-with-signal: `nbytes` from local `src` to symmetric `dest` on `pe`, then the signal
+    /// word updated with release ordering, so a PE that sees the signal sees the data.
+    #[allow(clippy::too_many_arguments)]
+    pub fn put_signal(
+        &self, dest: *const u8, src: *const u8, nbytes: usize, sig_addr: *const u64, signal: u64, sig_op: c_int, pe: i32,
+        routine: &'static str,
+    ) -> Result<()> {
+        if sig_op != SIGNAL_SET && sig_op != SIGNAL_ADD {
+            return Err(Error::invalid(routine, format!("sig_op = {sig_op} is not a signal operator; use SHMEM_SIGNAL_SET ({SIGNAL_SET}) or SHMEM_SIGNAL_ADD ({SIGNAL_ADD})")));
+        }
+        let sig = self.word(sig_addr, pe, routine)?;
+        let (d, s) = (dest as usize, sig_addr as usize);
+        if nbytes > 0 && s < d.saturating_add(nbytes) && d < s + size_of::<u64>() {
+            return Err(Error::invalid(routine, format!("the signal word {sig_addr:p} overlaps the destination [{dest:p}, +{nbytes} bytes); use a separate signal variable")));
+        }
+        self.put_bytes(dest, src, nbytes, pe, routine)?;
+        if sig_op == SIGNAL_SET {
+            u64::store(sig, signal, Release);
+        } else {
+            u64::fetch_add(sig, signal, AcqRel);
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Distributed lock
+
+/// The ticket lock kept in PE 0's copy of the user's (zero-initialised) `long`: the high 32 bits
+/// hand out tickets, the low 32 bits say which ticket is served. Equal halves: the lock is free.
+const TICKET: u64 = 1 << 32;
+
+#[inline]
+fn next_ticket(w: u64) -> u32 {
+    (w >> 32) as u32
+}
+#[inline]
+fn serving(w: u64) -> u32 {
+    w as u32
+}
+
+impl State {
+    fn lock_word(&self, lock: *const i64, routine: &'static str) -> Result<Word<u64>> {
+        self.word(lock.cast::<u64>(), 0, routine)
+    }
+
+    /// shmem_set_lock: take a ticket, wait until it is served. FIFO-fair across PEs and threads.
+    pub fn set_lock(&self, lock: *const i64, routine: &'static str) -> Result<()> {
+        let w = self.lock_word(lock, routine)?;
+        let mine = next_ticket(u64::fetch_add(w, TICKET, AcqRel));
+        self.wait_for(|| serving(u64::load(w, Acquire)) == mine);
+        Ok(())
+    }
+
+    /// shmem_test_lock: take the lock only if it is free now; true when it was taken.
+    pub fn test_lock(&self, lock: *const i64, routine: &'static str) -> Result<bool> {
+        let w = self.lock_word(lock, routine)?;
+        let now = u64::load(w, Acquire);
+        if next_ticket(now) != serving(now) {
+            return Ok(false);
+        }
+        // Only a new ticket can change a free word, and then the lock is no longer free.
+        Ok(w.compare_swap(now, now.wrapping_add(TICKET)) == now)
+    }
+
+    /// shmem_clear_lock: complete this PE's puts and AMOs, then serve the next ticket.
+    pub fn clear_lock(&self, lock: *const i64, routine: &'static str) -> Result<()> {
+        let w = self.lock_word(lock, routine)?;
+        self.quiet();
+        let mut now = u64::load(w, Acquire);
+        loop {
+            if next_ticket(now) == serving(now) {
+                return Err(Error::invalid(routine, format!("the lock at {lock:p} is not held; call shmem_set_lock (or a successful shmem_test_lock) before shmem_clear_lock")));
+            }
+            // Only the low half changes (wrapping inside it), never the ticket counter.
+            let next = (now & !(TICKET - 1)) | u64::from(serving(now).wrapping_add(1));
+            let seen = w.compare_swap(now, next);
+            if seen == now {
+                return Ok(());
+            }
+            now = seen;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word<T>(x: &mut T) -> Word<T> {
+        Word { p: x as *mut T }
+    }
+
+    #[test]
+    fn integer_amos() {
+        let mut x: i32 = 5;
+        let w = word(&mut x);
+        assert_eq!(w.fetch_add(3), 5);
+        assert_eq!(w.fetch_inc(), 8);
+        assert_eq!(w.compare_swap(0, 1), 9);
+        assert_eq!(w.compare_swap(9, 1), 9);
+        assert_eq!(w.swap(-7), 1);
+        assert_eq!(w.fetch(), -7);
+        let mut u: u64 = 0b1100;
+        let w = word(&mut u);
+        assert_eq!(w.fetch_and(0b0110), 0b1100);
+        assert_eq!(w.fetch_or(0b0001), 0b0100);
+        assert_eq!(w.fetch_xor(0b0101), 0b0101);
+        assert_eq!(w.fetch(), 0);
+        let mut m: u32 = u32::MAX;
+        assert_eq!(word(&mut m).fetch_inc(), u32::MAX);
+        assert_eq!(m, 0);
+    }
+
+    #[test]
+    fn float_bits_are_exact() {
+        let mut f: f64 = 0.0;
+        let w = word(&mut f);
+        let nan = f64::from_bits(0x7ff4_0000_dead_beef);
+        w.set(nan);
+        assert_eq!(w.fetch().to_bits(), 0x7ff4_0000_dead_beef);
+        assert_eq!(w.swap(-0.0).to_bits(), 0x7ff4_0000_dead_beef);
+        assert_eq!(f.to_bits(), (-0.0f64).to_bits());
+    }
+
+    #[test]
+    fn comparisons() {
+        assert!(Cmp::from_c(6, "t").is_err());
+        assert!(Cmp::from_c(-1, "t").is_err());
+        let table = [(0, [false, true, false]), (1, [true, false, true]), (2, [false, false, true]), (3, [true, true, false]), (4, [true, false, false]), (5, [false, true, true])];
+        for (c, want) in table {
+            let cmp = Cmp::from_c(c, "t").unwrap();
+            assert_eq!([cmp.holds(1, 2), cmp.holds(2, 2), cmp.holds(3, 2)], want, "cmp {c}");
+        }
+    }
+
+    #[test]
+    fn wait_set_semantics() {
+        let mut v: [i64; 4] = [1, 0, 1, 0];
+        let first = v.as_mut_ptr();
+        let status = [0, 0, 1, 0];
+        let set = |status: *const c_int, against| WaitSet { words: Words { first, n: 4 }, status, cmp: Cmp::Eq, against };
+        let s = set(status.as_ptr(), Against::Value(1));
+        assert!(!s.test_all());
+        let mut idx = [usize::MAX; 4];
+        assert_eq!(s.test_some(idx.as_mut_ptr(), "t").unwrap(), 1);
+        assert_eq!(idx[0], 0);
+        assert_eq!(s.test_any(), Some(0));
+        let all_out = [1, 1, 1, 1];
+        let e = set(all_out.as_ptr(), Against::Value(1));
+        assert!(e.is_empty());
+        assert!(e.test_all());
+        assert_eq!(e.test_any(), None);
+        let want = [1i64, 0, 7, 0];
+        let vs = set(status.as_ptr(), Against::Values(want.as_ptr()));
+        assert!(vs.test_all());
+        let nothing = set(std::ptr::null(), Against::Value(9));
+        assert_eq!(nothing.test_any(), None);
+        assert_eq!(nothing.test_some(idx.as_mut_ptr(), "t").unwrap(), 0);
+    }
+
+    #[test]
+    fn any_rotates_over_satisfied_elements() {
+        let mut v: [u32; 3] = [5, 5, 5];
+        let s = WaitSet { words: Words { first: v.as_mut_ptr(), n: 3 }, status: std::ptr::null(), cmp: Cmp::Eq, against: Against::Value(5) };
+        let mut seen = [false; 3];
+        for _ in 0..3 {
+            seen[s.test_any().unwrap()] = true;
+        }
+        assert_eq!(seen, [true; 3]);
+    }
+
+    #[test]
+    fn ticket_halves_wrap_independently() {
+        let w = u64::MAX - 1; // next ticket 0xffffffff, serving 0xfffffffe
+        assert_eq!(next_ticket(w), u32::MAX);
+        assert_eq!(serving(w), u32::MAX - 1);
+        let taken = w.wrapping_add(TICKET);
+        assert_eq!(next_ticket(taken), 0);
+        assert_eq!(serving(taken), u32::MAX - 1);
+    }
+}
