@@ -46,6 +46,43 @@ pub const SETTINGS: &[Setting] = &[
         aliases: &[],
         help: "seconds to wait for all PEs at start-up before giving up and naming the missing ones",
     },
+    // ---- IBGDA (GPU-initiated InfiniBand; src/ibgda, src/ib) ----
+    Setting {
+        name: "IBGDA_NIC",
+        default: "hw",
+        aliases: &[],
+        help: "who plays the NIC for IBGDA: hw (a ConnectX through rdma-core) or model (the software HCA model)",
+    },
+    Setting {
+        name: "IBGDA_NUM_RC_PER_PE",
+        default: "2",
+        aliases: &[],
+        help: "IBGDA RC queue pairs per remote PE (0: use DC only)",
+    },
+    Setting {
+        name: "IBGDA_NUM_DCI",
+        default: "1",
+        aliases: &[],
+        help: "IBGDA DC initiators per PE (<= 0: one per SM)",
+    },
+    Setting {
+        name: "IBGDA_NUM_DCT",
+        default: "2",
+        aliases: &[],
+        help: "IBGDA DC targets per PE",
+    },
+    Setting {
+        name: "IBGDA_DCI_MAP_BY",
+        default: "cta",
+        aliases: &[],
+        help: "which DCI a GPU thread uses: cta, sm, warp or dct (by target PE)",
+    },
+    Setting {
+        name: "IBGDA_RC_MAP_BY",
+        default: "cta",
+        aliases: &[],
+        help: "which of a PE's RC QPs a GPU thread uses: cta, sm or warp",
+    },
     Setting {
         name: "PMIX_LIBRARY",
         default: "libpmix.so.2",

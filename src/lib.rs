@@ -8,5 +8,8 @@ pub mod capi;
 pub mod env;
 pub mod error;
 pub mod heap;
+// GPU-initiated InfiniBand (issue 4): rdma-core layer and IBGDA descriptors / HCA model.
+pub mod ib;
+pub mod ibgda;
 pub mod runtime;
 pub mod sys;

@@ -201,6 +201,7 @@ pub extern "C" fn shmem_team_destroy(team: ShmemTeam) {
     with_state(R, |st| {
         let Some(id) = team_index(team) else { return Ok(()) };
         st.teams.get(id, R)?;
+        st.ctxs.destroy_team(id);
         st.teams.remove(id, R)
     })
 }
