@@ -90,10 +90,10 @@ pub const SETTINGS: &[Setting] = &[
         help: "the PMIx client library loaded under Open MPI's mpirun/oshrun (name or path)",
     },
     Setting {
-        name: "WAIT_SPINS",
-        default: "200",
+        name: "WAIT_SPIN_US",
+        default: "auto",
         aliases: &[],
-        help: "busy-poll iterations before a waiting PE yields its core",
+        help: "microseconds a waiting PE polls before it starts yielding its core; auto: 50 when this host's PEs fit its CPUs, else 0",
     },
 ];
 
@@ -162,7 +162,8 @@ pub struct Config {
     pub symmetric_statics: bool,
     pub bootstrap: String,
     pub bootstrap_timeout_s: f64,
-    pub wait_spins: u32,
+    /// None: decide from the PE and CPU counts at init (see runtime::wait).
+    pub wait_spin_us: Option<u32>,
 }
 
 fn bad(var: &str, value: &str, expected: &str) -> Error {
@@ -201,9 +202,12 @@ impl Config {
             .ok()
             .filter(|t: &f64| *t > 0.0)
             .ok_or_else(|| bad(&var, &v, "a positive number of seconds"))?;
-        let (var, v) = get("WAIT_SPINS");
-        let wait_spins = v.trim().parse().map_err(|_| bad(&var, &v, "a whole number"))?;
-        Ok(Config { symmetric_size, log_level, symmetric_statics, bootstrap, bootstrap_timeout_s, wait_spins })
+        let (var, v) = get("WAIT_SPIN_US");
+        let wait_spin_us = match v.trim() {
+            "auto" => None,
+            t => Some(t.parse().map_err(|_| bad(&var, &v, "auto or a whole number of microseconds"))?),
+        };
+        Ok(Config { symmetric_size, log_level, symmetric_statics, bootstrap, bootstrap_timeout_s, wait_spin_us })
     }
 }
 

@@ -4,7 +4,7 @@
 use std::ffi::{c_char, c_int, c_void};
 
 use super::{fence, with_state, write_out};
-use crate::runtime::{self, THREAD_MULTIPLE};
+use crate::runtime::{self, THREAD_SINGLE};
 
 pub const SPEC_MAJOR: c_int = 1;
 pub const SPEC_MINOR: c_int = 5;
@@ -15,9 +15,11 @@ pub fn vendor_string() -> String {
     format!("rshmem {}", env!("CARGO_PKG_VERSION"))
 }
 
+/// Like shmem_init_thread(SHMEM_THREAD_SINGLE): programs that call into the library from
+/// several threads at once ask for SHMEM_THREAD_MULTIPLE with shmem_init_thread.
 #[no_mangle]
 pub extern "C" fn shmem_init() {
-    fence("shmem_init", || runtime::init(THREAD_MULTIPLE).map(|_| ()))
+    fence("shmem_init", || runtime::init(THREAD_SINGLE).map(|_| ()))
 }
 
 #[no_mangle]
@@ -123,6 +125,23 @@ pub extern "C" fn _my_pe() -> c_int {
 #[no_mangle]
 pub extern "C" fn _num_pes() -> c_int {
     shmem_n_pes()
+}
+
+// The pre-OpenSHMEM (SGI/Cray) names that Open MPI's shmem-compat.h still declares.
+
+#[no_mangle]
+pub extern "C" fn my_pe() -> c_int {
+    shmem_my_pe()
+}
+
+#[no_mangle]
+pub extern "C" fn num_pes() -> c_int {
+    shmem_n_pes()
+}
+
+#[no_mangle]
+pub extern "C" fn globalexit(status: c_int) {
+    shmem_global_exit(status)
 }
 
 /// rshmem extension (shmemx.h): seconds on a monotonic clock, for timing intervals.

@@ -28,14 +28,14 @@ const MAX_WORDS: usize = SCRATCH_BYTES / 8;
 /// Bytes reduced per pass over the peers (keeps the accumulator in L1).
 const REDUCE_CHUNK_BYTES: usize = 8192;
 
-/// One collective call in progress on this PE; holds the PE's collective lock.
+/// One collective call in progress on this PE (holding the collective lock under THREAD_MULTIPLE).
 pub struct Coll<'a> {
     st: &'a State,
     pub set: PeSet,
     /// This PE's index in the set.
     pub me: usize,
     routine: &'static str,
-    _serial: MutexGuard<'a, ()>,
+    _serial: Option<MutexGuard<'a, ()>>,
 }
 
 impl State {
@@ -51,7 +51,7 @@ impl State {
                 ),
             )
         })?;
-        let serial = self.collective_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let serial = self.serialize_collectives();
         Ok(Coll { st: self, set, me, routine, _serial: serial })
     }
 }
