@@ -93,7 +93,7 @@ pub const SETTINGS: &[Setting] = &[
         name: "WAIT_SPIN_US",
         default: "auto",
         aliases: &[],
-        help: "microseconds a waiting PE polls before it starts yielding its core; auto: 50 when this host's PEs fit its CPUs, else 0",
+        help: "microseconds a waiting PE polls before it starts yielding its core; auto: 1000 when this host's PEs fit its CPUs, else 0",
     },
 ];
 

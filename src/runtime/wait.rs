@@ -4,7 +4,9 @@
 //! Polling is bounded by time, not by a count (a `pause` costs from a few to tens of ns
 //! depending on the CPU). When the job has more PEs on this host than CPUs, the peer we wait
 //! for may need our core, so we yield almost at once; otherwise we poll for WAIT_SPIN_US
-//! (default 50 µs), which covers every normal hand-off without a system call.
+//! (default 1 ms), which covers every normal hand-off without a system call and rides out a
+//! peer that was briefly descheduled by unrelated load (yielding then would cost a whole
+//! scheduler slice).
 
 use std::time::{Duration, Instant};
 
@@ -15,7 +17,7 @@ const POLLS_PER_CLOCK_READ: u32 = 64;
 
 /// The polling budget for a job of `local_pes` PEs on a host with `cpus` CPUs.
 pub fn spin_budget(setting_us: Option<u32>, local_pes: usize, cpus: usize) -> Duration {
-    let us = setting_us.unwrap_or(if local_pes <= cpus { 50 } else { 0 });
+    let us = setting_us.unwrap_or(if local_pes <= cpus { 1000 } else { 0 });
     Duration::from_micros(us as u64)
 }
 
@@ -53,7 +55,7 @@ mod tests {
     #[test]
     fn budget_follows_the_setting_or_the_cpu_count() {
         assert_eq!(spin_budget(Some(7), 64, 2), Duration::from_micros(7));
-        assert_eq!(spin_budget(None, 2, 2), Duration::from_micros(50));
+        assert_eq!(spin_budget(None, 2, 2), Duration::from_micros(1000));
         assert_eq!(spin_budget(None, 7, 2), Duration::ZERO);
     }
 }
