@@ -20,6 +20,7 @@ want oshcc libopenmpi-dev           # Open MPI OSHMEM: LD_PRELOAD tests and the 
 want oshrun openmpi-bin
 want strace strace
 { [ -e /usr/include/pmix.h ] || ls /usr/lib/*/pmix2/include/pmix.h >/dev/null 2>&1; } || need_pkgs+=(libpmix-dev)
+[ -e /usr/include/infiniband/mlx5dv.h ] || need_pkgs+=(libibverbs-dev)   # IBGDA layout tests (tests/ibgda_layout.rs)
 
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "install-deps: installing ${need_pkgs[*]}"

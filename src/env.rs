@@ -46,6 +46,43 @@ pub const SETTINGS: &[Setting] = &[
         aliases: &[],
         help: "seconds to wait for all PEs at start-up before giving up and naming the missing ones",
     },
+    // ---- IBGDA (GPU-initiated InfiniBand; src/ibgda, src/ib) ----
+    Setting {
+        name: "IBGDA_NIC",
+        default: "hw",
+        aliases: &[],
+        help: "who plays the NIC for IBGDA: hw (a ConnectX through rdma-core) or model (the software HCA model)",
+    },
+    Setting {
+        name: "IBGDA_NUM_RC_PER_PE",
+        default: "2",
+        aliases: &[],
+        help: "IBGDA RC queue pairs per remote PE (0: use DC only)",
+    },
+    Setting {
+        name: "IBGDA_NUM_DCI",
+        default: "1",
+        aliases: &[],
+        help: "IBGDA DC initiators per PE (<= 0: one per SM)",
+    },
+    Setting {
+        name: "IBGDA_NUM_DCT",
+        default: "2",
+        aliases: &[],
+        help: "IBGDA DC targets per PE",
+    },
+    Setting {
+        name: "IBGDA_DCI_MAP_BY",
+        default: "cta",
+        aliases: &[],
+        help: "which DCI a GPU thread uses: cta, sm, warp or dct (by target PE)",
+    },
+    Setting {
+        name: "IBGDA_RC_MAP_BY",
+        default: "cta",
+        aliases: &[],
+        help: "which of a PE's RC QPs a GPU thread uses: cta, sm or warp",
+    },
     Setting {
         name: "PMIX_LIBRARY",
         default: "libpmix.so.2",
@@ -53,10 +90,10 @@ pub const SETTINGS: &[Setting] = &[
         help: "the PMIx client library loaded under Open MPI's mpirun/oshrun (name or path)",
     },
     Setting {
-        name: "WAIT_SPINS",
-        default: "200",
+        name: "WAIT_SPIN_US",
+        default: "auto",
         aliases: &[],
-        help: "busy-poll iterations before a waiting PE yields its core",
+        help: "microseconds a waiting PE polls before it starts yielding its core; auto: 1000 when this host's PEs fit its CPUs, else 0",
     },
     Setting {
         name: "CUMEM_GRANULARITY",
@@ -137,7 +174,8 @@ pub struct Config {
     pub symmetric_statics: bool,
     pub bootstrap: String,
     pub bootstrap_timeout_s: f64,
-    pub wait_spins: u32,
+    /// None: decide from the PE and CPU counts at init (see runtime::wait).
+    pub wait_spin_us: Option<u32>,
 }
 
 fn bad(var: &str, value: &str, expected: &str) -> Error {
@@ -176,9 +214,12 @@ impl Config {
             .ok()
             .filter(|t: &f64| *t > 0.0)
             .ok_or_else(|| bad(&var, &v, "a positive number of seconds"))?;
-        let (var, v) = get("WAIT_SPINS");
-        let wait_spins = v.trim().parse().map_err(|_| bad(&var, &v, "a whole number"))?;
-        Ok(Config { symmetric_size, log_level, symmetric_statics, bootstrap, bootstrap_timeout_s, wait_spins })
+        let (var, v) = get("WAIT_SPIN_US");
+        let wait_spin_us = match v.trim() {
+            "auto" => None,
+            t => Some(t.parse().map_err(|_| bad(&var, &v, "auto or a whole number of microseconds"))?),
+        };
+        Ok(Config { symmetric_size, log_level, symmetric_statics, bootstrap, bootstrap_timeout_s, wait_spin_us })
     }
 }
 

@@ -9,5 +9,8 @@ pub mod cuda;
 pub mod env;
 pub mod error;
 pub mod heap;
+// GPU-initiated InfiniBand (issue 4): rdma-core layer and IBGDA descriptors / HCA model.
+pub mod ib;
+pub mod ibgda;
 pub mod runtime;
 pub mod sys;

@@ -300,11 +300,7 @@ static void generics(void) {
 }
 
 /* AMOs through contexts: one created on the world team, and one on a strided team, where PE
- * arguments are team-relative.
- * TODO(after merging the teams branch): call shmem_team_split_strided / shmem_team_destroy
- * directly; until then they are looked up at run time and the team part is skipped if absent. */
-typedef int (*split_fn)(shmem_team_t, int, int, int, const void *, long, shmem_team_t *);
-typedef void (*destroy_fn)(shmem_team_t);
+ * arguments are team-relative. */
 
 static void contexts(void) {
     long *x = shmem_calloc(2, sizeof(long));
@@ -322,10 +318,7 @@ static void contexts(void) {
     shmem_ctx_destroy(ctx);
     shmem_barrier_all();
 
-    split_fn split = (split_fn)dlsym(RTLD_DEFAULT, "shmem_team_split_strided");
-    destroy_fn destroy = (destroy_fn)dlsym(RTLD_DEFAULT, "shmem_team_destroy");
-    if (!split || !destroy || npes < 2) {
-        if (me == 0) printf("amo_all: team contexts skipped (no shmem_team_split_strided yet, or one PE)\n");
+    if (npes < 2) {
         shmem_free(x);
         return;
     }
@@ -333,7 +326,7 @@ static void contexts(void) {
      * (world PE 1) and swaps into its team-right neighbour. */
     int size = npes / 2;
     shmem_team_t odd = SHMEM_TEAM_INVALID;
-    split(SHMEM_TEAM_WORLD, 1, 2, size, NULL, 0, &odd);
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 2, size, NULL, 0, &odd);
     x[0] = x[1] = 0;
     shmem_barrier_all();
     if (me % 2 == 1) {
@@ -358,7 +351,7 @@ static void contexts(void) {
         CHECK(x[0] == 0 && x[1] == 0, "even PE %d was written through the odd team's context", me);
     }
     shmem_barrier_all();
-    if (me % 2 == 1) destroy(odd);
+    if (me % 2 == 1) shmem_team_destroy(odd);
     shmem_free(x);
 }
 

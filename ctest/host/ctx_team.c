@@ -1,30 +1,18 @@
 /* rshmem-test: pes=1,2,4,7
  * Contexts and teams: shmem_ctx_get_team, shmem_team_create_ctx on the predefined teams and on a
  * strided team (team-relative PE numbers), and the non-error failure returns of creation. */
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <shmem.h>
 #include <stdint.h>
 #include "check.h"
 
 static long box[2];     /* box[0]: written through world contexts; box[1]: through team ones */
 
-/* TODO(after merging the teams branch): call shmem_team_split_strided and shmem_team_destroy
- * directly; until then they are looked up at run time and the strided part is skipped if absent. */
-typedef int (*split_fn)(shmem_team_t, int, int, int, const void *, long, shmem_team_t *);
-typedef void (*destroy_fn)(shmem_team_t);
 
 static void strided_team(int me, int npes) {
-    split_fn split = (split_fn)dlsym(RTLD_DEFAULT, "shmem_team_split_strided");
-    destroy_fn destroy = (destroy_fn)dlsym(RTLD_DEFAULT, "shmem_team_destroy");
-    if (!split || !destroy) {
-        if (me == 0) printf("ctx_team: shmem_team_split_strided not available yet; strided part skipped\n");
-        return;
-    }
     /* The odd PEs: team PE i is world PE 2i+1. */
     int size = npes / 2;
     shmem_team_t odd = SHMEM_TEAM_INVALID;
-    split(SHMEM_TEAM_WORLD, 1, 2, size > 0 ? size : 1, NULL, 0, &odd);
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 2, size > 0 ? size : 1, NULL, 0, &odd);
     if (me % 2 == 1) {
         CHECK(odd != SHMEM_TEAM_INVALID, "odd PE %d got no team", me);
         shmem_ctx_t ctx;
@@ -43,7 +31,7 @@ static void strided_team(int me, int npes) {
         CHECK_EQ_LONG(got, 1000 + me);
         shmem_ctx_destroy(ctx);
         shmem_barrier_all();
-        destroy(odd);
+        shmem_team_destroy(odd);
     } else {
         CHECK(odd == SHMEM_TEAM_INVALID, "even PE %d must not be in the odd team", me);
         shmem_ctx_t ctx = (shmem_ctx_t)&ctx;

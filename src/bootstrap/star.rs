@@ -222,6 +222,9 @@ impl StarServer {
     }
 }
 
+/// What a collective exchange returns: every rank's bytes and descriptors, in rank order.
+type Gathered = (Vec<Vec<u8>>, Vec<Vec<OwnedFd>>);
+
 /// One PE's connection to the star.
 pub struct StarClient {
     stream: Mutex<UnixStream>,
@@ -264,7 +267,7 @@ impl StarClient {
         self
     }
 
-    fn exchange(&self, op: u8, mine: &[u8], fds: &[RawFd]) -> Result<(Vec<Vec<u8>>, Vec<Vec<OwnedFd>>)> {
+    fn exchange(&self, op: u8, mine: &[u8], fds: &[RawFd]) -> Result<Gathered> {
         let s = self.stream.lock().unwrap_or_else(|p| p.into_inner());
         let sent = (&*s)
             .write_all(&header(op, fds.len() as u32, mine.len() as u64))

@@ -162,3 +162,11 @@ mod deprecated {
         old_standard_amos! { int => i32, long => i64, longlong => i64 }
     }
 }
+
+/// Open MPI's OSHMEM also exports the bitwise AMOs for int, long and long long (its C11 generic
+/// macros pick them for those types), so binaries built with `oshcc` call them: we export them
+/// too for the LD_PRELOAD swap-in. Not declared in our shmem.h (not in the specification).
+mod oshmem_bitwise {
+    use super::*;
+    bitwise_amos! { int => i32, long => i64, longlong => i64 }
+}

@@ -1,1 +1,388 @@
-//! (to be written)
+//! Collective routines (OpenSHMEM 1.5 §9.9): barrier and sync, broadcast, collect, fcollect,
+//! alltoall(s) and reductions on teams, plus the deprecated active-set forms (PE_start,
+//! logPE_stride, PE_size, pSync) that old programs still call. The work is in
+//! runtime/coll.rs; pSync and pWrk are accepted and never touched (our synchronisation lives
+//! in the runtime header), so they keep whatever values the program gave them.
+
+use std::ffi::{c_int, c_long, c_void};
+use std::mem::size_of;
+
+use super::team::{team_of, ShmemTeam};
+use super::types::{ComplexD, ComplexF, LongDouble};
+use super::with_state;
+use crate::error::{Error, Result};
+use crate::runtime::barrier::PeSet;
+use crate::runtime::rma::bytes;
+use crate::runtime::State;
+use crate::sys::longdouble as ld;
+
+fn team_set(st: &State, team: ShmemTeam, routine: &'static str) -> Result<PeSet> {
+    Ok(team_of(st, team, routine)?.1.set)
+}
+
+// ---- barrier and sync ------------------------------------------------------------------
+
+#[no_mangle]
+pub extern "C" fn shmem_barrier_all() {
+    const R: &str = "shmem_barrier_all";
+    with_state(R, |st| st.coll_barrier(PeSet::world(st.npes), R))
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_sync_all() {
+    const R: &str = "shmem_sync_all";
+    with_state(R, |st| st.coll_sync(PeSet::world(st.npes), R))
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_team_sync(team: ShmemTeam) -> c_int {
+    const R: &str = "shmem_team_sync";
+    with_state(R, |st| st.coll_sync(team_set(st, team, R)?, R).map(|_| 0))
+}
+
+/// Deprecated: barrier over an active set.
+#[no_mangle]
+pub extern "C" fn shmem_barrier(pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long) {
+    const R: &str = "shmem_barrier";
+    with_state(R, |st| st.coll_barrier(st.active_set(pe_start, log_pe_stride, pe_size, R)?, R))
+}
+
+/// Deprecated: sync over an active set (C11 programs reach the team form as shmem_team_sync).
+#[no_mangle]
+pub extern "C" fn shmem_sync(pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long) {
+    const R: &str = "shmem_sync";
+    with_state(R, |st| st.coll_sync(st.active_set(pe_start, log_pe_stride, pe_size, R)?, R))
+}
+
+// ---- data movement on teams ------------------------------------------------------------
+
+fn team_broadcast(r: &'static str, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize, root: c_int) -> c_int {
+    with_state(r, |st| {
+        // Team broadcasts update dest on every PE, the root included (OpenSHMEM 1.5).
+        st.broadcast(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, root, true, r).map(|_| 0)
+    })
+}
+
+fn team_collect(r: &'static str, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
+    with_state(r, |st| st.collect(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, r).map(|_| 0))
+}
+
+fn team_fcollect(r: &'static str, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
+    with_state(r, |st| st.fcollect(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, r).map(|_| 0))
+}
+
+fn team_alltoall(r: &'static str, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
+    with_state(r, |st| st.alltoall(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, r).map(|_| 0))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn team_alltoalls(
+    r: &'static str, team: ShmemTeam, dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, size: usize,
+) -> c_int {
+    with_state(r, |st| st.alltoalls(team_set(st, team, r)?, dest.cast(), source.cast(), dst, sst, nelems, size, r).map(|_| 0))
+}
+
+macro_rules! team_data_colls {
+    ($($n:ident => $t:ty),* $(,)?) => {$(
+        const _: () = {
+            #[export_name = concat!("shmem_", stringify!($n), "_broadcast")]
+            pub extern "C" fn broadcast(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize, pe_root: c_int) -> c_int {
+                team_broadcast(concat!("shmem_", stringify!($n), "_broadcast"), team, dest.cast(), source.cast(), nelems, size_of::<$t>(), pe_root)
+            }
+            #[export_name = concat!("shmem_", stringify!($n), "_collect")]
+            pub extern "C" fn collect(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize) -> c_int {
+                team_collect(concat!("shmem_", stringify!($n), "_collect"), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
+            }
+            #[export_name = concat!("shmem_", stringify!($n), "_fcollect")]
+            pub extern "C" fn fcollect(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize) -> c_int {
+                team_fcollect(concat!("shmem_", stringify!($n), "_fcollect"), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
+            }
+            #[export_name = concat!("shmem_", stringify!($n), "_alltoall")]
+            pub extern "C" fn alltoall(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize) -> c_int {
+                team_alltoall(concat!("shmem_", stringify!($n), "_alltoall"), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
+            }
+            #[export_name = concat!("shmem_", stringify!($n), "_alltoalls")]
+            pub extern "C" fn alltoalls(team: ShmemTeam, dest: *mut $t, source: *const $t, dst: isize, sst: isize, nelems: usize) -> c_int {
+                team_alltoalls(concat!("shmem_", stringify!($n), "_alltoalls"), team, dest.cast(), source.cast(), dst, sst, nelems, size_of::<$t>())
+            }
+        };
+    )*};
+}
+crate::rma_types!(team_data_colls);
+
+#[no_mangle]
+pub extern "C" fn shmem_broadcastmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, pe_root: c_int) -> c_int {
+    team_broadcast("shmem_broadcastmem", team, dest, source, nelems, 1, pe_root)
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_collectmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize) -> c_int {
+    team_collect("shmem_collectmem", team, dest, source, nelems, 1)
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_fcollectmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize) -> c_int {
+    team_fcollect("shmem_fcollectmem", team, dest, source, nelems, 1)
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_alltoallmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize) -> c_int {
+    team_alltoall("shmem_alltoallmem", team, dest, source, nelems, 1)
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_alltoallsmem(
+    team: ShmemTeam, dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize,
+) -> c_int {
+    team_alltoalls("shmem_alltoallsmem", team, dest, source, dst, sst, nelems, 1)
+}
+
+// ---- deprecated active-set data movement (32- and 64-bit elements) ----------------------
+
+macro_rules! active_set_colls {
+    ($($bits:literal => $size:literal),* $(,)?) => {$(
+        const _: () = {
+            /// Active-set broadcasts leave the root's dest alone (unlike team broadcasts).
+            #[export_name = concat!("shmem_broadcast", $bits)]
+            #[allow(clippy::too_many_arguments)]
+            pub extern "C" fn broadcast(
+                dest: *mut c_void, source: *const c_void, nelems: usize, pe_root: c_int, pe_start: c_int, log_pe_stride: c_int,
+                pe_size: c_int, _psync: *mut c_long,
+            ) {
+                const R: &str = concat!("shmem_broadcast", $bits);
+                with_state(R, |st| {
+                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
+                    st.broadcast(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, pe_root, false, R)
+                })
+            }
+            #[export_name = concat!("shmem_collect", $bits)]
+            pub extern "C" fn collect(
+                dest: *mut c_void, source: *const c_void, nelems: usize, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long,
+            ) {
+                const R: &str = concat!("shmem_collect", $bits);
+                with_state(R, |st| {
+                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
+                    st.collect(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, R)
+                })
+            }
+            #[export_name = concat!("shmem_fcollect", $bits)]
+            pub extern "C" fn fcollect(
+                dest: *mut c_void, source: *const c_void, nelems: usize, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long,
+            ) {
+                const R: &str = concat!("shmem_fcollect", $bits);
+                with_state(R, |st| {
+                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
+                    st.fcollect(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, R)
+                })
+            }
+            #[export_name = concat!("shmem_alltoall", $bits)]
+            pub extern "C" fn alltoall(
+                dest: *mut c_void, source: *const c_void, nelems: usize, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long,
+            ) {
+                const R: &str = concat!("shmem_alltoall", $bits);
+                with_state(R, |st| {
+                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
+                    st.alltoall(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, R)
+                })
+            }
+            #[export_name = concat!("shmem_alltoalls", $bits)]
+            #[allow(clippy::too_many_arguments)]
+            pub extern "C" fn alltoalls(
+                dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, pe_start: c_int, log_pe_stride: c_int,
+                pe_size: c_int, _psync: *mut c_long,
+            ) {
+                const R: &str = concat!("shmem_alltoalls", $bits);
+                with_state(R, |st| {
+                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
+                    st.alltoalls(set, dest.cast(), source.cast(), dst, sst, nelems, $size, R)
+                })
+            }
+        };
+    )*};
+}
+active_set_colls!("32" => 4, "64" => 8);
+
+// ---- reductions ------------------------------------------------------------------------
+
+/// AND, OR, XOR.
+pub trait Bits: Copy {
+    fn and(self, o: Self) -> Self;
+    fn or(self, o: Self) -> Self;
+    fn xor(self, o: Self) -> Self;
+}
+
+/// MAX, MIN.
+pub trait Order: Copy {
+    fn max(self, o: Self) -> Self;
+    fn min(self, o: Self) -> Self;
+}
+
+/// SUM, PROD (integers wrap, as two's-complement hardware does).
+pub trait Arith: Copy {
+    fn sum(self, o: Self) -> Self;
+    fn prod(self, o: Self) -> Self;
+}
+
+macro_rules! int_ops {
+    ($($t:ty),*) => {$(
+        impl Bits for $t {
+            fn and(self, o: Self) -> Self { self & o }
+            fn or(self, o: Self) -> Self { self | o }
+            fn xor(self, o: Self) -> Self { self ^ o }
+        }
+        impl Order for $t {
+            fn max(self, o: Self) -> Self { Ord::max(self, o) }
+            fn min(self, o: Self) -> Self { Ord::min(self, o) }
+        }
+        impl Arith for $t {
+            fn sum(self, o: Self) -> Self { self.wrapping_add(o) }
+            fn prod(self, o: Self) -> Self { self.wrapping_mul(o) }
+        }
+    )*};
+}
+int_ops!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+macro_rules! float_ops {
+    ($($t:ty),*) => {$(
+        impl Order for $t {
+            fn max(self, o: Self) -> Self { if o > self { o } else { self } }
+            fn min(self, o: Self) -> Self { if o < self { o } else { self } }
+        }
+        impl Arith for $t {
+            fn sum(self, o: Self) -> Self { self + o }
+            fn prod(self, o: Self) -> Self { self * o }
+        }
+    )*};
+}
+float_ops!(f32, f64);
+
+macro_rules! complex_ops {
+    ($($t:ident),*) => {$(
+        impl Arith for $t {
+            fn sum(self, o: Self) -> Self { $t(self.0 + o.0, self.1 + o.1) }
+            fn prod(self, o: Self) -> Self { $t(self.0 * o.0 - self.1 * o.1, self.0 * o.1 + self.1 * o.0) }
+        }
+    )*};
+}
+complex_ops!(ComplexF, ComplexD);
+
+impl Order for LongDouble {
+    fn max(self, o: Self) -> Self {
+        ld::max(&self, &o)
+    }
+    fn min(self, o: Self) -> Self {
+        ld::min(&self, &o)
+    }
+}
+
+impl Arith for LongDouble {
+    fn sum(self, o: Self) -> Self {
+        ld::add(&self, &o)
+    }
+    fn prod(self, o: Self) -> Self {
+        ld::mul(&self, &o)
+    }
+}
+
+fn team_reduce<T: Copy>(r: &'static str, team: ShmemTeam, dest: *mut T, source: *const T, nreduce: usize, op: fn(T, T) -> T) -> c_int {
+    with_state(r, |st| {
+        let n = i64::try_from(nreduce).map_err(|_| Error::invalid(r, format!("nreduce = {nreduce} is too large")))?;
+        st.reduce(team_set(st, team, r)?, dest, source, n, op, r).map(|_| 0)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn active_reduce<T: Copy>(
+    r: &'static str, dest: *mut T, source: *const T, nreduce: c_int, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int,
+    op: fn(T, T) -> T,
+) {
+    with_state(r, |st| st.reduce(st.active_set(pe_start, log_pe_stride, pe_size, r)?, dest, source, nreduce as i64, op, r))
+}
+
+/// shmem_TYPENAME_OP_reduce(team, dest, source, nreduce) for each `TYPENAME => type`.
+macro_rules! team_reduce_op {
+    ($op:literal, $f:path; $($n:ident => $t:ty),* $(,)?) => {$(
+        const _: () = {
+            #[export_name = concat!("shmem_", stringify!($n), "_", $op, "_reduce")]
+            pub extern "C" fn reduce(team: ShmemTeam, dest: *mut $t, source: *const $t, nreduce: usize) -> c_int {
+                team_reduce(concat!("shmem_", stringify!($n), "_", $op, "_reduce"), team, dest, source, nreduce, $f)
+            }
+        };
+    )*};
+}
+
+/// Deprecated shmem_TYPENAME_OP_to_all(dest, source, nreduce, PE_start, logPE_stride, PE_size, pWrk, pSync).
+macro_rules! to_all_op {
+    ($op:literal, $f:path; $($n:ident => $t:ty),* $(,)?) => {$(
+        const _: () = {
+            #[export_name = concat!("shmem_", stringify!($n), "_", $op, "_to_all")]
+            #[allow(clippy::too_many_arguments)]
+            pub extern "C" fn to_all(
+                dest: *mut $t, source: *const $t, nreduce: c_int, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int,
+                _pwrk: *mut $t, _psync: *mut c_long,
+            ) {
+                active_reduce(concat!("shmem_", stringify!($n), "_", $op, "_to_all"), dest, source, nreduce, pe_start, log_pe_stride, pe_size, $f)
+            }
+        };
+    )*};
+}
+
+macro_rules! and_reduce { ($($x:tt)*) => { team_reduce_op!("and", Bits::and; $($x)*); }; }
+macro_rules! or_reduce { ($($x:tt)*) => { team_reduce_op!("or", Bits::or; $($x)*); }; }
+macro_rules! xor_reduce { ($($x:tt)*) => { team_reduce_op!("xor", Bits::xor; $($x)*); }; }
+macro_rules! max_reduce { ($($x:tt)*) => { team_reduce_op!("max", Order::max; $($x)*); }; }
+macro_rules! min_reduce { ($($x:tt)*) => { team_reduce_op!("min", Order::min; $($x)*); }; }
+macro_rules! sum_reduce { ($($x:tt)*) => { team_reduce_op!("sum", Arith::sum; $($x)*); }; }
+macro_rules! prod_reduce { ($($x:tt)*) => { team_reduce_op!("prod", Arith::prod; $($x)*); }; }
+
+crate::reduce_bitwise_types!(and_reduce);
+crate::reduce_bitwise_types!(or_reduce);
+crate::reduce_bitwise_types!(xor_reduce);
+crate::reduce_compare_types!(max_reduce);
+crate::reduce_compare_types!(min_reduce);
+crate::reduce_compare_types!(sum_reduce);
+crate::reduce_compare_types!(prod_reduce);
+sum_reduce!(complexf => ComplexF, complexd => ComplexD);
+prod_reduce!(complexf => ComplexF, complexd => ComplexD);
+
+/// The deprecated tables (OpenSHMEM 1.4 §9.9.10).
+macro_rules! old_bitwise_types {
+    ($m:ident) => { $m! { short => i16, int => i32, long => i64, longlong => i64 } };
+}
+macro_rules! old_compare_types {
+    ($m:ident) => { $m! { short => i16, int => i32, long => i64, longlong => i64, float => f32, double => f64, longdouble => LongDouble } };
+}
+
+macro_rules! and_to_all { ($($x:tt)*) => { to_all_op!("and", Bits::and; $($x)*); }; }
+macro_rules! or_to_all { ($($x:tt)*) => { to_all_op!("or", Bits::or; $($x)*); }; }
+macro_rules! xor_to_all { ($($x:tt)*) => { to_all_op!("xor", Bits::xor; $($x)*); }; }
+macro_rules! max_to_all { ($($x:tt)*) => { to_all_op!("max", Order::max; $($x)*); }; }
+macro_rules! min_to_all { ($($x:tt)*) => { to_all_op!("min", Order::min; $($x)*); }; }
+macro_rules! sum_to_all { ($($x:tt)*) => { to_all_op!("sum", Arith::sum; $($x)*); }; }
+macro_rules! prod_to_all { ($($x:tt)*) => { to_all_op!("prod", Arith::prod; $($x)*); }; }
+
+old_bitwise_types!(and_to_all);
+old_bitwise_types!(or_to_all);
+old_bitwise_types!(xor_to_all);
+old_compare_types!(max_to_all);
+old_compare_types!(min_to_all);
+old_compare_types!(sum_to_all);
+old_compare_types!(prod_to_all);
+sum_to_all!(complexf => ComplexF, complexd => ComplexD);
+prod_to_all!(complexf => ComplexF, complexd => ComplexD);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ops() {
+        assert_eq!(Arith::sum(i8::MAX, 1), i8::MIN);
+        assert_eq!(Arith::prod(3u16, 5), 15);
+        assert_eq!(Order::max(-2.5f64, 1.0), 1.0);
+        assert_eq!(Order::min(-2i64, 1), -2);
+        assert_eq!(Bits::xor(0b1100u8, 0b1010), 0b0110);
+        let p = Arith::prod(ComplexD(1.0, 2.0), ComplexD(3.0, -1.0));
+        assert_eq!(p, ComplexD(5.0, 5.0));
+    }
+}

@@ -53,7 +53,7 @@ pub fn alloc(st: &State, size: usize, align: usize, routine: &'static str) -> Re
     if !align.is_power_of_two() {
         return Err(Error::invalid(routine, format!("alignment {align} is not a power of two")));
     }
-    let _serial = st.collective_lock.lock();
+    let _serial = st.serialize_collectives();
     agree(st, routine, Op::Alloc, size as u64, align as u64)?;
     let result = if size == 0 {
         Ok(std::ptr::null_mut())
@@ -78,7 +78,7 @@ fn offset_of(st: &State, ptr: *mut c_void, routine: &'static str) -> Result<usiz
 
 pub fn free(st: &State, ptr: *mut c_void, routine: &'static str) -> Result<()> {
     let off = if ptr.is_null() { None } else { Some(offset_of(st, ptr, routine)?) };
-    let _serial = st.collective_lock.lock();
+    let _serial = st.serialize_collectives();
     agree(st, routine, Op::Free, off.map(|o| o as u64 + 1).unwrap_or(0), 0)?;
     if let Some(off) = off {
         let _ = st.alloc.lock().unwrap_or_else(|p| p.into_inner()).free(off);
@@ -96,7 +96,7 @@ pub fn realloc(st: &State, ptr: *mut c_void, size: usize, routine: &'static str)
         return Ok(std::ptr::null_mut());
     }
     let off = offset_of(st, ptr, routine)?;
-    let _serial = st.collective_lock.lock();
+    let _serial = st.serialize_collectives();
     agree(st, routine, Op::Realloc, off as u64, size as u64)?;
     let result = {
         let mut a = st.alloc.lock().unwrap_or_else(|p| p.into_inner());
@@ -140,6 +140,8 @@ pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
             // SAFETY: p is a fresh block of `total` bytes in this PE's heap.
             unsafe { std::ptr::write_bytes(p as *mut u8, 0, total) };
         }
+        // No PE may write into the block before its owner has zeroed it.
+        let _serial = st.serialize_collectives();
         st.barrier_all();
         Ok(p)
     })

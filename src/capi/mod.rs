@@ -53,6 +53,15 @@ pub fn status(routine: &'static str, body: impl FnOnce() -> Result<()>) -> i32 {
     err.kind.code()
 }
 
+/// Writes a C out-parameter, ignoring NULL (the routines that take one allow it to be absent).
+pub(crate) fn write_out<T>(out: *mut T, value: T) {
+    if !out.is_null() {
+        // SAFETY: C callers pass either NULL (handled above) or a pointer to writable storage
+        // for one T, as the routine's prototype requires.
+        unsafe { out.write(value) };
+    }
+}
+
 fn panic_error(routine: &'static str, panic: Box<dyn std::any::Any + Send>) -> Error {
     let what = panic
         .downcast_ref::<&str>()

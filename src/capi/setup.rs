@@ -3,8 +3,8 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use super::{fence, with_state};
-use crate::runtime::{self, THREAD_MULTIPLE};
+use super::{fence, with_state, write_out};
+use crate::runtime::{self, THREAD_SINGLE};
 
 pub const SPEC_MAJOR: c_int = 1;
 pub const SPEC_MINOR: c_int = 5;
@@ -15,19 +15,18 @@ pub fn vendor_string() -> String {
     format!("rshmem {}", env!("CARGO_PKG_VERSION"))
 }
 
+/// Like shmem_init_thread(SHMEM_THREAD_SINGLE): programs that call into the library from
+/// several threads at once ask for SHMEM_THREAD_MULTIPLE with shmem_init_thread.
 #[no_mangle]
 pub extern "C" fn shmem_init() {
-    fence("shmem_init", || runtime::init(THREAD_MULTIPLE).map(|_| ()))
+    fence("shmem_init", || runtime::init(THREAD_SINGLE).map(|_| ()))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_init_thread(requested: c_int, provided: *mut c_int) -> c_int {
     fence("shmem_init_thread", || {
         let st = runtime::init(requested)?;
-        if !provided.is_null() {
-            // SAFETY: the caller passes a writable int (or NULL, handled above).
-            unsafe { *provided = st.thread_level };
-        }
+        write_out(provided, st.thread_level);
         Ok(0)
     })
 }
@@ -35,10 +34,7 @@ pub extern "C" fn shmem_init_thread(requested: c_int, provided: *mut c_int) -> c
 #[no_mangle]
 pub extern "C" fn shmem_query_thread(provided: *mut c_int) {
     with_state("shmem_query_thread", |st| {
-        if !provided.is_null() {
-            // SAFETY: the caller passes a writable int.
-            unsafe { *provided = st.thread_level };
-        }
+        write_out(provided, st.thread_level);
         Ok(())
     })
 }
@@ -91,18 +87,14 @@ pub extern "C" fn shmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_void {
 #[no_mangle]
 pub extern "C" fn shmem_info_get_version(major: *mut c_int, minor: *mut c_int) {
     fence("shmem_info_get_version", || {
-        if !major.is_null() && !minor.is_null() {
-            // SAFETY: the caller passes two writable ints.
-            unsafe {
-                *major = SPEC_MAJOR;
-                *minor = SPEC_MINOR;
-            }
-        }
+        write_out(major, SPEC_MAJOR);
+        write_out(minor, SPEC_MINOR);
         Ok(())
     })
 }
 
 #[no_mangle]
+#[allow(clippy::not_unsafe_ptr_arg_deref)] // a C entry point: NULL is checked, the size is the spec's
 pub extern "C" fn shmem_info_get_name(name: *mut c_char) {
     fence("shmem_info_get_name", || {
         if !name.is_null() {
@@ -135,11 +127,26 @@ pub extern "C" fn _num_pes() -> c_int {
     shmem_n_pes()
 }
 
+// The pre-OpenSHMEM (SGI/Cray) names that Open MPI's shmem-compat.h still declares.
+
 #[no_mangle]
-pub extern "C" fn shmem_barrier_all() {
-    with_state("shmem_barrier_all", |st| {
-        let _serial = st.collective_lock.lock();
-        st.barrier_all();
-        Ok(())
-    })
+pub extern "C" fn my_pe() -> c_int {
+    shmem_my_pe()
+}
+
+#[no_mangle]
+pub extern "C" fn num_pes() -> c_int {
+    shmem_n_pes()
+}
+
+#[no_mangle]
+pub extern "C" fn globalexit(status: c_int) {
+    shmem_global_exit(status)
+}
+
+/// rshmem extension (shmemx.h): seconds on a monotonic clock, for timing intervals.
+#[no_mangle]
+pub extern "C" fn shmemx_wtime() -> f64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64()
 }

@@ -1,1 +1,207 @@
-//! (to be written)
+//! Team management routines (OpenSHMEM 1.5 §9.4).
+//!
+//! `shmem_team_t` is a pointer whose value is the team-table index + 1: NULL is
+//! SHMEM_TEAM_INVALID, 1 is SHMEM_TEAM_WORLD, 2 is SHMEM_TEAM_SHARED (runtime/team.rs). Team
+//! handles are local: a split gives members a handle and non-members SHMEM_TEAM_INVALID.
+
+use std::ffi::{c_int, c_long, c_void};
+use std::sync::Arc;
+
+use super::with_state;
+use crate::error::{Error, ErrorKind, Result};
+use crate::runtime::log;
+use crate::runtime::team::{Split, Team};
+use crate::runtime::State;
+
+pub type ShmemTeam = *mut c_void;
+
+/// shmem_team_config_t (OpenSHMEM 1.5: one field).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TeamConfig {
+    pub num_contexts: c_int,
+}
+
+/// SHMEM_TEAM_NUM_CONTEXTS: the config_mask bit for `num_contexts`.
+pub const TEAM_NUM_CONTEXTS: c_long = 1;
+
+pub const TEAM_INVALID: ShmemTeam = std::ptr::null_mut();
+
+/// Table index of a handle; None for SHMEM_TEAM_INVALID.
+pub fn team_index(t: ShmemTeam) -> Option<usize> {
+    (t as usize).checked_sub(1)
+}
+
+pub fn team_handle(id: usize) -> ShmemTeam {
+    (id + 1) as ShmemTeam
+}
+
+/// The team a routine that needs a live team operates on (collectives, splits' parents).
+pub fn team_of(st: &State, t: ShmemTeam, routine: &'static str) -> Result<(usize, Arc<Team>)> {
+    match team_index(t) {
+        None => Err(Error::new(
+            ErrorKind::NotMember,
+            routine,
+            "the team is SHMEM_TEAM_INVALID: this PE is not a member of it (a split gives non-members SHMEM_TEAM_INVALID) or it was never created; only members may use a team",
+        )),
+        Some(id) => Ok((id, st.teams.get(id, routine)?)),
+    }
+}
+
+/// The num_contexts a split asks for (0, the default, unless the mask selects it).
+fn config_contexts(config: *const TeamConfig, mask: c_long, which: &str, routine: &'static str) -> Result<i32> {
+    if mask & !TEAM_NUM_CONTEXTS != 0 {
+        return Err(Error::invalid(
+            routine,
+            format!("{which} mask {mask:#x} has bits that name no configuration parameter; SHMEM_TEAM_NUM_CONTEXTS ({TEAM_NUM_CONTEXTS}) is the only one"),
+        ));
+    }
+    if mask & TEAM_NUM_CONTEXTS == 0 {
+        return Ok(0);
+    }
+    if config.is_null() {
+        return Err(Error::invalid(routine, format!("{which} mask selects SHMEM_TEAM_NUM_CONTEXTS but the config pointer is NULL")));
+    }
+    // SAFETY: the caller passes a readable shmem_team_config_t (checked non-NULL above).
+    let n = unsafe { (*config).num_contexts };
+    if n < 0 {
+        return Err(Error::invalid(routine, format!("{which}.num_contexts = {n}; it must be >= 0")));
+    }
+    Ok(n)
+}
+
+fn out_handle(p: *mut ShmemTeam, what: &str, routine: &'static str) -> Result<()> {
+    if p.is_null() {
+        return Err(Error::invalid(routine, format!("{what} is NULL; pass the address of a shmem_team_t to receive the new team")));
+    }
+    Ok(())
+}
+
+/// Stores a split's result in `*out`; returns the spec's status (0, or nonzero on failure).
+/// A failure is reported by one PE (`loud`): every member fails alike.
+fn give(split: Split, out: *mut ShmemTeam, loud: bool) -> c_int {
+    let (handle, rc) = match split {
+        Split::Member(id) => (team_handle(id), 0),
+        Split::NotMember => (TEAM_INVALID, 0),
+        Split::Failed(e) => {
+            if loud {
+                log::warn(&e.to_string());
+            }
+            (TEAM_INVALID, e.kind.code())
+        }
+    };
+    // SAFETY: out was checked non-NULL and points at the caller's shmem_team_t.
+    unsafe { *out = handle };
+    rc
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_team_my_pe(team: ShmemTeam) -> c_int {
+    with_state("shmem_team_my_pe", |st| {
+        if team_index(team).is_none() {
+            return Ok(-1);
+        }
+        Ok(team_of(st, team, "shmem_team_my_pe")?.1.my_index as c_int)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_team_n_pes(team: ShmemTeam) -> c_int {
+    with_state("shmem_team_n_pes", |st| {
+        if team_index(team).is_none() {
+            return Ok(-1);
+        }
+        Ok(team_of(st, team, "shmem_team_n_pes")?.1.set.size as c_int)
+    })
+}
+
+#[no_mangle]
+#[allow(clippy::not_unsafe_ptr_arg_deref)] // a C entry point: the pointer is the caller's, checked for NULL
+pub extern "C" fn shmem_team_get_config(team: ShmemTeam, config_mask: c_long, config: *mut TeamConfig) -> c_int {
+    const R: &str = "shmem_team_get_config";
+    with_state(R, |st| {
+        if team_index(team).is_none() {
+            return Ok(1);
+        }
+        let (_, t) = team_of(st, team, R)?;
+        if config_mask & !TEAM_NUM_CONTEXTS != 0 {
+            return Err(Error::invalid(R, format!("config_mask {config_mask:#x} has bits that name no configuration parameter; SHMEM_TEAM_NUM_CONTEXTS ({TEAM_NUM_CONTEXTS}) is the only one")));
+        }
+        if config_mask & TEAM_NUM_CONTEXTS != 0 {
+            if config.is_null() {
+                return Err(Error::invalid(R, "config is NULL; pass the address of a shmem_team_config_t"));
+            }
+            // SAFETY: the caller passes a writable shmem_team_config_t (checked non-NULL).
+            unsafe { (*config).num_contexts = t.num_contexts };
+        }
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_team_translate_pe(src_team: ShmemTeam, src_pe: c_int, dest_team: ShmemTeam) -> c_int {
+    const R: &str = "shmem_team_translate_pe";
+    with_state(R, |st| {
+        if team_index(src_team).is_none() || team_index(dest_team).is_none() {
+            return Ok(-1);
+        }
+        let (_, from) = team_of(st, src_team, R)?;
+        let (_, to) = team_of(st, dest_team, R)?;
+        Ok(from.translate(src_pe, &to))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_team_split_strided(
+    parent_team: ShmemTeam, start: c_int, stride: c_int, size: c_int, config: *const TeamConfig, config_mask: c_long,
+    new_team: *mut ShmemTeam,
+) -> c_int {
+    const R: &str = "shmem_team_split_strided";
+    with_state(R, |st| {
+        out_handle(new_team, "new_team", R)?;
+        if team_index(parent_team).is_none() {
+            return Ok(give(Split::Failed(Error::invalid(R, "parent_team is SHMEM_TEAM_INVALID; no team was created")), new_team, true));
+        }
+        let (pid, parent) = team_of(st, parent_team, R)?;
+        let contexts = config_contexts(config, config_mask, "config", R)?;
+        let loud = parent.my_index == 0;
+        Ok(give(st.team_split_strided(pid, &parent, start, stride, size, contexts, R)?, new_team, loud))
+    })
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn shmem_team_split_2d(
+    parent_team: ShmemTeam, xrange: c_int, xaxis_config: *const TeamConfig, xaxis_mask: c_long, xaxis_team: *mut ShmemTeam,
+    yaxis_config: *const TeamConfig, yaxis_mask: c_long, yaxis_team: *mut ShmemTeam,
+) -> c_int {
+    const R: &str = "shmem_team_split_2d";
+    with_state(R, |st| {
+        out_handle(xaxis_team, "xaxis_team", R)?;
+        out_handle(yaxis_team, "yaxis_team", R)?;
+        if team_index(parent_team).is_none() {
+            let e = Error::invalid(R, "parent_team is SHMEM_TEAM_INVALID; no teams were created");
+            give(Split::Failed(e.clone()), xaxis_team, true);
+            return Ok(give(Split::Failed(e), yaxis_team, false));
+        }
+        let (pid, parent) = team_of(st, parent_team, R)?;
+        let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config", R)?;
+        let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config", R)?;
+        let (x, y) = st.team_split_2d(pid, &parent, xrange, xc, yc, R)?;
+        let loud = parent.my_index == 0;
+        let rx = give(x, xaxis_team, loud);
+        let ry = give(y, yaxis_team, loud && rx == 0);
+        Ok(if rx != 0 { rx } else { ry })
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn shmem_team_destroy(team: ShmemTeam) {
+    const R: &str = "shmem_team_destroy";
+    with_state(R, |st| {
+        let Some(id) = team_index(team) else { return Ok(()) };
+        st.teams.get(id, R)?;
+        st.ctxs.destroy_team(id);
+        st.teams.remove(id, R)
+    })
+}

@@ -53,9 +53,9 @@ impl Allocator {
         Some(at)
     }
 
-    /// Returns a block; Err if `offset` is not the start of a live block.
-    pub fn free(&mut self, offset: usize) -> Result<usize, ()> {
-        let size = self.used.remove(&offset).ok_or(())?;
+    /// Returns a block and its size; None if `offset` is not the start of a live block.
+    pub fn free(&mut self, offset: usize) -> Option<usize> {
+        let size = self.used.remove(&offset)?;
         let mut start = offset;
         let mut len = size;
         if let Some((&prev, &plen)) = self.free.range(..offset).next_back() {
@@ -70,7 +70,7 @@ impl Allocator {
             len += nlen;
         }
         self.free.insert(start, len);
-        Ok(size)
+        Some(size)
     }
 
     /// The usable size of the live block starting at `offset`.
@@ -106,11 +106,11 @@ mod tests {
         let y = a.alloc(100, 16).unwrap();
         assert_eq!(x, 64);
         assert_eq!(y, 64 + 112);
-        assert_eq!(a.free(x), Ok(112));
+        assert_eq!(a.free(x), Some(112));
         assert_eq!(a.alloc(50, 16), Some(64));
-        assert_eq!(a.free(y), Ok(112));
-        assert_eq!(a.free(y), Err(()));
-        assert_eq!(a.free(64), Ok(64));
+        assert_eq!(a.free(y), Some(112));
+        assert_eq!(a.free(y), None);
+        assert_eq!(a.free(64), Some(64));
         assert_eq!(a.largest_free(), 1024);
         assert_eq!(a.in_use(), 0);
     }
@@ -164,8 +164,8 @@ mod tests {
                     }
                     Op::Free(i) if !live.is_empty() => {
                         let (off, _) = live.remove(i % live.len());
-                        prop_assert!(a.free(off).is_ok());
-                        prop_assert!(b.free(off).is_ok());
+                        prop_assert!(a.free(off).is_some());
+                        prop_assert!(b.free(off).is_some());
                     }
                     Op::Free(_) => {}
                 }

@@ -160,6 +160,23 @@ impl CtxTable {
         Ok(())
     }
 
+    /// Destroys every live context made on `team` (shmem_team_destroy does this for the
+    /// team's shareable contexts); returns how many.
+    pub fn destroy_team(&self, team: usize) -> usize {
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        let mut n = 0;
+        for (slot, s) in self.slots.iter().enumerate().skip(1) {
+            let state = s.state.load(Ordering::Relaxed);
+            if state & LIVE != 0 && (state & 0xffff_ffff) as usize == team {
+                let next_gen = (generation(state) + 1) & 0xffff;
+                s.state.store((next_gen as u64) << 32, Ordering::Release);
+                free.reuse.push(slot);
+                n += 1;
+            }
+        }
+        n
+    }
+
     /// The team and options behind a live handle, or an "invalid context" error naming the routine.
     #[inline]
     pub fn resolve(&self, handle: usize, routine: &'static str) -> Result<Route> {
@@ -351,6 +368,20 @@ mod tests {
         assert!(t.resolve(a, "test").is_err());
         assert!(t.resolve(c, "test").is_ok());
         assert_eq!(t.live_count(), 2);
+    }
+
+    #[test]
+    fn destroying_a_team_destroys_its_contexts_only() {
+        let t = CtxTable::new(8);
+        let a = t.create(5, strided(), 0, "test").unwrap();
+        let b = t.create(5, strided(), 0, "test").unwrap();
+        let w = t.create(WORLD, PeSet::world(8), 0, "test").unwrap();
+        assert_eq!(t.destroy_team(5), 2);
+        assert!(t.resolve(a, "test").is_err());
+        assert!(t.resolve(b, "test").is_err());
+        assert!(t.resolve(w, "test").is_ok());
+        assert!(t.resolve(DEFAULT, "test").is_ok());
+        assert_eq!(t.destroy_team(5), 0);
     }
 
     #[test]

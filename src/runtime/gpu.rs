@@ -519,7 +519,7 @@ impl State {
         if !align.is_power_of_two() {
             return Err(Error::invalid(routine, format!("alignment {align} is not a power of two")));
         }
-        let _serial = self.collective_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _serial = self.serialize_collectives();
         self.gpu_agree(routine, Op::Alloc, size as u64, align as u64)?;
         let result = if size == 0 {
             Ok(std::ptr::null_mut())
@@ -551,7 +551,7 @@ impl State {
                 Error::new(ErrorKind::NotSymmetric, routine, format!("pointer {ptr:p} was not returned by nvshmem_malloc/nvshmem_align/nvshmem_calloc (or was already freed)"))
             })?)
         };
-        let _serial = self.collective_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _serial = self.serialize_collectives();
         self.gpu_agree(routine, Op::Free, off.map(|o| o as u64 + 1).unwrap_or(0), 0)?;
         if let Some(off) = off {
             let _ = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).free(off);
@@ -657,7 +657,7 @@ impl State {
     /// Host barrier_all in GPU mode: host operations complete, then the CPU barrier.
     pub fn gpu_barrier_all(&self, routine: &'static str) -> Result<()> {
         self.gpu_quiet(routine)?;
-        let _serial = self.collective_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _serial = self.serialize_collectives();
         self.barrier_all();
         Ok(())
     }

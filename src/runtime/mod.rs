@@ -45,8 +45,11 @@ pub struct State {
     pub teams: team::TeamTable,
     /// Communication contexts (see ctx.rs).
     pub ctxs: ctx::CtxTable,
-    /// Serialises collective calls made by several threads of this PE.
-    pub collective_lock: Mutex<()>,
+    /// Serialises collective calls made by several threads of this PE (THREAD_MULTIPLE only;
+    /// see `serialize_collectives`).
+    collective_lock: Mutex<()>,
+    /// How long a waiting PE polls before yielding (see wait.rs).
+    pub spin_budget: std::time::Duration,
     /// GPU mode (nvshmem_init): the GPU, its symmetric heap and the device state.
     pub gpu: Option<gpu::GpuState>,
 }
@@ -128,6 +131,7 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     let gpu = if opts.gpu { Some(gpu::GpuState::create(boot.as_ref(), &cfg)?) } else { None };
     let thread_level = requested_thread_level.clamp(THREAD_SINGLE, THREAD_MULTIPLE);
     let teams = team::TeamTable::new(me, npes);
+    let cfg_spin_us = cfg.wait_spin_us;
     let st = Box::new(State {
         me,
         npes,
@@ -143,6 +147,11 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
         teams,
         ctxs: ctx::CtxTable::new(npes),
         collective_lock: Mutex::new(()),
+        spin_budget: wait::spin_budget(
+            cfg_spin_us,
+            npes,
+            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        ),
         gpu,
     });
     // Everyone's header is written before anyone uses it.
@@ -215,6 +224,15 @@ pub fn finalize() -> Result<()> {
 }
 
 impl State {
+    /// Holds off other threads' collectives for the duration of one collective. Only under
+    /// SHMEM_THREAD_MULTIPLE can two threads of a PE be in collectives at once (all collectives
+    /// share the pair counters, so they must not interleave); at the other levels the program
+    /// already calls one at a time and the barrier path takes no lock at all.
+    #[inline]
+    pub fn serialize_collectives(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
+        (self.thread_level == THREAD_MULTIPLE).then(|| self.collective_lock.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
     pub fn my_header(&self) -> Header {
         self.headers[self.me]
     }

@@ -41,7 +41,9 @@ impl State {
     }
 
     /// Contiguous put: `n` bytes from local `src` to symmetric `dest` on `pe`.
+    /// `src` is the C caller's buffer (NULL is rejected); the remote side is range-checked.
     #[inline]
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn put_bytes(&self, dest: *const u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
         if n == 0 {
             // Nothing moves, so no address needs to be valid (only the PE number).
@@ -56,7 +58,9 @@ impl State {
     }
 
     /// Contiguous get: `n` bytes from symmetric `src` on `pe` into local `dest`.
+    /// `dest` is the C caller's buffer (NULL is rejected); the remote side is range-checked.
     #[inline]
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn get_bytes(&self, dest: *mut u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
         if n == 0 {
             return self.check_pe(pe, routine).map(|_| ());

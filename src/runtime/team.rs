@@ -1,9 +1,14 @@
 //! Teams: strided sets of world PEs. A C handle is an index into this table (shmem_team_t is
 //! index + 1 as a pointer, so NULL is SHMEM_TEAM_INVALID; nvshmem_team_t is the index itself).
+//! The table is local: a split stores the new team only on its members. Splits are collectives
+//! over the parent (coll.rs): the members publish their arguments and compare them, so a
+//! disagreement is a named error, and an invalid triplet fails alike on every member. Teams
+//! need no storage of their own for synchronisation (see barrier.rs).
 
 use std::sync::{Arc, RwLock};
 
 use super::barrier::PeSet;
+use super::State;
 use crate::error::{Error, ErrorKind, Result};
 
 pub const WORLD: usize = 0;
@@ -36,7 +41,11 @@ impl TeamTable {
     pub fn get(&self, id: usize, routine: &'static str) -> Result<Arc<Team>> {
         let slots = self.slots.read().unwrap_or_else(|p| p.into_inner());
         slots.get(id).and_then(|t| t.clone()).ok_or_else(|| {
-            Error::new(ErrorKind::InvalidArgument, routine, format!("team handle {id} is not a live team on this PE (destroyed, SHMEM_TEAM_INVALID, or this PE is not a member)"))
+            Error::new(
+                ErrorKind::NotMember,
+                routine,
+                format!("team #{id} is not a live team on this PE: it was destroyed, or it is not a team handle; pass a team this PE is a member of"),
+            )
         })
     }
 
@@ -66,5 +75,149 @@ impl TeamTable {
             }
             _ => Err(Error::invalid(routine, format!("team handle {id} is not a live team"))),
         }
+    }
+}
+
+impl Team {
+    /// Team `to`'s number for this team's member `pe`, or -1 when `pe` is not a member of this
+    /// team or its PE is not in `to` (shmem_team_translate_pe).
+    pub fn translate(&self, pe: i32, to: &Team) -> i32 {
+        if pe < 0 || pe as usize >= self.set.size {
+            return -1;
+        }
+        to.set.index_of(self.set.pe(pe as usize)).map_or(-1, |i| i as i32)
+    }
+}
+
+/// What a team split gave this PE.
+#[derive(Debug)]
+pub enum Split {
+    /// A new team that this PE is a member of (its table index).
+    Member(usize),
+    /// The split was valid; this PE is not in the new team (gets SHMEM_TEAM_INVALID).
+    NotMember,
+    /// The arguments (the same on every member) describe no valid team: every member gets
+    /// SHMEM_TEAM_INVALID and a nonzero return, as the specification says.
+    Failed(Error),
+}
+
+/// The world PEs of members `start, start+stride, ...` (`size` of them) of `parent`.
+fn subset(parent: &PeSet, start: usize, stride: usize, size: usize) -> PeSet {
+    let stride = if size == 1 { 1 } else { parent.stride * stride };
+    PeSet { start: parent.pe(start), stride, size }
+}
+
+impl State {
+    fn new_team(&self, set: PeSet, num_contexts: i32, parent: usize) -> Split {
+        match set.index_of(self.me) {
+            Some(my_index) => Split::Member(self.teams.insert(Team { set, my_index, num_contexts, parent: Some(parent) })),
+            None => Split::NotMember,
+        }
+    }
+
+    /// shmem_team_split_strided: collective over `parent` (table index `parent_id`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn team_split_strided(
+        &self, parent_id: usize, parent: &Team, start: i32, stride: i32, size: i32, num_contexts: i32, routine: &'static str,
+    ) -> Result<Split> {
+        let c = self.collective(parent.set, routine)?;
+        c.begin(&[("start", start as i64), ("stride", stride as i64), ("size", size as i64)], &[])?;
+        c.finish();
+        let n = parent.set.size as i64;
+        let (start, stride, size) = (start as i64, stride as i64, size as i64);
+        let why = if size < 1 {
+            Some("size must be at least 1".to_string())
+        } else if stride < 0 {
+            Some("negative strides are not supported (OpenSHMEM 1.5: start is the lowest PE of the new team); use a positive stride".into())
+        } else if stride == 0 && size != 1 {
+            Some("stride 0 is only valid with size 1".into())
+        } else if start < 0 || start >= n {
+            Some(format!("start must be a PE number of the parent team, 0..={}", n - 1))
+        } else if start + stride * (size - 1) >= n {
+            Some(format!("the last PE, start + stride*(size-1) = {}, is beyond the parent's last PE {}", start + stride * (size - 1), n - 1))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Ok(Split::Failed(Error::invalid(
+                routine,
+                format!("invalid PE triplet (start {start}, stride {stride}, size {size}) for a parent team of {n} PEs: {why}; no team was created"),
+            )));
+        }
+        let set = subset(&parent.set, start as usize, stride as usize, size as usize);
+        Ok(self.new_team(set, num_contexts, parent_id))
+    }
+
+    /// shmem_team_split_2d: (x-axis team, y-axis team) for this PE.
+    pub fn team_split_2d(
+        &self, parent_id: usize, parent: &Team, xrange: i32, x_contexts: i32, y_contexts: i32, routine: &'static str,
+    ) -> Result<(Split, Split)> {
+        let c = self.collective(parent.set, routine)?;
+        c.begin(&[("xrange", xrange as i64)], &[])?;
+        c.finish();
+        if xrange < 1 {
+            let e = Error::invalid(routine, format!("xrange = {xrange}: it must be a positive number of PEs per row; no teams were created"));
+            return Ok((Split::Failed(e.clone()), Split::Failed(e)));
+        }
+        let (n, xr, p) = (parent.set.size, xrange as usize, parent.my_index);
+        let (x, y) = (p % xr, p / xr);
+        let row = subset(&parent.set, y * xr, 1, xr.min(n - y * xr));
+        let column = subset(&parent.set, x, xr, (n - x).div_ceil(xr));
+        Ok((self.new_team(row, x_contexts, parent_id), self.new_team(column, y_contexts, parent_id)))
+    }
+
+    /// The active set of the deprecated collectives, validated; the caller must be a member
+    /// (checked when the collective starts).
+    pub fn active_set(&self, start: i32, log_stride: i32, size: i32, routine: &'static str) -> Result<PeSet> {
+        let bad = |why: String| {
+            Err(Error::new(
+                ErrorKind::InvalidPe,
+                routine,
+                format!("invalid active set (PE_start {start}, logPE_stride {log_stride}, PE_size {size}) in a job of {} PEs: {why}", self.npes),
+            ))
+        };
+        if start < 0 || start as usize >= self.npes {
+            return bad(format!("PE_start must be 0..={}", self.npes - 1));
+        }
+        if !(0..31).contains(&log_stride) {
+            return bad("logPE_stride must be 0..=30".into());
+        }
+        if size < 1 {
+            return bad("PE_size must be at least 1".into());
+        }
+        let last = start as i64 + ((size as i64 - 1) << log_stride);
+        if last >= self.npes as i64 {
+            return bad(format!("its last PE would be {last}"));
+        }
+        Ok(PeSet { start: start as usize, stride: 1 << log_stride, size: size as usize })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn team(set: PeSet, my_index: usize) -> Team {
+        Team { set, my_index, num_contexts: 0, parent: None }
+    }
+
+    #[test]
+    fn translate_between_teams() {
+        let world = team(PeSet::world(8), 3);
+        let odd = team(PeSet { start: 1, stride: 2, size: 4 }, 1);
+        assert_eq!(world.translate(3, &odd), 1);
+        assert_eq!(world.translate(4, &odd), -1);
+        assert_eq!(odd.translate(3, &world), 7);
+        assert_eq!(odd.translate(4, &world), -1);
+        assert_eq!(odd.translate(-1, &world), -1);
+    }
+
+    #[test]
+    fn subsets_compose() {
+        let odd = PeSet { start: 1, stride: 2, size: 5 }; // 1 3 5 7 9
+        let s = subset(&odd, 1, 2, 2); // members 1, 3 -> world 3, 7
+        assert_eq!(s.members().collect::<Vec<_>>(), vec![3, 7]);
+        let one = subset(&odd, 4, 0, 1);
+        assert_eq!(one.members().collect::<Vec<_>>(), vec![9]);
     }
 }

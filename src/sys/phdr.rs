@@ -36,8 +36,8 @@ extern "C" fn visit(info: *mut libc::dl_phdr_info, _size: libc::size_t, data: *m
     }
     if let Some((s, e)) = range {
         // Skip the part the dynamic linker made read-only after relocation.
-        let start = if relro_end > s { (relro_end + page - 1) / page * page } else { s / page * page };
-        let end = (e + page - 1) / page * page;
+        let start = if relro_end > s { relro_end.div_ceil(page) * page } else { s / page * page };
+        let end = e.div_ceil(page) * page;
         if end > start {
             found.range = Some(DataRange { start, end });
         }

@@ -136,7 +136,7 @@ pub extern "C" fn nvshmem_barrier_all() {
 pub extern "C" fn nvshmem_sync_all() {
     with_state("nvshmem_sync_all", |st| {
         st.gpu("nvshmem_sync_all")?;
-        let _serial = st.collective_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _serial = st.serialize_collectives();
         st.sync_set(&crate::runtime::barrier::PeSet::world(st.npes));
         Ok(())
     })
@@ -191,7 +191,7 @@ pub extern "C" fn nvshmem_team_sync(team: c_int) -> c_int {
     with_state("nvshmem_team_sync", |st| {
         predefined_world_team(team, "nvshmem_team_sync")?;
         st.gpu("nvshmem_team_sync")?;
-        let _serial = st.collective_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _serial = st.serialize_collectives();
         st.sync_set(&crate::runtime::barrier::PeSet::world(st.npes));
         Ok(0)
     })

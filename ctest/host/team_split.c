@@ -1,0 +1,180 @@
+/* rshmem-test: pes=1,2,4,7 */
+/* Team management: strided splits (even/odd), 2-D splits with xrange 2 and 3, nested splits,
+ * translate_pe between arbitrary teams, config, invalid triplets, destroy and re-split. */
+#include <shmem.h>
+#include "check.h"
+
+static int me, npes;
+
+/* World PE of team member i for a strided set. */
+static void check_strided(shmem_team_t t, int start, int stride, int size) {
+    int member = me >= start && (me - start) % stride == 0 && (me - start) / stride < size;
+    if (!member) {
+        CHECK(t == SHMEM_TEAM_INVALID, "non-member got a team (start %d stride %d size %d)", start, stride, size);
+        CHECK_EQ_LONG(shmem_team_my_pe(t), -1);
+        CHECK_EQ_LONG(shmem_team_n_pes(t), -1);
+        return;
+    }
+    CHECK(t != SHMEM_TEAM_INVALID, "member got SHMEM_TEAM_INVALID (start %d stride %d size %d)", start, stride, size);
+    CHECK_EQ_LONG(shmem_team_my_pe(t), (me - start) / stride);
+    CHECK_EQ_LONG(shmem_team_n_pes(t), size);
+    for (int i = 0; i < size; i++) {
+        CHECK_EQ_LONG(shmem_team_translate_pe(t, i, SHMEM_TEAM_WORLD), start + i * stride);
+        CHECK_EQ_LONG(shmem_team_translate_pe(SHMEM_TEAM_WORLD, start + i * stride, t), i);
+    }
+    CHECK_EQ_LONG(shmem_team_translate_pe(t, size, SHMEM_TEAM_WORLD), -1);
+    CHECK_EQ_LONG(shmem_team_translate_pe(t, -1, SHMEM_TEAM_WORLD), -1);
+    CHECK_EQ_LONG(shmem_team_sync(t), 0);
+}
+
+int main(void) {
+    shmem_init();
+    me = shmem_my_pe();
+    npes = shmem_n_pes();
+
+    /* Predefined teams. */
+    CHECK_EQ_LONG(shmem_team_my_pe(SHMEM_TEAM_WORLD), me);
+    CHECK_EQ_LONG(shmem_team_n_pes(SHMEM_TEAM_WORLD), npes);
+    CHECK_EQ_LONG(shmem_team_n_pes(SHMEM_TEAM_SHARED), npes);
+    CHECK_EQ_LONG(shmem_team_my_pe(SHMEM_TEAM_INVALID), -1);
+    CHECK_EQ_LONG(shmem_team_n_pes(SHMEM_TEAM_INVALID), -1);
+    CHECK_EQ_LONG(shmem_team_translate_pe(SHMEM_TEAM_INVALID, 0, SHMEM_TEAM_WORLD), -1);
+    CHECK_EQ_LONG(shmem_team_translate_pe(SHMEM_TEAM_WORLD, 0, SHMEM_TEAM_INVALID), -1);
+
+    /* Even and odd PEs. */
+    shmem_team_t even, odd = SHMEM_TEAM_INVALID;
+    int neven = (npes + 1) / 2, nodd = npes / 2;
+    CHECK_EQ_LONG(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, neven, NULL, 0, &even), 0);
+    check_strided(even, 0, 2, neven);
+    if (nodd > 0) {
+        CHECK_EQ_LONG(shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 2, nodd, NULL, 0, &odd), 0);
+        check_strided(odd, 1, 2, nodd);
+    }
+    /* translate_pe between two teams that share no PE: always -1. */
+    if (me % 2 == 0 && odd != SHMEM_TEAM_INVALID)
+        CHECK(0, "even PE holds the odd team");
+    if (me % 2 == 0)
+        for (int i = 0; i < neven; i++) CHECK_EQ_LONG(shmem_team_translate_pe(even, i, SHMEM_TEAM_SHARED), 2 * i);
+
+    /* Nested: every second member of the even team (world PEs 0, 4, 8, ...), and of the odd
+     * team starting at its member 1 (world 3, 7, ...). Only parent members call. */
+    if (me % 2 == 0) {
+        shmem_team_t quarter;
+        int nq = (neven + 1) / 2;
+        CHECK_EQ_LONG(shmem_team_split_strided(even, 0, 2, nq, NULL, 0, &quarter), 0);
+        check_strided(quarter, 0, 4, nq);
+        if (quarter != SHMEM_TEAM_INVALID) {
+            /* Team-to-team translation: quarter member i is even member 2i. */
+            for (int i = 0; i < nq; i++) CHECK_EQ_LONG(shmem_team_translate_pe(quarter, i, even), 2 * i);
+            for (int i = 0; i < neven; i++)
+                CHECK_EQ_LONG(shmem_team_translate_pe(even, i, quarter), i % 2 == 0 ? i / 2 : -1);
+            shmem_team_destroy(quarter);
+        }
+    } else if (nodd > 1) {
+        shmem_team_t sub;
+        int ns = nodd / 2;
+        CHECK_EQ_LONG(shmem_team_split_strided(odd, 1, 2, ns, NULL, 0, &sub), 0);
+        check_strided(sub, 3, 4, ns);
+        if (sub != SHMEM_TEAM_INVALID) shmem_team_destroy(sub);
+    }
+
+    /* 2-D splits with xrange 2 and 3 (3 does not divide 2, 4 or 7). */
+    for (int xr = 2; xr <= 3; xr++) {
+        shmem_team_t xteam, yteam;
+        CHECK_EQ_LONG(shmem_team_split_2d(SHMEM_TEAM_WORLD, xr, NULL, 0, &xteam, NULL, 0, &yteam), 0);
+        int x = me % xr, y = me / xr;
+        int xsize = npes - y * xr < xr ? npes - y * xr : xr;
+        int ysize = (npes - x + xr - 1) / xr;
+        CHECK_EQ_LONG(shmem_team_my_pe(xteam), x);
+        CHECK_EQ_LONG(shmem_team_my_pe(yteam), y);
+        CHECK_EQ_LONG(shmem_team_n_pes(xteam), xsize);
+        CHECK_EQ_LONG(shmem_team_n_pes(yteam), ysize);
+        for (int i = 0; i < xsize; i++) CHECK_EQ_LONG(shmem_team_translate_pe(xteam, i, SHMEM_TEAM_WORLD), y * xr + i);
+        for (int j = 0; j < ysize; j++) CHECK_EQ_LONG(shmem_team_translate_pe(yteam, j, SHMEM_TEAM_WORLD), x + j * xr);
+        /* Row and column meet only at this PE. */
+        CHECK_EQ_LONG(shmem_team_translate_pe(xteam, x, yteam), y);
+        CHECK_EQ_LONG(shmem_team_sync(xteam), 0);
+        CHECK_EQ_LONG(shmem_team_sync(yteam), 0);
+        /* A 2-D split of a split team (even PEs). */
+        if (me % 2 == 0) {
+            shmem_team_t ex, ey;
+            CHECK_EQ_LONG(shmem_team_split_2d(even, xr, NULL, 0, &ex, NULL, 0, &ey), 0);
+            int p = me / 2;
+            CHECK_EQ_LONG(shmem_team_my_pe(ex), p % xr);
+            CHECK_EQ_LONG(shmem_team_my_pe(ey), p / xr);
+            CHECK_EQ_LONG(shmem_team_translate_pe(ey, 0, SHMEM_TEAM_WORLD), 2 * (p % xr));
+            shmem_team_destroy(ex);
+            shmem_team_destroy(ey);
+        }
+        shmem_team_destroy(xteam);
+        shmem_team_destroy(yteam);
+    }
+    /* xrange larger than the team: one row of everyone, columns of one. */
+    {
+        shmem_team_t xteam, yteam;
+        CHECK_EQ_LONG(shmem_team_split_2d(SHMEM_TEAM_WORLD, npes + 3, NULL, 0, &xteam, NULL, 0, &yteam), 0);
+        CHECK_EQ_LONG(shmem_team_n_pes(xteam), npes);
+        CHECK_EQ_LONG(shmem_team_n_pes(yteam), 1);
+        shmem_team_destroy(xteam);
+        shmem_team_destroy(yteam);
+    }
+
+    /* Config. */
+    {
+        shmem_team_config_t conf = {.num_contexts = 3}, got = {.num_contexts = -7};
+        shmem_team_t t;
+        CHECK_EQ_LONG(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, &conf, SHMEM_TEAM_NUM_CONTEXTS, &t), 0);
+        CHECK_EQ_LONG(shmem_team_get_config(t, SHMEM_TEAM_NUM_CONTEXTS, &got), 0);
+        CHECK_EQ_LONG(got.num_contexts, 3);
+        shmem_team_destroy(t);
+        /* mask 0: defaults, and config may be NULL */
+        CHECK_EQ_LONG(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &t), 0);
+        CHECK_EQ_LONG(shmem_team_get_config(t, SHMEM_TEAM_NUM_CONTEXTS, &got), 0);
+        CHECK_EQ_LONG(got.num_contexts, 0);
+        got.num_contexts = 11;
+        CHECK_EQ_LONG(shmem_team_get_config(t, 0, &got), 0);
+        CHECK_EQ_LONG(got.num_contexts, 11);
+        shmem_team_destroy(t);
+        CHECK(shmem_team_get_config(SHMEM_TEAM_INVALID, SHMEM_TEAM_NUM_CONTEXTS, &got) != 0, "get_config on INVALID returned 0");
+    }
+
+    /* Invalid triplets: nonzero on every PE, and SHMEM_TEAM_INVALID. (Each prints a warning.) */
+    {
+        shmem_team_t t = SHMEM_TEAM_WORLD;
+        CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, 0, NULL, 0, &t) != 0, "size 0 accepted");
+        CHECK(t == SHMEM_TEAM_INVALID, "size 0 gave a team");
+        t = SHMEM_TEAM_WORLD;
+        CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes + 1, NULL, 0, &t) != 0, "size beyond parent accepted");
+        CHECK(t == SHMEM_TEAM_INVALID, "oversized split gave a team");
+        t = SHMEM_TEAM_WORLD;
+        CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, npes, 1, 1, NULL, 0, &t) != 0, "start beyond parent accepted");
+        CHECK(t == SHMEM_TEAM_INVALID, "start beyond parent gave a team");
+        t = SHMEM_TEAM_WORLD;
+        CHECK(shmem_team_split_strided(SHMEM_TEAM_INVALID, 0, 1, 1, NULL, 0, &t) != 0, "INVALID parent accepted");
+        CHECK(t == SHMEM_TEAM_INVALID, "INVALID parent gave a team");
+        shmem_team_t a = SHMEM_TEAM_WORLD, b = SHMEM_TEAM_WORLD;
+        CHECK(shmem_team_split_2d(SHMEM_TEAM_WORLD, 0, NULL, 0, &a, NULL, 0, &b) != 0, "xrange 0 accepted");
+        CHECK(a == SHMEM_TEAM_INVALID && b == SHMEM_TEAM_INVALID, "xrange 0 gave teams");
+        /* stride 0 is fine with size 1 */
+        CHECK_EQ_LONG(shmem_team_split_strided(SHMEM_TEAM_WORLD, npes - 1, 0, 1, NULL, 0, &t), 0);
+        check_strided(t, npes - 1, 1, 1);
+        if (t != SHMEM_TEAM_INVALID) shmem_team_destroy(t);
+        shmem_team_destroy(SHMEM_TEAM_INVALID); /* no-op */
+    }
+
+    /* Destroy and re-split many times: handles are reused, nothing leaks or drifts. */
+    for (int it = 0; it < 300; it++) {
+        int start = it % npes, size = 1 + (it / npes) % (npes - start);
+        shmem_team_t t;
+        CHECK_EQ_LONG(shmem_team_split_strided(SHMEM_TEAM_WORLD, start, 1, size, NULL, 0, &t), 0);
+        check_strided(t, start, 1, size);
+        if (t != SHMEM_TEAM_INVALID) shmem_team_destroy(t);
+    }
+
+    if (even != SHMEM_TEAM_INVALID) shmem_team_destroy(even);
+    if (odd != SHMEM_TEAM_INVALID) shmem_team_destroy(odd);
+    shmem_barrier_all();
+    if (me == 0) printf("team_split: OK on %d PEs\n", npes);
+    shmem_finalize();
+    return 0;
+}

@@ -1,0 +1,123 @@
+// Host build of the IBGDA device posting path: the very headers the GPU compiles
+// (device/ibgda/ibgda_post.h), compiled as plain C++17 into a shared object that the Rust tests
+// (tests/ibgda_model.rs) load with dlopen. The software HCA model (src/ibgda/model.rs) plays the
+// NIC; this file only forwards to the posting code and plays CTAs/warps with std::threads.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "../../device/ibgda/ibgda_post.h"
+
+using namespace rshmem_ibgda;
+
+static remote rmt(uint64_t raddr, uint32_t rkey) {
+    remote r;
+    r.raddr = raddr;
+    r.rkey = rkey;
+    r.av_size = 0;
+    r.av = nullptr;
+    return r;
+}
+
+extern "C" {
+
+// ---- QP level ----
+uint64_t h_write(rshmem_ibgda_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t laddr, uint32_t lkey, uint64_t len,
+                 int force_ce) {
+    return post_write(qp, rmt(raddr, rkey), laddr, lkey, len, force_ce != 0);
+}
+uint64_t h_write_inline(rshmem_ibgda_qp *qp, uint64_t raddr, uint32_t rkey, const void *src, uint32_t len) {
+    return post_write_inline(qp, rmt(raddr, rkey), src, len);
+}
+uint64_t h_read(rshmem_ibgda_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t laddr, uint32_t lkey, uint64_t len) {
+    return post_read(qp, rmt(raddr, rkey), laddr, lkey, len);
+}
+uint64_t h_amo(rshmem_ibgda_qp *qp, uint64_t raddr, uint32_t rkey, uint32_t op, uint32_t size, uint64_t value,
+               uint64_t compare, uint64_t laddr, uint32_t lkey, int force_ce) {
+    return post_amo(qp, rmt(raddr, rkey), (amo_op)op, size, value, compare, laddr, lkey, force_ce != 0);
+}
+// A DCI write: the address vector image is given by the caller.
+uint64_t h_write_dc(rshmem_ibgda_qp *qp, const uint8_t *av, uint32_t av_size, uint64_t raddr, uint32_t rkey,
+                    uint64_t laddr, uint32_t lkey, uint64_t len) {
+    remote r = rmt(raddr, rkey);
+    r.av = av;
+    r.av_size = av_size;
+    return post_write(qp, r, laddr, lkey, len, false);
+}
+int h_wait(rshmem_ibgda_qp *qp, uint64_t end) { return wait_for(qp, end); }
+int h_quiet(rshmem_ibgda_qp *qp) { return quiet(qp); }
+void h_fence(rshmem_ibgda_qp *qp) { fence(qp); }
+
+// ---- PE level (symmetric addresses) ----
+int h_putmem_nbi(rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint32_t pe) {
+    return putmem_nbi(st, dest, src, len, pe);
+}
+int h_putmem(rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint32_t pe) {
+    return putmem(st, dest, src, len, pe);
+}
+int h_getmem(rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint32_t pe) {
+    return getmem(st, dest, src, len, pe);
+}
+int h_p64(rshmem_ibgda_state *st, uint64_t *dest, uint64_t v, uint32_t pe) { return p(st, dest, v, pe); }
+int h_p32(rshmem_ibgda_state *st, uint32_t *dest, uint32_t v, uint32_t pe) { return p(st, dest, v, pe); }
+int h_p8(rshmem_ibgda_state *st, uint8_t *dest, uint8_t v, uint32_t pe) { return p(st, dest, v, pe); }
+int h_g64(rshmem_ibgda_state *st, const uint64_t *src, uint32_t pe, uint64_t *out) { return g(st, src, pe, out); }
+int h_g32(rshmem_ibgda_state *st, const uint32_t *src, uint32_t pe, uint32_t *out) { return g(st, src, pe, out); }
+int h_amo64(rshmem_ibgda_state *st, uint32_t op, uint64_t *dest, uint64_t v, uint64_t c, uint32_t pe, uint64_t *old) {
+    return amo(st, (amo_op)op, dest, v, c, pe, old);
+}
+int h_amo32(rshmem_ibgda_state *st, uint32_t op, uint32_t *dest, uint32_t v, uint32_t c, uint32_t pe, uint32_t *old) {
+    return amo(st, (amo_op)op, dest, v, c, pe, old);
+}
+int h_quiet_all(rshmem_ibgda_state *st) { return quiet_all(st); }
+int h_fence_pe(rshmem_ibgda_state *st, uint32_t pe) { return fence_pe(st, pe); }
+
+// ---- many "warps" at once ----
+// Thread t (playing CTA t, SM t, warp t) writes `ops` messages of `msg` bytes: message i of
+// thread t goes from src + (t*ops+i)*msg to the same offset at dest on `pe`, through putmem_nbi
+// (inline when msg <= inline_max). Every 16th message is followed by a fetch-add of 1 on
+// counter[t] (8 bytes each). Then quiet. Returns the number of failed calls.
+int h_stress(rshmem_ibgda_state *st, uint32_t pe, uint32_t threads, uint32_t ops, uint32_t msg, uint8_t *dest,
+             const uint8_t *src, uint64_t *counter) {
+    std::atomic<int> failures{0};
+    std::vector<std::thread> ts;
+    for (uint32_t t = 0; t < threads; t++) {
+        ts.emplace_back([=, &failures] {
+            this_thread_ids() = host_ids{t, t, t};
+            for (uint32_t i = 0; i < ops; i++) {
+                uint64_t off = ((uint64_t)t * ops + i) * msg;
+                if (putmem_nbi(st, dest + off, src + off, msg, pe) != OK) failures++;
+                if (counter && i % 16 == 15 && amo(st, AMO_ADD, &counter[t], (uint64_t)1, (uint64_t)0, pe, (uint64_t *)nullptr) != OK)
+                    failures++;
+            }
+            if (quiet_all(st) != OK) failures++;
+        });
+    }
+    for (auto &t : ts) t.join();
+    return failures.load();
+}
+
+// Post rate: `threads` threads each post `ops` inline 8-byte writes on their QP (qps[t % nqps]),
+// then quiet. Returns elapsed nanoseconds (the model runs in sink mode for this).
+uint64_t h_post_rate(rshmem_ibgda_qp **qps, uint32_t nqps, uint32_t threads, uint32_t ops, uint64_t raddr,
+                     uint32_t rkey) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> ts;
+    for (uint32_t t = 0; t < threads; t++) {
+        ts.emplace_back([=] {
+            rshmem_ibgda_qp *qp = qps[t % nqps];
+            uint64_t v = t;
+            for (uint32_t i = 0; i < ops; i++) post_write_inline(qp, rmt(raddr, rkey), &v, 8);
+            quiet(qp);
+        });
+    }
+    for (auto &t : ts) t.join();
+    return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void h_set_ids(uint32_t cta, uint32_t sm, uint32_t warp) { this_thread_ids() = host_ids{cta, sm, warp}; }
+
+} // extern "C"

@@ -1,0 +1,102 @@
+/* rshmem IBGDA portability layer: the few primitives the posting path needs, for CUDA device
+ * code (nvcc) and for plain host C++17 (the build that runs against the software HCA model in CI).
+ *
+ *   atomics on plain memory words   cuda::atomic_ref (system scope)  |  GCC __atomic builtins
+ *   system-wide fence               __threadfence_system()            |  std::atomic_thread_fence
+ *   8-byte doorbell store           st.release.sys.global.u64 (MMIO)  |  release store
+ *   back-off while spinning         __nanosleep                       |  yield after a few spins
+ *   which CTA / SM / warp am I      blockIdx, %smid, warp id          |  thread-local ids set by the harness
+ *
+ * (std::atomic_ref is C++20; the host side uses the __atomic builtins on the same words instead.)
+ */
+#ifndef RSHMEM_IBGDA_PORT_H
+#define RSHMEM_IBGDA_PORT_H
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#include <cuda/atomic>
+#define RSHMEM_IBGDA_FN __device__ __forceinline__
+#define RSHMEM_IBGDA_DEVICE_BUILD 1
+#else
+#include <atomic>
+#include <thread>
+#define RSHMEM_IBGDA_FN inline
+#endif
+
+namespace rshmem_ibgda {
+
+#if defined(__CUDACC__)
+template <class T>
+using sys_ref = cuda::atomic_ref<T, cuda::thread_scope_system>;
+
+template <class T> RSHMEM_IBGDA_FN T load_acquire(T *p) { return sys_ref<T>(*p).load(cuda::memory_order_acquire); }
+template <class T> RSHMEM_IBGDA_FN T load_relaxed(T *p) { return sys_ref<T>(*p).load(cuda::memory_order_relaxed); }
+template <class T> RSHMEM_IBGDA_FN void store_release(T *p, T v) { sys_ref<T>(*p).store(v, cuda::memory_order_release); }
+template <class T> RSHMEM_IBGDA_FN void store_relaxed(T *p, T v) { sys_ref<T>(*p).store(v, cuda::memory_order_relaxed); }
+template <class T> RSHMEM_IBGDA_FN T fetch_add(T *p, T v) { return sys_ref<T>(*p).fetch_add(v, cuda::memory_order_relaxed); }
+template <class T> RSHMEM_IBGDA_FN T fetch_max(T *p, T v) { return sys_ref<T>(*p).fetch_max(v, cuda::memory_order_acq_rel); }
+template <class T> RSHMEM_IBGDA_FN T exchange(T *p, T v) { return sys_ref<T>(*p).exchange(v, cuda::memory_order_acq_rel); }
+/* Strong CAS with acq_rel on success; `expected` is updated on failure. */
+template <class T> RSHMEM_IBGDA_FN bool cas(T *p, T &expected, T desired) {
+    return sys_ref<T>(*p).compare_exchange_strong(expected, desired, cuda::memory_order_acq_rel,
+                                                  cuda::memory_order_acquire);
+}
+RSHMEM_IBGDA_FN void fence_system() { __threadfence_system(); }
+/* The doorbell register is MMIO mapped into the GPU (or host memory for the model / CPU ringer):
+ * one 8-byte store with release semantics at system scope. */
+RSHMEM_IBGDA_FN void doorbell_store(uint64_t *reg, uint64_t v) {
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(reg), "l"(v) : "memory");
+}
+RSHMEM_IBGDA_FN void backoff(unsigned &spins) {
+    if (++spins > 16) __nanosleep(64);
+}
+RSHMEM_IBGDA_FN uint32_t cta_id() { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
+RSHMEM_IBGDA_FN uint32_t sm_id() {
+    uint32_t s;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    return s;
+}
+RSHMEM_IBGDA_FN uint32_t warp_id() {
+    uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    uint32_t warps_per_cta = (blockDim.x * blockDim.y * blockDim.z + 31u) / 32u;
+    return cta_id() * warps_per_cta + tid / 32u;
+}
+#else
+template <class T> inline T load_acquire(T *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+template <class T> inline T load_relaxed(T *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+template <class T> inline void store_release(T *p, T v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+template <class T> inline void store_relaxed(T *p, T v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+template <class T> inline T fetch_add(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+template <class T> inline T fetch_max(T *p, T v) {
+    T cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (cur < v && !__atomic_compare_exchange_n(p, &cur, v, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+    }
+    return cur;
+}
+template <class T> inline T exchange(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }
+template <class T> inline bool cas(T *p, T &expected, T desired) {
+    return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+inline void fence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void doorbell_store(uint64_t *reg, uint64_t v) { __atomic_store_n(reg, v, __ATOMIC_RELEASE); }
+/* Host threads share few cores with the model thread: yield early. */
+inline void backoff(unsigned &spins) {
+    if (++spins > 4) std::this_thread::yield();
+}
+/* The host harness plays CTAs / SMs / warps with threads and sets these. */
+struct host_ids {
+    uint32_t cta, sm, warp;
+};
+inline host_ids &this_thread_ids() {
+    static thread_local host_ids ids = {0, 0, 0};
+    return ids;
+}
+inline uint32_t cta_id() { return this_thread_ids().cta; }
+inline uint32_t sm_id() { return this_thread_ids().sm; }
+inline uint32_t warp_id() { return this_thread_ids().warp; }
+#endif
+
+} // namespace rshmem_ibgda
+
+#endif /* RSHMEM_IBGDA_PORT_H */

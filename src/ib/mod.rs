@@ -1,0 +1,677 @@
+//! A safe layer over rdma-core (libibverbs + mlx5dv/DevX), loaded at run time: device discovery
+//! with PCIe/NUMA placement, protection domain, memory registration (dma-buf first, then plain
+//! `ibv_reg_mr`, which works for GPU memory through nvidia-peermem), RC queue pairs brought
+//! RESET→INIT→RTR→RTS with addresses exchanged through the bootstrap, DCTs through mlx5dv, DevX
+//! umem registration and UAR pages for the GPU doorbell with a CPU-doorbell fallback.
+//!
+//! NEVER MET HARDWARE. No machine this project runs on has an RDMA NIC. What runs in CI: loading
+//! the libraries (or failing cleanly without them), `ibv_get_device_list` answering "no device",
+//! the layouts of our declarations (tests/ibgda_layout.rs), and the pure parts below (attribute
+//! construction, the QP state machine, the address encoding, NIC/GPU distance, the doorbell
+//! decision). Every call that needs a device is written against the rdma-core 44 headers and has
+//! never been executed.
+//!
+//! Not written yet: DevX CREATE_CQ / CREATE_QP with the queues in GPU memory (PRM commands); the
+//! QPs here are created by the provider (`ibv_create_qp`, `mlx5dv_create_qp`) with host-memory
+//! queues.
+
+pub mod sys;
+
+use std::ffi::{c_int, CStr};
+use std::sync::OnceLock;
+
+use crate::error::{Error, ErrorKind, Result};
+use sys::*;
+
+const ROUTINE: &str = "nvshmem_init";
+
+fn unsupported(msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Unsupported, ROUTINE, msg)
+}
+fn failed(what: &str) -> Error {
+    Error::system(ROUTINE, what, std::io::Error::last_os_error())
+}
+
+/// libibverbs, loaded once. Err says in plain words why RDMA is unavailable.
+pub fn verbs() -> Result<&'static Verbs> {
+    static V: OnceLock<std::result::Result<Verbs, String>> = OnceLock::new();
+    V.get_or_init(Verbs::load).as_ref().map_err(|e| unsupported(format!("no RDMA: {e} (install rdma-core / libibverbs1)")))
+}
+
+/// libmlx5 (mlx5dv, DevX), loaded once.
+pub fn mlx5() -> Result<&'static Mlx5> {
+    static M: OnceLock<std::result::Result<Mlx5, String>> = OnceLock::new();
+    M.get_or_init(Mlx5::load)
+        .as_ref()
+        .map_err(|e| unsupported(format!("no mlx5 direct verbs: {e} (install ibverbs-providers)")))
+}
+
+/// One RDMA device as discovery sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    pub name: String,
+    /// NUMA node of its PCIe function (None when sysfs does not say).
+    pub numa_node: Option<i32>,
+    /// The PCIe path from the root complex, e.g. `pci0000:00/0000:00:01.0/0000:01:00.0`.
+    pub pci_path: Option<String>,
+}
+
+/// The RDMA devices of this machine. `Ok(empty)` means rdma-core is present but there is no
+/// device (the usual answer here); `Err` means rdma-core itself is missing.
+pub fn devices() -> Result<Vec<DeviceInfo>> {
+    let v = verbs()?;
+    let mut n: c_int = 0;
+    // SAFETY: n is a valid out-pointer; the list is freed below.
+    let list = unsafe { (v.ibv_get_device_list)(&mut n) };
+    if list.is_null() {
+        // ENOSYS without /sys/class/infiniband: no device, not an error of ours.
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for i in 0..n.max(0) as usize {
+        // SAFETY: the list holds n valid device pointers.
+        let dev = unsafe { *list.add(i) };
+        // SAFETY: dev is valid; the name is a NUL-terminated string owned by the device.
+        let name = unsafe { CStr::from_ptr((v.ibv_get_device_name)(dev)) }.to_string_lossy().into_owned();
+        let sys = format!("/sys/class/infiniband/{name}/device");
+        let numa_node = std::fs::read_to_string(format!("{sys}/numa_node")).ok().and_then(|s| s.trim().parse().ok());
+        let pci_path = std::fs::canonicalize(&sys).ok().and_then(|p| pci_path_of(&p.to_string_lossy()));
+        out.push(DeviceInfo { name, numa_node, pci_path });
+    }
+    // SAFETY: list came from ibv_get_device_list.
+    unsafe { (v.ibv_free_device_list)(list) };
+    Ok(out)
+}
+
+/// One line for rshmem-info: which RDMA devices exist, or why there are none.
+pub fn discovery_summary() -> String {
+    match devices() {
+        Err(e) => e.message,
+        Ok(d) if d.is_empty() => "no RDMA device (rdma-core is installed, but the kernel reports no InfiniBand/RoCE device)".into(),
+        Ok(d) => d
+            .iter()
+            .map(|x| format!("{} (NUMA {}, PCIe {})", x.name, x.numa_node.map_or("?".into(), |n| n.to_string()),
+                x.pci_path.as_deref().unwrap_or("?")))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// `pci0000:00/0000:00:01.0/0000:01:00.0` from a sysfs device path.
+pub fn pci_path_of(sysfs: &str) -> Option<String> {
+    let start = sysfs.find("/pci")? + 1;
+    Some(sysfs[start..].trim_end_matches('/').to_string())
+}
+
+/// PCIe distance between two functions: hops up from each to their deepest common bridge
+/// (0 = same function; different root complexes count as far apart as possible).
+pub fn pci_distance(a: &str, b: &str) -> u32 {
+    let pa: Vec<&str> = a.split('/').collect();
+    let pb: Vec<&str> = b.split('/').collect();
+    if pa.first() != pb.first() {
+        return u32::MAX;
+    }
+    let common = pa.iter().zip(&pb).take_while(|(x, y)| x == y).count();
+    (pa.len() - common + pb.len() - common) as u32
+}
+
+/// Picks the NIC closest to a GPU: smallest PCIe distance, then same NUMA node, then name order.
+pub fn closest_nic<'a>(nics: &'a [DeviceInfo], gpu_pci: &str, gpu_numa: Option<i32>) -> Option<&'a DeviceInfo> {
+    nics.iter().min_by_key(|n| {
+        let d = n.pci_path.as_deref().map_or(u32::MAX, |p| pci_distance(p, gpu_pci));
+        let numa = if gpu_numa.is_some() && n.numa_node == gpu_numa { 0 } else { 1 };
+        (d, numa, n.name.clone())
+    })
+}
+
+// ---- queue pair state machine and attributes (pure) ----
+
+/// The RC QP states we drive through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QpState {
+    Reset,
+    Init,
+    Rtr,
+    Rts,
+    Error,
+}
+
+impl QpState {
+    /// The next state on the way to RTS, or an error naming the illegal step.
+    pub fn step(self, to: QpState) -> Result<QpState> {
+        let ok = matches!((self, to), (QpState::Reset, QpState::Init) | (QpState::Init, QpState::Rtr) | (QpState::Rtr, QpState::Rts))
+            || to == QpState::Error
+            || (to == QpState::Reset);
+        if ok {
+            Ok(to)
+        } else {
+            Err(Error::new(ErrorKind::Internal, ROUTINE, format!("queue pair transition {self:?} -> {to:?} is not allowed")))
+        }
+    }
+}
+
+/// What a PE publishes about one of its QPs so the peer can connect to it. 32 bytes on the wire
+/// (little-endian), exchanged with the bootstrap's allgather/alltoall.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct QpAddress {
+    pub qpn: u32,
+    pub psn: u32,
+    pub lid: u16,
+    pub port: u8,
+    /// enum ibv_mtu (1 = 256 .. 5 = 4096)
+    pub mtu: u8,
+    /// IBV_LINK_LAYER_INFINIBAND or _ETHERNET (RoCE: the GID is the address)
+    pub link_layer: u8,
+    pub gid_index: u8,
+    pub gid: [u8; 16],
+}
+
+impl QpAddress {
+    pub const WIRE_LEN: usize = 32;
+    /// Encoding version in the first byte of the reserved area, checked on decode.
+    const TAG: u8 = 0x51;
+
+    pub fn encode(&self) -> [u8; 32] {
+        let mut b = [0u8; 32];
+        b[0..4].copy_from_slice(&self.qpn.to_le_bytes());
+        b[4..8].copy_from_slice(&self.psn.to_le_bytes());
+        b[8..10].copy_from_slice(&self.lid.to_le_bytes());
+        b[10] = self.port;
+        b[11] = self.mtu;
+        b[12] = self.link_layer;
+        b[13] = self.gid_index;
+        b[14] = Self::TAG;
+        b[16..32].copy_from_slice(&self.gid);
+        b
+    }
+
+    pub fn decode(b: &[u8]) -> Result<QpAddress> {
+        if b.len() != Self::WIRE_LEN || b[14] != Self::TAG {
+            return Err(Error::bootstrap(format!(
+                "a peer sent a malformed IBGDA queue pair address ({} bytes, tag {:#x}): are all PEs running the same rshmem?",
+                b.len(),
+                b.get(14).copied().unwrap_or(0)
+            )));
+        }
+        let mut gid = [0u8; 16];
+        gid.copy_from_slice(&b[16..32]);
+        Ok(QpAddress {
+            qpn: u32::from_le_bytes(b[0..4].try_into().unwrap()),
+            psn: u32::from_le_bytes(b[4..8].try_into().unwrap()) & 0xff_ffff,
+            lid: u16::from_le_bytes(b[8..10].try_into().unwrap()),
+            port: b[10],
+            mtu: b[11],
+            link_layer: b[12],
+            gid_index: b[13],
+            gid,
+        })
+    }
+}
+
+/// Access rights of the heap registration and of RC QPs: local write, remote read/write/atomic.
+pub const HEAP_ACCESS: c_int = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+/// RESET → INIT.
+pub fn init_attr(port: u8) -> (IbvQpAttr, c_int) {
+    let a = IbvQpAttr { qp_state: IBV_QPS_INIT, pkey_index: 0, port_num: port, qp_access_flags: HEAP_ACCESS as u32, ..Default::default() };
+    (a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
+}
+
+/// INIT → RTR toward `remote`. RoCE (and IB with a GID) uses the global route.
+pub fn rtr_attr(local_port: u8, remote: &QpAddress, traffic_class: u8, sl: u8) -> (IbvQpAttr, c_int) {
+    let mut a = IbvQpAttr {
+        qp_state: IBV_QPS_RTR,
+        path_mtu: remote.mtu.clamp(1, 5) as u32,
+        dest_qp_num: remote.qpn,
+        rq_psn: remote.psn,
+        max_dest_rd_atomic: 16,
+        min_rnr_timer: 12,
+        ..Default::default()
+    };
+    a.ah_attr.dlid = remote.lid;
+    a.ah_attr.sl = sl;
+    a.ah_attr.port_num = local_port;
+    if remote.link_layer == IBV_LINK_LAYER_ETHERNET || remote.gid != [0; 16] {
+        a.ah_attr.is_global = 1;
+        a.ah_attr.grh.dgid = remote.gid;
+        a.ah_attr.grh.sgid_index = remote.gid_index;
+        a.ah_attr.grh.hop_limit = 255;
+        a.ah_attr.grh.traffic_class = traffic_class;
+    }
+    (
+        a,
+        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC
+            | IBV_QP_MIN_RNR_TIMER,
+    )
+}
+
+/// RTR → RTS with our send PSN.
+pub fn rts_attr(local_psn: u32) -> (IbvQpAttr, c_int) {
+    let a = IbvQpAttr {
+        qp_state: IBV_QPS_RTS,
+        sq_psn: local_psn & 0xff_ffff,
+        timeout: 20,
+        retry_cnt: 7,
+        rnr_retry: 7,
+        max_rd_atomic: 16,
+        ..Default::default()
+    };
+    (a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)
+}
+
+// ---- doorbell placement ----
+
+/// Where the doorbell of the device posting path is rung.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DoorbellPath {
+    /// The UAR page is mapped into the GPU: threads ring it themselves.
+    Gpu,
+    /// The driver refused that mapping: the GPU advances a counter, a CPU thread rings.
+    Cpu { reason: String },
+}
+
+impl DoorbellPath {
+    /// Decides from the outcome of mapping the UAR into the GPU (`Err` carries the driver's
+    /// answer), in words rshmem-info prints.
+    pub fn from_mapping(result: std::result::Result<(), String>) -> DoorbellPath {
+        match result {
+            Ok(()) => DoorbellPath::Gpu,
+            Err(why) => DoorbellPath::Cpu {
+                reason: format!(
+                    "the NIC doorbell page could not be mapped into the GPU ({why}); GPU threads hand doorbells \
+                     to a CPU thread instead (set the NVIDIA driver option PeerMappingOverride=1 to allow the mapping)"
+                ),
+            },
+        }
+    }
+    pub fn describe(&self) -> String {
+        match self {
+            DoorbellPath::Gpu => "GPU threads ring the NIC doorbell directly (UAR page mapped into the GPU)".into(),
+            DoorbellPath::Cpu { reason } => reason.clone(),
+        }
+    }
+}
+
+// ---- objects (NEVER MET HARDWARE) ----
+
+/// An open device.
+pub struct Context {
+    v: &'static Verbs,
+    ctx: Ptr,
+    pub name: String,
+}
+
+impl Context {
+    /// Opens the device called `name`.
+    pub fn open(name: &str) -> Result<Context> {
+        let v = verbs()?;
+        let mut n: c_int = 0;
+        // SAFETY: n is a valid out-pointer; the list is freed below.
+        let list = unsafe { (v.ibv_get_device_list)(&mut n) };
+        if list.is_null() {
+            return Err(unsupported(format!("RDMA device {name} not found: this machine has no RDMA device")));
+        }
+        let mut ctx = std::ptr::null_mut();
+        for i in 0..n.max(0) as usize {
+            // SAFETY: the list holds n valid device pointers; names are NUL-terminated.
+            let dev = unsafe { *list.add(i) };
+            // SAFETY: as above.
+            let dname = unsafe { CStr::from_ptr((v.ibv_get_device_name)(dev)) };
+            if dname.to_bytes() == name.as_bytes() {
+                // SAFETY: dev is valid until the list is freed; the context outlives the list.
+                ctx = unsafe { (v.ibv_open_device)(dev) };
+                break;
+            }
+        }
+        // SAFETY: list came from ibv_get_device_list.
+        unsafe { (v.ibv_free_device_list)(list) };
+        if ctx.is_null() {
+            return Err(unsupported(format!("RDMA device {name} not found or could not be opened")));
+        }
+        Ok(Context { v, ctx, name: name.into() })
+    }
+
+    pub fn query_port(&self, port: u8) -> Result<IbvPortAttr> {
+        let mut a = IbvPortAttr::default();
+        // SAFETY: ctx is open; `a` is a full, zeroed ibv_port_attr.
+        if unsafe { (self.v.ibv_query_port)(self.ctx, port, &mut a) } != 0 {
+            return Err(failed(&format!("ibv_query_port({}, {port})", self.name)));
+        }
+        Ok(a)
+    }
+
+    pub fn query_gid(&self, port: u8, index: u8) -> Result<[u8; 16]> {
+        let mut g = [0u8; 16];
+        // SAFETY: ctx is open; g has 16 bytes (union ibv_gid).
+        if unsafe { (self.v.ibv_query_gid)(self.ctx, port, index as c_int, &mut g) } != 0 {
+            return Err(failed(&format!("ibv_query_gid({}, {port}, {index})", self.name)));
+        }
+        Ok(g)
+    }
+
+    pub fn alloc_pd(&self) -> Result<Pd<'_>> {
+        // SAFETY: ctx is open.
+        let pd = unsafe { (self.v.ibv_alloc_pd)(self.ctx) };
+        if pd.is_null() {
+            return Err(failed("ibv_alloc_pd"));
+        }
+        Ok(Pd { ctx: self, pd })
+    }
+
+    pub fn create_cq(&self, entries: i32) -> Result<Cq<'_>> {
+        // SAFETY: ctx is open; no completion channel.
+        let cq = unsafe { (self.v.ibv_create_cq)(self.ctx, entries, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
+        if cq.is_null() {
+            return Err(failed("ibv_create_cq"));
+        }
+        Ok(Cq { ctx: self, cq })
+    }
+
+    /// Registers `size` bytes at `addr` (GPU memory, already dma-buf-less) as a DevX umem.
+    pub fn umem_reg(&self, addr: u64, size: usize, access: u32) -> Result<Umem> {
+        let m = mlx5()?;
+        // SAFETY: ctx is open; the caller keeps [addr, addr+size) allocated while registered.
+        let u = unsafe { (m.mlx5dv_devx_umem_reg)(self.ctx, addr as Ptr, size, access) };
+        if u.is_null() {
+            return Err(failed("mlx5dv_devx_umem_reg"));
+        }
+        Ok(Umem { m, u })
+    }
+
+    /// A UAR page for doorbells (non-cached mapping, as the GPU needs).
+    pub fn alloc_uar(&self) -> Result<Uar> {
+        let m = mlx5()?;
+        // SAFETY: ctx is open.
+        let u = unsafe { (m.mlx5dv_devx_alloc_uar)(self.ctx, MLX5DV_UAR_ALLOC_TYPE_NC) };
+        if u.is_null() {
+            return Err(failed("mlx5dv_devx_alloc_uar"));
+        }
+        Ok(Uar { m, u })
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: ctx came from ibv_open_device; objects borrowing it are gone (lifetimes).
+        unsafe { (self.v.ibv_close_device)(self.ctx) };
+    }
+}
+
+/// A protection domain.
+pub struct Pd<'c> {
+    ctx: &'c Context,
+    pd: Ptr,
+}
+
+/// A memory registration.
+pub struct Mr<'p> {
+    _pd: &'p Pd<'p>,
+    mr: *mut IbvMr,
+    pub lkey: u32,
+    pub rkey: u32,
+    /// "dma-buf" or "ibv_reg_mr" (and why the first was not used).
+    pub how: String,
+}
+
+impl<'c> Pd<'c> {
+    /// Registers `[addr, addr+len)`: through its dma-buf file descriptor first when one is given
+    /// (`dmabuf` = (fd, offset of addr in it)), else or on failure through `ibv_reg_mr`.
+    pub fn register(&self, addr: u64, len: usize, dmabuf: Option<(i32, u64)>) -> Result<Mr<'_>> {
+        let v = self.ctx.v;
+        let access = HEAP_ACCESS | IBV_ACCESS_RELAXED_ORDERING;
+        let mut why = String::from("no dma-buf handle for this memory");
+        if let Some((fd, offset)) = dmabuf {
+            // SAFETY: pd is live; fd is a dma-buf covering [offset, offset+len).
+            let mr = unsafe { (v.ibv_reg_dmabuf_mr)(self.pd, offset, len, addr, fd, access) };
+            if !mr.is_null() {
+                // SAFETY: mr is a valid ibv_mr.
+                let m = unsafe { *mr };
+                return Ok(Mr { _pd: self, mr, lkey: m.lkey, rkey: m.rkey, how: "dma-buf".into() });
+            }
+            why = format!("ibv_reg_dmabuf_mr failed: {}", std::io::Error::last_os_error());
+        }
+        // SAFETY: pd is live; the caller keeps the range allocated while registered.
+        let mr = unsafe { (v.ibv_reg_mr)(self.pd, addr as Ptr, len, access) };
+        if mr.is_null() {
+            return Err(Error::new(
+                ErrorKind::System,
+                ROUTINE,
+                format!("registering {len} bytes at {addr:#x} with the NIC failed ({why}; then ibv_reg_mr: {}); for GPU memory load nvidia-peermem or use a kernel with dma-buf support",
+                    std::io::Error::last_os_error()),
+            ));
+        }
+        // SAFETY: mr is a valid ibv_mr.
+        let m = unsafe { *mr };
+        Ok(Mr { _pd: self, mr, lkey: m.lkey, rkey: m.rkey, how: format!("ibv_reg_mr ({why})") })
+    }
+
+    /// An RC QP on `cq` (send and receive).
+    pub fn create_rc_qp(&self, cq: &Cq<'_>, depth: u32, max_inline: u32) -> Result<RcQp<'_>> {
+        let v = self.ctx.v;
+        let mut init = IbvQpInitAttr {
+            qp_context: std::ptr::null_mut(),
+            send_cq: cq.cq,
+            recv_cq: cq.cq,
+            srq: std::ptr::null_mut(),
+            cap: IbvQpCap { max_send_wr: depth, max_recv_wr: 1, max_send_sge: 1, max_recv_sge: 1, max_inline_data: max_inline },
+            qp_type: IBV_QPT_RC,
+            sq_sig_all: 0,
+        };
+        // SAFETY: pd and cq are live; init is fully initialised.
+        let qp = unsafe { (v.ibv_create_qp)(self.pd, &mut init) };
+        if qp.is_null() {
+            return Err(failed("ibv_create_qp(RC)"));
+        }
+        // SAFETY: qp is a valid ibv_qp.
+        let qpn = unsafe { (*qp).qp_num };
+        Ok(RcQp { pd: self, qp, qpn, state: QpState::Reset })
+    }
+
+    /// A DC target through mlx5dv on `srq` (DC requires one), reachable with `access_key`.
+    pub fn create_dct(&self, cq: &Cq<'_>, srq: Ptr, access_key: u64) -> Result<u32> {
+        let m = mlx5()?;
+        // SAFETY: all-zero is valid for these plain C structs (null pointers, zero counts).
+        let mut ex: IbvQpInitAttrEx = unsafe { std::mem::zeroed() };
+        ex.send_cq = cq.cq;
+        ex.recv_cq = cq.cq;
+        ex.srq = srq;
+        ex.qp_type = IBV_QPT_DRIVER;
+        ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+        ex.pd = self.pd;
+        let mut dv = Mlx5dvQpInitAttr {
+            comp_mask: MLX5DV_QP_INIT_ATTR_MASK_DC,
+            create_flags: 0,
+            dc_init_attr: Mlx5dvDcInitAttr { dc_type: MLX5DV_DCTYPE_DCT, dct_access_key: access_key },
+            send_ops_flags: 0,
+        };
+        // SAFETY: context, pd, cq and srq are live; both attribute structs are initialised.
+        let qp = unsafe { (m.mlx5dv_create_qp)(self.ctx.ctx, &mut ex, &mut dv) };
+        if qp.is_null() {
+            return Err(failed("mlx5dv_create_qp(DCT)"));
+        }
+        // SAFETY: qp is a valid ibv_qp. (It lives until the context closes.)
+        Ok(unsafe { (*qp).qp_num })
+    }
+}
+
+impl Drop for Pd<'_> {
+    fn drop(&mut self) {
+        // SAFETY: pd came from ibv_alloc_pd; MRs and QPs borrowing it are gone.
+        unsafe { (self.ctx.v.ibv_dealloc_pd)(self.pd) };
+    }
+}
+
+impl Drop for Mr<'_> {
+    fn drop(&mut self) {
+        // SAFETY: mr came from ibv_reg_(dmabuf_)mr.
+        unsafe { (verbs().expect("loaded").ibv_dereg_mr)(self.mr) };
+    }
+}
+
+/// A completion queue.
+pub struct Cq<'c> {
+    ctx: &'c Context,
+    cq: Ptr,
+}
+
+impl Drop for Cq<'_> {
+    fn drop(&mut self) {
+        // SAFETY: cq came from ibv_create_cq; QPs using it are gone.
+        unsafe { (self.ctx.v.ibv_destroy_cq)(self.cq) };
+    }
+}
+
+/// An RC queue pair and the state we drove it to.
+pub struct RcQp<'p> {
+    pd: &'p Pd<'p>,
+    qp: *mut IbvQpHead,
+    pub qpn: u32,
+    pub state: QpState,
+}
+
+impl RcQp<'_> {
+    fn modify(&mut self, to: QpState, (mut attr, mask): (IbvQpAttr, c_int)) -> Result<()> {
+        let next = self.state.step(to)?;
+        // SAFETY: qp is live; attr and mask are consistent (built by the *_attr functions).
+        if unsafe { (self.pd.ctx.v.ibv_modify_qp)(self.qp, &mut attr, mask) } != 0 {
+            return Err(failed(&format!("ibv_modify_qp({:?} -> {to:?}) of QP {:#x}", self.state, self.qpn)));
+        }
+        self.state = next;
+        Ok(())
+    }
+
+    /// RESET → INIT → RTR → RTS toward `remote`.
+    pub fn connect(&mut self, port: u8, local_psn: u32, remote: &QpAddress, traffic_class: u8, sl: u8) -> Result<()> {
+        self.modify(QpState::Init, init_attr(port))?;
+        self.modify(QpState::Rtr, rtr_attr(port, remote, traffic_class, sl))?;
+        self.modify(QpState::Rts, rts_attr(local_psn))
+    }
+}
+
+impl Drop for RcQp<'_> {
+    fn drop(&mut self) {
+        // SAFETY: qp came from ibv_create_qp.
+        unsafe { (self.pd.ctx.v.ibv_destroy_qp)(self.qp) };
+    }
+}
+
+/// A DevX umem registration.
+pub struct Umem {
+    m: &'static Mlx5,
+    u: *mut Mlx5dvDevxUmem,
+}
+impl Umem {
+    pub fn id(&self) -> u32 {
+        // SAFETY: u is a live umem.
+        unsafe { (*self.u).umem_id }
+    }
+}
+impl Drop for Umem {
+    fn drop(&mut self) {
+        // SAFETY: u came from mlx5dv_devx_umem_reg.
+        unsafe { (self.m.mlx5dv_devx_umem_dereg)(self.u) };
+    }
+}
+
+/// A doorbell (UAR) page.
+pub struct Uar {
+    m: &'static Mlx5,
+    u: *mut Mlx5dvDevxUar,
+}
+impl Uar {
+    /// The doorbell register's CPU address (what cudaHostRegister(IoMemory) would map for the GPU).
+    pub fn reg_addr(&self) -> u64 {
+        // SAFETY: u is a live UAR.
+        unsafe { (*self.u).reg_addr as u64 }
+    }
+    pub fn page_id(&self) -> u32 {
+        // SAFETY: u is a live UAR.
+        unsafe { (*self.u).page_id }
+    }
+}
+impl Drop for Uar {
+    fn drop(&mut self) {
+        // SAFETY: u came from mlx5dv_devx_alloc_uar.
+        unsafe { (self.m.mlx5dv_devx_free_uar)(self.u) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovery_without_a_device_is_a_clean_answer() {
+        // Here: rdma-core installed (or not), no device. Either way: no panic, a plain answer.
+        match devices() {
+            Ok(d) => assert!(d.is_empty() || !d[0].name.is_empty()),
+            Err(e) => assert!(e.message.contains("no RDMA"), "{e}"),
+        }
+        let s = discovery_summary();
+        assert!(!s.is_empty());
+        if devices().map(|d| d.is_empty()).unwrap_or(false) {
+            assert!(s.starts_with("no RDMA device"), "{s}");
+            assert!(Context::open("mlx5_0").is_err());
+        }
+    }
+
+    #[test]
+    fn state_machine_allows_only_the_path_to_rts() {
+        assert_eq!(QpState::Reset.step(QpState::Init).unwrap(), QpState::Init);
+        assert_eq!(QpState::Init.step(QpState::Rtr).unwrap(), QpState::Rtr);
+        assert_eq!(QpState::Rtr.step(QpState::Rts).unwrap(), QpState::Rts);
+        assert!(QpState::Reset.step(QpState::Rts).is_err());
+        assert!(QpState::Init.step(QpState::Rts).is_err());
+        assert!(QpState::Rts.step(QpState::Init).is_err());
+        assert_eq!(QpState::Rts.step(QpState::Error).unwrap(), QpState::Error);
+        assert_eq!(QpState::Error.step(QpState::Reset).unwrap(), QpState::Reset);
+    }
+
+    #[test]
+    fn attributes_carry_the_fields_each_transition_needs() {
+        let (a, m) = init_attr(1);
+        assert_eq!((a.qp_state, a.port_num, a.qp_access_flags), (IBV_QPS_INIT, 1, HEAP_ACCESS as u32));
+        assert_eq!(m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+        let ib = QpAddress { qpn: 0x1234, psn: 77, lid: 9, port: 1, mtu: 5, link_layer: IBV_LINK_LAYER_INFINIBAND, ..Default::default() };
+        let (a, m) = rtr_attr(1, &ib, 0, 3);
+        assert_eq!((a.dest_qp_num, a.rq_psn, a.ah_attr.dlid, a.ah_attr.sl, a.path_mtu), (0x1234, 77, 9, 3, 5));
+        assert_eq!(a.ah_attr.is_global, 0, "plain IB with no GID needs no global route");
+        assert!(m & IBV_QP_AV != 0 && m & IBV_QP_DEST_QPN != 0 && m & IBV_QP_RQ_PSN != 0);
+        let roce = QpAddress { link_layer: IBV_LINK_LAYER_ETHERNET, gid: [0xfe; 16], gid_index: 3, ..ib };
+        let (a, _) = rtr_attr(1, &roce, 106, 0);
+        assert_eq!((a.ah_attr.is_global, a.ah_attr.grh.sgid_index, a.ah_attr.grh.traffic_class), (1, 3, 106));
+        assert_eq!(a.ah_attr.grh.dgid, [0xfe; 16]);
+        let (a, m) = rts_attr(0x1ff_ffff);
+        assert_eq!((a.qp_state, a.sq_psn), (IBV_QPS_RTS, 0xff_ffff));
+        assert!(m & IBV_QP_SQ_PSN != 0 && m & IBV_QP_MAX_QP_RD_ATOMIC != 0);
+    }
+
+    #[test]
+    fn addresses_round_trip_and_garbage_is_refused() {
+        let a = QpAddress { qpn: 0xabcdef, psn: 0x123456, lid: 0xbeef, port: 2, mtu: 4, link_layer: 2, gid_index: 3, gid: [7; 16] };
+        assert_eq!(QpAddress::decode(&a.encode()).unwrap(), a);
+        assert!(QpAddress::decode(&[0u8; 32]).is_err());
+        assert!(QpAddress::decode(&a.encode()[..31]).is_err());
+    }
+
+    #[test]
+    fn nic_closest_to_the_gpu_wins() {
+        assert_eq!(pci_path_of("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0").unwrap(), "pci0000:00/0000:00:01.0/0000:01:00.0");
+        let gpu = "pci0000:00/0000:00:01.0/0000:02:00.0/0000:03:00.0";
+        let near = DeviceInfo { name: "mlx5_1".into(), numa_node: Some(0), pci_path: Some("pci0000:00/0000:00:01.0/0000:02:00.0/0000:04:00.0".into()) };
+        let far = DeviceInfo { name: "mlx5_0".into(), numa_node: Some(0), pci_path: Some("pci0000:00/0000:00:03.0/0000:05:00.0".into()) };
+        let other_root = DeviceInfo { name: "mlx5_2".into(), numa_node: Some(1), pci_path: Some("pci0000:80/0000:80:01.0".into()) };
+        assert_eq!(pci_distance(near.pci_path.as_ref().unwrap(), gpu), 2);
+        assert_eq!(pci_distance(other_root.pci_path.as_ref().unwrap(), gpu), u32::MAX);
+        let nics = [far.clone(), other_root, near.clone()];
+        assert_eq!(closest_nic(&nics, gpu, Some(0)).unwrap().name, "mlx5_1");
+    }
+
+    #[test]
+    fn doorbell_fallback_says_why_in_plain_words() {
+        assert_eq!(DoorbellPath::from_mapping(Ok(())), DoorbellPath::Gpu);
+        let d = DoorbellPath::from_mapping(Err("cudaHostRegister: operation not supported".into()));
+        let s = d.describe();
+        assert!(s.contains("CPU thread") && s.contains("operation not supported") && s.contains("PeerMappingOverride"), "{s}");
+    }
+}

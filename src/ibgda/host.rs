@@ -1,0 +1,157 @@
+//! Queue memory in host RAM for the software HCA model: the send queue, completion queue, doorbell
+//! records and the doorbell word of one QP, plus its `QpState` descriptor pointing at them.
+//! On the GPU machine the same descriptors point at GPU (or pinned host) memory instead; the
+//! posting code does not care where they live.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+
+use super::abi::{QpState, MAX_LOG_NWQES, QP_DCI, QP_RC};
+use super::mlx5::{CQE_INVALID, CQE_SIZE, SEND_WQE_BB};
+
+/// A zeroed, 64-byte aligned heap buffer that never moves.
+pub struct AlignedBuf {
+    ptr: *mut u8,
+    layout: Layout,
+}
+
+// SAFETY: the buffer is plain memory owned by this value; concurrent access goes through atomics
+// or is ordered by the queue protocol (release/acquire on the counters), as on a real NIC.
+unsafe impl Send for AlignedBuf {}
+// SAFETY: as above; `&AlignedBuf` hands out only the raw address.
+unsafe impl Sync for AlignedBuf {}
+
+impl AlignedBuf {
+    pub fn new(len: usize) -> AlignedBuf {
+        let layout = Layout::from_size_align(len.max(64), 64).expect("buffer size fits a Layout");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        assert!(!ptr.is_null(), "out of memory allocating {len} bytes of queue memory");
+        AlignedBuf { ptr, layout }
+    }
+    pub fn addr(&self) -> u64 {
+        self.ptr as u64
+    }
+    pub fn len(&self) -> usize {
+        self.layout.size()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.layout.size() == 0
+    }
+    /// Fills the buffer with `byte` (only before anyone else sees it).
+    pub fn fill(&mut self, byte: u8) {
+        // SAFETY: ptr is valid for len bytes and exclusively borrowed here.
+        unsafe { std::ptr::write_bytes(self.ptr, byte, self.layout.size()) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this exact layout.
+        unsafe { dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// Parameters of one host-memory QP.
+#[derive(Clone, Copy, Debug)]
+pub struct QpParams {
+    pub qpn: u32,
+    pub peer_pe: u32,
+    pub log_nwqes: u16,
+    pub signal_every: u16,
+    pub batch: u16,
+    pub inline_max: u16,
+    pub dci: bool,
+    pub cpu_doorbell: bool,
+}
+
+impl Default for QpParams {
+    fn default() -> QpParams {
+        QpParams {
+            qpn: 0x100,
+            peer_pe: 0,
+            log_nwqes: 7,
+            signal_every: 16,
+            batch: 32,
+            inline_max: 28,
+            dci: false,
+            cpu_doorbell: false,
+        }
+    }
+}
+
+/// The buffers behind one QP's descriptor (send queue, CQ, doorbell records, doorbell word).
+/// Keep it alive as long as the descriptor is in use.
+pub struct QueueMem {
+    _sq: AlignedBuf,
+    _cq: AlignedBuf,
+    _dbrec: AlignedBuf,
+}
+
+/// Allocates one QP's queues and returns its descriptor (place it wherever the device expects
+/// it: a single box or an array) together with the memory it points at. Panics on parameters
+/// the protocol cannot run with (a programming error in the caller, not user input).
+pub fn new_queues(p: QpParams) -> (QpState, QueueMem) {
+    assert!((1..=MAX_LOG_NWQES).contains(&p.log_nwqes), "log_nwqes must be 1..=15");
+    let nwqes = 1usize << p.log_nwqes;
+    assert!(
+        p.signal_every.is_power_of_two() && (p.signal_every as usize) <= nwqes / 2,
+        "signal_every must be a power of two at most half the queue"
+    );
+    assert!(p.batch >= 1);
+    let sq = AlignedBuf::new(nwqes * SEND_WQE_BB);
+    let mut cq = AlignedBuf::new(nwqes * CQE_SIZE);
+    cq.fill(CQE_INVALID << 4); // every CQE invalid, owner bit 0
+    // One 64-byte line: SQ doorbell record at 0 (2 words), CQ doorbell record at 16, doorbell word at 32.
+    let dbrec = AlignedBuf::new(64);
+    let mut state = QpState::zeroed();
+    state.qpn = p.qpn;
+    state.peer_pe = if p.dci { u32::MAX } else { p.peer_pe };
+    state.cqn = p.qpn;
+    state.log_nwqes = p.log_nwqes;
+    state.log_ncqes = p.log_nwqes;
+    state.signal_every = p.signal_every;
+    state.batch = p.batch;
+    state.inline_max = p.inline_max;
+    state.kind = if p.dci { QP_DCI } else { QP_RC };
+    state.flags = if p.cpu_doorbell { super::abi::QP_CPU_DOORBELL } else { 0 };
+    state.sq_buf = sq.addr();
+    state.sq_dbrec = dbrec.addr();
+    state.cq_dbrec = dbrec.addr() + 16;
+    state.bf_reg = dbrec.addr() + 32;
+    state.cq_buf = cq.addr();
+    (state, QueueMem { _sq: sq, _cq: cq, _dbrec: dbrec })
+}
+
+/// One QP with its own boxed descriptor. `state_ptr()` is what device code gets.
+pub struct HostQp {
+    state: Box<QpState>,
+    _mem: QueueMem,
+}
+
+impl HostQp {
+    pub fn new(p: QpParams) -> HostQp {
+        let (state, mem) = new_queues(p);
+        HostQp { state: Box::new(state), _mem: mem }
+    }
+
+    /// The descriptor's address (what device code receives).
+    pub fn state_ptr(&self) -> *mut QpState {
+        &*self.state as *const QpState as *mut QpState
+    }
+
+    /// A snapshot of the descriptor (device-updated fields may be changing underneath).
+    pub fn snapshot(&self) -> QpState {
+        // SAFETY: our own live descriptor.
+        unsafe { snapshot(self.state_ptr()) }
+    }
+}
+
+/// A volatile copy of a descriptor that device code may be updating (diagnostics and tests).
+///
+/// # Safety
+/// `qp` must point to a live `QpState`.
+pub unsafe fn snapshot(qp: *const QpState) -> QpState {
+    // SAFETY: live per the contract; a volatile copy of plain integer fields tolerates
+    // concurrent updates (a torn counter in a snapshot is harmless for its uses).
+    unsafe { std::ptr::read_volatile(qp) }
+}

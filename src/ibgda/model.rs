@@ -1,0 +1,687 @@
+//! The software HCA model (`RSHMEM_IBGDA_NIC=model`): one host thread per NIC plays a ConnectX for
+//! the WQEs our device code emits. It watches each QP's doorbell word (the "BlueFlame register"),
+//! reads the producer counter from the doorbell record, parses the real mlx5 WQE formats from the
+//! send queue, performs RDMA WRITE (also inline), READ and the atomics on target memory, and writes
+//! real 64-byte CQEs (owner bit per pass, WQE counter, opcode, byte count) or error CQEs (bad key,
+//! address outside a registration, malformed WQE) into the completion queue.
+//!
+//! Semantics chosen where hardware leaves freedom, so tests catch a missing fence or quiet:
+//! - With `reorder`, the WQEs of one doorbell batch execute in a shuffled order, except that no
+//!   WQE moves across one carrying the FENCE flag. CQEs are still written in WQE order.
+//! - After an error CQE the QP is in error: later WQEs are not executed and every later signaled
+//!   WQE completes with a flush error (WR_FLUSH_ERR).
+//! - Atomics work in host byte order on the target word and return the old value in host order
+//!   (the QP is assumed set up for host-endian atomics). Operands come big-endian from the WQE.
+//! - `sink` mode moves no data: it consumes doorbells, parses only control segments and writes
+//!   CQEs for signaled WQEs, so the device-side post rate can be measured.
+//!
+//! Memory registration is a table of (key, base, len) per PE; a key is both lkey and rkey.
+//! Target memory is reached through [`MemoryAccess`] (plain memory here; CUDA copies later).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::abi::{QpState, QP_CPU_DOORBELL, QP_DCI};
+use super::mlx5::*;
+
+/// How the model touches target and source memory.
+pub trait MemoryAccess: Send + Sync {
+    fn read(&self, addr: u64, out: &mut [u8]);
+    fn write(&self, addr: u64, data: &[u8]);
+    /// Atomically replaces the `size`-byte (4 or 8) word at `addr` by `f(old)` when `f` returns
+    /// `Some`; returns the old value.
+    fn atomic_rmw(&self, addr: u64, size: u32, f: &dyn Fn(u64) -> Option<u64>) -> u64;
+}
+
+/// Plain process memory. Addresses are checked against the registration table before use.
+pub struct HostMemory;
+
+impl MemoryAccess for HostMemory {
+    fn read(&self, addr: u64, out: &mut [u8]) {
+        // SAFETY: the model only passes ranges inside a registration, which the registrant
+        // guarantees stays mapped while registered.
+        unsafe { std::ptr::copy(addr as *const u8, out.as_mut_ptr(), out.len()) }
+    }
+    fn write(&self, addr: u64, data: &[u8]) {
+        // SAFETY: as in `read`.
+        unsafe { std::ptr::copy(data.as_ptr(), addr as *mut u8, data.len()) }
+    }
+    fn atomic_rmw(&self, addr: u64, size: u32, f: &dyn Fn(u64) -> Option<u64>) -> u64 {
+        if size == 8 {
+            // SAFETY: registered, 8-byte aligned (checked by the caller), valid for the
+            // registration's lifetime; every concurrent access to it is atomic.
+            let a = unsafe { AtomicU64::from_ptr(addr as *mut u64) };
+            match a.fetch_update(Ordering::AcqRel, Ordering::Acquire, f) {
+                Ok(o) | Err(o) => o,
+            }
+        } else {
+            // SAFETY: as above, 4-byte aligned.
+            let a = unsafe { AtomicU32::from_ptr(addr as *mut u32) };
+            match a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |o| f(o as u64).map(|n| n as u32)) {
+                Ok(o) | Err(o) => o as u64,
+            }
+        }
+    }
+}
+
+/// One memory registration.
+#[derive(Clone, Copy, Debug)]
+pub struct Region {
+    pub key: u32,
+    pub base: u64,
+    pub len: u64,
+}
+
+/// What all model NICs share: registrations per PE and DCT numbers.
+#[derive(Default)]
+pub struct Fabric {
+    regions: RwLock<HashMap<u32, Vec<Region>>>,
+    dcts: RwLock<HashMap<u32, u32>>,
+}
+
+impl Fabric {
+    pub fn new() -> Arc<Fabric> {
+        Arc::new(Fabric::default())
+    }
+    /// Registers `[base, base+len)` of `pe` under `key`.
+    pub fn register(&self, pe: u32, key: u32, base: u64, len: u64) {
+        self.regions.write().unwrap_or_else(|e| e.into_inner()).entry(pe).or_default().push(Region { key, base, len });
+    }
+    /// Declares that DCT number `dct` belongs to `pe`.
+    pub fn add_dct(&self, dct: u32, pe: u32) {
+        self.dcts.write().unwrap_or_else(|e| e.into_inner()).insert(dct & 0xff_ffff, pe);
+    }
+    fn check(&self, pe: u32, key: u32, addr: u64, len: u64) -> bool {
+        let regions = self.regions.read().unwrap_or_else(|e| e.into_inner());
+        regions.get(&pe).is_some_and(|v| {
+            v.iter().any(|r| r.key == key && addr >= r.base && len <= r.len && addr - r.base <= r.len - len)
+        })
+    }
+    fn dct_pe(&self, dct: u32) -> Option<u32> {
+        self.dcts.read().unwrap_or_else(|e| e.into_inner()).get(&(dct & 0xff_ffff)).copied()
+    }
+}
+
+/// Behaviour switches.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ModelConfig {
+    /// Move no data; only consume doorbells and complete signaled WQEs.
+    pub sink: bool,
+    /// Shuffle execution within fence-delimited runs of a doorbell batch.
+    pub reorder: bool,
+    /// Seed for `reorder`.
+    pub seed: u64,
+    /// Sleep this long before executing each batch (makes completions late, to test waits).
+    pub delay_us: u64,
+}
+
+/// Counters the tests and benchmarks read.
+#[derive(Default, Debug)]
+pub struct Stats {
+    pub doorbells: AtomicU64,
+    pub wqes: AtomicU64,
+    pub bytes: AtomicU64,
+    pub cqes: AtomicU64,
+    pub error_cqes: AtomicU64,
+    pub fenced_wqes: AtomicU64,
+    pub inline_wqes: AtomicU64,
+    /// Doorbells whose qpn did not match the QP, or whose index ran ahead of the doorbell record.
+    pub bad_doorbells: AtomicU64,
+    /// Times the CQ was full when a CQE had to be written (the model waits; hardware would fail).
+    pub cq_full_waits: AtomicU64,
+}
+
+struct QpRun {
+    qp: *mut QpState,
+    cfg: QpState,
+    /// Local PE (whose NIC this is).
+    pe: u32,
+    /// Next WQE block index to execute (the NIC's SQ consumer counter).
+    ci: u64,
+    /// Next CQE index to write.
+    cq_pi: u64,
+    in_error: bool,
+    /// CPU-doorbell mode: the posted_head value processed up to.
+    seen_posted: u64,
+}
+
+// SAFETY: the QP memory is shared with the posting threads by design (like a NIC's DMA); every
+// access the model makes goes through atomics or is ordered by the doorbell protocol.
+unsafe impl Send for QpRun {}
+
+struct NicShared {
+    pe: u32,
+    fabric: Arc<Fabric>,
+    mem: Arc<dyn MemoryAccess>,
+    cfg: ModelConfig,
+    qps: Mutex<Vec<QpRun>>,
+    stop: AtomicBool,
+    stats: Stats,
+}
+
+/// One model NIC with its thread.
+pub struct Nic {
+    shared: Arc<NicShared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Nic {
+    /// Starts the NIC thread of PE `pe`.
+    pub fn start(pe: u32, fabric: Arc<Fabric>, mem: Arc<dyn MemoryAccess>, cfg: ModelConfig) -> Nic {
+        let shared = Arc::new(NicShared {
+            pe,
+            fabric,
+            mem,
+            cfg,
+            qps: Mutex::new(Vec::new()),
+            stop: AtomicBool::new(false),
+            stats: Stats::default(),
+        });
+        let s = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("rshmem-hca-model-{pe}"))
+            .spawn(move || run(&s))
+            .expect("spawning the HCA model thread");
+        Nic { shared, thread: Some(thread) }
+    }
+
+    /// Attaches a QP: from now on this NIC serves its doorbells.
+    ///
+    /// # Safety
+    /// `qp` must point to a valid `QpState` whose queue buffers (sq_buf, cq_buf, sq_dbrec,
+    /// cq_dbrec, bf_reg) stay valid until this NIC is dropped.
+    pub unsafe fn attach(&self, qp: *mut QpState) {
+        // SAFETY: valid per the caller's contract; the set-up fields are not changed any more.
+        let cfg = unsafe { std::ptr::read_volatile(qp) };
+        self.shared.qps.lock().unwrap_or_else(|e| e.into_inner()).push(QpRun {
+            qp,
+            cfg,
+            pe: self.shared.pe,
+            ci: 0,
+            cq_pi: 0,
+            in_error: false,
+            seen_posted: 0,
+        });
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.shared.stats
+    }
+}
+
+impl Drop for Nic {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn run(s: &NicShared) {
+    let mut idle = 0u32;
+    let mut rng = Rng(s.cfg.seed | 1);
+    while !s.stop.load(Ordering::Acquire) {
+        let mut busy = false;
+        {
+            let mut qps = s.qps.lock().unwrap_or_else(|e| e.into_inner());
+            for q in qps.iter_mut() {
+                busy |= serve(s, q, &mut rng);
+            }
+        }
+        if busy {
+            idle = 0;
+        } else {
+            idle += 1;
+            if idle < 64 {
+                std::hint::spin_loop();
+            } else if idle < 256 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(20));
+            }
+        }
+    }
+}
+
+fn atomic_u64(addr: u64) -> &'static AtomicU64 {
+    // SAFETY: only called with addresses inside an attached QP's memory (valid per `attach`),
+    // 8-byte aligned by construction.
+    unsafe { AtomicU64::from_ptr(addr as *mut u64) }
+}
+fn atomic_u32(addr: u64) -> &'static AtomicU32 {
+    // SAFETY: as in `atomic_u64`, 4-byte aligned.
+    unsafe { AtomicU32::from_ptr(addr as *mut u32) }
+}
+
+/// Serves one QP: returns whether it did any work.
+fn serve(s: &NicShared, q: &mut QpRun, rng: &mut Rng) -> bool {
+    let cfg = &q.cfg;
+    let target16: u16;
+    if cfg.flags & QP_CPU_DOORBELL != 0 {
+        // The device only advanced posted_head; the model plays the CPU thread that rings.
+        // SAFETY: `q.qp` is valid per `attach`.
+        let posted = atomic_u64(unsafe { std::ptr::addr_of!((*q.qp).posted_head) } as u64).load(Ordering::Acquire);
+        if posted == q.seen_posted {
+            return false;
+        }
+        q.seen_posted = posted;
+        s.stats.doorbells.fetch_add(1, Ordering::Relaxed);
+        target16 = posted as u16;
+    } else {
+        let db = atomic_u64(cfg.bf_reg).swap(0, Ordering::AcqRel);
+        if db == 0 {
+            return false;
+        }
+        s.stats.doorbells.fetch_add(1, Ordering::Relaxed);
+        if s.cfg.delay_us > 0 {
+            // A slow NIC: more WQEs pile up behind the doorbell record meanwhile.
+            std::thread::sleep(Duration::from_micros(s.cfg.delay_us));
+        }
+        // The doorbell is a ctrl segment's first 8 bytes: BE32(idx << 8), BE32(qpn << 8).
+        let w0 = u32::from_be(db as u32);
+        let w1 = u32::from_be((db >> 32) as u32);
+        let db_idx = (w0 >> 8) as u16;
+        let dbr = u32::from_be(atomic_u32(cfg.sq_dbrec + 4 * SND_DBR as u64).load(Ordering::Acquire));
+        target16 = dbr as u16;
+        // The rung index may not be ahead of the record the NIC reads.
+        let ahead = db_idx.wrapping_sub(q.ci as u16) > target16.wrapping_sub(q.ci as u16);
+        if (w1 >> 8) != cfg.qpn || ahead {
+            s.stats.bad_doorbells.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    let n = target16.wrapping_sub(q.ci as u16) as u64;
+    if n == 0 {
+        return true;
+    }
+    let end = q.ci + n;
+    let mut batch = Vec::new();
+    while q.ci < end {
+        let w = read_wqe(cfg, q.ci);
+        let nbb = w.ctrl.num_bb() as u64;
+        q.ci += nbb;
+        batch.push(w);
+    }
+    execute_batch(s, q, &mut batch, rng);
+    true
+}
+
+struct Wqe {
+    index: u64,
+    ctrl: CtrlSeg,
+    /// All ds*16 bytes of the WQE (ctrl included), gathered across the ring.
+    bytes: Vec<u8>,
+    result: Result<u32, u8>,
+}
+
+fn read_wqe(cfg: &QpState, index: u64) -> Wqe {
+    let mask = (1u64 << cfg.log_nwqes) - 1;
+    let block = |i: u64| cfg.sq_buf + ((i & mask) << SEND_WQE_SHIFT);
+    let mut ctrl_bytes = [0u8; 16];
+    HostMemory.read(block(index), &mut ctrl_bytes);
+    // SAFETY: CtrlSeg is plain data of 16 bytes.
+    let ctrl: CtrlSeg = unsafe { std::mem::transmute(ctrl_bytes) };
+    let len = (ctrl.ds() as usize * DS_BYTES).max(16);
+    let mut bytes = vec![0u8; len];
+    for (i, chunk) in bytes.chunks_mut(SEND_WQE_BB).enumerate() {
+        HostMemory.read(block(index + i as u64), chunk);
+    }
+    Wqe { index, ctrl, bytes, result: Ok(0) }
+}
+
+fn be32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
+}
+fn be64(b: &[u8], at: usize) -> u64 {
+    u64::from_be_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+/// A decoded operation, validated and ready to run.
+enum Op {
+    Nop,
+    Write { raddr: u64, local: Option<u64>, inline: Vec<u8>, len: u64 },
+    Read { raddr: u64, laddr: u64, len: u64 },
+    Atomic { raddr: u64, laddr: u64, size: u32, kind: AtomicKind },
+}
+
+#[derive(Clone, Copy)]
+enum AtomicKind {
+    Fa(u64),
+    Cs { swap: u64, compare: u64 },
+    MaskedCs { swap: u64, compare: u64, swap_mask: u64, compare_mask: u64 },
+    MaskedFa { add: u64, boundary: u64 },
+}
+
+/// Parses and checks a WQE; Err is the error CQE syndrome.
+fn decode(s: &NicShared, q: &QpRun, w: &Wqe) -> Result<(Op, u32), u8> {
+    let c = &w.ctrl;
+    if c.qpn() != q.cfg.qpn || c.wqe_index() != w.index as u16 {
+        return Err(SYND_LOCAL_QP_OP_ERR);
+    }
+    let b = &w.bytes;
+    let mut at = 16;
+    let target = if q.cfg.kind == QP_DCI {
+        if c.opcode() == OPCODE_NOP {
+            0
+        } else {
+            if b.len() < at + 16 {
+                return Err(SYND_LOCAL_QP_OP_ERR);
+            }
+            let dqp = be32(b, at + 8);
+            at += if dqp & EXTENDED_UD_AV != 0 { 48 } else { 16 };
+            s.fabric.dct_pe(dqp & 0xff_ffff).ok_or(SYND_REMOTE_ACCESS_ERR)?
+        }
+    } else {
+        q.cfg.peer_pe
+    };
+    let need = |at: usize, n: usize| if b.len() >= at + n { Ok(()) } else { Err(SYND_LOCAL_QP_OP_ERR) };
+    let remote_ok = |raddr: u64, rkey: u32, len: u64| {
+        if s.fabric.check(target, rkey, raddr, len) {
+            Ok(())
+        } else {
+            Err(SYND_REMOTE_ACCESS_ERR)
+        }
+    };
+    let local_ok = |laddr: u64, lkey: u32, len: u64| {
+        if s.fabric.check(q.pe, lkey, laddr, len) {
+            Ok(())
+        } else {
+            Err(SYND_LOCAL_PROT_ERR)
+        }
+    };
+    match c.opcode() {
+        OPCODE_NOP => Ok((Op::Nop, 0)),
+        OPCODE_RDMA_WRITE => {
+            need(at, 20)?;
+            let raddr = be64(b, at);
+            let rkey = be32(b, at + 8);
+            at += 16;
+            let bc = be32(b, at);
+            if bc & INLINE_SEG != 0 {
+                let len = (bc & !INLINE_SEG) as usize;
+                need(at + 4, len)?;
+                remote_ok(raddr, rkey, len as u64)?;
+                s.stats.inline_wqes.fetch_add(1, Ordering::Relaxed);
+                Ok((Op::Write { raddr, local: None, inline: b[at + 4..at + 4 + len].to_vec(), len: len as u64 }, len as u32))
+            } else {
+                need(at, 16)?;
+                let (len, lkey, laddr) = (bc as u64, be32(b, at + 4), be64(b, at + 8));
+                local_ok(laddr, lkey, len)?;
+                remote_ok(raddr, rkey, len)?;
+                Ok((Op::Write { raddr, local: Some(laddr), inline: Vec::new(), len }, bc))
+            }
+        }
+        OPCODE_RDMA_READ => {
+            need(at, 32)?;
+            let (raddr, rkey) = (be64(b, at), be32(b, at + 8));
+            let (len, lkey, laddr) = (be32(b, at + 16) as u64, be32(b, at + 20), be64(b, at + 24));
+            local_ok(laddr, lkey, len)?;
+            remote_ok(raddr, rkey, len)?;
+            Ok((Op::Read { raddr, laddr, len }, len as u32))
+        }
+        op @ (OPCODE_ATOMIC_FA | OPCODE_ATOMIC_CS | OPCODE_ATOMIC_MASKED_CS | OPCODE_ATOMIC_MASKED_FA) => {
+            need(at, 16)?;
+            let (raddr, rkey) = (be64(b, at), be32(b, at + 8));
+            at += 16;
+            let masked = op == OPCODE_ATOMIC_MASKED_CS || op == OPCODE_ATOMIC_MASKED_FA;
+            let size = match (masked, c.opmod()) {
+                (false, _) => 8,
+                (true, OPMOD_EXT_AMO_4B) => 4,
+                (true, OPMOD_EXT_AMO_8B) => 8,
+                _ => return Err(SYND_LOCAL_QP_OP_ERR),
+            };
+            let (kind, seg) = match op {
+                OPCODE_ATOMIC_FA => (AtomicKind::Fa(be64(b, at)), 16),
+                OPCODE_ATOMIC_CS => (AtomicKind::Cs { swap: be64(b, at), compare: be64(b, at + 8) }, 16),
+                OPCODE_ATOMIC_MASKED_FA if size == 4 => {
+                    (AtomicKind::MaskedFa { add: be32(b, at) as u64, boundary: be32(b, at + 4) as u64 }, 16)
+                }
+                OPCODE_ATOMIC_MASKED_FA => (AtomicKind::MaskedFa { add: be64(b, at), boundary: be64(b, at + 8) }, 16),
+                _ if size == 4 => (
+                    AtomicKind::MaskedCs {
+                        swap: be32(b, at) as u64,
+                        compare: be32(b, at + 4) as u64,
+                        swap_mask: be32(b, at + 8) as u64,
+                        compare_mask: be32(b, at + 12) as u64,
+                    },
+                    16,
+                ),
+                _ => {
+                    need(at, 32)?;
+                    (
+                        AtomicKind::MaskedCs {
+                            swap: be64(b, at),
+                            compare: be64(b, at + 8),
+                            swap_mask: be64(b, at + 16),
+                            compare_mask: be64(b, at + 24),
+                        },
+                        32,
+                    )
+                }
+            };
+            at += seg;
+            need(at, 16)?;
+            let (bc, lkey, laddr) = (be32(b, at), be32(b, at + 4), be64(b, at + 8));
+            if bc != size {
+                return Err(SYND_LOCAL_LENGTH_ERR);
+            }
+            if raddr % size as u64 != 0 {
+                return Err(SYND_REMOTE_INVAL_REQ_ERR);
+            }
+            local_ok(laddr, lkey, size as u64)?;
+            remote_ok(raddr, rkey, size as u64)?;
+            Ok((Op::Atomic { raddr, laddr, size, kind }, size))
+        }
+        _ => Err(SYND_LOCAL_QP_OP_ERR),
+    }
+}
+
+/// Masked fetch-add: add per field; a set boundary bit drops the carry out of that bit.
+pub fn masked_add(old: u64, add: u64, boundary: u64, bits: u32) -> u64 {
+    let mut r = 0u64;
+    let mut carry = 0u64;
+    for i in 0..bits {
+        let s = ((old >> i) & 1) + ((add >> i) & 1) + carry;
+        r |= (s & 1) << i;
+        carry = if (boundary >> i) & 1 == 1 { 0 } else { s >> 1 };
+    }
+    r
+}
+
+fn execute(s: &NicShared, op: &Op) {
+    let mem = &*s.mem;
+    match op {
+        Op::Nop => {}
+        Op::Write { raddr, local, inline, len } => {
+            let data = match local {
+                Some(laddr) => {
+                    let mut v = vec![0u8; *len as usize];
+                    mem.read(*laddr, &mut v);
+                    v
+                }
+                None => inline.clone(),
+            };
+            mem.write(*raddr, &data);
+            s.stats.bytes.fetch_add(*len, Ordering::Relaxed);
+        }
+        Op::Read { raddr, laddr, len } => {
+            let mut v = vec![0u8; *len as usize];
+            mem.read(*raddr, &mut v);
+            mem.write(*laddr, &v);
+            s.stats.bytes.fetch_add(*len, Ordering::Relaxed);
+        }
+        Op::Atomic { raddr, laddr, size, kind } => {
+            let ones = if *size == 8 { u64::MAX } else { 0xffff_ffff };
+            let kind = *kind;
+            let bits = *size * 8;
+            let f = move |old: u64| -> Option<u64> {
+                Some(match kind {
+                    AtomicKind::Fa(a) => old.wrapping_add(a) & ones,
+                    AtomicKind::Cs { swap, compare } => {
+                        if old == compare {
+                            swap
+                        } else {
+                            return None;
+                        }
+                    }
+                    AtomicKind::MaskedCs { swap, compare, swap_mask, compare_mask } => {
+                        if old & compare_mask == compare & compare_mask {
+                            ((old & !swap_mask) | (swap & swap_mask)) & ones
+                        } else {
+                            return None;
+                        }
+                    }
+                    AtomicKind::MaskedFa { add, boundary } => masked_add(old, add, boundary, bits),
+                })
+            };
+            let old = mem.atomic_rmw(*raddr, *size, &f);
+            let bytes = old.to_le_bytes();
+            mem.write(*laddr, &bytes[..*size as usize]);
+            s.stats.bytes.fetch_add(*size as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+fn execute_batch(s: &NicShared, q: &mut QpRun, batch: &mut [Wqe], rng: &mut Rng) {
+    s.stats.wqes.fetch_add(batch.len() as u64, Ordering::Relaxed);
+    // Decode in order; the first failure puts the QP in error and flushes the rest.
+    let mut ops: Vec<(usize, Op)> = Vec::new();
+    for (i, w) in batch.iter_mut().enumerate() {
+        if w.ctrl.fm_ce_se & CTRL_FM_MASK == CTRL_FENCE {
+            s.stats.fenced_wqes.fetch_add(1, Ordering::Relaxed);
+        }
+        if q.in_error {
+            w.result = Err(SYND_WR_FLUSH_ERR);
+            continue;
+        }
+        if s.cfg.sink {
+            continue;
+        }
+        match decode(s, q, w) {
+            Ok((op, n)) => {
+                w.result = Ok(n);
+                ops.push((i, op));
+            }
+            Err(synd) => {
+                w.result = Err(synd);
+                q.in_error = true;
+            }
+        }
+    }
+    // Execute, shuffled within runs that no fenced WQE splits.
+    let mut start = 0;
+    while start < ops.len() {
+        let mut end = start + 1;
+        while end < ops.len() && batch[ops[end].0].ctrl.fm_ce_se & CTRL_FM_MASK != CTRL_FENCE {
+            end += 1;
+        }
+        let run = &mut ops[start..end];
+        if s.cfg.reorder {
+            for i in (1..run.len()).rev() {
+                let j = (rng.next() % (i as u64 + 1)) as usize;
+                run.swap(i, j);
+            }
+        }
+        for (_, op) in run.iter() {
+            execute(s, op);
+        }
+        start = end;
+    }
+    // Completions, in WQE order.
+    for w in batch.iter() {
+        let signaled = w.ctrl.fm_ce_se & CTRL_CE_MASK == CTRL_CQ_UPDATE;
+        match w.result {
+            Ok(n) if signaled => write_cqe(s, q, w, CQE_REQ, 0, n),
+            Err(synd) if synd != SYND_WR_FLUSH_ERR || signaled => {
+                // The failing WQE always completes with an error; flushed ones when signaled.
+                write_cqe(s, q, w, CQE_REQ_ERR, synd, 0);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn write_cqe(s: &NicShared, q: &mut QpRun, w: &Wqe, opcode: u8, syndrome: u8, byte_cnt: u32) {
+    let cfg = &q.cfg;
+    let ncqes = 1u64 << cfg.log_ncqes;
+    // Wait for room: the consumer index (24 bits) is in the CQ doorbell record.
+    let mut waited = false;
+    loop {
+        let ci = u32::from_be(atomic_u32(cfg.cq_dbrec).load(Ordering::Acquire)) & 0xff_ffff;
+        let outstanding = (q.cq_pi as u32).wrapping_sub(ci) & 0xff_ffff;
+        if (outstanding as u64) < ncqes || s.stop.load(Ordering::Acquire) {
+            break;
+        }
+        if !waited {
+            s.stats.cq_full_waits.fetch_add(1, Ordering::Relaxed);
+            waited = true;
+        }
+        std::thread::yield_now();
+    }
+    let addr = cfg.cq_buf + ((q.cq_pi & (ncqes - 1)) << 6);
+    let owner = ((q.cq_pi >> cfg.log_ncqes) & 1) as u8;
+    let mut cqe = [0u8; 64];
+    if opcode == CQE_REQ {
+        cqe[44..48].copy_from_slice(&byte_cnt.to_be_bytes());
+        cqe[56..60].copy_from_slice(&(cfg.qpn & 0xff_ffff).to_be_bytes());
+    } else {
+        cqe[54] = 0x80 | syndrome; // vendor syndrome: model-specific marker
+        cqe[55] = syndrome;
+        cqe[56..60].copy_from_slice(&(((w.ctrl.opcode() as u32) << 24) | (cfg.qpn & 0xff_ffff)).to_be_bytes());
+        s.stats.error_cqes.fetch_add(1, Ordering::Relaxed);
+    }
+    HostMemory.write(addr, &cqe[..60]);
+    // The last word (wqe_counter, signature, op_own) goes last, with release: it makes the CQE valid.
+    let tail = [(w.index as u16).to_be_bytes()[0], (w.index as u16).to_be_bytes()[1], 0, (opcode << 4) | owner];
+    atomic_u32(addr + 60).store(u32::from_le_bytes(tail), Ordering::Release);
+    q.cq_pi += 1;
+    s.stats.cqes.fetch_add(1, Ordering::Relaxed);
+}
+
+/// xorshift64: the model's shuffles need no quality, only reproducibility.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+}
+
+/// Whether the environment selects the model (`RSHMEM_IBGDA_NIC=model`).
+pub fn selected() -> bool {
+    crate::env::current("IBGDA_NIC").1.trim().eq_ignore_ascii_case("model") // same rule as IbgdaConfig
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masked_add_is_add_without_boundaries_and_xor_with_all() {
+        assert_eq!(masked_add(5, 7, 0, 64), 12);
+        assert_eq!(masked_add(u64::MAX, 1, 0, 64), 0);
+        assert_eq!(masked_add(0b1100, 0b1010, u64::MAX, 64), 0b0110);
+        assert_eq!(masked_add(0xffff_ffff, 1, 0, 32), 0);
+        // two 4-bit fields: carry out of bit 3 is dropped
+        assert_eq!(masked_add(0x0f, 0x01, 0x08, 8), 0x00);
+    }
+
+    #[test]
+    fn fabric_checks_key_and_range() {
+        let f = Fabric::new();
+        f.register(1, 0x55, 1000, 100);
+        assert!(f.check(1, 0x55, 1000, 100));
+        assert!(f.check(1, 0x55, 1099, 1));
+        assert!(!f.check(1, 0x55, 1099, 2));
+        assert!(!f.check(1, 0x56, 1000, 1));
+        assert!(!f.check(0, 0x55, 1000, 1));
+        assert!(!f.check(1, 0x55, 999, 1));
+    }
+}

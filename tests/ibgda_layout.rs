@@ -1,0 +1,89 @@
+//! Layout truth: our mlx5 segment/CQE definitions against rdma-core's <infiniband/mlx5dv.h>
+//! (compile-time asserts and byte images in ctest/ibgda/mlx5_layout_check.cpp), the Rust mirror
+//! against the same program's table, and the IBGDA descriptors' C header against their Rust owner.
+//! Also compiles the posting path with nvcc when one is found (CUDA_HOME or PATH).
+
+mod ibgda_common;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use ibgda_common::{compile, repo};
+
+fn run_lines(exe: &std::path::Path) -> Vec<String> {
+    let out = Command::new(exe).output().expect("run the layout program");
+    assert!(out.status.success(), "{} failed:\n{}", exe.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect()
+}
+
+#[test]
+fn mlx5_segments_match_rdma_core_and_the_rust_mirror() {
+    let exe = compile("ctest/ibgda/mlx5_layout_check.cpp", "mlx5_layout_check", &[]);
+    let lines = run_lines(&exe);
+    // C side: field and size rows; compare as sets with the Rust table.
+    let c_rows: BTreeSet<String> =
+        lines.iter().filter(|l| l.starts_with("field ") || l.starts_with("size ")).cloned().collect();
+    let rust_rows: BTreeSet<String> = rshmem::ibgda::mlx5::layout_table().into_iter().collect();
+    let only_c: Vec<_> = c_rows.difference(&rust_rows).collect();
+    let only_rust: Vec<_> = rust_rows.difference(&c_rows).collect();
+    assert!(only_c.is_empty() && only_rust.is_empty(), "layout differs:\n C only: {only_c:?}\n Rust only: {only_rust:?}");
+    assert!(c_rows.len() > 50, "the C table is suspiciously short: {}", c_rows.len());
+    // Constants.
+    for (name, value) in rshmem::ibgda::mlx5::constant_table() {
+        let want = format!("const {name} {value}");
+        assert!(lines.contains(&want), "constant {name}: C says {:?}, Rust {value}",
+            lines.iter().find(|l| l.starts_with(&format!("const {name} "))));
+    }
+}
+
+#[test]
+fn descriptor_header_matches_its_rust_owner() {
+    let exe = compile("ctest/ibgda/state_layout.cpp", "ibgda_state_layout", &[]);
+    let lines = run_lines(&exe);
+    let c_rows: BTreeSet<String> =
+        lines.iter().filter(|l| l.starts_with("field ") || l.starts_with("size ")).cloned().collect();
+    let rust_rows: BTreeSet<String> = rshmem::ibgda::abi::layout_table().into_iter().collect();
+    assert_eq!(c_rows, rust_rows, "ibgda_state.h and src/ibgda/abi.rs disagree");
+    assert!(lines.contains(&format!("const RSHMEM_IBGDA_STATE_VERSION {}", rshmem::ibgda::abi::STATE_VERSION)));
+}
+
+/// nvcc from CUDA_HOME, PATH, or the pip wheel layout in /opt/cuda13.
+fn find_nvcc() -> Option<std::path::PathBuf> {
+    let mut candidates = Vec::new();
+    if let Ok(h) = std::env::var("CUDA_HOME") {
+        candidates.push(std::path::PathBuf::from(h).join("bin/nvcc"));
+    }
+    if let Ok(path) = std::env::var("PATH") {
+        candidates.extend(std::env::split_paths(&path).map(|p| p.join("nvcc")));
+    }
+    candidates.push("/opt/cuda13/lib/python3.11/site-packages/nvidia/cu13/bin/nvcc".into());
+    candidates.into_iter().find(|p| p.is_file())
+}
+
+#[test]
+fn posting_path_compiles_under_nvcc_when_available() {
+    let Some(nvcc) = find_nvcc() else {
+        eprintln!("nvcc not found (set CUDA_HOME): skipping the CUDA compile check of device/ibgda");
+        return;
+    };
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ibgda_device_compile.o");
+    let status = Command::new(&nvcc)
+        .args(["-std=c++17", "-arch=sm_90", "-c", "-x", "cu"])
+        .arg(format!("-I{}", repo().display()))
+        .arg(repo().join("ctest/ibgda/device_compile.cu"))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("run nvcc");
+    assert!(status.success(), "device/ibgda does not compile under nvcc");
+}
+
+#[test]
+fn rdma_core_declarations_match_verbs_h_and_mlx5dv_h() {
+    let exe = compile("ctest/ibgda/verbs_layout.cpp", "verbs_layout", &[]);
+    let c_rows: BTreeSet<String> = run_lines(&exe).into_iter().collect();
+    let rust_rows: BTreeSet<String> = rshmem::ib::sys::layout_table().into_iter().collect();
+    let only_c: Vec<_> = c_rows.difference(&rust_rows).collect();
+    let only_rust: Vec<_> = rust_rows.difference(&c_rows).collect();
+    assert!(only_c.is_empty() && only_rust.is_empty(), "src/ib/sys.rs disagrees with rdma-core:\n C only: {only_c:?}\n Rust only: {only_rust:?}");
+}
