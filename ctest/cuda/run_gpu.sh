@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU-machine run of the CUDA tests: ctest/cuda/stage_gpu.sh stages it as /work/main/.gpu/run.sh.
+# GPU-machine run of the CUDA tests: ctest/cuda/stage_gpu.sh stages it as /work/main/.gpu/rt/run.sh.
 # Builds every ctest/cuda program with the machine's nvcc against the carried install, then
 # runs each with rshmemrun -n 2 (uid_init starts its own processes). Logs go to $OUT.
 set -uo pipefail

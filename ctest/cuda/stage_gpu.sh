@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Stages what the GPU run needs into /work/main/.gpu (git-ignored there).
+# Stages what the GPU run needs into /work/main/.gpu/rt (git-ignored there; other runs use
+# other folders under .gpu). Then: device run `bash .gpu/rt/run.sh` with carry [".gpu"].
 set -euo pipefail
 wt="$(cd "$(dirname "$0")/../.." && pwd)"
-dst=/work/main/.gpu
+dst="${GPU_STAGE:-/work/main/.gpu/rt}"
 cd "$wt"
 cargo build --release --locked 2>&1 | tail -1
 rm -rf "$dst"; mkdir -p "$dst"
