@@ -12,7 +12,7 @@
 
 using namespace bench;
 
-enum { THREAD = 0, WARP = 1, BLOCK = 2 };
+enum { SC_THREAD = 0, SC_WARP = 1, SC_BLOCK = 2 };
 static const char *scope_name[] = {"thread", "warp", "block"};
 static const int scope_threads[] = {1, 32, 1024};
 
@@ -32,15 +32,15 @@ __global__ void floor_store_fence_kernel(int *pdst, int iters) {
 }
 
 __device__ __forceinline__ void group_sync(int sc) {
-    if (sc == BLOCK) __syncthreads();
-    else if (sc == WARP) __syncwarp();
+    if (sc == SC_BLOCK) __syncthreads();
+    else if (sc == SC_WARP) __syncwarp();
 }
 
 template <int SC>
 __global__ void put_quiet_kernel(char *dst, const char *src, size_t size, int iters, int pe) {
     for (int i = 0; i < iters; i++) {
-        if (SC == BLOCK) nvshmemx_putmem_nbi_block(dst, src, size, pe);
-        else if (SC == WARP) nvshmemx_putmem_nbi_warp(dst, src, size, pe);
+        if (SC == SC_BLOCK) nvshmemx_putmem_nbi_block(dst, src, size, pe);
+        else if (SC == SC_WARP) nvshmemx_putmem_nbi_warp(dst, src, size, pe);
         else nvshmem_putmem_nbi(dst, src, size, pe);
         group_sync(SC);
         if (threadIdx.x == 0) nvshmem_quiet();
@@ -62,8 +62,8 @@ __global__ void get_kernel(char *local, const char *src, size_t size, size_t str
                            int iters, int pe, int zero) {
     size_t off = 0;
     for (int i = 0; i < iters; i++) {
-        if (SC == BLOCK) nvshmemx_getmem_block(local, src + off, size, pe);
-        else if (SC == WARP) nvshmemx_getmem_warp(local, src + off, size, pe);
+        if (SC == SC_BLOCK) nvshmemx_getmem_block(local, src + off, size, pe);
+        else if (SC == SC_WARP) nvshmemx_getmem_warp(local, src + off, size, pe);
         else nvshmem_getmem(local, src + off, size, pe);
         group_sync(SC);
         int dep = ((volatile char *)local)[size - 1] * zero;  // the next address needs this data
@@ -121,15 +121,15 @@ int main(int argc, char **argv) {
     typedef void (*pfloor_fn)(char *, const char *, size_t, int);
     typedef void (*get_fn)(char *, const char *, size_t, size_t, size_t, int, int, int);
     typedef void (*gfloor_fn)(char *, const char *, size_t, size_t, size_t, int, int);
-    put_fn puts[] = {put_quiet_kernel<THREAD>, put_quiet_kernel<WARP>, put_quiet_kernel<BLOCK>};
-    pfloor_fn pfloors[] = {floor_copy_fence_kernel<THREAD>, floor_copy_fence_kernel<WARP>, floor_copy_fence_kernel<BLOCK>};
-    get_fn gets[] = {get_kernel<THREAD>, get_kernel<WARP>, get_kernel<BLOCK>};
-    gfloor_fn gfloors[] = {floor_load_kernel<THREAD>, floor_load_kernel<WARP>, floor_load_kernel<BLOCK>};
+    put_fn puts[] = {put_quiet_kernel<SC_THREAD>, put_quiet_kernel<SC_WARP>, put_quiet_kernel<SC_BLOCK>};
+    pfloor_fn pfloors[] = {floor_copy_fence_kernel<SC_THREAD>, floor_copy_fence_kernel<SC_WARP>, floor_copy_fence_kernel<SC_BLOCK>};
+    get_fn gets[] = {get_kernel<SC_THREAD>, get_kernel<SC_WARP>, get_kernel<SC_BLOCK>};
+    gfloor_fn gfloors[] = {floor_load_kernel<SC_THREAD>, floor_load_kernel<SC_WARP>, floor_load_kernel<SC_BLOCK>};
 
-    for (int sc = THREAD; sc <= BLOCK; sc++) {
+    for (int sc = SC_THREAD; sc <= SC_BLOCK; sc++) {
         int thr = scope_threads[sc];
         std::string pv = std::string("put_quiet_") + scope_name[sc], fv = std::string("floor_copy_fence_") + scope_name[sc];
-        for (size_t s : sizes(8, sc == BLOCK ? (1u << 20) : (64u << 10), 3)) {
+        for (size_t s : sizes(8, sc == SC_BLOCK ? (1u << 20) : (64u << 10), 3)) {
             int guess = clamp_iters(2e6 / (double)s, 10, 1000);
             if (want("lat_put", pv))
                 row("lat_put", pv, s, thr,
@@ -140,10 +140,10 @@ int main(int argc, char **argv) {
         }
     }
 
-    for (int sc = THREAD; sc <= BLOCK; sc++) {
+    for (int sc = SC_THREAD; sc <= SC_BLOCK; sc++) {
         int thr = scope_threads[sc];
         std::string gv = std::string("get_") + scope_name[sc], fv = std::string("floor_load_") + scope_name[sc];
-        for (size_t s : sizes(8, sc == BLOCK ? (1u << 20) : (64u << 10), 3)) {
+        for (size_t s : sizes(8, sc == SC_BLOCK ? (1u << 20) : (64u << 10), 3)) {
             size_t stride = (s + 255) & ~(size_t)255;
             size_t win = std::max(window / stride, (size_t)1) * stride;
             int guess = clamp_iters(2e6 / (double)s, 10, 1000);
@@ -160,7 +160,7 @@ int main(int argc, char **argv) {
     // Data check: a block get brings PE 1's bytes (value 2).
     nvshmem_barrier_all();
     if (mype == 0) {
-        get_kernel<BLOCK><<<1, 1024, 0, stream>>>(dst + window, src, 1 << 20, 1 << 20, window, 1, peer, 0);
+        get_kernel<SC_BLOCK><<<1, 1024, 0, stream>>>(dst + window, src, 1 << 20, 1 << 20, window, 1, peer, 0);
         CKLAUNCH();
         CK(cudaStreamSynchronize(stream));
         std::vector<unsigned char> h(1 << 20);

@@ -13,12 +13,12 @@
 
 using namespace bench;
 
-enum { THREAD = 0, WARP = 1, BLOCK = 2 };
+enum { SC_THREAD = 0, SC_WARP = 1, SC_BLOCK = 2 };
 
 __device__ __forceinline__ long unit_id(int sc) {
-    if (sc == BLOCK) return blockIdx.x;
+    if (sc == SC_BLOCK) return blockIdx.x;
     long g = (long)blockIdx.x * blockDim.x + threadIdx.x;
-    return sc == WARP ? g / 32 : g;
+    return sc == SC_WARP ? g / 32 : g;
 }
 
 __host__ __device__ inline size_t slice_bytes(size_t size, long active) {
@@ -34,10 +34,10 @@ __global__ void put_kernel(char *dst, const char *src, size_t size, int iters, i
         size_t off = (size_t)u * chunk;
         size_t len = (u == active - 1) ? size - off : chunk;
         for (int i = 0; i < iters; i++) {
-            if (SC == BLOCK) {
+            if (SC == SC_BLOCK) {
                 if (NBI) nvshmemx_putmem_nbi_block(dst + off, src + off, len, pe);
                 else nvshmemx_putmem_block(dst + off, src + off, len, pe);
-            } else if (SC == WARP) {
+            } else if (SC == SC_WARP) {
                 if (NBI) nvshmemx_putmem_nbi_warp(dst + off, src + off, len, pe);
                 else nvshmemx_putmem_warp(dst + off, src + off, len, pe);
             } else {
@@ -46,10 +46,10 @@ __global__ void put_kernel(char *dst, const char *src, size_t size, int iters, i
             }
         }
     }
-    if (SC == BLOCK) {
+    if (SC == SC_BLOCK) {
         __syncthreads();
         if (threadIdx.x == 0) nvshmem_quiet();
-    } else if (SC == WARP) {
+    } else if (SC == SC_WARP) {
         __syncwarp();
         if ((threadIdx.x & 31) == 0) nvshmem_quiet();
     } else {
@@ -78,14 +78,14 @@ struct Variant {
 };
 
 static const Variant variants[] = {
-    {"put_nbi_block", put_kernel<BLOCK, true>, BLOCK},  {"put_block", put_kernel<BLOCK, false>, BLOCK},
-    {"put_nbi_warp", put_kernel<WARP, true>, WARP},     {"put_warp", put_kernel<WARP, false>, WARP},
-    {"put_nbi_thread", put_kernel<THREAD, true>, THREAD}, {"put_thread", put_kernel<THREAD, false>, THREAD},
+    {"put_nbi_block", put_kernel<SC_BLOCK, true>, SC_BLOCK},  {"put_block", put_kernel<SC_BLOCK, false>, SC_BLOCK},
+    {"put_nbi_warp", put_kernel<SC_WARP, true>, SC_WARP},     {"put_warp", put_kernel<SC_WARP, false>, SC_WARP},
+    {"put_nbi_thread", put_kernel<SC_THREAD, true>, SC_THREAD}, {"put_thread", put_kernel<SC_THREAD, false>, SC_THREAD},
 };
 
 static long units_of(int scope, int ctas, int threads) {
-    if (scope == BLOCK) return ctas;
-    if (scope == WARP) return (long)ctas * threads / 32;
+    if (scope == SC_BLOCK) return ctas;
+    if (scope == SC_WARP) return (long)ctas * threads / 32;
     return (long)ctas * threads;
 }
 
@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
     // Data check: the last put of every byte arrived (PE 1 holds PE 0's pattern).
     nvshmem_barrier_all();
     if (mype == 0) {
-        put_kernel<BLOCK, true><<<4, threads, 0, stream>>>(dst, src, max_size, 1, peer, 4);
+        put_kernel<SC_BLOCK, true><<<4, threads, 0, stream>>>(dst, src, max_size, 1, peer, 4);
         CKLAUNCH();
         CK(cudaStreamSynchronize(stream));
     }
