@@ -132,7 +132,9 @@ python="$(pick_python)"
   echo "date: $(date -u '+%F %T UTC')"
   echo "host: $(hostname)"
   echo "command: $cmdline"
-  echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null) $(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo '(working tree modified)')"
+  rev="${BENCH_GIT_REV:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null)}"
+  git -C "$root" status --porcelain 2>/dev/null | grep -q . && rev="$rev (working tree modified)"
+  echo "git: ${rev:-unknown}"
   echo "nvcc: $nvcc ($("$nvcc" --version | sed -n 's/.*release \([0-9.]*\), \(V[0-9.]*\).*/\1 \2/p'))"
   command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=index,name,driver_version,memory.total,pci.bus_id --format=csv,noheader | sed 's/^/gpu: /'
   command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi topo -m 2>/dev/null | sed -n '1,3p' | sed 's/^/topo: /'
