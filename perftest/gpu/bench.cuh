@@ -361,6 +361,21 @@ inline double window_per_iter_us(L &&launch, int iters0, int lo, int hi, int war
     return median(v);
 }
 
+// Whether `fn` can be launched with `threads` threads per CTA (registers permitting); says so
+// in a comment row when not, so a row goes missing visibly instead of a launch failure.
+template <class F>
+inline bool fits(F *fn, int threads, const char *what) {
+    cudaFuncAttributes a;
+    if (cudaFuncGetAttributes(&a, (const void *)fn) != cudaSuccess) return true;
+    if (threads <= a.maxThreadsPerBlock) return true;
+    if (mype == 0) {
+        printf("# %s: %d threads per CTA do not fit (max %d: %d registers/thread); rows skipped\n", what,
+               threads, a.maxThreadsPerBlock, a.numRegs);
+        fflush(stdout);
+    }
+    return false;
+}
+
 // Peer's copy of a symmetric object as a plain pointer (NULL where not load/store reachable).
 template <class T>
 inline T *peer_ptr(T *sym) {

@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
                 for (size_t s : sz) {
                     size_t n = nelems(c, s);
                     if (s > limit || n == 0) continue;
-                    if (want(c.bench, v)) {
+                    if (want(c.bench, v) && fits(c.fn[sc], t, (std::string(c.bench) + "/" + v).c_str())) {
                         fill_src(c, src, src_count(c, n));
                         CK(cudaMemset(dst, 0xff, max_size));
                         nvshmem_barrier_all();

@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
         for (int c : p.ctas) {
             for (size_t s : sz) {
                 long active = std::min<long>(units_of(p.v->scope, c, threads), (long)(s / 8));
-                if (want(bench, p.v->name)) {
+                if (want(bench, p.v->name) && fits(p.v->fn, threads, p.v->name)) {
                     measure(bench, p.v->name, s, c, threads, p.bidir, [&](int it) {
                         p.v->fn<<<c, threads, 0, stream>>>(dst, src, s, it, peer, active);
                     });

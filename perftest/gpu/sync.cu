@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
         for (int t : thr) {
             for (int op = BARRIER_ALL; op <= SYNC_ALL; op++) {
                 std::string v = std::string(op_name[op]) + "_" + scope_name[sc];
-                if (!want("sync", v)) continue;
+                if (!want("sync", v) || !fits(kernels[op][sc], t, v.c_str())) continue;
                 double us = window_per_iter_us(
                     [&](int w, int it, unsigned long long *slot) { kernels[op][sc]<<<1, t, 0, stream>>>(w, it, slot); },
                     500, 50, 100000);
