@@ -133,6 +133,8 @@ def print_tables(libs, summary, md):
         by_bench.setdefault(rec["bench"], []).append(rec)
     has_rs = "rshmem" in libs
     for bench, recs in by_bench.items():
+        libs_all = libs
+        libs = [l for l in libs_all if any(r.get(l) is not None for r in recs)] or libs_all
         units = sorted(set(r["unit"] for r in recs))
         direction = "; ".join("%s: %s is better" % (u, "higher" if higher_is_better(u) else "lower") for u in units)
         cols = ["variant", "size", "ctas", "thr"] + [LIB_TITLE[l] for l in libs]
@@ -168,6 +170,7 @@ def print_tables(libs, summary, md):
         for x in rows:
             md.append("| " + " | ".join(x) + " |")
         md.append("")
+        libs = libs_all
     if not has_rs:
         out.append("rshmem: no results (not given, not built, or failed): NVSHMEM and floors only.")
     print("\n".join(out))
@@ -205,7 +208,10 @@ def plot(out_dir, libs, summary):
             recs = by_bench.get(bench)
             if not recs:
                 continue
-            if len(set(r["size"] for r in recs)) > 1:
+            per_series = defaultdict(set)
+            for r in recs:
+                per_series[(r["variant"], r["ctas"], r["threads"])].add(r["size"])
+            if max(len(v) for v in per_series.values()) > 1:  # some series is a sweep over sizes
                 series = set((r["variant"], r["ctas"], r["threads"]) for r in recs)
                 variants = list(OrderedDict.fromkeys(r["variant"] for r in recs if not r["floor"]))
                 if len(series) > 10 and len(variants) > 1:
@@ -255,11 +261,12 @@ def plot(out_dir, libs, summary):
                 labels = [r["variant"] + (" c=%d" % r["ctas"] if r["ctas"] else "") + (" t=%d" % r["threads"] if r["threads"] > 1 else "")
                           for r in recs]
                 y = list(range(len(recs)))
-                h = 0.8 / max(1, len(libs))
-                for j, lib in enumerate(libs):
+                libs_here = [l for l in libs if any(r.get(l) is not None for r in recs)]
+                h = 0.8 / max(1, len(libs_here))
+                for j, lib in enumerate(libs_here):
                     vals = [r.get(lib) or 0 for r in recs]
                     ax.barh([v + j * h for v in y], vals, height=h, label=LIB_TITLE[lib])
-                ax.set_yticks([v + h * (len(libs) - 1) / 2 for v in y])
+                ax.set_yticks([v + h * (len(libs_here) - 1) / 2 for v in y])
                 ax.set_yticklabels(labels, fontsize=7)
                 ax.invert_yaxis()
                 if len(units) == 1 and units[0] in ("us", "ms", "s"):

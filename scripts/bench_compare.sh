@@ -214,7 +214,13 @@ rs_cmd() { cmd=(env "$@" "$rs_prefix/bin/rshmemrun" -n 2); }
 config_list() {  # config_list <prog>: lines "name lib [VAR=value...]"
   local p="$1"
   if [ "$use_nv" = 1 ]; then
-    echo "nvshmem nvshmem"
+    case "$p" in
+      # NVSHMEM's device reducescatter asserts when the source exceeds half of its reduce scratch
+      # ("Increase value of NVSHMEM_REDUCE_SCRATCH_SIZE"; with the default it aborted at 512 KiB):
+      # give it 16 MiB so the sweep reaches 4 MiB.
+      coll) echo "nvshmem nvshmem NVSHMEM_REDUCE_SCRATCH_SIZE=16777216" ;;
+      *) echo "nvshmem nvshmem" ;;
+    esac
     case "$p" in stream|init) echo "nvshmem-nonccl nvshmem NVSHMEM_DISABLE_NCCL=1" ;; esac
   fi
   [ "$use_rs" = 1 ] && echo "rshmem rshmem"

@@ -15,29 +15,61 @@ __device__ __forceinline__ unsigned long long ld_u64(const void *p) {
     asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
 }
-// Plain 16-byte store that the compiler may not drop or merge.
+// Plain stores the compiler may neither drop nor merge (asm volatile). No "memory" clobber, so
+// the loads feeding them can be scheduled early; group_copy ends with a compiler barrier.
 __device__ __forceinline__ void st_v4(void *p, uint4 v) {
-    asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
-                 "r"(v.w)
-                 : "memory");
+    asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
 }
 __device__ __forceinline__ void st_u64_plain(void *p, unsigned long long v) {
-    asm volatile("st.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+    asm volatile("st.global.u64 [%0], %1;" ::"l"(p), "l"(v));
 }
+__device__ __forceinline__ void compiler_barrier() { asm volatile("" ::: "memory"); }
 
 // Copy `len` bytes (multiple of 8) from local src to dst (a peer pointer) with the threads of one
-// group (tid in [0, nthr)): 16-byte stores where both ends allow, 8-byte stores for the rest.
+// group (tid in [0, nthr)): 16-byte stores where both ends allow, four loads in flight per
+// thread; 8-byte stores for the rest.
 __device__ __forceinline__ void group_copy(char *dst, const char *src, size_t len, unsigned tid,
                                            unsigned nthr) {
     size_t head = 0;
     if ((((uintptr_t)dst | (uintptr_t)src) & 15) == 0) {
-        size_t n16 = len / 16;
-        for (size_t k = tid; k < n16; k += nthr)
-            st_v4(dst + 16 * k, *(const uint4 *)(src + 16 * k));
+        const uint4 *s = (const uint4 *)src;
+        size_t n16 = len / 16, k = tid;
+        for (; k + 3 * (size_t)nthr < n16; k += 4 * (size_t)nthr) {
+            uint4 a = s[k], b = s[k + nthr], c = s[k + 2 * nthr], d = s[k + 3 * nthr];
+            st_v4(dst + 16 * k, a);
+            st_v4(dst + 16 * (k + nthr), b);
+            st_v4(dst + 16 * (k + 2 * nthr), c);
+            st_v4(dst + 16 * (k + 3 * nthr), d);
+        }
+        for (; k < n16; k += nthr) st_v4(dst + 16 * k, s[k]);
         head = n16 * 16;
     }
     for (size_t k = head / 8 + tid; k < len / 8; k += nthr)
         st_u64_plain(dst + 8 * k, *(const unsigned long long *)(src + 8 * k));
+    compiler_barrier();
+}
+
+// The load side: `len` bytes (multiple of 8) from src (a peer pointer) into local dst, L1
+// bypassed (ld.global.cg), four loads in flight per thread.
+__device__ __forceinline__ void group_load(char *dst, const char *src, size_t len, unsigned tid,
+                                           unsigned nthr) {
+    size_t head = 0;
+    if ((((uintptr_t)dst | (uintptr_t)src) & 15) == 0) {
+        const uint4 *s = (const uint4 *)src;
+        uint4 *d = (uint4 *)dst;
+        size_t n16 = len / 16, k = tid;
+        for (; k + 3 * (size_t)nthr < n16; k += 4 * (size_t)nthr) {
+            uint4 a = __ldcg(s + k), b = __ldcg(s + k + nthr), c = __ldcg(s + k + 2 * nthr), e = __ldcg(s + k + 3 * nthr);
+            d[k] = a;
+            d[k + nthr] = b;
+            d[k + 2 * nthr] = c;
+            d[k + 3 * nthr] = e;
+        }
+        for (; k < n16; k += nthr) d[k] = __ldcg(s + k);
+        head = n16 * 16;
+    }
+    for (size_t k = head / 8 + tid; k < len / 8; k += nthr)
+        ((unsigned long long *)dst)[k] = __ldcg((const unsigned long long *)src + k);
 }
 
 // Two PEs meet: each adds to the other's counter and waits for its own (monotonic values, so

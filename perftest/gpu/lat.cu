@@ -3,10 +3,11 @@
 //   put_quiet_*      putmem_nbi (thread / warp / block scope) + quiet, per size
 //   get_*            getmem (thread / warp / block scope), per size; each get's source offset
 //                    depends on the data the previous get returned, and the offsets walk a
-//                    32 MiB window, so consecutive gets can neither overlap nor hit a cache.
+//                    128 MiB window (more than the L2), so consecutive gets can neither overlap
+//                    nor hit a cache.
 // Floors: floor_store_fence (one peer store + __threadfence_system), floor_copy_fence_* (the
-// same group copying the same bytes with plain stores + fence), floor_load_* (the same group
-// loading the same bytes over NVLink with the same dependency).
+// same group copying the same bytes with plain stores, then one fence as the library rows do),
+// floor_load_* (the same group loading the same bytes over NVLink with the same dependency).
 #include "bench.cuh"
 #include "floors.cuh"
 
@@ -48,11 +49,13 @@ __global__ void put_quiet_kernel(char *dst, const char *src, size_t size, int it
     }
 }
 
+// The same completion pattern as the library rows: the group copies, syncs, one thread fences.
 template <int SC>
 __global__ void floor_copy_fence_kernel(char *pdst, const char *src, size_t size, int iters) {
     for (int i = 0; i < iters; i++) {
         floors::group_copy(pdst, src, size, threadIdx.x, blockDim.x);
-        __threadfence_system();
+        group_sync(SC);
+        if (threadIdx.x == 0) __threadfence_system();
         group_sync(SC);
     }
 }
@@ -76,12 +79,7 @@ __global__ void floor_load_kernel(char *local, const char *psrc, size_t size, si
                                   size_t window, int iters, int zero) {
     size_t off = 0;
     for (int i = 0; i < iters; i++) {
-        const char *s = psrc + off;
-        size_t n16 = size / 16;
-        for (size_t k = threadIdx.x; k < n16; k += blockDim.x)
-            ((uint4 *)local)[k] = __ldcv((const uint4 *)s + k);
-        for (size_t k = n16 * 2 + threadIdx.x; k < size / 8; k += blockDim.x)
-            ((unsigned long long *)local)[k] = __ldcv((const unsigned long long *)s + k);
+        floors::group_load(local, psrc + off, size, threadIdx.x, blockDim.x);
         group_sync(SC);
         int dep = ((volatile char *)local)[size - 1] * zero;
         off = (off + stride + (size_t)dep) % window;
@@ -99,12 +97,12 @@ static double one_sided(L &&launch, int guess) {
 
 int main(int argc, char **argv) {
     start(argc, argv, "lat");
-    const size_t window = 32ull << 20;
+    const size_t window = 128ull << 20;
     char *src = (char *)nvshmem_malloc(window + (1 << 20));
-    char *dst = (char *)nvshmem_malloc(window + (1 << 20));
+    char *dst = (char *)nvshmem_malloc(2u << 20);  // [0, 1 MiB): lat_put's target; [1 MiB, 2 MiB): get's local dest
     if (!src || !dst) { fprintf(stderr, "nvshmem_malloc failed\n"); return 2; }
     CK(cudaMemset(src, 1 + mype, window + (1 << 20)));
-    CK(cudaMemset(dst, 0, window + (1 << 20)));
+    CK(cudaMemset(dst, 0, 2u << 20));
     bool fl = floors_possible(dst);
     char *pdst = fl ? peer_ptr(dst) : nullptr;
     char *psrc = fl ? peer_ptr(src) : nullptr;
@@ -147,7 +145,7 @@ int main(int argc, char **argv) {
             size_t stride = (s + 255) & ~(size_t)255;
             size_t win = std::max(window / stride, (size_t)1) * stride;
             int guess = clamp_iters(2e6 / (double)s, 10, 1000);
-            char *local = dst + window;  // past the part that lat_put writes
+            char *local = dst + (1 << 20);  // past the part that lat_put writes
             if (want("lat_get", gv))
                 row("lat_get", gv, s, thr,
                     one_sided([&](int it) { gets[sc]<<<1, thr, 0, stream>>>(local, src, s, stride, win, it, peer, 0); }, guess));
@@ -160,11 +158,11 @@ int main(int argc, char **argv) {
     // Data check: a block get brings PE 1's bytes (value 2).
     nvshmem_barrier_all();
     if (mype == 0) {
-        get_kernel<SC_BLOCK><<<1, 1024, 0, stream>>>(dst + window, src, 1 << 20, 1 << 20, window, 1, peer, 0);
+        get_kernel<SC_BLOCK><<<1, 1024, 0, stream>>>(dst + (1 << 20), src, 1 << 20, 1 << 20, window, 1, peer, 0);
         CKLAUNCH();
         CK(cudaStreamSynchronize(stream));
         std::vector<unsigned char> h(1 << 20);
-        CK(cudaMemcpy(h.data(), dst + window, 1 << 20, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(h.data(), dst + (1 << 20), 1 << 20, cudaMemcpyDeviceToHost));
         bool ok = true;
         for (size_t k = 0; k < h.size(); k += 511) ok &= h[k] == 2;
         check(ok && h.back() == 2, "lat: getmem_block data from PE 1", 1 << 20);

@@ -3,7 +3,10 @@
 // Every unit of work (a CTA for _block, a warp for _warp, a thread for _thread) owns one slice
 // of the message and puts it `iters` times in a row; one quiet per unit at the end. So a row is
 // the streaming rate of back-to-back puts of `size` bytes split over the grid, with completion
-// (quiet) included. No grid-wide barrier between iterations (NVSHMEM's shmem_put_bw has one, which
+// (quiet) included. Iteration i writes message slot i mod (128 MiB / size) of the destination,
+// so the same bytes are not rewritten back to back (a first run that rewrote one slot showed
+// rates above the NVLink limit at 256 KiB x 132 CTAs: repeated stores to the same lines were
+// merged before they crossed the link). No grid-wide barrier between iterations (NVSHMEM's shmem_put_bw has one, which
 // makes its small-size rows a barrier benchmark). Sizes below 8 B per unit use fewer units.
 //
 // Floors: floor_sm_push = the same grid copying the same slices with plain 16-byte stores to the
@@ -26,14 +29,22 @@ __host__ __device__ inline size_t slice_bytes(size_t size, long active) {
     return c >= 16 ? (c & ~(size_t)15) : (c & ~(size_t)7);
 }
 
+static const size_t DST_WINDOW = 128ull << 20;
+
+__host__ __device__ inline size_t slot_bytes(size_t size) { return (size + 255) & ~(size_t)255; }
+__host__ __device__ inline int nslots(size_t size) { return (int)(DST_WINDOW / slot_bytes(size)); }
+
 template <int SC, bool NBI>
-__global__ void put_kernel(char *dst, const char *src, size_t size, int iters, int pe, long active) {
+__global__ void put_kernel(char *dst0, const char *src, size_t size, int iters, int pe, long active) {
     long u = unit_id(SC);
     if (u < active) {
         size_t chunk = slice_bytes(size, active);
         size_t off = (size_t)u * chunk;
         size_t len = (u == active - 1) ? size - off : chunk;
+        const size_t slot = slot_bytes(size);
+        const int ns = nslots(size);
         for (int i = 0; i < iters; i++) {
+            char *dst = dst0 + (size_t)(i % ns) * slot;
             if (SC == SC_BLOCK) {
                 if (NBI) nvshmemx_putmem_nbi_block(dst + off, src + off, len, pe);
                 else nvshmemx_putmem_block(dst + off, src + off, len, pe);
@@ -64,9 +75,13 @@ __global__ void floor_push_kernel(char *peer_dst, const char *src, size_t size, 
         size_t chunk = slice_bytes(size, active);
         size_t off = (size_t)u * chunk;
         size_t len = (u == active - 1) ? size - off : chunk;
-        for (int i = 0; i < iters; i++) floors::group_copy(peer_dst + off, src + off, len, threadIdx.x, blockDim.x);
+        const size_t slot = slot_bytes(size);
+        const int ns = nslots(size);
+        for (int i = 0; i < iters; i++)
+            floors::group_copy(peer_dst + (size_t)(i % ns) * slot + off, src + off, len, threadIdx.x, blockDim.x);
     }
-    __threadfence_system();
+    __syncthreads();
+    if (threadIdx.x == 0) __threadfence_system();
 }
 
 typedef void (*put_fn)(char *, const char *, size_t, int, int, long);
@@ -107,10 +122,10 @@ int main(int argc, char **argv) {
     start(argc, argv, "put_bw");
     const size_t max_size = 64ull << 20;
     char *src = (char *)nvshmem_malloc(max_size);
-    char *dst = (char *)nvshmem_malloc(max_size);
+    char *dst = (char *)nvshmem_malloc(DST_WINDOW);
     if (!src || !dst) { fprintf(stderr, "nvshmem_malloc failed\n"); return 2; }
     CK(cudaMemset(src, 0x5a + mype, max_size));
-    CK(cudaMemset(dst, 0, max_size));
+    CK(cudaMemset(dst, 0, DST_WINDOW));
     char *pdst = peer_ptr(dst);
     bool fl = floors_possible(dst);
     nvshmem_barrier_all();
@@ -151,7 +166,8 @@ int main(int argc, char **argv) {
             for (size_t s : sz)
                 measure(bench, "floor_ce", s, 0, 0, p.bidir, [&](int it) {
                     for (int i = 0; i < it; i++)
-                        CK(cudaMemcpyAsync(pdst, src, s, cudaMemcpyDeviceToDevice, stream));
+                        CK(cudaMemcpyAsync(pdst + (size_t)(i % nslots(s)) * slot_bytes(s), src, s,
+                                           cudaMemcpyDeviceToDevice, stream));
                 });
         }
     }
