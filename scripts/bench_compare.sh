@@ -8,9 +8,10 @@
 # rounds, their ratio and which is better. Writes raw.csv, summary.csv, tables.txt/.md, one PNG
 # per benchmark family and env.txt into the results folder.
 #
-# NVSHMEM sends host on-stream collectives to NCCL when it finds NCCL: the `stream` and `init`
-# programs are therefore run twice for NVSHMEM, as "nvshmem" (default: NCCL path where NVSHMEM
-# uses it) and "nvshmem-nonccl" (NVSHMEM_DISABLE_NCCL=1: NVSHMEM's own kernels).
+# NVSHMEM sends host on-stream collectives to NCCL when it finds NCCL: the `stream`,
+# `stream_team` and `init` programs are therefore run twice for NVSHMEM, as "nvshmem" (default:
+# NCCL path where NVSHMEM uses it) and "nvshmem-nonccl" (NVSHMEM_DISABLE_NCCL=1: NVSHMEM's own
+# kernels). `coll` runs NVSHMEM with NVSHMEM_REDUCE_SCRATCH_SIZE=16777216 (see config_list).
 #
 # If rshmem is missing or a program does not build against it (its GPU runtime is incomplete),
 # that is printed and NVSHMEM's numbers are still reported.
@@ -23,7 +24,7 @@
 #   --no-rshmem, --no-nvshmem
 #   --rounds N        rounds (default 3; fewer than 3 is refused)
 #   --quick           short sweeps (every program gets --quick)
-#   --progs "a b"     a subset of: put_bw p_bw lat rtt amo_bw sync coll stream init
+#   --progs "a b"     a subset of: put_bw p_bw lat rtt amo_bw sync coll stream stream_team init
 #   --args "..."      extra arguments for every program (e.g. "--reps 3 --target-ms 1")
 #   --out DIR         results folder (default perftest/results/gpu-<date>)
 #   --timeout S       limit per launch (default 900 s)
@@ -32,7 +33,7 @@
 set -uo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-all_progs="put_bw p_bw lat rtt amo_bw sync coll stream init"
+all_progs="put_bw p_bw lat rtt amo_bw sync coll stream stream_team init"
 progs="$all_progs"
 rounds=3
 quick=0
@@ -221,7 +222,7 @@ config_list() {  # config_list <prog>: lines "name lib [VAR=value...]"
       coll) echo "nvshmem nvshmem NVSHMEM_REDUCE_SCRATCH_SIZE=16777216" ;;
       *) echo "nvshmem nvshmem" ;;
     esac
-    case "$p" in stream|init) echo "nvshmem-nonccl nvshmem NVSHMEM_DISABLE_NCCL=1" ;; esac
+    case "$p" in stream|stream_team|init) echo "nvshmem-nonccl nvshmem NVSHMEM_DISABLE_NCCL=1" ;; esac
   fi
   [ "$use_rs" = 1 ] && echo "rshmem rshmem"
 }
