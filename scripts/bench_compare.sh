@@ -246,7 +246,7 @@ run_one() {  # run_one <config name> <lib> <round> <prog> [VAR=value...]
   t1=$(date +%s.%N)
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
   grep -E '^[a-z_0-9]+,' "$lf.csv" | grep -v '^bench,variant,' | sed "s/^/$name,$r,/" >> "$raw"
-  echo "$name,$r,launch,$p,0,0,0,$secs,s" >> "$raw"
+  [ $rc -eq 0 ] && echo "$name,$r,launch,$p,0,0,0,$secs,s" >> "$raw"  # whole launch, successful runs only
   rows=$(grep -E '^[a-z_0-9]+,' "$lf.csv" | grep -cv '^bench,variant,')
   if [ $rc -ne 0 ]; then
     say "round $r $name $p: FAILED rc=$rc after $rows rows, $secs s (log: ${lf#$root/}.err):"
