@@ -227,15 +227,21 @@ impl State {
         std::sync::atomic::fence(Ordering::SeqCst);
     }
 
+    #[inline]
     pub fn check_pe(&self, pe: i32, routine: &'static str) -> Result<usize> {
         if pe < 0 || pe as usize >= self.npes {
-            return Err(Error::new(
-                ErrorKind::InvalidPe,
-                routine,
-                format!("PE {pe} is out of range: this job has {} PEs (valid 0..={})", self.npes, self.npes - 1),
-            ));
+            return Err(self.bad_pe(pe, routine));
         }
         Ok(pe as usize)
+    }
+
+    #[cold]
+    pub fn bad_pe(&self, pe: i32, routine: &'static str) -> Error {
+        Error::new(
+            ErrorKind::InvalidPe,
+            routine,
+            format!("PE {pe} is out of range: this job has {} PEs (valid 0..={})", self.npes, self.npes - 1),
+        )
     }
 }
 
