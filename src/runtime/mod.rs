@@ -38,7 +38,8 @@ pub struct State {
     /// Every PE's header, as mapped here.
     pub headers: Vec<Header>,
     pub alloc: Mutex<Allocator>,
-    /// How many signals this PE has consumed from each peer's counter (see header.rs).
+    /// How many messages this PE has sent to / received from each peer (see barrier.rs).
+    pub sent: Vec<AtomicU64>,
     pub consumed: Vec<AtomicU64>,
     pub thread_level: i32,
     pub teams: team::TeamTable,
@@ -116,6 +117,7 @@ pub fn init(requested_thread_level: i32) -> Result<&'static State> {
         layout,
         headers,
         alloc: Mutex::new(alloc),
+        sent: (0..npes).map(|_| AtomicU64::new(0)).collect(),
         consumed: (0..npes).map(|_| AtomicU64::new(0)).collect(),
         thread_level,
         teams,
