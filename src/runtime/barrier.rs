@@ -1,43 +1,37 @@
 //! Messages between PEs, and the barriers built on them.
 //!
 //! # Messages
-//! PE j sends PE i its m-th message (m = 1, 2, ...) by writing into slot m % 2 of mailbox j in
-//! PE i's header (header.rs): the name line and words first, then the tag, then `seq = m` with
-//! Release. PE i, expecting its m-th message from j, polls that slot until `seq >= m` (Acquire)
-//! and reads it. Each side counts on its own (`State::sent`, `State::consumed`), so sending is
-//! two plain stores into one line (no read-modify-write, no lock) and nothing is ever reset;
-//! one pair of PEs serves every team and active set, because SHMEM programs issue their
-//! collectives in the same order on every PE that takes part.
+//! PE j sends PE i its m-th message (m = 1, 2, ...) by writing into slot m % SLOTS of mailbox j in
+//! PE i's header (header.rs): the name line and words first, then tag and ack, then `seq = m`
+//! with Release. PE i, expecting its m-th message from j, polls that slot until `seq >= m`
+//! (Acquire) and reads it. Each side counts on its own (`Peer`), so sending is a few plain
+//! stores into one line (no read-modify-write, no lock) and nothing is ever reset; one pair
+//! of PEs serves every team and active set, because SHMEM programs issue their collectives in
+//! the same order on every PE that takes part.
 //!
 //! The tag says which routine sent the message (0: a barrier or sync; else a hash of the
 //! routine's name, whose text rides in the name line), so a PE that receives a message from a
 //! different collective reports both routines by name instead of misreading the words.
 //!
-//! # When a slot may be reused (the step rule)
-//! Message m+2 overwrites message m. That is safe because every collective is a sequence of
-//! *steps* that obey three rules:
-//! 1. in one step a PE sends at most one message to a given peer;
-//! 2. a PE reads every message it receives in a step during that step;
-//! 3. a PE leaves a step only when every peer it sent to in the step has entered the step
-//!    (it has heard from each of them in the step, directly or, in a dissemination barrier,
-//!    through others).
-//!
-//! Then if i sends m to j in step s, message m+1 goes out in a later step s' (rule 1), and i
-//! sends m+2 only after leaving s'. By then j has entered s' (rule 3), so it has left s and has
-//! read m (rule 2). Steps are:
-//! - a dissemination round sequence (`sync_set`): in the round at distance d a member sends to
-//!   the member d after it and hears from the one d before it; the distances are distinct and
-//!   below n, so no peer gets two messages, and finishing means every member has entered;
-//! - a full exchange (coll.rs): every member sends to every other one, then receives from each;
-//! - a rooted round trip (coll.rs, large broadcasts): the root sends to each member and waits
-//!   for each member's reply; a member receives, works, replies.
-//!
-//! Within each step every message sent is received by its addressee in the same step, so the
-//! counts on both sides of every pair stay equal between collectives.
+//! # Three rules keep the slots safe
+//! 1. *Matching*: every message sent during a collective call is received during that call
+//!    (so both sides of a pair agree, message by message, on which call it belongs to).
+//! 2. *Read before moving on*: a PE finishes reading a message before it sends any message
+//!    or receives from the same sender again.
+//! 3. *Credit*: a PE writes its message m to j only once it knows j has finished message
+//!    m - SLOTS, which used the same slot. It knows from acknowledgments: every message carries the
+//!    sender's count of messages it has received from the addressee (finished, by rule 2),
+//!    and every PE, when it starts waiting for message w from j, publishes w-1 in its ack
+//!    line for j. Exchanges and barriers keep the credit fresh through the messages alone;
+//!    only a sender that has not heard from j for a while (a root broadcasting again and
+//!    again) reads j's ack line, and waits there in the rare case that j really is SLOTS
+//!    messages behind.
+//! No rule depends on what the collectives look like, so any mix of collectives, sizes, teams
+//! and active sets may follow one another with no barrier between them.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::header::{Slot, MSG_WORDS, NAME_BYTES};
+use super::header::{Slot, MSG_WORDS, NAME_BYTES, SLOTS};
 use super::State;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -129,7 +123,7 @@ const fn tag_of(name: &[u64; NAME_WORDS]) -> u64 {
     h | 1
 }
 
-/// A received message, readable until this PE sends its next message to the sender.
+/// A received message: readable until its receiver sends its next message (rule 2).
 #[derive(Clone, Copy)]
 pub struct Msg {
     pub slot: Slot,
@@ -144,14 +138,42 @@ impl Msg {
     }
 }
 
+/// This PE's counts for one peer. Only this PE touches them (under the collective lock when
+/// threads share it), so relaxed loads and stores suffice.
+#[derive(Default)]
+pub struct Peer {
+    /// Messages sent to the peer.
+    sent: AtomicU64,
+    /// Messages received from the peer.
+    received: AtomicU64,
+    /// How many of our messages the peer is known to have finished with.
+    acked: AtomicU64,
+}
+
+impl Peer {
+    /// Messages received from this peer so far (the last one is `Peer::received`th).
+    pub fn received(&self) -> u64 {
+        self.received.load(Ordering::Relaxed)
+    }
+    fn note_ack(&self, ack: u64) {
+        if ack > self.acked.load(Ordering::Relaxed) {
+            self.acked.store(ack, Ordering::Relaxed);
+        }
+    }
+}
+
 impl State {
     /// Sends PE `to` a message: the words of `head` and `own` (at most MSG_WORDS together),
     /// then `bytes` (raw, right after the words), tagged with the caller.
-    #[inline]
+    #[inline(always)]
     pub fn send(&self, to: usize, caller: &Caller, head: &[u64], own: &[u64], bytes: Option<(*const u8, usize)>) {
-        let m = self.sent[to].load(Ordering::Relaxed) + 1;
-        self.sent[to].store(m, Ordering::Relaxed);
-        let slot = self.headers[to].slot(self.me, (m % 2) as usize);
+        let peer = &self.peers[to];
+        let m = peer.sent.load(Ordering::Relaxed) + 1;
+        peer.sent.store(m, Ordering::Relaxed);
+        if m > peer.acked.load(Ordering::Relaxed) + SLOTS as u64 {
+            self.await_credit(to, m - SLOTS as u64);
+        }
+        let slot = self.headers[to].slot(self.me, (m % SLOTS as u64) as usize);
         if caller.tag != 0 {
             for (i, &w) in caller.name.iter().enumerate() {
                 slot.name_word(i).store(w, Ordering::Relaxed);
@@ -163,28 +185,43 @@ impl State {
         if let Some((src, n)) = bytes.filter(|&(_, n)| n > 0) {
             let at = head.len() + own.len();
             assert!(at * 8 + n <= MSG_WORDS * 8, "{n} inline bytes do not fit a message");
-            // SAFETY: the words area of the slot has room for the bytes (asserted); nobody
-            // reads the slot until seq is published below (the step rule in the module doc);
-            // the caller passes n readable bytes at src.
+            // SAFETY: the words area of the slot has room for the bytes (asserted); the
+            // receiver is done with the slot's previous message (credit, checked above) and
+            // reads this one only after seq is published below; the caller passes n readable
+            // bytes at src.
             unsafe { super::rma::copy_bytes(src, slot.word(at).as_ptr().cast::<u8>(), n) };
         }
+        slot.ack().store(self.peers[to].received(), Ordering::Relaxed);
         slot.tag().store(caller.tag, Ordering::Relaxed);
         slot.seq().store(m, Ordering::Release);
     }
 
+    /// Waits until PE `to` says it has finished with our message `done` (rule 3).
+    #[cold]
+    fn await_credit(&self, to: usize, done: u64) {
+        let ack = self.headers[to].ack(self.me);
+        self.wait_for(|| ack.load(Ordering::Acquire) >= done);
+        self.peers[to].note_ack(ack.load(Ordering::Relaxed));
+    }
+
     /// Waits for the next message from PE `from` and checks that it comes from the same
     /// routine as `caller` (the error names both).
-    #[inline]
+    #[inline(always)]
     pub fn receive(&self, from: usize, caller: &Caller) -> Result<Msg> {
-        let want = self.consumed[from].load(Ordering::Relaxed) + 1;
-        self.consumed[from].store(want, Ordering::Relaxed);
-        let slot = self.my_header().slot(from, (want % 2) as usize);
+        let peer = &self.peers[from];
+        let want = peer.received.load(Ordering::Relaxed) + 1;
+        peer.received.store(want, Ordering::Relaxed);
+        // The previous message from `from` is finished (rule 2): say so, for a sender that
+        // has nothing else to go by.
+        self.my_header().ack(from).store(want - 1, Ordering::Release);
+        let slot = self.my_header().slot(from, (want % SLOTS as u64) as usize);
         let seq = slot.seq();
         self.wait_for(|| seq.load(Ordering::Acquire) >= want);
         let msg = Msg { slot, from };
         if seq.load(Ordering::Relaxed) != want || slot.tag().load(Ordering::Relaxed) != caller.tag {
             return Err(self.mismatch(msg, want, caller));
         }
+        peer.note_ack(slot.ack().load(Ordering::Relaxed));
         Ok(msg)
     }
 

@@ -2,17 +2,25 @@
 //! collective can pull what it needs straight out of the peers' memory, and small payloads
 //! travel inside the messages themselves (barrier.rs).
 //!
-//! Every data collective on a set of PEs (a team or an active set) starts with one *full
-//! exchange*: each member sends every other member one message carrying the routine (its tag)
-//! and the arguments all members must agree on (counts, root, strides), then receives one from
-//! each. A member that finds a different routine or a different argument in a peer's message
-//! stops with an error naming both, so a mismatch is reported, never a hang or garbage. When
-//! the exchange is over every member has entered the call, so every source is ready.
-//! - Small payloads (they fit a message: `Coll::inline_capacity`) ride in that exchange: the
-//!   root's data in a broadcast, each member's contribution in a reduction or (f)collect, each
-//!   member's block for the receiver in an alltoall. Each member then builds its own dest from
-//!   the messages, and the call is over: one step, no second synchronisation. Nothing of the
-//!   user's is read by a peer, so the sources may be reused at once.
+//! Every message of a data collective carries the routine (its tag) and the arguments all
+//! members must agree on (counts, root, strides); a member that finds a different routine or
+//! a different argument in a message stops with an error naming both, so a mismatch is
+//! reported, never misread.
+//!
+//! Broadcasts are rooted. Small ones (the data fits a message: `Coll::inline_capacity`) are
+//! one push: the root sends each member the arguments and the data, and returns at once;
+//! each member waits for the root's message, checks it, and copies the data into its dest.
+//! Large ones are a round trip: the root tells each member its source is ready, each member
+//! copies straight from the root's source, then tells the root it is done, and the root
+//! returns when all are.
+//!
+//! The other data collectives start with one *full exchange*: each member sends every other
+//! member one message, then receives one from each. When it is over every member has entered
+//! the call and checked everybody's arguments.
+//! - Small payloads ride in that exchange: each member's contribution to a reduction or
+//!   (f)collect, each member's block for the receiver in an alltoall. Each member then builds
+//!   its own dest from the messages, and the call is over: one step. Nothing of the user's is
+//!   read by a peer, so the sources may be reused at once, and dest may be the source.
 //! - Large payloads are pulled from the peers' sources after the exchange, and a final sync
 //!   (a dissemination barrier with this call's tag) keeps every source in place until every
 //!   member has finished reading it. Reductions split the work: member k reduces the k-th
@@ -20,16 +28,16 @@
 //!   member copies the other slices from the peers' dests, and a last sync.
 //!
 //! Whether a call is small is decided from the agreed arguments, so every member takes the
-//! same path; if they disagree, the first message shows it, and both paths begin with the same
-//! exchange. The exchange and the sync are steps in the sense of barrier.rs, whose rule makes
-//! the two-slot mailboxes safe however collectives of different kinds, sizes, teams and active
-//! sets follow one another, with no barrier between them.
+//! same path; if they disagree, the first message on either path shows it.
+//! Every message sent in a call is received in it, so the pair counts stay matched between
+//! calls (rule 1 of barrier.rs); the other two rules of barrier.rs make back-to-back
+//! collectives of any kinds, sizes, teams and active sets safe with no barrier between them.
 
 use std::mem::{align_of, size_of, MaybeUninit};
 use std::sync::MutexGuard;
 
 use super::barrier::{Caller, Msg, PeSet};
-use super::header::MSG_WORDS;
+use super::header::{MSG_WORDS, SLOTS};
 use super::rma::bytes;
 use super::State;
 use crate::error::{Error, ErrorKind, Result};
@@ -127,32 +135,40 @@ impl Coll<'_> {
     }
 
     /// Receives member `k`'s message of this step and checks routine and agreed arguments.
+    #[inline(always)]
     fn receive(&self, agreed: &[(&'static str, i64)], k: usize) -> Result<Msg> {
         let msg = self.st.receive(self.pe(k), &self.caller)?;
         for (i, (what, v)) in agreed.iter().enumerate() {
             let t = msg.word(i) as i64;
             if t != *v {
-                return Err(Error::invalid(
-                    self.routine(),
-                    format!(
-                        "PE {} passed {what} = {t} but this PE ({}) passed {what} = {v}: every member must pass the same {what}",
-                        self.pe(k),
-                        self.st.me
-                    ),
-                ));
+                return Err(self.disagree(k, what, t, *v));
             }
         }
         Ok(msg)
+    }
+
+    #[cold]
+    fn disagree(&self, k: usize, what: &str, theirs: i64, mine: i64) -> Error {
+        Error::invalid(
+            self.routine(),
+            format!(
+                "PE {} passed {what} = {theirs} but this PE ({}) passed {what} = {mine}: every member must pass the same {what}",
+                self.pe(k),
+                self.st.me
+            ),
+        )
     }
 
     /// One full exchange (a step, barrier.rs): `send(k)` must send member k exactly one
     /// message, for every other member k; then each member's message is received and checked,
     /// and handed to `take(k, msg)`. A received message stays readable until this PE sends
     /// that member its next message, so `take` may also leave it for later (`last_from`).
+    #[inline(always)]
     fn exchange(&self, send: impl FnMut(usize), take: impl FnMut(usize, Msg) -> Result<()>) -> Result<()> {
         self.exchange_agreeing(self.agreed, send, take)
     }
 
+    #[inline(always)]
     fn exchange_agreeing(
         &self, agreed: &[(&'static str, i64)], mut send: impl FnMut(usize), mut take: impl FnMut(usize, Msg) -> Result<()>,
     ) -> Result<()> {
@@ -180,8 +196,8 @@ impl Coll<'_> {
     /// The last message received from member `k` (k != me) in this call.
     fn last_from(&self, k: usize) -> Msg {
         let pe = self.pe(k);
-        let m = self.st.consumed[pe].load(std::sync::atomic::Ordering::Relaxed);
-        Msg { slot: self.st.my_header().slot(pe, (m % 2) as usize), from: pe }
+        let m = self.st.peers[pe].received();
+        Msg { slot: self.st.my_header().slot(pe, (m % SLOTS as u64) as usize), from: pe }
     }
 
     /// Where a message's payload starts, after the agreed arguments and `own` words.
@@ -292,30 +308,32 @@ impl State {
         let agreed = [("nelems (in bytes)", nbytes as i64), ("PE_root", root as i64)];
         let c = self.collective_agreeing(set, caller, &agreed)?;
         let writes = c.me != root || update_root;
-        let d = if writes { c.own_dest(dest, nbytes)? } else { dest };
-        if nbytes <= c.inline_capacity(0) {
-            // The root's messages carry the data; every member's carry the arguments.
-            let s = if c.me == root { c.peer(source, nbytes, root)? } else { source };
-            let data = (c.me == root).then_some((s, nbytes));
-            c.exchange(
-                |k| c.send(k, &[], data),
-                |k, msg| {
-                    if k == root {
-                        copy(c.payload(&msg, 0), d, nbytes);
-                    }
-                    Ok(())
-                },
-            )?;
-            if c.me == root && writes {
-                copy(s, d, nbytes);
+        let small = nbytes <= c.inline_capacity(0);
+        if c.me == root {
+            let s = c.peer(source, nbytes, root)?;
+            for k in (0..c.size()).filter(|&k| k != root) {
+                c.send(k, &[], small.then_some((s, nbytes)));
+            }
+            if writes {
+                copy(s, c.own_dest(dest, nbytes)?, nbytes);
+            }
+            if !small {
+                // Our source stays put until every member has copied it.
+                for k in (0..c.size()).filter(|&k| k != root) {
+                    c.receive(c.agreed, k)?;
+                }
             }
             return Ok(());
         }
-        c.agree()?;
-        if writes {
+        let d = c.own_dest(dest, nbytes)?;
+        let msg = c.receive(c.agreed, root)?;
+        if small {
+            copy(c.payload(&msg, 0), d, nbytes);
+        } else {
             copy(c.peer(source, nbytes, root)?, d, nbytes);
+            c.send(root, &[], None);
         }
-        c.sync()
+        Ok(())
     }
 
     /// Concatenates every member's `nbytes` (which may differ per member) into `dest` on every
@@ -522,7 +540,6 @@ impl State {
         }
         let agreed = [("nreduce", nreduce as i64)];
         let c = self.collective_agreeing(set, caller, &agreed)?;
-        let d = c.own_dest(dest.cast(), len)?.cast::<T>();
         let own = c.peer(source.cast(), len, c.me)?;
         if len <= c.inline_capacity(0) {
             // Our contribution goes out in the messages (copied first: in place, dest is it).
@@ -530,6 +547,7 @@ impl State {
             copy(own, buf.ptr(), len);
             let mine = buf.ptr().cast_const();
             c.exchange(|k| c.send(k, &[], Some((mine, len))), |_, _| Ok(()))?;
+            let d = c.own_dest(dest.cast(), len)?.cast::<T>();
             let from = |k: usize| if k == c.me { mine } else { c.payload(&c.last_from(k), 0) };
             copy(from(0), d.cast(), len);
             for k in 1..c.size() {
@@ -538,6 +556,7 @@ impl State {
             }
             return Ok(());
         }
+        let d = c.own_dest(dest.cast(), len)?.cast::<T>();
         c.agree()?;
         let srcs: Vec<*const T> = (0..c.size()).map(|k| c.peer(source.cast(), len, k).map(|p| p.cast::<T>())).collect::<Result<_>>()?;
         // Reduce-scatter: our slice of the elements, from every member's source, into our dest.

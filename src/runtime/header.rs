@@ -5,10 +5,12 @@
 //! 8      global-exit word (i64::MIN = none; else the status a PE passed to shmem_global_exit)
 //! 128    mailboxes: one per source PE, MAILBOX_BYTES each. PE j writes only into mailbox j
 //!        of PE i, to send i a message (barriers and every collective build on these; see
-//!        barrier.rs for the protocol). A mailbox is two slots; a slot is SLOT_LINES lines:
-//!          line 0     seq (the message's number; the receiver polls it), tag, words 0..6
-//!          lines 1-2  words 6..22 (arguments and small payloads)
+//!        barrier.rs for the protocol). A mailbox is SLOTS slots; a slot is SLOT_LINES lines:
+//!          line 0     seq (the message's number; the receiver polls it), tag, ack, words 0..5
+//!          lines 1-2  words 5..21 (arguments and small payloads)
 //!          line 3     the sending routine's name, NUL-padded (read only to name a mismatch)
+//! ...    acks: one line per source PE. PE i writes into line j how many of j's messages it
+//!        has finished with; j reads it only when it has no fresher word (barrier.rs)
 //! ...    scratch: SCRATCH_BYTES per PE (allocation-agreement words of memory.rs)
 //! ```
 //! Line 0 carries everything a barrier needs and the arguments of most collectives, so a
@@ -20,11 +22,13 @@ pub const MAGIC: u64 = 0x7273_686d_656d_3031; // "rshmem01"
 pub const NO_EXIT: i64 = i64::MIN;
 pub const LINE: usize = 64;
 pub const MAILBOXES_AT: usize = 128;
+/// Message slots per mailbox: message m goes to slot m % SLOTS.
+pub const SLOTS: usize = 4;
 pub const SLOT_LINES: usize = 4;
 pub const SLOT_BYTES: usize = SLOT_LINES * LINE;
-pub const MAILBOX_BYTES: usize = 2 * SLOT_BYTES;
-/// Message words per slot (after seq and tag, before the name line).
-pub const MSG_WORDS: usize = (SLOT_BYTES - LINE) / 8 - 2;
+pub const MAILBOX_BYTES: usize = SLOTS * SLOT_BYTES;
+/// Message words per slot (after seq, tag and ack, before the name line).
+pub const MSG_WORDS: usize = (SLOT_BYTES - LINE) / 8 - 3;
 /// Bytes of the name line.
 pub const NAME_BYTES: usize = LINE;
 pub const SCRATCH_BYTES: usize = 4096;
@@ -36,8 +40,11 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub fn scratch_at(&self) -> usize {
+    pub fn acks_at(&self) -> usize {
         MAILBOXES_AT + MAILBOX_BYTES * self.npes
+    }
+    pub fn scratch_at(&self) -> usize {
+        self.acks_at() + LINE * self.npes
     }
     /// Bytes reserved for the header; user allocations start here.
     pub fn reserved(&self) -> usize {
@@ -68,11 +75,17 @@ impl Header {
     pub fn global_exit(&self) -> &'static AtomicI64 {
         self.word(8)
     }
-    /// Slot `s` (0 or 1) of the mailbox that PE `from` writes on this PE.
+    /// Slot `s` (< SLOTS) of the mailbox that PE `from` writes on this PE.
     #[inline]
     pub fn slot(&self, from: usize, s: usize) -> Slot {
-        debug_assert!(from < self.layout.npes && s < 2);
+        debug_assert!(from < self.layout.npes && s < SLOTS);
         Slot { base: self.base + MAILBOXES_AT + MAILBOX_BYTES * from + SLOT_BYTES * s }
+    }
+    /// The word where this PE says how many of PE `from`'s messages it has finished with.
+    #[inline]
+    pub fn ack(&self, from: usize) -> &'static AtomicU64 {
+        debug_assert!(from < self.layout.npes);
+        self.word(self.layout.acks_at() + LINE * from)
     }
     /// This PE's scratch area (SCRATCH_BYTES), as an address.
     pub fn scratch(&self) -> usize {
@@ -100,11 +113,16 @@ impl Slot {
     pub fn tag(&self) -> &'static AtomicU64 {
         self.at(8)
     }
+    /// How many of the receiver's messages the sender had finished with when it sent this.
+    #[inline]
+    pub fn ack(&self) -> &'static AtomicU64 {
+        self.at(16)
+    }
     /// Message word `i` (< MSG_WORDS).
     #[inline]
     pub fn word(&self, i: usize) -> &'static AtomicU64 {
         assert!(i < MSG_WORDS, "message word {i} is beyond the slot");
-        self.at(16 + 8 * i)
+        self.at(24 + 8 * i)
     }
     /// Word `i` (< NAME_BYTES / 8) of the name line.
     #[inline]
@@ -120,11 +138,12 @@ mod tests {
 
     #[test]
     fn slots_fill_whole_lines() {
-        assert_eq!(MSG_WORDS, 22);
-        assert_eq!(16 + 8 * MSG_WORDS, SLOT_BYTES - NAME_BYTES);
-        assert_eq!(MAILBOX_BYTES % LINE, 0);
+        assert_eq!(MSG_WORDS, 21);
+        assert_eq!(24 + 8 * MSG_WORDS, SLOT_BYTES - NAME_BYTES);
+        assert_eq!(MAILBOX_BYTES % (2 * LINE), 0);
         let l = Layout { npes: 3 };
-        assert_eq!(l.scratch_at(), 128 + 3 * 512);
+        assert_eq!(l.acks_at(), 128 + 3 * 1024);
+        assert_eq!(l.scratch_at(), 128 + 3 * 1024 + 3 * 64);
         assert_eq!(l.reserved() % 4096, 0);
         assert!(l.reserved() >= l.scratch_at() + SCRATCH_BYTES);
     }

@@ -10,7 +10,7 @@ pub mod rma;
 pub mod team;
 pub mod wait;
 
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
 use crate::bootstrap::{self, Bootstrap};
@@ -38,9 +38,8 @@ pub struct State {
     /// Every PE's header, as mapped here.
     pub headers: Vec<Header>,
     pub alloc: Mutex<Allocator>,
-    /// How many messages this PE has sent to / received from each peer (see barrier.rs).
-    pub sent: Vec<AtomicU64>,
-    pub consumed: Vec<AtomicU64>,
+    /// This PE's message counts for each peer (see barrier.rs).
+    pub peers: Vec<barrier::Peer>,
     pub thread_level: i32,
     pub teams: team::TeamTable,
     /// Communication contexts (see ctx.rs).
@@ -117,8 +116,7 @@ pub fn init(requested_thread_level: i32) -> Result<&'static State> {
         layout,
         headers,
         alloc: Mutex::new(alloc),
-        sent: (0..npes).map(|_| AtomicU64::new(0)).collect(),
-        consumed: (0..npes).map(|_| AtomicU64::new(0)).collect(),
+        peers: (0..npes).map(|_| barrier::Peer::default()).collect(),
         thread_level,
         teams,
         ctxs: ctx::CtxTable::new(npes),
