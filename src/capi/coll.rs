@@ -20,6 +20,15 @@ fn team_set(st: &State, team: ShmemTeam, routine: &'static str) -> Result<PeSet>
     Ok(team_of(st, team, routine)?.1.set)
 }
 
+/// The active set of a deprecated collective; the whole job (the usual case) without a call.
+#[inline(always)]
+fn active_set(st: &State, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, routine: &'static str) -> Result<PeSet> {
+    if pe_start == 0 && log_pe_stride == 0 && pe_size as usize == st.npes {
+        return Ok(PeSet::world(st.npes));
+    }
+    st.active_set(pe_start, log_pe_stride, pe_size, routine)
+}
+
 // ---- barrier and sync ------------------------------------------------------------------
 
 #[no_mangle]
@@ -44,14 +53,14 @@ pub extern "C" fn shmem_team_sync(team: ShmemTeam) -> c_int {
 #[no_mangle]
 pub extern "C" fn shmem_barrier(pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long) {
     const R: &str = "shmem_barrier";
-    with_state(R, |st| st.coll_barrier(st.active_set(pe_start, log_pe_stride, pe_size, R)?, &const { Caller::sync(R) }))
+    with_state(R, |st| st.coll_barrier(active_set(st, pe_start, log_pe_stride, pe_size, R)?, &const { Caller::sync(R) }))
 }
 
 /// Deprecated: sync over an active set (C11 programs reach the team form as shmem_team_sync).
 #[no_mangle]
 pub extern "C" fn shmem_sync(pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long) {
     const R: &str = "shmem_sync";
-    with_state(R, |st| st.coll_sync(st.active_set(pe_start, log_pe_stride, pe_size, R)?, &const { Caller::sync(R) }))
+    with_state(R, |st| st.coll_sync(active_set(st, pe_start, log_pe_stride, pe_size, R)?, &const { Caller::sync(R) }))
 }
 
 // ---- data movement on teams ------------------------------------------------------------
@@ -165,7 +174,7 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_broadcast", $bits);
                 with_state(R, |st| {
-                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
                     st.broadcast(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, pe_root, false, caller!(R))
                 })
             }
@@ -175,7 +184,7 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_collect", $bits);
                 with_state(R, |st| {
-                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
                     st.collect(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, caller!(R))
                 })
             }
@@ -185,7 +194,7 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_fcollect", $bits);
                 with_state(R, |st| {
-                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
                     st.fcollect(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, caller!(R))
                 })
             }
@@ -195,7 +204,7 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_alltoall", $bits);
                 with_state(R, |st| {
-                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
                     st.alltoall(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, caller!(R))
                 })
             }
@@ -207,7 +216,7 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_alltoalls", $bits);
                 with_state(R, |st| {
-                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
                     st.alltoalls(set, dest.cast(), source.cast(), dst, sst, nelems, $size, caller!(R))
                 })
             }
@@ -314,7 +323,7 @@ fn active_reduce<T: Copy>(
     op: impl Fn(T, T) -> T,
 ) {
     let r = c.routine;
-    with_state(r, |st| st.reduce(st.active_set(pe_start, log_pe_stride, pe_size, r)?, dest, source, nreduce as i64, op, c))
+    with_state(r, |st| st.reduce(active_set(st, pe_start, log_pe_stride, pe_size, r)?, dest, source, nreduce as i64, op, c))
 }
 
 /// shmem_TYPENAME_OP_reduce(team, dest, source, nreduce) for each `TYPENAME => type`.

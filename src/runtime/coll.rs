@@ -221,7 +221,7 @@ impl Coll<'_> {
     pub fn finish(self) {}
 
     /// Member `k`'s copy of symmetric `addr..addr+len`, as mapped here (len 0: unchecked).
-    #[inline]
+    #[inline(always)]
     pub fn peer(&self, addr: *const u8, len: usize, k: usize) -> Result<*const u8> {
         if len == 0 {
             return Ok(addr);
@@ -230,6 +230,7 @@ impl Coll<'_> {
     }
 
     /// Checks that `dest..dest+len` is symmetric on this PE (the spec requires it).
+    #[inline(always)]
     pub fn own_dest(&self, dest: *mut u8, len: usize) -> Result<*mut u8> {
         if len == 0 {
             return Ok(dest);
@@ -526,13 +527,11 @@ impl State {
         let nreduce = check_count(nreduce, "nreduce", routine)?;
         let size = size_of::<T>();
         let len = bytes(nreduce, size, routine)?;
-        let align = align_of::<T>();
-        for (what, p) in [("dest", dest as usize), ("source", source as usize)] {
-            if nreduce > 0 && p % align != 0 {
-                return Err(Error::invalid(routine, format!("{what} {p:#x} is not aligned to {align} bytes as its element type requires")));
-            }
+        if nreduce > 0 && (dest as usize | source as usize) % align_of::<T>() != 0 {
+            return Err(misaligned(dest as usize, source as usize, align_of::<T>(), routine));
         }
-        if dest.cast_const() != source && overlap(dest.cast(), len, source.cast(), len) {
+        let in_place = dest.cast_const() == source;
+        if !in_place && overlap(dest.cast(), len, source.cast(), len) {
             return Err(Error::invalid(
                 routine,
                 format!("dest {dest:p} and source {source:p} overlap ({len} bytes each) without being the same array; pass the same array (in place) or separate ones"),
@@ -542,10 +541,15 @@ impl State {
         let c = self.collective_agreeing(set, caller, &agreed)?;
         let own = c.peer(source.cast(), len, c.me)?;
         if len <= c.inline_capacity(0) {
-            // Our contribution goes out in the messages (copied first: in place, dest is it).
+            // Our contribution goes out in the messages; in place it is copied aside first,
+            // since dest (= source) is written before our part is folded in.
             let mut buf = InlineBuf::new();
-            copy(own, buf.ptr(), len);
-            let mine = buf.ptr().cast_const();
+            let mine = if in_place {
+                copy(own, buf.ptr(), len);
+                buf.ptr().cast_const()
+            } else {
+                own
+            };
             c.exchange(|k| c.send(k, &[], Some((mine, len))), |_, _| Ok(()))?;
             let d = c.own_dest(dest.cast(), len)?.cast::<T>();
             let from = |k: usize| if k == c.me { mine } else { c.payload(&c.last_from(k), 0) };
@@ -562,7 +566,6 @@ impl State {
         // Reduce-scatter: our slice of the elements, from every member's source, into our dest.
         let (lo, hi) = slice_of(nreduce, c.size(), c.me);
         let chunk = (REDUCE_CHUNK_BYTES / size.max(1)).max(1);
-        let in_place = dest.cast_const() == source;
         let mut private: Vec<T> = Vec::with_capacity(if in_place { chunk } else { 0 });
         let mut at = lo;
         while at < hi {
@@ -601,6 +604,12 @@ impl State {
         // Nobody reads our dest after this.
         c.sync()
     }
+}
+
+#[cold]
+fn misaligned(dest: usize, source: usize, align: usize, routine: &'static str) -> Error {
+    let (what, p) = if dest % align != 0 { ("dest", dest) } else { ("source", source) };
+    Error::invalid(routine, format!("{what} {p:#x} is not aligned to {align} bytes as its element type requires"))
 }
 
 /// `acc[i] = op(acc[i], src[i])` for `i < n`; `src` need not be aligned (message payloads).
