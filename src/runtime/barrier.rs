@@ -26,6 +26,7 @@
 //!    only a sender that has not heard from j for a while (a root broadcasting again and
 //!    again) reads j's ack line, and waits there in the rare case that j really is SLOTS
 //!    messages behind.
+//!
 //! No rule depends on what the collectives look like, so any mix of collectives, sizes, teams
 //! and active sets may follow one another with no barrier between them.
 
@@ -239,10 +240,17 @@ impl State {
             0 => SYNC_NAME.to_string(),
             _ => words_name(&std::array::from_fn(|i| msg.slot.name_word(i).load(Ordering::Relaxed))),
         };
+        // A broadcast's members hear only from the root they name, so members that disagree
+        // on the root meet later, in whatever each calls next.
+        let hint = if theirs.contains("broadcast") || caller.routine.contains("broadcast") {
+            " (if both called the same broadcast, they passed different PE_root values)"
+        } else {
+            ""
+        };
         Error::invalid(
             caller.routine,
             format!(
-                "PE {} is in {theirs} while this PE ({}) is in {}: every member of the team or active set must call the same collective, in the same order",
+                "PE {} is in {theirs} while this PE ({}) is in {}{hint}: every member of the team or active set must call the same collective, with the same arguments, in the same order",
                 msg.from, self.me, caller.routine
             ),
         )

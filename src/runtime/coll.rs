@@ -99,6 +99,7 @@ impl State {
     #[inline(always)]
     fn collective_agreeing<'a>(&'a self, set: PeSet, caller: &Caller, agreed: &'a [(&'static str, i64)]) -> Result<Coll<'a>> {
         let me = self.member_index(&set, caller.routine)?;
+        debug_assert!(agreed.len() <= MAX_AGREED);
         let mut head = [0u64; MAX_AGREED];
         for (w, (_, v)) in head.iter_mut().zip(agreed) {
             *w = *v as u64;
@@ -159,10 +160,11 @@ impl Coll<'_> {
         )
     }
 
-    /// One full exchange (a step, barrier.rs): `send(k)` must send member k exactly one
-    /// message, for every other member k; then each member's message is received and checked,
-    /// and handed to `take(k, msg)`. A received message stays readable until this PE sends
-    /// that member its next message, so `take` may also leave it for later (`last_from`).
+    /// One full exchange: `send(k)` must send member k exactly one message, for every other
+    /// member k; then each member's message is received and checked, and handed to
+    /// `take(k, msg)`. A received message stays readable until this PE next sends to or
+    /// receives from that member (rule 2 of barrier.rs), so `take` may also leave it for
+    /// later (`last_from`).
     #[inline(always)]
     fn exchange(&self, send: impl FnMut(usize), take: impl FnMut(usize, Msg) -> Result<()>) -> Result<()> {
         self.exchange_agreeing(self.agreed, send, take)
@@ -527,7 +529,7 @@ impl State {
         let nreduce = check_count(nreduce, "nreduce", routine)?;
         let size = size_of::<T>();
         let len = bytes(nreduce, size, routine)?;
-        if nreduce > 0 && (dest as usize | source as usize) % align_of::<T>() != 0 {
+        if nreduce > 0 && !(dest as usize | source as usize).is_multiple_of(align_of::<T>()) {
             return Err(misaligned(dest as usize, source as usize, align_of::<T>(), routine));
         }
         let in_place = dest.cast_const() == source;
@@ -608,7 +610,7 @@ impl State {
 
 #[cold]
 fn misaligned(dest: usize, source: usize, align: usize, routine: &'static str) -> Error {
-    let (what, p) = if dest % align != 0 { ("dest", dest) } else { ("source", source) };
+    let (what, p) = if !dest.is_multiple_of(align) { ("dest", dest) } else { ("source", source) };
     Error::invalid(routine, format!("{what} {p:#x} is not aligned to {align} bytes as its element type requires"))
 }
 

@@ -1,0 +1,17 @@
+/* rshmem-test: pes=2,3 */
+/* rshmem-expect: PE [0-9]+ is in .* while this PE \([0-9]+\) is in .*passed different PE_root values */
+/* Members that name different roots for one broadcast get an error naming the broadcast and
+ * the root disagreement, not a hang. */
+#include <shmem.h>
+
+static long a[4], b[4];
+
+int main(void) {
+    shmem_init();
+    int me = shmem_my_pe();
+    /* PE 0 and PE 1 each think they are the root; a third PE follows PE 1. */
+    shmem_long_broadcast(SHMEM_TEAM_WORLD, a, b, 4, me == 0 ? 0 : 1);
+    shmem_barrier_all();
+    shmem_finalize();
+    return 0;
+}
