@@ -1,7 +1,6 @@
 /* rshmem-test: pes=2,3 */
-/* rshmem-expect: PE [0-9]+ is in .* while this PE \([0-9]+\) is in .*passed different PE_root values */
-/* Members that name different roots for one broadcast get an error naming the broadcast and
- * the root disagreement, not a hang. */
+/* rshmem-expect: PE [0-9]+ passed PE_root = [0-9]+ but this PE \([0-9]+\) passed PE_root = [0-9]+ */
+/* Members that name different roots for one (small) broadcast get an error naming PE_root. */
 #include <shmem.h>
 
 static long a[4], b[4];
