@@ -3,8 +3,9 @@
 use std::ffi::{c_char, c_int, c_uint};
 use std::time::Duration;
 
-use super::super::{fence, status, with_state};
-use super::{NVSHMEM_API_MAJOR, NVSHMEM_API_MINOR, NVSHMEM_API_PATCH, TEAM_NODE, TEAM_SAME_MYPE_NODE, TEAM_SHARED, TEAM_WORLD};
+use super::super::{fence, with_state};
+use super::nv_status as status;
+use super::{NVSHMEM_API_MAJOR, NVSHMEM_API_MINOR, NVSHMEM_API_PATCH};
 use crate::abi::{RshmemInitAttr, RshmemUniqueId, RSHMEM_INIT_WITH_MPI_COMM, RSHMEM_INIT_WITH_SHMEM, RSHMEM_INIT_WITH_UNIQUEID, RSHMEM_UNIQUEID_BYTES};
 use crate::bootstrap::uid::{self, UidStar};
 use crate::error::{Error, ErrorKind, Result};
@@ -167,27 +168,6 @@ pub extern "C" fn nvshmem_my_pe() -> c_int {
 #[no_mangle]
 pub extern "C" fn nvshmem_n_pes() -> c_int {
     with_state("nvshmem_n_pes", |st| Ok(st.npes as c_int))
-}
-
-/// Member index and size of the predefined teams (one host: WORLD = SHARED = NODE).
-fn predefined_team(st: &runtime::State, team: c_int) -> Option<(c_int, c_int)> {
-    let (node_me, node_n) = st.gpu.as_ref().map(|g| (g.node_mype, g.node_npes)).unwrap_or((st.me, st.npes));
-    match team {
-        TEAM_WORLD => Some((st.me as c_int, st.npes as c_int)),
-        TEAM_SHARED | TEAM_NODE => Some((node_me as c_int, node_n as c_int)),
-        TEAM_SAME_MYPE_NODE => Some((0, (st.npes / node_n.max(1)) as c_int)),
-        _ => None,
-    }
-}
-
-#[no_mangle]
-pub extern "C" fn nvshmem_team_my_pe(team: c_int) -> c_int {
-    with_state("nvshmem_team_my_pe", |st| Ok(predefined_team(st, team).map(|t| t.0).unwrap_or(-1)))
-}
-
-#[no_mangle]
-pub extern "C" fn nvshmem_team_n_pes(team: c_int) -> c_int {
-    with_state("nvshmem_team_n_pes", |st| Ok(predefined_team(st, team).map(|t| t.1).unwrap_or(-1)))
 }
 
 #[no_mangle]
