@@ -21,6 +21,7 @@
 //! ```
 
 mod coll;
+pub mod mpi;
 mod team;
 
 pub use coll::Gather;
