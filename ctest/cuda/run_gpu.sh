@@ -48,6 +48,14 @@ if [ -x ./mpi_init ] && command -v mpirun >/dev/null; then
   t mpi_init 60 mpirun --allow-run-as-root --oversubscribe -np 2 -x LD_LIBRARY_PATH -x RSHMEM_BOOTSTRAP_TIMEOUT ./mpi_init
   grep -q "PASS mpi_init" "$L/mpi_init.log" || { echo "FAIL mpi_init: no PASS line"; fail=$((fail+1)); failed="$failed mpi_init_pass"; }
 fi
+# Four PEs on the two GPUs (two per GPU, time-sliced): reductions on more than two PEs take
+# the two-phase path, and teams get strides.
+export COLL_HOST_NO_TIMING=1
+for spec in ${TESTS4:-coll_host:45 team:30 ring_reduce:20}; do
+  name="${spec%%:*}"
+  [ -x "./$name" ] && t "${name}_np4" "${spec##*:}" "$S/bin/rshmemrun" -n 4 "./$name" "$B/cuda"
+done
+unset COLL_HOST_NO_TIMING
 t device_checks 45 "$S/bin/rshmemrun" -n 2 ./device_checks
 grep -q "is out of range" "$L/device_checks.log" && echo "device_checks: the kernel printed the bad PE" || { echo "FAIL device_checks: no message from the device"; fail=$((fail+1)); failed="$failed device_checks_message"; }
 t lazy 60 bash "$G/ctest/scripts/cuda_lazy.sh" "$S" "$B"

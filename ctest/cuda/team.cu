@@ -162,6 +162,18 @@ int main(void) {
     CHECK_EQ(nvshmem_team_n_pes(single), 1);
     CHECK_EQ(nvshmem_team_translate_pe(single, 0, NVSHMEM_TEAM_WORLD), me);
 
+    /* Strided teams: the even and the odd PEs. */
+    nvshmem_team_t evens = NVSHMEM_TEAM_INVALID, odds = NVSHMEM_TEAM_INVALID;
+    CHECK_EQ(nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 2, (npes + 1) / 2, NULL, 0, &evens), 0);
+    CHECK_EQ(nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 1, 2, npes / 2, NULL, 0, &odds), 0);
+    nvshmem_team_t mine = me % 2 ? odds : evens, other = me % 2 ? evens : odds;
+    CHECK_EQ(other, NVSHMEM_TEAM_INVALID);
+    CHECK_EQ(nvshmem_team_my_pe(mine), me / 2);
+    CHECK_EQ(nvshmem_team_n_pes(mine), me % 2 ? npes / 2 : (npes + 1) / 2);
+    CHECK_EQ(nvshmem_team_translate_pe(mine, 0, NVSHMEM_TEAM_WORLD), me % 2);
+    CHECK_EQ(nvshmem_team_translate_pe(NVSHMEM_TEAM_WORLD, me, mine), me / 2);
+    CHECK_EQ(nvshmem_team_translate_pe(NVSHMEM_TEAM_WORLD, (me + 1) % npes, mine), npes > 1 && (me + 1) % npes % 2 == me % 2 ? (me + 1) % npes / 2 : -1);
+
     /* A split that describes no team fails on every PE, and gives NVSHMEM_TEAM_INVALID. */
     nvshmem_team_t bad = 12345;
     CHECK_EQ(nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 1, npes + 1, NULL, 0, &bad), NVSHMEMX_ERROR_INVALID_VALUE);
@@ -173,7 +185,7 @@ int main(void) {
 
     /* The device sees what the host sees, for every handle. */
     std::vector<int> handles = {NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED, NVSHMEMX_TEAM_NODE, NVSHMEMX_TEAM_SAME_MYPE_NODE,
-                                NVSHMEM_TEAM_INVALID, 40, dup, last, first, row, col, wide, single};
+                                NVSHMEM_TEAM_INVALID, 40, dup, last, first, row, col, wide, single, evens, odds};
     check_queries(handles);
 
     /* Collectives on split teams, in device code and from the host. */
@@ -181,14 +193,16 @@ int main(void) {
     check_team_collectives(col, "col");
     check_team_collectives(single, "single");
     check_team_collectives(last, "last");
+    check_team_collectives(evens, "evens");
+    check_team_collectives(odds, "odds");
 
     /* Destroy: the handles go dead on the host and the device; freed slots are reused and the
      * device table follows. */
-    nvshmem_team_t destroyed[] = {wide, single, row, col, first, last};
+    nvshmem_team_t destroyed[] = {wide, single, row, col, first, last, evens, odds};
     for (nvshmem_team_t t : destroyed) nvshmem_team_destroy(t);
     for (nvshmem_team_t t : destroyed)
         if (t != NVSHMEM_TEAM_INVALID) CHECK_EQ(nvshmem_team_n_pes(t), -1);
-    check_queries(std::vector<int>(destroyed, destroyed + 6));
+    check_queries(std::vector<int>(destroyed, destroyed + 8));
     for (int round = 0; round < 50; round++) {
         nvshmem_team_t t = NVSHMEM_TEAM_INVALID;
         int size = round % 2 ? 1 : npes;

@@ -60,6 +60,7 @@ pub struct ReduceArgs {
     pub src: u64,
     pub n: u64,
     pub src_off: u64,
+    pub stage: u64,
     pub mode: i32,
     pub pad: i32,
 }
@@ -70,6 +71,11 @@ pub const BARRIER_STEPS: u32 = 1;
 pub const GATHER_STEPS: u32 = 2;
 pub const REDUCE_DIRECT_STEPS: u32 = 2;
 pub const REDUCE_TWO_PHASE_STEPS: u32 = 3;
+
+/// Reduction modes (rk_reduce_args::mode): every PE reduces everything; two phases; staged.
+pub const REDUCE_DIRECT: i32 = 0;
+pub const REDUCE_TWO_PHASE: i32 = 1;
+pub const REDUCE_STAGED: i32 = 2;
 
 /// Element kinds of the reduction kernels (one PTX module each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -249,8 +255,8 @@ impl CollKernels {
         }
         let d = driver()?;
         let mut modules = self.reduce_modules.lock().unwrap_or_else(|p| p.into_inner());
-        if !modules.contains_key(&kind) {
-            modules.insert(kind, Module::load(kind.ptx())?);
+        if let std::collections::hash_map::Entry::Vacant(e) = modules.entry(kind) {
+            e.insert(Module::load(kind.ptx())?);
         }
         let name = CString::new(format!("rk_reduce_{}_{}", op.name(), kind.name())).expect("no NUL in kernel names");
         let f = modules[&kind].function(d, &name)?;

@@ -18,6 +18,7 @@
 //! 4A+256   tickets           TICKET_SLOTS pairs of u32: last-block tickets of collective kernels
 //! 4A+768   teams             RshmemDeviceTeam[MAX_DEVICE_TEAMS]: the device's team table
 //! 4A+2048  coll_scratch      COLL_SCRATCH bytes: device collectives' staging (in-place reductions)
+//! +        stage             STAGE_BYTES: on-stream in-place reductions' staged sources
 //! ```
 
 mod coll;
@@ -50,6 +51,10 @@ pub const DEVICE_STATE_SYMBOL: &CStr = c"rshmemi_device_state_d";
 
 /// Bytes of each PE's GPU heap the device collectives stage through.
 pub const COLL_SCRATCH: usize = 64 << 10;
+
+/// Bytes of each PE's GPU heap that small in-place on-stream reductions stage their source in
+/// (one block's worth: such a reduction then needs two synchronisation steps, not three).
+pub const STAGE_BYTES: usize = 32 << 10;
 
 /// Bytes of host heap a GPU job keeps (runtime header and scratch live there, not user data).
 pub const HOST_HEAP_BYTES: usize = 8 << 20;
@@ -93,9 +98,12 @@ impl Area {
     pub fn coll_scratch(&self) -> usize {
         4 * self.array + 2048
     }
+    pub fn stage(&self) -> usize {
+        self.coll_scratch() + COLL_SCRATCH
+    }
     /// Bytes reserved for the runtime; user allocations start here.
     pub fn reserved(&self) -> usize {
-        round_up(self.coll_scratch() + COLL_SCRATCH, 4096)
+        round_up(self.stage() + STAGE_BYTES, 4096)
     }
 }
 

@@ -122,8 +122,15 @@ __device__ __forceinline__ void rk_reduce_kernel(const rk_reduce_args &a) {
     const rk_sync &s = a.s;
     S *dest = (S *)a.dest;
     const S *src = (const S *)a.src + a.src_off;
+    if (a.mode == 2) {
+        /* One block: the staged copy is complete and visible before block 0 announces it. */
+        rk_copy((void *)a.stage, src, a.n * sizeof(S));
+        __threadfence_system();
+        __syncthreads();
+        src = (const S *)a.stage;
+    }
     rk_enter(s);
-    if (a.mode == 0) {
+    if (a.mode != 1) {
         rk_reduce_range<K, OP>(s, dest, src, 0, a.n);
         rk_exit(s, 2, 0);
         return;

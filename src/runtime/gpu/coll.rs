@@ -6,14 +6,19 @@
 //! kernel on the library's stream and wait for it.
 //!
 //! Reductions: small or two-member ones reduce the whole array on every PE (each PE reads the
-//! others' sources); in-place ones and large ones on more than two PEs take two phases (PE k
-//! reduces slice k, then copies the other slices from their owners), which moves
-//! 2(n-1)/n of the data per PE instead of (n-1) and is safe when dest is the source.
+//! others' sources); large in-place ones and large ones on more than two PEs take two phases
+//! (PE k reduces slice k, then copies the other slices from their owners), which moves
+//! 2(n-1)/n of the data per PE instead of (n-1) and is safe when dest is the source; small
+//! in-place ones first copy the source to a staging area the others read instead.
+//!
+//! Limits: the staging area, like the device collectives' scratch, is one per PE, so two
+//! in-place reductions of at most STAGE_BYTES must not run on two streams of one PE at once;
+//! collectives sharing a pair of PEs are matched in issue order (as NVSHMEM requires).
 
-use super::{cu, GpuState};
+use super::{cu, GpuState, STAGE_BYTES};
 use crate::cuda::coll::{
-    CollKernels, GatherArgs, Kind, RedOp, ReduceArgs, SyncArgs, BARRIER_STEPS, GATHER_STEPS, MAX_TEAM, REDUCE_DIRECT_STEPS,
-    REDUCE_TWO_PHASE_STEPS, VECTORS_PER_BLOCK,
+    CollKernels, GatherArgs, Kind, RedOp, ReduceArgs, SyncArgs, BARRIER_STEPS, GATHER_STEPS, MAX_TEAM, REDUCE_DIRECT,
+    REDUCE_DIRECT_STEPS, REDUCE_STAGED, REDUCE_TWO_PHASE, REDUCE_TWO_PHASE_STEPS, VECTORS_PER_BLOCK,
 };
 use crate::cuda::sys::CUstream;
 use crate::error::{Error, ErrorKind, Result};
@@ -96,6 +101,9 @@ impl GpuState {
     }
 }
 
+// The on-stream routines take the caller's CUstream, an opaque handle the driver checks, and
+// pointers that are translated and bounds-checked before any use.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 impl State {
     /// This PE's `len` bytes at `addr`, which must lie in the GPU symmetric heap (the members
     /// read it, or it receives their data) and be aligned to `align`.
@@ -125,6 +133,7 @@ impl State {
     }
 
     /// broadcast / fcollect / alltoall of `nbytes` per member block, ordered on `stream`.
+    #[allow(clippy::too_many_arguments)]
     pub fn gpu_gather_on_stream(
         &self, team: i32, what: Gather, dest: *mut u8, src: *const u8, nbytes: usize, elem: usize, stream: CUstream, routine: &'static str,
     ) -> Result<()> {
@@ -196,23 +205,34 @@ impl State {
                 if scatter { "dest and source overlap; they must be separate arrays".to_string() } else { "dest and source overlap without being the same array (in place is allowed; partial overlap is not)".to_string() },
             ));
         }
-        let two_phase = in_place || (!scatter && t.set.size > 2 && bytes >= TWO_PHASE_BYTES);
+        // In place: small ones stage their source (two steps, one block), larger ones take
+        // two phases; large ones on more than two PEs take two phases for bandwidth.
+        let mode = if in_place && bytes <= STAGE_BYTES {
+            REDUCE_STAGED
+        } else if in_place || (!scatter && t.set.size > 2 && bytes >= TWO_PHASE_BYTES) {
+            REDUCE_TWO_PHASE
+        } else {
+            REDUCE_DIRECT
+        };
         let g = self.gpu(routine)?;
         let k = g.coll_kernels(routine)?;
-        let steps = if two_phase { REDUCE_TWO_PHASE_STEPS } else { REDUCE_DIRECT_STEPS };
+        let steps = if mode == REDUCE_TWO_PHASE { REDUCE_TWO_PHASE_STEPS } else { REDUCE_DIRECT_STEPS };
         let args = ReduceArgs {
             s: g.sync_args(self.me, &t, steps, routine)?,
             dest: d,
             src: s,
             n: n as u64,
             src_off: if scatter { (t.my_index * n) as u64 } else { 0 },
-            mode: two_phase as i32,
+            stage: g.base + g.area.stage() as u64,
+            mode,
             pad: 0,
         };
+        let grid = if mode == REDUCE_STAGED { 1 } else { grid_for(bytes, g.sms) };
         cu(g.ctx.make_current(), routine)?;
         // SAFETY: dest (n elements) and source (n, or n per member) lie in this PE's mapped
-        // heap (checked above), the same ranges on every member.
-        cu(unsafe { k.reduce(stream, grid_for(bytes, g.sms), op, kind.for_op(op), &args) }, routine)
+        // heap (checked above), the same ranges on every member; the staging area holds
+        // STAGE_BYTES >= the bytes staged.
+        cu(unsafe { k.reduce(stream, grid, op, kind.for_op(op), &args) }, routine)
     }
 
     /// Runs an on-stream collective on the library's stream and waits for it (the blocking
