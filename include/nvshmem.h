@@ -129,7 +129,10 @@ int nvshmem_team_split_2d(nvshmem_team_t parent_team, int xrange, const nvshmem_
 void nvshmem_team_destroy(nvshmem_team_t team);
 
 /* ---- collectives: blocking from the host or one thread of a kernel; on a stream from the host
- * (rshmem's own kernels, enqueued on the stream). Each returns 0 or an NVSHMEMX_ERROR_* code. */
+ * (rshmem's own kernels, enqueued on the stream). Each returns 0 or an NVSHMEMX_ERROR_* code.
+ * The blocking host forms run on the library's own (non-blocking) stream and wait for it: they
+ * are not ordered after work the program queued on its streams (cudaMemcpy/cudaMemset on the
+ * legacy stream included); synchronize those first. */
 RSHMEMI_HOSTDEV int nvshmem_alltoallmem(nvshmem_team_t team, void *dest, const void *src, size_t nelems);
 RSHMEMI_HOSTDEV int nvshmem_broadcastmem(nvshmem_team_t team, void *dest, const void *src, size_t nelems, int PE_root);
 RSHMEMI_HOSTDEV int nvshmem_fcollectmem(nvshmem_team_t team, void *dest, const void *src, size_t nelems);

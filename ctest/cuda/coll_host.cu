@@ -65,7 +65,7 @@ static void check_reduce(const char *name, OnStream<T> on_stream, Blocking<T> bl
     for (int form = 0; form < 2; form++) {
         upload(src, mine);
         if (!in_place) upload(dest, junk);
-        nvshmem_barrier_all(); /* every PE's source is in place before anyone reads it */
+        ready(); /* every PE's source is in place before anyone reads it */
         int rc = form == 0 ? on_stream(NVSHMEM_TEAM_WORLD, dest, src, n, stream) : blocking(NVSHMEM_TEAM_WORLD, dest, src, n);
         snprintf(what, sizeof what, "%s %s n=%zu%s", name, form == 0 ? "on stream" : "blocking", n, in_place ? " in place" : "");
         CHECK(rc == 0, "%s returned %d", what, rc);
@@ -92,7 +92,7 @@ static void check_reducescatter(const char *name, OnStream<T> on_stream, Blockin
     for (int form = 0; form < 2; form++) {
         upload(src, mine);
         upload(dest, junk);
-        nvshmem_barrier_all();
+        ready();
         int rc = form == 0 ? on_stream(NVSHMEM_TEAM_WORLD, dest, src, n, stream) : blocking(NVSHMEM_TEAM_WORLD, dest, src, n);
         snprintf(what, sizeof what, "%s reducescatter %s n=%zu", name, form == 0 ? "on stream" : "blocking", n);
         CHECK(rc == 0, "%s returned %d", what, rc);
@@ -172,7 +172,7 @@ static void gathers(size_t n, int skew) {
         for (int root = 0; root < npes; root++) {
             upload(s, mine);
             CUDA_CHECK(cudaMemset(d, 0xEE, n));
-            nvshmem_barrier_all();
+            ready();
             int rc = form == 0 ? nvshmemx_broadcastmem_on_stream(NVSHMEM_TEAM_WORLD, d, s, n, root, stream)
                                : nvshmem_broadcastmem(NVSHMEM_TEAM_WORLD, d, s, n, root);
             snprintf(what, sizeof what, "broadcastmem %s n=%zu skew=%d root=%d", how, n, skew, root);
@@ -184,7 +184,7 @@ static void gathers(size_t n, int skew) {
         }
         upload(s, mine);
         CUDA_CHECK(cudaMemset(d, 0xEE, n * npes));
-        nvshmem_barrier_all();
+        ready();
         int rc = form == 0 ? nvshmemx_fcollectmem_on_stream(NVSHMEM_TEAM_WORLD, d, s, n, stream) : nvshmem_fcollectmem(NVSHMEM_TEAM_WORLD, d, s, n);
         snprintf(what, sizeof what, "fcollectmem %s n=%zu skew=%d", how, n, skew);
         CHECK(rc == 0, "%s returned %d", what, rc);
@@ -195,7 +195,7 @@ static void gathers(size_t n, int skew) {
         expect(what, download(d, n * npes), want);
 
         CUDA_CHECK(cudaMemset(d, 0xEE, n * npes));
-        nvshmem_barrier_all();
+        ready();
         rc = form == 0 ? nvshmemx_alltoallmem_on_stream(NVSHMEM_TEAM_WORLD, d, s, n, stream) : nvshmem_alltoallmem(NVSHMEM_TEAM_WORLD, d, s, n);
         snprintf(what, sizeof what, "alltoallmem %s n=%zu skew=%d", how, n, skew);
         CHECK(rc == 0, "%s returned %d", what, rc);
@@ -215,7 +215,7 @@ static void typed_gathers(size_t n) {
     std::vector<long long> mine(n * npes), want(n * npes);
     for (size_t j = 0; j < n * npes; j++) mine[j] = (long long)me * 1000000007LL + (long long)j;
     upload(src, mine);
-    nvshmem_barrier_all();
+    ready();
     CHECK_EQ(nvshmemx_longlong_fcollect_on_stream(NVSHMEM_TEAM_WORLD, dest, src, n, stream), 0);
     CUDA_CHECK(cudaStreamSynchronize(stream));
     for (int k = 0; k < npes; k++)
@@ -233,7 +233,7 @@ static void typed_gathers(size_t n) {
         dw[i] = root * 0.25 + i;
     }
     upload(ds, dv);
-    nvshmem_barrier_all();
+    ready();
     CHECK_EQ(nvshmemx_double_broadcast_on_stream(NVSHMEM_TEAM_WORLD, dd, ds, n, root, stream), 0);
     CUDA_CHECK(cudaStreamSynchronize(stream));
     expect("double_broadcast_on_stream", download(dd, n), dw);
@@ -259,7 +259,7 @@ static void barriers(void) {
     CUDA_CHECK(cudaMalloc(&errors, sizeof(int)));
     CUDA_CHECK(cudaMemset(errors, 0, sizeof(int)));
     int left = (me + npes - 1) % npes, right = (me + 1) % npes;
-    nvshmem_barrier_all();
+    ready();
     const int ROUNDS = 200;
     for (int r = 1; r <= ROUNDS; r++) {
         /* The PE whose turn it is writes late: without a real barrier its peer reads the old value. */

@@ -37,7 +37,7 @@ int main(void) {
         for (size_t i = 0; i < N; i++) h[i] = (float)(me * 3 + nbi) + (float)(i % 4096) * 0.25f;
         CUDA_CHECK(cudaMemcpy(src, h.data(), N * sizeof(float), cudaMemcpyHostToDevice));
         CUDA_CHECK(cudaMemset(dst, 0, N * sizeof(float)));
-        nvshmem_barrier_all();
+        ready(); /* the fill of dst lands before the neighbour's puts */
         put_slices<<<64, 1024>>>(dst, src, N, right, nbi);
         step_done();
         CUDA_CHECK(cudaMemcpy(h.data(), dst, N * sizeof(float), cudaMemcpyDeviceToHost));
@@ -58,7 +58,7 @@ int main(void) {
     std::vector<int> hi(ROWS * COLS);
     for (int i = 0; i < ROWS * COLS; i++) hi[i] = me * 10000000 + i;
     CUDA_CHECK(cudaMemcpy(isrc, hi.data(), hi.size() * sizeof(int), cudaMemcpyHostToDevice));
-    nvshmem_barrier_all();
+    ready();
     put_warps<<<16, 256>>>(idst, isrc, ROWS, COLS, right);
     step_done();
     CUDA_CHECK(cudaMemcpy(hi.data(), idst, hi.size() * sizeof(int), cudaMemcpyDeviceToHost));

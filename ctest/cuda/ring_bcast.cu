@@ -41,7 +41,7 @@ int main(void) {
                 round++;
                 for (size_t i = 0; i < n; i++) h[i] = me == root ? (int)(round * 100000 + i) : -1;
                 CUDA_CHECK(cudaMemcpy(data, h.data(), n * sizeof(int), cudaMemcpyHostToDevice));
-                nvshmem_barrier_all();
+                ready();
                 if (block)
                     ring_bcast_block<<<1, 512>>>(data, n, root, psync, round);
                 else

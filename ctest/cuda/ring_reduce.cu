@@ -49,7 +49,7 @@ int main(void) {
             size_t n = chunk * npes;
             for (size_t i = 0; i < n; i++) h[i] = value(me, i, iter);
             CUDA_CHECK(cudaMemcpy(data, h.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-            nvshmem_barrier_all();
+            ready();
             ring_allreduce<<<1, 256>>>(data, recv, sig, chunk, steps);
             step_done();
             steps += 2 * (npes - 1);

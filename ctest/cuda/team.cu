@@ -84,6 +84,7 @@ static void check_team_collectives(nvshmem_team_t team, const char *name) {
         CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
         CUDA_CHECK(cudaMemset(sum, 0, N * sizeof(int)));
         CUDA_CHECK(cudaMemset(all, 0, N * tn * sizeof(int)));
+        CUDA_CHECK(cudaDeviceSynchronize()); /* the fills are on the legacy stream, not on s */
         CHECK_EQ(nvshmemx_team_sync_on_stream(team, s), 0);
         CHECK_EQ(nvshmemx_int_max_reduce_on_stream(team, sum, src, N, s), 0);
         CHECK_EQ(nvshmemx_int_alltoall_on_stream(team, all, src, N / tn, s), 0);
