@@ -74,3 +74,22 @@ pub const TEAM_WORLD: i32 = 0;
 pub const TEAM_SHARED: i32 = 1;
 pub const TEAM_NODE: i32 = 2;
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_map_to_nvshmem_status_codes() {
+        let e = |kind, msg: &str| nv_code(&Error::new(kind, "nvshmem_test", msg));
+        assert_eq!(e(ErrorKind::InvalidArgument, "x"), NVSHMEMX_ERROR_INVALID_VALUE);
+        assert_eq!(e(ErrorKind::NotMember, "x"), NVSHMEMX_ERROR_INVALID_VALUE);
+        assert_eq!(e(ErrorKind::OutOfMemory, "x"), NVSHMEMX_ERROR_OUT_OF_MEMORY);
+        assert_eq!(e(ErrorKind::Unsupported, "x"), NVSHMEMX_ERROR_NOT_SUPPORTED);
+        assert_eq!(e(ErrorKind::Unsupported, "loading the CUDA driver: no usable GPU: ..."), NVSHMEMX_ERROR_GPU_NOT_SELECTED);
+        assert_eq!(e(ErrorKind::NotSymmetric, "x"), NVSHMEMX_ERROR_SYMMETRY);
+        assert_eq!(e(ErrorKind::System, "x"), NVSHMEMX_ERROR_INTERNAL);
+        assert_eq!(nv_status("nvshmem_test", || Ok(())), NVSHMEMX_SUCCESS);
+        assert_eq!(nv_status("nvshmem_test", || Err(Error::invalid("nvshmem_test", "bad"))), NVSHMEMX_ERROR_INVALID_VALUE);
+    }
+}

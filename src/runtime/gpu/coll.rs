@@ -244,3 +244,26 @@ impl State {
         g.sync(routine)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_grow_with_the_data_up_to_one_block_per_sm() {
+        assert_eq!(grid_for(4, 132), 1);
+        assert_eq!(grid_for(VECTORS_PER_BLOCK * 16, 132), 1);
+        assert_eq!(grid_for(VECTORS_PER_BLOCK * 16 + 1, 132), 2);
+        assert_eq!(grid_for(4 << 20, 132), 128);
+        assert_eq!(grid_for(1 << 30, 132), 132);
+    }
+
+    #[test]
+    fn overlap_of_ranges() {
+        assert!(overlaps(100, 10, 105, 10));
+        assert!(overlaps(105, 10, 100, 10));
+        assert!(!overlaps(100, 10, 110, 10));
+        assert!(!overlaps(110, 10, 100, 10));
+        assert!(overlaps(100, 10, 100, 10));
+    }
+}
