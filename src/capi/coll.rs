@@ -11,7 +11,7 @@ use super::team::{team_of, ShmemTeam};
 use super::types::{ComplexD, ComplexF, LongDouble};
 use super::with_state;
 use crate::error::{Error, Result};
-use crate::runtime::barrier::PeSet;
+use crate::runtime::barrier::{Caller, PeSet};
 use crate::runtime::rma::bytes;
 use crate::runtime::State;
 use crate::sys::longdouble as ld;
@@ -20,66 +20,89 @@ fn team_set(st: &State, team: ShmemTeam, routine: &'static str) -> Result<PeSet>
     Ok(team_of(st, team, routine)?.1.set)
 }
 
+/// The active set of a deprecated collective; the whole job (the usual case) without a call.
+#[inline(always)]
+fn active_set(st: &State, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, routine: &'static str) -> Result<PeSet> {
+    if pe_start == 0 && log_pe_stride == 0 && pe_size as usize == st.npes {
+        return Ok(PeSet::world(st.npes));
+    }
+    st.active_set(pe_start, log_pe_stride, pe_size, routine)
+}
+
 // ---- barrier and sync ------------------------------------------------------------------
 
 #[no_mangle]
 pub extern "C" fn shmem_barrier_all() {
     const R: &str = "shmem_barrier_all";
-    with_state(R, |st| st.coll_barrier(PeSet::world(st.npes), R))
+    with_state(R, |st| st.coll_barrier(PeSet::world(st.npes), &const { Caller::sync(R) }))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_sync_all() {
     const R: &str = "shmem_sync_all";
-    with_state(R, |st| st.coll_sync(PeSet::world(st.npes), R))
+    with_state(R, |st| st.coll_sync(PeSet::world(st.npes), &const { Caller::sync(R) }))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_team_sync(team: ShmemTeam) -> c_int {
     const R: &str = "shmem_team_sync";
-    with_state(R, |st| st.coll_sync(team_set(st, team, R)?, R).map(|_| 0))
+    with_state(R, |st| st.coll_sync(team_set(st, team, R)?, &const { Caller::sync(R) }).map(|_| 0))
 }
 
 /// Deprecated: barrier over an active set.
 #[no_mangle]
 pub extern "C" fn shmem_barrier(pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long) {
     const R: &str = "shmem_barrier";
-    with_state(R, |st| st.coll_barrier(st.active_set(pe_start, log_pe_stride, pe_size, R)?, R))
+    with_state(R, |st| st.coll_barrier(active_set(st, pe_start, log_pe_stride, pe_size, R)?, &const { Caller::sync(R) }))
 }
 
 /// Deprecated: sync over an active set (C11 programs reach the team form as shmem_team_sync).
 #[no_mangle]
 pub extern "C" fn shmem_sync(pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long) {
     const R: &str = "shmem_sync";
-    with_state(R, |st| st.coll_sync(st.active_set(pe_start, log_pe_stride, pe_size, R)?, R))
+    with_state(R, |st| st.coll_sync(active_set(st, pe_start, log_pe_stride, pe_size, R)?, &const { Caller::sync(R) }))
 }
 
 // ---- data movement on teams ------------------------------------------------------------
 
-fn team_broadcast(r: &'static str, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize, root: c_int) -> c_int {
+// Each entry point passes its `Caller` (routine, tag, name) as a compile-time constant.
+
+fn team_broadcast(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize, root: c_int) -> c_int {
+    let r = c.routine;
     with_state(r, |st| {
         // Team broadcasts update dest on every PE, the root included (OpenSHMEM 1.5).
-        st.broadcast(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, root, true, r).map(|_| 0)
+        st.broadcast(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, root, true, c).map(|_| 0)
     })
 }
 
-fn team_collect(r: &'static str, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
-    with_state(r, |st| st.collect(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, r).map(|_| 0))
+fn team_collect(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
+    let r = c.routine;
+    with_state(r, |st| st.collect(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, c).map(|_| 0))
 }
 
-fn team_fcollect(r: &'static str, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
-    with_state(r, |st| st.fcollect(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, r).map(|_| 0))
+fn team_fcollect(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
+    let r = c.routine;
+    with_state(r, |st| st.fcollect(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, c).map(|_| 0))
 }
 
-fn team_alltoall(r: &'static str, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
-    with_state(r, |st| st.alltoall(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, r).map(|_| 0))
+fn team_alltoall(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
+    let r = c.routine;
+    with_state(r, |st| st.alltoall(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, c).map(|_| 0))
 }
 
 #[allow(clippy::too_many_arguments)]
 fn team_alltoalls(
-    r: &'static str, team: ShmemTeam, dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, size: usize,
+    c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, size: usize,
 ) -> c_int {
-    with_state(r, |st| st.alltoalls(team_set(st, team, r)?, dest.cast(), source.cast(), dst, sst, nelems, size, r).map(|_| 0))
+    let r = c.routine;
+    with_state(r, |st| st.alltoalls(team_set(st, team, r)?, dest.cast(), source.cast(), dst, sst, nelems, size, c).map(|_| 0))
+}
+
+/// The `Caller` of a data collective named `$name`, built at compile time.
+macro_rules! caller {
+    ($name:expr) => {
+        &const { Caller::collective($name) }
+    };
 }
 
 macro_rules! team_data_colls {
@@ -87,23 +110,23 @@ macro_rules! team_data_colls {
         const _: () = {
             #[export_name = concat!("shmem_", stringify!($n), "_broadcast")]
             pub extern "C" fn broadcast(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize, pe_root: c_int) -> c_int {
-                team_broadcast(concat!("shmem_", stringify!($n), "_broadcast"), team, dest.cast(), source.cast(), nelems, size_of::<$t>(), pe_root)
+                team_broadcast(caller!(concat!("shmem_", stringify!($n), "_broadcast")), team, dest.cast(), source.cast(), nelems, size_of::<$t>(), pe_root)
             }
             #[export_name = concat!("shmem_", stringify!($n), "_collect")]
             pub extern "C" fn collect(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize) -> c_int {
-                team_collect(concat!("shmem_", stringify!($n), "_collect"), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
+                team_collect(caller!(concat!("shmem_", stringify!($n), "_collect")), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
             }
             #[export_name = concat!("shmem_", stringify!($n), "_fcollect")]
             pub extern "C" fn fcollect(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize) -> c_int {
-                team_fcollect(concat!("shmem_", stringify!($n), "_fcollect"), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
+                team_fcollect(caller!(concat!("shmem_", stringify!($n), "_fcollect")), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
             }
             #[export_name = concat!("shmem_", stringify!($n), "_alltoall")]
             pub extern "C" fn alltoall(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize) -> c_int {
-                team_alltoall(concat!("shmem_", stringify!($n), "_alltoall"), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
+                team_alltoall(caller!(concat!("shmem_", stringify!($n), "_alltoall")), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
             }
             #[export_name = concat!("shmem_", stringify!($n), "_alltoalls")]
             pub extern "C" fn alltoalls(team: ShmemTeam, dest: *mut $t, source: *const $t, dst: isize, sst: isize, nelems: usize) -> c_int {
-                team_alltoalls(concat!("shmem_", stringify!($n), "_alltoalls"), team, dest.cast(), source.cast(), dst, sst, nelems, size_of::<$t>())
+                team_alltoalls(caller!(concat!("shmem_", stringify!($n), "_alltoalls")), team, dest.cast(), source.cast(), dst, sst, nelems, size_of::<$t>())
             }
         };
     )*};
@@ -112,29 +135,29 @@ crate::rma_types!(team_data_colls);
 
 #[no_mangle]
 pub extern "C" fn shmem_broadcastmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, pe_root: c_int) -> c_int {
-    team_broadcast("shmem_broadcastmem", team, dest, source, nelems, 1, pe_root)
+    team_broadcast(caller!("shmem_broadcastmem"), team, dest, source, nelems, 1, pe_root)
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_collectmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize) -> c_int {
-    team_collect("shmem_collectmem", team, dest, source, nelems, 1)
+    team_collect(caller!("shmem_collectmem"), team, dest, source, nelems, 1)
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_fcollectmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize) -> c_int {
-    team_fcollect("shmem_fcollectmem", team, dest, source, nelems, 1)
+    team_fcollect(caller!("shmem_fcollectmem"), team, dest, source, nelems, 1)
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_alltoallmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize) -> c_int {
-    team_alltoall("shmem_alltoallmem", team, dest, source, nelems, 1)
+    team_alltoall(caller!("shmem_alltoallmem"), team, dest, source, nelems, 1)
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_alltoallsmem(
     team: ShmemTeam, dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize,
 ) -> c_int {
-    team_alltoalls("shmem_alltoallsmem", team, dest, source, dst, sst, nelems, 1)
+    team_alltoalls(caller!("shmem_alltoallsmem"), team, dest, source, dst, sst, nelems, 1)
 }
 
 // ---- deprecated active-set data movement (32- and 64-bit elements) ----------------------
@@ -151,8 +174,8 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_broadcast", $bits);
                 with_state(R, |st| {
-                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
-                    st.broadcast(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, pe_root, false, R)
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
+                    st.broadcast(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, pe_root, false, caller!(R))
                 })
             }
             #[export_name = concat!("shmem_collect", $bits)]
@@ -161,8 +184,8 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_collect", $bits);
                 with_state(R, |st| {
-                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
-                    st.collect(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, R)
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
+                    st.collect(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, caller!(R))
                 })
             }
             #[export_name = concat!("shmem_fcollect", $bits)]
@@ -171,8 +194,8 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_fcollect", $bits);
                 with_state(R, |st| {
-                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
-                    st.fcollect(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, R)
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
+                    st.fcollect(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, caller!(R))
                 })
             }
             #[export_name = concat!("shmem_alltoall", $bits)]
@@ -181,8 +204,8 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_alltoall", $bits);
                 with_state(R, |st| {
-                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
-                    st.alltoall(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, R)
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
+                    st.alltoall(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, caller!(R))
                 })
             }
             #[export_name = concat!("shmem_alltoalls", $bits)]
@@ -193,8 +216,8 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_alltoalls", $bits);
                 with_state(R, |st| {
-                    let set = st.active_set(pe_start, log_pe_stride, pe_size, R)?;
-                    st.alltoalls(set, dest.cast(), source.cast(), dst, sst, nelems, $size, R)
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
+                    st.alltoalls(set, dest.cast(), source.cast(), dst, sst, nelems, $size, caller!(R))
                 })
             }
         };
@@ -284,19 +307,23 @@ impl Arith for LongDouble {
     }
 }
 
-fn team_reduce<T: Copy>(r: &'static str, team: ShmemTeam, dest: *mut T, source: *const T, nreduce: usize, op: fn(T, T) -> T) -> c_int {
+// The operation is a type parameter (each `Arith::sum` etc. is its own function item), so it
+// inlines into the reduction loops, which then vectorize.
+fn team_reduce<T: Copy>(c: &Caller, team: ShmemTeam, dest: *mut T, source: *const T, nreduce: usize, op: impl Fn(T, T) -> T) -> c_int {
+    let r = c.routine;
     with_state(r, |st| {
         let n = i64::try_from(nreduce).map_err(|_| Error::invalid(r, format!("nreduce = {nreduce} is too large")))?;
-        st.reduce(team_set(st, team, r)?, dest, source, n, op, r).map(|_| 0)
+        st.reduce(team_set(st, team, r)?, dest, source, n, op, c).map(|_| 0)
     })
 }
 
 #[allow(clippy::too_many_arguments)]
 fn active_reduce<T: Copy>(
-    r: &'static str, dest: *mut T, source: *const T, nreduce: c_int, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int,
-    op: fn(T, T) -> T,
+    c: &Caller, dest: *mut T, source: *const T, nreduce: c_int, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int,
+    op: impl Fn(T, T) -> T,
 ) {
-    with_state(r, |st| st.reduce(st.active_set(pe_start, log_pe_stride, pe_size, r)?, dest, source, nreduce as i64, op, r))
+    let r = c.routine;
+    with_state(r, |st| st.reduce(active_set(st, pe_start, log_pe_stride, pe_size, r)?, dest, source, nreduce as i64, op, c))
 }
 
 /// shmem_TYPENAME_OP_reduce(team, dest, source, nreduce) for each `TYPENAME => type`.
@@ -305,7 +332,7 @@ macro_rules! team_reduce_op {
         const _: () = {
             #[export_name = concat!("shmem_", stringify!($n), "_", $op, "_reduce")]
             pub extern "C" fn reduce(team: ShmemTeam, dest: *mut $t, source: *const $t, nreduce: usize) -> c_int {
-                team_reduce(concat!("shmem_", stringify!($n), "_", $op, "_reduce"), team, dest, source, nreduce, $f)
+                team_reduce(caller!(concat!("shmem_", stringify!($n), "_", $op, "_reduce")), team, dest, source, nreduce, $f)
             }
         };
     )*};
@@ -321,7 +348,7 @@ macro_rules! to_all_op {
                 dest: *mut $t, source: *const $t, nreduce: c_int, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int,
                 _pwrk: *mut $t, _psync: *mut c_long,
             ) {
-                active_reduce(concat!("shmem_", stringify!($n), "_", $op, "_to_all"), dest, source, nreduce, pe_start, log_pe_stride, pe_size, $f)
+                active_reduce(caller!(concat!("shmem_", stringify!($n), "_", $op, "_to_all")), dest, source, nreduce, pe_start, log_pe_stride, pe_size, $f)
             }
         };
     )*};

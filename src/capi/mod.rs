@@ -25,17 +25,31 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::{self, State};
 
 /// Runs the body of an OpenSHMEM routine: Ok returns the value; an error or a panic is fatal.
-#[inline]
+/// Inlined into every entry point so that the happy path is the body alone (catch_unwind costs
+/// nothing until something unwinds); the error paths are out of line.
+#[inline(always)]
 pub fn fence<R>(routine: &'static str, body: impl FnOnce() -> Result<R>) -> R {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(v)) => v,
-        Ok(Err(e)) => runtime::fatal(&e),
-        Err(panic) => runtime::fatal(&panic_error(routine, panic)),
+        Ok(Err(e)) => fail(&e),
+        Err(panic) => fail_panic(routine, panic),
     }
 }
 
+#[cold]
+#[inline(never)]
+fn fail(e: &Error) -> ! {
+    runtime::fatal(e)
+}
+
+#[cold]
+#[inline(never)]
+fn fail_panic(routine: &'static str, panic: Box<dyn std::any::Any + Send>) -> ! {
+    runtime::fatal(&panic_error(routine, panic))
+}
+
 /// Like `fence`, with the runtime state already looked up (every routine after init).
-#[inline]
+#[inline(always)]
 pub fn with_state<R>(routine: &'static str, body: impl FnOnce(&'static State) -> Result<R>) -> R {
     fence(routine, || body(runtime::state(routine)?))
 }

@@ -14,33 +14,39 @@ use crate::runtime::ctx::DEFAULT;
 use crate::runtime::rma::bytes;
 use crate::sys::longdouble::{x87_return_entry, x87_value_arg_entry};
 
+// The four bodies below are macros, not functions, so that every C entry point gets its own
+// closure type: `with_state` then inlines into each entry as straight-line code (a shared
+// closure would leave one out-of-line copy of the body behind `catch_unwind`). The default
+// context skips context resolution (`ctx_pe` decides that inline).
+
 /// Contiguous put of `nelems` elements of `size` bytes.
-#[inline]
-fn rma_put(routine: &'static str, ctx: usize, dest: *mut c_void, src: *const c_void, nelems: usize, size: usize, pe: c_int) {
-    with_state(routine, |st| st.ctx_put(ctx, dest.cast(), src.cast(), bytes(nelems, size, routine)?, pe, routine))
+macro_rules! rma_put {
+    ($routine:expr, $ctx:expr, $dest:expr, $src:expr, $nelems:expr, $size:expr, $pe:expr) => {{
+        const R: &str = $routine;
+        with_state(R, |st| st.ctx_put($ctx, $dest.cast(), $src.cast(), bytes($nelems, $size, R)?, $pe, R))
+    }};
 }
 
-#[inline]
-fn rma_get(routine: &'static str, ctx: usize, dest: *mut c_void, src: *const c_void, nelems: usize, size: usize, pe: c_int) {
-    with_state(routine, |st| st.ctx_get(ctx, dest.cast(), src.cast(), bytes(nelems, size, routine)?, pe, routine))
+macro_rules! rma_get {
+    ($routine:expr, $ctx:expr, $dest:expr, $src:expr, $nelems:expr, $size:expr, $pe:expr) => {{
+        const R: &str = $routine;
+        with_state(R, |st| st.ctx_get($ctx, $dest.cast(), $src.cast(), bytes($nelems, $size, R)?, $pe, R))
+    }};
 }
 
-#[inline]
-#[allow(clippy::too_many_arguments)]
-fn rma_iput(
-    routine: &'static str, ctx: usize, dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, size: usize,
-    pe: c_int,
-) {
-    with_state(routine, |st| st.ctx_iput(ctx, dest.cast(), src.cast(), dst, sst, nelems, size, pe, routine))
+/// Strided put (iput); strides count elements.
+macro_rules! rma_iput {
+    ($routine:expr, $ctx:expr, $dest:expr, $src:expr, $dst:expr, $sst:expr, $nelems:expr, $size:expr, $pe:expr) => {{
+        const R: &str = $routine;
+        with_state(R, |st| st.ctx_iput($ctx, $dest.cast(), $src.cast(), $dst, $sst, $nelems, $size, $pe, R))
+    }};
 }
 
-#[inline]
-#[allow(clippy::too_many_arguments)]
-fn rma_iget(
-    routine: &'static str, ctx: usize, dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, size: usize,
-    pe: c_int,
-) {
-    with_state(routine, |st| st.ctx_iget(ctx, dest.cast(), src.cast(), dst, sst, nelems, size, pe, routine))
+macro_rules! rma_iget {
+    ($routine:expr, $ctx:expr, $dest:expr, $src:expr, $dst:expr, $sst:expr, $nelems:expr, $size:expr, $pe:expr) => {{
+        const R: &str = $routine;
+        with_state(R, |st| st.ctx_iget($ctx, $dest.cast(), $src.cast(), $dst, $sst, $nelems, $size, $pe, R))
+    }};
 }
 
 /// The eight routines of one family (`$pre` is e.g. "shmem_int_" or "shmem_", `$suf` "" or
@@ -49,35 +55,35 @@ macro_rules! block_routines {
     ($pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr) => {
         #[export_name = concat!($pre, "put", $suf)]
         pub extern "C" fn put(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_put(concat!($pre, "put", $suf), DEFAULT, dest.cast(), src.cast(), nelems, $size, pe)
+            rma_put!(concat!($pre, "put", $suf), DEFAULT, dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($pre, "get", $suf)]
         pub extern "C" fn get(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_get(concat!($pre, "get", $suf), DEFAULT, dest.cast(), src.cast(), nelems, $size, pe)
+            rma_get!(concat!($pre, "get", $suf), DEFAULT, dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($pre, "put", $suf, "_nbi")]
         pub extern "C" fn put_nbi(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_put(concat!($pre, "put", $suf, "_nbi"), DEFAULT, dest.cast(), src.cast(), nelems, $size, pe)
+            rma_put!(concat!($pre, "put", $suf, "_nbi"), DEFAULT, dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($pre, "get", $suf, "_nbi")]
         pub extern "C" fn get_nbi(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_get(concat!($pre, "get", $suf, "_nbi"), DEFAULT, dest.cast(), src.cast(), nelems, $size, pe)
+            rma_get!(concat!($pre, "get", $suf, "_nbi"), DEFAULT, dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "put", $suf)]
         pub extern "C" fn ctx_put(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_put(concat!($ctxpre, "put", $suf), ctx.value(), dest.cast(), src.cast(), nelems, $size, pe)
+            rma_put!(concat!($ctxpre, "put", $suf), ctx.value(), dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "get", $suf)]
         pub extern "C" fn ctx_get(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_get(concat!($ctxpre, "get", $suf), ctx.value(), dest.cast(), src.cast(), nelems, $size, pe)
+            rma_get!(concat!($ctxpre, "get", $suf), ctx.value(), dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "put", $suf, "_nbi")]
         pub extern "C" fn ctx_put_nbi(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_put(concat!($ctxpre, "put", $suf, "_nbi"), ctx.value(), dest.cast(), src.cast(), nelems, $size, pe)
+            rma_put!(concat!($ctxpre, "put", $suf, "_nbi"), ctx.value(), dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "get", $suf, "_nbi")]
         pub extern "C" fn ctx_get_nbi(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_get(concat!($ctxpre, "get", $suf, "_nbi"), ctx.value(), dest.cast(), src.cast(), nelems, $size, pe)
+            rma_get!(concat!($ctxpre, "get", $suf, "_nbi"), ctx.value(), dest, src, nelems, $size, pe)
         }
     };
 }
@@ -87,19 +93,19 @@ macro_rules! strided_routines {
     ($pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr) => {
         #[export_name = concat!($pre, "iput", $suf)]
         pub extern "C" fn iput(dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            rma_iput(concat!($pre, "iput", $suf), DEFAULT, dest.cast(), src.cast(), dst, sst, nelems, $size, pe)
+            rma_iput!(concat!($pre, "iput", $suf), DEFAULT, dest, src, dst, sst, nelems, $size, pe)
         }
         #[export_name = concat!($pre, "iget", $suf)]
         pub extern "C" fn iget(dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            rma_iget(concat!($pre, "iget", $suf), DEFAULT, dest.cast(), src.cast(), dst, sst, nelems, $size, pe)
+            rma_iget!(concat!($pre, "iget", $suf), DEFAULT, dest, src, dst, sst, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "iput", $suf)]
         pub extern "C" fn ctx_iput(ctx: ShmemCtx, dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            rma_iput(concat!($ctxpre, "iput", $suf), ctx.value(), dest.cast(), src.cast(), dst, sst, nelems, $size, pe)
+            rma_iput!(concat!($ctxpre, "iput", $suf), ctx.value(), dest, src, dst, sst, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "iget", $suf)]
         pub extern "C" fn ctx_iget(ctx: ShmemCtx, dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            rma_iget(concat!($ctxpre, "iget", $suf), ctx.value(), dest.cast(), src.cast(), dst, sst, nelems, $size, pe)
+            rma_iget!(concat!($ctxpre, "iget", $suf), ctx.value(), dest, src, dst, sst, nelems, $size, pe)
         }
     };
 }

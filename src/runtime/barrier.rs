@@ -1,13 +1,40 @@
-//! Barriers over any set of PEs, built on the per-pair signal counters in every PE's header.
+//! Messages between PEs, and the barriers built on them.
 //!
-//! PE j tells PE i "one more step" by adding 1 to counter[j] on PE i; PE i remembers how many
-//! it has consumed from j. Counters only grow, so no reset is ever needed, and one pair of PEs
-//! can serve every team and active set (SHMEM collectives on a PE are issued in program order).
-//! The barrier is a dissemination barrier: ceil(log2 n) rounds of one signal and one wait.
+//! # Messages
+//! PE j sends PE i its m-th message (m = 1, 2, ...) by writing into slot m % SLOTS of mailbox j in
+//! PE i's header (header.rs): the name line and words first, then tag and ack, then `seq = m`
+//! with Release. PE i, expecting its m-th message from j, polls that slot until `seq >= m`
+//! (Acquire) and reads it. Each side counts on its own (`Peer`), so sending is a few plain
+//! stores into one line (no read-modify-write, no lock) and nothing is ever reset; one pair
+//! of PEs serves every team and active set, because SHMEM programs issue their collectives in
+//! the same order on every PE that takes part.
+//!
+//! The tag says which routine sent the message (0: a barrier or sync; else a hash of the
+//! routine's name, whose text rides in the name line), so a PE that receives a message from a
+//! different collective reports both routines by name instead of misreading the words.
+//!
+//! # Three rules keep the slots safe
+//! 1. *Matching*: every message sent during a collective call is received during that call
+//!    (so both sides of a pair agree, message by message, on which call it belongs to).
+//! 2. *Read before moving on*: a PE finishes reading a message before it sends any message
+//!    or receives from the same sender again.
+//! 3. *Credit*: a PE writes its message m to j only once it knows j has finished message
+//!    m - SLOTS, which used the same slot. It knows from acknowledgments: every message carries the
+//!    sender's count of messages it has received from the addressee (finished, by rule 2),
+//!    and every PE, when it starts waiting for message w from j, publishes w-1 in its ack
+//!    line for j. Exchanges and barriers keep the credit fresh through the messages alone;
+//!    only a sender that has not heard from j for a while (a root broadcasting again and
+//!    again) reads j's ack line, and waits there in the rare case that j really is SLOTS
+//!    messages behind.
+//!
+//! No rule depends on what the collectives look like, so any mix of collectives, sizes, teams
+//! and active sets may follow one another with no barrier between them.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::header::{Slot, MSG_WORDS, NAME_BYTES, SLOTS};
 use super::State;
+use crate::error::{Error, ErrorKind, Result};
 
 /// A set of PEs `start, start+stride, ...` (`size` of them): a team or an active set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,8 +54,12 @@ impl PeSet {
         self.start + i * self.stride
     }
     /// Member index of world PE `pe`, if it is a member.
+    #[inline]
     pub fn index_of(&self, pe: usize) -> Option<usize> {
         let d = pe.checked_sub(self.start)?;
+        if self.stride == 1 {
+            return (d < self.size).then_some(d);
+        }
         let stride = self.stride.max(1);
         (d % stride == 0 && d / stride < self.size).then_some(d / stride)
     }
@@ -37,47 +68,230 @@ impl PeSet {
     }
 }
 
+const NAME_WORDS: usize = NAME_BYTES / 8;
+
+/// Who is sending: the routine, its tag and its name as it travels in the name line. The C
+/// entry points build theirs at compile time (`const`), so a call pays nothing for it.
+#[derive(Clone, Copy)]
+pub struct Caller {
+    pub routine: &'static str,
+    /// 0 for barriers and syncs; else a hash of the name.
+    pub tag: u64,
+    name: [u64; NAME_WORDS],
+}
+
+/// What a message from a barrier or sync is reported as (they send no name).
+const SYNC_NAME: &str = "a barrier or sync (shmem_barrier_all, shmem_sync_all, shmem_team_sync, shmem_barrier, shmem_sync, or the one inside shmem_malloc, shmem_free or shmem_finalize)";
+
+impl Caller {
+    /// A barrier or sync: tag 0, no name line.
+    pub const fn sync(routine: &'static str) -> Caller {
+        Caller { routine, tag: 0, name: [0; NAME_WORDS] }
+    }
+    /// A data collective (or a team split): its messages carry a tag and the name.
+    pub const fn collective(routine: &'static str) -> Caller {
+        let name = name_words(routine);
+        Caller { routine, tag: tag_of(&name), name }
+    }
+}
+
+/// The routine name, NUL-padded into little-endian words (at most NAME_BYTES - 1 bytes).
+const fn name_words(name: &str) -> [u64; NAME_WORDS] {
+    let b = name.as_bytes();
+    let mut w = [0u64; NAME_WORDS];
+    let mut i = 0;
+    while i < b.len() && i < NAME_BYTES - 1 {
+        w[i / 8] |= (b[i] as u64) << (8 * (i % 8));
+        i += 1;
+    }
+    w
+}
+
+fn words_name(w: &[u64; NAME_WORDS]) -> String {
+    let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).take_while(|&b| b != 0).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// A nonzero 64-bit hash of the name words (equal names, equal tags).
+const fn tag_of(name: &[u64; NAME_WORDS]) -> u64 {
+    let mut h = 0x243f_6a88_85a3_08d3u64;
+    let mut i = 0;
+    while i < NAME_WORDS && name[i] != 0 {
+        h = (h ^ name[i]).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^= h >> 29;
+        i += 1;
+    }
+    h | 1
+}
+
+/// A received message: readable until its receiver sends its next message (rule 2).
+#[derive(Clone, Copy)]
+pub struct Msg {
+    pub slot: Slot,
+    /// Sender's world PE number.
+    pub from: usize,
+}
+
+impl Msg {
+    #[inline]
+    pub fn word(&self, i: usize) -> u64 {
+        self.slot.word(i).load(Ordering::Relaxed)
+    }
+}
+
+/// This PE's counts for one peer. Only this PE touches them (under the collective lock when
+/// threads share it), so relaxed loads and stores suffice.
+#[derive(Default)]
+pub struct Peer {
+    /// Messages sent to the peer.
+    sent: AtomicU64,
+    /// Messages received from the peer.
+    received: AtomicU64,
+    /// How many of our messages the peer is known to have finished with.
+    acked: AtomicU64,
+}
+
+impl Peer {
+    /// Messages received from this peer so far (the last one is `Peer::received`th).
+    pub fn received(&self) -> u64 {
+        self.received.load(Ordering::Relaxed)
+    }
+    fn note_ack(&self, ack: u64) {
+        if ack > self.acked.load(Ordering::Relaxed) {
+            self.acked.store(ack, Ordering::Relaxed);
+        }
+    }
+}
+
 impl State {
-    /// Tells PE `to` that this PE finished one more step.
-    #[inline]
-    pub fn signal_pe(&self, to: usize) {
-        self.headers[to].counter(self.me).fetch_add(1, Ordering::Release);
+    /// Sends PE `to` a message: the words of `head` and `own` (at most MSG_WORDS together),
+    /// then `bytes` (raw, right after the words), tagged with the caller.
+    #[inline(always)]
+    pub fn send(&self, to: usize, caller: &Caller, head: &[u64], own: &[u64], bytes: Option<(*const u8, usize)>) {
+        let peer = &self.peers[to];
+        let m = peer.sent.load(Ordering::Relaxed) + 1;
+        peer.sent.store(m, Ordering::Relaxed);
+        if m > peer.acked.load(Ordering::Relaxed) + SLOTS as u64 {
+            self.await_credit(to, m - SLOTS as u64);
+        }
+        let slot = self.headers[to].slot(self.me, (m % SLOTS as u64) as usize);
+        if caller.tag != 0 {
+            for (i, &w) in caller.name.iter().enumerate() {
+                slot.name_word(i).store(w, Ordering::Relaxed);
+            }
+        }
+        for (i, &w) in head.iter().chain(own).enumerate() {
+            slot.word(i).store(w, Ordering::Relaxed);
+        }
+        if let Some((src, n)) = bytes.filter(|&(_, n)| n > 0) {
+            let at = head.len() + own.len();
+            assert!(at * 8 + n <= MSG_WORDS * 8, "{n} inline bytes do not fit a message");
+            // SAFETY: the words area of the slot has room for the bytes (asserted); the
+            // receiver is done with the slot's previous message (credit, checked above) and
+            // reads this one only after seq is published below; the caller passes n readable
+            // bytes at src.
+            unsafe { super::rma::copy_bytes(src, slot.word(at).as_ptr().cast::<u8>(), n) };
+        }
+        slot.ack().store(self.peers[to].received(), Ordering::Relaxed);
+        slot.tag().store(caller.tag, Ordering::Relaxed);
+        slot.seq().store(m, Ordering::Release);
     }
 
-    /// Waits for the next step signal from PE `from`.
-    #[inline]
-    pub fn await_pe(&self, from: usize) {
-        let want = self.consumed[from].fetch_add(1, Ordering::Relaxed) + 1;
-        let counter = self.my_header().counter(from);
-        self.wait_for(|| counter.load(Ordering::Acquire) >= want);
+    /// Waits until PE `to` says it has finished with our message `done` (rule 3).
+    #[cold]
+    fn await_credit(&self, to: usize, done: u64) {
+        let ack = self.headers[to].ack(self.me);
+        self.wait_for(|| ack.load(Ordering::Acquire) >= done);
+        self.peers[to].note_ack(ack.load(Ordering::Relaxed));
     }
 
-    /// Synchronises the members of `set` (no memory completion; see `barrier_set`).
-    pub fn sync_set(&self, set: &PeSet) {
-        let Some(i) = set.index_of(self.me) else { return };
+    /// Waits for the next message from PE `from` and checks that it comes from the same
+    /// routine as `caller` (the error names both).
+    #[inline(always)]
+    pub fn receive(&self, from: usize, caller: &Caller) -> Result<Msg> {
+        let peer = &self.peers[from];
+        let want = peer.received.load(Ordering::Relaxed) + 1;
+        peer.received.store(want, Ordering::Relaxed);
+        // The previous message from `from` is finished (rule 2): say so, for a sender that
+        // has nothing else to go by.
+        self.my_header().ack(from).store(want - 1, Ordering::Release);
+        let slot = self.my_header().slot(from, (want % SLOTS as u64) as usize);
+        let seq = slot.seq();
+        self.wait_for(|| seq.load(Ordering::Acquire) >= want);
+        let msg = Msg { slot, from };
+        if seq.load(Ordering::Relaxed) != want || slot.tag().load(Ordering::Relaxed) != caller.tag {
+            return Err(self.mismatch(msg, want, caller));
+        }
+        peer.note_ack(slot.ack().load(Ordering::Relaxed));
+        Ok(msg)
+    }
+
+    #[cold]
+    fn mismatch(&self, msg: Msg, want: u64, caller: &Caller) -> Error {
+        let seq = msg.slot.seq().load(Ordering::Relaxed);
+        if seq != want {
+            return Error::new(
+                ErrorKind::Internal,
+                caller.routine,
+                format!("internal error (please report): message {seq} from PE {} overtook message {want}", msg.from),
+            );
+        }
+        let theirs = match msg.slot.tag().load(Ordering::Relaxed) {
+            0 => SYNC_NAME.to_string(),
+            _ => words_name(&std::array::from_fn(|i| msg.slot.name_word(i).load(Ordering::Relaxed))),
+        };
+        // A broadcast's members hear only from the root they name, so members that disagree
+        // on the root meet later, in whatever each calls next.
+        let hint = if theirs.contains("broadcast") || caller.routine.contains("broadcast") {
+            " (if both called the same broadcast, they passed different PE_root values)"
+        } else {
+            ""
+        };
+        Error::invalid(
+            caller.routine,
+            format!(
+                "PE {} is in {theirs} while this PE ({}) is in {}{hint}: every member of the team or active set must call the same collective, with the same arguments, in the same order",
+                msg.from, self.me, caller.routine
+            ),
+        )
+    }
+
+    /// Synchronises the members of `set` (no memory completion; see `barrier_set`): a
+    /// dissemination barrier, ceil(log2 n) rounds of one message out and one in.
+    pub fn sync_set(&self, set: &PeSet, caller: &Caller) -> Result<()> {
+        let Some(i) = set.index_of(self.me) else { return Ok(()) };
         let n = set.size;
         let mut dist = 1;
         while dist < n {
-            self.signal_pe(set.pe((i + dist) % n));
-            self.await_pe(set.pe((i + n - dist) % n));
+            // (i + dist) mod n and (i - dist) mod n, without a division: both are below 2n.
+            let to = if i + dist >= n { i + dist - n } else { i + dist };
+            let from = if i >= dist { i - dist } else { i + n - dist };
+            self.send(set.pe(to), caller, &[], &[], None);
+            self.receive(set.pe(from), caller)?;
             dist *= 2;
         }
+        Ok(())
     }
 
     /// quiet + sync: on return every member's earlier puts are visible everywhere.
-    pub fn barrier_set(&self, set: &PeSet) {
+    pub fn barrier_set(&self, set: &PeSet, caller: &Caller) -> Result<()> {
         self.quiet();
-        self.sync_set(set);
+        self.sync_set(set, caller)
     }
 
+    /// A barrier over all PEs for the runtime's own use (allocation, finalize); a PE found in
+    /// another collective is a fatal error.
     pub fn barrier_all(&self) {
-        self.barrier_set(&PeSet::world(self.npes));
+        const CALLER: Caller = Caller::sync("shmem_barrier_all");
+        if let Err(e) = self.barrier_set(&PeSet::world(self.npes), &CALLER) {
+            super::fatal(&e);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::PeSet;
+    use super::*;
 
     #[test]
     fn strided_membership() {
@@ -89,5 +303,19 @@ mod tests {
         assert_eq!(s.index_of(0), None);
         let one = PeSet { start: 4, stride: 0, size: 1 };
         assert_eq!(one.index_of(4), Some(0));
+    }
+
+    #[test]
+    fn names_and_tags() {
+        let w = name_words("shmem_longdouble_prod_to_all");
+        assert_eq!(words_name(&w), "shmem_longdouble_prod_to_all");
+        let long = "x".repeat(100);
+        assert_eq!(words_name(&name_words(&long)).len(), NAME_BYTES - 1);
+        let a = Caller::collective("shmem_int_sum_reduce");
+        let b = Caller::collective("shmem_int_max_reduce");
+        assert_ne!(a.tag, 0);
+        assert_ne!(a.tag, b.tag);
+        assert_eq!(a.tag, Caller::collective("shmem_int_sum_reduce").tag);
+        assert_eq!(Caller::sync("shmem_barrier_all").tag, 0);
     }
 }

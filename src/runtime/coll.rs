@@ -1,32 +1,53 @@
 //! Host collectives over shared memory: every peer's heap (and static data) is mapped here, so a
-//! collective pulls what it needs straight out of the peers' memory.
+//! collective can pull what it needs straight out of the peers' memory, and small payloads
+//! travel inside the messages themselves (barrier.rs).
 //!
-//! Shape of every data collective on a set of PEs (a team or an active set):
-//! 1. publish this call's routine name and arguments in this PE's SCRATCH (header.rs);
-//! 2. sync the set: every member has entered, so every source is ready and every publication
-//!    is readable;
-//! 3. check that the members agree on the arguments they must agree on (a named error, not a
-//!    hang or garbage, when they don't), then read the peers' sources and write our own dest;
-//! 4. sync again: nobody reads our source or scratch any more, so both may be reused.
+//! Every message of a data collective carries the routine (its tag) and the arguments all
+//! members must agree on (counts, root, strides); a member that finds a different routine or
+//! a different argument in a message stops with an error naming both, so a mismatch is
+//! reported, never misread.
 //!
-//! Only the owner writes its scratch, and others read it only between the two syncs of one call.
-//! Within one call, each pair of PEs exchanges exactly as many signals as waits, so the
-//! monotonic pair counters (barrier.rs) stay matched across any mix of teams and active sets.
+//! Every data collective but a large broadcast starts with one *full exchange*: each member
+//! sends every other member one message, then receives one from each. When it is over every member has entered
+//! the call and checked everybody's arguments.
+//! - Small payloads ride in that exchange: the root's data in a broadcast, each member's
+//!   contribution to a reduction or (f)collect, each member's block for the receiver in an
+//!   alltoall. Each member then builds its own dest from the messages, and the call is over:
+//!   one step. Nothing of the user's is read by a peer, so the sources may be reused at once,
+//!   and dest may be the source.
+//! - Large payloads are pulled from the peers' sources after the exchange, and a final sync
+//!   (a dissemination barrier with this call's tag) keeps every source in place until every
+//!   member has finished reading it. Reductions split the work: member k reduces the k-th
+//!   slice of the elements from every member's source into its own dest, a sync, then each
+//!   member copies the other slices from the peers' dests, and a last sync. A large broadcast
+//!   needs no exchange: the root tells each member its source is ready, each member copies
+//!   from it and answers, and the root returns when all have.
+//!
+//! A small broadcast could be a one-way push from the root, which would then not wait at
+//! all; measured after a barrier (the usual pattern) it is slower on average: the root reaches
+//! the next barrier first, so it leaves it last, and every member then waits for it twice.
+//! The exchange also lets the root check its members' arguments.
+//!
+//! Whether a call is small is decided from the agreed arguments, so every member takes the
+//! same path; if they disagree, the first message on either path shows it.
+//! Every message sent in a call is received in it, so the pair counts stay matched between
+//! calls (rule 1 of barrier.rs); the other two rules of barrier.rs make back-to-back
+//! collectives of any kinds, sizes, teams and active sets safe with no barrier between them.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::mem::{align_of, size_of, MaybeUninit};
 use std::sync::MutexGuard;
 
-use super::barrier::PeSet;
-use super::header::SCRATCH_BYTES;
+use super::barrier::{Caller, Msg, PeSet};
+use super::header::{MSG_WORDS, SLOTS};
 use super::rma::bytes;
 use super::State;
 use crate::error::{Error, ErrorKind, Result};
 
-/// Scratch words holding the routine name (NUL-padded), then the arguments.
-const NAME_WORDS: usize = 8;
-const MAX_WORDS: usize = SCRATCH_BYTES / 8;
-/// Bytes reduced per pass over the peers (keeps the accumulator in L1).
+/// Elements reduced per pass over the members (keeps the accumulator in L1).
 const REDUCE_CHUNK_BYTES: usize = 8192;
+
+/// Most arguments a collective asks its members to agree on (alltoalls and team splits: 3).
+const MAX_AGREED: usize = 4;
 
 /// One collective call in progress on this PE (holding the collective lock under THREAD_MULTIPLE).
 pub struct Coll<'a> {
@@ -34,14 +55,31 @@ pub struct Coll<'a> {
     pub set: PeSet,
     /// This PE's index in the set.
     pub me: usize,
-    routine: &'static str,
+    caller: Caller,
+    /// The arguments every member must pass alike, with their names for the error message,
+    /// and their values as the first words of every message this call sends.
+    agreed: &'a [(&'static str, i64)],
+    head: [u64; MAX_AGREED],
     _serial: Option<MutexGuard<'a, ()>>,
 }
 
+/// A message's worth of bytes, aligned for any element type (long double included).
+#[repr(C, align(16))]
+struct InlineBuf([MaybeUninit<u8>; MSG_WORDS * 8]);
+
+impl InlineBuf {
+    fn new() -> InlineBuf {
+        InlineBuf([MaybeUninit::uninit(); MSG_WORDS * 8])
+    }
+    fn ptr(&mut self) -> *mut u8 {
+        self.0.as_mut_ptr().cast()
+    }
+}
+
 impl State {
-    /// Enters a collective over `set`; this PE must be a member.
-    pub fn collective(&self, set: PeSet, routine: &'static str) -> Result<Coll<'_>> {
-        let me = set.index_of(self.me).ok_or_else(|| {
+    /// This PE's index in `set`, or the error for a non-member calling a collective on it.
+    fn member_index(&self, set: &PeSet, routine: &'static str) -> Result<usize> {
+        set.index_of(self.me).ok_or_else(|| {
             Error::new(
                 ErrorKind::NotMember,
                 routine,
@@ -50,27 +88,25 @@ impl State {
                     self.me, set.start, set.stride, set.size
                 ),
             )
-        })?;
+        })
+    }
+
+    /// Enters a collective over `set` with nothing to agree on yet (see `Coll::begin`).
+    pub fn collective(&self, set: PeSet, routine: &'static str) -> Result<Coll<'_>> {
+        self.collective_agreeing(set, &Caller::collective(routine), &[])
+    }
+
+    /// Enters a collective over `set` whose members must all pass `agreed`.
+    #[inline(always)]
+    fn collective_agreeing<'a>(&'a self, set: PeSet, caller: &Caller, agreed: &'a [(&'static str, i64)]) -> Result<Coll<'a>> {
+        let me = self.member_index(&set, caller.routine)?;
+        debug_assert!(agreed.len() <= MAX_AGREED);
+        let mut head = [0u64; MAX_AGREED];
+        for (w, (_, v)) in head.iter_mut().zip(agreed) {
+            *w = *v as u64;
+        }
         let serial = self.serialize_collectives();
-        Ok(Coll { st: self, set, me, routine, _serial: serial })
-    }
-}
-
-/// A little-endian packing of a routine name into scratch words.
-fn name_words(name: &str) -> [u64; NAME_WORDS] {
-    let mut w = [0u64; NAME_WORDS];
-    for (i, b) in name.bytes().take(NAME_WORDS * 8 - 1).enumerate() {
-        w[i / 8] |= (b as u64) << (8 * (i % 8));
-    }
-    w
-}
-
-fn words_name(w: &[u64]) -> String {
-    let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).take_while(|&b| b != 0).collect();
-    if bytes.is_empty() {
-        "no collective".into()
-    } else {
-        String::from_utf8_lossy(&bytes).into_owned()
+        Ok(Coll { st: self, set, me, caller: *caller, agreed, head, _serial: serial })
     }
 }
 
@@ -85,107 +121,130 @@ impl Coll<'_> {
         self.set.size
     }
 
-    fn scratch(&self, k: usize) -> &'static [AtomicU64] {
-        let base = self.st.headers[self.pe(k)].scratch();
-        // SAFETY: every PE's scratch area is SCRATCH_BYTES of 8-aligned memory inside its heap
-        // mapping, which lives until finalize; atomics accept any bit pattern.
-        unsafe { std::slice::from_raw_parts(base as *const AtomicU64, MAX_WORDS) }
+    fn routine(&self) -> &'static str {
+        self.caller.routine
     }
 
-    /// Argument word `i` of member `k`'s publication for this call.
-    pub fn arg(&self, k: usize, i: usize) -> u64 {
-        self.scratch(k)[NAME_WORDS + i].load(Ordering::Relaxed)
+    /// Bytes of payload a message can carry after the agreed arguments and `own` words.
+    fn inline_capacity(&self, own: usize) -> usize {
+        (MSG_WORDS - self.agreed.len() - own) * 8
     }
 
-    /// Synchronises the set (no memory completion).
+    /// Sends member `k` this call's message: the agreed arguments, `own` words, then `bytes`.
     #[inline]
-    pub fn sync(&self) {
-        self.st.sync_set(&self.set);
+    fn send(&self, k: usize, own: &[u64], bytes: Option<(*const u8, usize)>) {
+        self.st.send(self.pe(k), &self.caller, &self.head[..self.agreed.len()], own, bytes);
     }
 
-    /// Steps 1–3: publishes the routine name, `agreed` (which every member must pass alike) and
-    /// `own` (this PE's own values, read back with `arg(k, agreed.len() + i)`), syncs, and
-    /// checks the agreement.
-    pub fn begin(&self, agreed: &[(&str, i64)], own: &[u64]) -> Result<()> {
-        self.write_scratch(agreed, own);
-        if self.set.size == 1 {
-            return Ok(());
+    /// Receives member `k`'s message of this step and checks routine and agreed arguments.
+    #[inline(always)]
+    fn receive(&self, agreed: &[(&'static str, i64)], k: usize) -> Result<Msg> {
+        let msg = self.st.receive(self.pe(k), &self.caller)?;
+        for (i, (what, v)) in agreed.iter().enumerate() {
+            let t = msg.word(i) as i64;
+            if t != *v {
+                return Err(self.disagree(k, what, t, *v));
+            }
         }
-        self.sync();
-        self.check(agreed)
+        Ok(msg)
     }
 
-    fn write_scratch(&self, agreed: &[(&str, i64)], own: &[u64]) {
-        let mine = self.scratch(self.me);
-        let name = name_words(self.routine);
-        let words = name.iter().copied().chain(agreed.iter().map(|a| a.1 as u64)).chain(own.iter().copied());
-        for (slot, w) in mine.iter().zip(words) {
-            slot.store(w, Ordering::Relaxed);
+    #[cold]
+    fn disagree(&self, k: usize, what: &str, theirs: i64, mine: i64) -> Error {
+        Error::invalid(
+            self.routine(),
+            format!(
+                "PE {} passed {what} = {theirs} but this PE ({}) passed {what} = {mine}: every member must pass the same {what}",
+                self.pe(k),
+                self.st.me
+            ),
+        )
+    }
+
+    /// One full exchange: `send(k)` must send member k exactly one message, for every other
+    /// member k; then each member's message is received and checked, and handed to
+    /// `take(k, msg)`. A received message stays readable until this PE next sends to or
+    /// receives from that member (rule 2 of barrier.rs), so `take` may also leave it for
+    /// later (`last_from`).
+    #[inline(always)]
+    fn exchange(&self, send: impl FnMut(usize), take: impl FnMut(usize, Msg) -> Result<()>) -> Result<()> {
+        self.exchange_agreeing(self.agreed, send, take)
+    }
+
+    #[inline(always)]
+    fn exchange_agreeing(
+        &self, agreed: &[(&'static str, i64)], mut send: impl FnMut(usize), mut take: impl FnMut(usize, Msg) -> Result<()>,
+    ) -> Result<()> {
+        // Members after us first, wrapping around (no division on the way).
+        let n = self.size();
+        let next = |k: usize| if k + 1 == n { 0 } else { k + 1 };
+        let mut k = next(self.me);
+        while k != self.me {
+            send(k);
+            k = next(k);
         }
-    }
-
-    fn check(&self, agreed: &[(&str, i64)]) -> Result<()> {
-        let mine = name_words(self.routine);
-        for k in 0..self.set.size {
-            if k == self.me {
-                continue;
-            }
-            let theirs: Vec<u64> = self.scratch(k)[..NAME_WORDS].iter().map(|w| w.load(Ordering::Relaxed)).collect();
-            if theirs[..] != mine[..] {
-                return Err(Error::invalid(
-                    self.routine,
-                    format!(
-                        "PE {} is in {} while this PE ({}) is in {}: every member of the team or active set must call the same collective, in the same order",
-                        self.pe(k),
-                        words_name(&theirs),
-                        self.st.me,
-                        self.routine
-                    ),
-                ));
-            }
-            for (i, (what, v)) in agreed.iter().enumerate() {
-                let t = self.arg(k, i) as i64;
-                if t != *v {
-                    return Err(Error::invalid(
-                        self.routine,
-                        format!(
-                            "PE {} passed {what} = {t} but this PE ({}) passed {what} = {v}: every member must pass the same {what}",
-                            self.pe(k),
-                            self.st.me
-                        ),
-                    ));
-                }
-            }
+        let mut k = next(self.me);
+        while k != self.me {
+            take(k, self.receive(agreed, k)?)?;
+            k = next(k);
         }
         Ok(())
     }
 
-    /// Step 4: after this, peers no longer read our source or scratch.
-    pub fn finish(self) {
-        self.sync();
+    /// The exchange that carries nothing but the agreed arguments.
+    fn agree(&self) -> Result<()> {
+        self.exchange(|k| self.send(k, &[], None), |_, _| Ok(()))
     }
 
+    /// The last message received from member `k` (k != me) in this call.
+    fn last_from(&self, k: usize) -> Msg {
+        let pe = self.pe(k);
+        let m = self.st.peers[pe].received();
+        Msg { slot: self.st.my_header().slot(pe, (m % SLOTS as u64) as usize), from: pe }
+    }
+
+    /// Where a message's payload starts, after the agreed arguments and `own` words.
+    fn payload(&self, msg: &Msg, own: usize) -> *const u8 {
+        msg.slot.word(self.agreed.len() + own).as_ptr().cast_const().cast()
+    }
+
+    /// The closing step of the large paths: a dissemination barrier with this call's tag.
+    fn sync(&self) -> Result<()> {
+        self.st.sync_set(&self.set, &self.caller)
+    }
+
+    /// For team splits (team.rs): one exchange in which the members check that they all pass
+    /// `agreed`; `own` words ride along unchecked.
+    pub fn begin(&self, agreed: &[(&'static str, i64)], own: &[u64]) -> Result<()> {
+        let head: Vec<u64> = agreed.iter().map(|a| a.1 as u64).collect();
+        self.exchange_agreeing(agreed, |k| self.st.send(self.pe(k), &self.caller, &head, own, None), |_, _| Ok(()))
+    }
+
+    /// Ends a call started with `begin`: the exchange left nothing to release.
+    pub fn finish(self) {}
+
     /// Member `k`'s copy of symmetric `addr..addr+len`, as mapped here (len 0: unchecked).
-    #[inline]
+    #[inline(always)]
     pub fn peer(&self, addr: *const u8, len: usize, k: usize) -> Result<*const u8> {
         if len == 0 {
             return Ok(addr);
         }
-        Ok(self.st.translate(addr, len, self.pe(k), self.routine)?.cast_const())
+        Ok(self.st.translate(addr, len, self.pe(k), self.routine())?.cast_const())
     }
 
     /// Checks that `dest..dest+len` is symmetric on this PE (the spec requires it).
+    #[inline(always)]
     pub fn own_dest(&self, dest: *mut u8, len: usize) -> Result<*mut u8> {
         if len == 0 {
             return Ok(dest);
         }
-        self.st.translate(dest, len, self.st.me, self.routine)
+        self.st.translate(dest, len, self.st.me, self.routine())
     }
 
     pub fn no_overlap(&self, dest: *const u8, dlen: usize, source: *const u8, slen: usize) -> Result<()> {
         if overlap(dest, dlen, source, slen) {
             return Err(Error::invalid(
-                self.routine,
+                self.routine(),
                 format!("dest {dest:p} ({dlen} bytes) overlaps source {source:p} ({slen} bytes); peers read the source while dest is written: use separate arrays"),
             ));
         }
@@ -202,9 +261,9 @@ fn overlap(a: *const u8, alen: usize, b: *const u8, blen: usize) -> bool {
 #[inline]
 fn copy(src: *const u8, dest: *mut u8, n: usize) {
     if n > 0 && src != dest.cast_const() {
-        // SAFETY: callers pass ranges they translated (peer memory) or checked (own dest),
-        // each n bytes long; ptr::copy allows overlap.
-        unsafe { std::ptr::copy(src, dest, n) };
+        // SAFETY: callers pass ranges they translated (peer memory), checked (own dest) or own
+        // (message payloads, local buffers), each n bytes long; copy_bytes allows overlap.
+        unsafe { super::rma::copy_bytes(src, dest, n) };
     }
 }
 
@@ -212,28 +271,36 @@ fn check_count(n: i64, what: &str, routine: &'static str) -> Result<usize> {
     usize::try_from(n).map_err(|_| Error::invalid(routine, format!("{what} = {n} is negative; pass a count >= 0")))
 }
 
+/// Elements `[lo, hi)` of `n` that member `k` of `parts` reduces (the first `n % parts`
+/// members take one more).
+fn slice_of(n: usize, parts: usize, k: usize) -> (usize, usize) {
+    let (q, r) = (n / parts, n % parts);
+    let lo = k * q + k.min(r);
+    (lo, lo + q + usize::from(k < r))
+}
+
 impl State {
-    /// Barrier over a set: quiet, then sync.
-    pub fn coll_barrier(&self, set: PeSet, routine: &'static str) -> Result<()> {
-        let c = self.collective(set, routine)?;
-        self.quiet();
-        c.sync();
-        Ok(())
+    /// Barrier over a set: quiet, then sync (`caller` is a `Caller::sync`).
+    pub fn coll_barrier(&self, set: PeSet, caller: &Caller) -> Result<()> {
+        self.member_index(&set, caller.routine)?;
+        let _serial = self.serialize_collectives();
+        self.barrier_set(&set, caller)
     }
 
     /// Sync over a set (no memory completion).
-    pub fn coll_sync(&self, set: PeSet, routine: &'static str) -> Result<()> {
-        let c = self.collective(set, routine)?;
-        c.sync();
-        Ok(())
+    pub fn coll_sync(&self, set: PeSet, caller: &Caller) -> Result<()> {
+        self.member_index(&set, caller.routine)?;
+        let _serial = self.serialize_collectives();
+        self.sync_set(&set, caller)
     }
 
     /// Copies `nbytes` at `source` on member `root` to `dest` on every member (the root too
     /// when `update_root`, as team broadcasts do; active-set broadcasts leave the root's dest).
     #[allow(clippy::too_many_arguments)]
     pub fn broadcast(
-        &self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, root: i32, update_root: bool, routine: &'static str,
+        &self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, root: i32, update_root: bool, caller: &Caller,
     ) -> Result<()> {
+        let routine = caller.routine;
         if root < 0 || root as usize >= set.size {
             return Err(Error::new(
                 ErrorKind::InvalidPe,
@@ -242,92 +309,170 @@ impl State {
             ));
         }
         let root = root as usize;
-        let c = self.collective(set, routine)?;
+        let agreed = [("nelems (in bytes)", nbytes as i64), ("PE_root", root as i64)];
+        let c = self.collective_agreeing(set, caller, &agreed)?;
         let writes = c.me != root || update_root;
-        let d = if writes { c.own_dest(dest, nbytes)? } else { dest };
-        c.begin(&[("nelems (in bytes)", nbytes as i64), ("PE_root", root as i64)], &[])?;
-        let s = c.peer(source, nbytes, root)?;
-        if writes {
-            copy(s, d, nbytes);
+        if nbytes <= c.inline_capacity(0) {
+            // One exchange: the root's messages carry the data, everyone's the arguments.
+            let s = if c.me == root { c.peer(source, nbytes, root)? } else { source };
+            let data = (c.me == root).then_some((s, nbytes));
+            let d = if writes { c.own_dest(dest, nbytes)? } else { dest };
+            c.exchange(
+                |k| c.send(k, &[], data),
+                |k, msg| {
+                    if k == root {
+                        copy(c.payload(&msg, 0), d, nbytes);
+                    }
+                    Ok(())
+                },
+            )?;
+            if c.me == root && writes {
+                copy(s, d, nbytes);
+            }
+            return Ok(());
         }
-        c.finish();
+        // A round trip: "source ready" from the root, each member copies from the root's
+        // source into its dest and answers "done"; the root's source stays put until then.
+        if c.me == root {
+            let s = c.peer(source, nbytes, root)?;
+            for k in (0..c.size()).filter(|&k| k != root) {
+                c.send(k, &[], None);
+            }
+            if writes {
+                copy(s, c.own_dest(dest, nbytes)?, nbytes);
+            }
+            for k in (0..c.size()).filter(|&k| k != root) {
+                c.receive(c.agreed, k)?;
+            }
+            return Ok(());
+        }
+        let d = c.own_dest(dest, nbytes)?;
+        c.receive(c.agreed, root)?;
+        copy(c.peer(source, nbytes, root)?, d, nbytes);
+        c.send(root, &[], None);
         Ok(())
     }
 
     /// Concatenates every member's `nbytes` (which may differ per member) into `dest` on every
-    /// member, in member order.
-    pub fn collect(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, routine: &'static str) -> Result<()> {
-        let c = self.collective(set, routine)?;
-        c.begin(&[], &[nbytes as u64])?;
-        let counts: Vec<usize> = (0..c.size()).map(|k| c.arg(k, 0) as usize).collect();
+    /// member, in member order. Each member's count travels in its message, with its data when
+    /// that fits; larger contributions are pulled from the member's source.
+    pub fn collect(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, caller: &Caller) -> Result<()> {
+        let routine = caller.routine;
+        let c = self.collective_agreeing(set, caller, &[])?;
+        let own = c.peer(source, nbytes, c.me)?;
+        let inline = nbytes <= c.inline_capacity(1);
+        let mut counts = vec![0usize; c.size()];
+        counts[c.me] = nbytes;
+        c.exchange(
+            |k| c.send(k, &[nbytes as u64], inline.then_some((own, nbytes))),
+            |k, msg| {
+                counts[k] = msg.word(0) as usize;
+                Ok(())
+            },
+        )?;
         let total = counts
             .iter()
             .try_fold(0usize, |a, &n| a.checked_add(n))
             .ok_or_else(|| Error::invalid(routine, "the members' element counts add up to more than size_t holds"))?;
         let d = c.own_dest(dest, total)?;
         c.no_overlap(dest, total, source, nbytes)?;
-        let mut offsets = Vec::with_capacity(counts.len());
+        let cap = c.inline_capacity(1);
         let mut at = 0usize;
-        for &n in &counts {
-            offsets.push(at);
+        for (k, &n) in counts.iter().enumerate() {
+            // SAFETY (each `add`): at + n <= total, the length own_dest checked.
+            let to = unsafe { d.add(at) };
+            if k == c.me {
+                copy(own, to, n);
+            } else if n <= cap {
+                copy(c.payload(&c.last_from(k), 1), to, n);
+            } else {
+                copy(c.peer(source, n, k)?, to, n);
+            }
             at += n;
         }
-        for step in 0..c.size() {
-            let k = (c.me + step) % c.size();
-            let s = c.peer(source, counts[k], k)?;
-            // SAFETY: offsets[k] + counts[k] <= total, the length own_dest checked.
-            copy(s, unsafe { d.add(offsets[k]) }, counts[k]);
+        // Every member saw every count, so all agree whether anyone's source was read.
+        if counts.iter().any(|&n| n > cap) {
+            c.sync()?;
         }
-        c.finish();
         Ok(())
     }
 
     /// Every member contributes `nbytes`; dest gets them in member order.
-    pub fn fcollect(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, routine: &'static str) -> Result<()> {
-        let c = self.collective(set, routine)?;
+    pub fn fcollect(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, caller: &Caller) -> Result<()> {
+        let routine = caller.routine;
+        let agreed = [("nelems (in bytes)", nbytes as i64)];
+        let c = self.collective_agreeing(set, caller, &agreed)?;
         let total = bytes(nbytes, c.size(), routine)?;
         let d = c.own_dest(dest, total)?;
         c.no_overlap(dest, total, source, nbytes)?;
-        c.begin(&[("nelems (in bytes)", nbytes as i64)], &[])?;
+        let own = c.peer(source, nbytes, c.me)?;
+        // SAFETY (each `add` below): k * nbytes + nbytes <= total, the length own_dest checked.
+        let block = |k: usize| unsafe { d.add(k * nbytes) };
+        if nbytes <= c.inline_capacity(0) {
+            c.exchange(
+                |k| c.send(k, &[], Some((own, nbytes))),
+                |k, msg| {
+                    copy(c.payload(&msg, 0), block(k), nbytes);
+                    Ok(())
+                },
+            )?;
+            copy(own, block(c.me), nbytes);
+            return Ok(());
+        }
+        c.agree()?;
         for step in 0..c.size() {
             let k = (c.me + step) % c.size();
-            let s = c.peer(source, nbytes, k)?;
-            // SAFETY: k * nbytes + nbytes <= total, the length own_dest checked.
-            copy(s, unsafe { d.add(k * nbytes) }, nbytes);
+            copy(c.peer(source, nbytes, k)?, block(k), nbytes);
         }
-        c.finish();
-        Ok(())
+        c.sync()
     }
 
     /// Block k of dest on member i = block i of source on member k (blocks of `nbytes`).
-    pub fn alltoall(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, routine: &'static str) -> Result<()> {
-        let c = self.collective(set, routine)?;
+    pub fn alltoall(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, caller: &Caller) -> Result<()> {
+        let routine = caller.routine;
+        let agreed = [("nelems (in bytes)", nbytes as i64)];
+        let c = self.collective_agreeing(set, caller, &agreed)?;
         let total = bytes(nbytes, c.size(), routine)?;
         let d = c.own_dest(dest, total)?;
         c.no_overlap(dest, total, source, total)?;
-        c.begin(&[("nelems (in bytes)", nbytes as i64)], &[])?;
+        let own = c.peer(source, total, c.me)?;
+        // SAFETY (each `add` below): blocks lie inside the `total` bytes translated/checked above.
+        let (dblock, sblock) = (|k: usize| unsafe { d.add(k * nbytes) }, |k: usize| unsafe { own.add(k * nbytes) });
+        if nbytes <= c.inline_capacity(0) {
+            c.exchange(
+                |k| c.send(k, &[], Some((sblock(k), nbytes))),
+                |k, msg| {
+                    copy(c.payload(&msg, 0), dblock(k), nbytes);
+                    Ok(())
+                },
+            )?;
+            copy(sblock(c.me), dblock(c.me), nbytes);
+            return Ok(());
+        }
+        c.agree()?;
         for step in 0..c.size() {
             let k = (c.me + step) % c.size();
             let s = c.peer(source, total, k)?;
-            // SAFETY: both blocks lie inside the `total` bytes translated/checked above.
-            copy(unsafe { s.add(c.me * nbytes) }, unsafe { d.add(k * nbytes) }, nbytes);
+            // SAFETY: block c.me of member k's source lies inside the `total` bytes translated.
+            copy(unsafe { s.add(c.me * nbytes) }, dblock(k), nbytes);
         }
-        c.finish();
-        Ok(())
+        c.sync()
     }
 
     /// Strided alltoall: element m of block k of dest (at index dst*(k*nelems+m)) on member i
     /// = element m of block i of source (at index sst*(i*nelems+m)) on member k.
     #[allow(clippy::too_many_arguments)]
     pub fn alltoalls(
-        &self, set: PeSet, dest: *mut u8, source: *const u8, dst: isize, sst: isize, nelems: usize, size: usize, routine: &'static str,
+        &self, set: PeSet, dest: *mut u8, source: *const u8, dst: isize, sst: isize, nelems: usize, size: usize, caller: &Caller,
     ) -> Result<()> {
+        let routine = caller.routine;
         for (name, v) in [("dst", dst), ("sst", sst)] {
             if v < 1 {
                 return Err(Error::invalid(routine, format!("{name} = {v}: strides must be >= 1 (1 means contiguous)")));
             }
         }
-        let c = self.collective(set, routine)?;
+        let agreed = [("dst", dst as i64), ("sst", sst as i64), ("nelems", nelems as i64)];
+        let c = self.collective_agreeing(set, caller, &agreed)?;
         let n = c.size();
         // Bytes spanned by n*nelems elements at `stride`: ((n*nelems-1)*stride+1)*size.
         let span = |stride: isize| -> Result<usize> {
@@ -341,85 +486,171 @@ impl State {
         let (dlen, slen) = (span(dst)?, span(sst)?);
         let d = c.own_dest(dest, dlen)?;
         c.no_overlap(dest, dlen, source, slen)?;
-        c.begin(&[("dst", dst as i64), ("sst", sst as i64), ("nelems", nelems as i64)], &[])?;
+        let own = c.peer(source, slen, c.me)?;
         let (dst, sst) = (dst as usize, sst as usize);
+        // SAFETY (both closures): the element offsets stay below dlen / slen by the span
+        // computation, for k < n and m < nelems.
+        let delem = |k: usize, m: usize| unsafe { d.add(dst * (k * nelems + m) * size) };
+        let selem = |s: *const u8, i: usize, m: usize| unsafe { s.add(sst * (i * nelems + m) * size) };
+        let len = nelems * size; // <= slen, so no overflow
+        if len <= c.inline_capacity(0) {
+            // Gather my block for member k into one message.
+            let pack = |k: usize| {
+                let mut buf = InlineBuf::new();
+                for m in 0..nelems {
+                    // SAFETY: m * size + size <= len <= the buffer's size.
+                    copy(selem(own, k, m), unsafe { buf.ptr().add(m * size) }, size);
+                }
+                buf
+            };
+            c.exchange(
+                |k| {
+                    let mut buf = pack(k);
+                    c.send(k, &[], Some((buf.ptr(), len)));
+                },
+                |k, msg| {
+                    let p = c.payload(&msg, 0);
+                    for m in 0..nelems {
+                        // SAFETY: the payload holds len = nelems * size bytes.
+                        copy(unsafe { p.add(m * size) }, delem(k, m), size);
+                    }
+                    Ok(())
+                },
+            )?;
+            for m in 0..nelems {
+                copy(selem(own, c.me, m), delem(c.me, m), size);
+            }
+            return Ok(());
+        }
+        c.agree()?;
         for step in 0..n {
             let k = (c.me + step) % n;
             let s = c.peer(source, slen, k)?;
             for m in 0..nelems {
-                let si = sst * (c.me * nelems + m) * size;
-                let di = dst * (k * nelems + m) * size;
-                // SAFETY: si + size <= slen and di + size <= dlen by the span computation.
-                copy(unsafe { s.add(si) }, unsafe { d.add(di) }, size);
+                copy(selem(s, c.me, m), delem(k, m), size);
             }
         }
-        c.finish();
-        Ok(())
+        c.sync()
     }
 
     /// Element-wise reduction of every member's `source[0..nreduce]` with `op`, in member order
-    /// (so every member gets bit-identical results), into `dest` on every member. In place
-    /// (`dest == source`) works: the result is built privately and written once the peers are
-    /// done reading (one more sync than out of place).
-    pub fn reduce<T: Copy>(
-        &self, set: PeSet, dest: *mut T, source: *const T, nreduce: i64, op: impl Fn(T, T) -> T, routine: &'static str,
+    /// (so every member gets bit-identical results), into `dest` on every member. `dest` may
+    /// be `source` (in place) or must not overlap it.
+    pub fn reduce<T: Copy, F: Fn(T, T) -> T>(
+        &self, set: PeSet, dest: *mut T, source: *const T, nreduce: i64, op: F, caller: &Caller,
     ) -> Result<()> {
+        let routine = caller.routine;
         let nreduce = check_count(nreduce, "nreduce", routine)?;
-        let size = std::mem::size_of::<T>();
+        let size = size_of::<T>();
         let len = bytes(nreduce, size, routine)?;
-        let align = std::mem::align_of::<T>();
-        for (what, p) in [("dest", dest as usize), ("source", source as usize)] {
-            if nreduce > 0 && p % align != 0 {
-                return Err(Error::invalid(routine, format!("{what} {p:#x} is not aligned to {align} bytes as its element type requires")));
-            }
+        if nreduce > 0 && !(dest as usize | source as usize).is_multiple_of(align_of::<T>()) {
+            return Err(misaligned(dest as usize, source as usize, align_of::<T>(), routine));
         }
-        let c = self.collective(set, routine)?;
-        let d = c.own_dest(dest.cast(), len)?.cast::<T>();
-        // In place is the same decision on every member for symmetric arguments; checking it
-        // keeps the extra sync below matched even for a program that breaks that rule.
-        let in_place = overlap(dest.cast(), len, source.cast(), len);
-        c.begin(&[("nreduce", nreduce as i64), ("dest overlapping source (in place)", in_place as i64)], &[])?;
-        let srcs: Vec<*const T> =
-            (0..c.size()).map(|k| c.peer(source.cast(), len, k).map(|p| p.cast::<T>())).collect::<Result<_>>()?;
-        let mut private: Vec<T> = Vec::new();
-        let out: *mut T = if in_place {
-            // SAFETY: srcs[0] was translated for nreduce elements and alignment was checked.
-            private = unsafe { std::slice::from_raw_parts(srcs[0], nreduce) }.to_vec();
-            private.as_mut_ptr()
-        } else {
-            d
-        };
-        let chunk = (REDUCE_CHUNK_BYTES / size.max(1)).max(1);
-        let mut at = 0;
-        while at < nreduce {
-            let n = chunk.min(nreduce - at);
-            // SAFETY: out has room for nreduce elements (own dest checked above, or the private
-            // copy of member 0's source); every source was translated for nreduce elements;
-            // alignment was checked; out overlaps no source (in place goes through `private`).
-            let acc = unsafe { std::slice::from_raw_parts_mut(out.add(at), n) };
-            if !in_place {
-                // SAFETY: as above.
-                acc.copy_from_slice(unsafe { std::slice::from_raw_parts(srcs[0].add(at), n) });
+        let in_place = dest.cast_const() == source;
+        if !in_place && overlap(dest.cast(), len, source.cast(), len) {
+            return Err(Error::invalid(
+                routine,
+                format!("dest {dest:p} and source {source:p} overlap ({len} bytes each) without being the same array; pass the same array (in place) or separate ones"),
+            ));
+        }
+        let agreed = [("nreduce", nreduce as i64)];
+        let c = self.collective_agreeing(set, caller, &agreed)?;
+        let own = c.peer(source.cast(), len, c.me)?;
+        if len <= c.inline_capacity(0) {
+            // Our contribution goes out in the messages; in place it is copied aside first,
+            // since dest (= source) is written before our part is folded in.
+            let mut buf = InlineBuf::new();
+            let mine = if in_place {
+                copy(own, buf.ptr(), len);
+                buf.ptr().cast_const()
+            } else {
+                own
+            };
+            c.exchange(|k| c.send(k, &[], Some((mine, len))), |_, _| Ok(()))?;
+            let d = c.own_dest(dest.cast(), len)?.cast::<T>();
+            let from = |k: usize| if k == c.me { mine } else { c.payload(&c.last_from(k), 0) };
+            copy(from(0), d.cast(), len);
+            for k in 1..c.size() {
+                // SAFETY: d holds nreduce elements (own_dest); every payload holds len bytes.
+                unsafe { fold(d, from(k), nreduce, &op) };
             }
-            for s in &srcs[1..] {
-                // SAFETY: as above.
-                let other = unsafe { std::slice::from_raw_parts(s.add(at), n) };
-                for (a, &b) in acc.iter_mut().zip(other) {
-                    *a = op(*a, b);
+            return Ok(());
+        }
+        let d = c.own_dest(dest.cast(), len)?.cast::<T>();
+        c.agree()?;
+        let srcs: Vec<*const T> = (0..c.size()).map(|k| c.peer(source.cast(), len, k).map(|p| p.cast::<T>())).collect::<Result<_>>()?;
+        // Reduce-scatter: our slice of the elements, from every member's source, into our dest.
+        let (lo, hi) = slice_of(nreduce, c.size(), c.me);
+        let chunk = (REDUCE_CHUNK_BYTES / size.max(1)).max(1);
+        let mut private: Vec<T> = Vec::with_capacity(if in_place { chunk } else { 0 });
+        let mut at = lo;
+        while at < hi {
+            let n = chunk.min(hi - at);
+            // SAFETY: [at, at+n) lies inside [0, nreduce), for which every source was translated
+            // and dest checked, all aligned. Out of place the accumulator is dest itself, which
+            // overlaps no source; in place it is `private` (our dest is our source, and our
+            // slice of it is read only by us, here, before the result is written back).
+            unsafe {
+                let acc = if in_place {
+                    private.clear();
+                    private.extend_from_slice(std::slice::from_raw_parts(srcs[0].add(at), n));
+                    private.as_mut_ptr()
+                } else {
+                    copy(srcs[0].add(at).cast(), d.add(at).cast(), n * size);
+                    d.add(at)
+                };
+                for s in &srcs[1..] {
+                    fold_aligned(acc, s.add(at), n, &op);
+                }
+                if in_place {
+                    std::ptr::copy_nonoverlapping(acc, d.add(at), n);
                 }
             }
             at += n;
         }
-        if in_place {
-            // Wait until every member is done reading our source (== dest), write the result,
-            // then sync once more so that, as out of place, every member's dest is written
-            // when any member returns.
-            c.sync();
-            // SAFETY: the private buffer holds nreduce initialised elements; d has room for them.
-            unsafe { std::ptr::copy_nonoverlapping(private.as_ptr(), d, nreduce) };
+        c.sync()?;
+        // Allgather: the other slices, from the members that reduced them.
+        let dests: Vec<*const T> = (0..c.size()).map(|k| c.peer(dest.cast(), len, k).map(|p| p.cast::<T>())).collect::<Result<_>>()?;
+        for step in 1..c.size() {
+            let k = (c.me + step) % c.size();
+            let (lo, hi) = slice_of(nreduce, c.size(), k);
+            // SAFETY: [lo, hi) lies inside both dests (translated/checked for nreduce elements).
+            unsafe { std::ptr::copy_nonoverlapping(dests[k].add(lo), d.add(lo), hi - lo) };
         }
-        c.finish();
-        Ok(())
+        // Nobody reads our dest after this.
+        c.sync()
+    }
+}
+
+#[cold]
+fn misaligned(dest: usize, source: usize, align: usize, routine: &'static str) -> Error {
+    let (what, p) = if !dest.is_multiple_of(align) { ("dest", dest) } else { ("source", source) };
+    Error::invalid(routine, format!("{what} {p:#x} is not aligned to {align} bytes as its element type requires"))
+}
+
+/// `acc[i] = op(acc[i], src[i])` for `i < n`; `src` need not be aligned (message payloads).
+///
+/// # Safety
+/// `acc` must hold `n` aligned elements; `src` must hold `n` elements' bytes.
+unsafe fn fold<T: Copy>(acc: *mut T, src: *const u8, n: usize, op: &impl Fn(T, T) -> T) {
+    for i in 0..n {
+        // SAFETY: i < n, within both buffers as the caller guarantees.
+        unsafe {
+            let b = src.add(i * size_of::<T>()).cast::<T>().read_unaligned();
+            *acc.add(i) = op(*acc.add(i), b);
+        }
+    }
+}
+
+/// `acc[i] = op(acc[i], src[i])` for `i < n`, over aligned, non-overlapping slices (vectorizes).
+///
+/// # Safety
+/// Both pointers must hold `n` aligned elements and not overlap.
+unsafe fn fold_aligned<T: Copy>(acc: *mut T, src: *const T, n: usize, op: &impl Fn(T, T) -> T) {
+    // SAFETY: as the caller guarantees.
+    let (acc, src) = unsafe { (std::slice::from_raw_parts_mut(acc, n), std::slice::from_raw_parts(src, n)) };
+    for (a, &b) in acc.iter_mut().zip(src) {
+        *a = op(*a, b);
     }
 }
 
@@ -428,20 +659,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_round_trip() {
-        let w = name_words("shmem_longdouble_prod_to_all");
-        assert_eq!(words_name(&w), "shmem_longdouble_prod_to_all");
-        assert_eq!(words_name(&[0; NAME_WORDS]), "no collective");
-        let long = "x".repeat(100);
-        assert_eq!(words_name(&name_words(&long)).len(), NAME_WORDS * 8 - 1);
-    }
-
-    #[test]
     fn overlap_cases() {
         let p = 0x1000 as *const u8;
         assert!(overlap(p, 8, p, 8));
         assert!(overlap(p, 8, (0x1004) as *const u8, 8));
         assert!(!overlap(p, 8, (0x1008) as *const u8, 8));
         assert!(!overlap(p, 0, p, 8));
+    }
+
+    #[test]
+    fn slices_cover_everything_once() {
+        for n in [0, 1, 5, 7, 64, 1000] {
+            for parts in 1..9 {
+                let mut next = 0;
+                for k in 0..parts {
+                    let (lo, hi) = slice_of(n, parts, k);
+                    assert_eq!(lo, next);
+                    assert!(hi >= lo && hi - lo <= n / parts + 1);
+                    next = hi;
+                }
+                assert_eq!(next, n);
+            }
+        }
     }
 }

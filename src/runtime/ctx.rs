@@ -225,11 +225,17 @@ fn invalid_handle(handle: usize, routine: &'static str) -> Error {
 impl State {
     /// The world PE that `pe` names through context `ctx` (a C handle value): team contexts
     /// number PEs within their team. Range checks against the world happen later, in `remote`.
-    #[inline]
+    /// The default context is decided inline (it is what every non-ctx routine passes).
+    #[inline(always)]
     pub fn ctx_pe(&self, ctx: usize, pe: i32, routine: &'static str) -> Result<i32> {
         if ctx == DEFAULT {
             return Ok(pe);
         }
+        self.ctx_pe_resolved(ctx, pe, routine)
+    }
+
+    #[inline(never)]
+    fn ctx_pe_resolved(&self, ctx: usize, pe: i32, routine: &'static str) -> Result<i32> {
         self.ctxs.resolve(ctx, routine)?.world_pe(pe, routine)
     }
 
@@ -266,14 +272,14 @@ impl State {
     }
 
     /// Contiguous put of `n` bytes through a context.
-    #[inline]
+    #[inline(always)]
     pub fn ctx_put(&self, ctx: usize, dest: *const u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
         let pe = self.ctx_pe(ctx, pe, routine)?;
         self.put_bytes(dest, src, n, pe, routine)
     }
 
     /// Contiguous get of `n` bytes through a context.
-    #[inline]
+    #[inline(always)]
     pub fn ctx_get(&self, ctx: usize, dest: *mut u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
         let pe = self.ctx_pe(ctx, pe, routine)?;
         self.get_bytes(dest, src, n, pe, routine)

@@ -3,17 +3,34 @@
 //! ```text
 //! 0      magic
 //! 8      global-exit word (i64::MIN = none; else the status a PE passed to shmem_global_exit)
-//! 64     signal counters: one cache line per source PE; PE j adds 1 to counter[j] on PE i to
-//!        tell i "one more step done" (barriers and every collective build on these)
-//! ...    scratch: SCRATCH_BYTES per PE for collective metadata (sizes, arguments to compare)
+//! 128    mailboxes: one per source PE, MAILBOX_BYTES each. PE j writes only into mailbox j
+//!        of PE i, to send i a message (barriers and every collective build on these; see
+//!        barrier.rs for the protocol). A mailbox is SLOTS slots; a slot is SLOT_LINES lines:
+//!          line 0     seq (the message's number; the receiver polls it), tag, ack, words 0..5
+//!          lines 1-2  words 5..21 (arguments and small payloads)
+//!          line 3     the sending routine's name, NUL-padded (read only to name a mismatch)
+//! ...    acks: one line per source PE. PE i writes into line j how many of j's messages it
+//!        has finished with; j reads it only when it has no fresher word (barrier.rs)
+//! ...    scratch: SCRATCH_BYTES per PE (allocation-agreement words of memory.rs)
 //! ```
+//! Line 0 carries everything a barrier needs and the arguments of most collectives, so a
+//! message usually costs the receiver one cache line.
 
 use std::sync::atomic::{AtomicI64, AtomicU64};
 
 pub const MAGIC: u64 = 0x7273_686d_656d_3031; // "rshmem01"
 pub const NO_EXIT: i64 = i64::MIN;
 pub const LINE: usize = 64;
-pub const COUNTERS_AT: usize = 64;
+pub const MAILBOXES_AT: usize = 128;
+/// Message slots per mailbox: message m goes to slot m % SLOTS.
+pub const SLOTS: usize = 4;
+pub const SLOT_LINES: usize = 4;
+pub const SLOT_BYTES: usize = SLOT_LINES * LINE;
+pub const MAILBOX_BYTES: usize = SLOTS * SLOT_BYTES;
+/// Message words per slot (after seq, tag and ack, before the name line).
+pub const MSG_WORDS: usize = (SLOT_BYTES - LINE) / 8 - 3;
+/// Bytes of the name line.
+pub const NAME_BYTES: usize = LINE;
 pub const SCRATCH_BYTES: usize = 4096;
 
 /// Where things are, for a job of `npes` PEs.
@@ -23,8 +40,11 @@ pub struct Layout {
 }
 
 impl Layout {
+    pub fn acks_at(&self) -> usize {
+        MAILBOXES_AT + MAILBOX_BYTES * self.npes
+    }
     pub fn scratch_at(&self) -> usize {
-        COUNTERS_AT + LINE * self.npes
+        self.acks_at() + LINE * self.npes
     }
     /// Bytes reserved for the header; user allocations start here.
     pub fn reserved(&self) -> usize {
@@ -55,13 +75,76 @@ impl Header {
     pub fn global_exit(&self) -> &'static AtomicI64 {
         self.word(8)
     }
-    /// The counter that PE `from` bumps on this PE.
-    pub fn counter(&self, from: usize) -> &'static AtomicU64 {
+    /// Slot `s` (< SLOTS) of the mailbox that PE `from` writes on this PE.
+    #[inline]
+    pub fn slot(&self, from: usize, s: usize) -> Slot {
+        debug_assert!(from < self.layout.npes && s < SLOTS);
+        Slot { base: self.base + MAILBOXES_AT + MAILBOX_BYTES * from + SLOT_BYTES * s }
+    }
+    /// The word where this PE says how many of PE `from`'s messages it has finished with.
+    #[inline]
+    pub fn ack(&self, from: usize) -> &'static AtomicU64 {
         debug_assert!(from < self.layout.npes);
-        self.word(COUNTERS_AT + LINE * from)
+        self.word(self.layout.acks_at() + LINE * from)
     }
     /// This PE's scratch area (SCRATCH_BYTES), as an address.
     pub fn scratch(&self) -> usize {
         self.base + self.layout.scratch_at()
+    }
+}
+
+/// One message slot (see the layout above), as mapped in this process.
+#[derive(Clone, Copy)]
+pub struct Slot {
+    base: usize,
+}
+
+impl Slot {
+    fn at(&self, offset: usize) -> &'static AtomicU64 {
+        // SAFETY: a slot lies inside a header (see Header::word); offset < SLOT_BYTES and is
+        // 8-byte aligned, as every caller below guarantees.
+        unsafe { &*((self.base + offset) as *const AtomicU64) }
+    }
+    #[inline]
+    pub fn seq(&self) -> &'static AtomicU64 {
+        self.at(0)
+    }
+    #[inline]
+    pub fn tag(&self) -> &'static AtomicU64 {
+        self.at(8)
+    }
+    /// How many of the receiver's messages the sender had finished with when it sent this.
+    #[inline]
+    pub fn ack(&self) -> &'static AtomicU64 {
+        self.at(16)
+    }
+    /// Message word `i` (< MSG_WORDS).
+    #[inline]
+    pub fn word(&self, i: usize) -> &'static AtomicU64 {
+        assert!(i < MSG_WORDS, "message word {i} is beyond the slot");
+        self.at(24 + 8 * i)
+    }
+    /// Word `i` (< NAME_BYTES / 8) of the name line.
+    #[inline]
+    pub fn name_word(&self, i: usize) -> &'static AtomicU64 {
+        debug_assert!(i < NAME_BYTES / 8);
+        self.at(SLOT_BYTES - NAME_BYTES + 8 * i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_fill_whole_lines() {
+        assert_eq!(MSG_WORDS, 21);
+        assert_eq!(24 + 8 * MSG_WORDS, SLOT_BYTES - NAME_BYTES);
+        assert_eq!(MAILBOX_BYTES % (2 * LINE), 0);
+        let l = Layout { npes: 3 };
+        assert_eq!(l.acks_at(), 128 + 3 * 1024);
+        assert_eq!(l.scratch_at(), 128 + 3 * 1024 + 3 * 64);
+        assert_eq!(l.reserved() % 4096, 0);
+        assert!(l.reserved() >= l.scratch_at() + SCRATCH_BYTES);
     }
 }

@@ -11,7 +11,7 @@ pub mod rma;
 pub mod team;
 pub mod wait;
 
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
 use crate::bootstrap::{self, Bootstrap};
@@ -39,8 +39,8 @@ pub struct State {
     /// Every PE's header, as mapped here.
     pub headers: Vec<Header>,
     pub alloc: Mutex<Allocator>,
-    /// How many signals this PE has consumed from each peer's counter (see header.rs).
-    pub consumed: Vec<AtomicU64>,
+    /// This PE's message counts for each peer (see barrier.rs).
+    pub peers: Vec<barrier::Peer>,
     pub thread_level: i32,
     pub teams: team::TeamTable,
     /// Communication contexts (see ctx.rs).
@@ -142,7 +142,7 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
         layout,
         headers,
         alloc: Mutex::new(alloc),
-        consumed: (0..npes).map(|_| AtomicU64::new(0)).collect(),
+        peers: (0..npes).map(|_| barrier::Peer::default()).collect(),
         thread_level,
         teams,
         ctxs: ctx::CtxTable::new(npes),
@@ -262,15 +262,21 @@ impl State {
         std::sync::atomic::fence(Ordering::SeqCst);
     }
 
+    #[inline]
     pub fn check_pe(&self, pe: i32, routine: &'static str) -> Result<usize> {
         if pe < 0 || pe as usize >= self.npes {
-            return Err(Error::new(
-                ErrorKind::InvalidPe,
-                routine,
-                format!("PE {pe} is out of range: this job has {} PEs (valid 0..={})", self.npes, self.npes - 1),
-            ));
+            return Err(self.bad_pe(pe, routine));
         }
         Ok(pe as usize)
+    }
+
+    #[cold]
+    pub fn bad_pe(&self, pe: i32, routine: &'static str) -> Error {
+        Error::new(
+            ErrorKind::InvalidPe,
+            routine,
+            format!("PE {pe} is out of range: this job has {} PEs (valid 0..={})", self.npes, self.npes - 1),
+        )
     }
 }
 

@@ -6,20 +6,26 @@ use super::State;
 
 impl State {
     /// Where `len` bytes at symmetric address `addr` of this PE lie for PE `pe`, as mapped here.
-    #[inline]
+    /// The heap is tried inline (the common case); static data and the error out of line.
+    #[inline(always)]
     pub fn translate(&self, addr: *const u8, len: usize, pe: usize, routine: &'static str) -> Result<*mut u8> {
-        let a = addr as usize;
-        if let Some(off) = self.heap.offset_of(a, len) {
+        if let Some(off) = self.heap.offset_of(addr as usize, len) {
             return Ok((self.heap.bases[pe] + off) as *mut u8);
         }
+        self.translate_static(addr, len, pe, routine)
+    }
+
+    #[inline(never)]
+    fn translate_static(&self, addr: *const u8, len: usize, pe: usize, routine: &'static str) -> Result<*mut u8> {
         if let Some(s) = &self.statics {
-            if let Some(off) = s.offset_of(a, len) {
+            if let Some(off) = s.offset_of(addr as usize, len) {
                 return Ok((s.bases[pe] + off) as *mut u8);
             }
         }
         Err(self.not_symmetric(addr, len, routine))
     }
 
+    #[cold]
     pub fn not_symmetric(&self, addr: *const u8, len: usize, routine: &'static str) -> Error {
         let base = self.heap.my_base();
         Error::new(
@@ -33,16 +39,22 @@ impl State {
         )
     }
 
-    /// Like `translate`, after checking the PE number.
-    #[inline]
+    /// Like `translate`, after checking the PE number (one comparison: a negative `pe` becomes
+    /// a huge index and fails the same bound).
+    #[inline(always)]
     pub fn remote(&self, addr: *const u8, len: usize, pe: i32, routine: &'static str) -> Result<*mut u8> {
-        let pe = self.check_pe(pe, routine)?;
-        self.translate(addr, len, pe, routine)
+        match self.heap.bases.get(pe as usize) {
+            Some(&base) => match self.heap.offset_of(addr as usize, len) {
+                Some(off) => Ok((base + off) as *mut u8),
+                None => self.translate_static(addr, len, pe as usize, routine),
+            },
+            None => Err(self.bad_pe(pe, routine)),
+        }
     }
 
     /// Contiguous put: `n` bytes from local `src` to symmetric `dest` on `pe`.
     /// `src` is the C caller's buffer (NULL is rejected); the remote side is range-checked.
-    #[inline]
+    #[inline(always)]
     #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn put_bytes(&self, dest: *const u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
         if n == 0 {
@@ -51,15 +63,15 @@ impl State {
         }
         let r = self.remote(dest, n, pe, routine)?;
         check_local(src, routine, "source")?;
-        // SAFETY: r..r+n lies inside a live shared mapping (translate checked the range);
-        // src is the caller's buffer of n bytes; ptr::copy tolerates overlap (put to self).
-        unsafe { std::ptr::copy(src, r, n) };
+        // SAFETY: r..r+n lies inside a live shared mapping (remote checked the range); src is
+        // the caller's buffer of n bytes; copy_bytes tolerates overlap (put to self).
+        unsafe { copy_bytes(src, r, n) };
         Ok(())
     }
 
     /// Contiguous get: `n` bytes from symmetric `src` on `pe` into local `dest`.
     /// `dest` is the C caller's buffer (NULL is rejected); the remote side is range-checked.
-    #[inline]
+    #[inline(always)]
     #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn get_bytes(&self, dest: *mut u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
         if n == 0 {
@@ -68,7 +80,7 @@ impl State {
         let r = self.remote(src, n, pe, routine)?;
         check_local(dest, routine, "destination")?;
         // SAFETY: as in put_bytes, with the roles of the buffers swapped.
-        unsafe { std::ptr::copy(r, dest, n) };
+        unsafe { copy_bytes(r, dest, n) };
         Ok(())
     }
 
@@ -112,11 +124,54 @@ impl State {
     }
 }
 
-fn check_local(p: *const u8, routine: &'static str, which: &str) -> Result<()> {
+#[inline(always)]
+fn check_local(p: *const u8, routine: &'static str, which: &'static str) -> Result<()> {
     if p.is_null() {
-        return Err(Error::invalid(routine, format!("the {which} buffer is NULL")));
+        return Err(null_buffer(routine, which));
     }
     Ok(())
+}
+
+#[cold]
+fn null_buffer(routine: &'static str, which: &'static str) -> Error {
+    Error::invalid(routine, format!("the {which} buffer is NULL"))
+}
+
+/// Copies `n` bytes like `ptr::copy` (the ranges may overlap). Sizes up to 16 bytes, the usual
+/// put/get of one word or a small struct, are done with at most two loads and two stores, all
+/// loads first (which makes overlap harmless), instead of a call to memmove.
+///
+/// # Safety
+/// `src` must be readable and `dest` writable for `n` bytes.
+#[inline(always)]
+pub unsafe fn copy_bytes(src: *const u8, dest: *mut u8, n: usize) {
+    use std::ptr::{read_unaligned as rd, write_unaligned as wr};
+    // SAFETY (every arm): the caller guarantees n readable bytes at src and n writable bytes
+    // at dest; each arm touches only [0, n) of both, with unaligned accesses.
+    unsafe {
+        match n {
+            8 => wr(dest.cast::<u64>(), rd(src.cast::<u64>())),
+            4 => wr(dest.cast::<u32>(), rd(src.cast::<u32>())),
+            1 => *dest = *src,
+            2 => wr(dest.cast::<u16>(), rd(src.cast::<u16>())),
+            9..=16 => {
+                let (a, b) = (rd(src.cast::<u64>()), rd(src.add(n - 8).cast::<u64>()));
+                wr(dest.cast::<u64>(), a);
+                wr(dest.add(n - 8).cast::<u64>(), b);
+            }
+            5..=7 => {
+                let (a, b) = (rd(src.cast::<u32>()), rd(src.add(n - 4).cast::<u32>()));
+                wr(dest.cast::<u32>(), a);
+                wr(dest.add(n - 4).cast::<u32>(), b);
+            }
+            3 => {
+                let (a, b) = (rd(src.cast::<u16>()), *src.add(2));
+                wr(dest.cast::<u16>(), a);
+                *dest.add(2) = b;
+            }
+            _ => std::ptr::copy(src, dest, n),
+        }
+    }
 }
 
 /// Lowest address and byte length touched by a strided access; errors on overflow.
