@@ -137,7 +137,7 @@ pub extern "C" fn nvshmem_sync_all() {
     with_state("nvshmem_sync_all", |st| {
         st.gpu("nvshmem_sync_all")?;
         let _serial = st.serialize_collectives();
-        st.sync_set(&crate::runtime::barrier::PeSet::world(st.npes));
+        st.sync_set(&crate::runtime::barrier::PeSet::world(st.npes), &crate::runtime::barrier::Caller::sync("nvshmem_sync_all"))?;
         Ok(())
     })
 }

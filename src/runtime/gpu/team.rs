@@ -10,7 +10,7 @@ use super::{cu, GpuState};
 use crate::abi::RshmemDeviceTeam;
 use crate::cuda;
 use crate::error::{Error, ErrorKind, Result};
-use crate::runtime::barrier::PeSet;
+use crate::runtime::barrier::{Caller, PeSet};
 use crate::runtime::team::{Split, Team};
 use crate::runtime::State;
 
@@ -148,7 +148,6 @@ impl State {
             self.gpu_quiet(routine)?;
         }
         let _serial = self.serialize_collectives();
-        self.sync_set(&t.set);
-        Ok(())
+        self.sync_set(&t.set, &Caller::sync(routine))
     }
 }
