@@ -30,111 +30,121 @@ RSHMEMI_DEV __nv_bfloat16 rshmemi_reduce_op(__nv_bfloat16 a, __nv_bfloat16 b) {
 }
 #endif
 
-/* ---- the algorithms (g: the calling group; sync: its barrier) ------------------------------ */
+/* ---- the algorithms (t: the team; g: the calling group; sync: its barrier) ----------------- */
 template <typename SYNC>
-RSHMEMI_DEV void rshmemi_alltoall(void *dest, const void *source, size_t bytes, rshmemi_group g, SYNC sync) {
-    const RshmemDeviceState &s = RSHMEMI_STATE;
-    rshmemi_sync_all_group(g, sync);
-    for (int k = 0; k < s.npes; k++) {
-        int pe = (s.mype + k) % s.npes; /* start with a different peer on each PE */
-        rshmemi_copy(rshmemi_peer((char *)dest + (size_t)s.mype * bytes, pe), (const char *)source + (size_t)pe * bytes, bytes, g);
+RSHMEMI_DEV void rshmemi_alltoall(const rshmemi_team &t, void *dest, const void *source, size_t bytes, rshmemi_group g, SYNC sync) {
+    rshmemi_sync_team_group(t, g, sync);
+    for (int k = 0; k < t.size; k++) {
+        int j = (t.my + k) % t.size; /* start with a different member on each PE */
+        rshmemi_copy(rshmemi_peer((char *)dest + (size_t)t.my * bytes, rshmemi_team_pe(t, j)), (const char *)source + (size_t)j * bytes, bytes, g);
     }
-    rshmemi_sync_all_group(g, sync);
+    rshmemi_sync_team_group(t, g, sync);
 }
 
 template <typename SYNC>
-RSHMEMI_DEV void rshmemi_fcollect(void *dest, const void *source, size_t bytes, rshmemi_group g, SYNC sync) {
-    const RshmemDeviceState &s = RSHMEMI_STATE;
-    rshmemi_sync_all_group(g, sync);
-    for (int k = 0; k < s.npes; k++) {
-        int pe = (s.mype + k) % s.npes;
-        rshmemi_copy(rshmemi_peer((char *)dest + (size_t)s.mype * bytes, pe), source, bytes, g);
+RSHMEMI_DEV void rshmemi_fcollect(const rshmemi_team &t, void *dest, const void *source, size_t bytes, rshmemi_group g, SYNC sync) {
+    rshmemi_sync_team_group(t, g, sync);
+    for (int k = 0; k < t.size; k++) {
+        int j = (t.my + k) % t.size;
+        rshmemi_copy(rshmemi_peer((char *)dest + (size_t)t.my * bytes, rshmemi_team_pe(t, j)), source, bytes, g);
     }
-    rshmemi_sync_all_group(g, sync);
+    rshmemi_sync_team_group(t, g, sync);
 }
 
+/* root: the root's index in the team. */
 template <typename SYNC>
-RSHMEMI_DEV void rshmemi_broadcast(void *dest, const void *source, size_t bytes, int root, rshmemi_group g, SYNC sync) {
-    rshmemi_sync_all_group(g, sync);
-    rshmemi_copy(dest, rshmemi_peer(source, root), bytes, g);
-    rshmemi_sync_all_group(g, sync);
+RSHMEMI_DEV void rshmemi_broadcast(const rshmemi_team &t, void *dest, const void *source, size_t bytes, int root, rshmemi_group g,
+                                   SYNC sync) {
+    if (rshmemi_checks_on() && (root < 0 || root >= t.size)) {
+        printf("rshmem: broadcast: PE_root %d is not a member index of the team (0..%d)\n", root, t.size - 1);
+        __trap();
+    }
+    rshmemi_sync_team_group(t, g, sync);
+    if (root != t.my || dest != source) rshmemi_copy(dest, rshmemi_peer(source, rshmemi_team_pe(t, root)), bytes, g);
+    rshmemi_sync_team_group(t, g, sync);
 }
 
-/* dest[i] = OP over every PE of source[offset + i], i < n. */
+/* dest[i] = OP over the members (in member order) of source[offset + i], i < n. */
 template <typename T, typename OP, typename SYNC>
-RSHMEMI_DEV void rshmemi_reduce(T *dest, const T *source, size_t offset, size_t n, rshmemi_group g, SYNC sync) {
+RSHMEMI_DEV void rshmemi_reduce(const rshmemi_team &t, T *dest, const T *source, size_t offset, size_t n, rshmemi_group g, SYNC sync) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
     const T *src = source + offset;
     bool overlap = (const char *)dest < (const char *)(source + offset + n) && (const char *)src < (const char *)(dest + n);
-    rshmemi_sync_all_group(g, sync);
+    rshmemi_sync_team_group(t, g, sync);
     size_t chunk = overlap ? (size_t)(s.coll_scratch_bytes / sizeof(T)) : n;
     T *stage = overlap ? (T *)s.coll_scratch : dest;
     for (size_t base = 0; base < n; base += chunk) {
         size_t len = n - base < chunk ? n - base : chunk;
         for (size_t i = g.tid; i < len; i += g.size) {
-            T acc = rshmemi_load((const T *)rshmemi_peer(src + base + i, 0));
-            for (int pe = 1; pe < s.npes; pe++)
-                acc = rshmemi_reduce_op<OP>(acc, rshmemi_load((const T *)rshmemi_peer(src + base + i, pe)));
+            T acc = rshmemi_load((const T *)rshmemi_peer(src + base + i, rshmemi_team_pe(t, 0)));
+            for (int k = 1; k < t.size; k++)
+                acc = rshmemi_reduce_op<OP>(acc, rshmemi_load((const T *)rshmemi_peer(src + base + i, rshmemi_team_pe(t, k))));
             stage[overlap ? i : base + i] = acc;
         }
         if (overlap) {
-            /* Every PE has read this chunk of every source before anyone overwrites it. */
-            rshmemi_sync_all_group(g, sync);
+            /* Every member has read this chunk of every source before anyone overwrites it. */
+            rshmemi_sync_team_group(t, g, sync);
             for (size_t i = g.tid; i < len; i += g.size) dest[base + i] = stage[i];
             sync();
         }
     }
-    rshmemi_sync_all_group(g, sync);
+    rshmemi_sync_team_group(t, g, sync);
 }
 
 RSHMEMI_EXTERN_C_BEGIN
 
 /* ---- public routines --------------------------------------------------------------------- */
-#define RSHMEMI_TEAM_CHECK(team) rshmemi_check_team((team), __func__)
+#define RSHMEMI_TEAM(team) rshmemi_team_checked((team), __func__)
 
 #define RSHMEMI_DEF_COLL_SCOPE(PRE, SUF, GROUP, SYNC)                                                             \
     RSHMEMI_API int PRE##alltoallmem##SUF(nvshmem_team_t team, void *dest, const void *source, size_t nelems) {   \
-        RSHMEMI_TEAM_CHECK(team);                                                                                 \
-        rshmemi_alltoall(dest, source, nelems, GROUP(), SYNC());                                                  \
+        SYNC sync;                                                                                                \
+        rshmemi_alltoall(RSHMEMI_TEAM(team), dest, source, nelems, GROUP(), sync);                                                  \
         return 0;                                                                                                 \
     }                                                                                                             \
     RSHMEMI_API int PRE##fcollectmem##SUF(nvshmem_team_t team, void *dest, const void *source, size_t nelems) {   \
-        RSHMEMI_TEAM_CHECK(team);                                                                                 \
-        rshmemi_fcollect(dest, source, nelems, GROUP(), SYNC());                                                  \
+        SYNC sync;                                                                                                \
+        rshmemi_fcollect(RSHMEMI_TEAM(team), dest, source, nelems, GROUP(), sync);                                                  \
         return 0;                                                                                                 \
     }                                                                                                             \
     RSHMEMI_API int PRE##broadcastmem##SUF(nvshmem_team_t team, void *dest, const void *source, size_t nelems,    \
                                            int PE_root) {                                                         \
-        RSHMEMI_TEAM_CHECK(team);                                                                                 \
-        rshmemi_broadcast(dest, source, nelems, PE_root, GROUP(), SYNC());                                        \
+        SYNC sync;                                                                                                \
+        rshmemi_broadcast(RSHMEMI_TEAM(team), dest, source, nelems, PE_root, GROUP(), sync);                                        \
         return 0;                                                                                                 \
     }
+/* The thread-scope routines also exist on the host (librshmem.so): device definitions only
+ * in the device pass, as for every routine declared __host__ __device__ in nvshmem.h. */
+#ifdef __CUDA_ARCH__
 RSHMEMI_DEF_COLL_SCOPE(nvshmem_, , rshmemi_thread_group, rshmemi_no_sync)
+#endif
 RSHMEMI_DEF_COLL_SCOPE(nvshmemx_, _warp, rshmemi_warp_group, rshmemi_warp_sync)
 RSHMEMI_DEF_COLL_SCOPE(nvshmemx_, _block, rshmemi_block_group, rshmemi_block_sync)
 #undef RSHMEMI_DEF_COLL_SCOPE
 
 #define RSHMEMI_DEF_COLL_TYPED(PRE, SUF, GROUP, SYNC, NAME, TYPE)                                                  \
     RSHMEMI_API int PRE##NAME##_alltoall##SUF(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) { \
-        RSHMEMI_TEAM_CHECK(team);                                                                                  \
-        rshmemi_alltoall(dest, source, nelems * sizeof(TYPE), GROUP(), SYNC());                                    \
+        SYNC sync;                                                                                                 \
+        rshmemi_alltoall(RSHMEMI_TEAM(team), dest, source, nelems * sizeof(TYPE), GROUP(), sync);                                    \
         return 0;                                                                                                  \
     }                                                                                                              \
     RSHMEMI_API int PRE##NAME##_fcollect##SUF(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) { \
-        RSHMEMI_TEAM_CHECK(team);                                                                                  \
-        rshmemi_fcollect(dest, source, nelems * sizeof(TYPE), GROUP(), SYNC());                                    \
+        SYNC sync;                                                                                                 \
+        rshmemi_fcollect(RSHMEMI_TEAM(team), dest, source, nelems * sizeof(TYPE), GROUP(), sync);                                    \
         return 0;                                                                                                  \
     }                                                                                                              \
     RSHMEMI_API int PRE##NAME##_broadcast##SUF(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems, \
                                                int PE_root) {                                                      \
-        RSHMEMI_TEAM_CHECK(team);                                                                                  \
-        rshmemi_broadcast(dest, source, nelems * sizeof(TYPE), PE_root, GROUP(), SYNC());                          \
+        SYNC sync;                                                                                                 \
+        rshmemi_broadcast(RSHMEMI_TEAM(team), dest, source, nelems * sizeof(TYPE), PE_root, GROUP(), sync);                          \
         return 0;                                                                                                  \
     }
 #define RSHMEMI_DEF_COLL_THREAD(NAME, TYPE) RSHMEMI_DEF_COLL_TYPED(nvshmem_, , rshmemi_thread_group, rshmemi_no_sync, NAME, TYPE)
 #define RSHMEMI_DEF_COLL_WARP(NAME, TYPE) RSHMEMI_DEF_COLL_TYPED(nvshmemx_, _warp, rshmemi_warp_group, rshmemi_warp_sync, NAME, TYPE)
 #define RSHMEMI_DEF_COLL_BLOCK(NAME, TYPE) RSHMEMI_DEF_COLL_TYPED(nvshmemx_, _block, rshmemi_block_group, rshmemi_block_sync, NAME, TYPE)
+#ifdef __CUDA_ARCH__
 RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_COLL_THREAD)
+#endif
 RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_COLL_WARP)
 RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_COLL_BLOCK)
 #undef RSHMEMI_DEF_COLL_THREAD
@@ -145,37 +155,27 @@ RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_COLL_BLOCK)
 #define RSHMEMI_DEF_REDUCE_SCOPE(PRE, SUF, GROUP, SYNC, NAME, TYPE, OP)                                           \
     RSHMEMI_API int PRE##NAME##_##OP##_reduce##SUF(nvshmem_team_t team, TYPE *dest, const TYPE *source,          \
                                                    size_t nreduce) {                                             \
-        RSHMEMI_TEAM_CHECK(team);                                                                                 \
-        rshmemi_reduce<TYPE, rshmemi_op_##OP>(dest, source, 0, nreduce, GROUP(), SYNC());                         \
+        SYNC sync;                                                                                                \
+        rshmemi_reduce<TYPE, rshmemi_op_##OP>(RSHMEMI_TEAM(team), dest, source, 0, nreduce, GROUP(), sync);                         \
         return 0;                                                                                                 \
     }                                                                                                             \
     RSHMEMI_API int PRE##NAME##_##OP##_reducescatter##SUF(nvshmem_team_t team, TYPE *dest, const TYPE *source,   \
                                                           size_t nreduce) {                                      \
-        RSHMEMI_TEAM_CHECK(team);                                                                                 \
-        rshmemi_reduce<TYPE, rshmemi_op_##OP>(dest, source, (size_t)RSHMEMI_STATE.mype * nreduce, nreduce,      \
-                                              GROUP(), SYNC());                                                   \
+        SYNC sync;                                                                                                \
+        rshmemi_team t = RSHMEMI_TEAM(team);                                                                      \
+        rshmemi_reduce<TYPE, rshmemi_op_##OP>(t, dest, source, (size_t)t.my * nreduce, nreduce, GROUP(), sync);                                                   \
         return 0;                                                                                                 \
     }
+#ifdef __CUDA_ARCH__
+#define RSHMEMI_DEF_REDUCE_THREAD(NAME, TYPE, OP) \
+    RSHMEMI_DEF_REDUCE_SCOPE(nvshmem_, , rshmemi_thread_group, rshmemi_no_sync, NAME, TYPE, OP)
+#else
+#define RSHMEMI_DEF_REDUCE_THREAD(NAME, TYPE, OP)
+#endif
 #define RSHMEMI_DEF_REDUCE(NAME, TYPE, OP)                                                                        \
-    RSHMEMI_DEF_REDUCE_SCOPE(nvshmem_, , rshmemi_thread_group, rshmemi_no_sync, NAME, TYPE, OP)                   \
+    RSHMEMI_DEF_REDUCE_THREAD(NAME, TYPE, OP)                                                                     \
     RSHMEMI_DEF_REDUCE_SCOPE(nvshmemx_, _warp, rshmemi_warp_group, rshmemi_warp_sync, NAME, TYPE, OP)             \
     RSHMEMI_DEF_REDUCE_SCOPE(nvshmemx_, _block, rshmemi_block_group, rshmemi_block_sync, NAME, TYPE, OP)
-
-/* Types per operator: bitwise ops on integers; max/min/sum/prod on every standard type. */
-#define RSHMEMI_REPT_BITWISE_REDUCE_TYPES(X, OP)                                                              \
-    X(uchar, unsigned char, OP) X(ushort, unsigned short, OP) X(uint, unsigned int, OP)                       \
-    X(ulong, unsigned long, OP) X(ulonglong, unsigned long long, OP) X(int8, int8_t, OP)                      \
-    X(int16, int16_t, OP) X(int32, int32_t, OP) X(int64, int64_t, OP) X(uint8, uint8_t, OP)                   \
-    X(uint16, uint16_t, OP) X(uint32, uint32_t, OP) X(uint64, uint64_t, OP) X(size, size_t, OP)
-#if defined(RSHMEMI_HAVE_FP16)
-#define RSHMEMI_REPT_FP16_REDUCE_TYPES(X, OP) X(bfloat16, __nv_bfloat16, OP) X(half, half, OP)
-#else
-#define RSHMEMI_REPT_FP16_REDUCE_TYPES(X, OP)
-#endif
-#define RSHMEMI_REPT_STANDARD_REDUCE_TYPES(X, OP)                                                             \
-    RSHMEMI_REPT_BITWISE_REDUCE_TYPES(X, OP)                                                                  \
-    X(char, char, OP) X(schar, signed char, OP) X(short, short, OP) X(int, int, OP) X(long, long, OP)          \
-    X(longlong, long long, OP) RSHMEMI_REPT_FP16_REDUCE_TYPES(X, OP) X(float, float, OP) X(double, double, OP)
 
 RSHMEMI_REPT_BITWISE_REDUCE_TYPES(RSHMEMI_DEF_REDUCE, and)
 RSHMEMI_REPT_BITWISE_REDUCE_TYPES(RSHMEMI_DEF_REDUCE, or)
@@ -185,8 +185,9 @@ RSHMEMI_REPT_STANDARD_REDUCE_TYPES(RSHMEMI_DEF_REDUCE, min)
 RSHMEMI_REPT_STANDARD_REDUCE_TYPES(RSHMEMI_DEF_REDUCE, sum)
 RSHMEMI_REPT_STANDARD_REDUCE_TYPES(RSHMEMI_DEF_REDUCE, prod)
 #undef RSHMEMI_DEF_REDUCE
+#undef RSHMEMI_DEF_REDUCE_THREAD
 #undef RSHMEMI_DEF_REDUCE_SCOPE
-#undef RSHMEMI_TEAM_CHECK
+#undef RSHMEMI_TEAM
 
 RSHMEMI_EXTERN_C_END
 

@@ -193,6 +193,23 @@ typedef RshmemInitAttr nvshmemx_init_attr_t;
     X(ulonglong, unsigned long long) X(int32, int32_t) X(int64, int64_t)                \
     X(uint32, uint32_t) X(uint64, uint64_t) X(size, size_t) X(ptrdiff, ptrdiff_t)
 
+/* Reduction types per operator (NVSHMEM's tables): X(NAME, TYPE, OP). Bitwise operators on
+ * unsigned and fixed-width integers; max, min, sum and prod on every standard type. */
+#define RSHMEMI_REPT_BITWISE_REDUCE_TYPES(X, OP)                                                              \
+    X(uchar, unsigned char, OP) X(ushort, unsigned short, OP) X(uint, unsigned int, OP)                       \
+    X(ulong, unsigned long, OP) X(ulonglong, unsigned long long, OP) X(int8, int8_t, OP)                      \
+    X(int16, int16_t, OP) X(int32, int32_t, OP) X(int64, int64_t, OP) X(uint8, uint8_t, OP)                   \
+    X(uint16, uint16_t, OP) X(uint32, uint32_t, OP) X(uint64, uint64_t, OP) X(size, size_t, OP)
+#if defined(RSHMEMI_HAVE_FP16)
+#define RSHMEMI_REPT_FP16_REDUCE_TYPES(X, OP) X(bfloat16, __nv_bfloat16, OP) X(half, half, OP)
+#else
+#define RSHMEMI_REPT_FP16_REDUCE_TYPES(X, OP)
+#endif
+#define RSHMEMI_REPT_STANDARD_REDUCE_TYPES(X, OP)                                                             \
+    RSHMEMI_REPT_BITWISE_REDUCE_TYPES(X, OP)                                                                  \
+    X(char, char, OP) X(schar, signed char, OP) X(short, short, OP) X(int, int, OP) X(long, long, OP)          \
+    X(longlong, long long, OP) RSHMEMI_REPT_FP16_REDUCE_TYPES(X, OP) X(float, float, OP) X(double, double, OP)
+
 /* Sized RMA: X(BITS, BYTES). */
 #define RSHMEMI_REPT_SIZES(X) X(8, 1) X(16, 2) X(32, 4) X(64, 8) X(128, 16)
 

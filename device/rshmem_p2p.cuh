@@ -179,24 +179,61 @@ RSHMEMI_DEV void rshmemi_signal(uint64_t *remote, uint64_t value, int op) {
         rshmemi_atomic_exch<unsigned long long>((unsigned long long *)remote, value);
 }
 
+/* ---- teams --------------------------------------------------------------------------------
+ * A team's members are the world PEs start + i * stride, i < size; this PE is i = my. The host
+ * keeps the device's table (RshmemDeviceTeam[max_teams], indexed by the team handle) current
+ * with every split and destroy. size 0: not a team this PE belongs to. */
+struct rshmemi_team {
+    int start, stride, size, my;
+};
+RSHMEMI_DEV rshmemi_team rshmemi_team_of(nvshmem_team_t team) {
+    const RshmemDeviceState &s = RSHMEMI_STATE;
+    if (team == NVSHMEM_TEAM_WORLD) return rshmemi_team{0, 1, s.npes, s.mype};
+    if (team >= 0 && (unsigned)team < s.max_teams) {
+        RshmemDeviceTeam t = ((const RshmemDeviceTeam *)s.teams)[team];
+        if (t.size > 0) return rshmemi_team{t.start, t.stride, t.size, t.my_index};
+    }
+    return rshmemi_team{0, 0, 0, -1};
+}
+/* World PE of member i. */
+RSHMEMI_DEV int rshmemi_team_pe(const rshmemi_team &t, int i) { return t.start + i * t.stride; }
+/* Member index of world PE pe, or -1. */
+RSHMEMI_DEV int rshmemi_team_index(const rshmemi_team &t, int pe) {
+    int d = pe - t.start, stride = t.stride > 0 ? t.stride : 1;
+    if (t.size <= 0 || d < 0 || d % stride != 0 || d / stride >= t.size) return -1;
+    return d / stride;
+}
+/* The team, or a stop with a message naming the routine when it is not one of this PE's. */
+RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *who) {
+    rshmemi_team t = rshmemi_team_of(team);
+    if (t.size <= 0) {
+        printf("rshmem: %s: team %d is not a team this PE belongs to (NVSHMEM_TEAM_INVALID, destroyed, never created, or beyond the %u-entry device team table)\n",
+               who, (int)team, RSHMEMI_STATE.max_teams);
+        __trap();
+    }
+    return t;
+}
+
 /* ---- barriers --------------------------------------------------------------------------------
  * Dissemination over per-pair counters in every PE's runtime area: PE j adds 1 to
  * sync_counters[j] on PE i; PE i remembers in sync_consumed[j] how many it has used. Counters
- * only grow, so no reset is needed. One thread per PE runs it. */
-RSHMEMI_DEV void rshmemi_sync_all_one_thread() {
+ * only grow, so no reset is needed, and one pair of counters serves every team the two PEs
+ * share (the members of a team call its barriers in the same order). One thread per PE runs it. */
+RSHMEMI_DEV void rshmemi_sync_team_one_thread(const rshmemi_team &t) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
-    int me = s.mype, n = s.npes;
+    int me = t.my, n = t.size;
     unsigned long long *counters = (unsigned long long *)s.sync_counters;
     unsigned long long *consumed = (unsigned long long *)s.sync_consumed;
     for (int d = 1; d < n; d <<= 1) {
-        int to = (me + d) % n, from = (me - d + n) % n;
+        int to = rshmemi_team_pe(t, (me + d) % n), from = rshmemi_team_pe(t, (me - d + n) % n);
         __threadfence_system();
-        atomicAdd_system((unsigned long long *)rshmemi_peer(&counters[me], to), 1ull);
+        atomicAdd_system((unsigned long long *)rshmemi_peer(&counters[s.mype], to), 1ull);
         unsigned long long want = ++consumed[from];
         while (rshmemi_load(&counters[from]) < want) {
         }
     }
     __threadfence_system();
 }
+RSHMEMI_DEV void rshmemi_sync_all_one_thread() { rshmemi_sync_team_one_thread(rshmemi_team_of(NVSHMEM_TEAM_WORLD)); }
 
 #endif /* RSHMEM_P2P_CUH */

@@ -6,22 +6,14 @@
 #include "rshmem/device/rshmem_p2p.cuh"
 
 template <typename SYNC>
+RSHMEMI_DEV void rshmemi_sync_team_group(const rshmemi_team &t, rshmemi_group g, SYNC sync) {
+    sync();
+    if (g.tid == 0) rshmemi_sync_team_one_thread(t);
+    sync();
+}
+template <typename SYNC>
 RSHMEMI_DEV void rshmemi_sync_all_group(rshmemi_group g, SYNC sync) {
-    sync();
-    if (g.tid == 0) rshmemi_sync_all_one_thread();
-    sync();
-}
-
-/* The predefined teams span every PE of this (single-host) job: their barriers are the
- * world's. Other teams are not available on the device yet. */
-RSHMEMI_DEV bool rshmemi_team_is_world(nvshmem_team_t team) {
-    return team == NVSHMEM_TEAM_WORLD || team == NVSHMEM_TEAM_SHARED || team == NVSHMEMX_TEAM_NODE;
-}
-RSHMEMI_DEV void rshmemi_check_team(nvshmem_team_t team, const char *who) {
-    if (!rshmemi_team_is_world(team)) {
-        printf("rshmem: %s: team %d is not available in device code yet (only NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED, NVSHMEMX_TEAM_NODE)\n", who, (int)team);
-        __trap();
-    }
+    rshmemi_sync_team_group(rshmemi_team_of(NVSHMEM_TEAM_WORLD), g, sync);
 }
 
 RSHMEMI_EXTERN_C_BEGIN
@@ -33,24 +25,22 @@ RSHMEMI_API void nvshmem_fence(void) { __threadfence_system(); }
 RSHMEMI_API void nvshmem_barrier_all(void) { rshmemi_sync_all_group(rshmemi_thread_group(), rshmemi_no_sync()); }
 RSHMEMI_API void nvshmem_sync_all(void) { rshmemi_sync_all_group(rshmemi_thread_group(), rshmemi_no_sync()); }
 RSHMEMI_API int nvshmem_barrier(nvshmem_team_t team) {
-    rshmemi_check_team(team, __func__);
-    rshmemi_sync_all_group(rshmemi_thread_group(), rshmemi_no_sync());
+    rshmemi_sync_team_group(rshmemi_team_checked(team, __func__), rshmemi_thread_group(), rshmemi_no_sync());
     return 0;
 }
 RSHMEMI_API int nvshmem_team_sync(nvshmem_team_t team) {
-    rshmemi_check_team(team, __func__);
-    rshmemi_sync_all_group(rshmemi_thread_group(), rshmemi_no_sync());
+    rshmemi_sync_team_group(rshmemi_team_checked(team, __func__), rshmemi_thread_group(), rshmemi_no_sync());
     return 0;
 }
-RSHMEMI_API int nvshmem_team_my_pe(nvshmem_team_t team) {
-    if (team == NVSHMEM_TEAM_WORLD) return RSHMEMI_STATE.mype;
-    if (team == NVSHMEM_TEAM_SHARED || team == NVSHMEMX_TEAM_NODE) return RSHMEMI_STATE.node_mype;
-    return -1;
-}
+RSHMEMI_API int nvshmem_team_my_pe(nvshmem_team_t team) { return rshmemi_team_of(team).my; }
 RSHMEMI_API int nvshmem_team_n_pes(nvshmem_team_t team) {
-    if (team == NVSHMEM_TEAM_WORLD) return RSHMEMI_STATE.npes;
-    if (team == NVSHMEM_TEAM_SHARED || team == NVSHMEMX_TEAM_NODE) return RSHMEMI_STATE.node_npes;
-    return -1;
+    rshmemi_team t = rshmemi_team_of(team);
+    return t.size > 0 ? t.size : -1;
+}
+RSHMEMI_API int nvshmem_team_translate_pe(nvshmem_team_t src_team, int src_pe, nvshmem_team_t dest_team) {
+    rshmemi_team a = rshmemi_team_of(src_team), b = rshmemi_team_of(dest_team);
+    if (a.size <= 0 || b.size <= 0 || src_pe < 0 || src_pe >= a.size) return -1;
+    return rshmemi_team_index(b, rshmemi_team_pe(a, src_pe));
 }
 RSHMEMI_API void nvshmem_global_exit(int status) {
     printf("rshmem: PE %d called nvshmem_global_exit(%d) in device code\n", RSHMEMI_STATE.mype, status);
@@ -83,13 +73,13 @@ RSHMEMI_API void nvshmem_info_get_name(char *name) {
         rshmemi_sync_all_group(rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync());                          \
     }                                                                                                         \
     RSHMEMI_API int nvshmemx_barrier_##SCOPE(nvshmem_team_t team) {                                           \
-        rshmemi_check_team(team, __func__);                                                                   \
-        rshmemi_sync_all_group(rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync());                          \
+        rshmemi_##SCOPE##_sync sync;                                                                          \
+        rshmemi_sync_team_group(rshmemi_team_checked(team, __func__), rshmemi_##SCOPE##_group(), sync);       \
         return 0;                                                                                             \
     }                                                                                                         \
     RSHMEMI_API int nvshmemx_team_sync_##SCOPE(nvshmem_team_t team) {                                         \
-        rshmemi_check_team(team, __func__);                                                                   \
-        rshmemi_sync_all_group(rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync());                          \
+        rshmemi_##SCOPE##_sync sync;                                                                          \
+        rshmemi_sync_team_group(rshmemi_team_checked(team, __func__), rshmemi_##SCOPE##_group(), sync);       \
         return 0;                                                                                             \
     }
 RSHMEMI_DEF_SYNC_GROUP(warp)

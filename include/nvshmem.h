@@ -104,6 +104,77 @@ RSHMEMI_HOSTDEV int nvshmem_barrier(nvshmem_team_t team);
 RSHMEMI_HOSTDEV int nvshmem_team_sync(nvshmem_team_t team);
 #define nvshmem_sync nvshmem_team_sync
 
+/* ---- teams (handles: NVSHMEM_TEAM_WORLD 0, NVSHMEM_TEAM_SHARED 1, NVSHMEMX_TEAM_NODE 2, ...;
+ * splits get handles from NVSHMEM_TEAMS_MIN on; non-members get NVSHMEM_TEAM_INVALID) -------- */
+typedef uint64_t nvshmemx_team_uniqueid_t;
+typedef struct {
+    int version;
+    int num_contexts;
+    nvshmemx_team_uniqueid_t uniqueid;
+    char padding[48];
+} nvshmem_team_config_v2;
+typedef nvshmem_team_config_v2 nvshmem_team_config_t;
+#define NVSHMEM_TEAM_CONFIG_MASK_NUM_CONTEXTS 0x0000000000000001
+#define NVSHMEM_TEAM_CONFIG_MASK_UNIQUEID 0x0000000000000002
+#define NVSHMEM_TEAM_CONFIG_INITIALIZER \
+    { (2 << 16) + (int)sizeof(nvshmem_team_config_t), -1, 0xFFFFFFFFFFFFFFFFull, { 0 } }
+
+RSHMEMI_HOSTDEV int nvshmem_team_translate_pe(nvshmem_team_t src_team, int src_pe, nvshmem_team_t dest_team);
+void nvshmem_team_get_config(nvshmem_team_t team, nvshmem_team_config_t *config);
+int nvshmem_team_split_strided(nvshmem_team_t parent_team, int PE_start, int PE_stride, int PE_size,
+                               const nvshmem_team_config_t *config, long config_mask, nvshmem_team_t *new_team);
+int nvshmem_team_split_2d(nvshmem_team_t parent_team, int xrange, const nvshmem_team_config_t *xaxis_config,
+                          long xaxis_mask, nvshmem_team_t *xaxis_team, const nvshmem_team_config_t *yaxis_config,
+                          long yaxis_mask, nvshmem_team_t *yaxis_team);
+void nvshmem_team_destroy(nvshmem_team_t team);
+
+/* ---- collectives: blocking from the host or one thread of a kernel; on a stream from the host
+ * (rshmem's own kernels, enqueued on the stream). Each returns 0 or an NVSHMEMX_ERROR_* code.
+ * The blocking host forms run on the library's own (non-blocking) stream and wait for it: they
+ * are not ordered after work the program queued on its streams (cudaMemcpy/cudaMemset on the
+ * legacy stream included); synchronize those first. */
+RSHMEMI_HOSTDEV int nvshmem_alltoallmem(nvshmem_team_t team, void *dest, const void *src, size_t nelems);
+RSHMEMI_HOSTDEV int nvshmem_broadcastmem(nvshmem_team_t team, void *dest, const void *src, size_t nelems, int PE_root);
+RSHMEMI_HOSTDEV int nvshmem_fcollectmem(nvshmem_team_t team, void *dest, const void *src, size_t nelems);
+int nvshmemx_alltoallmem_on_stream(nvshmem_team_t team, void *dest, const void *src, size_t nelem, cudaStream_t stream);
+int nvshmemx_broadcastmem_on_stream(nvshmem_team_t team, void *dest, const void *src, size_t nelem, int PE_root,
+                                    cudaStream_t stream);
+int nvshmemx_fcollectmem_on_stream(nvshmem_team_t team, void *dest, const void *src, size_t nelem, cudaStream_t stream);
+int nvshmemx_barrier_on_stream(nvshmem_team_t team, cudaStream_t stream);
+int nvshmemx_team_sync_on_stream(nvshmem_team_t team, cudaStream_t stream);
+
+#define RSHMEMI_DECL_COLL(NAME, TYPE)                                                                              \
+    RSHMEMI_HOSTDEV int nvshmem_##NAME##_alltoall(nvshmem_team_t team, TYPE *dest, const TYPE *src, size_t nelems); \
+    RSHMEMI_HOSTDEV int nvshmem_##NAME##_broadcast(nvshmem_team_t team, TYPE *dest, const TYPE *src, size_t nelem,  \
+                                                   int PE_root);                                                    \
+    RSHMEMI_HOSTDEV int nvshmem_##NAME##_fcollect(nvshmem_team_t team, TYPE *dest, const TYPE *src, size_t nelem);  \
+    int nvshmemx_##NAME##_alltoall_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *src, size_t nelem,        \
+                                             cudaStream_t stream);                                                  \
+    int nvshmemx_##NAME##_broadcast_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *src, size_t nelem,       \
+                                              int PE_root, cudaStream_t stream);                                    \
+    int nvshmemx_##NAME##_fcollect_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *src, size_t nelem,        \
+                                             cudaStream_t stream);
+RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DECL_COLL)
+#undef RSHMEMI_DECL_COLL
+
+#define RSHMEMI_DECL_REDUCE(NAME, TYPE, OP)                                                                          \
+    RSHMEMI_HOSTDEV int nvshmem_##NAME##_##OP##_reduce(nvshmem_team_t team, TYPE *dest, const TYPE *src,              \
+                                                       size_t nreduce);                                              \
+    RSHMEMI_HOSTDEV int nvshmem_##NAME##_##OP##_reducescatter(nvshmem_team_t team, TYPE *dest, const TYPE *src,       \
+                                                              size_t nreduce);                                       \
+    int nvshmemx_##NAME##_##OP##_reduce_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *src, size_t nreduce,   \
+                                                  cudaStream_t stream);                                              \
+    int nvshmemx_##NAME##_##OP##_reducescatter_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *src,            \
+                                                         size_t nreduce, cudaStream_t stream);
+RSHMEMI_REPT_BITWISE_REDUCE_TYPES(RSHMEMI_DECL_REDUCE, and)
+RSHMEMI_REPT_BITWISE_REDUCE_TYPES(RSHMEMI_DECL_REDUCE, or)
+RSHMEMI_REPT_BITWISE_REDUCE_TYPES(RSHMEMI_DECL_REDUCE, xor)
+RSHMEMI_REPT_STANDARD_REDUCE_TYPES(RSHMEMI_DECL_REDUCE, max)
+RSHMEMI_REPT_STANDARD_REDUCE_TYPES(RSHMEMI_DECL_REDUCE, min)
+RSHMEMI_REPT_STANDARD_REDUCE_TYPES(RSHMEMI_DECL_REDUCE, sum)
+RSHMEMI_REPT_STANDARD_REDUCE_TYPES(RSHMEMI_DECL_REDUCE, prod)
+#undef RSHMEMI_DECL_REDUCE
+
 /* ---- on-stream operations --------------------------------------------------------------------- */
 void nvshmemx_putmem_on_stream(void *dest, const void *source, size_t bytes, int pe, cudaStream_t cstrm);
 void nvshmemx_getmem_on_stream(void *dest, const void *source, size_t bytes, int pe, cudaStream_t cstrm);

@@ -4,6 +4,7 @@
 # Markers on a test's first lines:  rshmem-cuda-test: pes=2 [launch=direct] [args=a,b]
 #   pes     PE counts to run with (rshmemrun -n N)
 #   direct  the program starts its own processes (unique-id start-up): run it without rshmemrun
+#   mpi     built with MPI (find_package(MPI)) and run under mpiexec; skipped without MPI
 #   args    files (built here from <name>.kernel.cu: .cubin, .ptx) the program loads; it gets
 #           the build directory as argv[1]
 # <name>.part*.cu are further translation units of <name>.cu (also built with -rdc=true).
@@ -61,15 +62,29 @@ foreach(src ${cuda_tests})
   if(marker MATCHES "launch=direct")
     set(direct ON)
   endif()
+  set(with_mpi OFF)
+  if(marker MATCHES "launch=mpi")
+    find_package(MPI COMPONENTS C QUIET)
+    if(MPI_C_FOUND)
+      set(with_mpi ON)
+    else()
+      message(STATUS "${name}: built without MPI (not found); it only prints SKIP")
+    endif()
+  endif()
   foreach(t ${variants})
     target_include_directories(${t} PRIVATE ${cuda_dir})
     target_link_libraries(${t} PkgConfig::RSHMEM)
+    if(with_mpi)
+      target_link_libraries(${t} MPI::MPI_C)
+    endif()
     if(marker MATCHES "args=")
       add_dependencies(${t} cuda_module_images)
     endif()
     if(RSHMEM_CUDA_RUN)
       foreach(n ${pes})
-        if(direct)
+        if(with_mpi)
+          add_test(NAME ${t}_np${n} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${t}> ${MPIEXEC_POSTFLAGS})
+        elseif(direct)
           add_test(NAME ${t} COMMAND $<TARGET_FILE:${t}> ${CMAKE_CURRENT_BINARY_DIR})
         else()
           add_test(NAME ${t}_np${n} COMMAND ${RSHMEMRUN} -n ${n} $<TARGET_FILE:${t}> ${CMAKE_CURRENT_BINARY_DIR})

@@ -51,6 +51,14 @@ static inline void step_done(void) {
     nvshmem_barrier_all();
 }
 
+/* This PE's copies and fills (cudaMemcpy/cudaMemset: the legacy stream; a pageable cudaMemcpy
+ * may even return before its data lands) are complete, then every PE's: what the other PEs,
+ * and streams other than the legacy one, read next is in place. */
+static inline void ready(void) {
+    CUDA_CHECK(cudaDeviceSynchronize());
+    nvshmem_barrier_all();
+}
+
 static inline void test_init(void) {
     nvshmem_init();
     test_pe = nvshmem_my_pe();

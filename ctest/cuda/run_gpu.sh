@@ -1,42 +1,63 @@
 #!/usr/bin/env bash
-# GPU-machine run of the CUDA tests: ctest/cuda/stage_gpu.sh stages it as /work/main/.gpu/rt/run.sh.
-# Builds every ctest/cuda program with the machine's nvcc against the carried install, then
-# runs each with rshmemrun -n 2 (uid_init starts its own processes). Logs go to $OUT.
+# GPU-machine run of the CUDA tests: ctest/cuda/stage_gpu.sh stages it as .gpu/<name>/run.sh
+# with the library, the sources and (normally) the programs already built. Builds whatever is
+# missing, then runs each program with rshmemrun -n 2 (uid_init/uid_file start their own
+# processes, mpi_init runs under mpirun), rshmem-info, and the lazy-CUDA check. One log:
+# $OUT/run.log; every test's own log: $OUT/logs.tgz.
 set -uo pipefail
 G="$(cd "$(dirname "$0")" && pwd)"
 OUT="${OUT:-/tmp/rshmem-out}"
 mkdir -p "$OUT"
+L=/tmp/rshmem-logs; rm -rf "$L"; mkdir -p "$L"
 exec > >(tee "$OUT/run.log") 2>&1
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
 export PATH=/usr/local/cuda/bin:$PATH
 export RSHMEM_BOOTSTRAP_TIMEOUT=30
-nvidia-smi -L; nvidia-smi topo -m | head -5
+nvidia-smi -L; nvidia-smi topo -m | head -4
 S="$G/stage"
 chmod +x "$S/bin/"* 2>/dev/null
+export LD_LIBRARY_PATH="$S/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 B="$G/build"
 T0=$(date +%s)
-bash "$G/ctest/scripts/cuda_compile.sh" "$S" "$B" || echo "COMPILE FAILED"
-echo "compile: $(( $(date +%s) - T0 )) s"
+if [ ! -x "$B/cuda/host" ]; then
+  bash "$G/ctest/scripts/cuda_compile.sh" "$S" "$B" || echo "COMPILE FAILED"
+  echo "compile: $(( $(date +%s) - T0 )) s"
+fi
+chmod +x "$B/cuda/"* 2>/dev/null
 cd "$B/cuda" || exit 1
+echo "== rshmem-info"; "$S/bin/rshmem-info" | sed -n '1,/^Environment/p'
 pass=0; fail=0; failed=""
 t() {
-  local name="$1"; shift
+  local name="$1" limit="$2"; shift 2
   local t1=$(date +%s%N)
-  timeout 45 "$@" > "$OUT/$name.log" 2>&1
+  timeout "$limit" "$@" > "$L/$name.log" 2>&1
   local rc=$?
   local ms=$(( ($(date +%s%N) - t1) / 1000000 ))
   if [ $rc -eq 0 ]; then pass=$((pass+1)); echo "PASS $name (${ms} ms)"; else fail=$((fail+1)); failed="$failed $name"; echo "FAIL $name rc=$rc (${ms} ms)"; fi
-  tail -n 12 "$OUT/$name.log" | sed 's/^/    /'
+  grep -v "^TIME" "$L/$name.log" | tail -n 8 | sed 's/^/    /'
 }
-for name in ${TESTS:-host rma amo signal sync stream host_amo coll two_tu two_tu_rdc cumodule reinit}; do
-  [ -x "./$name" ] || { echo "MISSING $name"; fail=$((fail+1)); continue; }
-  t "$name" "$S/bin/rshmemrun" -n 2 "./$name" "$B/cuda"
+for name in ${TESTS:-team coll_host ring_bcast ring_reduce put_block pipeline collective_launch jacobi coll sync stream host rma amo signal host_amo two_tu two_tu_rdc cumodule reinit}; do
+  [ -x "./$name" ] || { echo "MISSING $name"; fail=$((fail+1)); failed="$failed $name"; continue; }
+  limit="${LIMIT:-40}"; [ "$name" = coll_host ] && limit=120
+  t "$name" "$limit" "$S/bin/rshmemrun" -n 2 "./$name" "$B/cuda"
 done
-[ -x ./uid_init ] && t uid_init ./uid_init
-t device_checks "$S/bin/rshmemrun" -n 2 ./device_checks
-grep -q "is out of range" "$OUT/device_checks.log" && echo "device_checks: the kernel printed the bad PE" || { echo "FAIL device_checks: no message from the device"; fail=$((fail+1)); failed="$failed device_checks_message"; }
-RSHMEM_DEBUG=INFO t host_info "$S/bin/rshmemrun" -n 2 ./host
-grep -h "GPU memory\|GPU [0-9]" "$OUT/host_info.log" | head -4
-t lazy bash "$G/ctest/scripts/cuda_lazy.sh" "$S" "$B"
-echo "RESULT: $pass passed, $fail failed:$failed"
-nvidia-smi --query-gpu=index,memory.used --format=csv
+grep -h "^TIME" "$L/coll_host.log" 2>/dev/null
+[ -x ./uid_init ] && t uid_init 45 ./uid_init
+[ -x ./uid_file ] && t uid_file 45 ./uid_file
+if [ -x ./mpi_init ] && command -v mpirun >/dev/null; then
+  t mpi_init 60 mpirun --allow-run-as-root --oversubscribe -np 2 -x LD_LIBRARY_PATH -x RSHMEM_BOOTSTRAP_TIMEOUT ./mpi_init
+  grep -q "PASS mpi_init" "$L/mpi_init.log" || { echo "FAIL mpi_init: no PASS line"; fail=$((fail+1)); failed="$failed mpi_init_pass"; }
+fi
+# Four PEs on the two GPUs (two per GPU, time-sliced): reductions on more than two PEs take
+# the two-phase path, and teams get strides.
+export COLL_HOST_NO_TIMING=1
+for spec in ${TESTS4:-coll_host:45 team:30 ring_reduce:20}; do
+  name="${spec%%:*}"
+  [ -x "./$name" ] && t "${name}_np4" "${spec##*:}" "$S/bin/rshmemrun" -n 4 "./$name" "$B/cuda"
+done
+unset COLL_HOST_NO_TIMING
+t device_checks 45 "$S/bin/rshmemrun" -n 2 ./device_checks
+grep -q "is out of range" "$L/device_checks.log" && echo "device_checks: the kernel printed the bad PE" || { echo "FAIL device_checks: no message from the device"; fail=$((fail+1)); failed="$failed device_checks_message"; }
+t lazy 60 bash "$G/ctest/scripts/cuda_lazy.sh" "$S" "$B"
+echo "RESULT: $pass passed, $fail failed:$failed  ($(( $(date +%s) - T0 )) s)"
+tar czf "$OUT/logs.tgz" -C "$L" .

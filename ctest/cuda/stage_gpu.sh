@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Stages what the GPU run needs into /work/main/.gpu/rt (git-ignored there; other runs use
-# other folders under .gpu). Then: device run `bash .gpu/rt/run.sh` with carry [".gpu"].
+# other folders under .gpu, e.g. GPU_STAGE=/work/main/.gpu/gpu2). Then: device run
+# `bash .gpu/<name>/run.sh` with carry [".gpu/<name>"].
+# The CUDA programs are built here, with the same nvcc (13.0.88) the GPU machine has, so the
+# GPU run spends its time running tests, not compiling; run.sh builds them only if missing.
+# mpi_init is built against this machine's Open MPI (libmpi.so.40, as on the GPU machine).
 set -euo pipefail
 wt="$(cd "$(dirname "$0")/../.." && pwd)"
 dst="${GPU_STAGE:-/work/main/.gpu/rt}"
@@ -12,4 +16,17 @@ mkdir -p "$dst/ctest/scripts"
 cp -r ctest/cuda "$dst/ctest/"
 cp ctest/scripts/cuda_compile.sh ctest/scripts/cuda_lazy.sh "$dst/ctest/scripts/"
 cp ctest/cuda/run_gpu.sh "$dst/run.sh"
+if [ "${PREBUILD:-1}" = 1 ]; then
+  bash ctest/scripts/cuda_compile.sh "$dst/stage" "$dst/build" | tail -1
+  nvcc="${NVCC:-$(command -v nvcc || true)}"
+  if [ -z "$nvcc" ] && [ -x /opt/cuda13/bin/python ]; then
+    nvcc="$(/opt/cuda13/bin/python -c 'import nvidia.cu13 as m; print(list(m.__path__)[0])')/bin/nvcc"
+  fi
+  mpi_inc=/usr/lib/x86_64-linux-gnu/openmpi/include
+  if [ -n "$nvcc" ] && [ -f "$mpi_inc/mpi.h" ]; then
+    "$nvcc" -arch=sm_90 -std=c++17 -I"$dst/stage/include" -Ictest/cuda -I"$mpi_inc" ctest/cuda/mpi_init.cu -o "$dst/build/cuda/mpi_init" \
+      -L"$dst/stage/lib" -lrshmem -L/usr/lib/x86_64-linux-gnu/openmpi/lib -lmpi && echo "ok   mpi_init (Open MPI)"
+  fi
+  rm -f "$dst/build/cuda/"*.o "$dst/build/cuda/last.log" "$dst/build/cuda/"*.c
+fi
 du -sh "$dst"

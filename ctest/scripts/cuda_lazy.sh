@@ -49,8 +49,9 @@ int main(int argc, char **argv) {
 }
 C
 "${cc[@]}" "$out/no_gpu.c" -o "$out/no_gpu" -lrshmem
-"$out/no_gpu" 2> "$out/no_gpu.err"
+"$out/no_gpu" > "$out/no_gpu.out" 2> "$out/no_gpu.err"
 grep -q "nvshmemx_init_attr: .*no usable GPU" "$out/no_gpu.err" || { echo "FAIL: no clear message:"; cat "$out/no_gpu.err"; exit 1; }
+grep -q "^status 5$" "$out/no_gpu.out" || { echo "FAIL: want NVSHMEMX_ERROR_GPU_NOT_SELECTED (5), got: $(cat "$out/no_gpu.out")"; exit 1; }
 echo "ok   nvshmemx_init_attr without a GPU: $(head -c 160 "$out/no_gpu.err")"
 set +e
 "$out/no_gpu" init 2> "$out/init.err"

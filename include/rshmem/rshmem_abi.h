@@ -23,7 +23,7 @@
 /*
  Bumped whenever the layout of `RshmemDeviceState` changes.
  */
-#define RSHMEM_DEVICE_STATE_VERSION 1
+#define RSHMEM_DEVICE_STATE_VERSION 2
 
 /*
  sizeof(RshmemDeviceState); the device headers check it with static_assert.
@@ -114,8 +114,26 @@ typedef struct RshmemDeviceState {
    */
   uint64_t coll_scratch;
   uint64_t coll_scratch_bytes;
-  uint64_t reserved[3];
+  /*
+   Device address of `RshmemDeviceTeam[max_teams]`: the teams this PE belongs to, indexed
+   by their nvshmem_team_t handle (size 0: no team there).
+   */
+  uint64_t teams;
+  uint32_t max_teams;
+  uint32_t reserved1;
+  uint64_t reserved[1];
 } RshmemDeviceState;
+
+/*
+ One team as device code sees it: its members are the world PEs `start + i * stride`,
+ `0 <= i < size`; `my_index` is this PE's `i`.
+ */
+typedef struct RshmemDeviceTeam {
+  int32_t start;
+  int32_t stride;
+  int32_t size;
+  int32_t my_index;
+} RshmemDeviceTeam;
 
 /*
  A unique id: made by rank 0 (nvshmemx_get_uniqueid), passed to every rank by the program.

@@ -30,7 +30,7 @@ pub enum RshmemStatus {
 /// `RshmemDeviceState::magic` once the state is valid (0 before nvshmem_init).
 pub const RSHMEM_DEVICE_STATE_MAGIC: u32 = 0x5244_5653; // "RDVS"
 /// Bumped whenever the layout of `RshmemDeviceState` changes.
-pub const RSHMEM_DEVICE_STATE_VERSION: u32 = 1;
+pub const RSHMEM_DEVICE_STATE_VERSION: u32 = 2;
 /// sizeof(RshmemDeviceState); the device headers check it with static_assert.
 pub const RSHMEM_DEVICE_STATE_SIZE: usize = 128;
 
@@ -75,7 +75,23 @@ pub struct RshmemDeviceState {
     /// Device address (this PE's heap) of the collectives' scratch buffer, and its size.
     pub coll_scratch: u64,
     pub coll_scratch_bytes: u64,
-    pub reserved: [u64; 3],
+    /// Device address of `RshmemDeviceTeam[max_teams]`: the teams this PE belongs to, indexed
+    /// by their nvshmem_team_t handle (size 0: no team there).
+    pub teams: u64,
+    pub max_teams: u32,
+    pub reserved1: u32,
+    pub reserved: [u64; 1],
+}
+
+/// One team as device code sees it: its members are the world PEs `start + i * stride`,
+/// `0 <= i < size`; `my_index` is this PE's `i`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RshmemDeviceTeam {
+    pub start: i32,
+    pub stride: i32,
+    pub size: i32,
+    pub my_index: i32,
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,14 @@ fn main() {
     println!();
     println!("Transports on this host:");
     println!("  shm     CPU PEs on one host: loads/stores into mapped peer heaps (always available)");
+    println!("  p2p     GPU PEs on one host: loads/stores/atomics into mapped peer GPU heaps (needs peer access)");
+    println!();
+    for line in rshmem::cuda::info::report() {
+        println!("{line}");
+    }
+    let (_, size) = rshmem::env::current("SYMMETRIC_SIZE");
+    let (_, gran) = rshmem::env::current("CUMEM_GRANULARITY");
+    println!("GPU heap: NVSHMEM_SYMMETRIC_SIZE={size} reserved per PE (virtual; backed as allocations need it), grown in chunks of NVSHMEM_CUMEM_GRANULARITY={gran}");
     println!();
     println!("Environment (RSHMEM_<NAME> overrides SHMEM_<NAME>, which overrides NVSHMEM_<NAME>):");
     for s in rshmem::env::SETTINGS {

@@ -147,6 +147,8 @@ macro_rules! cu {
     }};
 }
 
+pub mod coll;
+pub mod info;
 pub mod kernels;
 
 // ---------------------------------------------------------------------------------------------
@@ -215,6 +217,27 @@ impl Device {
         cu!(d, cuDeviceGetP2PAttribute(&mut access, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, self.0, peer.0))?;
         cu!(d, cuDeviceGetP2PAttribute(&mut atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, self.0, peer.0))?;
         Ok((access != 0, atomics != 0))
+    }
+}
+
+impl Device {
+    /// cuDeviceCanAccessPeer: whether this device can map `peer`'s memory.
+    pub fn can_access_peer(self, peer: Device) -> CuResult<bool> {
+        if self == peer {
+            return Ok(true);
+        }
+        let d = driver()?;
+        let mut v = 0;
+        cu!(d, cuDeviceCanAccessPeer(&mut v, self.0, peer.0))?;
+        Ok(v != 0)
+    }
+
+    /// The driver's relative performance rank of the link to `peer` (0 is the best).
+    pub fn p2p_rank(self, peer: Device) -> CuResult<i32> {
+        let d = driver()?;
+        let mut v = 0;
+        cu!(d, cuDeviceGetP2PAttribute(&mut v, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, self.0, peer.0))?;
+        Ok(v)
     }
 }
 

@@ -31,6 +31,7 @@ pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: c_int
 pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: c_int = 122;
 
 // CUdevice_P2PAttribute
+pub const CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: c_int = 1;
 pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED: c_int = 2;
 pub const CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: c_int = 3;
 
@@ -115,6 +116,7 @@ entry_points! {
     cuDeviceGetAttribute = "cuDeviceGetAttribute"(*mut c_int, c_int, CUdevice);
     cuDeviceGetPCIBusId = "cuDeviceGetPCIBusId"(*mut c_char, c_int, CUdevice);
     cuDeviceGetP2PAttribute = "cuDeviceGetP2PAttribute"(*mut c_int, c_int, CUdevice, CUdevice);
+    cuDeviceCanAccessPeer = "cuDeviceCanAccessPeer"(*mut c_int, CUdevice, CUdevice);
     cuDeviceTotalMem = "cuDeviceTotalMem_v2"(*mut usize, CUdevice);
     cuDevicePrimaryCtxRetain = "cuDevicePrimaryCtxRetain"(*mut CUcontext, CUdevice);
     cuDevicePrimaryCtxRelease = "cuDevicePrimaryCtxRelease_v2"(CUdevice);

@@ -12,13 +12,24 @@
 //! 0        peer_bases[n]     PE p's heap base as mapped in this process (device pointers)
 //! A        sync_counters[n]  device barriers: PE j adds 1 to sync_counters[j] on PE i
 //! 2A       sync_consumed[n]  how many of those this PE has consumed (only this PE touches it)
-//! 3A       stream_flags[n]   on-stream barriers: PE j writes its sequence number to [j] on PE i
+//! 3A       stream_flags[n]   on-stream collectives: u32 per PE; PE j writes its step count with
+//!                            PE i to [j] on PE i (see src/cuda/kernels/common.cuh)
 //! 4A       result            8 bytes: the old value of a host-initiated atomic
-//! 4A+256   coll_scratch      COLL_SCRATCH bytes: device collectives' staging (in-place reductions)
+//! 4A+256   tickets           TICKET_SLOTS pairs of u32: last-block tickets of collective kernels
+//! 4A+768   teams             RshmemDeviceTeam[MAX_DEVICE_TEAMS]: the device's team table
+//! 4A+2048  coll_scratch      COLL_SCRATCH bytes: device collectives' staging (in-place reductions)
+//! +        stage             STAGE_BYTES: on-stream in-place reductions' staged sources
 //! ```
 
+mod coll;
+pub mod mpi;
+mod team;
+
+pub use coll::Gather;
+pub use team::{MAX_DEVICE_TEAMS, TEAMS_MIN};
+
 use std::ffi::{c_int, CStr};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::abi::{
@@ -40,6 +51,10 @@ pub const DEVICE_STATE_SYMBOL: &CStr = c"rshmemi_device_state_d";
 
 /// Bytes of each PE's GPU heap the device collectives stage through.
 pub const COLL_SCRATCH: usize = 64 << 10;
+
+/// Bytes of each PE's GPU heap that small in-place on-stream reductions stage their source in
+/// (one block's worth: such a reduction then needs two synchronisation steps, not three).
+pub const STAGE_BYTES: usize = 32 << 10;
 
 /// Bytes of host heap a GPU job keeps (runtime header and scratch live there, not user data).
 pub const HOST_HEAP_BYTES: usize = 8 << 20;
@@ -74,12 +89,21 @@ impl Area {
     pub fn result(&self) -> usize {
         4 * self.array
     }
-    pub fn coll_scratch(&self) -> usize {
+    pub fn tickets(&self) -> usize {
         4 * self.array + 256
+    }
+    pub fn teams(&self) -> usize {
+        4 * self.array + 768
+    }
+    pub fn coll_scratch(&self) -> usize {
+        4 * self.array + 2048
+    }
+    pub fn stage(&self) -> usize {
+        self.coll_scratch() + COLL_SCRATCH
     }
     /// Bytes reserved for the runtime; user allocations start here.
     pub fn reserved(&self) -> usize {
-        round_up(self.coll_scratch() + COLL_SCRATCH, 4096)
+        round_up(self.stage() + STAGE_BYTES, 4096)
     }
 }
 
@@ -112,7 +136,6 @@ pub struct GpuState {
     chunk: usize,
     pub alloc: Mutex<Allocator>,
     pub dstate: RshmemDeviceState,
-    stream_seq: AtomicU64,
     pub memory: MemoryReport,
     /// The library's own kernels (kernels.ptx), loaded on first use.
     kernels: std::sync::OnceLock<Kernels>,
@@ -121,6 +144,13 @@ pub struct GpuState {
     amo_lock: Mutex<()>,
     /// The library's own stream for blocking host operations.
     stream: Stream,
+    /// Multiprocessors of the GPU (the collective kernels use at most one block on each).
+    pub sms: u32,
+    /// On-stream collectives: the library's kernels (coll.ptx and reduce_*.ptx), loaded on
+    /// first use; the synchronisation steps taken with every world PE; the next ticket slot.
+    coll_kernels: std::sync::OnceLock<crate::cuda::coll::CollKernels>,
+    pair_steps: Mutex<Vec<u32>>,
+    ticket_slot: AtomicUsize,
     heap: Mutex<GpuHeap>,
     /// Declared last: released only after every mapping and the stream are gone.
     pub ctx: PrimaryContext,
@@ -199,6 +229,7 @@ impl GpuState {
         }
         let name = cu(device.name(), routine)?;
         let pci = cu(device.pci_bus_id(), routine)?;
+        let sms = cu(device.attribute(sys::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT), routine)?.max(1) as u32;
 
         // Every pair of GPUs must reach each other by loads and stores (P2P).
         let pcis = boot.allgather(pci.as_bytes())?;
@@ -257,6 +288,8 @@ impl GpuState {
             stream_flags: base + area.stream_flags() as u64,
             coll_scratch: base + area.coll_scratch() as u64,
             coll_scratch_bytes: COLL_SCRATCH as u64,
+            teams: base + area.teams() as u64,
+            max_teams: MAX_DEVICE_TEAMS as u32,
             ..Default::default()
         };
         let memory = MemoryReport { heap_mapped: mapped, runtime_area: area.reserved(), measured: free_before.saturating_sub(free_after) };
@@ -282,12 +315,15 @@ impl GpuState {
             chunk,
             alloc: Mutex::new(Allocator::new(area.reserved(), heap_bytes)),
             dstate,
-            stream_seq: AtomicU64::new(0),
             memory,
             kernels: std::sync::OnceLock::new(),
             kernels_lock: Mutex::new(()),
             amo_lock: Mutex::new(()),
             stream,
+            sms,
+            coll_kernels: std::sync::OnceLock::new(),
+            pair_steps: Mutex::new(vec![0; npes]),
+            ticket_slot: AtomicUsize::new(0),
             heap: Mutex::new(heap),
             ctx,
         })
@@ -416,6 +452,9 @@ fn write_target(t: &Target, state: &RshmemDeviceState, stream: sys::CUstream) ->
 /// Writes the current state into every registered target (after init, on the init thread).
 pub fn publish(g: &GpuState) -> Result<()> {
     cu(g.ctx.make_current(), "nvshmem_init")?;
+    if let Ok(st) = crate::runtime::state("nvshmem_init") {
+        st.gpu_teams_init(g)?;
+    }
     *PUBLISHED.lock().unwrap_or_else(|p| p.into_inner()) = Some(g.dstate);
     let targets = TARGETS.lock().unwrap_or_else(|p| p.into_inner());
     for t in targets.iter() {
@@ -659,27 +698,6 @@ impl State {
         self.gpu_quiet(routine)?;
         let _serial = self.serialize_collectives();
         self.barrier_all();
-        Ok(())
-    }
-
-    /// barrier_all_on_stream: every PE's earlier work on its stream is complete and visible
-    /// before later work on any PE's stream starts. Each PE stores its sequence number into
-    /// every peer's flag for it, then waits for every peer's store into its own flags; the
-    /// stores are ordered after earlier work by the stream, with a memory barrier.
-    pub fn gpu_barrier_all_on_stream(&self, stream: sys::CUstream, routine: &'static str) -> Result<()> {
-        let g = self.gpu(routine)?;
-        cu(g.ctx.make_current(), routine)?;
-        let seq = g.stream_seq.fetch_add(1, Ordering::Relaxed) + 1;
-        let slot = (g.area.stream_flags() + 8 * self.me) as u64;
-        for pe in (0..self.npes).filter(|&p| p != self.me) {
-            // SAFETY: the flag word for this PE in PE `pe`'s runtime area (mapped, 8-aligned).
-            cu(unsafe { cuda::stream_write_u64(stream, g.base_of(pe) + slot, seq) }, routine)?;
-        }
-        for pe in (0..self.npes).filter(|&p| p != self.me) {
-            let mine = g.base + (g.area.stream_flags() + 8 * pe) as u64;
-            // SAFETY: PE `pe`'s flag word in this PE's runtime area (mapped, 8-aligned).
-            cu(unsafe { cuda::stream_wait_u64_geq(stream, mine, seq) }, routine)?;
-        }
         Ok(())
     }
 

@@ -3,7 +3,7 @@
 
 use std::ffi::c_int;
 
-use super::super::status;
+use super::nv_status as status;
 use crate::cuda::sys::{CUlibrary, CUmodule};
 use crate::runtime::gpu::{self, StateWriter};
 

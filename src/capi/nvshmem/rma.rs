@@ -163,36 +163,3 @@ pub extern "C" fn nvshmemx_signal_op(sig_addr: *mut u64, signal: u64, sig_op: c_
         other => Err(bad_signal_op(other, R)),
     })
 }
-
-fn predefined_world_team(team: c_int, routine: &'static str) -> crate::error::Result<()> {
-    use super::{TEAM_NODE, TEAM_SHARED, TEAM_WORLD};
-    if [TEAM_WORLD, TEAM_SHARED, TEAM_NODE].contains(&team) {
-        Ok(())
-    } else {
-        Err(crate::error::Error::new(
-            crate::error::ErrorKind::Unsupported,
-            routine,
-            format!("team {team}: only NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED and NVSHMEMX_TEAM_NODE are available in GPU mode yet"),
-        ))
-    }
-}
-
-#[no_mangle]
-pub extern "C" fn nvshmem_barrier(team: c_int) -> c_int {
-    with_state("nvshmem_barrier", |st| {
-        predefined_world_team(team, "nvshmem_barrier")?;
-        st.gpu_barrier_all("nvshmem_barrier")?;
-        Ok(0)
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn nvshmem_team_sync(team: c_int) -> c_int {
-    with_state("nvshmem_team_sync", |st| {
-        predefined_world_team(team, "nvshmem_team_sync")?;
-        st.gpu("nvshmem_team_sync")?;
-        let _serial = st.serialize_collectives();
-        st.sync_set(&crate::runtime::barrier::PeSet::world(st.npes), &crate::runtime::barrier::Caller::sync("nvshmem_team_sync"))?;
-        Ok(0)
-    })
-}

@@ -3,11 +3,12 @@
 use std::ffi::{c_char, c_int, c_uint};
 use std::time::Duration;
 
-use super::super::{fence, status, with_state};
-use super::{NVSHMEM_API_MAJOR, NVSHMEM_API_MINOR, NVSHMEM_API_PATCH, TEAM_NODE, TEAM_SAME_MYPE_NODE, TEAM_SHARED, TEAM_WORLD};
+use super::super::{fence, with_state};
+use super::nv_status as status;
+use super::{NVSHMEM_API_MAJOR, NVSHMEM_API_MINOR, NVSHMEM_API_PATCH};
 use crate::abi::{RshmemInitAttr, RshmemUniqueId, RSHMEM_INIT_WITH_MPI_COMM, RSHMEM_INIT_WITH_SHMEM, RSHMEM_INIT_WITH_UNIQUEID, RSHMEM_UNIQUEID_BYTES};
 use crate::bootstrap::uid::{self, UidStar};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::runtime::{self, InitOptions, THREAD_MULTIPLE};
 
 /// nvshmemx_init_status values.
@@ -40,6 +41,12 @@ pub extern "C" fn nvshmem_init_thread(requested: c_int, provided: *mut c_int) ->
     })
 }
 
+/// How long a unique-id start waits for every rank (NVSHMEM_BOOTSTRAP_TIMEOUT, seconds).
+fn bootstrap_timeout() -> Duration {
+    let timeout = crate::env::current("BOOTSTRAP_TIMEOUT").1.trim().parse::<f64>().unwrap_or(60.0);
+    Duration::from_secs_f64(timeout.max(0.1))
+}
+
 fn init_attr(flags: c_uint, attr: *mut RshmemInitAttr) -> Result<()> {
     const R: &str = "nvshmemx_init_attr";
     if flags & RSHMEM_INIT_WITH_UNIQUEID != 0 {
@@ -59,12 +66,21 @@ fn init_attr(flags: c_uint, attr: *mut RshmemInitAttr) -> Result<()> {
         }
         // SAFETY: the id pointer was set by nvshmemx_set_attr_uniqueid_args to a live id.
         let id = unsafe { (*args.id).internal };
-        let timeout = crate::env::current("BOOTSTRAP_TIMEOUT").1.trim().parse::<f64>().unwrap_or(60.0);
-        let boot = UidStar::join(&id, args.myrank as usize, args.nranks as usize, Duration::from_secs_f64(timeout.max(0.1)), R)?;
+        let boot = UidStar::join(&id, args.myrank as usize, args.nranks as usize, bootstrap_timeout(), R)?;
         return init_gpu(R, THREAD_MULTIPLE, Some(Box::new(boot)));
     }
     if flags & RSHMEM_INIT_WITH_MPI_COMM != 0 {
-        return Err(Error::new(ErrorKind::Unsupported, R, "NVSHMEMX_INIT_WITH_MPI_COMM is not supported yet; use NVSHMEMX_INIT_WITH_UNIQUEID (broadcast the id with MPI_Bcast) or start the job with mpirun/rshmemrun and nvshmem_init"));
+        if attr.is_null() {
+            return Err(Error::invalid(R, "NVSHMEMX_INIT_WITH_MPI_COMM needs attributes with attr.mpi_comm = &comm"));
+        }
+        if runtime::is_initialized() {
+            return init_gpu(R, THREAD_MULTIPLE, None);
+        }
+        // SAFETY: non-NULL attributes point at an nvshmemx_init_attr_t the caller filled in.
+        let comm = unsafe { (*attr).mpi_comm };
+        let (rank, nranks, id) = crate::runtime::gpu::mpi::uniqueid_over(comm, R)?;
+        let boot = UidStar::join(&id, rank, nranks, bootstrap_timeout(), R)?;
+        return init_gpu(R, THREAD_MULTIPLE, Some(Box::new(boot)));
     }
     if flags & RSHMEM_INIT_WITH_SHMEM != 0 {
         // The launcher's bootstrap is the one an OpenSHMEM program would use.
@@ -167,27 +183,6 @@ pub extern "C" fn nvshmem_my_pe() -> c_int {
 #[no_mangle]
 pub extern "C" fn nvshmem_n_pes() -> c_int {
     with_state("nvshmem_n_pes", |st| Ok(st.npes as c_int))
-}
-
-/// Member index and size of the predefined teams (one host: WORLD = SHARED = NODE).
-fn predefined_team(st: &runtime::State, team: c_int) -> Option<(c_int, c_int)> {
-    let (node_me, node_n) = st.gpu.as_ref().map(|g| (g.node_mype, g.node_npes)).unwrap_or((st.me, st.npes));
-    match team {
-        TEAM_WORLD => Some((st.me as c_int, st.npes as c_int)),
-        TEAM_SHARED | TEAM_NODE => Some((node_me as c_int, node_n as c_int)),
-        TEAM_SAME_MYPE_NODE => Some((0, (st.npes / node_n.max(1)) as c_int)),
-        _ => None,
-    }
-}
-
-#[no_mangle]
-pub extern "C" fn nvshmem_team_my_pe(team: c_int) -> c_int {
-    with_state("nvshmem_team_my_pe", |st| Ok(predefined_team(st, team).map(|t| t.0).unwrap_or(-1)))
-}
-
-#[no_mangle]
-pub extern "C" fn nvshmem_team_n_pes(team: c_int) -> c_int {
-    with_state("nvshmem_team_n_pes", |st| Ok(predefined_team(st, team).map(|t| t.1).unwrap_or(-1)))
 }
 
 #[no_mangle]

@@ -41,13 +41,13 @@ pub extern "C" fn nvshmemx_quiet_on_stream(_stream: CUstream) {
 #[no_mangle]
 pub extern "C" fn nvshmemx_barrier_all_on_stream(stream: CUstream) {
     const R: &str = "nvshmemx_barrier_all_on_stream";
-    with_state(R, |st| st.gpu_barrier_all_on_stream(stream, R))
+    with_state(R, |st| st.gpu_barrier_on_stream(crate::runtime::team::WORLD as i32, stream, R))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_sync_all_on_stream(stream: CUstream) {
     const R: &str = "nvshmemx_sync_all_on_stream";
-    with_state(R, |st| st.gpu_barrier_all_on_stream(stream, R))
+    with_state(R, |st| st.gpu_barrier_on_stream(crate::runtime::team::WORLD as i32, stream, R))
 }
 
 #[no_mangle]

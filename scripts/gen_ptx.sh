@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Regenerates the committed PTX of rshmem's own collective kernels (src/cuda/kernels/*.cu ->
+# *.ptx) with nvcc 13.0 from PyPI (scripts/install-nvcc.sh); `--check` only verifies that the
+# committed files are what the sources give (CI), without touching them.
+#
+# Target: -arch=compute_80 (virtual). The library has no CUDA compiler at build time, so it
+# ships PTX and the driver compiles it for the GPU at hand (Ampere, Hopper, Blackwell, ...).
+# compute_80 is the oldest architecture with native bfloat16 conversions (half the code of
+# the emulated ones, so less JIT time on first use) and covers every NVLink data-centre GPU
+# since A100; nothing here needs Hopper features. nvcc 13 writes `.version 9.0`, which only
+# CUDA 13 drivers accept; the kernels use nothing newer than PTX ISA 7.8 (CUDA 11.8:
+# __grid_constant__ parameters, ld.acquire/st.release at system scope), so the version line is
+# lowered to 7.8 and ptxas checks that the result assembles for sm_80 and sm_90.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:-write}"
+dir=src/cuda/kernels
+kinds="u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32 f64"
+
+home="$(bash scripts/install-nvcc.sh 2>/dev/null)"
+nvcc="$home/bin/nvcc"
+ptxas="$home/bin/ptxas"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+
+gen() { # source, output, extra flags...
+  local src="$1" dst="$2"; shift 2
+  "$nvcc" -arch=compute_80 -ptx -std=c++17 -O3 "$@" "$dir/$src" -o "$out/raw.ptx"
+  sed -e 's/^\.version 9\.0$/.version 7.8/' "$out/raw.ptx" > "$out/$dst"
+  grep -q '^\.version 7\.8$' "$out/$dst" || { echo "gen_ptx: unexpected PTX version in $dst" >&2; exit 1; }
+  for arch in sm_80 sm_90; do "$ptxas" -arch=$arch "$out/$dst" -o /dev/null; done
+}
+
+gen coll.cu coll.ptx
+for k in $kinds; do gen reduce.cu "reduce_$k.ptx" -DRK_KIND="$k"; done
+
+status=0
+for f in coll.ptx $(for k in $kinds; do echo "reduce_$k.ptx"; done); do
+  if [ "$mode" = "--check" ]; then
+    if ! cmp -s "$out/$f" "$dir/$f"; then
+      echo "gen_ptx: $dir/$f is not what $dir/*.cu give; run scripts/gen_ptx.sh and commit" >&2
+      status=1
+    fi
+  else
+    cp "$out/$f" "$dir/$f"
+  fi
+done
+[ "$mode" = "--check" ] && [ $status -eq 0 ] && echo "collective kernels PTX: up to date"
+exit $status

@@ -1,0 +1,197 @@
+//! Collectives of GPU PEs from the host: team barriers, and broadcast / fcollect / alltoall /
+//! reduce / reducescatter, each on a CUDA stream (`nvshmemx_*_on_stream`: enqueued, returns at
+//! once) and blocking (`nvshmem_*`: the same on the library's stream, waited for). The kernels
+//! are the library's own (runtime/gpu/coll.rs). Every routine returns NVSHMEMX_SUCCESS or an
+//! NVSHMEMX_ERROR_* code.
+
+use std::ffi::{c_int, c_void};
+
+use super::nv_status;
+use crate::cuda::coll::{Kind, RedOp};
+use crate::cuda::sys::CUstream;
+use crate::runtime::gpu::Gather;
+
+// ---- barriers --------------------------------------------------------------------------------
+
+#[no_mangle]
+pub extern "C" fn nvshmem_barrier(team: c_int) -> c_int {
+    const R: &str = "nvshmem_barrier";
+    nv_status(R, || crate::runtime::state(R)?.gpu_team_barrier_host(team, true, R))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_team_sync(team: c_int) -> c_int {
+    const R: &str = "nvshmem_team_sync";
+    nv_status(R, || crate::runtime::state(R)?.gpu_team_barrier_host(team, false, R))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_barrier_on_stream(team: c_int, stream: CUstream) -> c_int {
+    const R: &str = "nvshmemx_barrier_on_stream";
+    nv_status(R, || crate::runtime::state(R)?.gpu_barrier_on_stream(team, stream, R))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_team_sync_on_stream(team: c_int, stream: CUstream) -> c_int {
+    const R: &str = "nvshmemx_team_sync_on_stream";
+    nv_status(R, || crate::runtime::state(R)?.gpu_barrier_on_stream(team, stream, R))
+}
+
+// ---- broadcast, fcollect, alltoall -------------------------------------------------------------
+
+/// One data collective of `nelem` elements of `elem` bytes, on `stream` or blocking.
+#[allow(clippy::too_many_arguments)]
+fn gather(
+    routine: &'static str, team: c_int, what: Gather, dest: *mut c_void, src: *const c_void, nelem: usize, elem: usize,
+    stream: Option<CUstream>,
+) -> c_int {
+    nv_status(routine, || {
+        let st = crate::runtime::state(routine)?;
+        let bytes = crate::runtime::rma::bytes(nelem, elem, routine)?;
+        let run = |s: CUstream| st.gpu_gather_on_stream(team, what, dest.cast(), src.cast(), bytes, elem, s, routine);
+        match stream {
+            Some(s) => run(s),
+            None => st.gpu_blocking(routine, run),
+        }
+    })
+}
+
+/// The six routines of one element type (`$name`: "int_", or "" with `$mem` "mem" for the
+/// byte forms) of `$elem` bytes.
+macro_rules! gather_routines {
+    ($name:expr, $mem:expr, $elem:expr) => {
+        #[export_name = concat!("nvshmemx_", $name, "broadcast", $mem, "_on_stream")]
+        pub extern "C" fn broadcast_on_stream(
+            team: c_int, dest: *mut c_void, src: *const c_void, nelem: usize, root: c_int, stream: CUstream,
+        ) -> c_int {
+            const R: &str = concat!("nvshmemx_", $name, "broadcast", $mem, "_on_stream");
+            gather(R, team, Gather::Broadcast { root }, dest, src, nelem, $elem, Some(stream))
+        }
+        #[export_name = concat!("nvshmemx_", $name, "fcollect", $mem, "_on_stream")]
+        pub extern "C" fn fcollect_on_stream(team: c_int, dest: *mut c_void, src: *const c_void, nelem: usize, stream: CUstream) -> c_int {
+            const R: &str = concat!("nvshmemx_", $name, "fcollect", $mem, "_on_stream");
+            gather(R, team, Gather::Fcollect, dest, src, nelem, $elem, Some(stream))
+        }
+        #[export_name = concat!("nvshmemx_", $name, "alltoall", $mem, "_on_stream")]
+        pub extern "C" fn alltoall_on_stream(team: c_int, dest: *mut c_void, src: *const c_void, nelem: usize, stream: CUstream) -> c_int {
+            const R: &str = concat!("nvshmemx_", $name, "alltoall", $mem, "_on_stream");
+            gather(R, team, Gather::Alltoall, dest, src, nelem, $elem, Some(stream))
+        }
+        #[export_name = concat!("nvshmem_", $name, "broadcast", $mem)]
+        pub extern "C" fn broadcast(team: c_int, dest: *mut c_void, src: *const c_void, nelem: usize, root: c_int) -> c_int {
+            const R: &str = concat!("nvshmem_", $name, "broadcast", $mem);
+            gather(R, team, Gather::Broadcast { root }, dest, src, nelem, $elem, None)
+        }
+        #[export_name = concat!("nvshmem_", $name, "fcollect", $mem)]
+        pub extern "C" fn fcollect(team: c_int, dest: *mut c_void, src: *const c_void, nelem: usize) -> c_int {
+            const R: &str = concat!("nvshmem_", $name, "fcollect", $mem);
+            gather(R, team, Gather::Fcollect, dest, src, nelem, $elem, None)
+        }
+        #[export_name = concat!("nvshmem_", $name, "alltoall", $mem)]
+        pub extern "C" fn alltoall(team: c_int, dest: *mut c_void, src: *const c_void, nelem: usize) -> c_int {
+            const R: &str = concat!("nvshmem_", $name, "alltoall", $mem);
+            gather(R, team, Gather::Alltoall, dest, src, nelem, $elem, None)
+        }
+    };
+}
+
+pub mod mem {
+    use super::*;
+    gather_routines!("", "mem", 1);
+}
+
+/// NVSHMEM's standard RMA types (half and bfloat16 move as 16-bit words).
+macro_rules! typed_gather {
+    ($($name:ident => $t:ty),* $(,)?) => {
+        $( pub mod $name {
+            use super::*;
+            gather_routines!(concat!(stringify!($name), "_"), "", std::mem::size_of::<$t>());
+        } )*
+    };
+}
+typed_gather! {
+    half => u16, bfloat16 => u16, float => f32, double => f64, char => std::ffi::c_char, short => i16,
+    schar => i8, int => i32, long => i64, longlong => i64, uchar => u8, ushort => u16, uint => u32,
+    ulong => u64, ulonglong => u64, int8 => i8, int16 => i16, int32 => i32, int64 => i64,
+    uint8 => u8, uint16 => u16, uint32 => u32, uint64 => u64, size => usize, ptrdiff => isize
+}
+
+// ---- reductions ----------------------------------------------------------------------------------
+
+#[allow(clippy::too_many_arguments)]
+fn reduce(
+    routine: &'static str, team: c_int, op: RedOp, kind: Kind, dest: *mut c_void, src: *const c_void, n: usize, scatter: bool,
+    stream: Option<CUstream>,
+) -> c_int {
+    nv_status(routine, || {
+        let st = crate::runtime::state(routine)?;
+        let run = |s: CUstream| st.gpu_reduce_on_stream(team, op, kind, dest.cast(), src.cast(), n, scatter, s, routine);
+        match stream {
+            Some(s) => run(s),
+            None => st.gpu_blocking(routine, run),
+        }
+    })
+}
+
+/// reduce and reducescatter, on a stream and blocking, for one operator over a type table.
+macro_rules! reduce_op {
+    ($op:ident, $opv:expr; $($name:ident => $kind:ident),* $(,)?) => {
+        pub mod $op {
+            use super::*;
+            $( pub mod $name {
+                use super::*;
+                #[export_name = concat!("nvshmemx_", stringify!($name), "_", stringify!($op), "_reduce_on_stream")]
+                pub extern "C" fn reduce_on_stream(team: c_int, dest: *mut c_void, src: *const c_void, n: usize, stream: CUstream) -> c_int {
+                    const R: &str = concat!("nvshmemx_", stringify!($name), "_", stringify!($op), "_reduce_on_stream");
+                    reduce(R, team, $opv, Kind::$kind, dest, src, n, false, Some(stream))
+                }
+                #[export_name = concat!("nvshmemx_", stringify!($name), "_", stringify!($op), "_reducescatter_on_stream")]
+                pub extern "C" fn reducescatter_on_stream(team: c_int, dest: *mut c_void, src: *const c_void, n: usize, stream: CUstream) -> c_int {
+                    const R: &str = concat!("nvshmemx_", stringify!($name), "_", stringify!($op), "_reducescatter_on_stream");
+                    reduce(R, team, $opv, Kind::$kind, dest, src, n, true, Some(stream))
+                }
+                #[export_name = concat!("nvshmem_", stringify!($name), "_", stringify!($op), "_reduce")]
+                pub extern "C" fn reduce_blocking(team: c_int, dest: *mut c_void, src: *const c_void, n: usize) -> c_int {
+                    const R: &str = concat!("nvshmem_", stringify!($name), "_", stringify!($op), "_reduce");
+                    reduce(R, team, $opv, Kind::$kind, dest, src, n, false, None)
+                }
+                #[export_name = concat!("nvshmem_", stringify!($name), "_", stringify!($op), "_reducescatter")]
+                pub extern "C" fn reducescatter_blocking(team: c_int, dest: *mut c_void, src: *const c_void, n: usize) -> c_int {
+                    const R: &str = concat!("nvshmem_", stringify!($name), "_", stringify!($op), "_reducescatter");
+                    reduce(R, team, $opv, Kind::$kind, dest, src, n, true, None)
+                }
+            } )*
+        }
+    };
+}
+
+/// NVSHMEM's bitwise reduction types (and, or, xor).
+macro_rules! bitwise_reduce_types {
+    ($op:ident, $opv:expr) => {
+        reduce_op! { $op, $opv;
+            uchar => U8, ushort => U16, uint => U32, ulong => U64, ulonglong => U64, int8 => I8, int16 => I16,
+            int32 => I32, int64 => I64, uint8 => U8, uint16 => U16, uint32 => U32, uint64 => U64, size => U64
+        }
+    };
+}
+
+/// NVSHMEM's standard (max, min) and arithmetic (sum, prod) reduction types: the bitwise ones
+/// and the signed and floating types (char is signed on the platforms rshmem supports).
+macro_rules! standard_reduce_types {
+    ($op:ident, $opv:expr) => {
+        reduce_op! { $op, $opv;
+            uchar => U8, ushort => U16, uint => U32, ulong => U64, ulonglong => U64, int8 => I8, int16 => I16,
+            int32 => I32, int64 => I64, uint8 => U8, uint16 => U16, uint32 => U32, uint64 => U64, size => U64,
+            char => I8, schar => I8, short => I16, int => I32, long => I64, longlong => I64,
+            bfloat16 => Bf16, half => F16, float => F32, double => F64
+        }
+    };
+}
+
+bitwise_reduce_types!(and, RedOp::And);
+bitwise_reduce_types!(or, RedOp::Or);
+bitwise_reduce_types!(xor, RedOp::Xor);
+standard_reduce_types!(max, RedOp::Max);
+standard_reduce_types!(min, RedOp::Min);
+standard_reduce_types!(sum, RedOp::Sum);
+standard_reduce_types!(prod, RedOp::Prod);

@@ -1,0 +1,164 @@
+//! Teams (NVSHMEM host API): handles are int32 indices of the runtime's team table
+//! (NVSHMEM_TEAM_WORLD 0, NVSHMEM_TEAM_SHARED 1, NVSHMEMX_TEAM_NODE 2, ...; splits start at
+//! NVSHMEM_TEAMS_MIN = 6; NVSHMEM_TEAM_INVALID = -1). The split logic is the OpenSHMEM one
+//! (runtime/team.rs); runtime/gpu/team.rs adds the device's copy of the table.
+
+use std::ffi::{c_int, c_long};
+
+use super::super::{fence, with_state};
+use super::{nv_code, nv_status_of};
+use crate::error::{Error, Result};
+use crate::runtime::log;
+use crate::runtime::team::Split;
+
+/// nvshmem_team_t.
+pub type NvTeam = i32;
+pub const TEAM_INVALID: NvTeam = -1;
+
+/// nvshmem_team_config_t (NVSHMEM 3.x, version 2: 64 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct NvTeamConfig {
+    pub version: c_int,
+    pub num_contexts: c_int,
+    pub uniqueid: u64,
+    pub padding: [u8; 48],
+}
+const _: () = assert!(std::mem::size_of::<NvTeamConfig>() == 64);
+
+/// config_mask bits (NVSHMEM_TEAM_CONFIG_MASK_*).
+pub const MASK_NUM_CONTEXTS: c_long = 1;
+pub const MASK_UNIQUEID: c_long = 2;
+
+/// The num_contexts a split asks for (0 unless the mask selects the field).
+fn config_contexts(config: *const NvTeamConfig, mask: c_long, which: &str, routine: &'static str) -> Result<i32> {
+    if mask & !(MASK_NUM_CONTEXTS | MASK_UNIQUEID) != 0 {
+        return Err(Error::invalid(
+            routine,
+            format!("{which} mask {mask:#x} has bits that name no configuration field (NVSHMEM_TEAM_CONFIG_MASK_NUM_CONTEXTS = 1, _UNIQUEID = 2)"),
+        ));
+    }
+    if mask & MASK_NUM_CONTEXTS == 0 {
+        return Ok(0);
+    }
+    if config.is_null() {
+        return Err(Error::invalid(routine, format!("{which} mask selects num_contexts but the config pointer is NULL")));
+    }
+    // SAFETY: the caller passes a readable nvshmem_team_config_t (checked non-NULL above).
+    let n = unsafe { (*config).num_contexts };
+    if n < 0 {
+        return Err(Error::invalid(routine, format!("{which}.num_contexts = {n}; it must be >= 0")));
+    }
+    Ok(n)
+}
+
+fn out_handle(p: *mut NvTeam, what: &str, routine: &'static str) -> Result<()> {
+    if p.is_null() {
+        return Err(Error::invalid(routine, format!("{what} is NULL; pass the address of an nvshmem_team_t to receive the new team")));
+    }
+    Ok(())
+}
+
+/// Stores a split's result in `*out`; returns the status (0, or an NVSHMEMX_ERROR_* code when
+/// the arguments describe no team: every member fails alike, one of them says why).
+fn give(split: Split, out: *mut NvTeam, loud: bool) -> c_int {
+    let (handle, rc) = match split {
+        Split::Member(id) => (id as NvTeam, 0),
+        Split::NotMember => (TEAM_INVALID, 0),
+        Split::Failed(e) => {
+            if loud {
+                log::warn(&e.to_string());
+            }
+            (TEAM_INVALID, nv_code(&e))
+        }
+    };
+    // SAFETY: out was checked non-NULL and points at the caller's nvshmem_team_t.
+    unsafe { *out = handle };
+    rc
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_team_my_pe(team: NvTeam) -> c_int {
+    with_state("nvshmem_team_my_pe", |st| Ok(st.gpu_team_info(team).map_or(-1, |t| t.0)))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_team_n_pes(team: NvTeam) -> c_int {
+    with_state("nvshmem_team_n_pes", |st| Ok(st.gpu_team_info(team).map_or(-1, |t| t.1)))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_team_translate_pe(src_team: NvTeam, src_pe: c_int, dest_team: NvTeam) -> c_int {
+    with_state("nvshmem_team_translate_pe", |st| Ok(st.gpu_team_translate(src_team, src_pe, dest_team)))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_team_get_config(team: NvTeam, config: *mut NvTeamConfig) {
+    const R: &str = "nvshmem_team_get_config";
+    with_state(R, |st| {
+        let (_, t) = st.gpu_team(team, R)?;
+        if config.is_null() {
+            return Err(Error::invalid(R, "config is NULL; pass the address of an nvshmem_team_config_t"));
+        }
+        // SAFETY: the caller passes a writable nvshmem_team_config_t (checked non-NULL).
+        unsafe {
+            (*config).num_contexts = t.num_contexts;
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_team_split_strided(
+    parent_team: NvTeam, start: c_int, stride: c_int, size: c_int, config: *const NvTeamConfig, config_mask: c_long,
+    new_team: *mut NvTeam,
+) -> c_int {
+    const R: &str = "nvshmem_team_split_strided";
+    nv_status_of(R, || {
+        let st = crate::runtime::state(R)?;
+        out_handle(new_team, "new_team", R)?;
+        if parent_team < 0 {
+            return Ok(give(Split::Failed(Error::invalid(R, "parent_team is NVSHMEM_TEAM_INVALID; no team was created")), new_team, true));
+        }
+        let contexts = config_contexts(config, config_mask, "config", R)?;
+        let loud = st.gpu_team_info(parent_team).is_some_and(|t| t.0 == 0);
+        Ok(give(st.gpu_team_split_strided(parent_team, start, stride, size, contexts, R)?, new_team, loud))
+    })
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn nvshmem_team_split_2d(
+    parent_team: NvTeam, xrange: c_int, xaxis_config: *const NvTeamConfig, xaxis_mask: c_long, xaxis_team: *mut NvTeam,
+    yaxis_config: *const NvTeamConfig, yaxis_mask: c_long, yaxis_team: *mut NvTeam,
+) -> c_int {
+    const R: &str = "nvshmem_team_split_2d";
+    nv_status_of(R, || {
+        let st = crate::runtime::state(R)?;
+        out_handle(xaxis_team, "xaxis_team", R)?;
+        out_handle(yaxis_team, "yaxis_team", R)?;
+        if parent_team < 0 {
+            let e = Error::invalid(R, "parent_team is NVSHMEM_TEAM_INVALID; no teams were created");
+            give(Split::Failed(e.clone()), xaxis_team, true);
+            return Ok(give(Split::Failed(e), yaxis_team, false));
+        }
+        let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config", R)?;
+        let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config", R)?;
+        let loud = st.gpu_team_info(parent_team).is_some_and(|t| t.0 == 0);
+        let (x, y) = st.gpu_team_split_2d(parent_team, xrange, xc, yc, R)?;
+        let rx = give(x, xaxis_team, loud);
+        let ry = give(y, yaxis_team, loud && rx == 0);
+        Ok(if rx != 0 { rx } else { ry })
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmem_team_destroy(team: NvTeam) {
+    const R: &str = "nvshmem_team_destroy";
+    fence(R, || {
+        if team == TEAM_INVALID {
+            return Ok(());
+        }
+        crate::runtime::state(R)?.gpu_team_destroy(team, R)
+    })
+}

@@ -1,0 +1,370 @@
+//! The library's on-stream collective kernels (src/cuda/kernels/*.cu, compiled to PTX by
+//! scripts/gen_ptx.sh and committed): loading, argument layouts and launches.
+//!
+//! `coll.ptx` (barrier, broadcast/fcollect/alltoall) is loaded with the first collective;
+//! each `reduce_<kind>.ptx` (every reduction operator for one element kind) on the first
+//! reduction of that kind, so a program JIT-compiles only what it uses. The argument structs
+//! mirror the ones in kernels/common.cuh; `param_sizes_match_the_ptx` checks them against the
+//! parameter sizes the PTX declares.
+
+use std::collections::HashMap;
+use std::ffi::{c_void, CStr, CString};
+use std::sync::Mutex;
+
+use super::sys::{CUfunction, CUmodule, CUstream};
+use super::{driver, CuResult, Driver};
+
+/// Largest team an on-stream collective serves (RK_MAX_TEAM).
+pub const MAX_TEAM: usize = 128;
+/// Threads per block of the data kernels (RK_THREADS).
+pub const THREADS: u32 = 512;
+/// 16-byte vectors one block moves per pass (RK_THREADS threads, up to 4 in flight each).
+pub const VECTORS_PER_BLOCK: usize = THREADS as usize * 4;
+
+/// rk_sync: the team, the flag words and the per-member step counts of one launch.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SyncArgs {
+    pub flags: u64,
+    pub heap_stride: i64,
+    pub tickets: u64,
+    pub mype: i32,
+    pub start: i32,
+    pub stride: i32,
+    pub size: i32,
+    pub my: i32,
+    pub pad: i32,
+    pub base: [u32; MAX_TEAM],
+}
+
+/// rk_gather_args.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatherArgs {
+    pub s: SyncArgs,
+    pub dest: u64,
+    pub src: u64,
+    pub nbytes: u64,
+    pub dest_step: u64,
+    pub src_off: u64,
+    pub only: i32,
+    pub pad: i32,
+}
+
+/// rk_reduce_args.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ReduceArgs {
+    pub s: SyncArgs,
+    pub dest: u64,
+    pub src: u64,
+    pub n: u64,
+    pub src_off: u64,
+    pub stage: u64,
+    pub mode: i32,
+    pub pad: i32,
+}
+
+/// Synchronisation steps each kernel takes with every member (the host advances its pair
+/// counts by this much per launch).
+pub const BARRIER_STEPS: u32 = 1;
+pub const GATHER_STEPS: u32 = 2;
+pub const REDUCE_DIRECT_STEPS: u32 = 2;
+pub const REDUCE_TWO_PHASE_STEPS: u32 = 3;
+
+/// Reduction modes (rk_reduce_args::mode): every PE reduces everything; two phases; staged.
+pub const REDUCE_DIRECT: i32 = 0;
+pub const REDUCE_TWO_PHASE: i32 = 1;
+pub const REDUCE_STAGED: i32 = 2;
+
+/// Element kinds of the reduction kernels (one PTX module each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    U8,
+    U16,
+    U32,
+    U64,
+    I8,
+    I16,
+    I32,
+    I64,
+    F16,
+    Bf16,
+    F32,
+    F64,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::U8 => "u8",
+            Kind::U16 => "u16",
+            Kind::U32 => "u32",
+            Kind::U64 => "u64",
+            Kind::I8 => "i8",
+            Kind::I16 => "i16",
+            Kind::I32 => "i32",
+            Kind::I64 => "i64",
+            Kind::F16 => "f16",
+            Kind::Bf16 => "bf16",
+            Kind::F32 => "f32",
+            Kind::F64 => "f64",
+        }
+    }
+
+    pub fn size(self) -> usize {
+        match self {
+            Kind::U8 | Kind::I8 => 1,
+            Kind::U16 | Kind::I16 | Kind::F16 | Kind::Bf16 => 2,
+            Kind::U32 | Kind::I32 | Kind::F32 => 4,
+            Kind::U64 | Kind::I64 | Kind::F64 => 8,
+        }
+    }
+
+    fn is_float(self) -> bool {
+        matches!(self, Kind::F16 | Kind::Bf16 | Kind::F32 | Kind::F64)
+    }
+
+    /// The kernel kind that computes `op` on this kind: bitwise operators, sum and product on
+    /// integers act on the bits of the width, so signed kinds use the unsigned kernels.
+    pub fn for_op(self, op: RedOp) -> Kind {
+        match (op, self) {
+            (RedOp::Max | RedOp::Min, k) => k,
+            (_, Kind::I8) => Kind::U8,
+            (_, Kind::I16) => Kind::U16,
+            (_, Kind::I32) => Kind::U32,
+            (_, Kind::I64) => Kind::U64,
+            (_, k) => k,
+        }
+    }
+
+    /// Whether a kernel for `op` on this kind exists (floating kinds have no bitwise ops).
+    pub fn supports(self, op: RedOp) -> bool {
+        !(self.is_float() && matches!(op, RedOp::And | RedOp::Or | RedOp::Xor))
+    }
+
+    fn ptx(self) -> &'static str {
+        match self {
+            Kind::U8 => concat!(include_str!("kernels/reduce_u8.ptx"), "\0"),
+            Kind::U16 => concat!(include_str!("kernels/reduce_u16.ptx"), "\0"),
+            Kind::U32 => concat!(include_str!("kernels/reduce_u32.ptx"), "\0"),
+            Kind::U64 => concat!(include_str!("kernels/reduce_u64.ptx"), "\0"),
+            Kind::I8 => concat!(include_str!("kernels/reduce_i8.ptx"), "\0"),
+            Kind::I16 => concat!(include_str!("kernels/reduce_i16.ptx"), "\0"),
+            Kind::I32 => concat!(include_str!("kernels/reduce_i32.ptx"), "\0"),
+            Kind::I64 => concat!(include_str!("kernels/reduce_i64.ptx"), "\0"),
+            Kind::F16 => concat!(include_str!("kernels/reduce_f16.ptx"), "\0"),
+            Kind::Bf16 => concat!(include_str!("kernels/reduce_bf16.ptx"), "\0"),
+            Kind::F32 => concat!(include_str!("kernels/reduce_f32.ptx"), "\0"),
+            Kind::F64 => concat!(include_str!("kernels/reduce_f64.ptx"), "\0"),
+        }
+    }
+
+    pub const ALL: [Kind; 12] =
+        [Kind::U8, Kind::U16, Kind::U32, Kind::U64, Kind::I8, Kind::I16, Kind::I32, Kind::I64, Kind::F16, Kind::Bf16, Kind::F32, Kind::F64];
+}
+
+/// Reduction operators (NVSHMEM's names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RedOp {
+    And,
+    Or,
+    Xor,
+    Max,
+    Min,
+    Sum,
+    Prod,
+}
+
+impl RedOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            RedOp::And => "and",
+            RedOp::Or => "or",
+            RedOp::Xor => "xor",
+            RedOp::Max => "max",
+            RedOp::Min => "min",
+            RedOp::Sum => "sum",
+            RedOp::Prod => "prod",
+        }
+    }
+}
+
+const COLL_PTX: &str = concat!(include_str!("kernels/coll.ptx"), "\0");
+
+/// A loaded module; unloaded on drop.
+struct Module(CUmodule);
+
+// SAFETY: module handles may be used from any thread with their context current.
+unsafe impl Send for Module {}
+unsafe impl Sync for Module {}
+
+impl Module {
+    fn load(ptx: &'static str) -> CuResult<Module> {
+        let d = driver()?;
+        let mut m: CUmodule = std::ptr::null_mut();
+        cu!(d, cuModuleLoadData(&mut m, ptx.as_ptr().cast()))?;
+        Ok(Module(m))
+    }
+
+    fn function(&self, d: &Driver, name: &CStr) -> CuResult<CUfunction> {
+        let mut f: CUfunction = std::ptr::null_mut();
+        cu!(d, cuModuleGetFunction(&mut f, self.0, name.as_ptr()))?;
+        Ok(f)
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        if let Ok(d) = driver() {
+            let _ = cu!(d, cuModuleUnload(self.0));
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Func(CUfunction);
+// SAFETY: function handles may be used from any thread with their context current.
+unsafe impl Send for Func {}
+unsafe impl Sync for Func {}
+
+/// The collective kernels of one context.
+pub struct CollKernels {
+    _coll: Module,
+    barrier: Func,
+    gather: Func,
+    reduce_modules: Mutex<HashMap<Kind, Module>>,
+    reduce_fns: Mutex<HashMap<(RedOp, Kind), Func>>,
+}
+
+impl CollKernels {
+    /// Loads coll.ptx into the current context (the reduction modules come on first use).
+    pub fn load() -> CuResult<CollKernels> {
+        let d = driver()?;
+        let coll = Module::load(COLL_PTX)?;
+        let barrier = Func(coll.function(d, c"rk_barrier")?);
+        let gather = Func(coll.function(d, c"rk_gather")?);
+        Ok(CollKernels { _coll: coll, barrier, gather, reduce_modules: Mutex::new(HashMap::new()), reduce_fns: Mutex::new(HashMap::new()) })
+    }
+
+    /// The kernel for `op` on `kind` (already mapped with `Kind::for_op`), loading its module
+    /// into the current context on first use.
+    fn reduce_fn(&self, op: RedOp, kind: Kind) -> CuResult<CUfunction> {
+        if let Some(f) = self.reduce_fns.lock().unwrap_or_else(|p| p.into_inner()).get(&(op, kind)) {
+            return Ok(f.0);
+        }
+        let d = driver()?;
+        let mut modules = self.reduce_modules.lock().unwrap_or_else(|p| p.into_inner());
+        if let std::collections::hash_map::Entry::Vacant(e) = modules.entry(kind) {
+            e.insert(Module::load(kind.ptx())?);
+        }
+        let name = CString::new(format!("rk_reduce_{}_{}", op.name(), kind.name())).expect("no NUL in kernel names");
+        let f = modules[&kind].function(d, &name)?;
+        self.reduce_fns.lock().unwrap_or_else(|p| p.into_inner()).insert((op, kind), Func(f));
+        Ok(f)
+    }
+
+    /// Enqueues the one-block barrier kernel.
+    ///
+    /// # Safety
+    /// The addresses in `args` must be this PE's runtime area (flag words and tickets) inside
+    /// a heap window mapped for every member, live until the kernel has run on `stream`.
+    pub unsafe fn barrier(&self, stream: CUstream, args: &SyncArgs) -> CuResult<()> {
+        let mut a = *args;
+        launch(self.barrier.0, 1, MAX_TEAM as u32, stream, (&mut a as *mut SyncArgs).cast())
+    }
+
+    /// Enqueues a broadcast/fcollect/alltoall kernel of `grid` blocks.
+    ///
+    /// # Safety
+    /// As for `barrier`; `dest` must be this PE's memory for `nbytes` at every `k * dest_step`
+    /// and `src + src_off` a symmetric range of `nbytes` on every member.
+    pub unsafe fn gather(&self, stream: CUstream, grid: u32, args: &GatherArgs) -> CuResult<()> {
+        let mut a = *args;
+        launch(self.gather.0, grid, THREADS, stream, (&mut a as *mut GatherArgs).cast())
+    }
+
+    /// Enqueues a reduction kernel of `grid` blocks for `op` on `kind`.
+    ///
+    /// # Safety
+    /// As for `barrier`; `dest` (n elements) and `src + src_off` (n elements) must be
+    /// symmetric ranges on every member.
+    pub unsafe fn reduce(&self, stream: CUstream, grid: u32, op: RedOp, kind: Kind, args: &ReduceArgs) -> CuResult<()> {
+        let f = self.reduce_fn(op, kind)?;
+        let mut a = *args;
+        launch(f, grid, THREADS, stream, (&mut a as *mut ReduceArgs).cast())
+    }
+}
+
+/// Launches `f` with its one argument struct at `arg` (copied by the driver at launch).
+fn launch(f: CUfunction, grid: u32, block: u32, stream: CUstream, arg: *mut c_void) -> CuResult<()> {
+    let d = driver()?;
+    let mut params: [*mut c_void; 1] = [arg];
+    cu!(d, cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(ptx: &str) -> Vec<(String, usize)> {
+        // `.visible .entry NAME(` then `.param .align 8 .b8 NAME_param_0[SIZE]`
+        let mut out = Vec::new();
+        let mut lines = ptx.lines();
+        while let Some(l) = lines.next() {
+            if let Some(rest) = l.strip_prefix(".visible .entry ") {
+                let name = rest.trim_end_matches('(').to_string();
+                let p = lines.next().unwrap_or_default();
+                let size = p.rsplit('[').next().and_then(|s| s.trim_end_matches(']').parse().ok()).unwrap_or(0);
+                out.push((name, size));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn param_sizes_match_the_ptx() {
+        let coll = entries(COLL_PTX);
+        assert!(coll.contains(&("rk_barrier".into(), std::mem::size_of::<SyncArgs>())), "{coll:?}");
+        assert!(coll.contains(&("rk_gather".into(), std::mem::size_of::<GatherArgs>())), "{coll:?}");
+        for kind in Kind::ALL {
+            let e = entries(kind.ptx());
+            assert!(!e.is_empty(), "no kernels in reduce_{}.ptx", kind.name());
+            for (name, size) in &e {
+                assert_eq!(*size, std::mem::size_of::<ReduceArgs>(), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_table_entry_has_its_kernel() {
+        for kind in Kind::ALL {
+            for op in [RedOp::And, RedOp::Or, RedOp::Xor, RedOp::Max, RedOp::Min, RedOp::Sum, RedOp::Prod] {
+                if !kind.supports(op) {
+                    continue;
+                }
+                let k = kind.for_op(op);
+                let name = format!("rk_reduce_{}_{}", op.name(), k.name());
+                assert!(entries(k.ptx()).iter().any(|(n, _)| *n == name), "missing {name}");
+            }
+        }
+    }
+
+    /// The PTX assembles for Hopper wherever ptxas is installed (CI: scripts/install-nvcc.sh;
+    /// scripts/gen_ptx.sh also checks the oldest target, sm_80).
+    #[test]
+    fn ptx_assembles_when_ptxas_is_there() {
+        let candidates = ["ptxas", "/usr/local/cuda/bin/ptxas", "/opt/cuda13/lib/python3.11/site-packages/nvidia/cu13/bin/ptxas"];
+        let Some(ptxas) = candidates.iter().find(|p| std::process::Command::new(p).arg("--version").output().is_ok()) else {
+            eprintln!("skipped: no ptxas");
+            return;
+        };
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cuda/kernels");
+        let mut files = vec!["coll.ptx".to_string()];
+        files.extend(Kind::ALL.iter().map(|k| format!("reduce_{}.ptx", k.name())));
+        for f in files {
+            let r = std::process::Command::new(ptxas).args(["-arch=sm_90", &format!("{dir}/{f}"), "-o", "/dev/null"]).output().unwrap();
+            assert!(r.status.success(), "{f}: {}", String::from_utf8_lossy(&r.stderr));
+        }
+    }
+}

@@ -1,0 +1,23 @@
+/* On-stream barrier and data collectives (broadcast, fcollect, alltoall): see common.cuh. */
+#include "common.cuh"
+
+/* One block of RK_MAX_TEAM threads: step 1 with every member. */
+extern "C" __global__ void __launch_bounds__(RK_MAX_TEAM) rk_barrier(const __grid_constant__ rk_sync s) {
+    rk_signal(s, 1);
+    rk_wait(s, 1);
+}
+
+/* Members in an order that starts after this PE, so the PEs do not all read from the same
+ * member at the same time. */
+extern "C" __global__ void __launch_bounds__(RK_THREADS) rk_gather(const __grid_constant__ rk_gather_args a) {
+    const rk_sync &s = a.s;
+    rk_enter(s);
+    int count = a.only >= 0 ? 1 : s.size;
+    for (int c = 0; c < count; c++) {
+        int k = a.only >= 0 ? a.only : (s.my + c) % s.size;
+        char *dest = (char *)a.dest + (size_t)k * a.dest_step;
+        const char *src = rk_peer((const char *)a.src + a.src_off, s, s.start + k * s.stride);
+        if (dest != src) rk_copy(dest, src, a.nbytes);
+    }
+    rk_exit(s, 2, 0);
+}

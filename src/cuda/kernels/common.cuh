@@ -1,0 +1,166 @@
+/* rshmem's own on-stream collective kernels: shared definitions.
+ *
+ * Compiled to PTX by scripts/gen_ptx.sh (nvcc 13.0, -arch=compute_75) and committed next to
+ * this file; the library embeds the PTX and the driver compiles it for the GPU at hand, so
+ * building rshmem needs no CUDA compiler. The argument structs are mirrored in
+ * src/cuda/coll.rs (#[repr(C)]); a unit test there checks their sizes against the PTX.
+ *
+ * Synchronisation. Every PE's runtime area holds one 32-bit flag word per world PE
+ * (`flags`); PE j writes into word [j] of PE i. For every pair of PEs the host counts the
+ * synchronisation steps they have taken together (both sides count the same steps, because
+ * both run the same collectives in the same order); a kernel's step s with member k stores
+ * base[k] + s into k's word for this PE and waits until this PE's word for k reaches
+ * base[k] + s. Counts only grow (compared modulo 2^32), so nothing is ever reset, and one pair
+ * of words serves every team the pair shares.
+ *
+ * Every kernel: block 0 announces "my inputs are ready" (step 1) and every block waits for the
+ * members' announcements; then the blocks move data, reading the members' buffers directly
+ * through the mapped heap window (pull: each PE writes only its own memory); the last block
+ * to finish (a ticket counter) announces "done reading you" and waits for the others', so
+ * when the kernel ends no member still reads this PE's buffers. */
+#ifndef RSHMEM_KERNELS_COMMON_CUH
+#define RSHMEM_KERNELS_COMMON_CUH
+
+#include <stdint.h>
+
+/* Largest team an on-stream collective supports (one flag count per member in the args). */
+#define RK_MAX_TEAM 128
+/* Threads per block of the data kernels. */
+#define RK_THREADS 512
+
+struct rk_sync {
+    unsigned long long flags;    /* this PE's flag words (u32 per world PE) */
+    long long heap_stride;       /* distance between consecutive PEs' heaps in the window */
+    unsigned long long tickets;  /* two u32 ticket counters of this launch (zero between uses) */
+    int mype;                    /* world PE number of this PE */
+    int start, stride, size, my; /* the team: members start + i * stride, this PE is i = my */
+    int pad;
+    unsigned int base[RK_MAX_TEAM]; /* steps taken with member i before this launch */
+};
+
+/* Data movement of broadcast, fcollect and alltoall: for every member k (or only member
+ * `only` when it is >= 0), `nbytes` from k's src + src_off to dest + k * dest_step. */
+struct rk_gather_args {
+    rk_sync s;
+    unsigned long long dest, src, nbytes, dest_step, src_off;
+    int only, pad;
+};
+
+/* Reductions: dest[i] = OP over the members, in member order, of src_k[src_off + i], i < n.
+ * mode 0: every PE reduces all n elements itself. mode 1 (two phases, any overlap of dest with
+ * src allowed only when they are the same array): PE k reduces slice k into its own dest,
+ * announces it, then copies the other slices from the members' dests. mode 2 (in place and
+ * small, one block): every PE first copies its source to `stage` (its own staging area, the
+ * same offset on every PE), then reduces the members' staged copies into dest like mode 0. */
+struct rk_reduce_args {
+    rk_sync s;
+    unsigned long long dest, src, n, src_off, stage;
+    int mode, pad;
+};
+
+/* Address of symmetric `p` (this PE's heap) on world PE `pe`. */
+template <typename T>
+__device__ __forceinline__ T *rk_peer(T *p, const rk_sync &s, int pe) {
+    return (T *)((char *)p + (long long)(pe - s.mype) * s.heap_stride);
+}
+
+__device__ __forceinline__ void rk_store_release(unsigned int *p, unsigned int v) {
+    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned int rk_load_acquire(const unsigned int *p) {
+    unsigned int v;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+/* Step `step` with every other member: thread t < size speaks for member t. */
+__device__ __noinline__ void rk_signal(const rk_sync &s, unsigned int step) {
+    int t = threadIdx.x;
+    if (t < s.size && t != s.my) {
+        int pe = s.start + t * s.stride;
+        unsigned int *word = rk_peer((unsigned int *)s.flags, s, pe) + s.mype;
+        rk_store_release(word, s.base[t] + step);
+    }
+}
+__device__ __noinline__ void rk_wait(const rk_sync &s, unsigned int step) {
+    int t = threadIdx.x;
+    if (t < s.size && t != s.my) {
+        int pe = s.start + t * s.stride;
+        const unsigned int *word = (const unsigned int *)s.flags + pe;
+        unsigned int want = s.base[t] + step;
+        while ((int)(rk_load_acquire(word) - want) < 0) {
+        }
+    }
+    __syncthreads();
+}
+
+/* Entry: block 0 announces, every block waits (step 1). */
+__device__ __forceinline__ void rk_enter(const rk_sync &s) {
+    if (blockIdx.x == 0) rk_signal(s, 1);
+    rk_wait(s, 1);
+}
+
+/* True in the last block of the grid to get here (ticket `which`); that block resets it. The
+ * blocks' earlier stores are visible system-wide before the last block learns it is last. */
+__device__ __noinline__ bool rk_last_block(const rk_sync &s, int which) {
+    __shared__ bool last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned int *ticket = (unsigned int *)s.tickets + which;
+        __threadfence_system();
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+        if (last) {
+            atomicExch(ticket, 0u);
+            __threadfence_system();
+        }
+    }
+    __syncthreads();
+    return last;
+}
+
+/* Exit (step `step`): the last block announces "done" and waits for every member's. */
+__device__ __forceinline__ void rk_exit(const rk_sync &s, unsigned int step, int ticket) {
+    if (rk_last_block(s, ticket)) {
+        rk_signal(s, step);
+        rk_wait(s, step);
+    }
+}
+
+/* Global thread index and count of the grid. */
+__device__ __forceinline__ size_t rk_tid() { return (size_t)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ size_t rk_nthreads() { return (size_t)gridDim.x * blockDim.x; }
+
+/* n words from s to d by the whole grid, U loads in flight per thread; loads bypass L1
+ * (.cg: the members' buffers change between launches). */
+template <typename W>
+__device__ __forceinline__ void rk_copy_words(W *d, const W *s, size_t n) {
+    const int U = 4;
+    size_t i = rk_tid(), nth = rk_nthreads();
+    for (; i + (U - 1) * nth < n; i += U * nth) {
+        W v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) v[u] = __ldcg(s + i + u * nth);
+#pragma unroll
+        for (int u = 0; u < U; u++) d[i + u * nth] = v[u];
+    }
+    for (; i < n; i += nth) d[i] = __ldcg(s + i);
+}
+
+/* nbytes from s to d by the whole grid, in the widest words both addresses allow. */
+__device__ __noinline__ void rk_copy(void *d, const void *s, size_t nbytes) {
+    uintptr_t x = (uintptr_t)d | (uintptr_t)s;
+    size_t done = 0;
+    if ((x & 15) == 0) {
+        rk_copy_words((int4 *)d, (const int4 *)s, nbytes / 16);
+        done = nbytes / 16 * 16;
+    } else if ((x & 7) == 0) {
+        rk_copy_words((unsigned long long *)d, (const unsigned long long *)s, nbytes / 8);
+        done = nbytes / 8 * 8;
+    } else if ((x & 3) == 0) {
+        rk_copy_words((unsigned int *)d, (const unsigned int *)s, nbytes / 4);
+        done = nbytes / 4 * 4;
+    }
+    rk_copy_words((unsigned char *)d + done, (const unsigned char *)s + done, nbytes - done);
+}
+
+#endif /* RSHMEM_KERNELS_COMMON_CUH */

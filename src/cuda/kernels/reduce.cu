@@ -1,0 +1,202 @@
+/* On-stream reductions and reduce-scatter, one kernel per (operator, element kind): see
+ * common.cuh for the synchronisation and rk_reduce_args for the two modes. */
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include "common.cuh"
+
+/* ---- operators ------------------------------------------------------------------------- */
+struct rk_and { template <typename T> __device__ static T f(T a, T b) { return a & b; } };
+struct rk_or { template <typename T> __device__ static T f(T a, T b) { return a | b; } };
+struct rk_xor { template <typename T> __device__ static T f(T a, T b) { return a ^ b; } };
+struct rk_max { template <typename T> __device__ static T f(T a, T b) { return a > b ? a : b; } };
+struct rk_min { template <typename T> __device__ static T f(T a, T b) { return a < b ? a : b; } };
+struct rk_sum { template <typename T> __device__ static T f(T a, T b) { return (T)(a + b); } };
+struct rk_prod { template <typename T> __device__ static T f(T a, T b) { return (T)(a * b); } };
+
+/* ---- element kinds: S is the stored word; half and bfloat16 combine in float ---------------- */
+struct rk_f16 {};
+struct rk_bf16 {};
+template <typename K>
+struct rk_kind {
+    typedef K S;
+    template <typename OP> __device__ static S op(S a, S b) { return OP::f(a, b); }
+};
+template <>
+struct rk_kind<rk_f16> {
+    typedef unsigned short S;
+    template <typename OP> __device__ static S op(S a, S b) {
+        return __half_as_ushort(__float2half(OP::f(__half2float(__ushort_as_half(a)), __half2float(__ushort_as_half(b)))));
+    }
+};
+template <>
+struct rk_kind<rk_bf16> {
+    typedef unsigned short S;
+    template <typename OP> __device__ static S op(S a, S b) {
+        return __bfloat16_as_ushort(
+            __float2bfloat16(OP::f(__bfloat162float(__ushort_as_bfloat16(a)), __bfloat162float(__ushort_as_bfloat16(b)))));
+    }
+};
+
+/* 16 bytes of elements, combined lane by lane. */
+template <typename K, typename OP>
+__device__ __forceinline__ int4 rk_combine(int4 a, int4 b) {
+    typedef typename rk_kind<K>::S S;
+    const int L = 16 / sizeof(S);
+    union {
+        int4 v;
+        S e[L];
+    } x, y;
+    x.v = a;
+    y.v = b;
+#pragma unroll
+    for (int i = 0; i < L; i++) x.e[i] = rk_kind<K>::template op<OP>(x.e[i], y.e[i]);
+    return x.v;
+}
+
+/* dest[i] = OP over the members (in member order) of src_k[i], lo <= i < hi, by the grid. */
+template <typename K, typename OP>
+__device__ __noinline__ void rk_reduce_range(const rk_sync &s, typename rk_kind<K>::S *dest, const typename rk_kind<K>::S *src,
+                                             size_t lo, size_t hi) {
+    typedef typename rk_kind<K>::S S;
+    /* Vectors in flight per thread: 4 for wide elements, 2 for narrow ones (their combine is
+     * 8 or 16 lanes of work, and the code would grow without adding memory parallelism). */
+    const int L = 16 / sizeof(S), U = sizeof(S) >= 4 ? 4 : 2;
+    size_t tid = rk_tid(), nth = rk_nthreads();
+    size_t head = lo;
+    if ((((uintptr_t)(dest + lo) | (uintptr_t)(src + lo)) & 15) == 0) {
+        size_t nv = (hi - lo) / L;
+        const int4 *s0 = (const int4 *)(src + lo);
+        int4 *d = (int4 *)(dest + lo);
+        for (size_t i = tid; i < nv; i += U * nth) {
+            int4 acc[U];
+            const int4 *p = rk_peer(s0, s, s.start);
+#pragma unroll
+            for (int u = 0; u < U; u++) acc[u] = i + u * nth < nv ? __ldcg(p + i + u * nth) : make_int4(0, 0, 0, 0);
+            for (int k = 1; k < s.size; k++) {
+                p = rk_peer(s0, s, s.start + k * s.stride);
+                int4 x[U];
+#pragma unroll
+                for (int u = 0; u < U; u++) x[u] = i + u * nth < nv ? __ldcg(p + i + u * nth) : make_int4(0, 0, 0, 0);
+#pragma unroll
+                for (int u = 0; u < U; u++) acc[u] = rk_combine<K, OP>(acc[u], x[u]);
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (i + u * nth < nv) d[i + u * nth] = acc[u];
+        }
+        head = lo + nv * L;
+    }
+    for (size_t i = head + tid; i < hi; i += nth) {
+        S acc = __ldcg(rk_peer(src + i, s, s.start));
+        for (int k = 1; k < s.size; k++) acc = rk_kind<K>::template op<OP>(acc, __ldcg(rk_peer(src + i, s, s.start + k * s.stride)));
+        dest[i] = acc;
+    }
+}
+
+/* Slice k of n elements in two-phase mode: whole 16-byte vectors, the last slices may be empty. */
+__device__ __forceinline__ void rk_slice(size_t n, int size, int k, int lanes, size_t *lo, size_t *hi) {
+    size_t chunk = (n + size - 1) / size;
+    chunk = (chunk + lanes - 1) / lanes * lanes;
+    size_t a = (size_t)k * chunk;
+    *lo = a < n ? a : n;
+    *hi = a + chunk < n ? a + chunk : n;
+}
+
+/* Second phase of mode 1: "my slice is reduced" (step 2) once every block is done with it,
+ * then every other member's slice copied from its dest, then the exit (step 3). */
+__device__ __noinline__ void rk_allgather_slices(const rk_sync &s, char *dest, size_t n, int elem) {
+    if (rk_last_block(s, 0)) rk_signal(s, 2);
+    rk_wait(s, 2);
+    size_t lo, hi;
+    for (int c = 1; c < s.size; c++) {
+        int k = (s.my + c) % s.size;
+        rk_slice(n, s.size, k, 16 / elem, &lo, &hi);
+        if (hi > lo) rk_copy(dest + lo * elem, rk_peer(dest + lo * elem, s, s.start + k * s.stride), (hi - lo) * elem);
+    }
+    rk_exit(s, 3, 1);
+}
+
+template <typename K, typename OP>
+__device__ __forceinline__ void rk_reduce_kernel(const rk_reduce_args &a) {
+    typedef typename rk_kind<K>::S S;
+    const rk_sync &s = a.s;
+    S *dest = (S *)a.dest;
+    const S *src = (const S *)a.src + a.src_off;
+    if (a.mode == 2) {
+        /* One block: the staged copy is complete and visible before block 0 announces it. */
+        rk_copy((void *)a.stage, src, a.n * sizeof(S));
+        __threadfence_system();
+        __syncthreads();
+        src = (const S *)a.stage;
+    }
+    rk_enter(s);
+    if (a.mode != 1) {
+        rk_reduce_range<K, OP>(s, dest, src, 0, a.n);
+        rk_exit(s, 2, 0);
+        return;
+    }
+    size_t lo, hi;
+    rk_slice(a.n, s.size, s.my, 16 / sizeof(S), &lo, &hi);
+    rk_reduce_range<K, OP>(s, dest, src, lo, hi);
+    rk_allgather_slices(s, (char *)dest, a.n, sizeof(S));
+}
+
+#define RK_REDUCE(OPNAME, TNAME, K)                                                                          \
+    extern "C" __global__ void __launch_bounds__(RK_THREADS) rk_reduce_##OPNAME##_##TNAME(const __grid_constant__ rk_reduce_args a) { \
+        rk_reduce_kernel<K, rk_##OPNAME>(a);                                                                 \
+    }
+
+/* One module per element kind (scripts/gen_ptx.sh builds this file once per RK_KIND), so a
+ * program JIT-compiles only the kinds it reduces. Bitwise operators, sum and product act on
+ * the bits of a width (two's complement wraps alike for signed and unsigned types: the u*
+ * kernels serve both); max and min need the signedness; floating kinds have no bitwise ops. */
+#define RK_INT_OPS(TNAME, K) RK_REDUCE(and, TNAME, K) RK_REDUCE(or, TNAME, K) RK_REDUCE(xor, TNAME, K) \
+    RK_REDUCE(sum, TNAME, K) RK_REDUCE(prod, TNAME, K) RK_REDUCE(max, TNAME, K) RK_REDUCE(min, TNAME, K)
+#define RK_ORDER_OPS(TNAME, K) RK_REDUCE(max, TNAME, K) RK_REDUCE(min, TNAME, K)
+#define RK_FLOAT_OPS(TNAME, K) RK_REDUCE(sum, TNAME, K) RK_REDUCE(prod, TNAME, K) RK_REDUCE(max, TNAME, K) RK_REDUCE(min, TNAME, K)
+
+#if !defined(RK_KIND)
+#error "define RK_KIND (one of u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32 f64): see scripts/gen_ptx.sh"
+#endif
+#define RK_KIND_u8 1
+#define RK_KIND_u16 2
+#define RK_KIND_u32 3
+#define RK_KIND_u64 4
+#define RK_KIND_i8 5
+#define RK_KIND_i16 6
+#define RK_KIND_i32 7
+#define RK_KIND_i64 8
+#define RK_KIND_f16 9
+#define RK_KIND_bf16 10
+#define RK_KIND_f32 11
+#define RK_KIND_f64 12
+#define RK_CAT(a, b) a##b
+#define RK_KIND_ID(k) RK_CAT(RK_KIND_, k)
+
+#if RK_KIND_ID(RK_KIND) == 1
+RK_INT_OPS(u8, unsigned char)
+#elif RK_KIND_ID(RK_KIND) == 2
+RK_INT_OPS(u16, unsigned short)
+#elif RK_KIND_ID(RK_KIND) == 3
+RK_INT_OPS(u32, unsigned int)
+#elif RK_KIND_ID(RK_KIND) == 4
+RK_INT_OPS(u64, unsigned long long)
+#elif RK_KIND_ID(RK_KIND) == 5
+RK_ORDER_OPS(i8, signed char)
+#elif RK_KIND_ID(RK_KIND) == 6
+RK_ORDER_OPS(i16, short)
+#elif RK_KIND_ID(RK_KIND) == 7
+RK_ORDER_OPS(i32, int)
+#elif RK_KIND_ID(RK_KIND) == 8
+RK_ORDER_OPS(i64, long long)
+#elif RK_KIND_ID(RK_KIND) == 9
+RK_FLOAT_OPS(f16, rk_f16)
+#elif RK_KIND_ID(RK_KIND) == 10
+RK_FLOAT_OPS(bf16, rk_bf16)
+#elif RK_KIND_ID(RK_KIND) == 11
+RK_FLOAT_OPS(f32, float)
+#elif RK_KIND_ID(RK_KIND) == 12
+RK_FLOAT_OPS(f64, double)
+#else
+#error "unknown RK_KIND"
+#endif

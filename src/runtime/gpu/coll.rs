@@ -1,0 +1,269 @@
+//! Host-side and on-stream collectives of GPU PEs, with the library's own kernels
+//! (src/cuda/kernels: no NCCL). Each call is one kernel launch on the caller's stream: block 0
+//! announces that this PE's inputs are ready, every block waits for the other members', the
+//! blocks pull the members' data straight through the mapped heap window with 16-byte loads,
+//! and the last block exchanges "done" with the members. The blocking host forms run the same
+//! kernel on the library's stream and wait for it.
+//!
+//! Reductions: small or two-member ones reduce the whole array on every PE (each PE reads the
+//! others' sources); large in-place ones and large ones on more than two PEs take two phases
+//! (PE k reduces slice k, then copies the other slices from their owners), which moves
+//! 2(n-1)/n of the data per PE instead of (n-1) and is safe when dest is the source; small
+//! in-place ones first copy the source to a staging area the others read instead.
+//!
+//! Limits: the staging area, like the device collectives' scratch, is one per PE, so two
+//! in-place reductions of at most STAGE_BYTES must not run on two streams of one PE at once;
+//! collectives sharing a pair of PEs are matched in issue order (as NVSHMEM requires).
+
+use super::{cu, GpuState, STAGE_BYTES};
+use crate::cuda::coll::{
+    CollKernels, GatherArgs, Kind, RedOp, ReduceArgs, SyncArgs, BARRIER_STEPS, GATHER_STEPS, MAX_TEAM, REDUCE_DIRECT,
+    REDUCE_DIRECT_STEPS, REDUCE_STAGED, REDUCE_TWO_PHASE, REDUCE_TWO_PHASE_STEPS, VECTORS_PER_BLOCK,
+};
+use crate::cuda::sys::CUstream;
+use crate::error::{Error, ErrorKind, Result};
+use crate::runtime::team::Team;
+use crate::runtime::State;
+
+/// Pairs of u32 ticket counters in the runtime area (Area::tickets); consecutive launches use
+/// consecutive pairs, so kernels on several streams do not share one.
+pub const TICKET_SLOTS: usize = 64;
+
+/// Reductions of at least this many bytes on more than two PEs take two phases.
+const TWO_PHASE_BYTES: usize = 64 << 10;
+
+/// The data collectives built on the gather kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gather {
+    /// PE_root's source to every member's dest (root: a team index).
+    Broadcast { root: i32 },
+    /// Every member's source, in member order, to every member's dest.
+    Fcollect,
+    /// Block j of member k's source to block k of member j's dest.
+    Alltoall,
+}
+
+
+fn overlaps(a: u64, alen: usize, b: u64, blen: usize) -> bool {
+    a < b + blen as u64 && b < a + alen as u64
+}
+
+fn grid_for(bytes: usize, sms: u32) -> u32 {
+    let vectors = bytes.div_ceil(16);
+    (vectors.div_ceil(VECTORS_PER_BLOCK) as u32).clamp(1, sms)
+}
+
+impl GpuState {
+    fn coll_kernels(&self, routine: &'static str) -> Result<&CollKernels> {
+        if let Some(k) = self.coll_kernels.get() {
+            return Ok(k);
+        }
+        let _once = self.kernels_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if self.coll_kernels.get().is_none() {
+            cu(self.ctx.make_current(), routine)?;
+            let k = cu(CollKernels::load(), routine)?;
+            let _ = self.coll_kernels.set(k);
+        }
+        Ok(self.coll_kernels.get().expect("set above"))
+    }
+
+    /// The synchronisation arguments of one launch over `team` taking `steps` steps: the
+    /// counts before it for every member (advanced here, in issue order, on every PE alike).
+    fn sync_args(&self, me: usize, team: &Team, steps: u32, routine: &'static str) -> Result<SyncArgs> {
+        if team.set.size > MAX_TEAM {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                routine,
+                format!("the team has {} PEs; on-stream and host collectives of GPU PEs support teams of up to {MAX_TEAM}", team.set.size),
+            ));
+        }
+        let mut base = [0u32; MAX_TEAM];
+        let mut pairs = self.pair_steps.lock().unwrap_or_else(|p| p.into_inner());
+        for (i, b) in base.iter_mut().enumerate().take(team.set.size) {
+            let pe = team.set.pe(i);
+            *b = pairs[pe];
+            pairs[pe] = pairs[pe].wrapping_add(steps);
+        }
+        drop(pairs);
+        let slot = self.ticket_slot.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % TICKET_SLOTS;
+        Ok(SyncArgs {
+            flags: self.base + self.area.stream_flags() as u64,
+            heap_stride: self.stride as i64,
+            tickets: self.base + (self.area.tickets() + 8 * slot) as u64,
+            mype: me as i32,
+            start: team.set.start as i32,
+            stride: team.set.stride as i32,
+            size: team.set.size as i32,
+            my: team.my_index as i32,
+            pad: 0,
+            base,
+        })
+    }
+}
+
+// The on-stream routines take the caller's CUstream, an opaque handle the driver checks, and
+// pointers that are translated and bounds-checked before any use.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+impl State {
+    /// This PE's `len` bytes at `addr`, which must lie in the GPU symmetric heap (the members
+    /// read it, or it receives their data) and be aligned to `align`.
+    fn coll_buffer(&self, addr: *const u8, len: usize, align: usize, what: &str, routine: &'static str) -> Result<u64> {
+        let a = self.gpu_translate(addr, len, self.me as i32, routine).map_err(|mut e| {
+            e.message = format!("{what}: {}", e.message);
+            e
+        })?;
+        if a % align as u64 != 0 {
+            return Err(Error::invalid(routine, format!("{what} {addr:p} is not aligned to its {align}-byte element type")));
+        }
+        Ok(a)
+    }
+
+    /// nvshmemx_barrier_on_stream / team_sync_on_stream / barrier_all_on_stream /
+    /// sync_all_on_stream: later work on every member's stream starts after earlier work on
+    /// every member's stream is complete (kernels end with their stores performed).
+    pub fn gpu_barrier_on_stream(&self, team: i32, stream: CUstream, routine: &'static str) -> Result<()> {
+        let (_, t) = self.gpu_team(team, routine)?;
+        let g = self.gpu(routine)?;
+        let k = g.coll_kernels(routine)?;
+        let args = g.sync_args(self.me, &t, BARRIER_STEPS, routine)?;
+        cu(g.ctx.make_current(), routine)?;
+        // SAFETY: the flag words and tickets are this PE's runtime area, mapped in every
+        // member's window for the life of the job.
+        cu(unsafe { k.barrier(stream, &args) }, routine)
+    }
+
+    /// broadcast / fcollect / alltoall of `nbytes` per member block, ordered on `stream`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gpu_gather_on_stream(
+        &self, team: i32, what: Gather, dest: *mut u8, src: *const u8, nbytes: usize, elem: usize, stream: CUstream, routine: &'static str,
+    ) -> Result<()> {
+        let (_, t) = self.gpu_team(team, routine)?;
+        let n = t.set.size;
+        let (dest_len, src_len, only) = match what {
+            Gather::Broadcast { root } => {
+                if root < 0 || root as usize >= n {
+                    return Err(Error::new(ErrorKind::InvalidPe, routine, format!("PE_root {root} is not a member index of the team (0..={})", n - 1)));
+                }
+                (nbytes, nbytes, root)
+            }
+            Gather::Fcollect => (crate::runtime::rma::bytes(n, nbytes, routine)?, nbytes, -1),
+            Gather::Alltoall => {
+                let all = crate::runtime::rma::bytes(n, nbytes, routine)?;
+                (all, all, -1)
+            }
+        };
+        if nbytes == 0 {
+            return Ok(());
+        }
+        let d = self.coll_buffer(dest, dest_len, elem, "dest", routine)?;
+        let s = self.coll_buffer(src, src_len, elem, "source", routine)?;
+        let same = d == s && matches!(what, Gather::Broadcast { .. });
+        if !same && overlaps(d, dest_len, s, src_len) {
+            return Err(Error::invalid(routine, "dest and source overlap; they must be separate arrays"));
+        }
+        let g = self.gpu(routine)?;
+        let k = g.coll_kernels(routine)?;
+        let args = GatherArgs {
+            s: g.sync_args(self.me, &t, GATHER_STEPS, routine)?,
+            dest: d,
+            src: s,
+            nbytes: nbytes as u64,
+            dest_step: if only >= 0 { 0 } else { nbytes as u64 },
+            src_off: if what == Gather::Alltoall { (t.my_index * nbytes) as u64 } else { 0 },
+            only,
+            pad: 0,
+        };
+        cu(g.ctx.make_current(), routine)?;
+        // SAFETY: dest and source were checked to lie in this PE's mapped heap with the lengths
+        // the kernel touches (symmetric: the same ranges on every member).
+        cu(unsafe { k.gather(stream, grid_for(nbytes, g.sms), &args) }, routine)
+    }
+
+    /// OP reduction (or reduce-scatter) of `n` elements of `kind` over `team`, ordered on
+    /// `stream`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gpu_reduce_on_stream(
+        &self, team: i32, op: RedOp, kind: Kind, dest: *mut u8, src: *const u8, n: usize, scatter: bool, stream: CUstream,
+        routine: &'static str,
+    ) -> Result<()> {
+        let (_, t) = self.gpu_team(team, routine)?;
+        if !kind.supports(op) {
+            return Err(Error::invalid(routine, format!("{} is not defined for floating-point types", op.name())));
+        }
+        let elem = kind.size();
+        let bytes = crate::runtime::rma::bytes(n, elem, routine)?;
+        let src_len = if scatter { crate::runtime::rma::bytes(t.set.size, bytes, routine)? } else { bytes };
+        if n == 0 {
+            return Ok(());
+        }
+        let d = self.coll_buffer(dest, bytes, elem, "dest", routine)?;
+        let s = self.coll_buffer(src, src_len, elem, "source", routine)?;
+        let in_place = d == s && !scatter;
+        if !in_place && overlaps(d, bytes, s, src_len) {
+            return Err(Error::invalid(
+                routine,
+                if scatter { "dest and source overlap; they must be separate arrays".to_string() } else { "dest and source overlap without being the same array (in place is allowed; partial overlap is not)".to_string() },
+            ));
+        }
+        // In place: small ones stage their source (two steps, one block), larger ones take
+        // two phases; large ones on more than two PEs take two phases for bandwidth.
+        let mode = if in_place && bytes <= STAGE_BYTES {
+            REDUCE_STAGED
+        } else if in_place || (!scatter && t.set.size > 2 && bytes >= TWO_PHASE_BYTES) {
+            REDUCE_TWO_PHASE
+        } else {
+            REDUCE_DIRECT
+        };
+        let g = self.gpu(routine)?;
+        let k = g.coll_kernels(routine)?;
+        let steps = if mode == REDUCE_TWO_PHASE { REDUCE_TWO_PHASE_STEPS } else { REDUCE_DIRECT_STEPS };
+        let args = ReduceArgs {
+            s: g.sync_args(self.me, &t, steps, routine)?,
+            dest: d,
+            src: s,
+            n: n as u64,
+            src_off: if scatter { (t.my_index * n) as u64 } else { 0 },
+            stage: g.base + g.area.stage() as u64,
+            mode,
+            pad: 0,
+        };
+        let grid = if mode == REDUCE_STAGED { 1 } else { grid_for(bytes, g.sms) };
+        cu(g.ctx.make_current(), routine)?;
+        // SAFETY: dest (n elements) and source (n, or n per member) lie in this PE's mapped
+        // heap (checked above), the same ranges on every member; the staging area holds
+        // STAGE_BYTES >= the bytes staged.
+        cu(unsafe { k.reduce(stream, grid, op, kind.for_op(op), &args) }, routine)
+    }
+
+    /// Runs an on-stream collective on the library's stream and waits for it (the blocking
+    /// host forms: nvshmem_TYPENAME_OP_reduce and friends).
+    pub fn gpu_blocking(&self, routine: &'static str, body: impl FnOnce(CUstream) -> Result<()>) -> Result<()> {
+        let g = self.gpu(routine)?;
+        cu(g.ctx.make_current(), routine)?;
+        body(g.stream.0)?;
+        g.sync(routine)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_grow_with_the_data_up_to_one_block_per_sm() {
+        assert_eq!(grid_for(4, 132), 1);
+        assert_eq!(grid_for(VECTORS_PER_BLOCK * 16, 132), 1);
+        assert_eq!(grid_for(VECTORS_PER_BLOCK * 16 + 1, 132), 2);
+        assert_eq!(grid_for(4 << 20, 132), 128);
+        assert_eq!(grid_for(1 << 30, 132), 132);
+    }
+
+    #[test]
+    fn overlap_of_ranges() {
+        assert!(overlaps(100, 10, 105, 10));
+        assert!(overlaps(105, 10, 100, 10));
+        assert!(!overlaps(100, 10, 110, 10));
+        assert!(!overlaps(110, 10, 100, 10));
+        assert!(overlaps(100, 10, 100, 10));
+    }
+}

@@ -1,0 +1,138 @@
+//! NVSHMEMX_INIT_WITH_MPI_COMM: start a GPU job over the program's own MPI communicator.
+//!
+//! libmpi is reached at run time (no link dependency): the program already loaded it, so its
+//! symbols are found with dlsym (or by dlopen of the usual sonames when the program loaded it
+//! privately, as Python does). The two ABIs in use differ in what an MPI_Comm is: Open MPI's is
+//! a pointer (it exports `ompi_mpi_comm_world`), MPICH's (and its derivatives') an int. Rank 0
+//! of the communicator makes a unique id, MPI_Bcast's it over the communicator, and every rank
+//! joins with the unique-id bootstrap: MPI is only the courier.
+
+use std::ffi::{c_int, c_void, CStr};
+
+use crate::bootstrap::uid;
+use crate::error::{Error, ErrorKind, Result};
+
+/// MPICH's MPI_BYTE (its mpi.h: `((MPI_Datatype)0x4c00010d)`).
+const MPICH_MPI_BYTE: c_int = 0x4c00010d;
+
+type InitializedFn = unsafe extern "C" fn(*mut c_int) -> c_int;
+
+enum Flavour {
+    /// Open MPI: handles are pointers; MPI_BYTE is &ompi_mpi_byte.
+    Ompi { byte: *mut c_void },
+    /// MPICH ABI: handles are ints.
+    Mpich,
+}
+
+struct Mpi {
+    flavour: Flavour,
+    initialized: InitializedFn,
+    rank: *mut c_void,
+    size: *mut c_void,
+    bcast: *mut c_void,
+}
+
+fn sym(lib: *mut c_void, name: &CStr) -> *mut c_void {
+    // SAFETY: dlsym with a valid handle (or RTLD_DEFAULT) and a NUL-terminated name.
+    unsafe { libc::dlsym(lib, name.as_ptr()) }
+}
+
+/// libmpi as the program loaded it: global symbols first, then the usual sonames.
+fn find(routine: &'static str) -> Result<Mpi> {
+    let mut lib = libc::RTLD_DEFAULT;
+    if sym(lib, c"MPI_Bcast").is_null() {
+        lib = std::ptr::null_mut();
+        for name in [c"libmpi.so.40", c"libmpi.so.12", c"libmpich.so.12", c"libmpi.so"] {
+            // SAFETY: dlopen of a library name; the handle is kept for the life of the process.
+            let h = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+            if !h.is_null() {
+                lib = h;
+                break;
+            }
+        }
+        if lib.is_null() {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                routine,
+                "NVSHMEMX_INIT_WITH_MPI_COMM: no MPI library is loaded in this process (looked for MPI_Bcast, libmpi.so.40, libmpi.so.12, libmpich.so.12); link the program with MPI and call MPI_Init first",
+            ));
+        }
+    }
+    let need = |name: &'static CStr| {
+        let p = sym(lib, name);
+        if p.is_null() {
+            Err(Error::new(ErrorKind::Unsupported, routine, format!("NVSHMEMX_INIT_WITH_MPI_COMM: the MPI library has no {}", name.to_string_lossy())))
+        } else {
+            Ok(p)
+        }
+    };
+    let flavour = if sym(lib, c"ompi_mpi_comm_world").is_null() { Flavour::Mpich } else { Flavour::Ompi { byte: need(c"ompi_mpi_byte")? } };
+    let initialized = need(c"MPI_Initialized")?;
+    Ok(Mpi {
+        flavour,
+        // SAFETY: MPI_Initialized has this signature in every MPI ABI.
+        initialized: unsafe { std::mem::transmute::<*mut c_void, InitializedFn>(initialized) },
+        rank: need(c"MPI_Comm_rank")?,
+        size: need(c"MPI_Comm_size")?,
+        bcast: need(c"MPI_Bcast")?,
+    })
+}
+
+fn check(rc: c_int, call: &str, routine: &'static str) -> Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(Error::new(ErrorKind::Bootstrap, routine, format!("NVSHMEMX_INIT_WITH_MPI_COMM: {call} returned MPI error {rc}")))
+    }
+}
+
+/// (this rank, ranks, the job's unique id) over the communicator `*comm` (attr.mpi_comm points
+/// at the program's MPI_Comm): rank 0's fresh id, broadcast over it.
+pub fn uniqueid_over(comm: *const c_void, routine: &'static str) -> Result<(usize, usize, [u8; uid::ID_BYTES])> {
+    if comm.is_null() {
+        return Err(Error::invalid(routine, "NVSHMEMX_INIT_WITH_MPI_COMM needs attr.mpi_comm = &comm (the address of an MPI_Comm)"));
+    }
+    let mpi = find(routine)?;
+    let mut flag: c_int = 0;
+    // SAFETY: MPI_Initialized writes one int.
+    check(unsafe { (mpi.initialized)(&mut flag) }, "MPI_Initialized", routine)?;
+    if flag == 0 {
+        return Err(Error::invalid(routine, "NVSHMEMX_INIT_WITH_MPI_COMM: MPI is not initialized; call MPI_Init before nvshmemx_init_attr"));
+    }
+    let (mut rank, mut size): (c_int, c_int) = (0, 0);
+    let mut id = [0u8; uid::ID_BYTES];
+    // SAFETY (every call below): the entry points were resolved from the MPI library the
+    // program uses and are called with that ABI's handle type (a pointer for Open MPI, an int
+    // for MPICH) read from the caller's MPI_Comm; the out-parameters and the id buffer live
+    // across the (blocking) calls.
+    unsafe {
+        match mpi.flavour {
+            Flavour::Ompi { byte } => {
+                type RankFn = unsafe extern "C" fn(*mut c_void, *mut c_int) -> c_int;
+                type BcastFn = unsafe extern "C" fn(*mut c_void, c_int, *mut c_void, c_int, *mut c_void) -> c_int;
+                let c = *(comm as *const *mut c_void);
+                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.rank)(c, &mut rank), "MPI_Comm_rank", routine)?;
+                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.size)(c, &mut size), "MPI_Comm_size", routine)?;
+                if rank == 0 {
+                    id = uid::new_id();
+                }
+                check(std::mem::transmute::<*mut c_void, BcastFn>(mpi.bcast)(id.as_mut_ptr().cast(), id.len() as c_int, byte, 0, c), "MPI_Bcast", routine)?;
+            }
+            Flavour::Mpich => {
+                type RankFn = unsafe extern "C" fn(c_int, *mut c_int) -> c_int;
+                type BcastFn = unsafe extern "C" fn(*mut c_void, c_int, c_int, c_int, c_int) -> c_int;
+                let c = *(comm as *const c_int);
+                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.rank)(c, &mut rank), "MPI_Comm_rank", routine)?;
+                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.size)(c, &mut size), "MPI_Comm_size", routine)?;
+                if rank == 0 {
+                    id = uid::new_id();
+                }
+                check(std::mem::transmute::<*mut c_void, BcastFn>(mpi.bcast)(id.as_mut_ptr().cast(), id.len() as c_int, MPICH_MPI_BYTE, 0, c), "MPI_Bcast", routine)?;
+            }
+        }
+    }
+    if rank < 0 || size <= 0 || rank >= size {
+        return Err(Error::new(ErrorKind::Bootstrap, routine, format!("NVSHMEMX_INIT_WITH_MPI_COMM: MPI says rank {rank} of {size}")));
+    }
+    Ok((rank as usize, size as usize, id))
+}
