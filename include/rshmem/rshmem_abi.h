@@ -23,7 +23,7 @@
 /*
  Bumped whenever the layout of `RshmemDeviceState` changes.
  */
-#define RSHMEM_DEVICE_STATE_VERSION 1
+#define RSHMEM_DEVICE_STATE_VERSION 2
 
 /*
  sizeof(RshmemDeviceState); the device headers check it with static_assert.
@@ -39,6 +39,11 @@
  Device-side argument checks are on (RSHMEM_DEVICE_CHECKS=1).
  */
 #define RSHMEM_DEVICE_FLAG_CHECKS 2
+
+/*
+ Some peers are reached through IBGDA (`ibgda` is set; a peer with `peer_bases[pe] == 0` is one).
+ */
+#define RSHMEM_DEVICE_FLAG_IBGDA 4
 
 /*
  nvshmemx_init_attr flags (NVSHMEMX_INIT_*).
@@ -114,7 +119,12 @@ typedef struct RshmemDeviceState {
    */
   uint64_t coll_scratch;
   uint64_t coll_scratch_bytes;
-  uint64_t reserved[3];
+  /*
+   Device address of this PE's `rshmem_ibgda_state` (device/ibgda/ibgda_state.h), 0 when no
+   peer is reached through IBGDA. Added in version 2 (was reserved).
+   */
+  uint64_t ibgda;
+  uint64_t reserved[2];
 } RshmemDeviceState;
 
 /*

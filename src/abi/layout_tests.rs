@@ -20,7 +20,7 @@ fn c_assertions() -> String {
         }};
     }
     fields!(RshmemDeviceState: magic, version, mype, npes, node_mype, node_npes, flags, reserved0, heap_base,
-        heap_stride, window_base, peer_bases, sync_counters, sync_consumed, stream_flags, coll_scratch, coll_scratch_bytes, reserved)
+        heap_stride, window_base, peer_bases, sync_counters, sync_consumed, stream_flags, coll_scratch, coll_scratch_bytes, ibgda, reserved)
         + &fields!(RshmemUniqueId: version, internal)
         + &fields!(RshmemUniqueIdArgs: version, id, myrank, nranks)
         + &fields!(RshmemInitArgs: version, uid_args, content)

@@ -30,7 +30,7 @@ pub enum RshmemStatus {
 /// `RshmemDeviceState::magic` once the state is valid (0 before nvshmem_init).
 pub const RSHMEM_DEVICE_STATE_MAGIC: u32 = 0x5244_5653; // "RDVS"
 /// Bumped whenever the layout of `RshmemDeviceState` changes.
-pub const RSHMEM_DEVICE_STATE_VERSION: u32 = 1;
+pub const RSHMEM_DEVICE_STATE_VERSION: u32 = 2;
 /// sizeof(RshmemDeviceState); the device headers check it with static_assert.
 pub const RSHMEM_DEVICE_STATE_SIZE: usize = 128;
 
@@ -38,6 +38,8 @@ pub const RSHMEM_DEVICE_STATE_SIZE: usize = 128;
 pub const RSHMEM_DEVICE_FLAG_ALL_P2P: u32 = 1;
 /// Device-side argument checks are on (RSHMEM_DEVICE_CHECKS=1).
 pub const RSHMEM_DEVICE_FLAG_CHECKS: u32 = 2;
+/// Some peers are reached through IBGDA (`ibgda` is set; a peer with `peer_bases[pe] == 0` is one).
+pub const RSHMEM_DEVICE_FLAG_IBGDA: u32 = 4;
 
 /// The hot part of the device state, as device code sees it.
 ///
@@ -75,7 +77,10 @@ pub struct RshmemDeviceState {
     /// Device address (this PE's heap) of the collectives' scratch buffer, and its size.
     pub coll_scratch: u64,
     pub coll_scratch_bytes: u64,
-    pub reserved: [u64; 3],
+    /// Device address of this PE's `rshmem_ibgda_state` (device/ibgda/ibgda_state.h), 0 when no
+    /// peer is reached through IBGDA. Added in version 2 (was reserved).
+    pub ibgda: u64,
+    pub reserved: [u64; 2],
 }
 
 // ---------------------------------------------------------------------------------------------
