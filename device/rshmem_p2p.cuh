@@ -179,6 +179,8 @@ RSHMEMI_DEV void rshmemi_signal(uint64_t *remote, uint64_t value, int op) {
         rshmemi_atomic_exch<unsigned long long>((unsigned long long *)remote, value);
 }
 
+#include "rshmem/device/ibgda/ibgda_device.cuh" /* IBGDA route for peers without P2P */
+
 /* ---- barriers --------------------------------------------------------------------------------
  * Dissemination over per-pair counters in every PE's runtime area: PE j adds 1 to
  * sync_counters[j] on PE i; PE i remembers in sync_consumed[j] how many it has used. Counters
@@ -191,7 +193,8 @@ RSHMEMI_DEV void rshmemi_sync_all_one_thread() {
     for (int d = 1; d < n; d <<= 1) {
         int to = (me + d) % n, from = (me - d + n) % n;
         __threadfence_system();
-        atomicAdd_system((unsigned long long *)rshmemi_peer(&counters[me], to), 1ull);
+        if (rshmemi_ibgda_peer(to)) rshmemi_ibgda_barrier_signal(&counters[me], to);
+        else atomicAdd_system((unsigned long long *)rshmemi_peer(&counters[me], to), 1ull);
         unsigned long long want = ++consumed[from];
         while (rshmemi_load(&counters[from]) < want) {
         }
