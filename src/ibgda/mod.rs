@@ -4,6 +4,8 @@
 //! the NIC for those WQEs. The rdma-core path that creates real QPs is `crate::ib`.
 
 pub mod abi;
+pub mod cuda;
+pub mod gpu;
 pub mod host;
 pub mod mlx5;
 pub mod model;
