@@ -22,13 +22,21 @@
 
 #include "rshmem/device/ibgda/ibgda_post.h"
 
-/* Whether operations toward `pe` take the IBGDA route. */
+/* Whether operations toward `pe` take the IBGDA route. A program that will only ever run with
+ * P2P between all its PEs can define RSHMEM_NO_IBGDA_ROUTE before including nvshmem.h: the route
+ * is then compiled out (fewer registers per thread: a kernel that may post WQEs needs the
+ * posting path's registers, as with NVSHMEM's IBGDA). */
+#if defined(RSHMEM_NO_IBGDA_ROUTE)
+RSHMEMI_DEV bool rshmemi_ibgda_peer(int) { return false; }
+RSHMEMI_DEV bool rshmemi_ibgda_on() { return false; }
+#else
 RSHMEMI_DEV bool rshmemi_ibgda_peer(int pe) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
     if (!(s.flags & RSHMEM_DEVICE_FLAG_IBGDA) || pe == s.mype || pe < 0 || pe >= s.npes) return false;
     return ((const unsigned long long *)s.peer_bases)[pe] == 0;
 }
 RSHMEMI_DEV bool rshmemi_ibgda_on() { return (RSHMEMI_STATE.flags & RSHMEM_DEVICE_FLAG_IBGDA) != 0; }
+#endif
 RSHMEMI_DEV rshmem_ibgda_state *rshmemi_ibgda() { return (rshmem_ibgda_state *)RSHMEMI_STATE.ibgda; }
 
 RSHMEMI_DEV const char *rshmemi_ibgda_opcode_name(unsigned op) {
@@ -57,8 +65,7 @@ RSHMEMI_DEV const char *rshmemi_ibgda_syndrome_name(unsigned s) {
 }
 
 /* Reports a failed IBGDA operation and stops the kernel. */
-RSHMEMI_DEV void rshmemi_ibgda_fail(int rc, const char *who, int pe, const void *addr, size_t bytes) {
-    if (rc == rshmem_ibgda::OK) return;
+static __device__ __noinline__ void rshmemi_ibgda_report(int rc, const char *who, int pe, const void *addr, size_t bytes) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
     if (rc == rshmem_ibgda::ERR_ARGUMENT) {
         printf("rshmem: %s: PE %d to PE %d over IBGDA: address %p (%llu bytes) is not inside the symmetric heap "
@@ -77,53 +84,108 @@ RSHMEMI_DEV void rshmemi_ibgda_fail(int rc, const char *who, int pe, const void 
         printf("rshmem: %s: IBGDA operation from PE %d to PE %d failed (status %d)\n", who, s.mype, pe, rc);
     __trap();
 }
+RSHMEMI_DEV void rshmemi_ibgda_fail(int rc, const char *who, int pe, const void *addr, size_t bytes) {
+    if (rc != rshmem_ibgda::OK) rshmemi_ibgda_report(rc, who, pe, addr, bytes);
+}
+
+/* The bodies are out of line (__noinline__) and typed only by size: each translation unit
+ * compiles the posting path a handful of times, not once per routine and type, and the P2P
+ * routines keep their register budget (the IBGDA branch is a call). */
+#define RSHMEMI_IBGDA_FN_OOL static __device__ __noinline__
+
+RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_put_bytes(void *dest, const void *src, size_t bytes, int pe, const char *who) {
+    rshmemi_ibgda_fail(rshmem_ibgda::put(rshmemi_ibgda(), dest, src, bytes, (uint32_t)pe, true), who, pe, dest, bytes);
+}
+RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_get_bytes(void *dest, const void *src, size_t bytes, int pe, const char *who) {
+    rshmemi_ibgda_fail(rshmem_ibgda::getmem(rshmemi_ibgda(), dest, src, bytes, (uint32_t)pe), who, pe, src, bytes);
+}
+RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_put_signal_bytes(void *dest, const void *src, size_t bytes, uint64_t *sig,
+                                                         uint64_t signal, int sig_op, int pe, const char *who) {
+    rshmemi_ibgda_fail(rshmem_ibgda::put_signal(rshmemi_ibgda(), dest, src, bytes, sig, signal, sig_op == NVSHMEM_SIGNAL_ADD,
+                                                (uint32_t)pe, true),
+                       who, pe, dest, bytes);
+}
+/* p of a 1, 2, 4 or 8-byte value given by its bits (little-endian). */
+RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_p_bits(void *dest, uint64_t bits, uint32_t size, int pe, const char *who) {
+    rshmemi_ibgda_fail(rshmem_ibgda::put(rshmemi_ibgda(), dest, &bits, size, (uint32_t)pe, true), who, pe, dest, size);
+}
+RSHMEMI_IBGDA_FN_OOL uint64_t rshmemi_ibgda_g_bits(const void *src, uint32_t size, int pe, const char *who) {
+    uint64_t v = 0;
+    rshmemi_ibgda_fail(rshmem_ibgda::getmem(rshmemi_ibgda(), &v, src, size, (uint32_t)pe), who, pe, src, size);
+    return v;
+}
+/* An AMO on a 4- or 8-byte word, operands and result by their bits. */
+RSHMEMI_IBGDA_FN_OOL uint64_t rshmemi_ibgda_amo_bits(int op, void *dest, uint64_t value, uint64_t cond, uint32_t size, int pe,
+                                                     const char *who) {
+    const rshmem_ibgda_state *st = rshmemi_ibgda();
+    int rc;
+    uint64_t old = 0;
+    if (size == 8) {
+        rc = rshmem_ibgda::amo<uint64_t>(st, (rshmem_ibgda::amo_op)op, (uint64_t *)dest, value, cond, (uint32_t)pe, &old);
+    } else {
+        uint32_t o32 = 0;
+        rc = rshmem_ibgda::amo<uint32_t>(st, (rshmem_ibgda::amo_op)op, (uint32_t *)dest, (uint32_t)value, (uint32_t)cond,
+                                         (uint32_t)pe, &o32);
+        old = o32;
+    }
+    rshmemi_ibgda_fail(rc, who, pe, dest, size);
+    return old;
+}
+RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_quiet_all(const char *who) {
+    rshmemi_ibgda_fail(rshmem_ibgda::quiet_all(rshmemi_ibgda()), who, -1, nullptr, 0);
+}
+RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_fence_thread() { rshmem_ibgda::fence_thread(rshmemi_ibgda()); }
 
 /* ---- RMA (group forms: every thread of g calls; the first posts, all meet at sync) ---------- */
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_ibgda_put(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync,
                                    const char *who) {
     sync(); /* the group's source is complete before the first thread posts it */
-    if (g.tid == 0) rshmemi_ibgda_fail(rshmem_ibgda::put(rshmemi_ibgda(), dest, src, bytes, (uint32_t)pe, true), who, pe, dest, bytes);
+    if (g.tid == 0) rshmemi_ibgda_put_bytes(dest, src, bytes, pe, who);
     sync();
 }
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_ibgda_get(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync,
                                    const char *who) {
-    if (g.tid == 0) rshmemi_ibgda_fail(rshmem_ibgda::getmem(rshmemi_ibgda(), dest, src, bytes, (uint32_t)pe), who, pe, src, bytes);
+    if (g.tid == 0) rshmemi_ibgda_get_bytes(dest, src, bytes, pe, who);
     sync();
 }
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_ibgda_put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig, uint64_t signal,
                                           int sig_op, int pe, rshmemi_group g, SYNC sync, const char *who) {
-    sync(); /* the group's source is complete before the first thread posts it */
-    if (g.tid == 0)
-        rshmemi_ibgda_fail(rshmem_ibgda::put_signal(rshmemi_ibgda(), dest, src, bytes, sig, signal,
-                                                    sig_op == NVSHMEM_SIGNAL_ADD, (uint32_t)pe, true),
-                           who, pe, dest, bytes);
+    sync();
+    if (g.tid == 0) rshmemi_ibgda_put_signal_bytes(dest, src, bytes, sig, signal, sig_op, pe, who);
     sync();
 }
 template <typename T>
 RSHMEMI_DEV void rshmemi_ibgda_p(T *dest, T value, int pe, const char *who) {
-    rshmemi_ibgda_fail(rshmem_ibgda::p(rshmemi_ibgda(), dest, value, (uint32_t)pe), who, pe, dest, sizeof(T));
+    static_assert(sizeof(T) <= 8, "p moves at most 8 bytes");
+    uint64_t bits = 0;
+    memcpy(&bits, &value, sizeof(T));
+    rshmemi_ibgda_p_bits(dest, bits, (uint32_t)sizeof(T), pe, who);
 }
 template <typename T>
 RSHMEMI_DEV T rshmemi_ibgda_g(const T *src, int pe, const char *who) {
+    static_assert(sizeof(T) <= 8, "g moves at most 8 bytes");
+    uint64_t bits = rshmemi_ibgda_g_bits(src, (uint32_t)sizeof(T), pe, who);
     T out;
-    rshmemi_ibgda_fail(rshmem_ibgda::g(rshmemi_ibgda(), src, (uint32_t)pe, &out), who, pe, src, sizeof(T));
+    memcpy(&out, &bits, sizeof(T));
     return out;
 }
 RSHMEMI_DEV void rshmemi_ibgda_signal_op(uint64_t *sig, uint64_t value, int op, int pe, const char *who) {
-    rshmemi_ibgda_fail(rshmem_ibgda::amo<uint64_t>(rshmemi_ibgda(), op == NVSHMEM_SIGNAL_ADD ? rshmem_ibgda::AMO_ADD : rshmem_ibgda::AMO_SET,
-                                                   sig, value, 0, (uint32_t)pe, nullptr),
-                       who, pe, sig, 8);
+    rshmemi_ibgda_amo_bits(op == NVSHMEM_SIGNAL_ADD ? rshmem_ibgda::AMO_ADD : rshmem_ibgda::AMO_SET, sig, value, 0, 8, pe, who);
 }
 
 /* ---- AMOs ------------------------------------------------------------------------------------ */
 template <typename T>
 RSHMEMI_DEV T rshmemi_ibgda_amo(rshmem_ibgda::amo_op op, const T *dest, T value, T cond, int pe, const char *who) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "AMOs work on 4- and 8-byte types");
+    uint64_t v = 0, c = 0;
+    memcpy(&v, &value, sizeof(T));
+    memcpy(&c, &cond, sizeof(T));
+    uint64_t o = rshmemi_ibgda_amo_bits(op, (void *)dest, v, c, (uint32_t)sizeof(T), pe, who);
     T old;
-    memset(&old, 0, sizeof old);
-    rshmemi_ibgda_fail(rshmem_ibgda::amo(rshmemi_ibgda(), op, (T *)dest, value, cond, (uint32_t)pe, &old), who, pe, dest, sizeof(T));
+    memcpy(&old, &o, sizeof(T));
     return old;
 }
 /* The hooks the AMO routines start with: `return` the IBGDA result for non-P2P peers. */
@@ -137,15 +199,15 @@ RSHMEMI_DEV T rshmemi_ibgda_amo(rshmem_ibgda::amo_op op, const T *dest, T value,
 
 /* ---- ordering and barriers ------------------------------------------------------------------- */
 RSHMEMI_DEV void rshmemi_ibgda_quiet(const char *who) {
-    if (rshmemi_ibgda_on()) rshmemi_ibgda_fail(rshmem_ibgda::quiet_all(rshmemi_ibgda()), who, -1, nullptr, 0);
+    if (rshmemi_ibgda_on()) rshmemi_ibgda_quiet_all(who);
 }
 RSHMEMI_DEV void rshmemi_ibgda_fence() {
-    if (rshmemi_ibgda_on()) rshmem_ibgda::fence_thread(rshmemi_ibgda());
+    if (rshmemi_ibgda_on()) rshmemi_ibgda_fence_thread();
 }
 /* The barrier's "I arrived" to PE `to`: everything this PE posted is complete first. */
 RSHMEMI_DEV void rshmemi_ibgda_barrier_signal(unsigned long long *counter, int to) {
-    rshmemi_ibgda_quiet("nvshmem_barrier");
-    rshmemi_ibgda_amo<unsigned long long>(rshmem_ibgda::AMO_ADD, counter, 1ull, 0ull, to, "nvshmem_barrier");
+    rshmemi_ibgda_quiet_all("nvshmem_barrier");
+    rshmemi_ibgda_amo_bits(rshmem_ibgda::AMO_ADD, counter, 1, 0, 8, to, "nvshmem_barrier");
 }
 
 #endif /* RSHMEM_IBGDA_DEVICE_CUH */

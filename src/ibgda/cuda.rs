@@ -258,17 +258,26 @@ impl CudaMemory {
 
 impl MemoryAccess for CudaMemory {
     fn read(&self, addr: u64, out: &mut [u8]) -> MemResult<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
         // SAFETY: `addr..+len` was checked against a registration (or is a send queue of an
         // attached QP); `out` is live until the synchronize below.
         unsafe { cuda::memcpy_async(out.as_mut_ptr() as u64, addr, out.len(), self.stream.0) }.map_err(|e| e.to_string())?;
         cuda::stream_synchronize(self.stream.0).map_err(|e| e.to_string())
     }
     fn write(&self, addr: u64, data: &[u8]) -> MemResult<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
         // SAFETY: destination checked against a registration; a pageable source is staged by
         // the driver before cuMemcpyAsync returns, so `data` may go away afterwards.
         unsafe { cuda::memcpy_async(addr, data.as_ptr() as u64, data.len(), self.stream.0) }.map_err(|e| e.to_string())
     }
     fn copy(&self, dst: u64, src: u64, len: u64) -> MemResult<()> {
+        if len == 0 {
+            return Ok(());
+        }
         // SAFETY: both ranges checked against registrations; they stay mapped while registered.
         unsafe { cuda::memcpy_async(dst, src, len as usize, self.stream.0) }.map_err(|e| e.to_string())
     }

@@ -299,7 +299,8 @@ impl GpuIbgda {
         self.check(routine)
     }
 
-    /// The first error CQE recorded by the device on any QP of this PE.
+    /// The first error completion of this PE's QPs: as the device recorded it, else as the
+    /// model NIC wrote it (the device may not have polled it yet).
     pub fn check(&self, routine: &'static str) -> Result<()> {
         let mut descs = vec![QpState::zeroed(); self.npes * self.num_rc];
         // SAFETY: QpState is plain data; the byte view is filled by the download.
@@ -307,6 +308,11 @@ impl GpuIbgda {
         cu(self.qps.download(0, bytes), "reading QP descriptors").map_err(|e| e.in_routine(routine))?;
         for &i in &self.active {
             if let Some(e) = super::qp_error(&descs[i], self.me as u32, routine) {
+                return Err(e);
+            }
+        }
+        for nic in &self.nics {
+            if let Some(e) = nic.first_error().and_then(|d| super::qp_error(&d, self.me as u32, routine)) {
                 return Err(e);
             }
         }

@@ -206,6 +206,9 @@ struct NicShared {
     qps: Mutex<Vec<QpRun>>,
     stop: AtomicBool,
     stats: Stats,
+    /// The descriptor of the first QP that completed a WQE with an error (not a flush), with
+    /// its err_* fields filled in, for host-side reporting.
+    first_error: Mutex<Option<QpState>>,
 }
 
 /// One model NIC with its thread.
@@ -225,6 +228,7 @@ impl Nic {
             qps: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
             stats: Stats::default(),
+            first_error: Mutex::new(None),
         });
         let s = shared.clone();
         let thread = std::thread::Builder::new()
@@ -302,6 +306,12 @@ impl Nic {
 
     pub fn stats(&self) -> &Stats {
         &self.shared.stats
+    }
+
+    /// The first error completion this NIC wrote: the QP's descriptor with its err_* fields set
+    /// (see `super::qp_error`).
+    pub fn first_error(&self) -> Option<QpState> {
+        *self.shared.first_error.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -762,6 +772,17 @@ fn write_cqe(s: &NicShared, q: &mut QpRun, w: &Wqe, opcode: u8, syndrome: u8, by
         s.stats.error_cqes.fetch_add(1, Ordering::Relaxed);
         if !q.logged && syndrome != SYND_WR_FLUSH_ERR {
             q.logged = true;
+            let mut first = s.first_error.lock().unwrap_or_else(|e| e.into_inner());
+            if first.is_none() {
+                let mut d = q.cfg;
+                d.err_count = 1;
+                d.err_syndrome = syndrome;
+                d.err_vendor = 0x80 | syndrome;
+                d.err_opcode = w.ctrl.opcode();
+                d.err_cqe_opcode = opcode;
+                d.err_wqe_index = w.index as u16 as u32;
+                *first = Some(d);
+            }
             let to = if cfg.kind == QP_DCI { "a PE over DC".to_string() } else { format!("PE {}", cfg.peer_pe) };
             crate::runtime::log::info(&format!(
                 "IBGDA model: {} from PE {} to {to} completed with an error: {} (QP {:#x}, WQE index {})",
