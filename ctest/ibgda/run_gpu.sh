@@ -53,13 +53,20 @@ t p2p_signal 30 $RUN "$B/signal"
 
 echo "== post rate, model sink mode"
 CSV="$OUT/post_rate.csv"
-BENCH=("${REM[@]}" RSHMEM_IBGDA_MODEL_SINK=1 NVSHMEM_IBGDA_NUM_RC_PER_PE=64 NVSHMEM_QP_DEPTH=8192 RSHMEM_IBGDA_MODEL_THREADS=8 RSHMEM_DEBUG=INFO)
-for map in cta sm warp; do
-  t "bench_$map" 60 "${BENCH[@]}" NVSHMEM_IBGDA_RC_MAP_BY=$map $RUN "$B/post_rate" "gpu-sq"
-  grep -E "^(label|gpu-sq)," "$OUT/bench_$map.log" >> "$CSV.tmp"
-done
-t bench_cta_hostsq 60 "${BENCH[@]}" NVSHMEM_IBGDA_RC_MAP_BY=cta RSHMEM_IBGDA_MODEL_SQ=host $RUN "$B/post_rate" "host-sq"
-grep -E "^host-sq," "$OUT/bench_cta_hostsq.log" >> "$CSV.tmp"
+BENCH=("${REM[@]}" RSHMEM_IBGDA_MODEL_SINK=1 RSHMEM_IBGDA_MODEL_THREADS=8 RSHMEM_DEBUG=INFO)
+bench() { # label map num_rc depth batch [extra env...]
+  local label="$1" map="$2" nrc="$3" depth="$4" batch="$5"; shift 5
+  t "bench_$label" 60 "${BENCH[@]}" NVSHMEM_IBGDA_RC_MAP_BY=$map NVSHMEM_IBGDA_NUM_RC_PER_PE=$nrc NVSHMEM_QP_DEPTH=$depth \
+    NVSHMEM_IBGDA_NUM_REQUESTS_IN_BATCH=$batch "$@" $RUN "$B/post_rate" "$label"
+  grep -E "^(label|$label)," "$OUT/bench_$label.log" >> "$CSV.tmp"
+}
+bench cta-rc64-b32 cta 64 8192 32
+bench sm-rc64-b32 sm 64 8192 32
+bench warp-rc64-b32 warp 64 8192 32
+bench warp-rc256-b32 warp 256 2048 32
+bench cta-rc64-b256 cta 64 8192 256
+bench warp-rc256-b256 warp 256 2048 256
+bench cta-rc64-b32-hostsq cta 64 8192 32 RSHMEM_IBGDA_MODEL_SQ=host
 awk 'NR==1 || !/^label/' "$CSV.tmp" > "$CSV"; rm -f "$CSV.tmp"
 cat "$CSV"
 grep -h "IBGDA model NIC of PE 0" "$OUT"/bench_*.log | head -8

@@ -45,6 +45,18 @@ template <class T> RSHMEM_IBGDA_FN bool cas(T *p, T &expected, T desired) {
                                                   cuda::memory_order_acquire);
 }
 RSHMEM_IBGDA_FN void fence_system() { __threadfence_system(); }
+/* Device scope, for the counters only GPU threads of this GPU touch (cheaper than system scope:
+ * no wait for this thread's stores to host memory). */
+template <class T>
+using gpu_ref = cuda::atomic_ref<T, cuda::thread_scope_device>;
+template <class T> RSHMEM_IBGDA_FN T load_acquire_gpu(T *p) { return gpu_ref<T>(*p).load(cuda::memory_order_acquire); }
+template <class T> RSHMEM_IBGDA_FN T load_relaxed_gpu(T *p) { return gpu_ref<T>(*p).load(cuda::memory_order_relaxed); }
+template <class T> RSHMEM_IBGDA_FN void store_release_gpu(T *p, T v) { gpu_ref<T>(*p).store(v, cuda::memory_order_release); }
+template <class T> RSHMEM_IBGDA_FN T fetch_add_gpu(T *p, T v) { return gpu_ref<T>(*p).fetch_add(v, cuda::memory_order_relaxed); }
+template <class T> RSHMEM_IBGDA_FN T fetch_max_gpu(T *p, T v) { return gpu_ref<T>(*p).fetch_max(v, cuda::memory_order_acq_rel); }
+template <class T> RSHMEM_IBGDA_FN bool cas_gpu(T *p, T &expected, T desired) {
+    return gpu_ref<T>(*p).compare_exchange_strong(expected, desired, cuda::memory_order_acq_rel, cuda::memory_order_acquire);
+}
 /* The doorbell register is MMIO mapped into the GPU (or host memory for the model / CPU ringer):
  * one 8-byte store with release semantics at system scope. */
 RSHMEM_IBGDA_FN void doorbell_store(uint64_t *reg, uint64_t v) {
@@ -110,6 +122,13 @@ template <class T> inline bool cas(T *p, T &expected, T desired) {
     return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 inline void fence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+/* Host threads: device scope is the same as system scope. */
+template <class T> inline T load_acquire_gpu(T *p) { return load_acquire(p); }
+template <class T> inline T load_relaxed_gpu(T *p) { return load_relaxed(p); }
+template <class T> inline void store_release_gpu(T *p, T v) { store_release(p, v); }
+template <class T> inline T fetch_add_gpu(T *p, T v) { return fetch_add(p, v); }
+template <class T> inline T fetch_max_gpu(T *p, T v) { return fetch_max(p, v); }
+template <class T> inline bool cas_gpu(T *p, T &expected, T desired) { return cas(p, expected, desired); }
 inline void doorbell_store(uint64_t *reg, uint64_t v) { __atomic_store_n(reg, v, __ATOMIC_RELEASE); }
 /* Host threads share few cores with the model thread: yield early. */
 inline void backoff(unsigned &spins) {

@@ -6,10 +6,14 @@
  *   reserve    base = fetch_add(resv_head, nbb)                      (one atomic per WQE)
  *   flow ctrl  wait until completed_head >= base + nbb - nwqes         (ring pending, poll CQ)
  *   build      ctrl [+ address vector] + raddr + data | inline | atomic [+ data] segments
- *   publish    CAS(ready_head, base, base + nbb), spinning until earlier WQEs are published
+ *   publish    CAS(ready_head, base, base + nbb) with release, spinning until earlier WQEs are
+ *              published (the release orders the WQE's stores; no system fence per WQE)
  *   ring       when last reserver / crossing a batch boundary / big WQE: under post_lock,
- *              posted_head = ready_head; doorbell record[1] = BE32(ready & 0xffff); fence;
- *              one 8-byte store of a ctrl segment's first 8 bytes (idx << 8, qpn << 8) to bf_reg
+ *              posted_head = ready_head; doorbell record[1] = BE32(ready & 0xffff); then one
+ *              8-byte store-release (system scope) of a ctrl segment's first 8 bytes (idx << 8,
+ *              qpn << 8) to bf_reg: the only system-scope ordering per doorbell
+ * Scopes: the counters of a QP are touched only by threads of its GPU (device scope); the
+ * doorbell word, the CQEs and the CQ doorbell record are shared with the NIC (system scope).
  *   complete   a WQE asks for a CQE (CQ_UPDATE) only when it covers a block with index
  *              N-1 mod N (N = signal_every), or when forced (fetches, quiet's NOP)
  *   poll CQ    CQE valid when its opcode is not INVALID and its owner bit equals
@@ -98,10 +102,10 @@ RSHMEM_IBGDA_FN void record_error(rshmem_ibgda_qp *qp, const uint8_t *cqe, uint3
 /* Consumes every valid CQE (one poller at a time; others return at once). */
 RSHMEM_IBGDA_FN void poll_cq(rshmem_ibgda_qp *qp) {
     uint32_t unlocked = 0;
-    if (!cas(&qp->cq_lock, unlocked, 1u)) return;
+    if (!cas_gpu(&qp->cq_lock, unlocked, 1u)) return;
     const uint64_t cmask = (1ull << qp->log_ncqes) - 1;
-    uint64_t ci = load_relaxed(&qp->cq_cons);
-    uint64_t completed = load_relaxed(&qp->completed_head);
+    uint64_t ci = load_relaxed_gpu(&qp->cq_cons);
+    uint64_t completed = load_relaxed_gpu(&qp->completed_head);
     const uint64_t start = ci;
     for (;;) {
         uint8_t *cqe = (uint8_t *)(uintptr_t)qp->cq_buf + ((ci & cmask) << 6);
@@ -113,7 +117,7 @@ RSHMEM_IBGDA_FN void poll_cq(rshmem_ibgda_qp *qp) {
         uint16_t w16 = rshmem_be16toh((uint16_t)(tail & 0xffffu));
         if (opcode == RSHMEM_MLX5_CQE_REQ_ERR || opcode == RSHMEM_MLX5_CQE_RESP_ERR) record_error(qp, cqe, opcode, w16);
         /* Widen the 16-bit index: the WQE was rung, so it lies within nwqes below posted_head. */
-        uint64_t posted = load_acquire(&qp->posted_head);
+        uint64_t posted = load_acquire_gpu(&qp->posted_head);
         uint64_t w = posted - (uint16_t)((uint16_t)posted - w16);
         /* Its blocks are not reused before completed_head passes them, so its ctrl is intact. */
         const rshmem_mlx5_ctrl_seg *ctrl = (const rshmem_mlx5_ctrl_seg *)wqe_oct(qp, w, 0);
@@ -123,11 +127,11 @@ RSHMEM_IBGDA_FN void poll_cq(rshmem_ibgda_qp *qp) {
         ci++;
     }
     if (ci != start) {
-        store_release(&qp->cq_cons, ci);
+        store_release_gpu(&qp->cq_cons, ci);
         store_release((uint32_t *)(uintptr_t)qp->cq_dbrec, rshmem_htobe32((uint32_t)(ci & 0xffffffu)));
-        store_release(&qp->completed_head, completed);
+        store_release_gpu(&qp->completed_head, completed);
     }
-    store_release(&qp->cq_lock, 0u);
+    store_release_gpu(&qp->cq_lock, 0u);
 }
 
 /* ---- doorbell ---------------------------------------------------------------------------------- */
@@ -137,35 +141,38 @@ RSHMEM_IBGDA_FN void ring(rshmem_ibgda_qp *qp) {
     unsigned spins = 0;
     for (;;) {
         uint32_t unlocked = 0;
-        if (cas(&qp->post_lock, unlocked, 1u)) break;
+        if (cas_gpu(&qp->post_lock, unlocked, 1u)) break;
         backoff(spins);
     }
-    uint64_t ready = load_acquire(&qp->ready_head);
-    if (ready > load_relaxed(&qp->posted_head)) {
-        store_release(&qp->posted_head, ready);
-        if (!(qp->flags & RSHMEM_IBGDA_QP_CPU_DOORBELL)) {
+    uint64_t ready = load_acquire_gpu(&qp->ready_head);
+    if (ready > load_relaxed_gpu(&qp->posted_head)) {
+        if (qp->flags & RSHMEM_IBGDA_QP_CPU_DOORBELL) {
+            /* The CPU thread that rings reads posted_head (system scope). */
+            store_release(&qp->posted_head, ready);
+        } else {
+            store_release_gpu(&qp->posted_head, ready);
             uint32_t *dbr = (uint32_t *)(uintptr_t)qp->sq_dbrec;
-            store_release(&dbr[RSHMEM_MLX5_SND_DBR], rshmem_htobe32((uint32_t)(ready & 0xffffu)));
-            fence_system();
-            /* First 8 bytes of a ctrl segment: BE32(idx << 8) then BE32(qpn << 8). */
+            store_release_gpu(&dbr[RSHMEM_MLX5_SND_DBR], rshmem_htobe32((uint32_t)(ready & 0xffffu)));
+            /* The doorbell's system-scope release makes the WQEs and the record visible to the
+             * NIC before the doorbell. First 8 bytes of a ctrl segment: BE32(idx << 8) then BE32(qpn << 8). */
             uint64_t db = (uint64_t)rshmem_mlx5_opmod_idx_opcode(0, (uint32_t)ready, 0) |
                           ((uint64_t)rshmem_mlx5_qpn_ds(qp->qpn, 0) << 32);
             doorbell_store((uint64_t *)(uintptr_t)qp->bf_reg, db);
         }
     }
-    store_release(&qp->post_lock, 0u);
+    store_release_gpu(&qp->post_lock, 0u);
 }
 
 RSHMEM_IBGDA_FN void ring_pending(rshmem_ibgda_qp *qp) {
-    if (load_acquire(&qp->ready_head) > load_acquire(&qp->posted_head)) ring(qp);
+    if (load_acquire_gpu(&qp->ready_head) > load_acquire_gpu(&qp->posted_head)) ring(qp);
 }
 
 /* ---- reserve / publish ------------------------------------------------------------------------ */
 
 RSHMEM_IBGDA_FN uint64_t reserve(rshmem_ibgda_qp *qp, uint32_t nbb) {
-    uint64_t base = fetch_add(&qp->resv_head, (uint64_t)nbb);
+    uint64_t base = fetch_add_gpu(&qp->resv_head, (uint64_t)nbb);
     unsigned spins = 0;
-    while (base + nbb > load_acquire(&qp->completed_head) + nwqes(qp)) {
+    while (base + nbb > load_acquire_gpu(&qp->completed_head) + nwqes(qp)) {
         ring_pending(qp);
         poll_cq(qp);
         backoff(spins);
@@ -177,7 +184,7 @@ RSHMEM_IBGDA_FN uint64_t reserve(rshmem_ibgda_qp *qp, uint32_t nbb) {
 RSHMEM_IBGDA_FN uint8_t ce_flags(rshmem_ibgda_qp *qp, uint64_t base, uint32_t nbb, bool force_ce) {
     const uint64_t n = qp->signal_every;
     if (force_ce || (base + nbb) / n != base / n) {
-        fetch_max(&qp->signaled_head, base + nbb);
+        fetch_max_gpu(&qp->signaled_head, base + nbb);
         return RSHMEM_MLX5_CTRL_CQ_UPDATE;
     }
     return 0;
@@ -224,17 +231,17 @@ RSHMEM_IBGDA_FN void write_data(rshmem_ibgda_qp *qp, uint64_t base, uint32_t k, 
     store16(wqe_oct(qp, base, k), &s);
 }
 
-/* Makes the WQE visible and advances ready_head in order; then rings if this poster should. */
+/* Makes the WQE visible and advances ready_head in order (the CAS's release orders the WQE's
+ * stores before it); then rings if this poster should. */
 RSHMEM_IBGDA_FN void publish(rshmem_ibgda_qp *qp, uint64_t base, uint32_t nbb) {
-    fence_system();
     unsigned spins = 0;
     for (;;) {
         uint64_t expected = base;
-        if (cas(&qp->ready_head, expected, base + nbb)) break;
+        if (cas_gpu(&qp->ready_head, expected, base + nbb)) break;
         backoff(spins);
     }
     const uint64_t end = base + nbb, b = qp->batch;
-    bool last = load_relaxed(&qp->resv_head) == end;
+    bool last = load_relaxed_gpu(&qp->resv_head) == end;
     if (last || nbb >= b || base / b != end / b) ring(qp);
 }
 
@@ -480,15 +487,15 @@ RSHMEM_IBGDA_FN uint64_t post_nop(rshmem_ibgda_qp *qp, bool signaled, bool fence
 
 /* ---- waiting ----------------------------------------------------------------------------------- */
 
-RSHMEM_IBGDA_FN int qp_status(rshmem_ibgda_qp *qp) { return load_acquire(&qp->err_count) ? ERR_CQE : OK; }
+RSHMEM_IBGDA_FN int qp_status(rshmem_ibgda_qp *qp) { return load_acquire_gpu(&qp->err_count) ? ERR_CQE : OK; }
 
 /* Waits until every block below `end` has completed (end came from a signaled WQE). */
 RSHMEM_IBGDA_FN int wait_for(rshmem_ibgda_qp *qp, uint64_t end) {
     unsigned spins = 0;
-    while (load_acquire(&qp->completed_head) < end) {
+    while (load_acquire_gpu(&qp->completed_head) < end) {
         ring_pending(qp);
         poll_cq(qp);
-        if (load_acquire(&qp->completed_head) >= end) break;
+        if (load_acquire_gpu(&qp->completed_head) >= end) break;
         backoff(spins);
     }
     return qp_status(qp);
@@ -496,9 +503,9 @@ RSHMEM_IBGDA_FN int wait_for(rshmem_ibgda_qp *qp, uint64_t end) {
 
 /* Waits until everything published on this QP so far has completed. */
 RSHMEM_IBGDA_FN int quiet(rshmem_ibgda_qp *qp) {
-    uint64_t target = load_acquire(&qp->ready_head);
-    if (load_acquire(&qp->completed_head) >= target) return qp_status(qp);
-    if (load_acquire(&qp->signaled_head) < target) target = post_nop(qp, true, false);
+    uint64_t target = load_acquire_gpu(&qp->ready_head);
+    if (load_acquire_gpu(&qp->completed_head) >= target) return qp_status(qp);
+    if (load_acquire_gpu(&qp->signaled_head) < target) target = post_nop(qp, true, false);
     return wait_for(qp, target);
 }
 
@@ -719,7 +726,7 @@ RSHMEM_IBGDA_FN void fence_thread(const rshmem_ibgda_state *st) {
     const uint32_t n = st->num_rc_per_pe ? st->npes : 1u;
     for (uint32_t pe = 0; pe < n; pe++) {
         rshmem_ibgda_qp *qp = qp_for(st, pe);
-        if (qp->qpn && load_acquire(&qp->ready_head) > load_acquire(&qp->completed_head)) fence(qp);
+        if (qp->qpn && load_acquire_gpu(&qp->ready_head) > load_acquire_gpu(&qp->completed_head)) fence(qp);
     }
 }
 
@@ -728,7 +735,7 @@ RSHMEM_IBGDA_FN rshmem_ibgda_qp *failed_qp(const rshmem_ibgda_state *st) {
     rshmem_ibgda_qp *qps = (rshmem_ibgda_qp *)(uintptr_t)(st->num_rc_per_pe ? st->rc_qps : st->dci_qps);
     const uint32_t n = st->num_rc_per_pe ? st->npes * st->num_rc_per_pe : st->num_dci;
     for (uint32_t i = 0; i < n; i++)
-        if (qps[i].qpn && load_acquire(&qps[i].err_count)) return &qps[i];
+        if (qps[i].qpn && load_acquire_gpu(&qps[i].err_count)) return &qps[i];
     return nullptr;
 }
 

@@ -12,7 +12,8 @@
  *   sustained  8x as many WQEs: rings fill and threads wait for the model NIC to consume them
  *              (the model thread's speed is part of this figure)
  * A device quiet between runs brings every QP's completion counters up to date.
- * Prints CSV rows: label,map_by,ctas,threads,qps_used,wqes,burst_ns,burst_mwqe_s,ns_per_wqe,sustained_mwqe_s */
+ * Prints CSV rows: label,map_by,ctas,threads,qps_used,wqes,burst_ns,burst_mwqe_s,ns_per_wqe,sustained_mwqe_s
+ * (ns_per_wqe: burst time divided by WQEs, i.e. GPU-wide time per post, not one thread's latency). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,9 @@
 //! send queues                                      GPU memory  as with a NIC; the model copies a doorbell's
 //!                                                              WQEs out in one cuMemcpy (IBGDA_MODEL_SQ=host:
 //!                                                              pinned host memory mapped into the GPU instead)
-//! CQs, doorbell records, doorbell words            pinned host memory mapped into the GPU (the model
+//! send doorbell records                           GPU memory (as NVSHMEM keeps them); the model takes
+//!                                                  the producer index from the doorbell word instead
+//! CQs, CQ doorbell records, doorbell words         pinned host memory mapped into the GPU (the model
 //!                                                  polls them in place; the GPU reaches them over PCIe)
 //! PE state, peer table, fetch landing slots        GPU memory
 //! ```
@@ -134,6 +136,7 @@ pub struct GpuIbgda {
     _sq: SqMem,
     _cq: PinnedBuf,
     _db: PinnedBuf,
+    _dbr: DevBuf,
     me: usize,
     npes: usize,
     num_rc: usize,
@@ -195,7 +198,8 @@ impl GpuIbgda {
         };
         let cq = cu(PinnedBuf::new(nq.max(1) * nwqes * CQE_SIZE), "allocating completion queues")?;
         cq.fill(CQE_INVALID << 4);
-        let db = cu(PinnedBuf::new(nq.max(1) * 64), "allocating doorbell records")?;
+        let db = cu(PinnedBuf::new(nq.max(1) * 64), "allocating doorbell words and CQ doorbell records")?;
+        let dbr = cu(DevBuf::new(nq.max(1) * 64), "allocating send doorbell records")?;
 
         // Descriptors.
         let signal_every = (nwqes / 4).min(64) as u16;
@@ -214,9 +218,9 @@ impl GpuIbgda {
             q.flags = 0;
             q.sq_buf = sq.addr() + (k * nwqes * SEND_WQE_BB) as u64;
             q.cq_buf = cq.addr + (k * nwqes * CQE_SIZE) as u64;
-            q.sq_dbrec = db.addr + (k * 64) as u64;
-            q.cq_dbrec = q.sq_dbrec + 16;
-            q.bf_reg = q.sq_dbrec + 32;
+            q.sq_dbrec = dbr.addr + (k * 64) as u64;
+            q.cq_dbrec = db.addr + (k * 64) as u64;
+            q.bf_reg = q.cq_dbrec + 32;
         }
 
         // The NICs: QP k is served by NIC k mod threads.
@@ -233,7 +237,7 @@ impl GpuIbgda {
             // SAFETY: the queues named in the descriptor live as long as the NICs (fields above).
             unsafe { nics[k % nics.len()].attach_config(descs[idx], queues.sq_host) };
             let peer = idx / num_rc;
-            warm_up(&mut descs[idx], &sq, s.heap_bases[peer], heap_key(peer), me)?;
+            warm_up(&mut descs[idx], &sq, &dbr, s.heap_bases[peer], heap_key(peer), me)?;
         }
 
         let qps = cu(DevBuf::new(std::mem::size_of_val(&descs[..])), "allocating QP descriptors")?;
@@ -273,7 +277,7 @@ impl GpuIbgda {
             nics.len(),
             if queues.sink { ", sink mode (no data moves)" } else { "" }
         ));
-        Ok(GpuIbgda { nics, fabric, qps, _peers: peers_buf, state, _fetch: fetch, _sq: sq, _cq: cq, _db: db, me, npes, num_rc, active, config, queues })
+        Ok(GpuIbgda { nics, fabric, qps, _peers: peers_buf, state, _fetch: fetch, _sq: sq, _cq: cq, _db: db, _dbr: dbr, me, npes, num_rc, active, config, queues })
     }
 
     /// Device address of the `rshmem_ibgda_state` for the device state.
@@ -343,7 +347,7 @@ impl Drop for GpuIbgda {
 /// Posts one signaled zero-byte RDMA WRITE to `raddr` on the QP described by `q` (whose NIC is
 /// attached), rings, waits for its CQE and consumes it: afterwards the descriptor's counters
 /// stand at 1, as if the device had posted and completed it.
-fn warm_up(q: &mut QpState, sq: &SqMem, raddr: u64, rkey: u32, me: usize) -> Result<()> {
+fn warm_up(q: &mut QpState, sq: &SqMem, dbr: &DevBuf, raddr: u64, rkey: u32, me: usize) -> Result<()> {
     let mut wqe = [0u8; SEND_WQE_BB];
     let ds = 3u32; // ctrl, raddr, inline header
     wqe[0..4].copy_from_slice(&((OPCODE_RDMA_WRITE as u32) & 0xff).to_be_bytes()); // opmod 0, index 0
@@ -360,7 +364,10 @@ fn warm_up(q: &mut QpState, sq: &SqMem, raddr: u64, rkey: u32, me: usize) -> Res
         // SAFETY: doorbell-record and CQ words in this QP's pinned host memory, 4-byte aligned.
         unsafe { std::sync::atomic::AtomicU32::from_ptr(a as *mut u32) }
     };
-    atomic_u32(q.sq_dbrec + 4 * SND_DBR as u64).store(1u32.to_be(), std::sync::atomic::Ordering::Release);
+    let rec = 1u32.to_be_bytes();
+    cu(dbr.upload((q.sq_dbrec - dbr.addr) as usize + 4 * SND_DBR, &rec), "writing the send doorbell record")?;
+    // The doorbell carries the producer index (1) in the ctrl word's index field.
+    wqe[0..4].copy_from_slice(&((1u32 << 8) | OPCODE_RDMA_WRITE as u32).to_be_bytes());
     let db = u64::from_le_bytes(wqe[0..8].try_into().expect("8 bytes"));
     // SAFETY: the doorbell word in this QP's pinned host memory, 8-byte aligned.
     unsafe { std::sync::atomic::AtomicU64::from_ptr(q.bf_reg as *mut u64) }.store(db, std::sync::atomic::Ordering::Release);

@@ -178,6 +178,10 @@ struct QpRun {
     qp: *mut QpState,
     /// The send queue is in host memory (read directly) rather than behind `MemoryAccess`.
     sq_host: bool,
+    /// The send doorbell record is host-readable; otherwise the doorbell's index is used.
+    dbr_host: bool,
+    /// Doorbell-index mode: the block index the model has taken a doorbell for.
+    target: Arc<AtomicU64>,
     /// WQE blocks fully executed and completed (for `Nic::drain`).
     done: Arc<AtomicU64>,
     /// An error CQE of this QP was already logged.
@@ -246,27 +250,31 @@ impl Nic {
     pub unsafe fn attach(&self, qp: *mut QpState) {
         // SAFETY: valid per the caller's contract; the set-up fields are not changed any more.
         let cfg = unsafe { std::ptr::read_volatile(qp) };
-        self.push(qp, cfg, true);
+        self.push(qp, cfg, true, true);
     }
 
     /// Attaches a QP whose descriptor the model cannot read (GPU memory): `cfg` is a copy of its
-    /// set-up fields, taken after any host-side warm-up (its counters say where the queues are).
-    /// The CQ, doorbell records and doorbell word must be host-addressable; the send queue is
-    /// read through this NIC's `MemoryAccess` unless `sq_host`. No CPU-doorbell mode.
+    /// set-up fields, taken before any host-side warm-up (its counters say where the queues
+    /// are). The CQ, its doorbell record and the doorbell word must be host-addressable; the
+    /// send queue is read through this NIC's `MemoryAccess` unless `sq_host`; the send doorbell
+    /// record may be GPU memory (the doorbell word's index tells how far to go). No CPU-doorbell
+    /// mode.
     ///
     /// # Safety
     /// The queue buffers named in `cfg` must stay valid until this NIC is dropped.
     pub unsafe fn attach_config(&self, cfg: QpState, sq_host: bool) {
         assert!(cfg.flags & QP_CPU_DOORBELL == 0, "a GPU descriptor cannot use the CPU doorbell mode");
-        self.push(std::ptr::null_mut(), cfg, sq_host);
+        self.push(std::ptr::null_mut(), cfg, sq_host, false);
     }
 
-    fn push(&self, qp: *mut QpState, cfg: QpState, sq_host: bool) {
+    fn push(&self, qp: *mut QpState, cfg: QpState, sq_host: bool, dbr_host: bool) {
         // Warm-up WQEs the host posted (and completed) before attaching are already consumed.
         let start = cfg.completed_head;
         self.shared.qps.lock().unwrap_or_else(|e| e.into_inner()).push(QpRun {
             qp,
             sq_host,
+            dbr_host,
+            target: Arc::new(AtomicU64::new(start)),
             done: Arc::new(AtomicU64::new(start)),
             logged: false,
             cfg,
@@ -281,18 +289,25 @@ impl Nic {
     /// Waits until every WQE rung so far on every QP of this NIC has executed (its data moved
     /// and its completion written), or `timeout` passes (returns false then).
     pub fn drain(&self, timeout: Duration) -> bool {
-        let targets: Vec<(u64, Arc<AtomicU64>)> = {
+        type Watch = (bool, u64, u64, Arc<AtomicU64>, Arc<AtomicU64>);
+        let targets: Vec<Watch> = {
             let qps = self.shared.qps.lock().unwrap_or_else(|e| e.into_inner());
             qps.iter()
                 .filter(|q| q.cfg.flags & QP_CPU_DOORBELL == 0)
-                .map(|q| (q.cfg.sq_dbrec + 4 * SND_DBR as u64, q.done.clone()))
+                .map(|q| (q.dbr_host, q.cfg.sq_dbrec + 4 * SND_DBR as u64, q.cfg.bf_reg, q.target.clone(), q.done.clone()))
                 .collect()
         };
         let deadline = std::time::Instant::now() + timeout;
-        for (dbr, done) in targets {
+        for (dbr_host, dbr, bf, target, done) in targets {
             loop {
-                let want = u32::from_be(atomic_u32(dbr).load(Ordering::Acquire)) as u16;
-                if done.load(Ordering::Acquire) as u16 == want {
+                let drained = if dbr_host {
+                    let want = u32::from_be(atomic_u32(dbr).load(Ordering::Acquire)) as u16;
+                    done.load(Ordering::Acquire) as u16 == want
+                } else {
+                    // No doorbell waiting, and everything taken has been executed.
+                    atomic_u64(bf).load(Ordering::Acquire) == 0 && done.load(Ordering::Acquire) == target.load(Ordering::Acquire)
+                };
+                if drained {
                     break;
                 }
                 if std::time::Instant::now() > deadline {
@@ -376,24 +391,46 @@ fn serve(s: &NicShared, q: &mut QpRun, rng: &mut Rng) -> bool {
         s.stats.doorbells.fetch_add(1, Ordering::Relaxed);
         target16 = posted as u16;
     } else {
-        let db = atomic_u64(cfg.bf_reg).swap(0, Ordering::AcqRel);
-        if db == 0 {
+        // Look before taking: a plain load keeps the line shared while the device writes it.
+        let word = atomic_u64(cfg.bf_reg);
+        let first = word.load(Ordering::Acquire);
+        if first == 0 {
             return false;
+        }
+        // The doorbell is a ctrl segment's first 8 bytes: BE32(idx << 8), BE32(qpn << 8).
+        let idx_of = |db: u64| (u32::from_be(db as u32) >> 8) as u16;
+        let ahead_of_ci = |i: u16| i.wrapping_sub(q.ci as u16);
+        if !q.dbr_host {
+            // Publish what is being taken before taking it (Nic::drain reads both).
+            q.target.store(q.ci + ahead_of_ci(idx_of(first)) as u64, Ordering::Release);
+        }
+        let mut db = word.swap(0, Ordering::AcqRel);
+        if db == 0 {
+            db = first;
+        } else if ahead_of_ci(idx_of(db)) < ahead_of_ci(idx_of(first)) {
+            db = first; // doorbells only move forward: keep the further one
         }
         s.stats.doorbells.fetch_add(1, Ordering::Relaxed);
         if s.cfg.delay_us > 0 {
             // A slow NIC: more WQEs pile up behind the doorbell record meanwhile.
             std::thread::sleep(Duration::from_micros(s.cfg.delay_us));
         }
-        // The doorbell is a ctrl segment's first 8 bytes: BE32(idx << 8), BE32(qpn << 8).
-        let w0 = u32::from_be(db as u32);
         let w1 = u32::from_be((db >> 32) as u32);
-        let db_idx = (w0 >> 8) as u16;
-        let dbr = u32::from_be(atomic_u32(cfg.sq_dbrec + 4 * SND_DBR as u64).load(Ordering::Acquire));
-        target16 = dbr as u16;
-        // The rung index may not be ahead of the record the NIC reads.
-        let ahead = db_idx.wrapping_sub(q.ci as u16) > target16.wrapping_sub(q.ci as u16);
-        if (w1 >> 8) != cfg.qpn || ahead {
+        let db_idx = idx_of(db);
+        if q.dbr_host {
+            let dbr = u32::from_be(atomic_u32(cfg.sq_dbrec + 4 * SND_DBR as u64).load(Ordering::Acquire));
+            target16 = dbr as u16;
+            // The rung index may not be ahead of the record the NIC reads.
+            if ahead_of_ci(db_idx) > ahead_of_ci(target16) {
+                s.stats.bad_doorbells.fetch_add(1, Ordering::Relaxed);
+            }
+        } else {
+            // The record is in GPU memory: the doorbell's index says how far to go (as a
+            // BlueFlame doorbell tells a ConnectX).
+            target16 = db_idx;
+            q.target.store(q.ci + ahead_of_ci(db_idx) as u64, Ordering::Release);
+        }
+        if (w1 >> 8) != cfg.qpn {
             s.stats.bad_doorbells.fetch_add(1, Ordering::Relaxed);
         }
     }
