@@ -4,6 +4,8 @@
 #   make test            unit tests + C tests (CTest) against a staged install
 #   make run             the demo benchmark with 4 PEs on this host
 #   make bench           CPU benchmark: rshmem vs the physical floor vs Open MPI OSHMEM
+#   make bench-compare   GPU benchmarks, rshmem vs NVSHMEM side by side (on the GPU machine;
+#                        RSHMEM_PREFIX=<install>, NVSHMEM_HOME=<dir>, BENCH_COMPARE_ARGS=--quick)
 SHELL      := /bin/bash
 PREFIX     ?= /usr/local
 VERSION    := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
@@ -16,7 +18,7 @@ CTEST_DIR  := $(CURDIR)/build/ctest
 NP         ?= 4
 CBINDGEN   ?= cbindgen
 
-.PHONY: all deps build install stage test unit-test ctest check-exports check-header header run bench clean
+.PHONY: all deps build install stage test unit-test ctest check-exports check-header header run bench bench-compare clean
 
 all: build
 
@@ -71,6 +73,10 @@ run: deps stage
 
 bench: deps stage
 	bash perftest/host/bench.sh $(STAGE)
+
+# Needs no Rust: RSHMEM_PREFIX is an rshmem install built elsewhere (default build/stage).
+bench-compare:
+	bash scripts/bench_compare.sh $(BENCH_COMPARE_ARGS)
 
 clean:
 	$(CARGO) clean
