@@ -1,4 +1,4 @@
-/* IBGDA route on the GPU, errors (NVSHMEM_DISABLE_P2P=1 RSHMEM_IBGDA_NIC=model, 2 PEs). Expected
+/* IBGDA route on the GPU, errors (built with -DRSHMEM_IBGDA_ROUTE; NVSHMEM_DISABLE_P2P=1 RSHMEM_IBGDA_NIC=model, 2 PEs). Expected
  * to FAIL with a message; run_gpu.sh checks the message.
  * PE 0 writes to an address inside PE 1's reserved heap but past what is mapped (registered):
  * the device's own check passes (the address is in the heap's range), the NIC rejects the WQE

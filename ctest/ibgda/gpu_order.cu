@@ -1,4 +1,4 @@
-/* IBGDA route on the GPU, ordering (NVSHMEM_DISABLE_P2P=1 RSHMEM_IBGDA_NIC=model, 2 PEs; run_gpu.sh
+/* IBGDA route on the GPU, ordering (built with -DRSHMEM_IBGDA_ROUTE; NVSHMEM_DISABLE_P2P=1 RSHMEM_IBGDA_NIC=model, 2 PEs; run_gpu.sh
  * runs it with NVSHMEM_IBGDA_RC_MAP_BY=warp NVSHMEM_IBGDA_NUM_RC_PER_PE=8 RSHMEM_IBGDA_MODEL_THREADS=4,
  * so different warps post on different QPs served by different model threads, which run in any
  * order relative to each other).

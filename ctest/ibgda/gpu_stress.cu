@@ -1,4 +1,4 @@
-/* IBGDA route on the GPU (run with NVSHMEM_DISABLE_P2P=1 RSHMEM_IBGDA_NIC=model, 2 PEs; see
+/* IBGDA route on the GPU (built with -DRSHMEM_IBGDA_ROUTE; run with NVSHMEM_DISABLE_P2P=1 RSHMEM_IBGDA_NIC=model, 2 PEs; see
  * ctest/ibgda/run_gpu.sh, which also runs it with a tiny queue: NVSHMEM_QP_DEPTH=16).
  * Many warps keep many operations outstanding toward the right neighbour: inline p, RDMA WRITEs
  * from the heap, puts from a thread-local array (inline chunks), non-fetching atomic adds and

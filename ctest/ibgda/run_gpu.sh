@@ -7,7 +7,8 @@
 set -uo pipefail
 G="$(cd "$(dirname "$0")" && pwd)"
 OUT="${OUT:-/tmp/rshmem-ibgda-out}"
-mkdir -p "$OUT"
+L="$OUT/logs"   # one log per step; packed into logs.tgz at the end (few files come back)
+mkdir -p "$L"
 exec > >(tee "$OUT/run.log") 2>&1
 nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader
 nproc; date -u
@@ -20,18 +21,18 @@ pass=0; fail=0; failed=""
 t() { # name limit_s command...
   local name="$1" lim="$2"; shift 2
   local t1=$(date +%s%N)
-  timeout -k 3 "$lim" "$@" > "$OUT/$name.log" 2>&1
+  timeout -k 3 "$lim" "$@" > "$L/$name.log" 2>&1
   local rc=$? ms=$(( ($(date +%s%N) - t1) / 1000000 ))
   if [ $rc -eq 0 ]; then pass=$((pass+1)); echo "PASS $name (${ms} ms)"; else fail=$((fail+1)); failed="$failed $name"; echo "FAIL $name rc=$rc (${ms} ms)"; fi
-  tail -n 6 "$OUT/$name.log" | sed 's/^/    /'
+  tail -n 6 "$L/$name.log" | sed 's/^/    /'
 }
 expect_fail() { # name pattern limit_s command...
   local name="$1" pat="$2" lim="$3"; shift 3
-  timeout -k 3 "$lim" "$@" > "$OUT/$name.log" 2>&1
+  timeout -k 3 "$lim" "$@" > "$L/$name.log" 2>&1
   local rc=$?
-  if [ $rc -ne 0 ] && grep -qF "$pat" "$OUT/$name.log"; then pass=$((pass+1)); echo "PASS $name (failed as expected, rc=$rc)";
+  if [ $rc -ne 0 ] && grep -qF "$pat" "$L/$name.log"; then pass=$((pass+1)); echo "PASS $name (failed as expected, rc=$rc)";
   else fail=$((fail+1)); failed="$failed $name"; echo "FAIL $name rc=$rc: no \"$pat\""; fi
-  grep -m3 -F "IBGDA" "$OUT/$name.log" | sed 's/^/    /'
+  grep -m3 -F "IBGDA" "$L/$name.log" | sed 's/^/    /'
 }
 
 echo "== forced remote (NVSHMEM_DISABLE_P2P=1 RSHMEM_IBGDA_NIC=model)"
@@ -58,7 +59,7 @@ bench() { # label map num_rc depth batch [extra env...]
   local label="$1" map="$2" nrc="$3" depth="$4" batch="$5"; shift 5
   t "bench_$label" 60 "${BENCH[@]}" NVSHMEM_IBGDA_RC_MAP_BY=$map NVSHMEM_IBGDA_NUM_RC_PER_PE=$nrc NVSHMEM_QP_DEPTH=$depth \
     NVSHMEM_IBGDA_NUM_REQUESTS_IN_BATCH=$batch "$@" $RUN "$B/post_rate" "$label"
-  grep -E "^(label|$label)," "$OUT/bench_$label.log" >> "$CSV.tmp"
+  grep -E "^(label|$label)," "$L/bench_$label.log" >> "$CSV.tmp"
 }
 bench cta-rc64-b32 cta 64 8192 32
 bench sm-rc64-b32 sm 64 8192 32
@@ -69,5 +70,6 @@ bench warp-rc256-b256 warp 256 2048 256
 bench cta-rc64-b32-hostsq cta 64 8192 32 RSHMEM_IBGDA_MODEL_SQ=host
 awk 'NR==1 || !/^label/' "$CSV.tmp" > "$CSV"; rm -f "$CSV.tmp"
 cat "$CSV"
-grep -h "IBGDA model NIC of PE 0" "$OUT"/bench_*.log | head -8
+grep -h "IBGDA model NIC of PE 0" "$L"/bench_*.log | head -8
+tar czf "$OUT/logs.tgz" -C "$L" . && rm -rf "$L"
 echo "RESULT: $pass passed, $fail failed:$failed"

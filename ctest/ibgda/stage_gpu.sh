@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds here (nvcc from scripts/install-nvcc.sh) and stages what the GPU run of the IBGDA route
 # needs into $GPU_STAGE (default /work/main/.gpu/ibgda, git-ignored there): the install, the
-# CUDA programs (RMA/AMO/signal tests, IBGDA stress/order/error tests, the post-rate benchmark)
+# CUDA programs (RMA/AMO/signal tests, IBGDA stress/order/error tests, the post-rate benchmark),
+# all compiled with -DRSHMEM_IBGDA_ROUTE (the device IBGDA route is opt-in, see ibgda_device.cuh),
 # and run.sh. Programs find the library through an $ORIGIN rpath, so the folder can move.
 # Then: device run `bash .gpu/ibgda/run.sh` with carry [".gpu/ibgda"], kind nvidia-h200-x2.
 set -euo pipefail
@@ -18,7 +19,7 @@ nvcc="${NVCC:-}"
 [ -z "$nvcc" ] && nvcc="$(ls /opt/cuda13/lib/python3*/site-packages/nvidia/cu13/bin/nvcc 2>/dev/null | head -1)"
 [ -x "$nvcc" ] || { echo "no nvcc (run scripts/install-nvcc.sh)"; exit 1; }
 home="$(cd "$(dirname "$nvcc")/.." && pwd)"
-flags=(-arch=sm_90 -std=c++17 -O2 -I"$dst/stage/include" -Xcompiler -Wall)
+flags=(-arch=sm_90 -std=c++17 -O2 -DRSHMEM_IBGDA_ROUTE -I"$dst/stage/include" -Xcompiler -Wall)
 libs=(-L"$dst/stage/lib" -lrshmem -Xlinker '-rpath=$ORIGIN/../stage/lib')
 [ -d "$home/lib" ] && libs+=(-L"$home/lib")
 srcs=(ctest/cuda/rma.cu ctest/cuda/amo.cu ctest/cuda/signal.cu ctest/ibgda/gpu_stress.cu ctest/ibgda/gpu_order.cu

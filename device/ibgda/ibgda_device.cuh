@@ -1,8 +1,16 @@
 /* rshmem device library, IBGDA route: the device RMA / AMO / signal / quiet / fence / barrier
  * routines send their operations as mlx5 WQEs (ibgda_post.h) toward every peer that is not
- * reachable by loads and stores (NVSHMEM_DISABLE_P2P=1, or no peer access). Included by
- * rshmem_p2p.cuh; each public routine checks rshmemi_ibgda_peer(pe) first (one test of a
- * constant-memory flag when every peer is P2P).
+ * reachable by loads and stores (NVSHMEM_DISABLE_P2P=1). Included by rshmem_p2p.cuh; each public
+ * routine checks rshmemi_ibgda_peer(pe) first (one test of a constant-memory flag when every
+ * peer is P2P).
+ *
+ * The route is compiled in only when the program defines RSHMEM_IBGDA_ROUTE (nvcc
+ * -DRSHMEM_IBGDA_ROUTE). Why not always: a kernel needs registers for the largest device function
+ * it can reach, and the posting path needs 60-100 per thread; with it compiled in, a P2P-only
+ * kernel of 1024 threads per block (at most 64 registers each) may no longer launch. NVSHMEM caps
+ * its separately compiled device library instead; a header-only library cannot cap one function.
+ * Without the route, a kernel that addresses a peer reached only through IBGDA stops with a
+ * message saying to rebuild with -DRSHMEM_IBGDA_ROUTE (never a silent P2P store).
  *
  * Semantics on this route (see DESIGN.md §5):
  *   put, put_nbi    inline when small; an RDMA WRITE when the source is in the symmetric heap
@@ -22,19 +30,28 @@
 
 #include "rshmem/device/ibgda/ibgda_post.h"
 
-/* Whether operations toward `pe` take the IBGDA route. A program that will only ever run with
- * P2P between all its PEs can define RSHMEM_NO_IBGDA_ROUTE before including nvshmem.h: the route
- * is then compiled out (fewer registers per thread: a kernel that may post WQEs needs the
- * posting path's registers, as with NVSHMEM's IBGDA). */
-#if defined(RSHMEM_NO_IBGDA_ROUTE)
-RSHMEMI_DEV bool rshmemi_ibgda_peer(int) { return false; }
-RSHMEMI_DEV bool rshmemi_ibgda_on() { return false; }
-#else
-RSHMEMI_DEV bool rshmemi_ibgda_peer(int pe) {
+/* Whether PE `pe` is reached only through IBGDA. */
+RSHMEMI_DEV bool rshmemi_ibgda_remote(int pe) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
     if (!(s.flags & RSHMEM_DEVICE_FLAG_IBGDA) || pe == s.mype || pe < 0 || pe >= s.npes) return false;
     return ((const unsigned long long *)s.peer_bases)[pe] == 0;
 }
+
+#if !defined(RSHMEM_IBGDA_ROUTE)
+static __device__ __noinline__ void rshmemi_ibgda_not_compiled(int pe) {
+    printf("rshmem: PE %d reaches PE %d only through the network (IBGDA: NVSHMEM_DISABLE_P2P=1), but this kernel was "
+           "compiled without the IBGDA route: rebuild it with nvcc -DRSHMEM_IBGDA_ROUTE\n",
+           RSHMEMI_STATE.mype, pe);
+    __trap();
+}
+/* Without the route no operation takes it; one toward an IBGDA-only peer stops the kernel. */
+RSHMEMI_DEV bool rshmemi_ibgda_peer(int pe) {
+    if (rshmemi_ibgda_remote(pe)) rshmemi_ibgda_not_compiled(pe);
+    return false;
+}
+RSHMEMI_DEV bool rshmemi_ibgda_on() { return false; }
+#else
+RSHMEMI_DEV bool rshmemi_ibgda_peer(int pe) { return rshmemi_ibgda_remote(pe); }
 RSHMEMI_DEV bool rshmemi_ibgda_on() { return (RSHMEMI_STATE.flags & RSHMEM_DEVICE_FLAG_IBGDA) != 0; }
 #endif
 RSHMEMI_DEV rshmem_ibgda_state *rshmemi_ibgda() { return (rshmem_ibgda_state *)RSHMEMI_STATE.ibgda; }

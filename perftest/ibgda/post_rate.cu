@@ -1,4 +1,5 @@
-/* GPU-side IBGDA post rate (WQEs per second) against the software HCA model in sink mode.
+/* GPU-side IBGDA post rate (WQEs per second) against the software HCA model in sink mode. Built
+ * with -DRSHMEM_IBGDA_ROUTE (ctest/ibgda/stage_gpu.sh).
  *
  *   NVSHMEM_DISABLE_P2P=1 RSHMEM_IBGDA_NIC=model RSHMEM_IBGDA_MODEL_SINK=1 \
  *   NVSHMEM_IBGDA_RC_MAP_BY=cta|sm|warp NVSHMEM_IBGDA_NUM_RC_PER_PE=64 NVSHMEM_QP_DEPTH=8192 \
