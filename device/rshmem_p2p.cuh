@@ -213,6 +213,7 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
     }
     return t;
 }
+#include "rshmem/device/ibgda/ibgda_device.cuh" /* IBGDA route for peers without P2P */
 
 /* ---- barriers --------------------------------------------------------------------------------
  * Dissemination over per-pair counters in every PE's runtime area: PE j adds 1 to
@@ -227,7 +228,8 @@ RSHMEMI_DEV void rshmemi_sync_team_one_thread(const rshmemi_team &t) {
     for (int d = 1; d < n; d <<= 1) {
         int to = rshmemi_team_pe(t, (me + d) % n), from = rshmemi_team_pe(t, (me - d + n) % n);
         __threadfence_system();
-        atomicAdd_system((unsigned long long *)rshmemi_peer(&counters[s.mype], to), 1ull);
+        if (rshmemi_ibgda_peer(to)) rshmemi_ibgda_barrier_signal(&counters[s.mype], to);
+        else atomicAdd_system((unsigned long long *)rshmemi_peer(&counters[s.mype], to), 1ull);
         unsigned long long want = ++consumed[from];
         while (rshmemi_load(&counters[from]) < want) {
         }

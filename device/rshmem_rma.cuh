@@ -10,12 +10,14 @@
 /* Group transfers: every thread of `g` takes part; `wait` ends with a group barrier. */
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_put(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
+    if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_put(dest, src, bytes, pe, g, sync, who);
     void *remote = rshmemi_peer_checked(dest, bytes, pe, who);
     rshmemi_copy(remote, src, bytes, g);
     sync();
 }
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_get(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
+    if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_get(dest, src, bytes, pe, g, sync, who);
     const void *remote = rshmemi_peer_checked(src, bytes, pe, who);
     rshmemi_copy(dest, remote, bytes, g);
     sync();
@@ -24,6 +26,7 @@ RSHMEMI_DEV void rshmemi_get(void *dest, const void *src, size_t bytes, int pe, 
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig_addr, uint64_t signal, int sig_op,
                                     int pe, rshmemi_group g, SYNC sync, const char *who) {
+    if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_put_signal(dest, src, bytes, sig_addr, signal, sig_op, pe, g, sync, who);
     void *remote = rshmemi_peer_checked(dest, bytes, pe, who);
     rshmemi_copy(remote, src, bytes, g);
     sync();
@@ -66,9 +69,11 @@ RSHMEMI_API void *nvshmem_ptr(const void *ptr, int pe) {
 
 #define RSHMEMI_DEF_RMA_THREAD(NAME, TYPE)                                                                       \
     RSHMEMI_API void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe) {                                  \
+        if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_p<TYPE>(dest, value, pe, __func__);                     \
         *(TYPE *)RSHMEMI_PEER(dest, sizeof(TYPE), pe) = value;                                                   \
     }                                                                                                            \
     RSHMEMI_API TYPE nvshmem_##NAME##_g(const TYPE *source, int pe) {                                            \
+        if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_g<TYPE>(source, pe, __func__);                          \
         return rshmemi_load((const TYPE *)RSHMEMI_PEER(source, sizeof(TYPE), pe));                              \
     }                                                                                                            \
     RSHMEMI_API void nvshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe) {               \
@@ -116,6 +121,7 @@ RSHMEMI_API void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes
 }
 
 RSHMEMI_API void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
+    if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_signal_op(sig_addr, signal, sig_op, pe, __func__);
     rshmemi_signal((uint64_t *)RSHMEMI_PEER(sig_addr, 8, pe), signal, sig_op);
 }
 RSHMEMI_API uint64_t nvshmem_signal_fetch(uint64_t *sig_addr) { return rshmemi_load(sig_addr); }

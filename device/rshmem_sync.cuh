@@ -20,8 +20,8 @@ RSHMEMI_EXTERN_C_BEGIN
 
 #ifdef __CUDA_ARCH__
 
-RSHMEMI_API void nvshmem_quiet(void) { __threadfence_system(); }
-RSHMEMI_API void nvshmem_fence(void) { __threadfence_system(); }
+RSHMEMI_API void nvshmem_quiet(void) { rshmemi_ibgda_quiet(__func__); __threadfence_system(); }
+RSHMEMI_API void nvshmem_fence(void) { rshmemi_ibgda_fence(); __threadfence_system(); }
 RSHMEMI_API void nvshmem_barrier_all(void) { rshmemi_sync_all_group(rshmemi_thread_group(), rshmemi_no_sync()); }
 RSHMEMI_API void nvshmem_sync_all(void) { rshmemi_sync_all_group(rshmemi_thread_group(), rshmemi_no_sync()); }
 RSHMEMI_API int nvshmem_barrier(nvshmem_team_t team) {

@@ -84,6 +84,42 @@ pub const SETTINGS: &[Setting] = &[
         help: "which of a PE's RC QPs a GPU thread uses: cta, sm or warp",
     },
     Setting {
+        name: "DISABLE_P2P",
+        default: "0",
+        aliases: &[],
+        help: "GPU mode: reach other PEs' GPUs through the network path (IBGDA) even where P2P works (1 to enable; tests the network path on one host)",
+    },
+    Setting {
+        name: "QP_DEPTH",
+        default: "1024",
+        aliases: &[],
+        help: "IBGDA send queue depth in 64-byte blocks (a power of two, 16 to 32768)",
+    },
+    Setting {
+        name: "IBGDA_NUM_REQUESTS_IN_BATCH",
+        default: "32",
+        aliases: &[],
+        help: "IBGDA: while other threads keep posting on a QP, ring its doorbell at least every this many blocks",
+    },
+    Setting {
+        name: "IBGDA_MODEL_THREADS",
+        default: "1",
+        aliases: &[],
+        help: "IBGDA software HCA model: host threads playing the NIC of each PE (QPs are spread over them)",
+    },
+    Setting {
+        name: "IBGDA_MODEL_SINK",
+        default: "0",
+        aliases: &[],
+        help: "IBGDA software HCA model: 1 to move no data (consume doorbells, complete signaled WQEs): measures the GPU post rate",
+    },
+    Setting {
+        name: "IBGDA_MODEL_SQ",
+        default: "gpu",
+        aliases: &[],
+        help: "IBGDA software HCA model: where send queues live: gpu (as with a NIC; the model copies WQEs out) or host (pinned, mapped into the GPU)",
+    },
+    Setting {
         name: "PMIX_LIBRARY",
         default: "libpmix.so.2",
         aliases: &[],

@@ -87,3 +87,32 @@ fn rdma_core_declarations_match_verbs_h_and_mlx5dv_h() {
     let only_rust: Vec<_> = rust_rows.difference(&c_rows).collect();
     assert!(only_c.is_empty() && only_rust.is_empty(), "src/ib/sys.rs disagrees with rdma-core:\n C only: {only_c:?}\n Rust only: {only_rust:?}");
 }
+
+/// The device library with the IBGDA route compiled in (-DRSHMEM_IBGDA_ROUTE), as the GPU tests
+/// and the benchmark build it: the headers are arranged as installed (rshmem/device/...).
+#[test]
+fn device_route_compiles_under_nvcc_when_available() {
+    let Some(nvcc) = find_nvcc() else {
+        eprintln!("nvcc not found (set CUDA_HOME): skipping the CUDA compile check of the IBGDA route");
+        return;
+    };
+    let inc = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("ibgda-route-inc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&inc);
+    std::fs::create_dir_all(inc.join("rshmem")).unwrap();
+    std::os::unix::fs::symlink(repo().join("device"), inc.join("rshmem/device")).unwrap();
+    std::os::unix::fs::symlink(repo().join("include/rshmem/rshmem_abi.h"), inc.join("rshmem/rshmem_abi.h")).unwrap();
+    for src in ["ctest/ibgda/gpu_stress.cu", "perftest/ibgda/post_rate.cu"] {
+        let out = inc.join("out.o");
+        let status = Command::new(&nvcc)
+            .args(["-std=c++17", "-arch=sm_90", "-DRSHMEM_IBGDA_ROUTE", "-c"])
+            .arg(format!("-I{}", inc.display()))
+            .arg(format!("-I{}", repo().join("include").display()))
+            .arg(repo().join(src))
+            .arg("-o")
+            .arg(&out)
+            .status()
+            .expect("run nvcc");
+        assert!(status.success(), "{src} does not compile with the IBGDA route");
+    }
+    let _ = std::fs::remove_dir_all(&inc);
+}

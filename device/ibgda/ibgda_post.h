@@ -6,10 +6,14 @@
  *   reserve    base = fetch_add(resv_head, nbb)                      (one atomic per WQE)
  *   flow ctrl  wait until completed_head >= base + nbb - nwqes         (ring pending, poll CQ)
  *   build      ctrl [+ address vector] + raddr + data | inline | atomic [+ data] segments
- *   publish    CAS(ready_head, base, base + nbb), spinning until earlier WQEs are published
+ *   publish    CAS(ready_head, base, base + nbb) with release, spinning until earlier WQEs are
+ *              published (the release orders the WQE's stores; no system fence per WQE)
  *   ring       when last reserver / crossing a batch boundary / big WQE: under post_lock,
- *              posted_head = ready_head; doorbell record[1] = BE32(ready & 0xffff); fence;
- *              one 8-byte store of a ctrl segment's first 8 bytes (idx << 8, qpn << 8) to bf_reg
+ *              posted_head = ready_head; doorbell record[1] = BE32(ready & 0xffff); then one
+ *              8-byte store-release (system scope) of a ctrl segment's first 8 bytes (idx << 8,
+ *              qpn << 8) to bf_reg: the only system-scope ordering per doorbell
+ * Scopes: the counters of a QP are touched only by threads of its GPU (device scope); the
+ * doorbell word, the CQEs and the CQ doorbell record are shared with the NIC (system scope).
  *   complete   a WQE asks for a CQE (CQ_UPDATE) only when it covers a block with index
  *              N-1 mod N (N = signal_every), or when forced (fetches, quiet's NOP)
  *   poll CQ    CQE valid when its opcode is not INVALID and its owner bit equals
@@ -69,7 +73,9 @@ RSHMEM_IBGDA_FN uint8_t *wqe_oct(const rshmem_ibgda_qp *qp, uint64_t base, uint3
 /* One 16-byte store (a vector store on the GPU). */
 RSHMEM_IBGDA_FN void store16(uint8_t *dst, const void *src) {
 #if defined(__CUDACC__)
-    *(uint4 *)dst = *(const uint4 *)src;
+    /* The segment structs are only 4-byte aligned: gather words, then one vector store. */
+    const uint32_t *w = (const uint32_t *)src;
+    *(uint4 *)dst = make_uint4(w[0], w[1], w[2], w[3]);
 #else
     std::memcpy(dst, src, 16);
 #endif
@@ -96,10 +102,10 @@ RSHMEM_IBGDA_FN void record_error(rshmem_ibgda_qp *qp, const uint8_t *cqe, uint3
 /* Consumes every valid CQE (one poller at a time; others return at once). */
 RSHMEM_IBGDA_FN void poll_cq(rshmem_ibgda_qp *qp) {
     uint32_t unlocked = 0;
-    if (!cas(&qp->cq_lock, unlocked, 1u)) return;
+    if (!cas_gpu(&qp->cq_lock, unlocked, 1u)) return;
     const uint64_t cmask = (1ull << qp->log_ncqes) - 1;
-    uint64_t ci = load_relaxed(&qp->cq_cons);
-    uint64_t completed = load_relaxed(&qp->completed_head);
+    uint64_t ci = load_relaxed_gpu(&qp->cq_cons);
+    uint64_t completed = load_relaxed_gpu(&qp->completed_head);
     const uint64_t start = ci;
     for (;;) {
         uint8_t *cqe = (uint8_t *)(uintptr_t)qp->cq_buf + ((ci & cmask) << 6);
@@ -111,7 +117,7 @@ RSHMEM_IBGDA_FN void poll_cq(rshmem_ibgda_qp *qp) {
         uint16_t w16 = rshmem_be16toh((uint16_t)(tail & 0xffffu));
         if (opcode == RSHMEM_MLX5_CQE_REQ_ERR || opcode == RSHMEM_MLX5_CQE_RESP_ERR) record_error(qp, cqe, opcode, w16);
         /* Widen the 16-bit index: the WQE was rung, so it lies within nwqes below posted_head. */
-        uint64_t posted = load_acquire(&qp->posted_head);
+        uint64_t posted = load_acquire_gpu(&qp->posted_head);
         uint64_t w = posted - (uint16_t)((uint16_t)posted - w16);
         /* Its blocks are not reused before completed_head passes them, so its ctrl is intact. */
         const rshmem_mlx5_ctrl_seg *ctrl = (const rshmem_mlx5_ctrl_seg *)wqe_oct(qp, w, 0);
@@ -121,11 +127,11 @@ RSHMEM_IBGDA_FN void poll_cq(rshmem_ibgda_qp *qp) {
         ci++;
     }
     if (ci != start) {
-        store_release(&qp->cq_cons, ci);
+        store_release_gpu(&qp->cq_cons, ci);
         store_release((uint32_t *)(uintptr_t)qp->cq_dbrec, rshmem_htobe32((uint32_t)(ci & 0xffffffu)));
-        store_release(&qp->completed_head, completed);
+        store_release_gpu(&qp->completed_head, completed);
     }
-    store_release(&qp->cq_lock, 0u);
+    store_release_gpu(&qp->cq_lock, 0u);
 }
 
 /* ---- doorbell ---------------------------------------------------------------------------------- */
@@ -135,35 +141,38 @@ RSHMEM_IBGDA_FN void ring(rshmem_ibgda_qp *qp) {
     unsigned spins = 0;
     for (;;) {
         uint32_t unlocked = 0;
-        if (cas(&qp->post_lock, unlocked, 1u)) break;
+        if (cas_gpu(&qp->post_lock, unlocked, 1u)) break;
         backoff(spins);
     }
-    uint64_t ready = load_acquire(&qp->ready_head);
-    if (ready > load_relaxed(&qp->posted_head)) {
-        store_release(&qp->posted_head, ready);
-        if (!(qp->flags & RSHMEM_IBGDA_QP_CPU_DOORBELL)) {
+    uint64_t ready = load_acquire_gpu(&qp->ready_head);
+    if (ready > load_relaxed_gpu(&qp->posted_head)) {
+        if (qp->flags & RSHMEM_IBGDA_QP_CPU_DOORBELL) {
+            /* The CPU thread that rings reads posted_head (system scope). */
+            store_release(&qp->posted_head, ready);
+        } else {
+            store_release_gpu(&qp->posted_head, ready);
             uint32_t *dbr = (uint32_t *)(uintptr_t)qp->sq_dbrec;
-            store_release(&dbr[RSHMEM_MLX5_SND_DBR], rshmem_htobe32((uint32_t)(ready & 0xffffu)));
-            fence_system();
-            /* First 8 bytes of a ctrl segment: BE32(idx << 8) then BE32(qpn << 8). */
+            store_release_gpu(&dbr[RSHMEM_MLX5_SND_DBR], rshmem_htobe32((uint32_t)(ready & 0xffffu)));
+            /* The doorbell's system-scope release makes the WQEs and the record visible to the
+             * NIC before the doorbell. First 8 bytes of a ctrl segment: BE32(idx << 8) then BE32(qpn << 8). */
             uint64_t db = (uint64_t)rshmem_mlx5_opmod_idx_opcode(0, (uint32_t)ready, 0) |
                           ((uint64_t)rshmem_mlx5_qpn_ds(qp->qpn, 0) << 32);
             doorbell_store((uint64_t *)(uintptr_t)qp->bf_reg, db);
         }
     }
-    store_release(&qp->post_lock, 0u);
+    store_release_gpu(&qp->post_lock, 0u);
 }
 
 RSHMEM_IBGDA_FN void ring_pending(rshmem_ibgda_qp *qp) {
-    if (load_acquire(&qp->ready_head) > load_acquire(&qp->posted_head)) ring(qp);
+    if (load_acquire_gpu(&qp->ready_head) > load_acquire_gpu(&qp->posted_head)) ring(qp);
 }
 
 /* ---- reserve / publish ------------------------------------------------------------------------ */
 
 RSHMEM_IBGDA_FN uint64_t reserve(rshmem_ibgda_qp *qp, uint32_t nbb) {
-    uint64_t base = fetch_add(&qp->resv_head, (uint64_t)nbb);
+    uint64_t base = fetch_add_gpu(&qp->resv_head, (uint64_t)nbb);
     unsigned spins = 0;
-    while (base + nbb > load_acquire(&qp->completed_head) + nwqes(qp)) {
+    while (base + nbb > load_acquire_gpu(&qp->completed_head) + nwqes(qp)) {
         ring_pending(qp);
         poll_cq(qp);
         backoff(spins);
@@ -175,7 +184,7 @@ RSHMEM_IBGDA_FN uint64_t reserve(rshmem_ibgda_qp *qp, uint32_t nbb) {
 RSHMEM_IBGDA_FN uint8_t ce_flags(rshmem_ibgda_qp *qp, uint64_t base, uint32_t nbb, bool force_ce) {
     const uint64_t n = qp->signal_every;
     if (force_ce || (base + nbb) / n != base / n) {
-        fetch_max(&qp->signaled_head, base + nbb);
+        fetch_max_gpu(&qp->signaled_head, base + nbb);
         return RSHMEM_MLX5_CTRL_CQ_UPDATE;
     }
     return 0;
@@ -222,47 +231,121 @@ RSHMEM_IBGDA_FN void write_data(rshmem_ibgda_qp *qp, uint64_t base, uint32_t k, 
     store16(wqe_oct(qp, base, k), &s);
 }
 
-/* Makes the WQE visible and advances ready_head in order; then rings if this poster should. */
+/* Makes the WQE visible and advances ready_head in order (the CAS's release orders the WQE's
+ * stores before it); then rings if this poster should. */
 RSHMEM_IBGDA_FN void publish(rshmem_ibgda_qp *qp, uint64_t base, uint32_t nbb) {
-    fence_system();
     unsigned spins = 0;
     for (;;) {
         uint64_t expected = base;
-        if (cas(&qp->ready_head, expected, base + nbb)) break;
+        if (cas_gpu(&qp->ready_head, expected, base + nbb)) break;
         backoff(spins);
     }
     const uint64_t end = base + nbb, b = qp->batch;
-    bool last = load_relaxed(&qp->resv_head) == end;
+    bool last = load_relaxed_gpu(&qp->resv_head) == end;
     if (last || nbb >= b || base / b != end / b) ring(qp);
 }
 
 RSHMEM_IBGDA_FN uint32_t bb_of(uint32_t ds) { return (ds + 3u) / 4u; }
 
+/* ---- one WQE per lane, posted by warp groups ----------------------------------------------------
+ * The lanes of a warp that post on the same QP at the same moment reserve their blocks with one
+ * atomic (the first lane's), write their WQEs side by side, and publish them with one CAS and at
+ * most one doorbell: a warp of nvshmem_p costs about what one WQE costs. On the host every
+ * thread is a group of one. */
+struct slot {
+    uint64_t base;   /* this lane's first block */
+    uint64_t gbase;  /* the group's first block */
+    uint32_t gnbb;   /* the group's blocks */
+    uint32_t mask;   /* the group's lanes */
+    uint32_t leader; /* the lane that reserves and publishes */
+};
+
+/* Largest group reservation: a quarter of the ring, so that a group's flow-control wait is
+ * always met by completions of earlier WQEs (signaled at least every signal_every blocks). */
+RSHMEM_IBGDA_FN uint32_t max_group_bb(const rshmem_ibgda_qp *qp) { return (uint32_t)(nwqes(qp) / 4u); }
+
+RSHMEM_IBGDA_FN slot reserve_grouped(rshmem_ibgda_qp *qp, uint32_t nbb) {
+    slot s;
+    const uint32_t lane = lane_id();
+    s.mask = group_of((uint64_t)(uintptr_t)qp);
+    s.leader = first_lane(s.mask);
+    uint32_t off = 0, total = 0;
+    if (group_uniform(s.mask, nbb)) {
+        off = popc(s.mask & ((1u << lane) - 1u)) * nbb;
+        total = popc(s.mask) * nbb;
+    } else {
+        for (uint32_t l = 0; l < 32u; l++) {
+            if (!((s.mask >> l) & 1u)) continue;
+            uint32_t v = group_bcast32(s.mask, nbb, l);
+            if (l < lane) off += v;
+            total += v;
+        }
+    }
+    if (total > max_group_bb(qp) && s.mask != (1u << lane)) {
+        /* Too many blocks at once for this ring: every lane reserves alone. */
+        s.mask = 1u << lane;
+        s.leader = lane;
+        off = 0;
+        total = nbb;
+    }
+    uint64_t gbase = 0;
+    if (lane == s.leader) gbase = reserve(qp, total);
+    s.gbase = group_bcast(s.mask, gbase, s.leader);
+    s.gnbb = total;
+    s.base = s.gbase + off;
+    return s;
+}
+
+/* Every lane's WQE is written: the leader publishes (and maybe rings) for the group. The warp
+ * barrier orders the lanes' WQE stores before the leader's system fence in publish. */
+RSHMEM_IBGDA_FN void publish_grouped(rshmem_ibgda_qp *qp, const slot &s) {
+    group_sync(s.mask);
+    if (lane_id() == s.leader) publish(qp, s.gbase, s.gnbb);
+}
+
+/* Reserves nbb blocks, lets `build(base)` write the WQE there, publishes; returns its end. */
+template <class Build>
+RSHMEM_IBGDA_FN uint64_t post_one(rshmem_ibgda_qp *qp, uint32_t nbb, Build build) {
+    slot s = reserve_grouped(qp, nbb);
+    build(s.base);
+    publish_grouped(qp, s);
+    return s.base + nbb;
+}
+
 /* ---- operations -------------------------------------------------------------------------------- */
 /* Each returns the block index just past its (last) WQE: the operation has completed once
  * completed_head reaches it (wait_for). */
 
-/* RDMA WRITE of len bytes from registered local memory. */
-RSHMEM_IBGDA_FN uint64_t post_write(rshmem_ibgda_qp *qp, const remote &r, uint64_t laddr, uint32_t lkey, uint64_t len,
-                                    bool force_ce = false) {
-    uint64_t end = load_relaxed(&qp->ready_head);
-    uint64_t off = 0;
+/* Largest inline payload of one WQE when the source is not registered memory (4 blocks on RC). */
+static constexpr uint32_t INLINE_CHUNK = 192;
+
+/* RDMA WRITE or READ of len bytes between registered local memory and the remote; transfers
+ * over MAX_WQE_BYTES are split. `ce` asks for a completion on the last WQE. */
+RSHMEM_IBGDA_FN uint64_t post_rw(rshmem_ibgda_qp *qp, uint32_t opcode, const remote &r, uint64_t laddr, uint32_t lkey,
+                                 uint64_t len, bool ce) {
+    uint64_t end = 0, off = 0;
+    const uint32_t ds = 3u + r.av_size / 16u, nbb = bb_of(ds);
     do {
-        uint32_t chunk = (uint32_t)((len - off) > MAX_WQE_BYTES ? MAX_WQE_BYTES : (len - off));
-        const uint32_t ds = 3u + r.av_size / 16u, nbb = bb_of(ds);
-        uint64_t base = reserve(qp, nbb);
-        remote rc = r;
-        rc.raddr = r.raddr + off;
-        uint32_t k = 1;
-        k += write_av(qp, base, k, rc);
-        write_raddr(qp, base, k++, rc);
-        write_data(qp, base, k++, laddr + off, lkey, chunk);
-        write_ctrl(qp, base, RSHMEM_MLX5_OPCODE_RDMA_WRITE, 0, ds, ce_flags(qp, base, nbb, force_ce && off + chunk >= len));
-        publish(qp, base, nbb);
-        end = base + nbb;
+        const uint32_t chunk = (uint32_t)((len - off) > MAX_WQE_BYTES ? MAX_WQE_BYTES : (len - off));
+        const bool last = off + chunk >= len;
+        end = post_one(qp, nbb, [&](uint64_t base) {
+            remote rc = r;
+            rc.raddr = r.raddr + off;
+            uint32_t k = 1;
+            k += write_av(qp, base, k, rc);
+            write_raddr(qp, base, k++, rc);
+            write_data(qp, base, k++, laddr + off, lkey, chunk);
+            write_ctrl(qp, base, opcode, 0, ds, ce_flags(qp, base, nbb, ce && last));
+        });
         off += chunk;
     } while (off < len);
     return end;
+}
+
+/* RDMA WRITE of len bytes from registered local memory. */
+RSHMEM_IBGDA_FN uint64_t post_write(rshmem_ibgda_qp *qp, const remote &r, uint64_t laddr, uint32_t lkey, uint64_t len,
+                                    bool force_ce = false) {
+    return post_rw(qp, RSHMEM_MLX5_OPCODE_RDMA_WRITE, r, laddr, lkey, len, force_ce);
 }
 
 /* RDMA WRITE with the payload inside the WQE (no read of local memory by the NIC). */
@@ -270,50 +353,47 @@ RSHMEM_IBGDA_FN uint64_t post_write_inline(rshmem_ibgda_qp *qp, const remote &r,
                                            bool force_ce = false) {
     const uint32_t hdr = 1u + r.av_size / 16u + 1u; /* ctrl, av, raddr */
     const uint32_t ds = hdr + (4u + len + 15u) / 16u, nbb = bb_of(ds);
-    uint64_t base = reserve(qp, nbb);
-    uint32_t k = 1;
-    k += write_av(qp, base, k, r);
-    write_raddr(qp, base, k++, r);
-    /* inline header + bytes, 16 at a time */
-    const uint8_t *s = (const uint8_t *)src;
-    uint32_t total = 4u + len;
-    for (uint32_t o = 0; o < total; o += 16u, k++) {
-        oct w;
-        for (uint32_t j = 0; j < 16u; j++) {
-            uint32_t at = o + j;
-            w.b[j] = at < 4u ? 0 : (at < total ? s[at - 4u] : 0);
+    return post_one(qp, nbb, [&](uint64_t base) {
+        uint32_t k = 1;
+        k += write_av(qp, base, k, r);
+        write_raddr(qp, base, k++, r);
+        /* inline header + bytes, 16 at a time */
+        const uint8_t *s = (const uint8_t *)src;
+        const uint32_t total = 4u + len;
+        for (uint32_t o = 0; o < total; o += 16u, k++) {
+            oct w;
+            for (uint32_t j = 0; j < 16u; j++) {
+                uint32_t at = o + j;
+                w.b[j] = at < 4u ? 0 : (at < total ? s[at - 4u] : 0);
+            }
+            if (o == 0) {
+                uint32_t bc = rshmem_htobe32(len | RSHMEM_MLX5_INLINE_SEG);
+                for (int j = 0; j < 4; j++) w.b[j] = ((const uint8_t *)&bc)[j];
+            }
+            store16(wqe_oct(qp, base, k), &w);
         }
-        if (o == 0) {
-            uint32_t bc = rshmem_htobe32(len | RSHMEM_MLX5_INLINE_SEG);
-            for (int j = 0; j < 4; j++) w.b[j] = ((const uint8_t *)&bc)[j];
-        }
-        store16(wqe_oct(qp, base, k), &w);
+        write_ctrl(qp, base, RSHMEM_MLX5_OPCODE_RDMA_WRITE, 0, ds, ce_flags(qp, base, nbb, force_ce));
+    });
+}
+
+/* A payload from memory the NIC cannot read (not registered: shared memory, a local array, a
+ * cudaMalloc buffer) travels inline, INLINE_CHUNK bytes per WQE. */
+RSHMEM_IBGDA_FN uint64_t post_write_inline_chunks(rshmem_ibgda_qp *qp, const remote &r, const void *src, uint64_t len,
+                                                  bool force_ce = false) {
+    uint64_t end = 0;
+    for (uint64_t off = 0; off < len; off += INLINE_CHUNK) {
+        const uint32_t n = (uint32_t)(len - off < INLINE_CHUNK ? len - off : INLINE_CHUNK);
+        remote rc = r;
+        rc.raddr = r.raddr + off;
+        end = post_write_inline(qp, rc, (const uint8_t *)src + off, n, force_ce && off + n >= len);
     }
-    write_ctrl(qp, base, RSHMEM_MLX5_OPCODE_RDMA_WRITE, 0, ds, ce_flags(qp, base, nbb, force_ce));
-    publish(qp, base, nbb);
-    return base + nbb;
+    return end;
 }
 
 /* RDMA READ of len bytes into registered local memory. Completion is always requested on the
  * last WQE (the caller needs to know when the data has landed). */
 RSHMEM_IBGDA_FN uint64_t post_read(rshmem_ibgda_qp *qp, const remote &r, uint64_t laddr, uint32_t lkey, uint64_t len) {
-    uint64_t end = 0, off = 0;
-    do {
-        uint32_t chunk = (uint32_t)((len - off) > MAX_WQE_BYTES ? MAX_WQE_BYTES : (len - off));
-        const uint32_t ds = 3u + r.av_size / 16u, nbb = bb_of(ds);
-        uint64_t base = reserve(qp, nbb);
-        remote rc = r;
-        rc.raddr = r.raddr + off;
-        uint32_t k = 1;
-        k += write_av(qp, base, k, rc);
-        write_raddr(qp, base, k++, rc);
-        write_data(qp, base, k++, laddr + off, lkey, chunk);
-        write_ctrl(qp, base, RSHMEM_MLX5_OPCODE_RDMA_READ, 0, ds, ce_flags(qp, base, nbb, off + chunk >= len));
-        publish(qp, base, nbb);
-        end = base + nbb;
-        off += chunk;
-    } while (off < len);
-    return end;
+    return post_rw(qp, RSHMEM_MLX5_OPCODE_RDMA_READ, r, laddr, lkey, len, true);
 }
 
 /* An atomic on a 4- or 8-byte remote word. The old value lands at (lkey, laddr) in host byte
@@ -324,7 +404,7 @@ RSHMEM_IBGDA_FN uint64_t post_amo(rshmem_ibgda_qp *qp, const remote &r, amo_op o
     const uint64_t ones = size == 8 ? ~0ull : 0xffffffffull;
     value &= ones;
     compare &= ones;
-    uint32_t opcode, opmod = 0, seg_octs = 1;
+    uint32_t opcode = 0, opmod = 0, seg_octs = 1;
     /* masked CS: swap, compare, swap_mask, compare_mask; masked FA: add, field boundary */
     uint64_t a = 0, b = 0, c = 0, d = 0;
     bool masked_cs = false;
@@ -355,69 +435,67 @@ RSHMEM_IBGDA_FN uint64_t post_amo(rshmem_ibgda_qp *qp, const remote &r, amo_op o
     if (masked) opmod = size == 8 ? RSHMEM_MLX5_OPMOD_EXT_AMO_8B : RSHMEM_MLX5_OPMOD_EXT_AMO_4B;
     if (masked_cs && size == 8) seg_octs = 2;
     const uint32_t ds = 1u + r.av_size / 16u + 1u + seg_octs + 1u, nbb = bb_of(ds);
-    uint64_t base = reserve(qp, nbb);
-    uint32_t k = 1;
-    k += write_av(qp, base, k, r);
-    write_raddr(qp, base, k++, r);
-    if (size == 8 && !masked) {
-        rshmem_mlx5_atomic_seg s;
-        s.swap_add = rshmem_htobe64(a);
-        s.compare = rshmem_htobe64(b);
-        store16(wqe_oct(qp, base, k++), &s);
-    } else if (size == 8 && masked_cs) {
-        rshmem_mlx5_masked_cs64_seg s;
-        s.swap = rshmem_htobe64(a);
-        s.compare = rshmem_htobe64(b);
-        s.swap_mask = rshmem_htobe64(c);
-        s.compare_mask = rshmem_htobe64(d);
-        store16(wqe_oct(qp, base, k++), &s);
-        store16(wqe_oct(qp, base, k++), (const uint8_t *)&s + 16);
-    } else if (size == 8) {
-        rshmem_mlx5_masked_fa64_seg s;
-        s.add = rshmem_htobe64(a);
-        s.field_boundary = rshmem_htobe64(b);
-        store16(wqe_oct(qp, base, k++), &s);
-    } else if (masked_cs) {
-        rshmem_mlx5_masked_cs32_seg s;
-        s.swap = rshmem_htobe32((uint32_t)a);
-        s.compare = rshmem_htobe32((uint32_t)b);
-        s.swap_mask = rshmem_htobe32((uint32_t)c);
-        s.compare_mask = rshmem_htobe32((uint32_t)d);
-        store16(wqe_oct(qp, base, k++), &s);
-    } else {
-        rshmem_mlx5_masked_fa32_seg s;
-        s.add = rshmem_htobe32((uint32_t)a);
-        s.field_boundary = rshmem_htobe32((uint32_t)b);
-        s.reserved = 0;
-        store16(wqe_oct(qp, base, k++), &s);
-    }
-    write_data(qp, base, k++, laddr, lkey, size);
-    write_ctrl(qp, base, opcode, opmod, ds, ce_flags(qp, base, nbb, force_ce));
-    publish(qp, base, nbb);
-    return base + nbb;
+    return post_one(qp, nbb, [&](uint64_t base) {
+        uint32_t k = 1;
+        k += write_av(qp, base, k, r);
+        write_raddr(qp, base, k++, r);
+        if (size == 8 && !masked) {
+            rshmem_mlx5_atomic_seg s;
+            s.swap_add = rshmem_htobe64(a);
+            s.compare = rshmem_htobe64(b);
+            store16(wqe_oct(qp, base, k++), &s);
+        } else if (size == 8 && masked_cs) {
+            rshmem_mlx5_masked_cs64_seg s;
+            s.swap = rshmem_htobe64(a);
+            s.compare = rshmem_htobe64(b);
+            s.swap_mask = rshmem_htobe64(c);
+            s.compare_mask = rshmem_htobe64(d);
+            store16(wqe_oct(qp, base, k++), &s);
+            store16(wqe_oct(qp, base, k++), (const uint8_t *)&s + 16);
+        } else if (size == 8) {
+            rshmem_mlx5_masked_fa64_seg s;
+            s.add = rshmem_htobe64(a);
+            s.field_boundary = rshmem_htobe64(b);
+            store16(wqe_oct(qp, base, k++), &s);
+        } else if (masked_cs) {
+            rshmem_mlx5_masked_cs32_seg s;
+            s.swap = rshmem_htobe32((uint32_t)a);
+            s.compare = rshmem_htobe32((uint32_t)b);
+            s.swap_mask = rshmem_htobe32((uint32_t)c);
+            s.compare_mask = rshmem_htobe32((uint32_t)d);
+            store16(wqe_oct(qp, base, k++), &s);
+        } else {
+            rshmem_mlx5_masked_fa32_seg s;
+            s.add = rshmem_htobe32((uint32_t)a);
+            s.field_boundary = rshmem_htobe32((uint32_t)b);
+            s.reserved = 0;
+            store16(wqe_oct(qp, base, k++), &s);
+        }
+        write_data(qp, base, k++, laddr, lkey, size);
+        write_ctrl(qp, base, opcode, opmod, ds, ce_flags(qp, base, nbb, force_ce));
+    });
 }
 
 /* A NOP WQE (ctrl only): signaled for quiet, fenced for fence. */
 RSHMEM_IBGDA_FN uint64_t post_nop(rshmem_ibgda_qp *qp, bool signaled, bool fenced) {
-    uint64_t base = reserve(qp, 1);
-    uint8_t f = ce_flags(qp, base, 1, signaled);
-    if (fenced) f |= RSHMEM_MLX5_CTRL_FENCE;
-    write_ctrl(qp, base, RSHMEM_MLX5_OPCODE_NOP, 0, 1, f);
-    publish(qp, base, 1);
-    return base + 1;
+    return post_one(qp, 1, [&](uint64_t base) {
+        uint8_t f = ce_flags(qp, base, 1, signaled);
+        if (fenced) f |= RSHMEM_MLX5_CTRL_FENCE;
+        write_ctrl(qp, base, RSHMEM_MLX5_OPCODE_NOP, 0, 1, f);
+    });
 }
 
 /* ---- waiting ----------------------------------------------------------------------------------- */
 
-RSHMEM_IBGDA_FN int qp_status(rshmem_ibgda_qp *qp) { return load_acquire(&qp->err_count) ? ERR_CQE : OK; }
+RSHMEM_IBGDA_FN int qp_status(rshmem_ibgda_qp *qp) { return load_acquire_gpu(&qp->err_count) ? ERR_CQE : OK; }
 
 /* Waits until every block below `end` has completed (end came from a signaled WQE). */
 RSHMEM_IBGDA_FN int wait_for(rshmem_ibgda_qp *qp, uint64_t end) {
     unsigned spins = 0;
-    while (load_acquire(&qp->completed_head) < end) {
+    while (load_acquire_gpu(&qp->completed_head) < end) {
         ring_pending(qp);
         poll_cq(qp);
-        if (load_acquire(&qp->completed_head) >= end) break;
+        if (load_acquire_gpu(&qp->completed_head) >= end) break;
         backoff(spins);
     }
     return qp_status(qp);
@@ -425,9 +503,9 @@ RSHMEM_IBGDA_FN int wait_for(rshmem_ibgda_qp *qp, uint64_t end) {
 
 /* Waits until everything published on this QP so far has completed. */
 RSHMEM_IBGDA_FN int quiet(rshmem_ibgda_qp *qp) {
-    uint64_t target = load_acquire(&qp->ready_head);
-    if (load_acquire(&qp->completed_head) >= target) return qp_status(qp);
-    if (load_acquire(&qp->signaled_head) < target) target = post_nop(qp, true, false);
+    uint64_t target = load_acquire_gpu(&qp->ready_head);
+    if (load_acquire_gpu(&qp->completed_head) >= target) return qp_status(qp);
+    if (load_acquire_gpu(&qp->signaled_head) < target) target = post_nop(qp, true, false);
     return wait_for(qp, target);
 }
 
@@ -447,7 +525,9 @@ RSHMEM_IBGDA_FN uint32_t map_index(uint32_t map_by, uint32_t pe, uint32_t n) {
     return n ? key % n : 0;
 }
 
-/* The QP this thread uses to reach `pe` (RC per NVSHMEM_IBGDA_RC_MAP_BY, else a DCI). */
+/* The QP this thread uses to reach `pe` (RC per NVSHMEM_IBGDA_RC_MAP_BY, else a DCI). The choice
+ * depends only on the thread's CTA / SM / warp, so one thread's operations toward one PE always
+ * share a QP (and its ordering). */
 RSHMEM_IBGDA_FN rshmem_ibgda_qp *qp_for(const rshmem_ibgda_state *st, uint32_t pe) {
     if (st->num_rc_per_pe) {
         rshmem_ibgda_qp *rc = (rshmem_ibgda_qp *)(uintptr_t)st->rc_qps;
@@ -471,64 +551,94 @@ RSHMEM_IBGDA_FN remote remote_of(const rshmem_ibgda_state *st, const rshmem_ibgd
 RSHMEM_IBGDA_FN bool in_heap(const rshmem_ibgda_state *st, uint64_t addr, uint64_t len) {
     return addr >= st->heap_base && len <= st->heap_size && addr - st->heap_base <= st->heap_size - len;
 }
+RSHMEM_IBGDA_FN bool in_heap(const rshmem_ibgda_state *st, const void *p, uint64_t len) {
+    return in_heap(st, (uint64_t)(uintptr_t)p, len);
+}
 
-/* nvshmem_putmem_nbi: dest and src are symmetric addresses (src must be in my heap unless the
- * payload fits inline). */
-RSHMEM_IBGDA_FN int putmem_nbi(const rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint32_t pe) {
+/* A landing slot for one fetched value (8 bytes), private to the calling thread until its fetch
+ * has been read (see fetch_slot_index). */
+RSHMEM_IBGDA_FN uint64_t fetch_slot(const rshmem_ibgda_state *st) {
+    uint64_t i = fetch_slot_index((uint64_t *)&st->fetch_next) & (uint64_t)(st->fetch_slots - 1u);
+    return st->fetch_buf + i * 8u;
+}
+/* Where non-fetching atomics put the old value: one shared slot after the fetch slots, which
+ * nobody reads (a late write there can never land in somebody's fetch). */
+RSHMEM_IBGDA_FN uint64_t discard_slot(const rshmem_ibgda_state *st) { return st->fetch_buf + (uint64_t)st->fetch_slots * 8u; }
+
+/* The first n (<= 8) bytes of the landing slot, into dst. */
+RSHMEM_IBGDA_FN void read_slot(uint64_t slot, void *dst, uint32_t n) {
+    uint64_t v = load_acquire((uint64_t *)(uintptr_t)slot);
+    uint8_t *d = (uint8_t *)dst;
+    for (uint32_t i = 0; i < n; i++) d[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A put of len bytes to symmetric dest on pe from src, which may be anywhere the calling thread
+ * can read: inline when small, an RDMA WRITE from the heap (registered) when src is symmetric,
+ * else inline chunks. `blocking`: return once src may be reused (a WRITE from the heap waits for
+ * its completion; inline payloads are copied when posted). */
+RSHMEM_IBGDA_FN int put(const rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint32_t pe,
+                        bool blocking) {
     rshmem_ibgda_qp *qp = qp_for(st, pe);
-    if (!in_heap(st, (uint64_t)(uintptr_t)dest, len)) return ERR_ARGUMENT;
+    if (!in_heap(st, dest, len)) return ERR_ARGUMENT;
+    if (len == 0) return qp_status(qp);
     remote r = remote_of(st, qp, pe, (uint64_t)(uintptr_t)dest);
     if (len <= qp->inline_max) {
         post_write_inline(qp, r, src, (uint32_t)len);
+    } else if (in_heap(st, src, len)) {
+        uint64_t end = post_write(qp, r, (uint64_t)(uintptr_t)src, st->heap_lkey, len, blocking);
+        if (blocking) return wait_for(qp, end);
     } else {
-        if (!in_heap(st, (uint64_t)(uintptr_t)src, len)) return ERR_ARGUMENT;
-        post_write(qp, r, (uint64_t)(uintptr_t)src, st->heap_lkey, len);
+        post_write_inline_chunks(qp, r, src, len);
     }
     return qp_status(qp);
 }
 
-/* nvshmem_putmem: returns once the source may be reused (the NIC has read it: completion). */
+/* nvshmem_putmem_nbi */
+RSHMEM_IBGDA_FN int putmem_nbi(const rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint32_t pe) {
+    return put(st, dest, src, len, pe, false);
+}
+
+/* nvshmem_putmem: returns once the source may be reused. */
 RSHMEM_IBGDA_FN int putmem(const rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint32_t pe) {
-    rshmem_ibgda_qp *qp = qp_for(st, pe);
-    if (!in_heap(st, (uint64_t)(uintptr_t)dest, len)) return ERR_ARGUMENT;
-    remote r = remote_of(st, qp, pe, (uint64_t)(uintptr_t)dest);
-    if (len <= qp->inline_max) {
-        post_write_inline(qp, r, src, (uint32_t)len); /* inline: the payload is already copied */
-        return qp_status(qp);
-    }
-    if (!in_heap(st, (uint64_t)(uintptr_t)src, len)) return ERR_ARGUMENT;
-    return wait_for(qp, post_write(qp, r, (uint64_t)(uintptr_t)src, st->heap_lkey, len, true));
+    return put(st, dest, src, len, pe, true);
 }
 
 /* nvshmem_<T>_p: one inline WQE. */
 template <class T> RSHMEM_IBGDA_FN int p(const rshmem_ibgda_state *st, T *dest, T value, uint32_t pe) {
     rshmem_ibgda_qp *qp = qp_for(st, pe);
-    if (!in_heap(st, (uint64_t)(uintptr_t)dest, sizeof(T))) return ERR_ARGUMENT;
+    if (!in_heap(st, dest, sizeof(T))) return ERR_ARGUMENT;
     post_write_inline(qp, remote_of(st, qp, pe, (uint64_t)(uintptr_t)dest), &value, (uint32_t)sizeof(T));
     return qp_status(qp);
 }
 
-/* nvshmem_getmem: dest must be in my heap (the NIC writes it). */
+/* nvshmem_getmem (blocking). Into the heap: one RDMA READ. Elsewhere (memory the NIC cannot
+ * write): 8 bytes at a time through this thread's landing slot. */
 RSHMEM_IBGDA_FN int getmem(const rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint32_t pe) {
     rshmem_ibgda_qp *qp = qp_for(st, pe);
-    if (!in_heap(st, (uint64_t)(uintptr_t)src, len) || !in_heap(st, (uint64_t)(uintptr_t)dest, len)) return ERR_ARGUMENT;
-    return wait_for(qp, post_read(qp, remote_of(st, qp, pe, (uint64_t)(uintptr_t)src), (uint64_t)(uintptr_t)dest,
-                                  st->heap_lkey, len));
-}
-
-/* A landing slot for one fetched value. */
-RSHMEM_IBGDA_FN uint64_t fetch_slot(rshmem_ibgda_state *st) {
-    uint64_t i = fetch_add(&st->fetch_next, (uint64_t)1) & (uint64_t)(st->fetch_slots - 1u);
-    return st->fetch_buf + i * 8u;
+    if (!in_heap(st, src, len)) return ERR_ARGUMENT;
+    if (len == 0) return qp_status(qp);
+    remote r = remote_of(st, qp, pe, (uint64_t)(uintptr_t)src);
+    if (in_heap(st, dest, len)) return wait_for(qp, post_read(qp, r, (uint64_t)(uintptr_t)dest, st->heap_lkey, len));
+    const uint64_t slot = fetch_slot(st);
+    for (uint64_t off = 0; off < len; off += 8) {
+        const uint32_t n = (uint32_t)(len - off < 8 ? len - off : 8);
+        remote rc = r;
+        rc.raddr = r.raddr + off;
+        int rc2 = wait_for(qp, post_read(qp, rc, slot, st->fetch_lkey, n));
+        if (rc2 != OK) return rc2;
+        read_slot(slot, (uint8_t *)dest + off, n);
+    }
+    return OK;
 }
 
 /* nvshmem_<T>_g */
-template <class T> RSHMEM_IBGDA_FN int g(rshmem_ibgda_state *st, const T *src, uint32_t pe, T *out) {
+template <class T> RSHMEM_IBGDA_FN int g(const rshmem_ibgda_state *st, const T *src, uint32_t pe, T *out) {
+    static_assert(sizeof(T) <= 8, "g moves at most 8 bytes");
     rshmem_ibgda_qp *qp = qp_for(st, pe);
-    if (!in_heap(st, (uint64_t)(uintptr_t)src, sizeof(T))) return ERR_ARGUMENT;
+    if (!in_heap(st, src, sizeof(T))) return ERR_ARGUMENT;
     uint64_t slot = fetch_slot(st);
     int rc = wait_for(qp, post_read(qp, remote_of(st, qp, pe, (uint64_t)(uintptr_t)src), slot, st->fetch_lkey, sizeof(T)));
-    *out = *(volatile T *)(uintptr_t)slot;
+    read_slot(slot, out, (uint32_t)sizeof(T));
     return rc;
 }
 
@@ -540,23 +650,43 @@ template <class T> RSHMEM_IBGDA_FN uint64_t bits_of(T x) {
     return r;
 }
 
-/* nvshmem_<T>_atomic_<op>: 4- and 8-byte integer types. Fetching ops wait and store the old value
- * in *old; non-fetching ones return after posting. */
+RSHMEM_IBGDA_FN bool amo_fetches(amo_op op) {
+    return op == AMO_FETCH_ADD || op == AMO_COMPARE_SWAP || op == AMO_SWAP || op == AMO_FETCH || op == AMO_FETCH_AND ||
+           op == AMO_FETCH_OR || op == AMO_FETCH_XOR;
+}
+
+/* nvshmem_<T>_atomic_<op>: 4- and 8-byte types (floating types by their bits). Fetching ops wait
+ * and store the old value in *old; non-fetching ones return after posting. */
 template <class T>
-RSHMEM_IBGDA_FN int amo(rshmem_ibgda_state *st, amo_op op, T *dest, T value, T compare, uint32_t pe, T *old) {
+RSHMEM_IBGDA_FN int amo(const rshmem_ibgda_state *st, amo_op op, T *dest, T value, T compare, uint32_t pe, T *old) {
     static_assert(sizeof(T) == 4 || sizeof(T) == 8, "IBGDA atomics are 4 or 8 bytes");
     rshmem_ibgda_qp *qp = qp_for(st, pe);
     uint64_t addr = (uint64_t)(uintptr_t)dest;
     if (!in_heap(st, addr, sizeof(T)) || (addr & (sizeof(T) - 1))) return ERR_ARGUMENT;
-    const bool fetching = op == AMO_FETCH_ADD || op == AMO_COMPARE_SWAP || op == AMO_SWAP || op == AMO_FETCH ||
-                          op == AMO_FETCH_AND || op == AMO_FETCH_OR || op == AMO_FETCH_XOR;
-    uint64_t slot = fetch_slot(st);
+    const bool fetching = amo_fetches(op);
+    const uint64_t slot = fetching ? fetch_slot(st) : discard_slot(st);
     uint64_t v = bits_of(value), c = bits_of(compare);
     uint64_t end = post_amo(qp, remote_of(st, qp, pe, addr), op, (uint32_t)sizeof(T), v, c, slot, st->fetch_lkey, fetching);
     if (!fetching) return qp_status(qp);
     int rc = wait_for(qp, end);
-    if (old) *old = load_acquire((T *)(uintptr_t)slot);
+    if (old) read_slot(slot, old, (uint32_t)sizeof(T));
     return rc;
+}
+
+/* nvshmem_putmem_signal: the data, then the signal (add or set) on the same QP, which the NIC
+ * executes after the data has been written. `blocking` as in put. */
+RSHMEM_IBGDA_FN int put_signal(const rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint64_t *sig,
+                               uint64_t signal, bool add, uint32_t pe, bool blocking) {
+    rshmem_ibgda_qp *qp = qp_for(st, pe);
+    const uint64_t sa = (uint64_t)(uintptr_t)sig;
+    if (!in_heap(st, dest, len) || !in_heap(st, sa, 8) || (sa & 7u)) return ERR_ARGUMENT;
+    int rc = put(st, dest, src, len, pe, false);
+    if (rc != OK) return rc;
+    const bool from_heap = len > qp->inline_max && in_heap(st, src, len);
+    uint64_t end = post_amo(qp, remote_of(st, qp, pe, sa), add ? AMO_ADD : AMO_SET, 8, signal, 0, discard_slot(st),
+                            st->fetch_lkey, blocking && from_heap);
+    if (blocking && from_heap) return wait_for(qp, end);
+    return qp_status(qp);
 }
 
 /* nvshmem_quiet over the QPs this PE can use (RC: all of them; DC: the DCIs). */
@@ -588,6 +718,25 @@ RSHMEM_IBGDA_FN int fence_pe(const rshmem_ibgda_state *st, uint32_t pe) {
         return rc;
     }
     return quiet_all(st);
+}
+
+/* nvshmem_fence for the calling thread: its operations toward each PE travel on one QP
+ * (qp_for), so a fenced NOP on each of those QPs with work in flight orders them. */
+RSHMEM_IBGDA_FN void fence_thread(const rshmem_ibgda_state *st) {
+    const uint32_t n = st->num_rc_per_pe ? st->npes : 1u;
+    for (uint32_t pe = 0; pe < n; pe++) {
+        rshmem_ibgda_qp *qp = qp_for(st, pe);
+        if (qp->qpn && load_acquire_gpu(&qp->ready_head) > load_acquire_gpu(&qp->completed_head)) fence(qp);
+    }
+}
+
+/* The first QP of this PE that saw an error CQE, or null. */
+RSHMEM_IBGDA_FN rshmem_ibgda_qp *failed_qp(const rshmem_ibgda_state *st) {
+    rshmem_ibgda_qp *qps = (rshmem_ibgda_qp *)(uintptr_t)(st->num_rc_per_pe ? st->rc_qps : st->dci_qps);
+    const uint32_t n = st->num_rc_per_pe ? st->npes * st->num_rc_per_pe : st->num_dci;
+    for (uint32_t i = 0; i < n; i++)
+        if (qps[i].qpn && load_acquire_gpu(&qps[i].err_count)) return &qps[i];
+    return nullptr;
 }
 
 } // namespace rshmem_ibgda

@@ -41,6 +41,11 @@
 #define RSHMEM_DEVICE_FLAG_CHECKS 2
 
 /*
+ Some peers are reached through IBGDA (`ibgda` is set; a peer with `peer_bases[pe] == 0` is one).
+ */
+#define RSHMEM_DEVICE_FLAG_IBGDA 4
+
+/*
  nvshmemx_init_attr flags (NVSHMEMX_INIT_*).
  */
 #define RSHMEM_INIT_THREAD_PES 1
@@ -121,7 +126,11 @@ typedef struct RshmemDeviceState {
   uint64_t teams;
   uint32_t max_teams;
   uint32_t reserved1;
-  uint64_t reserved[1];
+  /*
+   Device address of this PE's `rshmem_ibgda_state` (device/ibgda/ibgda_state.h), 0 when no
+   peer is reached through IBGDA. Added in version 2 (was reserved).
+   */
+  uint64_t ibgda;
 } RshmemDeviceState;
 
 /*

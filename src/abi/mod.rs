@@ -38,6 +38,8 @@ pub const RSHMEM_DEVICE_STATE_SIZE: usize = 128;
 pub const RSHMEM_DEVICE_FLAG_ALL_P2P: u32 = 1;
 /// Device-side argument checks are on (RSHMEM_DEVICE_CHECKS=1).
 pub const RSHMEM_DEVICE_FLAG_CHECKS: u32 = 2;
+/// Some peers are reached through IBGDA (`ibgda` is set; a peer with `peer_bases[pe] == 0` is one).
+pub const RSHMEM_DEVICE_FLAG_IBGDA: u32 = 4;
 
 /// The hot part of the device state, as device code sees it.
 ///
@@ -80,7 +82,9 @@ pub struct RshmemDeviceState {
     pub teams: u64,
     pub max_teams: u32,
     pub reserved1: u32,
-    pub reserved: [u64; 1],
+    /// Device address of this PE's `rshmem_ibgda_state` (device/ibgda/ibgda_state.h), 0 when no
+    /// peer is reached through IBGDA. Added in version 2 (was reserved).
+    pub ibgda: u64,
 }
 
 /// One team as device code sees it: its members are the world PEs `start + i * stride`,

@@ -4,6 +4,8 @@
 //! the NIC for those WQEs. The rdma-core path that creates real QPs is `crate::ib`.
 
 pub mod abi;
+pub mod cuda;
+pub mod gpu;
 pub mod host;
 pub mod mlx5;
 pub mod model;
@@ -85,9 +87,9 @@ impl IbgdaConfig {
             v.trim().parse::<i64>().map_err(|_| bad(&var, &v, "a whole number"))
         };
         let num_rc = count("IBGDA_NUM_RC_PER_PE")?;
-        if !(0..=64).contains(&num_rc) {
+        if !(0..=1024).contains(&num_rc) {
             let (var, v) = f("IBGDA_NUM_RC_PER_PE");
-            return Err(bad(&var, &v, "0 to 64"));
+            return Err(bad(&var, &v, "0 to 1024"));
         }
         let num_dci = count("IBGDA_NUM_DCI")?;
         let num_dct = count("IBGDA_NUM_DCT")?;

@@ -16,7 +16,14 @@
 //!   CQEs for signaled WQEs, so the device-side post rate can be measured.
 //!
 //! Memory registration is a table of (key, base, len) per PE; a key is both lkey and rkey.
-//! Target memory is reached through [`MemoryAccess`] (plain memory here; CUDA copies later).
+//! Target memory is reached through [`MemoryAccess`]: plain memory ([`HostMemory`]) or GPU
+//! memory through CUDA copies and kernels (`super::cuda::CudaMemory`). A batch's data movement
+//! may be asynchronous: the model calls [`MemoryAccess::flush`] before it writes the batch's CQEs.
+//!
+//! Queues: the CQ, both doorbell records and the doorbell word are always in host-addressable
+//! memory (plain or pinned and mapped into the GPU). The send queue may be in host memory (read
+//! directly) or in GPU memory (read in one bulk copy per doorbell through the `MemoryAccess`),
+//! and the QP descriptor itself may be GPU memory the model never touches ([`Nic::attach_config`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -27,30 +34,56 @@ use std::time::Duration;
 use super::abi::{QpState, QP_CPU_DOORBELL, QP_DCI};
 use super::mlx5::*;
 
-/// How the model touches target and source memory.
+/// Why a memory access of the model failed (it becomes an error CQE).
+pub type MemResult<T> = std::result::Result<T, String>;
+
+/// How the model touches target and source memory. Every address has been checked against the
+/// registration table before it gets here.
 pub trait MemoryAccess: Send + Sync {
-    fn read(&self, addr: u64, out: &mut [u8]);
-    fn write(&self, addr: u64, data: &[u8]);
+    fn read(&self, addr: u64, out: &mut [u8]) -> MemResult<()>;
+    /// May complete asynchronously (before the next `flush` returns); `data` may be dropped at once.
+    fn write(&self, addr: u64, data: &[u8]) -> MemResult<()>;
     /// Atomically replaces the `size`-byte (4 or 8) word at `addr` by `f(old)` when `f` returns
     /// `Some`; returns the old value.
-    fn atomic_rmw(&self, addr: u64, size: u32, f: &dyn Fn(u64) -> Option<u64>) -> u64;
+    fn atomic_rmw(&self, addr: u64, size: u32, f: &dyn Fn(u64) -> Option<u64>) -> MemResult<u64>;
+    /// Copies `len` bytes from `src` to `dst` (may complete asynchronously, in order with the
+    /// other operations of this memory).
+    fn copy(&self, dst: u64, src: u64, len: u64) -> MemResult<()> {
+        let mut v = vec![0u8; len as usize];
+        self.read(src, &mut v)?;
+        self.write(dst, &v)
+    }
+    /// The atomic `kind` on the `size`-byte word at `addr`; the old value's `size` bytes (host
+    /// order) go to `result` (may complete asynchronously, in order).
+    fn atomic(&self, addr: u64, size: u32, kind: AtomicKind, result: u64) -> MemResult<()> {
+        let old = self.atomic_rmw(addr, size, &|old| kind.apply(old, size))?;
+        self.write(result, &old.to_le_bytes()[..size as usize])
+    }
+    /// Waits until every operation above has completed.
+    fn flush(&self) -> MemResult<()> {
+        Ok(())
+    }
+    /// Called once on the NIC thread before it serves (e.g. to make a CUDA context current).
+    fn on_thread_start(&self) {}
 }
 
 /// Plain process memory. Addresses are checked against the registration table before use.
 pub struct HostMemory;
 
 impl MemoryAccess for HostMemory {
-    fn read(&self, addr: u64, out: &mut [u8]) {
+    fn read(&self, addr: u64, out: &mut [u8]) -> MemResult<()> {
         // SAFETY: the model only passes ranges inside a registration, which the registrant
         // guarantees stays mapped while registered.
-        unsafe { std::ptr::copy(addr as *const u8, out.as_mut_ptr(), out.len()) }
+        unsafe { std::ptr::copy(addr as *const u8, out.as_mut_ptr(), out.len()) };
+        Ok(())
     }
-    fn write(&self, addr: u64, data: &[u8]) {
+    fn write(&self, addr: u64, data: &[u8]) -> MemResult<()> {
         // SAFETY: as in `read`.
-        unsafe { std::ptr::copy(data.as_ptr(), addr as *mut u8, data.len()) }
+        unsafe { std::ptr::copy(data.as_ptr(), addr as *mut u8, data.len()) };
+        Ok(())
     }
-    fn atomic_rmw(&self, addr: u64, size: u32, f: &dyn Fn(u64) -> Option<u64>) -> u64 {
-        if size == 8 {
+    fn atomic_rmw(&self, addr: u64, size: u32, f: &dyn Fn(u64) -> Option<u64>) -> MemResult<u64> {
+        Ok(if size == 8 {
             // SAFETY: registered, 8-byte aligned (checked by the caller), valid for the
             // registration's lifetime; every concurrent access to it is atomic.
             let a = unsafe { AtomicU64::from_ptr(addr as *mut u64) };
@@ -63,7 +96,7 @@ impl MemoryAccess for HostMemory {
             match a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |o| f(o as u64).map(|n| n as u32)) {
                 Ok(o) | Err(o) => o as u64,
             }
-        }
+        })
     }
 }
 
@@ -89,6 +122,12 @@ impl Fabric {
     /// Registers `[base, base+len)` of `pe` under `key`.
     pub fn register(&self, pe: u32, key: u32, base: u64, len: u64) {
         self.regions.write().unwrap_or_else(|e| e.into_inner()).entry(pe).or_default().push(Region { key, base, len });
+    }
+    /// Changes the length of `pe`'s registration `key` (a heap that grew).
+    pub fn resize(&self, pe: u32, key: u32, len: u64) {
+        if let Some(v) = self.regions.write().unwrap_or_else(|e| e.into_inner()).get_mut(&pe) {
+            v.iter_mut().filter(|r| r.key == key).for_each(|r| r.len = len);
+        }
     }
     /// Declares that DCT number `dct` belongs to `pe`.
     pub fn add_dct(&self, dct: u32, pe: u32) {
@@ -135,7 +174,18 @@ pub struct Stats {
 }
 
 struct QpRun {
+    /// The descriptor, when the model may read it (host memory); null for GPU descriptors.
     qp: *mut QpState,
+    /// The send queue is in host memory (read directly) rather than behind `MemoryAccess`.
+    sq_host: bool,
+    /// The send doorbell record is host-readable; otherwise the doorbell's index is used.
+    dbr_host: bool,
+    /// Doorbell-index mode: the block index the model has taken a doorbell for.
+    target: Arc<AtomicU64>,
+    /// WQE blocks fully executed and completed (for `Nic::drain`).
+    done: Arc<AtomicU64>,
+    /// An error CQE of this QP was already logged.
+    logged: bool,
     cfg: QpState,
     /// Local PE (whose NIC this is).
     pe: u32,
@@ -160,6 +210,9 @@ struct NicShared {
     qps: Mutex<Vec<QpRun>>,
     stop: AtomicBool,
     stats: Stats,
+    /// The descriptor of the first QP that completed a WQE with an error (not a flush), with
+    /// its err_* fields filled in, for host-side reporting.
+    first_error: Mutex<Option<QpState>>,
 }
 
 /// One model NIC with its thread.
@@ -179,6 +232,7 @@ impl Nic {
             qps: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
             stats: Stats::default(),
+            first_error: Mutex::new(None),
         });
         let s = shared.clone();
         let thread = std::thread::Builder::new()
@@ -196,19 +250,83 @@ impl Nic {
     pub unsafe fn attach(&self, qp: *mut QpState) {
         // SAFETY: valid per the caller's contract; the set-up fields are not changed any more.
         let cfg = unsafe { std::ptr::read_volatile(qp) };
+        self.push(qp, cfg, true, true);
+    }
+
+    /// Attaches a QP whose descriptor the model cannot read (GPU memory): `cfg` is a copy of its
+    /// set-up fields, taken before any host-side warm-up (its counters say where the queues
+    /// are). The CQ, its doorbell record and the doorbell word must be host-addressable; the
+    /// send queue is read through this NIC's `MemoryAccess` unless `sq_host`; the send doorbell
+    /// record may be GPU memory (the doorbell word's index tells how far to go). No CPU-doorbell
+    /// mode.
+    ///
+    /// # Safety
+    /// The queue buffers named in `cfg` must stay valid until this NIC is dropped.
+    pub unsafe fn attach_config(&self, cfg: QpState, sq_host: bool) {
+        assert!(cfg.flags & QP_CPU_DOORBELL == 0, "a GPU descriptor cannot use the CPU doorbell mode");
+        self.push(std::ptr::null_mut(), cfg, sq_host, false);
+    }
+
+    fn push(&self, qp: *mut QpState, cfg: QpState, sq_host: bool, dbr_host: bool) {
+        // Warm-up WQEs the host posted (and completed) before attaching are already consumed.
+        let start = cfg.completed_head;
         self.shared.qps.lock().unwrap_or_else(|e| e.into_inner()).push(QpRun {
             qp,
+            sq_host,
+            dbr_host,
+            target: Arc::new(AtomicU64::new(start)),
+            done: Arc::new(AtomicU64::new(start)),
+            logged: false,
             cfg,
             pe: self.shared.pe,
-            ci: 0,
-            cq_pi: 0,
+            ci: start,
+            cq_pi: cfg.cq_cons,
             in_error: false,
-            seen_posted: 0,
+            seen_posted: start,
         });
+    }
+
+    /// Waits until every WQE rung so far on every QP of this NIC has executed (its data moved
+    /// and its completion written), or `timeout` passes (returns false then).
+    pub fn drain(&self, timeout: Duration) -> bool {
+        type Watch = (bool, u64, u64, Arc<AtomicU64>, Arc<AtomicU64>);
+        let targets: Vec<Watch> = {
+            let qps = self.shared.qps.lock().unwrap_or_else(|e| e.into_inner());
+            qps.iter()
+                .filter(|q| q.cfg.flags & QP_CPU_DOORBELL == 0)
+                .map(|q| (q.dbr_host, q.cfg.sq_dbrec + 4 * SND_DBR as u64, q.cfg.bf_reg, q.target.clone(), q.done.clone()))
+                .collect()
+        };
+        let deadline = std::time::Instant::now() + timeout;
+        for (dbr_host, dbr, bf, target, done) in targets {
+            loop {
+                let drained = if dbr_host {
+                    let want = u32::from_be(atomic_u32(dbr).load(Ordering::Acquire)) as u16;
+                    done.load(Ordering::Acquire) as u16 == want
+                } else {
+                    // No doorbell waiting, and everything taken has been executed.
+                    atomic_u64(bf).load(Ordering::Acquire) == 0 && done.load(Ordering::Acquire) == target.load(Ordering::Acquire)
+                };
+                if drained {
+                    break;
+                }
+                if std::time::Instant::now() > deadline {
+                    return false;
+                }
+                std::thread::sleep(Duration::from_micros(20));
+            }
+        }
+        true
     }
 
     pub fn stats(&self) -> &Stats {
         &self.shared.stats
+    }
+
+    /// The first error completion this NIC wrote: the QP's descriptor with its err_* fields set
+    /// (see `super::qp_error`).
+    pub fn first_error(&self) -> Option<QpState> {
+        *self.shared.first_error.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -222,6 +340,7 @@ impl Drop for Nic {
 }
 
 fn run(s: &NicShared) {
+    s.mem.on_thread_start();
     let mut idle = 0u32;
     let mut rng = Rng(s.cfg.seed | 1);
     while !s.stop.load(Ordering::Acquire) {
@@ -272,24 +391,46 @@ fn serve(s: &NicShared, q: &mut QpRun, rng: &mut Rng) -> bool {
         s.stats.doorbells.fetch_add(1, Ordering::Relaxed);
         target16 = posted as u16;
     } else {
-        let db = atomic_u64(cfg.bf_reg).swap(0, Ordering::AcqRel);
-        if db == 0 {
+        // Look before taking: a plain load keeps the line shared while the device writes it.
+        let word = atomic_u64(cfg.bf_reg);
+        let first = word.load(Ordering::Acquire);
+        if first == 0 {
             return false;
+        }
+        // The doorbell is a ctrl segment's first 8 bytes: BE32(idx << 8), BE32(qpn << 8).
+        let idx_of = |db: u64| (u32::from_be(db as u32) >> 8) as u16;
+        let ahead_of_ci = |i: u16| i.wrapping_sub(q.ci as u16);
+        if !q.dbr_host {
+            // Publish what is being taken before taking it (Nic::drain reads both).
+            q.target.store(q.ci + ahead_of_ci(idx_of(first)) as u64, Ordering::Release);
+        }
+        let mut db = word.swap(0, Ordering::AcqRel);
+        if db == 0 {
+            db = first;
+        } else if ahead_of_ci(idx_of(db)) < ahead_of_ci(idx_of(first)) {
+            db = first; // doorbells only move forward: keep the further one
         }
         s.stats.doorbells.fetch_add(1, Ordering::Relaxed);
         if s.cfg.delay_us > 0 {
             // A slow NIC: more WQEs pile up behind the doorbell record meanwhile.
             std::thread::sleep(Duration::from_micros(s.cfg.delay_us));
         }
-        // The doorbell is a ctrl segment's first 8 bytes: BE32(idx << 8), BE32(qpn << 8).
-        let w0 = u32::from_be(db as u32);
         let w1 = u32::from_be((db >> 32) as u32);
-        let db_idx = (w0 >> 8) as u16;
-        let dbr = u32::from_be(atomic_u32(cfg.sq_dbrec + 4 * SND_DBR as u64).load(Ordering::Acquire));
-        target16 = dbr as u16;
-        // The rung index may not be ahead of the record the NIC reads.
-        let ahead = db_idx.wrapping_sub(q.ci as u16) > target16.wrapping_sub(q.ci as u16);
-        if (w1 >> 8) != cfg.qpn || ahead {
+        let db_idx = idx_of(db);
+        if q.dbr_host {
+            let dbr = u32::from_be(atomic_u32(cfg.sq_dbrec + 4 * SND_DBR as u64).load(Ordering::Acquire));
+            target16 = dbr as u16;
+            // The rung index may not be ahead of the record the NIC reads.
+            if ahead_of_ci(db_idx) > ahead_of_ci(target16) {
+                s.stats.bad_doorbells.fetch_add(1, Ordering::Relaxed);
+            }
+        } else {
+            // The record is in GPU memory: the doorbell's index says how far to go (as a
+            // BlueFlame doorbell tells a ConnectX).
+            target16 = db_idx;
+            q.target.store(q.ci + ahead_of_ci(db_idx) as u64, Ordering::Release);
+        }
+        if (w1 >> 8) != cfg.qpn {
             s.stats.bad_doorbells.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -297,16 +438,41 @@ fn serve(s: &NicShared, q: &mut QpRun, rng: &mut Rng) -> bool {
     if n == 0 {
         return true;
     }
+    // One read of the whole range (two where it wraps): WQEs never straddle the doorbell record.
+    let ring = match read_ring(s, q, q.ci, n) {
+        Ok(r) => r,
+        Err(why) => {
+            crate::runtime::log::warn(&format!("IBGDA model: PE {} cannot read the send queue of QP {:#x}: {why}", q.pe, cfg.qpn));
+            return false;
+        }
+    };
     let end = q.ci + n;
     let mut batch = Vec::new();
     while q.ci < end {
-        let w = read_wqe(cfg, q.ci);
-        let nbb = w.ctrl.num_bb() as u64;
+        let off = ((q.ci - (end - n)) as usize) * SEND_WQE_BB;
+        let w = parse_wqe(&ring, off, q.ci, !s.cfg.sink);
+        let nbb = (w.ctrl.num_bb() as u64).max(1);
         q.ci += nbb;
         batch.push(w);
     }
     execute_batch(s, q, &mut batch, rng);
+    q.done.store(q.ci, Ordering::Release);
     true
+}
+
+/// `n` blocks of the send queue from block index `from`, as one contiguous buffer.
+fn read_ring(s: &NicShared, q: &QpRun, from: u64, n: u64) -> MemResult<Vec<u8>> {
+    let nw = 1u64 << q.cfg.log_nwqes;
+    let mut out = vec![0u8; (n as usize) * SEND_WQE_BB];
+    let first = (from & (nw - 1)) as usize;
+    let head = (n as usize).min(nw as usize - first);
+    let mem: &dyn MemoryAccess = if q.sq_host { &HostMemory } else { &*s.mem };
+    let (a, b) = out.split_at_mut(head * SEND_WQE_BB);
+    mem.read(q.cfg.sq_buf + (first * SEND_WQE_BB) as u64, a)?;
+    if !b.is_empty() {
+        mem.read(q.cfg.sq_buf, b)?;
+    }
+    Ok(out)
 }
 
 struct Wqe {
@@ -317,18 +483,15 @@ struct Wqe {
     result: Result<u32, u8>,
 }
 
-fn read_wqe(cfg: &QpState, index: u64) -> Wqe {
-    let mask = (1u64 << cfg.log_nwqes) - 1;
-    let block = |i: u64| cfg.sq_buf + ((i & mask) << SEND_WQE_SHIFT);
-    let mut ctrl_bytes = [0u8; 16];
-    HostMemory.read(block(index), &mut ctrl_bytes);
+/// The WQE at byte `off` of `ring` (a copy of the send queue from some block on), whose block
+/// index is `index`. A WQE whose ds runs past the copy is cut short (decode rejects it).
+fn parse_wqe(ring: &[u8], off: usize, index: u64, keep_bytes: bool) -> Wqe {
+    let ctrl_bytes: [u8; 16] = ring[off..off + 16].try_into().expect("16 bytes");
     // SAFETY: CtrlSeg is plain data of 16 bytes.
     let ctrl: CtrlSeg = unsafe { std::mem::transmute(ctrl_bytes) };
     let len = (ctrl.ds() as usize * DS_BYTES).max(16);
-    let mut bytes = vec![0u8; len];
-    for (i, chunk) in bytes.chunks_mut(SEND_WQE_BB).enumerate() {
-        HostMemory.read(block(index + i as u64), chunk);
-    }
+    let end = (off + len).min(ring.len());
+    let bytes = if keep_bytes { ring[off..end].to_vec() } else { Vec::new() };
     Wqe { index, ctrl, bytes, result: Ok(0) }
 }
 
@@ -347,12 +510,36 @@ enum Op {
     Atomic { raddr: u64, laddr: u64, size: u32, kind: AtomicKind },
 }
 
-#[derive(Clone, Copy)]
-enum AtomicKind {
+/// An atomic as the NIC executes it (operands in host order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicKind {
     Fa(u64),
     Cs { swap: u64, compare: u64 },
     MaskedCs { swap: u64, compare: u64, swap_mask: u64, compare_mask: u64 },
     MaskedFa { add: u64, boundary: u64 },
+}
+
+impl AtomicKind {
+    /// The new value of a `size`-byte word that held `old`, or None when the word stays.
+    pub fn apply(self, old: u64, size: u32) -> Option<u64> {
+        let ones = if size == 8 { u64::MAX } else { 0xffff_ffff };
+        Some(match self {
+            AtomicKind::Fa(a) => old.wrapping_add(a) & ones,
+            AtomicKind::Cs { swap, compare } => {
+                if old != compare {
+                    return None;
+                }
+                swap
+            }
+            AtomicKind::MaskedCs { swap, compare, swap_mask, compare_mask } => {
+                if old & compare_mask != compare & compare_mask {
+                    return None;
+                }
+                ((old & !swap_mask) | (swap & swap_mask)) & ones
+            }
+            AtomicKind::MaskedFa { add, boundary } => masked_add(old, add, boundary, size * 8),
+        })
+    }
 }
 
 /// Parses and checks a WQE; Err is the error CQE syndrome.
@@ -491,58 +678,28 @@ pub fn masked_add(old: u64, add: u64, boundary: u64, bits: u32) -> u64 {
     r
 }
 
-fn execute(s: &NicShared, op: &Op) {
+/// Starts one operation (it may complete asynchronously, at the next flush).
+fn execute(s: &NicShared, op: &Op) -> MemResult<()> {
     let mem = &*s.mem;
     match op {
         Op::Nop => {}
         Op::Write { raddr, local, inline, len } => {
-            let data = match local {
-                Some(laddr) => {
-                    let mut v = vec![0u8; *len as usize];
-                    mem.read(*laddr, &mut v);
-                    v
-                }
-                None => inline.clone(),
-            };
-            mem.write(*raddr, &data);
+            match local {
+                Some(laddr) => mem.copy(*raddr, *laddr, *len)?,
+                None => mem.write(*raddr, inline)?,
+            }
             s.stats.bytes.fetch_add(*len, Ordering::Relaxed);
         }
         Op::Read { raddr, laddr, len } => {
-            let mut v = vec![0u8; *len as usize];
-            mem.read(*raddr, &mut v);
-            mem.write(*laddr, &v);
+            mem.copy(*laddr, *raddr, *len)?;
             s.stats.bytes.fetch_add(*len, Ordering::Relaxed);
         }
         Op::Atomic { raddr, laddr, size, kind } => {
-            let ones = if *size == 8 { u64::MAX } else { 0xffff_ffff };
-            let kind = *kind;
-            let bits = *size * 8;
-            let f = move |old: u64| -> Option<u64> {
-                Some(match kind {
-                    AtomicKind::Fa(a) => old.wrapping_add(a) & ones,
-                    AtomicKind::Cs { swap, compare } => {
-                        if old == compare {
-                            swap
-                        } else {
-                            return None;
-                        }
-                    }
-                    AtomicKind::MaskedCs { swap, compare, swap_mask, compare_mask } => {
-                        if old & compare_mask == compare & compare_mask {
-                            ((old & !swap_mask) | (swap & swap_mask)) & ones
-                        } else {
-                            return None;
-                        }
-                    }
-                    AtomicKind::MaskedFa { add, boundary } => masked_add(old, add, boundary, bits),
-                })
-            };
-            let old = mem.atomic_rmw(*raddr, *size, &f);
-            let bytes = old.to_le_bytes();
-            mem.write(*laddr, &bytes[..*size as usize]);
+            mem.atomic(*raddr, *size, *kind, *laddr)?;
             s.stats.bytes.fetch_add(*size as u64, Ordering::Relaxed);
         }
     }
+    Ok(())
 }
 
 fn execute_batch(s: &NicShared, q: &mut QpRun, batch: &mut [Wqe], rng: &mut Rng) {
@@ -585,10 +742,28 @@ fn execute_batch(s: &NicShared, q: &mut QpRun, batch: &mut [Wqe], rng: &mut Rng)
                 run.swap(i, j);
             }
         }
-        for (_, op) in run.iter() {
-            execute(s, op);
+        for (i, op) in run.iter() {
+            if q.in_error {
+                batch[*i].result = Err(SYND_WR_FLUSH_ERR);
+                continue;
+            }
+            if let Err(why) = execute(s, op) {
+                crate::runtime::log::warn(&format!("IBGDA model: PE {}: {} on QP {:#x} failed: {why}", q.pe, opcode_name(batch[*i].ctrl.opcode()), q.cfg.qpn));
+                batch[*i].result = Err(SYND_REMOTE_ACCESS_ERR);
+                q.in_error = true;
+            }
         }
         start = end;
+    }
+    // Asynchronous data movement finishes before any completion is reported.
+    if !ops.is_empty() {
+        if let Err(why) = s.mem.flush() {
+            crate::runtime::log::warn(&format!("IBGDA model: PE {}: data movement on QP {:#x} failed: {why}", q.pe, q.cfg.qpn));
+            for w in batch.iter_mut().filter(|w| w.result.is_ok()) {
+                w.result = Err(SYND_REMOTE_OP_ERR);
+            }
+            q.in_error = true;
+        }
     }
     // Completions, in WQE order.
     for w in batch.iter() {
@@ -632,8 +807,28 @@ fn write_cqe(s: &NicShared, q: &mut QpRun, w: &Wqe, opcode: u8, syndrome: u8, by
         cqe[55] = syndrome;
         cqe[56..60].copy_from_slice(&(((w.ctrl.opcode() as u32) << 24) | (cfg.qpn & 0xff_ffff)).to_be_bytes());
         s.stats.error_cqes.fetch_add(1, Ordering::Relaxed);
+        if !q.logged && syndrome != SYND_WR_FLUSH_ERR {
+            q.logged = true;
+            let mut first = s.first_error.lock().unwrap_or_else(|e| e.into_inner());
+            if first.is_none() {
+                let mut d = q.cfg;
+                d.err_count = 1;
+                d.err_syndrome = syndrome;
+                d.err_vendor = 0x80 | syndrome;
+                d.err_opcode = w.ctrl.opcode();
+                d.err_cqe_opcode = opcode;
+                d.err_wqe_index = w.index as u16 as u32;
+                *first = Some(d);
+            }
+            let to = if cfg.kind == QP_DCI { "a PE over DC".to_string() } else { format!("PE {}", cfg.peer_pe) };
+            crate::runtime::log::info(&format!(
+                "IBGDA model: {} from PE {} to {to} completed with an error: {} (QP {:#x}, WQE index {})",
+                opcode_name(w.ctrl.opcode()), q.pe, syndrome_name(syndrome), cfg.qpn, w.index as u16
+            ));
+        }
     }
-    HostMemory.write(addr, &cqe[..60]);
+    // SAFETY: the CQ is host-addressable memory of an attached QP (valid per `attach`).
+    unsafe { std::ptr::copy_nonoverlapping(cqe.as_ptr(), addr as *mut u8, 60) };
     // The last word (wqe_counter, signature, op_own) goes last, with release: it makes the CQE valid.
     let tail = [(w.index as u16).to_be_bytes()[0], (w.index as u16).to_be_bytes()[1], 0, (opcode << 4) | owner];
     atomic_u32(addr + 60).store(u32::from_le_bytes(tail), Ordering::Release);

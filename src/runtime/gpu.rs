@@ -137,6 +137,9 @@ pub struct GpuState {
     pub alloc: Mutex<Allocator>,
     pub dstate: RshmemDeviceState,
     pub memory: MemoryReport,
+    /// IBGDA toward the peers reached through the network (NVSHMEM_DISABLE_P2P=1); dropped
+    /// before the heap it addresses.
+    pub ibgda: Option<crate::ibgda::gpu::GpuIbgda>,
     /// The library's own kernels (kernels.ptx), loaded on first use.
     kernels: std::sync::OnceLock<Kernels>,
     kernels_lock: Mutex<()>,
@@ -256,8 +259,9 @@ impl GpuState {
         let stream = cu(Stream::create(), routine)?;
         let (base, stride, mapped) = (heap.my_base(), heap.stride, heap.mapped);
 
-        // Zero the runtime area and write the peer table.
-        let peers: Vec<u64> = (0..npes).map(|p| heap.base_of(p)).collect();
+        // Zero the runtime area and write the peer table (0: reached through IBGDA, not P2P).
+        let remote: Vec<bool> = (0..npes).map(|p| p != me && flag_setting("DISABLE_P2P")).collect();
+        let peers: Vec<u64> = (0..npes).map(|p| if remote[p] { 0 } else { heap.base_of(p) }).collect();
         // SAFETY: the runtime area lies in the chunk just mapped; `peers` outlives the copy,
         // which completes at the synchronize below.
         unsafe {
@@ -271,6 +275,13 @@ impl GpuState {
         if flag_setting("DEVICE_CHECKS") {
             flags |= RSHMEM_DEVICE_FLAG_CHECKS;
         }
+        let ibgda = if remote.iter().any(|r| *r) {
+            flags = (flags & !RSHMEM_DEVICE_FLAG_ALL_P2P) | crate::abi::RSHMEM_DEVICE_FLAG_IBGDA;
+            let setup = crate::ibgda::gpu::Setup { me, npes, ctx: ctx.ctx, heap_bases: (0..npes).map(|p| heap.base_of(p)).collect(), stride, mapped, remote };
+            Some(crate::ibgda::gpu::GpuIbgda::create(&setup)?)
+        } else {
+            None
+        };
         let dstate = RshmemDeviceState {
             magic: RSHMEM_DEVICE_STATE_MAGIC,
             version: RSHMEM_DEVICE_STATE_VERSION,
@@ -290,6 +301,7 @@ impl GpuState {
             coll_scratch_bytes: COLL_SCRATCH as u64,
             teams: base + area.teams() as u64,
             max_teams: MAX_DEVICE_TEAMS as u32,
+            ibgda: ibgda.as_ref().map_or(0, |i| i.state_addr()),
             ..Default::default()
         };
         let memory = MemoryReport { heap_mapped: mapped, runtime_area: area.reserved(), measured: free_before.saturating_sub(free_after) };
@@ -316,6 +328,7 @@ impl GpuState {
             alloc: Mutex::new(Allocator::new(area.reserved(), heap_bytes)),
             dstate,
             memory,
+            ibgda,
             kernels: std::sync::OnceLock::new(),
             kernels_lock: Mutex::new(()),
             amo_lock: Mutex::new(()),
@@ -358,6 +371,9 @@ impl GpuState {
         let mut heap = self.heap.lock().unwrap_or_else(|p| p.into_inner());
         let target = want.max(heap.mapped.saturating_add(self.chunk)).min(self.stride).max(want);
         heap.grow(boot, target, routine)?;
+        if let Some(ib) = &self.ibgda {
+            ib.heap_grew(heap.mapped);
+        }
         self.mapped.store(heap.mapped, Ordering::Release);
         crate::runtime::log::info(&format!("GPU heap grew to {} bytes per PE", heap.mapped));
         Ok(())
@@ -689,6 +705,9 @@ impl State {
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
         g.sync(routine)?;
+        if let Some(ib) = &g.ibgda {
+            ib.drain(routine)?; // what device code posted toward IBGDA peers has executed
+        }
         self.quiet();
         Ok(())
     }

@@ -126,7 +126,7 @@ impl World {
         let mut pes = Vec::new();
         for me in 0..npes {
             let heap_buf = AlignedBuf::new(heap);
-            let fetch = AlignedBuf::new(64 * 8);
+            let fetch = AlignedBuf::new(64 * 8 + 8); // 64 slots and the discard slot
             fabric.register(me as u32, HEAP_KEY + me as u32, heap_buf.addr(), heap as u64);
             fabric.register(me as u32, FETCH_KEY + me as u32, fetch.addr(), fetch.len() as u64);
             let mut qps = Vec::new();

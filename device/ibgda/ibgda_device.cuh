@@ -1,0 +1,230 @@
+/* rshmem device library, IBGDA route: the device RMA / AMO / signal / quiet / fence / barrier
+ * routines send their operations as mlx5 WQEs (ibgda_post.h) toward every peer that is not
+ * reachable by loads and stores (NVSHMEM_DISABLE_P2P=1). Included by rshmem_p2p.cuh; each public
+ * routine checks rshmemi_ibgda_peer(pe) first (one test of a constant-memory flag when every
+ * peer is P2P).
+ *
+ * The route is compiled in only when the program defines RSHMEM_IBGDA_ROUTE (nvcc
+ * -DRSHMEM_IBGDA_ROUTE). Why not always: a kernel needs registers for the largest device function
+ * it can reach, and the posting path needs 60-100 per thread; with it compiled in, a P2P-only
+ * kernel of 1024 threads per block (at most 64 registers each) may no longer launch. NVSHMEM caps
+ * its separately compiled device library instead; a header-only library cannot cap one function.
+ * Without the route, a kernel that addresses a peer reached only through IBGDA stops with a
+ * message saying to rebuild with -DRSHMEM_IBGDA_ROUTE (never a silent P2P store).
+ *
+ * Semantics on this route (see DESIGN.md §5):
+ *   put, put_nbi    inline when small; an RDMA WRITE when the source is in the symmetric heap
+ *                   (the call waits for its completion, so the source may be reused: the _nbi
+ *                   forms wait too); otherwise the bytes travel inline, 192 per WQE
+ *   get, g          an RDMA READ, waited for; into memory outside the heap 8 bytes at a time
+ *                   through the thread's landing slot
+ *   AMOs            one atomic WQE; fetching forms wait for the old value
+ *   put_signal      the data, then the signal atomic on the same QP (the NIC keeps their order)
+ *   quiet           every QP of this PE has completed what was posted
+ *   fence           a fenced NOP on the QPs this thread uses
+ *   barrier         quiet, then the barrier counter add as an atomic WQE
+ * Errors (an error CQE, an address outside the heap) print what failed, from which PE to which,
+ * and stop the kernel (__trap), like the device argument checks. */
+#ifndef RSHMEM_IBGDA_DEVICE_CUH
+#define RSHMEM_IBGDA_DEVICE_CUH
+
+#include "rshmem/device/ibgda/ibgda_post.h"
+
+/* Whether PE `pe` is reached only through IBGDA. */
+RSHMEMI_DEV bool rshmemi_ibgda_remote(int pe) {
+    const RshmemDeviceState &s = RSHMEMI_STATE;
+    if (!(s.flags & RSHMEM_DEVICE_FLAG_IBGDA) || pe == s.mype || pe < 0 || pe >= s.npes) return false;
+    return ((const unsigned long long *)s.peer_bases)[pe] == 0;
+}
+
+#if !defined(RSHMEM_IBGDA_ROUTE)
+static __device__ __noinline__ void rshmemi_ibgda_not_compiled(int pe) {
+    printf("rshmem: PE %d reaches PE %d only through the network (IBGDA: NVSHMEM_DISABLE_P2P=1), but this kernel was "
+           "compiled without the IBGDA route: rebuild it with nvcc -DRSHMEM_IBGDA_ROUTE\n",
+           RSHMEMI_STATE.mype, pe);
+    __trap();
+}
+/* Without the route no operation takes it; one toward an IBGDA-only peer stops the kernel. */
+RSHMEMI_DEV bool rshmemi_ibgda_peer(int pe) {
+    if (rshmemi_ibgda_remote(pe)) rshmemi_ibgda_not_compiled(pe);
+    return false;
+}
+RSHMEMI_DEV bool rshmemi_ibgda_on() { return false; }
+#else
+RSHMEMI_DEV bool rshmemi_ibgda_peer(int pe) { return rshmemi_ibgda_remote(pe); }
+RSHMEMI_DEV bool rshmemi_ibgda_on() { return (RSHMEMI_STATE.flags & RSHMEM_DEVICE_FLAG_IBGDA) != 0; }
+#endif
+RSHMEMI_DEV rshmem_ibgda_state *rshmemi_ibgda() { return (rshmem_ibgda_state *)RSHMEMI_STATE.ibgda; }
+
+RSHMEMI_DEV const char *rshmemi_ibgda_opcode_name(unsigned op) {
+    switch (op) {
+        case RSHMEM_MLX5_OPCODE_NOP: return "NOP";
+        case RSHMEM_MLX5_OPCODE_RDMA_WRITE: return "RDMA WRITE (put)";
+        case RSHMEM_MLX5_OPCODE_RDMA_READ: return "RDMA READ (get)";
+        case RSHMEM_MLX5_OPCODE_ATOMIC_CS: return "ATOMIC compare-swap";
+        case RSHMEM_MLX5_OPCODE_ATOMIC_FA: return "ATOMIC fetch-add";
+        case RSHMEM_MLX5_OPCODE_ATOMIC_MASKED_CS: return "ATOMIC masked compare-swap";
+        case RSHMEM_MLX5_OPCODE_ATOMIC_MASKED_FA: return "ATOMIC masked fetch-add";
+        default: return "WQE";
+    }
+}
+RSHMEMI_DEV const char *rshmemi_ibgda_syndrome_name(unsigned s) {
+    switch (s) {
+        case 0x01: return "local length error";
+        case 0x02: return "local QP operation error (malformed WQE)";
+        case 0x04: return "local protection error (local address or key not registered)";
+        case 0x05: return "flushed after an earlier error";
+        case 0x12: return "remote invalid request (misaligned atomic?)";
+        case 0x13: return "remote access error (remote address or key not registered)";
+        case 0x14: return "remote operation error";
+        default: return "error";
+    }
+}
+
+/* Reports a failed IBGDA operation and stops the kernel. */
+static __device__ __noinline__ void rshmemi_ibgda_report(int rc, const char *who, int pe, const void *addr, size_t bytes) {
+    const RshmemDeviceState &s = RSHMEMI_STATE;
+    if (rc == rshmem_ibgda::ERR_ARGUMENT) {
+        printf("rshmem: %s: PE %d to PE %d over IBGDA: address %p (%llu bytes) is not inside the symmetric heap "
+               "(or not aligned to its size); the NIC reaches only symmetric memory\n",
+               who, s.mype, pe, addr, (unsigned long long)bytes);
+        __trap();
+    }
+    rshmem_ibgda_qp *qp = rshmem_ibgda::failed_qp(rshmemi_ibgda());
+    if (qp)
+        printf("rshmem: %s: IBGDA %s from PE %d to PE %d failed: %s (CQE syndrome 0x%02x, vendor syndrome 0x%02x, "
+               "QP 0x%06x, WQE index %u; %u error CQE(s))\n",
+               who, rshmemi_ibgda_opcode_name(qp->err_opcode), s.mype, (int)qp->peer_pe,
+               rshmemi_ibgda_syndrome_name(qp->err_syndrome), qp->err_syndrome, qp->err_vendor, qp->qpn,
+               qp->err_wqe_index, qp->err_count);
+    else
+        printf("rshmem: %s: IBGDA operation from PE %d to PE %d failed (status %d)\n", who, s.mype, pe, rc);
+    __trap();
+}
+RSHMEMI_DEV void rshmemi_ibgda_fail(int rc, const char *who, int pe, const void *addr, size_t bytes) {
+    if (rc != rshmem_ibgda::OK) rshmemi_ibgda_report(rc, who, pe, addr, bytes);
+}
+
+/* The bodies are out of line (__noinline__) and typed only by size: each translation unit
+ * compiles the posting path a handful of times, not once per routine and type, and the P2P
+ * routines keep their register budget (the IBGDA branch is a call). */
+#define RSHMEMI_IBGDA_FN_OOL static __device__ __noinline__
+
+RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_put_bytes(void *dest, const void *src, size_t bytes, int pe, const char *who) {
+    rshmemi_ibgda_fail(rshmem_ibgda::put(rshmemi_ibgda(), dest, src, bytes, (uint32_t)pe, true), who, pe, dest, bytes);
+}
+RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_get_bytes(void *dest, const void *src, size_t bytes, int pe, const char *who) {
+    rshmemi_ibgda_fail(rshmem_ibgda::getmem(rshmemi_ibgda(), dest, src, bytes, (uint32_t)pe), who, pe, src, bytes);
+}
+RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_put_signal_bytes(void *dest, const void *src, size_t bytes, uint64_t *sig,
+                                                         uint64_t signal, int sig_op, int pe, const char *who) {
+    rshmemi_ibgda_fail(rshmem_ibgda::put_signal(rshmemi_ibgda(), dest, src, bytes, sig, signal, sig_op == NVSHMEM_SIGNAL_ADD,
+                                                (uint32_t)pe, true),
+                       who, pe, dest, bytes);
+}
+/* p of a 1, 2, 4 or 8-byte value given by its bits (little-endian). */
+RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_p_bits(void *dest, uint64_t bits, uint32_t size, int pe, const char *who) {
+    rshmemi_ibgda_fail(rshmem_ibgda::put(rshmemi_ibgda(), dest, &bits, size, (uint32_t)pe, true), who, pe, dest, size);
+}
+RSHMEMI_IBGDA_FN_OOL uint64_t rshmemi_ibgda_g_bits(const void *src, uint32_t size, int pe, const char *who) {
+    uint64_t v = 0;
+    rshmemi_ibgda_fail(rshmem_ibgda::getmem(rshmemi_ibgda(), &v, src, size, (uint32_t)pe), who, pe, src, size);
+    return v;
+}
+/* An AMO on a 4- or 8-byte word, operands and result by their bits. */
+RSHMEMI_IBGDA_FN_OOL uint64_t rshmemi_ibgda_amo_bits(int op, void *dest, uint64_t value, uint64_t cond, uint32_t size, int pe,
+                                                     const char *who) {
+    const rshmem_ibgda_state *st = rshmemi_ibgda();
+    int rc;
+    uint64_t old = 0;
+    if (size == 8) {
+        rc = rshmem_ibgda::amo<uint64_t>(st, (rshmem_ibgda::amo_op)op, (uint64_t *)dest, value, cond, (uint32_t)pe, &old);
+    } else {
+        uint32_t o32 = 0;
+        rc = rshmem_ibgda::amo<uint32_t>(st, (rshmem_ibgda::amo_op)op, (uint32_t *)dest, (uint32_t)value, (uint32_t)cond,
+                                         (uint32_t)pe, &o32);
+        old = o32;
+    }
+    rshmemi_ibgda_fail(rc, who, pe, dest, size);
+    return old;
+}
+RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_quiet_all(const char *who) {
+    rshmemi_ibgda_fail(rshmem_ibgda::quiet_all(rshmemi_ibgda()), who, -1, nullptr, 0);
+}
+RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_fence_thread() { rshmem_ibgda::fence_thread(rshmemi_ibgda()); }
+
+/* ---- RMA (group forms: every thread of g calls; the first posts, all meet at sync) ---------- */
+template <typename SYNC>
+RSHMEMI_DEV void rshmemi_ibgda_put(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync,
+                                   const char *who) {
+    sync(); /* the group's source is complete before the first thread posts it */
+    if (g.tid == 0) rshmemi_ibgda_put_bytes(dest, src, bytes, pe, who);
+    sync();
+}
+template <typename SYNC>
+RSHMEMI_DEV void rshmemi_ibgda_get(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync,
+                                   const char *who) {
+    if (g.tid == 0) rshmemi_ibgda_get_bytes(dest, src, bytes, pe, who);
+    sync();
+}
+template <typename SYNC>
+RSHMEMI_DEV void rshmemi_ibgda_put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig, uint64_t signal,
+                                          int sig_op, int pe, rshmemi_group g, SYNC sync, const char *who) {
+    sync();
+    if (g.tid == 0) rshmemi_ibgda_put_signal_bytes(dest, src, bytes, sig, signal, sig_op, pe, who);
+    sync();
+}
+template <typename T>
+RSHMEMI_DEV void rshmemi_ibgda_p(T *dest, T value, int pe, const char *who) {
+    static_assert(sizeof(T) <= 8, "p moves at most 8 bytes");
+    uint64_t bits = 0;
+    memcpy(&bits, &value, sizeof(T));
+    rshmemi_ibgda_p_bits(dest, bits, (uint32_t)sizeof(T), pe, who);
+}
+template <typename T>
+RSHMEMI_DEV T rshmemi_ibgda_g(const T *src, int pe, const char *who) {
+    static_assert(sizeof(T) <= 8, "g moves at most 8 bytes");
+    uint64_t bits = rshmemi_ibgda_g_bits(src, (uint32_t)sizeof(T), pe, who);
+    T out;
+    memcpy(&out, &bits, sizeof(T));
+    return out;
+}
+RSHMEMI_DEV void rshmemi_ibgda_signal_op(uint64_t *sig, uint64_t value, int op, int pe, const char *who) {
+    rshmemi_ibgda_amo_bits(op == NVSHMEM_SIGNAL_ADD ? rshmem_ibgda::AMO_ADD : rshmem_ibgda::AMO_SET, sig, value, 0, 8, pe, who);
+}
+
+/* ---- AMOs ------------------------------------------------------------------------------------ */
+template <typename T>
+RSHMEMI_DEV T rshmemi_ibgda_amo(rshmem_ibgda::amo_op op, const T *dest, T value, T cond, int pe, const char *who) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "AMOs work on 4- and 8-byte types");
+    uint64_t v = 0, c = 0;
+    memcpy(&v, &value, sizeof(T));
+    memcpy(&c, &cond, sizeof(T));
+    uint64_t o = rshmemi_ibgda_amo_bits(op, (void *)dest, v, c, (uint32_t)sizeof(T), pe, who);
+    T old;
+    memcpy(&old, &o, sizeof(T));
+    return old;
+}
+/* The hooks the AMO routines start with: `return` the IBGDA result for non-P2P peers. */
+#define RSHMEMI_IBGDA_AMO_RET(OP, TYPE, DEST, VALUE, COND, PE)                                           \
+    if (rshmemi_ibgda_peer(PE)) return rshmemi_ibgda_amo<TYPE>(rshmem_ibgda::OP, DEST, VALUE, COND, PE, __func__)
+#define RSHMEMI_IBGDA_AMO_VOID(OP, TYPE, DEST, VALUE, COND, PE)                                          \
+    if (rshmemi_ibgda_peer(PE)) {                                                                         \
+        rshmemi_ibgda_amo<TYPE>(rshmem_ibgda::OP, DEST, VALUE, COND, PE, __func__);                       \
+        return;                                                                                           \
+    }
+
+/* ---- ordering and barriers ------------------------------------------------------------------- */
+RSHMEMI_DEV void rshmemi_ibgda_quiet(const char *who) {
+    if (rshmemi_ibgda_on()) rshmemi_ibgda_quiet_all(who);
+}
+RSHMEMI_DEV void rshmemi_ibgda_fence() {
+    if (rshmemi_ibgda_on()) rshmemi_ibgda_fence_thread();
+}
+/* The barrier's "I arrived" to PE `to`: everything this PE posted is complete first. */
+RSHMEMI_DEV void rshmemi_ibgda_barrier_signal(unsigned long long *counter, int to) {
+    rshmemi_ibgda_quiet_all("nvshmem_barrier");
+    rshmemi_ibgda_amo_bits(rshmem_ibgda::AMO_ADD, counter, 1, 0, 8, to, "nvshmem_barrier");
+}
+
+#endif /* RSHMEM_IBGDA_DEVICE_CUH */

@@ -1,0 +1,324 @@
+//! CUDA pieces of IBGDA on the GPU: device and pinned-host buffers for the queues, and
+//! [`CudaMemory`], the model NIC's view of GPU memory.
+//!
+//! The few driver entry points this needs beyond `crate::cuda` (device allocation, mapped
+//! pinned host memory, setting a context current from a NIC thread) are resolved here from the
+//! already-loaded `libcuda.so.1`, so the GPU runtime's table stays as it is.
+//!
+//! What the model does on GPU memory, and its limits:
+//! - RDMA WRITE / READ: `cuMemcpyAsync` between this PE's heap window and a peer's heap as
+//!   mapped in this process (the heaps are mapped in every process even when P2P is disabled for
+//!   the device: a real NIC would go over the wire instead). Inline payloads: a host-to-device
+//!   copy. All copies of a doorbell batch go on the NIC's stream in WQE order; the stream is
+//!   synchronized once before the batch's CQEs are written.
+//! - Atomics: the library's one-thread `rshmem_amo` kernel (system-scope atomic instructions) on
+//!   the NIC's stream, the old value landing in a scratch word and copied to the WQE's local
+//!   address. Masked forms that are not add / xor / and / or / swap / compare-swap run as a
+//!   compare-swap loop. Atomic with respect to every other GPU atomic on the word. Limit: the
+//!   kernel needs a free thread slot on this PE's GPU; a kernel that fills every SM and waits
+//!   for a fetched value would wait forever.
+
+use std::ffi::{c_uint, c_void, CStr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use crate::cuda::kernels::{AmoOp, Kernels};
+use crate::cuda::sys::{CUcontext, CUdeviceptr, CUresult};
+use crate::cuda::{self, CuError, CuResult, Stream};
+
+use super::model::{AtomicKind, MemResult, MemoryAccess};
+
+const CU_MEMHOSTALLOC_PORTABLE: c_uint = 0x01;
+const CU_MEMHOSTALLOC_DEVICEMAP: c_uint = 0x02;
+
+type MemAlloc = unsafe extern "C" fn(*mut CUdeviceptr, usize) -> CUresult;
+type MemFree = unsafe extern "C" fn(CUdeviceptr) -> CUresult;
+type HostAlloc = unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> CUresult;
+type HostFree = unsafe extern "C" fn(*mut c_void) -> CUresult;
+type HostDevicePtr = unsafe extern "C" fn(*mut CUdeviceptr, *mut c_void, c_uint) -> CUresult;
+type CtxSetCurrent = unsafe extern "C" fn(CUcontext) -> CUresult;
+
+struct Extra {
+    mem_alloc: MemAlloc,
+    mem_free: MemFree,
+    host_alloc: HostAlloc,
+    host_free: HostFree,
+    host_device_ptr: HostDevicePtr,
+    ctx_set_current: CtxSetCurrent,
+}
+
+fn extra() -> CuResult<&'static Extra> {
+    static EXTRA: OnceLock<std::result::Result<Extra, String>> = OnceLock::new();
+    cuda::driver()?;
+    let r = EXTRA.get_or_init(|| {
+        // SAFETY: dlopen with NOLOAD of a library the driver layer keeps loaded; never closed.
+        let lib = unsafe { libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+        if lib.is_null() {
+            return Err("libcuda.so.1 is not loaded".into());
+        }
+        let sym = |name: &CStr| {
+            // SAFETY: lib is a live handle; name is a C string.
+            let p = unsafe { libc::dlsym(lib, name.as_ptr()) };
+            if p.is_null() {
+                Err(format!("the CUDA driver has no entry point {}", name.to_string_lossy()))
+            } else {
+                Ok(p)
+            }
+        };
+        // SAFETY (all): each symbol is the driver entry point with exactly this signature
+        // (cuda.h, CUDA 12/13: the _v2 names are the ones cuda.h maps the plain names onto).
+        unsafe {
+            Ok(Extra {
+                mem_alloc: std::mem::transmute::<*mut c_void, MemAlloc>(sym(c"cuMemAlloc_v2")?),
+                mem_free: std::mem::transmute::<*mut c_void, MemFree>(sym(c"cuMemFree_v2")?),
+                host_alloc: std::mem::transmute::<*mut c_void, HostAlloc>(sym(c"cuMemHostAlloc")?),
+                host_free: std::mem::transmute::<*mut c_void, HostFree>(sym(c"cuMemFreeHost")?),
+                host_device_ptr: std::mem::transmute::<*mut c_void, HostDevicePtr>(sym(c"cuMemHostGetDevicePointer_v2")?),
+                ctx_set_current: std::mem::transmute::<*mut c_void, CtxSetCurrent>(sym(c"cuCtxSetCurrent")?),
+            })
+        }
+    });
+    r.as_ref().map_err(|why| CuError { call: "resolving CUDA entry points for IBGDA", code: -1, text: why.clone() })
+}
+
+fn check(call: &'static str, rc: CUresult) -> CuResult<()> {
+    cuda::driver()?.check(call, rc)
+}
+
+/// Device memory (cuMemAlloc) of the current context, zeroed; freed on drop.
+pub struct DevBuf {
+    pub addr: u64,
+    pub len: usize,
+}
+
+impl DevBuf {
+    pub fn new(len: usize) -> CuResult<DevBuf> {
+        let x = extra()?;
+        let mut addr: CUdeviceptr = 0;
+        // SAFETY: valid out-pointer; the current context owns the allocation.
+        check("cuMemAlloc", unsafe { (x.mem_alloc)(&mut addr, len.max(64)) })?;
+        let b = DevBuf { addr, len: len.max(64) };
+        let s = Stream::create()?;
+        // SAFETY: the range was just allocated; the fill completes before the synchronize.
+        unsafe { cuda::memset_async(b.addr, 0, b.len, s.0)? };
+        cuda::stream_synchronize(s.0)?;
+        Ok(b)
+    }
+    /// Copies `data` to offset `off` (blocking).
+    pub fn upload(&self, off: usize, data: &[u8]) -> CuResult<()> {
+        assert!(off + data.len() <= self.len, "upload past the end of a device buffer");
+        let s = Stream::create()?;
+        // SAFETY: destination inside this buffer (checked), source a live slice until the sync.
+        unsafe { cuda::memcpy_async(self.addr + off as u64, data.as_ptr() as u64, data.len(), s.0)? };
+        cuda::stream_synchronize(s.0)
+    }
+    /// Copies `out.len()` bytes from offset `off` (blocking).
+    pub fn download(&self, off: usize, out: &mut [u8]) -> CuResult<()> {
+        assert!(off + out.len() <= self.len, "download past the end of a device buffer");
+        let s = Stream::create()?;
+        // SAFETY: source inside this buffer (checked), destination a live slice until the sync.
+        unsafe { cuda::memcpy_async(out.as_mut_ptr() as u64, self.addr + off as u64, out.len(), s.0)? };
+        cuda::stream_synchronize(s.0)
+    }
+}
+
+impl Drop for DevBuf {
+    fn drop(&mut self) {
+        if let Ok(x) = extra() {
+            // SAFETY: allocated by cuMemAlloc in `new`, freed once.
+            unsafe { (x.mem_free)(self.addr) };
+        }
+    }
+}
+
+/// Pinned host memory mapped into every context's address space (cuMemHostAlloc with
+/// PORTABLE | DEVICEMAP), zeroed. With unified addressing the device address is the host
+/// address; `new` checks that. Freed on drop.
+pub struct PinnedBuf {
+    pub addr: u64,
+    pub len: usize,
+}
+
+// SAFETY: plain memory owned by this value; concurrent users go through atomics or the queue
+// protocol (as with a NIC's DMA).
+unsafe impl Send for PinnedBuf {}
+// SAFETY: as above.
+unsafe impl Sync for PinnedBuf {}
+
+impl PinnedBuf {
+    pub fn new(len: usize) -> CuResult<PinnedBuf> {
+        let x = extra()?;
+        let len = len.max(64);
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check("cuMemHostAlloc", unsafe { (x.host_alloc)(&mut p, len, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) })?;
+        let b = PinnedBuf { addr: p as u64, len };
+        let mut dev: CUdeviceptr = 0;
+        // SAFETY: p was just allocated with DEVICEMAP.
+        check("cuMemHostGetDevicePointer", unsafe { (x.host_device_ptr)(&mut dev, p, 0) })?;
+        if dev != b.addr {
+            return Err(CuError {
+                call: "cuMemHostGetDevicePointer",
+                code: -1,
+                text: format!("pinned memory at {:#x} is mapped at {dev:#x} on the GPU; IBGDA needs unified addressing", b.addr),
+            });
+        }
+        // SAFETY: `len` bytes just allocated, owned here.
+        unsafe { std::ptr::write_bytes(p as *mut u8, 0, len) };
+        Ok(b)
+    }
+    pub fn fill(&self, byte: u8) {
+        // SAFETY: own allocation of `len` bytes; called before anyone else uses it.
+        unsafe { std::ptr::write_bytes(self.addr as *mut u8, byte, self.len) }
+    }
+}
+
+impl Drop for PinnedBuf {
+    fn drop(&mut self) {
+        if let Ok(x) = extra() {
+            // SAFETY: allocated by cuMemHostAlloc in `new`, freed once.
+            unsafe { (x.host_free)(self.addr as *mut c_void) };
+        }
+    }
+}
+
+/// Scratch words for the old values of atomics between two flushes.
+const SCRATCH_SLOTS: usize = 4096;
+
+/// One model NIC's access to GPU memory: its own stream, in the PE's context.
+pub struct CudaMemory {
+    ctx: usize,
+    stream: Stream,
+    kernels: Arc<Kernels>,
+    scratch: DevBuf,
+    next: AtomicUsize,
+}
+
+impl CudaMemory {
+    /// Call with `ctx` current on this thread.
+    pub fn new(ctx: CUcontext, kernels: Arc<Kernels>) -> CuResult<CudaMemory> {
+        Ok(CudaMemory { ctx: ctx as usize, stream: Stream::create()?, kernels, scratch: DevBuf::new(SCRATCH_SLOTS * 8)?, next: AtomicUsize::new(0) })
+    }
+
+    fn sync(&self) -> MemResult<()> {
+        self.next.store(0, Ordering::Relaxed);
+        cuda::stream_synchronize(self.stream.0).map_err(|e| e.to_string())
+    }
+
+    /// A scratch word for one atomic's old value (flushing when all are in use).
+    fn scratch_slot(&self) -> MemResult<u64> {
+        let mut i = self.next.fetch_add(1, Ordering::Relaxed);
+        if i >= SCRATCH_SLOTS {
+            self.sync()?;
+            i = self.next.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(self.scratch.addr + 8 * i as u64)
+    }
+
+    /// One kernel atomic whose old value lands (8 bytes) in a scratch word; returns the word.
+    fn kernel_amo(&self, addr: u64, a: u64, b: u64, op: AmoOp, size: u32) -> MemResult<u64> {
+        let out = self.scratch_slot()?;
+        // SAFETY: `addr` is a registered, `size`-aligned word (checked by the model's decode);
+        // `out` a scratch word of this NIC, untouched until the next flush.
+        unsafe { self.kernels.amo(self.stream.0, addr, a, b, out, op, size) }.map_err(|e| e.to_string())?;
+        Ok(out)
+    }
+
+    /// The one-instruction form of an atomic, when there is one.
+    fn simple(kind: AtomicKind, size: u32) -> Option<(AmoOp, u64, u64)> {
+        let ones = if size == 8 { u64::MAX } else { 0xffff_ffff };
+        match kind {
+            AtomicKind::Fa(a) => Some((AmoOp::Add, a, 0)),
+            AtomicKind::Cs { swap, compare } => Some((AmoOp::CompareSwap, compare, swap)),
+            AtomicKind::MaskedFa { add, boundary: 0 } => Some((AmoOp::Add, add, 0)),
+            AtomicKind::MaskedFa { add, boundary } if boundary == ones => Some((AmoOp::Xor, add, 0)),
+            AtomicKind::MaskedCs { swap, compare, swap_mask, compare_mask } => {
+                if swap_mask == ones && compare_mask == ones {
+                    Some((AmoOp::CompareSwap, compare, swap))
+                } else if swap_mask == ones && compare_mask == 0 {
+                    Some((AmoOp::Swap, swap, 0))
+                } else if compare_mask == 0 && swap == 0 {
+                    Some((AmoOp::And, !swap_mask & ones, 0))
+                } else if compare_mask == 0 && swap == swap_mask {
+                    Some((AmoOp::Or, swap_mask, 0))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn read_word(&self, scratch: u64) -> MemResult<u64> {
+        let mut v = [0u8; 8];
+        self.read(scratch, &mut v)?;
+        Ok(u64::from_le_bytes(v))
+    }
+}
+
+impl MemoryAccess for CudaMemory {
+    fn read(&self, addr: u64, out: &mut [u8]) -> MemResult<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: `addr..+len` was checked against a registration (or is a send queue of an
+        // attached QP); `out` is live until the synchronize below.
+        unsafe { cuda::memcpy_async(out.as_mut_ptr() as u64, addr, out.len(), self.stream.0) }.map_err(|e| e.to_string())?;
+        cuda::stream_synchronize(self.stream.0).map_err(|e| e.to_string())
+    }
+    fn write(&self, addr: u64, data: &[u8]) -> MemResult<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: destination checked against a registration; a pageable source is staged by
+        // the driver before cuMemcpyAsync returns, so `data` may go away afterwards.
+        unsafe { cuda::memcpy_async(addr, data.as_ptr() as u64, data.len(), self.stream.0) }.map_err(|e| e.to_string())
+    }
+    fn copy(&self, dst: u64, src: u64, len: u64) -> MemResult<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges checked against registrations; they stay mapped while registered.
+        unsafe { cuda::memcpy_async(dst, src, len as usize, self.stream.0) }.map_err(|e| e.to_string())
+    }
+    fn atomic(&self, addr: u64, size: u32, kind: AtomicKind, result: u64) -> MemResult<()> {
+        match Self::simple(kind, size) {
+            Some((op, a, b)) => {
+                let out = self.kernel_amo(addr, a, b, op, size)?;
+                self.copy(result, out, size as u64)
+            }
+            None => {
+                let old = self.atomic_rmw(addr, size, &|old| kind.apply(old, size))?;
+                self.write(result, &old.to_le_bytes()[..size as usize])
+            }
+        }
+    }
+    /// A compare-swap loop: fetch, compute, compare-swap until no other writer came between.
+    fn atomic_rmw(&self, addr: u64, size: u32, f: &dyn Fn(u64) -> Option<u64>) -> MemResult<u64> {
+        self.sync()?;
+        let mut old = {
+            let w = self.kernel_amo(addr, 0, 0, AmoOp::Fetch, size)?;
+            self.sync()?;
+            self.read_word(w)?
+        };
+        loop {
+            let Some(new) = f(old) else { return Ok(old) };
+            let w = self.kernel_amo(addr, old, new, AmoOp::CompareSwap, size)?;
+            self.sync()?;
+            let seen = self.read_word(w)?;
+            if seen == old {
+                return Ok(old);
+            }
+            old = seen;
+        }
+    }
+    fn flush(&self) -> MemResult<()> {
+        self.sync()
+    }
+    fn on_thread_start(&self) {
+        if let Ok(x) = extra() {
+            // SAFETY: the PE's retained primary context, alive while the NIC runs.
+            unsafe { (x.ctx_set_current)(self.ctx as CUcontext) };
+        }
+    }
+}
