@@ -112,6 +112,14 @@ fn words_name(w: &[u64; NAME_WORDS]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// The routine that sent the message in `slot`, for an error message.
+fn slot_routine(slot: Slot) -> String {
+    match slot.tag().load(Ordering::Relaxed) {
+        0 => SYNC_NAME.to_string(),
+        _ => words_name(&std::array::from_fn(|i| slot.name_word(i).load(Ordering::Relaxed))),
+    }
+}
+
 /// A nonzero 64-bit hash of the name words (equal names, equal tags).
 const fn tag_of(name: &[u64; NAME_WORDS]) -> u64 {
     let mut h = 0x243f_6a88_85a3_08d3u64;
@@ -226,6 +234,11 @@ impl State {
         Ok(msg)
     }
 
+    /// The error for a message from another routine. The message's ack says how many of our
+    /// messages its sender had received when it sent it, so our next message after those
+    /// (still unread in its mailbox, so intact) was sent in the call that this message pairs
+    /// with: that call is named, which may be one we have left already (a broadcast root
+    /// does not wait for its members).
     #[cold]
     fn mismatch(&self, msg: Msg, want: u64, caller: &Caller) -> Error {
         let seq = msg.slot.seq().load(Ordering::Relaxed);
@@ -236,23 +249,34 @@ impl State {
                 format!("internal error (please report): message {seq} from PE {} overtook message {want}", msg.from),
             );
         }
-        let theirs = match msg.slot.tag().load(Ordering::Relaxed) {
-            0 => SYNC_NAME.to_string(),
-            _ => words_name(&std::array::from_fn(|i| msg.slot.name_word(i).load(Ordering::Relaxed))),
+        let theirs = slot_routine(msg.slot);
+        let seen = msg.slot.ack().load(Ordering::Relaxed);
+        // Our message seen+1, if we sent it and it is not the current call's.
+        let ours_then = (seen < self.peers[msg.from].sent.load(Ordering::Relaxed))
+            .then(|| self.headers[msg.from].slot(self.me, ((seen + 1) % SLOTS as u64) as usize))
+            .filter(|s| s.seq().load(Ordering::Relaxed) == seen + 1 && s.tag().load(Ordering::Relaxed) != caller.tag)
+            .map(slot_routine);
+        let (ours, since) = match ours_then {
+            Some(o) => (o, format!(" (this PE has since called {})", caller.routine)),
+            None => (caller.routine.to_string(), String::new()),
+        };
+        let same = theirs == ours;
+        let what = if same {
+            format!("PE {} and this PE ({}) both called {theirs}, but with arguments that do not match{since}", msg.from, self.me)
+        } else {
+            format!("PE {} is in {theirs} while this PE ({}) is in {ours}{since}", msg.from, self.me)
         };
         // A broadcast's members hear only from the root they name, so members that disagree
-        // on the root meet later, in whatever each calls next.
-        let hint = if theirs.contains("broadcast") || caller.routine.contains("broadcast") {
-            " (if both called the same broadcast, they passed different PE_root values)"
+        // about the root meet in a later call, or one of them in a barrier.
+        let bcast_or_sync = |r: &str| r.contains("broadcast") || r == SYNC_NAME || (r == caller.routine && caller.tag == 0);
+        let hint = if (theirs.contains("broadcast") || ours.contains("broadcast")) && bcast_or_sync(&theirs) && bcast_or_sync(&ours) {
+            "; all members of a broadcast must pass the same PE_root"
         } else {
             ""
         };
         Error::invalid(
             caller.routine,
-            format!(
-                "PE {} is in {theirs} while this PE ({}) is in {}{hint}: every member of the team or active set must call the same collective, with the same arguments, in the same order",
-                msg.from, self.me, caller.routine
-            ),
+            format!("{what}{hint}: every member of the team or active set must call the same collective, with the same arguments, in the same order"),
         )
     }
 

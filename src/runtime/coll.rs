@@ -7,26 +7,28 @@
 //! a different argument in a message stops with an error naming both, so a mismatch is
 //! reported, never misread.
 //!
-//! Every data collective but a large broadcast starts with one *full exchange*: each member
-//! sends every other member one message, then receives one from each. When it is over every member has entered
+//! A broadcast is rooted. A small one (the data fits a message: `Coll::inline_capacity`) is
+//! one push: the root sends each member the arguments and the data, and returns at once; each
+//! member waits for the root's message, checks it, and copies the data into its dest. A large
+//! one is a round trip: the root tells each member its source is ready, each member copies
+//! straight from the root's source, then tells the root it is done, and the root returns when
+//! all are. (An exchange among all members would let everyone check everyone's arguments, but
+//! measured after a barrier, the usual pattern, it costs more than the push; members that
+//! disagree about the root still get a named error, in the call where their messages meet:
+//! see `State::mismatch` in barrier.rs.)
+//!
+//! The other data collectives start with one *full exchange*: each member sends every other
+//! member one message, then receives one from each. When it is over every member has entered
 //! the call and checked everybody's arguments.
-//! - Small payloads ride in that exchange: the root's data in a broadcast, each member's
-//!   contribution to a reduction or (f)collect, each member's block for the receiver in an
-//!   alltoall. Each member then builds its own dest from the messages, and the call is over:
-//!   one step. Nothing of the user's is read by a peer, so the sources may be reused at once,
-//!   and dest may be the source.
+//! - Small payloads ride in that exchange: each member's contribution to a reduction or
+//!   (f)collect, each member's block for the receiver in an alltoall. Each member then builds
+//!   its own dest from the messages, and the call is over: one step. Nothing of the user's is
+//!   read by a peer, so the sources may be reused at once, and dest may be the source.
 //! - Large payloads are pulled from the peers' sources after the exchange, and a final sync
 //!   (a dissemination barrier with this call's tag) keeps every source in place until every
 //!   member has finished reading it. Reductions split the work: member k reduces the k-th
 //!   slice of the elements from every member's source into its own dest, a sync, then each
-//!   member copies the other slices from the peers' dests, and a last sync. A large broadcast
-//!   needs no exchange: the root tells each member its source is ready, each member copies
-//!   from it and answers, and the root returns when all have.
-//!
-//! A small broadcast could be a one-way push from the root, which would then not wait at
-//! all; measured after a barrier (the usual pattern) it is slower on average: the root reaches
-//! the next barrier first, so it leaves it last, and every member then waits for it twice.
-//! The exchange also lets the root check its members' arguments.
+//!   member copies the other slices from the peers' dests, and a last sync.
 //!
 //! Whether a call is small is decided from the agreed arguments, so every member takes the
 //! same path; if they disagree, the first message on either path shows it.
@@ -312,44 +314,32 @@ impl State {
         let agreed = [("nelems (in bytes)", nbytes as i64), ("PE_root", root as i64)];
         let c = self.collective_agreeing(set, caller, &agreed)?;
         let writes = c.me != root || update_root;
-        if nbytes <= c.inline_capacity(0) {
-            // One exchange: the root's messages carry the data, everyone's the arguments.
-            let s = if c.me == root { c.peer(source, nbytes, root)? } else { source };
-            let data = (c.me == root).then_some((s, nbytes));
-            let d = if writes { c.own_dest(dest, nbytes)? } else { dest };
-            c.exchange(
-                |k| c.send(k, &[], data),
-                |k, msg| {
-                    if k == root {
-                        copy(c.payload(&msg, 0), d, nbytes);
-                    }
-                    Ok(())
-                },
-            )?;
-            if c.me == root && writes {
-                copy(s, d, nbytes);
-            }
-            return Ok(());
-        }
-        // A round trip: "source ready" from the root, each member copies from the root's
-        // source into its dest and answers "done"; the root's source stays put until then.
+        let small = nbytes <= c.inline_capacity(0);
         if c.me == root {
+            // Small: the data goes out in the messages, and we are done. Large: the messages
+            // say our source is ready, and it stays put until every member answers.
             let s = c.peer(source, nbytes, root)?;
             for k in (0..c.size()).filter(|&k| k != root) {
-                c.send(k, &[], None);
+                c.send(k, &[], small.then_some((s, nbytes)));
             }
             if writes {
                 copy(s, c.own_dest(dest, nbytes)?, nbytes);
             }
-            for k in (0..c.size()).filter(|&k| k != root) {
-                c.receive(c.agreed, k)?;
+            if !small {
+                for k in (0..c.size()).filter(|&k| k != root) {
+                    c.receive(c.agreed, k)?;
+                }
             }
             return Ok(());
         }
         let d = c.own_dest(dest, nbytes)?;
-        c.receive(c.agreed, root)?;
-        copy(c.peer(source, nbytes, root)?, d, nbytes);
-        c.send(root, &[], None);
+        let msg = c.receive(c.agreed, root)?;
+        if small {
+            copy(c.payload(&msg, 0), d, nbytes);
+        } else {
+            copy(c.peer(source, nbytes, root)?, d, nbytes);
+            c.send(root, &[], None);
+        }
         Ok(())
     }
 
