@@ -157,6 +157,8 @@ pub struct Peer {
     received: AtomicU64,
     /// How many of our messages the peer is known to have finished with.
     acked: AtomicU64,
+    /// The tag whose name each slot's name line holds.
+    named: [AtomicU64; SLOTS],
 }
 
 impl Peer {
@@ -172,35 +174,40 @@ impl Peer {
 }
 
 impl State {
-    /// Sends PE `to` a message: the words of `head` and `own` (at most MSG_WORDS together),
-    /// then `bytes` (raw, right after the words), tagged with the caller.
+    /// Sends PE `to` a message: the words of `head` and `own`, then `bytes` (raw, right after
+    /// the words; at most MSG_WORDS words in all), tagged with the caller.
     #[inline(always)]
-    pub fn send(&self, to: usize, caller: &Caller, head: &[u64], own: &[u64], bytes: Option<(*const u8, usize)>) {
+    pub fn send(&self, to: usize, caller: &Caller, head: &[u64], own: &[u64], bytes: &[u8]) {
+        let (nwords, nbytes) = (head.len() + own.len(), bytes.len());
+        assert!(nwords * 8 + nbytes <= MSG_WORDS * 8, "{nbytes} bytes after {nwords} words do not fit a message");
         let peer = &self.peers[to];
         let m = peer.sent.load(Ordering::Relaxed) + 1;
         peer.sent.store(m, Ordering::Relaxed);
         if m > peer.acked.load(Ordering::Relaxed) + SLOTS as u64 {
             self.await_credit(to, m - SLOTS as u64);
         }
-        let slot = self.headers[to].slot(self.me, (m % SLOTS as u64) as usize);
-        if caller.tag != 0 {
+        let s = (m % SLOTS as u64) as usize;
+        let slot = self.headers[to].slot(self.me, s);
+        // The name line changes only with the routine (it is read only to report a mismatch).
+        if caller.tag != 0 && peer.named[s].load(Ordering::Relaxed) != caller.tag {
             for (i, &w) in caller.name.iter().enumerate() {
                 slot.name_word(i).store(w, Ordering::Relaxed);
             }
+            peer.named[s].store(caller.tag, Ordering::Relaxed);
         }
-        for (i, &w) in head.iter().chain(own).enumerate() {
-            slot.word(i).store(w, Ordering::Relaxed);
+        let words = slot.word(0).as_ptr();
+        // SAFETY: the slot's words area holds MSG_WORDS words, enough for the words and bytes
+        // (asserted above); the receiver is done with the slot's previous message (credit,
+        // checked above) and reads this one only after seq is published below.
+        unsafe {
+            for (i, &w) in head.iter().chain(own).enumerate() {
+                AtomicU64::from_ptr(words.add(i)).store(w, Ordering::Relaxed);
+            }
+            if nbytes > 0 {
+                super::rma::copy_bytes(bytes.as_ptr(), words.add(nwords).cast::<u8>(), nbytes);
+            }
         }
-        if let Some((src, n)) = bytes.filter(|&(_, n)| n > 0) {
-            let at = head.len() + own.len();
-            assert!(at * 8 + n <= MSG_WORDS * 8, "{n} inline bytes do not fit a message");
-            // SAFETY: the words area of the slot has room for the bytes (asserted); the
-            // receiver is done with the slot's previous message (credit, checked above) and
-            // reads this one only after seq is published below; the caller passes n readable
-            // bytes at src.
-            unsafe { super::rma::copy_bytes(src, slot.word(at).as_ptr().cast::<u8>(), n) };
-        }
-        slot.ack().store(self.peers[to].received(), Ordering::Relaxed);
+        slot.ack().store(peer.received(), Ordering::Relaxed);
         slot.tag().store(caller.tag, Ordering::Relaxed);
         slot.seq().store(m, Ordering::Release);
     }
@@ -290,7 +297,7 @@ impl State {
             // (i + dist) mod n and (i - dist) mod n, without a division: both are below 2n.
             let to = if i + dist >= n { i + dist - n } else { i + dist };
             let from = if i >= dist { i - dist } else { i + n - dist };
-            self.send(set.pe(to), caller, &[], &[], None);
+            self.send(set.pe(to), caller, &[], &[], &[]);
             self.receive(set.pe(from), caller)?;
             dist *= 2;
         }

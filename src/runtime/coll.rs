@@ -36,6 +36,7 @@
 //! calls (rule 1 of barrier.rs); the other two rules of barrier.rs make back-to-back
 //! collectives of any kinds, sizes, teams and active sets safe with no barrier between them.
 
+use std::borrow::Cow;
 use std::mem::{align_of, size_of, MaybeUninit};
 use std::sync::MutexGuard;
 
@@ -57,7 +58,8 @@ pub struct Coll<'a> {
     pub set: PeSet,
     /// This PE's index in the set.
     pub me: usize,
-    caller: Caller,
+    /// Borrowed from the C entry point's constant (owned only for team splits).
+    caller: Cow<'a, Caller>,
     /// The arguments every member must pass alike, with their names for the error message,
     /// and their values as the first words of every message this call sends.
     agreed: &'a [(&'static str, i64)],
@@ -95,12 +97,12 @@ impl State {
 
     /// Enters a collective over `set` with nothing to agree on yet (see `Coll::begin`).
     pub fn collective(&self, set: PeSet, routine: &'static str) -> Result<Coll<'_>> {
-        self.collective_agreeing(set, &Caller::collective(routine), &[])
+        self.collective_agreeing(set, Cow::Owned(Caller::collective(routine)), &[])
     }
 
     /// Enters a collective over `set` whose members must all pass `agreed`.
     #[inline(always)]
-    fn collective_agreeing<'a>(&'a self, set: PeSet, caller: &Caller, agreed: &'a [(&'static str, i64)]) -> Result<Coll<'a>> {
+    fn collective_agreeing<'a>(&'a self, set: PeSet, caller: Cow<'a, Caller>, agreed: &'a [(&'static str, i64)]) -> Result<Coll<'a>> {
         let me = self.member_index(&set, caller.routine)?;
         debug_assert!(agreed.len() <= MAX_AGREED);
         let mut head = [0u64; MAX_AGREED];
@@ -108,7 +110,7 @@ impl State {
             *w = *v as u64;
         }
         let serial = self.serialize_collectives();
-        Ok(Coll { st: self, set, me, caller: *caller, agreed, head, _serial: serial })
+        Ok(Coll { st: self, set, me, caller, agreed, head, _serial: serial })
     }
 }
 
@@ -133,8 +135,14 @@ impl Coll<'_> {
     }
 
     /// Sends member `k` this call's message: the agreed arguments, `own` words, then `bytes`.
-    #[inline]
+    #[inline(always)]
     fn send(&self, k: usize, own: &[u64], bytes: Option<(*const u8, usize)>) {
+        let bytes = match bytes {
+            // SAFETY: callers pass a buffer they translated (a source) or own (a local
+            // buffer) of n readable bytes.
+            Some((p, n)) if n > 0 => unsafe { std::slice::from_raw_parts(p, n) },
+            _ => &[],
+        };
         self.st.send(self.pe(k), &self.caller, &self.head[..self.agreed.len()], own, bytes);
     }
 
@@ -219,7 +227,7 @@ impl Coll<'_> {
     /// `agreed`; `own` words ride along unchecked.
     pub fn begin(&self, agreed: &[(&'static str, i64)], own: &[u64]) -> Result<()> {
         let head: Vec<u64> = agreed.iter().map(|a| a.1 as u64).collect();
-        self.exchange_agreeing(agreed, |k| self.st.send(self.pe(k), &self.caller, &head, own, None), |_, _| Ok(()))
+        self.exchange_agreeing(agreed, |k| self.st.send(self.pe(k), &self.caller, &head, own, &[]), |_, _| Ok(()))
     }
 
     /// Ends a call started with `begin`: the exchange left nothing to release.
@@ -312,7 +320,7 @@ impl State {
         }
         let root = root as usize;
         let agreed = [("nelems (in bytes)", nbytes as i64), ("PE_root", root as i64)];
-        let c = self.collective_agreeing(set, caller, &agreed)?;
+        let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
         let writes = c.me != root || update_root;
         let small = nbytes <= c.inline_capacity(0);
         if c.me == root {
@@ -348,7 +356,7 @@ impl State {
     /// that fits; larger contributions are pulled from the member's source.
     pub fn collect(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, caller: &Caller) -> Result<()> {
         let routine = caller.routine;
-        let c = self.collective_agreeing(set, caller, &[])?;
+        let c = self.collective_agreeing(set, Cow::Borrowed(caller), &[])?;
         let own = c.peer(source, nbytes, c.me)?;
         let inline = nbytes <= c.inline_capacity(1);
         let mut counts = vec![0usize; c.size()];
@@ -391,7 +399,7 @@ impl State {
     pub fn fcollect(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, caller: &Caller) -> Result<()> {
         let routine = caller.routine;
         let agreed = [("nelems (in bytes)", nbytes as i64)];
-        let c = self.collective_agreeing(set, caller, &agreed)?;
+        let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
         let total = bytes(nbytes, c.size(), routine)?;
         let d = c.own_dest(dest, total)?;
         c.no_overlap(dest, total, source, nbytes)?;
@@ -421,7 +429,7 @@ impl State {
     pub fn alltoall(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, caller: &Caller) -> Result<()> {
         let routine = caller.routine;
         let agreed = [("nelems (in bytes)", nbytes as i64)];
-        let c = self.collective_agreeing(set, caller, &agreed)?;
+        let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
         let total = bytes(nbytes, c.size(), routine)?;
         let d = c.own_dest(dest, total)?;
         c.no_overlap(dest, total, source, total)?;
@@ -462,7 +470,7 @@ impl State {
             }
         }
         let agreed = [("dst", dst as i64), ("sst", sst as i64), ("nelems", nelems as i64)];
-        let c = self.collective_agreeing(set, caller, &agreed)?;
+        let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
         let n = c.size();
         // Bytes spanned by n*nelems elements at `stride`: ((n*nelems-1)*stride+1)*size.
         let span = |stride: isize| -> Result<usize> {
@@ -544,7 +552,7 @@ impl State {
             ));
         }
         let agreed = [("nreduce", nreduce as i64)];
-        let c = self.collective_agreeing(set, caller, &agreed)?;
+        let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
         let own = c.peer(source.cast(), len, c.me)?;
         if len <= c.inline_capacity(0) {
             // Our contribution goes out in the messages; in place it is copied aside first,
