@@ -1,6 +1,7 @@
 /* rshmem-test: pes=2,3 */
-/* rshmem-expect: PE [0-9]+ passed PE_root = [0-9]+ but this PE \([0-9]+\) passed PE_root = [0-9]+ */
-/* Members that name different roots for one (small) broadcast get an error naming PE_root. */
+/* rshmem-expect: shmem_long_broadcast.*PE_root */
+/* Members that name different roots for one (small) broadcast get an error naming the
+ * broadcast and PE_root, not a hang. */
 #include <shmem.h>
 
 static long a[4], b[4];

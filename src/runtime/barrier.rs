@@ -112,6 +112,14 @@ fn words_name(w: &[u64; NAME_WORDS]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// The routine that sent the message in `slot`, for an error message.
+fn slot_routine(slot: Slot) -> String {
+    match slot.tag().load(Ordering::Relaxed) {
+        0 => SYNC_NAME.to_string(),
+        _ => words_name(&std::array::from_fn(|i| slot.name_word(i).load(Ordering::Relaxed))),
+    }
+}
+
 /// A nonzero 64-bit hash of the name words (equal names, equal tags).
 const fn tag_of(name: &[u64; NAME_WORDS]) -> u64 {
     let mut h = 0x243f_6a88_85a3_08d3u64;
@@ -149,6 +157,8 @@ pub struct Peer {
     received: AtomicU64,
     /// How many of our messages the peer is known to have finished with.
     acked: AtomicU64,
+    /// The tag whose name each slot's name line holds.
+    named: [AtomicU64; SLOTS],
 }
 
 impl Peer {
@@ -164,35 +174,40 @@ impl Peer {
 }
 
 impl State {
-    /// Sends PE `to` a message: the words of `head` and `own` (at most MSG_WORDS together),
-    /// then `bytes` (raw, right after the words), tagged with the caller.
+    /// Sends PE `to` a message: the words of `head` and `own`, then `bytes` (raw, right after
+    /// the words; at most MSG_WORDS words in all), tagged with the caller.
     #[inline(always)]
-    pub fn send(&self, to: usize, caller: &Caller, head: &[u64], own: &[u64], bytes: Option<(*const u8, usize)>) {
+    pub fn send(&self, to: usize, caller: &Caller, head: &[u64], own: &[u64], bytes: &[u8]) {
+        let (nwords, nbytes) = (head.len() + own.len(), bytes.len());
+        assert!(nwords * 8 + nbytes <= MSG_WORDS * 8, "{nbytes} bytes after {nwords} words do not fit a message");
         let peer = &self.peers[to];
         let m = peer.sent.load(Ordering::Relaxed) + 1;
         peer.sent.store(m, Ordering::Relaxed);
         if m > peer.acked.load(Ordering::Relaxed) + SLOTS as u64 {
             self.await_credit(to, m - SLOTS as u64);
         }
-        let slot = self.headers[to].slot(self.me, (m % SLOTS as u64) as usize);
-        if caller.tag != 0 {
+        let s = (m % SLOTS as u64) as usize;
+        let slot = self.headers[to].slot(self.me, s);
+        // The name line changes only with the routine (it is read only to report a mismatch).
+        if caller.tag != 0 && peer.named[s].load(Ordering::Relaxed) != caller.tag {
             for (i, &w) in caller.name.iter().enumerate() {
                 slot.name_word(i).store(w, Ordering::Relaxed);
             }
+            peer.named[s].store(caller.tag, Ordering::Relaxed);
         }
-        for (i, &w) in head.iter().chain(own).enumerate() {
-            slot.word(i).store(w, Ordering::Relaxed);
+        let words = slot.word(0).as_ptr();
+        // SAFETY: the slot's words area holds MSG_WORDS words, enough for the words and bytes
+        // (asserted above); the receiver is done with the slot's previous message (credit,
+        // checked above) and reads this one only after seq is published below.
+        unsafe {
+            for (i, &w) in head.iter().chain(own).enumerate() {
+                AtomicU64::from_ptr(words.add(i)).store(w, Ordering::Relaxed);
+            }
+            if nbytes > 0 {
+                super::rma::copy_bytes(bytes.as_ptr(), words.add(nwords).cast::<u8>(), nbytes);
+            }
         }
-        if let Some((src, n)) = bytes.filter(|&(_, n)| n > 0) {
-            let at = head.len() + own.len();
-            assert!(at * 8 + n <= MSG_WORDS * 8, "{n} inline bytes do not fit a message");
-            // SAFETY: the words area of the slot has room for the bytes (asserted); the
-            // receiver is done with the slot's previous message (credit, checked above) and
-            // reads this one only after seq is published below; the caller passes n readable
-            // bytes at src.
-            unsafe { super::rma::copy_bytes(src, slot.word(at).as_ptr().cast::<u8>(), n) };
-        }
-        slot.ack().store(self.peers[to].received(), Ordering::Relaxed);
+        slot.ack().store(peer.received(), Ordering::Relaxed);
         slot.tag().store(caller.tag, Ordering::Relaxed);
         slot.seq().store(m, Ordering::Release);
     }
@@ -226,6 +241,11 @@ impl State {
         Ok(msg)
     }
 
+    /// The error for a message from another routine. The message's ack says how many of our
+    /// messages its sender had received when it sent it, so our next message after those
+    /// (still unread in its mailbox, so intact) was sent in the call that this message pairs
+    /// with: that call is named, which may be one we have left already (a broadcast root
+    /// does not wait for its members).
     #[cold]
     fn mismatch(&self, msg: Msg, want: u64, caller: &Caller) -> Error {
         let seq = msg.slot.seq().load(Ordering::Relaxed);
@@ -236,23 +256,34 @@ impl State {
                 format!("internal error (please report): message {seq} from PE {} overtook message {want}", msg.from),
             );
         }
-        let theirs = match msg.slot.tag().load(Ordering::Relaxed) {
-            0 => SYNC_NAME.to_string(),
-            _ => words_name(&std::array::from_fn(|i| msg.slot.name_word(i).load(Ordering::Relaxed))),
+        let theirs = slot_routine(msg.slot);
+        let seen = msg.slot.ack().load(Ordering::Relaxed);
+        // Our message seen+1, if we sent it and it is not the current call's.
+        let ours_then = (seen < self.peers[msg.from].sent.load(Ordering::Relaxed))
+            .then(|| self.headers[msg.from].slot(self.me, ((seen + 1) % SLOTS as u64) as usize))
+            .filter(|s| s.seq().load(Ordering::Relaxed) == seen + 1 && s.tag().load(Ordering::Relaxed) != caller.tag)
+            .map(slot_routine);
+        let (ours, since) = match ours_then {
+            Some(o) => (o, format!(" (this PE has since called {})", caller.routine)),
+            None => (caller.routine.to_string(), String::new()),
+        };
+        let same = theirs == ours;
+        let what = if same {
+            format!("PE {} and this PE ({}) both called {theirs}, but with arguments that do not match{since}", msg.from, self.me)
+        } else {
+            format!("PE {} is in {theirs} while this PE ({}) is in {ours}{since}", msg.from, self.me)
         };
         // A broadcast's members hear only from the root they name, so members that disagree
-        // on the root meet later, in whatever each calls next.
-        let hint = if theirs.contains("broadcast") || caller.routine.contains("broadcast") {
-            " (if both called the same broadcast, they passed different PE_root values)"
+        // about the root meet in a later call, or one of them in a barrier.
+        let bcast_or_sync = |r: &str| r.contains("broadcast") || r == SYNC_NAME || (r == caller.routine && caller.tag == 0);
+        let hint = if (theirs.contains("broadcast") || ours.contains("broadcast")) && bcast_or_sync(&theirs) && bcast_or_sync(&ours) {
+            "; all members of a broadcast must pass the same PE_root"
         } else {
             ""
         };
         Error::invalid(
             caller.routine,
-            format!(
-                "PE {} is in {theirs} while this PE ({}) is in {}{hint}: every member of the team or active set must call the same collective, with the same arguments, in the same order",
-                msg.from, self.me, caller.routine
-            ),
+            format!("{what}{hint}: every member of the team or active set must call the same collective, with the same arguments, in the same order"),
         )
     }
 
@@ -266,7 +297,7 @@ impl State {
             // (i + dist) mod n and (i - dist) mod n, without a division: both are below 2n.
             let to = if i + dist >= n { i + dist - n } else { i + dist };
             let from = if i >= dist { i - dist } else { i + n - dist };
-            self.send(set.pe(to), caller, &[], &[], None);
+            self.send(set.pe(to), caller, &[], &[], &[]);
             self.receive(set.pe(from), caller)?;
             dist *= 2;
         }

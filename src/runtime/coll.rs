@@ -7,26 +7,28 @@
 //! a different argument in a message stops with an error naming both, so a mismatch is
 //! reported, never misread.
 //!
-//! Every data collective but a large broadcast starts with one *full exchange*: each member
-//! sends every other member one message, then receives one from each. When it is over every member has entered
+//! A broadcast is rooted. A small one (the data fits a message: `Coll::inline_capacity`) is
+//! one push: the root sends each member the arguments and the data, and returns at once; each
+//! member waits for the root's message, checks it, and copies the data into its dest. A large
+//! one is a round trip: the root tells each member its source is ready, each member copies
+//! straight from the root's source, then tells the root it is done, and the root returns when
+//! all are. (An exchange among all members would let everyone check everyone's arguments, but
+//! measured after a barrier, the usual pattern, it costs more than the push; members that
+//! disagree about the root still get a named error, in the call where their messages meet:
+//! see `State::mismatch` in barrier.rs.)
+//!
+//! The other data collectives start with one *full exchange*: each member sends every other
+//! member one message, then receives one from each. When it is over every member has entered
 //! the call and checked everybody's arguments.
-//! - Small payloads ride in that exchange: the root's data in a broadcast, each member's
-//!   contribution to a reduction or (f)collect, each member's block for the receiver in an
-//!   alltoall. Each member then builds its own dest from the messages, and the call is over:
-//!   one step. Nothing of the user's is read by a peer, so the sources may be reused at once,
-//!   and dest may be the source.
+//! - Small payloads ride in that exchange: each member's contribution to a reduction or
+//!   (f)collect, each member's block for the receiver in an alltoall. Each member then builds
+//!   its own dest from the messages, and the call is over: one step. Nothing of the user's is
+//!   read by a peer, so the sources may be reused at once, and dest may be the source.
 //! - Large payloads are pulled from the peers' sources after the exchange, and a final sync
 //!   (a dissemination barrier with this call's tag) keeps every source in place until every
 //!   member has finished reading it. Reductions split the work: member k reduces the k-th
 //!   slice of the elements from every member's source into its own dest, a sync, then each
-//!   member copies the other slices from the peers' dests, and a last sync. A large broadcast
-//!   needs no exchange: the root tells each member its source is ready, each member copies
-//!   from it and answers, and the root returns when all have.
-//!
-//! A small broadcast could be a one-way push from the root, which would then not wait at
-//! all; measured after a barrier (the usual pattern) it is slower on average: the root reaches
-//! the next barrier first, so it leaves it last, and every member then waits for it twice.
-//! The exchange also lets the root check its members' arguments.
+//!   member copies the other slices from the peers' dests, and a last sync.
 //!
 //! Whether a call is small is decided from the agreed arguments, so every member takes the
 //! same path; if they disagree, the first message on either path shows it.
@@ -34,6 +36,7 @@
 //! calls (rule 1 of barrier.rs); the other two rules of barrier.rs make back-to-back
 //! collectives of any kinds, sizes, teams and active sets safe with no barrier between them.
 
+use std::borrow::Cow;
 use std::mem::{align_of, size_of, MaybeUninit};
 use std::sync::MutexGuard;
 
@@ -55,7 +58,8 @@ pub struct Coll<'a> {
     pub set: PeSet,
     /// This PE's index in the set.
     pub me: usize,
-    caller: Caller,
+    /// Borrowed from the C entry point's constant (owned only for team splits).
+    caller: Cow<'a, Caller>,
     /// The arguments every member must pass alike, with their names for the error message,
     /// and their values as the first words of every message this call sends.
     agreed: &'a [(&'static str, i64)],
@@ -93,12 +97,12 @@ impl State {
 
     /// Enters a collective over `set` with nothing to agree on yet (see `Coll::begin`).
     pub fn collective(&self, set: PeSet, routine: &'static str) -> Result<Coll<'_>> {
-        self.collective_agreeing(set, &Caller::collective(routine), &[])
+        self.collective_agreeing(set, Cow::Owned(Caller::collective(routine)), &[])
     }
 
     /// Enters a collective over `set` whose members must all pass `agreed`.
     #[inline(always)]
-    fn collective_agreeing<'a>(&'a self, set: PeSet, caller: &Caller, agreed: &'a [(&'static str, i64)]) -> Result<Coll<'a>> {
+    fn collective_agreeing<'a>(&'a self, set: PeSet, caller: Cow<'a, Caller>, agreed: &'a [(&'static str, i64)]) -> Result<Coll<'a>> {
         let me = self.member_index(&set, caller.routine)?;
         debug_assert!(agreed.len() <= MAX_AGREED);
         let mut head = [0u64; MAX_AGREED];
@@ -106,7 +110,7 @@ impl State {
             *w = *v as u64;
         }
         let serial = self.serialize_collectives();
-        Ok(Coll { st: self, set, me, caller: *caller, agreed, head, _serial: serial })
+        Ok(Coll { st: self, set, me, caller, agreed, head, _serial: serial })
     }
 }
 
@@ -131,8 +135,14 @@ impl Coll<'_> {
     }
 
     /// Sends member `k` this call's message: the agreed arguments, `own` words, then `bytes`.
-    #[inline]
+    #[inline(always)]
     fn send(&self, k: usize, own: &[u64], bytes: Option<(*const u8, usize)>) {
+        let bytes = match bytes {
+            // SAFETY: callers pass a buffer they translated (a source) or own (a local
+            // buffer) of n readable bytes.
+            Some((p, n)) if n > 0 => unsafe { std::slice::from_raw_parts(p, n) },
+            _ => &[],
+        };
         self.st.send(self.pe(k), &self.caller, &self.head[..self.agreed.len()], own, bytes);
     }
 
@@ -217,7 +227,7 @@ impl Coll<'_> {
     /// `agreed`; `own` words ride along unchecked.
     pub fn begin(&self, agreed: &[(&'static str, i64)], own: &[u64]) -> Result<()> {
         let head: Vec<u64> = agreed.iter().map(|a| a.1 as u64).collect();
-        self.exchange_agreeing(agreed, |k| self.st.send(self.pe(k), &self.caller, &head, own, None), |_, _| Ok(()))
+        self.exchange_agreeing(agreed, |k| self.st.send(self.pe(k), &self.caller, &head, own, &[]), |_, _| Ok(()))
     }
 
     /// Ends a call started with `begin`: the exchange left nothing to release.
@@ -310,46 +320,34 @@ impl State {
         }
         let root = root as usize;
         let agreed = [("nelems (in bytes)", nbytes as i64), ("PE_root", root as i64)];
-        let c = self.collective_agreeing(set, caller, &agreed)?;
+        let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
         let writes = c.me != root || update_root;
-        if nbytes <= c.inline_capacity(0) {
-            // One exchange: the root's messages carry the data, everyone's the arguments.
-            let s = if c.me == root { c.peer(source, nbytes, root)? } else { source };
-            let data = (c.me == root).then_some((s, nbytes));
-            let d = if writes { c.own_dest(dest, nbytes)? } else { dest };
-            c.exchange(
-                |k| c.send(k, &[], data),
-                |k, msg| {
-                    if k == root {
-                        copy(c.payload(&msg, 0), d, nbytes);
-                    }
-                    Ok(())
-                },
-            )?;
-            if c.me == root && writes {
-                copy(s, d, nbytes);
-            }
-            return Ok(());
-        }
-        // A round trip: "source ready" from the root, each member copies from the root's
-        // source into its dest and answers "done"; the root's source stays put until then.
+        let small = nbytes <= c.inline_capacity(0);
         if c.me == root {
+            // Small: the data goes out in the messages, and we are done. Large: the messages
+            // say our source is ready, and it stays put until every member answers.
             let s = c.peer(source, nbytes, root)?;
             for k in (0..c.size()).filter(|&k| k != root) {
-                c.send(k, &[], None);
+                c.send(k, &[], small.then_some((s, nbytes)));
             }
             if writes {
                 copy(s, c.own_dest(dest, nbytes)?, nbytes);
             }
-            for k in (0..c.size()).filter(|&k| k != root) {
-                c.receive(c.agreed, k)?;
+            if !small {
+                for k in (0..c.size()).filter(|&k| k != root) {
+                    c.receive(c.agreed, k)?;
+                }
             }
             return Ok(());
         }
         let d = c.own_dest(dest, nbytes)?;
-        c.receive(c.agreed, root)?;
-        copy(c.peer(source, nbytes, root)?, d, nbytes);
-        c.send(root, &[], None);
+        let msg = c.receive(c.agreed, root)?;
+        if small {
+            copy(c.payload(&msg, 0), d, nbytes);
+        } else {
+            copy(c.peer(source, nbytes, root)?, d, nbytes);
+            c.send(root, &[], None);
+        }
         Ok(())
     }
 
@@ -358,7 +356,7 @@ impl State {
     /// that fits; larger contributions are pulled from the member's source.
     pub fn collect(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, caller: &Caller) -> Result<()> {
         let routine = caller.routine;
-        let c = self.collective_agreeing(set, caller, &[])?;
+        let c = self.collective_agreeing(set, Cow::Borrowed(caller), &[])?;
         let own = c.peer(source, nbytes, c.me)?;
         let inline = nbytes <= c.inline_capacity(1);
         let mut counts = vec![0usize; c.size()];
@@ -401,7 +399,7 @@ impl State {
     pub fn fcollect(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, caller: &Caller) -> Result<()> {
         let routine = caller.routine;
         let agreed = [("nelems (in bytes)", nbytes as i64)];
-        let c = self.collective_agreeing(set, caller, &agreed)?;
+        let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
         let total = bytes(nbytes, c.size(), routine)?;
         let d = c.own_dest(dest, total)?;
         c.no_overlap(dest, total, source, nbytes)?;
@@ -431,7 +429,7 @@ impl State {
     pub fn alltoall(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, caller: &Caller) -> Result<()> {
         let routine = caller.routine;
         let agreed = [("nelems (in bytes)", nbytes as i64)];
-        let c = self.collective_agreeing(set, caller, &agreed)?;
+        let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
         let total = bytes(nbytes, c.size(), routine)?;
         let d = c.own_dest(dest, total)?;
         c.no_overlap(dest, total, source, total)?;
@@ -472,7 +470,7 @@ impl State {
             }
         }
         let agreed = [("dst", dst as i64), ("sst", sst as i64), ("nelems", nelems as i64)];
-        let c = self.collective_agreeing(set, caller, &agreed)?;
+        let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
         let n = c.size();
         // Bytes spanned by n*nelems elements at `stride`: ((n*nelems-1)*stride+1)*size.
         let span = |stride: isize| -> Result<usize> {
@@ -554,7 +552,7 @@ impl State {
             ));
         }
         let agreed = [("nreduce", nreduce as i64)];
-        let c = self.collective_agreeing(set, caller, &agreed)?;
+        let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
         let own = c.peer(source.cast(), len, c.me)?;
         if len <= c.inline_capacity(0) {
             // Our contribution goes out in the messages; in place it is copied aside first,
