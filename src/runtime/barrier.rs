@@ -1,28 +1,30 @@
 //! Messages between PEs, and the barriers built on them.
 //!
 //! # Messages
-//! PE j sends PE i its m-th message (m = 1, 2, ...) by writing into slot m % SLOTS of mailbox j in
-//! PE i's header (header.rs): the name line and words first, then tag and ack, then `seq = m`
-//! with Release. PE i, expecting its m-th message from j, polls that slot until `seq >= m`
-//! (Acquire) and reads it. Each side counts on its own (`Peer`), so sending is a few plain
-//! stores into one line (no read-modify-write, no lock) and nothing is ever reset; one pair
-//! of PEs serves every team and active set, because SHMEM programs issue their collectives in
-//! the same order on every PE that takes part.
+//! PE j sends PE i its m-th message (m = 1, 2, ...) by writing into slot m % SLOTS of mailbox
+//! j in PE i's header (header.rs): the name line and words first, then tag and ack, then
+//! `seq = m` with Release. PE i, expecting its m-th message from j, polls that slot until
+//! `seq >= m` (Acquire) and reads it. Each side counts on its own (`Peer`), so sending is a few
+//! plain stores into one line (no read-modify-write, no lock) and nothing is ever reset; one
+//! pair of PEs serves every team and active set, because SHMEM programs issue their
+//! collectives in the same order on every PE that takes part.
 //!
 //! The tag says which routine sent the message (0: a barrier or sync; else a hash of the
 //! routine's name, whose text rides in the name line), so a PE that receives a message from a
 //! different collective reports both routines by name instead of misreading the words.
 //!
 //! # Three rules keep the slots safe
-//! 1. *Matching*: every message sent during a collective call is received during that call
-//!    (so both sides of a pair agree, message by message, on which call it belongs to).
+//! 1. *Matching*: every message sent during a collective call is received during that call:
+//!    within one call, each pair of PEs sends exactly as many messages each way as the other
+//!    side waits for, so the counts stay matched from call to call and both sides agree,
+//!    message by message, on which call a message belongs to.
 //! 2. *Read before moving on*: a PE finishes reading a message before it sends any message
 //!    or receives from the same sender again.
 //! 3. *Credit*: a PE writes its message m to j only once it knows j has finished message
-//!    m - SLOTS, which used the same slot. It knows from acknowledgments: every message carries the
-//!    sender's count of messages it has received from the addressee (finished, by rule 2),
-//!    and every PE, when it starts waiting for message w from j, publishes w-1 in its ack
-//!    line for j. Exchanges and barriers keep the credit fresh through the messages alone;
+//!    m - SLOTS, which used the same slot. It knows from acknowledgments: every message
+//!    carries the sender's count of messages received from the addressee (all finished, by
+//!    rule 2), and every PE, when it starts waiting for message w from j, publishes w-1 in its
+//!    ack line for j. Exchanges and barriers keep the credit fresh through the messages alone;
 //!    only a sender that has not heard from j for a while (a root broadcasting again and
 //!    again) reads j's ack line, and waits there in the rare case that j really is SLOTS
 //!    messages behind.
@@ -132,7 +134,8 @@ const fn tag_of(name: &[u64; NAME_WORDS]) -> u64 {
     h | 1
 }
 
-/// A received message: readable until its receiver sends its next message (rule 2).
+/// A received message: readable until its receiver next sends a message or receives from the
+/// same sender (rule 2).
 #[derive(Clone, Copy)]
 pub struct Msg {
     pub slot: Slot,

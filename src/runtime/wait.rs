@@ -2,9 +2,8 @@
 //! leave at once if any PE called shmem_global_exit.
 //!
 //! Polling is bounded by time, not by a count (a `pause` costs from a few to tens of ns
-//! depending on the CPU); it starts with a short burst of polls without pauses. When the job
-//! has more PEs on this host than CPUs, the peer we wait for may need our core, so we yield
-//! almost at once; otherwise we poll for WAIT_SPIN_US
+//! depending on the CPU). When the job has more PEs on this host than CPUs, the peer we wait
+//! for may need our core, so we yield almost at once; otherwise we poll for WAIT_SPIN_US
 //! (default 1 ms), which covers every normal hand-off without a system call and rides out a
 //! peer that was briefly descheduled by unrelated load (yielding then would cost a whole
 //! scheduler slice).
@@ -15,10 +14,6 @@ use super::State;
 
 /// Polls between two looks at the clock.
 const POLLS_PER_CLOCK_READ: u32 = 64;
-/// Polls made back to back, with no pause and no clock read, before the timed polling: a
-/// running peer usually answers within a few hundred ns, and a `pause` between polls (27 ns on
-/// AMD Zen 5) would add half its length, on average, to every hand-off.
-const TIGHT_POLLS: u32 = 256;
 
 /// The polling budget for a job of `local_pes` PEs on a host with `cpus` CPUs.
 pub fn spin_budget(setting_us: Option<u32>, local_pes: usize, cpus: usize) -> Duration {
@@ -32,13 +27,6 @@ impl State {
     pub fn wait_for(&self, mut done: impl FnMut() -> bool) {
         if done() {
             return;
-        }
-        if !self.spin_budget.is_zero() {
-            for _ in 0..TIGHT_POLLS {
-                if done() {
-                    return;
-                }
-            }
         }
         let start = Instant::now();
         loop {
