@@ -22,6 +22,7 @@
 #   --nvshmem HOME    NVSHMEM (include/, lib/); default $NVSHMEM_HOME, else the pip package
 #                     nvidia-nvshmem-cu13 found through python
 #   --no-rshmem, --no-nvshmem
+#   --np N            PEs per launch, one per GPU (default 2; 4 or 8 on the 4-/8-GPU machines)
 #   --rounds N        rounds (default 3; fewer than 3 is refused)
 #   --quick           short sweeps (every program gets --quick)
 #   --progs "a b"     a subset of: put_bw p_bw lat rtt amo_bw sync coll stream stream_team init
@@ -36,6 +37,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 all_progs="put_bw p_bw lat rtt amo_bw sync coll stream stream_team init"
 progs="$all_progs"
 rounds=3
+np=2
 quick=0
 extra=""
 out=""
@@ -54,6 +56,7 @@ while [ $# -gt 0 ]; do
     --no-rshmem) use_rs=0; shift ;;
     --no-nvshmem) use_nv=0; shift ;;
     --rounds) rounds="$2"; shift 2 ;;
+    --np) np="$2"; shift 2 ;;
     --quick) quick=1; shift ;;
     --progs) progs="$2"; shift 2 ;;
     --args) extra="$2"; shift 2 ;;
@@ -65,7 +68,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ "$rounds" -lt 3 ]; then echo "bench_compare: at least 3 rounds (got $rounds)"; exit 1; fi
-[ -n "$out" ] || out="$root/perftest/results/gpu-$(date +%F)"
+if [ -z "$out" ]; then
+  out="$root/perftest/results/gpu-$(date +%F)"
+  [ "$np" = 2 ] || out="$out-np$np"
+fi
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 build="$root/build/bench-compare"
@@ -133,6 +139,7 @@ python="$(pick_python)"
   echo "date: $(date -u '+%F %T UTC')"
   echo "host: $(hostname)"
   echo "command: $cmdline"
+  echo "pes: $np"
   rev="${BENCH_GIT_REV:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null)}"
   git -C "$root" status --porcelain 2>/dev/null | grep -q . && rev="$rev (working tree modified)"
   echo "git: ${rev:-unknown}"
@@ -196,7 +203,7 @@ say "build took $(( $(date +%s) - t_build )) s"
 if [ -n "${NVSHMEM_DISABLE_NCCL:-}" ]; then say "NVSHMEM_DISABLE_NCCL was set in the environment: unset for the default NVSHMEM runs"; unset NVSHMEM_DISABLE_NCCL; fi
 root_flag=()
 [ "$(id -u)" = 0 ] && root_flag=(--allow-run-as-root)
-nv_cmd() {  # nv_cmd [VAR=value...]: sets cmd=(launcher for 2 NVSHMEM PEs)
+nv_cmd() {  # nv_cmd [VAR=value...]: sets cmd=(launcher for $np NVSHMEM PEs)
   if [ -n "${NVSHMEM_LAUNCH:-}" ]; then
     # shellcheck disable=SC2206
     cmd=(env "$@" $NVSHMEM_LAUNCH)
@@ -208,9 +215,9 @@ nv_cmd() {  # nv_cmd [VAR=value...]: sets cmd=(launcher for 2 NVSHMEM PEs)
   for e in $(env | grep -oE '^(NVSHMEM|NCCL)_[A-Za-z0-9_]*=' | tr -d =); do
     [ "$e" = NVSHMEM_BOOTSTRAP ] || xs+=(-x "$e")
   done
-  cmd=(mpirun "${root_flag[@]}" -np 2 --bind-to none "${xs[@]}")
+  cmd=(mpirun "${root_flag[@]}" -np "$np" --bind-to none "${xs[@]}")
 }
-rs_cmd() { cmd=(env "$@" "$rs_prefix/bin/rshmemrun" -n 2); }
+rs_cmd() { cmd=(env "$@" "$rs_prefix/bin/rshmemrun" -n "$np"); }
 
 config_list() {  # config_list <prog>: lines "name lib [VAR=value...]"
   local p="$1"

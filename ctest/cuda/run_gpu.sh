@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # GPU-machine run of the CUDA tests: ctest/cuda/stage_gpu.sh stages it as .gpu/<name>/run.sh
 # with the library, the sources and (normally) the programs already built. Builds whatever is
-# missing, then runs each program with rshmemrun -n 2 (uid_init/uid_file start their own
-# processes, mpi_init runs under mpirun), rshmem-info, and the lazy-CUDA check. One log:
+# missing, then runs each program with rshmemrun -n $NP (default 2: one PE per GPU on 2×H200;
+# NP=4 / NP=8 on the 4- and 8-GPU machines; uid_init/uid_file start their own processes,
+# mpi_init runs under mpirun -np $NP), rshmem-info, and the lazy-CUDA check. One log:
 # $OUT/run.log; every test's own log: $OUT/logs.tgz.
 set -uo pipefail
 G="$(cd "$(dirname "$0")" && pwd)"
@@ -13,6 +14,7 @@ exec > >(tee "$OUT/run.log") 2>&1
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
 export PATH=/usr/local/cuda/bin:$PATH
 export RSHMEM_BOOTSTRAP_TIMEOUT=30
+NP="${NP:-2}"
 nvidia-smi -L; nvidia-smi topo -m | head -4
 S="$G/stage"
 chmod +x "$S/bin/"* 2>/dev/null
@@ -39,25 +41,28 @@ t() {
 for name in ${TESTS:-team coll_host ring_bcast ring_reduce put_block pipeline collective_launch jacobi coll sync stream host rma amo signal host_amo two_tu two_tu_rdc cumodule reinit}; do
   [ -x "./$name" ] || { echo "MISSING $name"; fail=$((fail+1)); failed="$failed $name"; continue; }
   limit="${LIMIT:-40}"; [ "$name" = coll_host ] && limit=120
-  t "$name" "$limit" "$S/bin/rshmemrun" -n 2 "./$name" "$B/cuda"
+  t "$name" "$limit" "$S/bin/rshmemrun" -n "$NP" "./$name" "$B/cuda"
 done
 grep -h "^TIME" "$L/coll_host.log" 2>/dev/null
 [ -x ./uid_init ] && t uid_init 45 ./uid_init
 [ -x ./uid_file ] && t uid_file 45 ./uid_file
 if [ -x ./mpi_init ] && command -v mpirun >/dev/null; then
-  t mpi_init 60 mpirun --allow-run-as-root --oversubscribe -np 2 -x LD_LIBRARY_PATH -x RSHMEM_BOOTSTRAP_TIMEOUT ./mpi_init
+  t mpi_init 60 mpirun --allow-run-as-root --oversubscribe -np "$NP" -x LD_LIBRARY_PATH -x RSHMEM_BOOTSTRAP_TIMEOUT ./mpi_init
   grep -q "PASS mpi_init" "$L/mpi_init.log" || { echo "FAIL mpi_init: no PASS line"; fail=$((fail+1)); failed="$failed mpi_init_pass"; }
 fi
-# Four PEs on the two GPUs (two per GPU, time-sliced): reductions on more than two PEs take
-# the two-phase path, and teams get strides.
+# Twice as many PEs as GPUs (two per GPU, time-sliced): reductions on more than two PEs take
+# the two-phase path, and teams get strides. On the 2-GPU machine that is 4 PEs; with NP=8 on
+# a 4-GPU machine, 8.
 export COLL_HOST_NO_TIMING=1
+ngpu=$(nvidia-smi -L | grep -c '^GPU')
 for spec in ${TESTS4:-coll_host:45 team:30 ring_reduce:20}; do
+  [ "$NP" -ge $((2 * ngpu)) ] && break
   name="${spec%%:*}"
-  [ -x "./$name" ] && t "${name}_np4" "${spec##*:}" "$S/bin/rshmemrun" -n 4 "./$name" "$B/cuda"
+  [ -x "./$name" ] && t "${name}_np$((2 * ngpu))" "${spec##*:}" "$S/bin/rshmemrun" -n $((2 * ngpu)) "./$name" "$B/cuda"
 done
 unset COLL_HOST_NO_TIMING
 t device_checks 45 "$S/bin/rshmemrun" -n 2 ./device_checks
 grep -q "is out of range" "$L/device_checks.log" && echo "device_checks: the kernel printed the bad PE" || { echo "FAIL device_checks: no message from the device"; fail=$((fail+1)); failed="$failed device_checks_message"; }
 t lazy 60 bash "$G/ctest/scripts/cuda_lazy.sh" "$S" "$B"
-echo "RESULT: $pass passed, $fail failed:$failed  ($(( $(date +%s) - T0 )) s)"
+echo "RESULT (NP=$NP): $pass passed, $fail failed:$failed  ($(( $(date +%s) - T0 )) s)"
 tar czf "$OUT/logs.tgz" -C "$L" .

@@ -197,6 +197,31 @@ int main(void) {
     check_team_collectives(evens, "evens");
     check_team_collectives(odds, "odds");
 
+    /* 2-D grids with more than one row and column (4 PEs: 2x2; 8 PEs: 2x4 and 4x2): each row
+     * team holds xrange consecutive PEs, each column team the PEs xrange apart. Collectives
+     * run on rows and columns at once, so teams that share PEs but not members overlap in time. */
+    for (int xrange = 2; npes >= 4 && xrange <= npes / 2 && npes % xrange == 0; xrange *= 2) {
+        nvshmem_team_t r = NVSHMEM_TEAM_INVALID, c = NVSHMEM_TEAM_INVALID;
+        CHECK_EQ(nvshmem_team_split_2d(NVSHMEM_TEAM_WORLD, xrange, NULL, 0, &r, NULL, 0, &c), 0);
+        int rows = npes / xrange;
+        CHECK_EQ(nvshmem_team_n_pes(r), xrange);
+        CHECK_EQ(nvshmem_team_my_pe(r), me % xrange);
+        CHECK_EQ(nvshmem_team_n_pes(c), rows);
+        CHECK_EQ(nvshmem_team_my_pe(c), me / xrange);
+        CHECK_EQ(nvshmem_team_translate_pe(r, 0, NVSHMEM_TEAM_WORLD), me / xrange * xrange);
+        CHECK_EQ(nvshmem_team_translate_pe(c, 0, NVSHMEM_TEAM_WORLD), me % xrange);
+        CHECK_EQ(nvshmem_team_translate_pe(r, 0, c), me % xrange == 0 ? me / xrange : -1);
+        check_queries(std::vector<int>{r, c});
+        char name[32];
+        snprintf(name, sizeof name, "row%dx", xrange);
+        check_team_collectives(r, name);
+        snprintf(name, sizeof name, "col%dx", xrange);
+        check_team_collectives(c, name);
+        nvshmem_team_destroy(r);
+        nvshmem_team_destroy(c);
+        if (me == 0) printf("teams: 2-D split with xrange %d (%d x %d) ok\n", xrange, rows, xrange);
+    }
+
     /* Destroy: the handles go dead on the host and the device; freed slots are reused and the
      * device table follows. */
     nvshmem_team_t destroyed[] = {wide, single, row, col, first, last, evens, odds};
