@@ -7,34 +7,34 @@
 
 #include "rshmem/device/rshmem_p2p.cuh"
 
-/* Group transfers: every thread of `g` takes part; `wait` ends with a group barrier. */
+/* Group transfers: every thread of `g` takes part; `sync` (the group barrier, or nothing for the
+ * _nbi puts) ends them. */
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_put(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
-    if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_put(dest, src, bytes, pe, g, sync, who);
-    void *remote = rshmemi_peer_checked(dest, bytes, pe, who);
-    rshmemi_copy(remote, src, bytes, g);
+    RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_ibgda_put(dest, src, bytes, pe, g, sync, who))
+    rshmemi_copy(rshmemi_peer(dest, pe), src, bytes, g);
     sync();
 }
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_get(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
-    if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_get(dest, src, bytes, pe, g, sync, who);
-    const void *remote = rshmemi_peer_checked(src, bytes, pe, who);
-    rshmemi_copy(dest, remote, bytes, g);
+    RSHMEMI_CAREFUL(pe, src, bytes, who, rshmemi_ibgda_get(dest, src, bytes, pe, g, sync, who))
+    rshmemi_copy(dest, rshmemi_peer(src, pe), bytes, g);
     sync();
 }
-/* Data, then (after every thread's stores and a system fence) one thread's signal. */
+/* Data, then the group barrier, then one thread's signal with release semantics (the data of
+ * every thread of the group is visible before the signal). No barrier after the signal: the
+ * source is free once every thread has passed the first one. */
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig_addr, uint64_t signal, int sig_op,
                                     int pe, rshmemi_group g, SYNC sync, const char *who) {
-    if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_put_signal(dest, src, bytes, sig_addr, signal, sig_op, pe, g, sync, who);
-    void *remote = rshmemi_peer_checked(dest, bytes, pe, who);
-    rshmemi_copy(remote, src, bytes, g);
-    sync();
-    if (g.tid == 0) {
-        __threadfence_system();
-        rshmemi_signal((uint64_t *)rshmemi_peer_checked(sig_addr, 8, pe, who), signal, sig_op);
+    if (rshmemi_careful()) {
+        if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_put_signal(dest, src, bytes, sig_addr, signal, sig_op, pe, g, sync, who);
+        rshmemi_check_on(dest, bytes, pe, who);
+        rshmemi_check_on(sig_addr, 8, pe, who);
     }
+    rshmemi_copy(rshmemi_peer(dest, pe), src, bytes, g);
     sync();
+    if (g.tid == 0) rshmemi_signal_release((uint64_t *)rshmemi_peer(sig_addr, pe), signal, sig_op);
 }
 
 struct rshmemi_no_sync {
@@ -69,12 +69,12 @@ RSHMEMI_API void *nvshmem_ptr(const void *ptr, int pe) {
 
 #define RSHMEMI_DEF_RMA_THREAD(NAME, TYPE)                                                                       \
     RSHMEMI_API void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe) {                                  \
-        if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_p<TYPE>(dest, value, pe, __func__);                     \
-        *(TYPE *)RSHMEMI_PEER(dest, sizeof(TYPE), pe) = value;                                                   \
+        RSHMEMI_CAREFUL(pe, dest, sizeof(TYPE), __func__, rshmemi_ibgda_p<TYPE>(dest, value, pe, __func__))        \
+        *(TYPE *)rshmemi_peer(dest, pe) = value; /* one weak store: ordered by fence/quiet */                    \
     }                                                                                                            \
     RSHMEMI_API TYPE nvshmem_##NAME##_g(const TYPE *source, int pe) {                                            \
-        if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_g<TYPE>(source, pe, __func__);                          \
-        return rshmemi_load((const TYPE *)RSHMEMI_PEER(source, sizeof(TYPE), pe));                              \
+        RSHMEMI_CAREFUL(pe, source, sizeof(TYPE), __func__, rshmemi_ibgda_g<TYPE>(source, pe, __func__))         \
+        return rshmemi_load((const TYPE *)rshmemi_peer(source, pe));                                             \
     }                                                                                                            \
     RSHMEMI_API void nvshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe) {               \
         rshmemi_put(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
@@ -121,8 +121,8 @@ RSHMEMI_API void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes
 }
 
 RSHMEMI_API void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
-    if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_signal_op(sig_addr, signal, sig_op, pe, __func__);
-    rshmemi_signal((uint64_t *)RSHMEMI_PEER(sig_addr, 8, pe), signal, sig_op);
+    RSHMEMI_CAREFUL(pe, sig_addr, 8, __func__, rshmemi_ibgda_signal_op(sig_addr, signal, sig_op, pe, __func__))
+    rshmemi_signal((uint64_t *)rshmemi_peer(sig_addr, pe), signal, sig_op);
 }
 RSHMEMI_API uint64_t nvshmem_signal_fetch(uint64_t *sig_addr) { return rshmemi_load(sig_addr); }
 
