@@ -197,25 +197,26 @@ RSHMEMI_DEV void rshmemi_store(T *p, T v) {
     *(volatile W *)p = rshmemi_bits(v);
 }
 
-/* An acquire .sys load: later loads see what the writer released before this value. */
+/* An acquire .sys load (generic address: any state space): later loads see what the writer
+ * released before this value. */
 RSHMEMI_DEV unsigned int rshmemi_ld_acquire_bits(const unsigned char *p) {
     unsigned int v;
-    asm volatile("ld.acquire.sys.global.u8 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    asm volatile("ld.acquire.sys.u8 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
 RSHMEMI_DEV unsigned int rshmemi_ld_acquire_bits(const unsigned short *p) {
     unsigned int v;
-    asm volatile("ld.acquire.sys.global.u16 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    asm volatile("ld.acquire.sys.u16 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
 RSHMEMI_DEV unsigned int rshmemi_ld_acquire_bits(const unsigned int *p) {
     unsigned int v;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    asm volatile("ld.acquire.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
 RSHMEMI_DEV unsigned long long rshmemi_ld_acquire_bits(const unsigned long long *p) {
     unsigned long long v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
 }
 template <typename T>
