@@ -92,22 +92,27 @@ RSHMEMI_DEV rshmemi_group rshmemi_block_group() {
 RSHMEMI_DEV void rshmemi_sync_block() { __syncthreads(); }
 
 /* ---- copies ----------------------------------------------------------------------------------
- * The group strides over words of W bytes; each thread loads four words before it stores them,
- * so four loads are in flight per thread (a peer load is a NVLink round trip). */
-template <typename W>
+ * The group strides over words of W bytes; each thread loads BATCH words before it stores them,
+ * so BATCH loads are in flight per thread (a peer load is a NVLink round trip). Thread-scope
+ * routines use 4, group ones 2 (their many threads are in flight already); more would cost
+ * registers, and a kernel of 1024 threads has 64 per thread in all. */
+template <typename W, int BATCH>
 RSHMEMI_DEV void rshmemi_copy_body(char *d, const char *s, size_t nw, rshmemi_group g) {
-    W *dw = (W *)d;
-    const W *sw = (const W *)s;
-    const size_t st = (size_t)g.size;
-    size_t i = (size_t)g.tid;
-    for (; i + 3 * st < nw; i += 4 * st) {
-        W a = sw[i], b = sw[i + st], c = sw[i + 2 * st], e = sw[i + 3 * st];
-        dw[i] = a;
-        dw[i + st] = b;
-        dw[i + 2 * st] = c;
-        dw[i + 3 * st] = e;
+    const unsigned st = (unsigned)g.size;
+    W *dw = (W *)d + g.tid;
+    const W *sw = (const W *)s + g.tid;
+    size_t left = nw > (size_t)g.tid ? nw - (size_t)g.tid : 0; /* of which every st-th is mine */
+#pragma unroll 1
+    for (; left > (size_t)(BATCH - 1) * st; sw += BATCH * st, dw += BATCH * st) {
+        W v[BATCH];
+#pragma unroll
+        for (int k = 0; k < BATCH; k++) v[k] = sw[k * st];
+#pragma unroll
+        for (int k = 0; k < BATCH; k++) dw[k * st] = v[k];
+        left = left > (size_t)BATCH * st ? left - (size_t)BATCH * st : 0;
     }
-    for (; i < nw; i += st) dw[i] = sw[i];
+#pragma unroll 1
+    for (; left > 0; left = left > st ? left - st : 0, sw += st, dw += st) dw[0] = sw[0];
 }
 
 /* `n` bytes one piece at a time, each piece as wide as the alignment of d allows (at most 8 and
@@ -128,39 +133,39 @@ RSHMEMI_DEV void rshmemi_copy_pieces(char *d, const char *s, size_t n) {
     }
 }
 
-/* Any alignment (out of line: rare, and it keeps the registers of the fast paths low): the
- * widest word d and s agree on; thread 0 copies the head up to d's word boundary, the last
- * thread the tail, everyone the words between. */
-static __device__ __noinline__ void rshmemi_copy_any(char *d, const char *s, size_t n, int tid, int size) {
-    uintptr_t x = (uintptr_t)d ^ (uintptr_t)s;
-    size_t w = (x & 15) == 0 ? 16 : (x & 7) == 0 ? 8 : (x & 3) == 0 ? 4 : (x & 1) == 0 ? 2 : 1;
-    size_t head = (size_t)(0 - (uintptr_t)d) & (w - 1);
+/* In words of W bytes, which d and s share the alignment of: thread 0 copies the head up to d's
+ * word boundary, the last thread the tail after the last whole word, everyone the words. */
+template <typename W, int BATCH>
+RSHMEMI_DEV void rshmemi_copy_words(char *d, const char *s, size_t n, rshmemi_group g) {
+    size_t head = (size_t)(0 - (uintptr_t)d) & (sizeof(W) - 1);
     if (head > n) head = n;
-    if (tid == 0) rshmemi_copy_pieces(d, s, head);
+    if (head && g.tid == 0) rshmemi_copy_pieces(d, s, head);
     d += head;
     s += head;
     n -= head;
-    size_t nw = n / w;
-    rshmemi_group g{tid, size};
-    switch (w) {
-        case 16: rshmemi_copy_body<uint4>(d, s, nw, g); break;
-        case 8: rshmemi_copy_body<unsigned long long>(d, s, nw, g); break;
-        case 4: rshmemi_copy_body<unsigned int>(d, s, nw, g); break;
-        case 2: rshmemi_copy_body<unsigned short>(d, s, nw, g); break;
-        default: rshmemi_copy_body<unsigned char>(d, s, nw, g); break;
-    }
-    if (tid == size - 1) rshmemi_copy_pieces(d + nw * w, s + nw * w, n - nw * w);
+    size_t nw = n / sizeof(W), done = nw * sizeof(W);
+    rshmemi_copy_body<W, BATCH>(d, s, nw, g);
+    if (done < n && g.tid == g.size - 1) rshmemi_copy_pieces(d + done, s + done, n - done);
 }
 
-/* The group copies n bytes. Both ends and the length 16- or 8-byte aligned (the usual case)
- * take an inline loop of vector words; anything else the general routine. */
+/* Ends that are not 16-byte aligned alike (out of line: rare, and inlined its loops would hold
+ * registers in every kernel that copies). */
+template <int BATCH>
+static __device__ __noinline__ void rshmemi_copy_narrow(char *d, const char *s, size_t n, rshmemi_group g) {
+    uintptr_t x = (uintptr_t)d ^ (uintptr_t)s;
+    if ((x & 7) == 0) rshmemi_copy_words<unsigned long long, BATCH>(d, s, n, g);
+    else if ((x & 3) == 0) rshmemi_copy_words<unsigned int, BATCH>(d, s, n, g);
+    else rshmemi_copy_body<unsigned char, BATCH>(d, s, n, g);
+}
+
+/* The group copies n bytes, in the widest words both ends agree on: 16 bytes for buffers that
+ * are aligned alike (every heap allocation is 512-byte aligned), inline. */
+template <int BATCH = 2>
 RSHMEMI_DEV void rshmemi_copy(void *dst, const void *src, size_t n, rshmemi_group g) {
     char *d = (char *)dst;
     const char *s = (const char *)src;
-    uintptr_t a = (uintptr_t)d | (uintptr_t)s | (uintptr_t)n;
-    if ((a & 15) == 0) rshmemi_copy_body<uint4>(d, s, n / 16, g);
-    else if ((a & 7) == 0) rshmemi_copy_body<unsigned long long>(d, s, n / 8, g);
-    else rshmemi_copy_any(d, s, n, g.tid, g.size);
+    if ((((uintptr_t)d ^ (uintptr_t)s) & 15) == 0) rshmemi_copy_words<uint4, BATCH>(d, s, n, g);
+    else rshmemi_copy_narrow<BATCH>(d, s, n, g);
 }
 
 /* ---- words and atomics by size ---------------------------------------------------------------- */
