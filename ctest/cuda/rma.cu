@@ -39,6 +39,18 @@ __global__ void slices_kernel(char *dst, const char *src, size_t chunk, int pe, 
     nvshmem_quiet();
 }
 
+/* One CTA of 1024 threads using every scope at once: the block puts [0, 16 KiB), each warp 512
+ * bytes of [16, 32 KiB), each thread 8 bytes of [32, 40 KiB). Launching it at all checks that
+ * the routines leave a 1024-thread kernel within 64 registers per thread. */
+#define WIDE_BYTES 40960
+__global__ void wide_kernel(char *dst, const char *src, int pe) {
+    size_t w = threadIdx.x / 32, t = threadIdx.x;
+    nvshmemx_putmem_nbi_block(dst, src, 16384, pe);
+    nvshmemx_putmem_nbi_warp(dst + 16384 + w * 512, src + 16384 + w * 512, 512, pe);
+    nvshmem_putmem_nbi(dst + 32768 + t * 8, src + 32768 + t * 8, 8, pe);
+    nvshmem_quiet();
+}
+
 static unsigned char pattern(int pe, size_t i) { return (unsigned char)(pe * 37 + i * 7 + 1); }
 
 __global__ void typed_p_kernel(int *dst, double *ddst, int pe, int n) {
@@ -120,6 +132,16 @@ int main(void) {
             }
             cases++;
         }
+
+    CUDA_CHECK(cudaMemset(dst, 0, BUF));
+    ready();
+    wide_kernel<<<1, 1024>>>(dst, src, right);
+    step_done();
+    CUDA_CHECK(cudaMemcpy(seen, dst, BUF, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < BUF; i++) {
+        unsigned char want = i < WIDE_BYTES ? pattern(left, i) : 0;
+        if (seen[i] != want) FAIL("1024-thread CTA, every scope: byte %zu is %d, want %d", i, seen[i], want);
+    }
 
     /* Typed p by 1000 threads, then g by 1000 threads. */
     const int N = 1000;
