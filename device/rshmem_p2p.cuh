@@ -1,5 +1,16 @@
 /* Internal building blocks of the device library (rshmemi_*): peer addresses, thread-group
- * identities, vectorized copies, atomics by word size, waits. Not part of the API. */
+ * identities, vectorized copies, loads, stores and atomics by word size, waits, signals. Not part
+ * of the API.
+ *
+ * Memory model (PTX terms; a peer is another GPU, so every access that synchronizes is .sys):
+ *   put data, p, get   weak loads and stores; ordered by fence, quiet and the barriers
+ *   AMOs               relaxed .sys atomics; the forms without a result are red.* (no reply)
+ *   signal_op          a relaxed .sys store (SET) or red.add (ADD)
+ *   put_signal         the data, then the signal with release semantics (st/red.release.sys),
+ *                      so a PE that sees the signal sees the data
+ *   g, fetch           relaxed .sys loads
+ *   wait_until         spins on acquire .sys loads: what the writer released before the value it
+ *                      waited for is visible to the loads that follow; no fence afterwards */
 #ifndef RSHMEM_P2P_CUH
 #define RSHMEM_P2P_CUH
 
@@ -14,7 +25,8 @@
 /* ---- checks (RSHMEM_DEVICE_CHECKS=1) ----------------------------------------------------- */
 RSHMEMI_DEV bool rshmemi_checks_on() { return (RSHMEMI_STATE.flags & RSHMEM_DEVICE_FLAG_CHECKS) != 0; }
 
-RSHMEMI_DEV void rshmemi_check(const void *addr, size_t bytes, int pe, const char *who) {
+/* Out of line: the fast path carries no printf. */
+static __device__ __noinline__ void rshmemi_check(const void *addr, size_t bytes, int pe, const char *who) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
     if (s.magic != RSHMEM_DEVICE_STATE_MAGIC) {
         printf("rshmem: %s called before nvshmem_init (or in a module without nvshmemx_cumodule_init)\n", who);
@@ -30,6 +42,23 @@ RSHMEMI_DEV void rshmemi_check(const void *addr, size_t bytes, int pe, const cha
         __trap();
     }
 }
+RSHMEMI_DEV void rshmemi_check_on(const void *addr, size_t bytes, int pe, const char *who) {
+    if (rshmemi_checks_on()) rshmemi_check(addr, bytes, pe, who);
+}
+
+/* Whether a call must take the careful route: checks on, or some peer reached through IBGDA.
+ * One test of a constant-memory word; when it fails every call goes straight to P2P. */
+RSHMEMI_DEV bool rshmemi_careful() {
+    return __builtin_expect((RSHMEMI_STATE.flags & (RSHMEM_DEVICE_FLAG_CHECKS | RSHMEM_DEVICE_FLAG_IBGDA)) != 0, 0);
+}
+
+/* How every routine starts: on the careful route, IBGDA_CALL (returned) when `pe` is reached
+ * through IBGDA, else the argument checks; then, and otherwise at once, on to P2P. */
+#define RSHMEMI_CAREFUL(PE, ADDR, BYTES, WHO, IBGDA_CALL)   \
+    if (rshmemi_careful()) {                            \
+        if (rshmemi_ibgda_peer(PE)) return IBGDA_CALL;  \
+        rshmemi_check_on((ADDR), (BYTES), (PE), (WHO)); \
+    }
 
 /* Where symmetric `p` of this PE lies on PE `pe`, as mapped here (pure arithmetic: PE p's heap
  * is at window_base + p * heap_stride in every process). */
@@ -38,7 +67,7 @@ RSHMEMI_DEV void *rshmemi_peer(const void *p, int pe) {
 }
 
 RSHMEMI_DEV void *rshmemi_peer_checked(const void *p, size_t bytes, int pe, const char *who) {
-    if (rshmemi_checks_on()) rshmemi_check(p, bytes, pe, who);
+    rshmemi_check_on(p, bytes, pe, who);
     return rshmemi_peer(p, pe);
 }
 #define RSHMEMI_PEER(p, bytes, pe) rshmemi_peer_checked((p), (bytes), (pe), __func__)
@@ -63,32 +92,80 @@ RSHMEMI_DEV rshmemi_group rshmemi_block_group() {
 RSHMEMI_DEV void rshmemi_sync_block() { __syncthreads(); }
 
 /* ---- copies ----------------------------------------------------------------------------------
- * Split at the widest word both pointers share the alignment of (16 bytes when possible), so
- * the body moves as 16-byte vector loads/stores with every thread of the group striding. */
-template <typename W>
-RSHMEMI_DEV void rshmemi_copy_words(char *d, const char *s, size_t n, rshmemi_group g) {
-    size_t head = (sizeof(W) - ((uintptr_t)d & (sizeof(W) - 1))) & (sizeof(W) - 1);
-    if (head > n) head = n;
-    for (size_t i = g.tid; i < head; i += g.size) d[i] = s[i];
-    size_t words = (n - head) / sizeof(W);
-    W *dw = (W *)(d + head);
-    const W *sw = (const W *)(s + head);
-    for (size_t i = g.tid; i < words; i += g.size) dw[i] = sw[i];
-    for (size_t i = head + words * sizeof(W) + g.tid; i < n; i += g.size) d[i] = s[i];
+ * The group strides over words of W bytes; each thread loads BATCH words before it stores them,
+ * so BATCH loads are in flight per thread (a peer load is a NVLink round trip). Thread-scope
+ * routines use 4, group ones 2 (their many threads are in flight already); more would cost
+ * registers, and a kernel of 1024 threads has 64 per thread in all. */
+template <typename W, int BATCH>
+RSHMEMI_DEV void rshmemi_copy_body(char *d, const char *s, size_t nw, rshmemi_group g) {
+    const unsigned st = (unsigned)g.size;
+    W *dw = (W *)d + g.tid;
+    const W *sw = (const W *)s + g.tid;
+    size_t left = nw > (size_t)g.tid ? nw - (size_t)g.tid : 0; /* of which every st-th is mine */
+#pragma unroll 1
+    for (; left > (size_t)(BATCH - 1) * st; sw += BATCH * st, dw += BATCH * st) {
+        W v[BATCH];
+#pragma unroll
+        for (int k = 0; k < BATCH; k++) v[k] = sw[k * st];
+#pragma unroll
+        for (int k = 0; k < BATCH; k++) dw[k * st] = v[k];
+        left = left > (size_t)BATCH * st ? left - (size_t)BATCH * st : 0;
+    }
+#pragma unroll 1
+    for (; left > 0; left = left > st ? left - st : 0, sw += st, dw += st) dw[0] = sw[0];
 }
 
+/* `n` bytes one piece at a time, each piece as wide as the alignment of d allows (at most 8 and
+ * at most what is left); d and s agree modulo every piece size used (the caller's word size). */
+RSHMEMI_DEV void rshmemi_copy_pieces(char *d, const char *s, size_t n) {
+    while (n) {
+        size_t k = (size_t)1 << __ffsll((long long)((uintptr_t)d | 8)) >> 1;
+        while (k > n) k >>= 1;
+        switch (k) {
+            case 8: *(unsigned long long *)d = *(const unsigned long long *)s; break;
+            case 4: *(unsigned int *)d = *(const unsigned int *)s; break;
+            case 2: *(unsigned short *)d = *(const unsigned short *)s; break;
+            default: *d = *s; break;
+        }
+        d += k;
+        s += k;
+        n -= k;
+    }
+}
+
+/* In words of W bytes, which d and s share the alignment of: thread 0 copies the head up to d's
+ * word boundary, the last thread the tail after the last whole word, everyone the words. */
+template <typename W, int BATCH>
+RSHMEMI_DEV void rshmemi_copy_words(char *d, const char *s, size_t n, rshmemi_group g) {
+    size_t head = (size_t)(0 - (uintptr_t)d) & (sizeof(W) - 1);
+    if (head > n) head = n;
+    if (head && g.tid == 0) rshmemi_copy_pieces(d, s, head);
+    d += head;
+    s += head;
+    n -= head;
+    size_t nw = n / sizeof(W), done = nw * sizeof(W);
+    rshmemi_copy_body<W, BATCH>(d, s, nw, g);
+    if (done < n && g.tid == g.size - 1) rshmemi_copy_pieces(d + done, s + done, n - done);
+}
+
+/* Ends that are not 16-byte aligned alike (out of line: rare, and inlined its loops would hold
+ * registers in every kernel that copies). */
+template <int BATCH>
+static __device__ __noinline__ void rshmemi_copy_narrow(char *d, const char *s, size_t n, rshmemi_group g) {
+    uintptr_t x = (uintptr_t)d ^ (uintptr_t)s;
+    if ((x & 7) == 0) rshmemi_copy_words<unsigned long long, BATCH>(d, s, n, g);
+    else if ((x & 3) == 0) rshmemi_copy_words<unsigned int, BATCH>(d, s, n, g);
+    else rshmemi_copy_body<unsigned char, BATCH>(d, s, n, g);
+}
+
+/* The group copies n bytes, in the widest words both ends agree on: 16 bytes for buffers that
+ * are aligned alike (every heap allocation is 512-byte aligned), inline. */
+template <int BATCH = 2>
 RSHMEMI_DEV void rshmemi_copy(void *dst, const void *src, size_t n, rshmemi_group g) {
     char *d = (char *)dst;
     const char *s = (const char *)src;
-    uintptr_t x = (uintptr_t)d ^ (uintptr_t)s;
-    if ((x & 15) == 0)
-        rshmemi_copy_words<int4>(d, s, n, g);
-    else if ((x & 7) == 0)
-        rshmemi_copy_words<unsigned long long>(d, s, n, g);
-    else if ((x & 3) == 0)
-        rshmemi_copy_words<unsigned int>(d, s, n, g);
-    else
-        for (size_t i = g.tid; i < n; i += g.size) d[i] = s[i];
+    if ((((uintptr_t)d ^ (uintptr_t)s) & 15) == 0) rshmemi_copy_words<uint4, BATCH>(d, s, n, g);
+    else rshmemi_copy_narrow<BATCH>(d, s, n, g);
 }
 
 /* ---- words and atomics by size ---------------------------------------------------------------- */
@@ -111,20 +188,69 @@ RSHMEMI_DEV T rshmemi_from_bits(W w) {
     return v;
 }
 
-/* A load that always reads memory (no stale L1 line): for g, fetch and waits. */
+/* A relaxed .sys load (volatile: always reads memory, never a stale L1 line): g, fetch, polls. */
 template <typename T>
 RSHMEMI_DEV T rshmemi_load(const T *p) {
     typedef typename rshmemi_word_of<sizeof(T)>::type W;
     W w = *(const volatile W *)p;
     return rshmemi_from_bits<T>(w);
 }
+/* A relaxed .sys store: atomic_set, signal SET. */
 template <typename T>
 RSHMEMI_DEV void rshmemi_store(T *p, T v) {
     typedef typename rshmemi_word_of<sizeof(T)>::type W;
     *(volatile W *)p = rshmemi_bits(v);
 }
 
-/* System-scope atomics on 4- and 8-byte words (peer memory is another GPU's). */
+/* An acquire .sys load (generic address: any state space): later loads see what the writer
+ * released before this value. */
+RSHMEMI_DEV unsigned int rshmemi_ld_acquire_bits(const unsigned char *p) {
+    unsigned int v;
+    asm volatile("ld.acquire.sys.u8 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+RSHMEMI_DEV unsigned int rshmemi_ld_acquire_bits(const unsigned short *p) {
+    unsigned int v;
+    asm volatile("ld.acquire.sys.u16 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+RSHMEMI_DEV unsigned int rshmemi_ld_acquire_bits(const unsigned int *p) {
+    unsigned int v;
+    asm volatile("ld.acquire.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+RSHMEMI_DEV unsigned long long rshmemi_ld_acquire_bits(const unsigned long long *p) {
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+template <typename T>
+RSHMEMI_DEV T rshmemi_load_acquire(const T *p) {
+    typedef typename rshmemi_word_of<sizeof(T)>::type W;
+    return rshmemi_from_bits<T>((W)rshmemi_ld_acquire_bits((const W *)p));
+}
+
+/* Reductions without a result (red.relaxed.sys: the issuing thread waits for nothing). */
+#define RSHMEMI_RED(OP, PTX32, PTX64)                                                                        \
+    RSHMEMI_DEV void rshmemi_red_##OP##_bits(unsigned int *p, unsigned int v) {                              \
+        asm volatile("red.relaxed.sys.global." PTX32 " [%0], %1;" ::"l"(p), "r"(v) : "memory");              \
+    }                                                                                                        \
+    RSHMEMI_DEV void rshmemi_red_##OP##_bits(unsigned long long *p, unsigned long long v) {                  \
+        asm volatile("red.relaxed.sys.global." PTX64 " [%0], %1;" ::"l"(p), "l"(v) : "memory");              \
+    }                                                                                                        \
+    template <typename T>                                                                                    \
+    RSHMEMI_DEV void rshmemi_red_##OP(T *p, T v) {                                                           \
+        typedef typename rshmemi_word_of<sizeof(T)>::type W;                                                 \
+        static_assert(sizeof(T) == 4 || sizeof(T) == 8, "AMOs work on 4- and 8-byte types");                 \
+        rshmemi_red_##OP##_bits((W *)p, rshmemi_bits(v));                                                    \
+    }
+RSHMEMI_RED(add, "add.u32", "add.u64")
+RSHMEMI_RED(and, "and.b32", "and.b64")
+RSHMEMI_RED(or, "or.b32", "or.b64")
+RSHMEMI_RED(xor, "xor.b32", "xor.b64")
+#undef RSHMEMI_RED
+
+/* System-scope atomics with a result on 4- and 8-byte words (peer memory is another GPU's). */
 #define RSHMEMI_ATOMIC_WORD(OP, INTRINSIC)                                                       \
     template <typename T>                                                                        \
     RSHMEMI_DEV T rshmemi_atomic_##OP(T *p, T v) {                                               \
@@ -160,23 +286,31 @@ RSHMEMI_DEV bool rshmemi_compare(T v, int cmp, T ref) {
     }
 }
 
-/* Spins until *p satisfies the comparison; returns the value seen. Later loads of data the
- * writer published before its signal see that data (acquire by fence). */
+/* Spins until *p satisfies the comparison; returns the value seen. Every poll is an acquire
+ * load, so the one that succeeds orders the loads after it: data the writer published before
+ * its signal (put_signal, or fence/quiet then p / signal_op) is visible. A full fence here
+ * (membar.sys) would cost a round of the memory system on every wait. */
 template <typename T>
 RSHMEMI_DEV T rshmemi_wait_until(T *p, int cmp, T ref) {
     T v;
-    while (!rshmemi_compare(v = rshmemi_load(p), cmp, ref)) {
+    while (!rshmemi_compare(v = rshmemi_load_acquire(p), cmp, ref)) {
     }
-    __threadfence_system();
     return v;
 }
 
 /* ---- signals ---------------------------------------------------------------------------------- */
+/* signal_op: SET is a relaxed store, ADD a reduction; neither waits for a reply. */
 RSHMEMI_DEV void rshmemi_signal(uint64_t *remote, uint64_t value, int op) {
+    if (op == NVSHMEM_SIGNAL_ADD) rshmemi_red_add<unsigned long long>((unsigned long long *)remote, value);
+    else rshmemi_store<unsigned long long>((unsigned long long *)remote, value);
+}
+/* The signal of put_signal: release semantics, so everything this thread (and, through the
+ * group barrier before it, its group) wrote before is visible to whoever sees the signal. */
+RSHMEMI_DEV void rshmemi_signal_release(uint64_t *remote, uint64_t value, int op) {
     if (op == NVSHMEM_SIGNAL_ADD)
-        rshmemi_atomic_add<unsigned long long>((unsigned long long *)remote, value);
+        asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(remote), "l"(value) : "memory");
     else
-        rshmemi_atomic_exch<unsigned long long>((unsigned long long *)remote, value);
+        asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(remote), "l"(value) : "memory");
 }
 
 /* ---- teams --------------------------------------------------------------------------------

@@ -7,34 +7,34 @@
 
 #include "rshmem/device/rshmem_p2p.cuh"
 
-/* Group transfers: every thread of `g` takes part; `wait` ends with a group barrier. */
-template <typename SYNC>
+/* Group transfers: every thread of `g` takes part; `sync` (the group barrier, or nothing for the
+ * _nbi puts) ends them. BATCH: loads in flight per thread (4 for one thread, see rshmemi_copy). */
+template <int BATCH = 2, typename SYNC>
 RSHMEMI_DEV void rshmemi_put(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
-    if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_put(dest, src, bytes, pe, g, sync, who);
-    void *remote = rshmemi_peer_checked(dest, bytes, pe, who);
-    rshmemi_copy(remote, src, bytes, g);
+    RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_ibgda_put(dest, src, bytes, pe, g, sync, who))
+    rshmemi_copy<BATCH>(rshmemi_peer(dest, pe), src, bytes, g);
     sync();
 }
-template <typename SYNC>
+template <int BATCH = 2, typename SYNC>
 RSHMEMI_DEV void rshmemi_get(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
-    if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_get(dest, src, bytes, pe, g, sync, who);
-    const void *remote = rshmemi_peer_checked(src, bytes, pe, who);
-    rshmemi_copy(dest, remote, bytes, g);
+    RSHMEMI_CAREFUL(pe, src, bytes, who, rshmemi_ibgda_get(dest, src, bytes, pe, g, sync, who))
+    rshmemi_copy<BATCH>(dest, rshmemi_peer(src, pe), bytes, g);
     sync();
 }
-/* Data, then (after every thread's stores and a system fence) one thread's signal. */
-template <typename SYNC>
+/* Data, then the group barrier, then one thread's signal with release semantics (the data of
+ * every thread of the group is visible before the signal). No barrier after the signal: the
+ * source is free once every thread has passed the first one. */
+template <int BATCH = 2, typename SYNC>
 RSHMEMI_DEV void rshmemi_put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig_addr, uint64_t signal, int sig_op,
                                     int pe, rshmemi_group g, SYNC sync, const char *who) {
-    if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_put_signal(dest, src, bytes, sig_addr, signal, sig_op, pe, g, sync, who);
-    void *remote = rshmemi_peer_checked(dest, bytes, pe, who);
-    rshmemi_copy(remote, src, bytes, g);
-    sync();
-    if (g.tid == 0) {
-        __threadfence_system();
-        rshmemi_signal((uint64_t *)rshmemi_peer_checked(sig_addr, 8, pe, who), signal, sig_op);
+    if (rshmemi_careful()) {
+        if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_put_signal(dest, src, bytes, sig_addr, signal, sig_op, pe, g, sync, who);
+        rshmemi_check_on(dest, bytes, pe, who);
+        rshmemi_check_on(sig_addr, 8, pe, who);
     }
+    rshmemi_copy<BATCH>(rshmemi_peer(dest, pe), src, bytes, g);
     sync();
+    if (g.tid == 0) rshmemi_signal_release((uint64_t *)rshmemi_peer(sig_addr, pe), signal, sig_op);
 }
 
 struct rshmemi_no_sync {
@@ -69,60 +69,60 @@ RSHMEMI_API void *nvshmem_ptr(const void *ptr, int pe) {
 
 #define RSHMEMI_DEF_RMA_THREAD(NAME, TYPE)                                                                       \
     RSHMEMI_API void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe) {                                  \
-        if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_p<TYPE>(dest, value, pe, __func__);                     \
-        *(TYPE *)RSHMEMI_PEER(dest, sizeof(TYPE), pe) = value;                                                   \
+        RSHMEMI_CAREFUL(pe, dest, sizeof(TYPE), __func__, rshmemi_ibgda_p<TYPE>(dest, value, pe, __func__))        \
+        *(TYPE *)rshmemi_peer(dest, pe) = value; /* one weak store: ordered by fence/quiet */                    \
     }                                                                                                            \
     RSHMEMI_API TYPE nvshmem_##NAME##_g(const TYPE *source, int pe) {                                            \
-        if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_g<TYPE>(source, pe, __func__);                          \
-        return rshmemi_load((const TYPE *)RSHMEMI_PEER(source, sizeof(TYPE), pe));                              \
+        RSHMEMI_CAREFUL(pe, source, sizeof(TYPE), __func__, rshmemi_ibgda_g<TYPE>(source, pe, __func__))         \
+        return rshmemi_load((const TYPE *)rshmemi_peer(source, pe));                                             \
     }                                                                                                            \
     RSHMEMI_API void nvshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe) {               \
-        rshmemi_put(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_put<4>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
     }                                                                                                            \
     RSHMEMI_API void nvshmem_##NAME##_get(TYPE *dest, const TYPE *source, size_t nelems, int pe) {               \
-        rshmemi_get(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_get<4>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
     }                                                                                                            \
     RSHMEMI_API void nvshmem_##NAME##_put_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe) {           \
-        rshmemi_put(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_put<4>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
     }                                                                                                            \
     RSHMEMI_API void nvshmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe) {           \
-        rshmemi_get(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_get<4>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
     }
 RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_RMA_THREAD)
 #undef RSHMEMI_DEF_RMA_THREAD
 
 #define RSHMEMI_DEF_SIZED_THREAD(BITS, BYTES)                                                             \
     RSHMEMI_API void nvshmem_put##BITS(void *dest, const void *source, size_t nelems, int pe) {           \
-        rshmemi_put(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_put<4>(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
     }                                                                                                     \
     RSHMEMI_API void nvshmem_get##BITS(void *dest, const void *source, size_t nelems, int pe) {           \
-        rshmemi_get(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_get<4>(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
     }                                                                                                     \
     RSHMEMI_API void nvshmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe) {     \
-        rshmemi_put(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_put<4>(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
     }                                                                                                     \
     RSHMEMI_API void nvshmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe) {     \
-        rshmemi_get(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_get<4>(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
     }
 RSHMEMI_REPT_SIZES(RSHMEMI_DEF_SIZED_THREAD)
 #undef RSHMEMI_DEF_SIZED_THREAD
 
 RSHMEMI_API void nvshmem_putmem(void *dest, const void *source, size_t bytes, int pe) {
-    rshmemi_put(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
+    rshmemi_put<4>(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
 }
 RSHMEMI_API void nvshmem_getmem(void *dest, const void *source, size_t bytes, int pe) {
-    rshmemi_get(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
+    rshmemi_get<4>(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
 }
 RSHMEMI_API void nvshmem_putmem_nbi(void *dest, const void *source, size_t bytes, int pe) {
-    rshmemi_put(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
+    rshmemi_put<4>(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
 }
 RSHMEMI_API void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes, int pe) {
-    rshmemi_get(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
+    rshmemi_get<4>(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
 }
 
 RSHMEMI_API void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
-    if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_signal_op(sig_addr, signal, sig_op, pe, __func__);
-    rshmemi_signal((uint64_t *)RSHMEMI_PEER(sig_addr, 8, pe), signal, sig_op);
+    RSHMEMI_CAREFUL(pe, sig_addr, 8, __func__, rshmemi_ibgda_signal_op(sig_addr, signal, sig_op, pe, __func__))
+    rshmemi_signal((uint64_t *)rshmemi_peer(sig_addr, pe), signal, sig_op);
 }
 RSHMEMI_API uint64_t nvshmem_signal_fetch(uint64_t *sig_addr) { return rshmemi_load(sig_addr); }
 
@@ -174,36 +174,29 @@ RSHMEMI_DEF_BYTES_GROUP(mem, bytes, 1, block)
 #undef RSHMEMI_DEF_SIZED_GROUPS
 #undef RSHMEMI_DEF_BYTES_GROUP
 
-/* put with signal: thread (nvshmem_*), warp and block (nvshmemx_*), blocking and _nbi. */
-#define RSHMEMI_DEF_PUT_SIGNAL(PRE, NAME, TYPE, BYTES, SUFFIX, GROUP, SYNC, NBI_SYNC)                                \
+/* put with signal: thread (nvshmem_*), warp and block (nvshmemx_*), blocking and _nbi (the same
+ * code: the group barrier before the signal is needed either way). */
+#define RSHMEMI_DEF_PUT_SIGNAL(PRE, NAME, TYPE, BYTES, SUFFIX, GROUP, SYNC, BATCH)                                   \
     RSHMEMI_API void PRE##NAME##_signal##SUFFIX(TYPE *dest, const TYPE *source, size_t nelems, uint64_t *sig_addr,   \
                                                 uint64_t signal, int sig_op, int pe) {                              \
-        rshmemi_put_signal(dest, source, nelems * BYTES, sig_addr, signal, sig_op, pe, GROUP(), SYNC(), __func__);   \
+        rshmemi_put_signal<BATCH>(dest, source, nelems * BYTES, sig_addr, signal, sig_op, pe, GROUP(), SYNC(), __func__); \
     }                                                                                                                \
     RSHMEMI_API void PRE##NAME##_signal_nbi##SUFFIX(TYPE *dest, const TYPE *source, size_t nelems, uint64_t *sig_addr, \
                                                     uint64_t signal, int sig_op, int pe) {                          \
-        rshmemi_put_signal(dest, source, nelems * BYTES, sig_addr, signal, sig_op, pe, GROUP(), NBI_SYNC(), __func__); \
+        rshmemi_put_signal<BATCH>(dest, source, nelems * BYTES, sig_addr, signal, sig_op, pe, GROUP(), SYNC(), __func__); \
     }
-#define RSHMEMI_DEF_PUT_SIGNAL_TYPED(NAME, TYPE)                                                                   \
-    RSHMEMI_DEF_PUT_SIGNAL(nvshmem_, NAME##_put, TYPE, sizeof(TYPE), , rshmemi_thread_group, rshmemi_no_sync,      \
-                           rshmemi_no_sync)                                                                        \
-    RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, NAME##_put, TYPE, sizeof(TYPE), _warp, rshmemi_warp_group, rshmemi_warp_sync, \
-                           rshmemi_warp_sync)                                                                      \
-    RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, NAME##_put, TYPE, sizeof(TYPE), _block, rshmemi_block_group,                 \
-                           rshmemi_block_sync, rshmemi_block_sync)
+#define RSHMEMI_DEF_PUT_SIGNAL_SCOPES(NAME, TYPE, BYTES)                                                               \
+    RSHMEMI_DEF_PUT_SIGNAL(nvshmem_, NAME, TYPE, BYTES, , rshmemi_thread_group, rshmemi_no_sync, 4)                    \
+    RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, NAME, TYPE, BYTES, _warp, rshmemi_warp_group, rshmemi_warp_sync, 2)              \
+    RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, NAME, TYPE, BYTES, _block, rshmemi_block_group, rshmemi_block_sync, 2)
+#define RSHMEMI_DEF_PUT_SIGNAL_TYPED(NAME, TYPE) RSHMEMI_DEF_PUT_SIGNAL_SCOPES(NAME##_put, TYPE, sizeof(TYPE))
 RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_PUT_SIGNAL_TYPED)
 #undef RSHMEMI_DEF_PUT_SIGNAL_TYPED
-#define RSHMEMI_DEF_PUT_SIGNAL_SIZED(BITS, BYTES)                                                                     \
-    RSHMEMI_DEF_PUT_SIGNAL(nvshmem_, put##BITS, void, BYTES, , rshmemi_thread_group, rshmemi_no_sync, rshmemi_no_sync) \
-    RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, put##BITS, void, BYTES, _warp, rshmemi_warp_group, rshmemi_warp_sync,           \
-                           rshmemi_warp_sync)                                                                         \
-    RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, put##BITS, void, BYTES, _block, rshmemi_block_group, rshmemi_block_sync,        \
-                           rshmemi_block_sync)
+#define RSHMEMI_DEF_PUT_SIGNAL_SIZED(BITS, BYTES) RSHMEMI_DEF_PUT_SIGNAL_SCOPES(put##BITS, void, BYTES)
 RSHMEMI_REPT_SIZES(RSHMEMI_DEF_PUT_SIGNAL_SIZED)
-RSHMEMI_DEF_PUT_SIGNAL(nvshmem_, putmem, void, 1, , rshmemi_thread_group, rshmemi_no_sync, rshmemi_no_sync)
-RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, putmem, void, 1, _warp, rshmemi_warp_group, rshmemi_warp_sync, rshmemi_warp_sync)
-RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, putmem, void, 1, _block, rshmemi_block_group, rshmemi_block_sync, rshmemi_block_sync)
+RSHMEMI_DEF_PUT_SIGNAL_SCOPES(putmem, void, 1)
 #undef RSHMEMI_DEF_PUT_SIGNAL_SIZED
+#undef RSHMEMI_DEF_PUT_SIGNAL_SCOPES
 #undef RSHMEMI_DEF_PUT_SIGNAL
 
 RSHMEMI_EXTERN_C_END

@@ -30,6 +30,27 @@ __global__ void mem_kernel(char *dst, const char *src, size_t bytes, int pe, int
     }
 }
 
+/* Every thread of the grid puts (or gets) its own `chunk`-byte slice at once, as put_bw's
+ * thread-scope rows do: small puts from many threads, each slice's bytes checked. */
+__global__ void slices_kernel(char *dst, const char *src, size_t chunk, int pe, int get) {
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (get) nvshmem_getmem(dst + t * chunk, src + t * chunk, chunk, pe);
+    else nvshmem_putmem_nbi(dst + t * chunk, src + t * chunk, chunk, pe);
+    nvshmem_quiet();
+}
+
+/* One CTA of 1024 threads using every scope at once: the block puts [0, 16 KiB), each warp 512
+ * bytes of [16, 32 KiB), each thread 8 bytes of [32, 40 KiB). Launching it at all checks that
+ * the routines leave a 1024-thread kernel within 64 registers per thread. */
+#define WIDE_BYTES 40960
+__global__ void wide_kernel(char *dst, const char *src, int pe) {
+    size_t w = threadIdx.x / 32, t = threadIdx.x;
+    nvshmemx_putmem_nbi_block(dst, src, 16384, pe);
+    nvshmemx_putmem_nbi_warp(dst + 16384 + w * 512, src + 16384 + w * 512, 512, pe);
+    nvshmem_putmem_nbi(dst + 32768 + t * 8, src + 32768 + t * 8, 8, pe);
+    nvshmem_quiet();
+}
+
 static unsigned char pattern(int pe, size_t i) { return (unsigned char)(pe * 37 + i * 7 + 1); }
 
 __global__ void typed_p_kernel(int *dst, double *ddst, int pe, int n) {
@@ -65,8 +86,11 @@ int main(void) {
     for (size_t i = 0; i < BUF; i++) host[i] = pattern(me, i);
     CUDA_CHECK(cudaMemcpy(src, host, BUF, cudaMemcpyHostToDevice));
 
-    const size_t sizes[] = {1, 15, 16, 33, 4096 + 5, 40000};
-    const size_t offs[][2] = {{0, 0}, {1, 1}, {1, 3}, {8, 0}, {4, 12}};
+    /* Sizes and offsets reach every copy path: 16- and 8-byte words inline (ends and length
+     * aligned), and the general one (heads and tails in 1/2/4/8-byte pieces around 16-, 8-, 4-,
+     * 2- or 1-byte words). */
+    const size_t sizes[] = {1, 8, 15, 16, 24, 33, 64, 4096 + 5, 40000};
+    const size_t offs[][2] = {{0, 0}, {1, 1}, {1, 3}, {8, 0}, {4, 12}, {8, 8}, {2, 2}, {6, 14}};
     int cases = 0;
     for (int op = PUT; op <= GET_NBI; op++)
         for (int scope = THREAD; scope <= BLOCK; scope++)
@@ -88,6 +112,36 @@ int main(void) {
                     }
                     cases++;
                 }
+
+    /* Slices of 8, 16, 24 and 40 bytes from up to 64 CTAs x 32 threads, put and get. */
+    const size_t chunks[] = {8, 16, 24, 40};
+    for (size_t ci = 0; ci < sizeof chunks / sizeof *chunks; ci++)
+        for (int get = 0; get < 2; get++) {
+            size_t chunk = chunks[ci];
+            int blocks = (int)(BUF / (chunk * 32));
+            if (blocks > 64) blocks = 64;
+            size_t total = (size_t)blocks * 32 * chunk;
+            CUDA_CHECK(cudaMemset(dst, 0, BUF));
+            ready();
+            slices_kernel<<<blocks, 32>>>(dst, src, chunk, get ? left : right, get);
+            step_done();
+            CUDA_CHECK(cudaMemcpy(seen, dst, BUF, cudaMemcpyDeviceToHost));
+            for (size_t i = 0; i < BUF; i++) {
+                unsigned char want = i < total ? pattern(left, i) : 0;
+                if (seen[i] != want) FAIL("slices of %zu bytes (get %d): byte %zu is %d, want %d", chunk, get, i, seen[i], want);
+            }
+            cases++;
+        }
+
+    CUDA_CHECK(cudaMemset(dst, 0, BUF));
+    ready();
+    wide_kernel<<<1, 1024>>>(dst, src, right);
+    step_done();
+    CUDA_CHECK(cudaMemcpy(seen, dst, BUF, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < BUF; i++) {
+        unsigned char want = i < WIDE_BYTES ? pattern(left, i) : 0;
+        if (seen[i] != want) FAIL("1024-thread CTA, every scope: byte %zu is %d, want %d", i, seen[i], want);
+    }
 
     /* Typed p by 1000 threads, then g by 1000 threads. */
     const int N = 1000;

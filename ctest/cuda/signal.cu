@@ -1,7 +1,10 @@
 /* rshmem-cuda-test: pes=2
  * Put-with-signal at thread, warp and block scope (SET and ADD), signal_op, signal_fetch,
  * signal_wait_until, typed wait_until / test / wait_until_all / wait_until_any: a ring of
- * rounds where each PE sends to its right neighbour and checks what its left one sent. */
+ * rounds where each PE sends to its right neighbour and checks what its left one sent.
+ * Then ordering under many threads at once: put_signal_nbi from many CTAs / warps into one
+ * counter (the data is there once the count is), and p + fence + p(flag) by every thread of a
+ * grid, each receiving thread waiting for its flag and reading its word right after. */
 #include "cuda_test.h"
 
 #define WORDS 3000
@@ -72,6 +75,58 @@ __global__ void wait_kernel(int *flags, long long *lflag, uint64_t *sig, int *er
     if (nvshmem_int_test(&flags[3], NVSHMEM_CMP_NE, 13)) atomicAdd(errors, 1);
 }
 
+#define SLICE 1024 /* ints per CTA (block scope) or per warp (warp scope) */
+#define MANY_CTAS 16
+#define MANY_THREADS 256
+#define MANY_ROUNDS 8
+
+__device__ int many_value(int pe, int round, size_t i) { return pe * 1000003 + round * 7919 + (int)i; }
+
+/* Every CTA (block_scope) or warp fills its slice and puts it with put_signal_nbi, signal ADD 1
+ * into one counter on the right; thread 0 of CTA 0 waits for every slice's signal of this round,
+ * then (after a CTA barrier) CTA 0 reads all the data the left PE sent. */
+__global__ void many_put_signal_kernel(int *data, int *src, uint64_t *count, int round, int block_scope, int *errors) {
+    int me = nvshmem_my_pe(), n = nvshmem_n_pes(), right = (me + 1) % n, left = (me + n - 1) % n;
+    size_t slices = block_scope ? gridDim.x : (size_t)gridDim.x * blockDim.x / 32, total = slices * SLICE;
+    if (block_scope) {
+        size_t at = (size_t)blockIdx.x * SLICE;
+        for (size_t i = threadIdx.x; i < SLICE; i += blockDim.x) src[at + i] = many_value(me, round, at + i);
+        __syncthreads();
+        nvshmemx_int_put_signal_nbi_block(data + at, src + at, SLICE, count, 1, NVSHMEM_SIGNAL_ADD, right);
+    } else {
+        size_t at = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32 * SLICE;
+        for (size_t i = threadIdx.x % 32; i < SLICE; i += 32) src[at + i] = many_value(me, round, at + i);
+        __syncwarp();
+        nvshmemx_int_put_signal_nbi_warp(data + at, src + at, SLICE, count, 1, NVSHMEM_SIGNAL_ADD, right);
+    }
+    if (blockIdx.x != 0) return;
+    if (threadIdx.x == 0) nvshmem_signal_wait_until(count, NVSHMEM_CMP_GE, (uint64_t)round * slices);
+    __syncthreads();
+    for (size_t i = threadIdx.x; i < total; i += blockDim.x)
+        if (data[i] != many_value(left, round, i)) {
+            printf("PE %d round %d block_scope %d: word %zu is %d, want %d\n", me, round, block_scope, i, data[i],
+                   many_value(left, round, i));
+            atomicAdd(errors, 1);
+            break;
+        }
+}
+
+/* Every thread: its word for this round with p, a fence, then its flag with p; then it waits
+ * for the left PE's flag and reads the left PE's word at once. Words are per round (never
+ * overwritten), flags count rounds. */
+__global__ void fence_flags_kernel(int *words, uint64_t *flags, int *errors) {
+    int me = nvshmem_my_pe(), n = nvshmem_n_pes(), right = (me + 1) % n, left = (me + n - 1) % n;
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, nt = (size_t)gridDim.x * blockDim.x;
+    for (int round = 1; round <= MANY_ROUNDS; round++) {
+        int *w = words + (size_t)(round - 1) * nt + t;
+        nvshmem_int_p(w, many_value(me, round, t), right);
+        nvshmem_fence();
+        nvshmem_uint64_p(&flags[t], (uint64_t)round, right);
+        nvshmem_uint64_wait_until(&flags[t], NVSHMEM_CMP_GE, (uint64_t)round);
+        if (*w != many_value(left, round, t)) atomicAdd(errors, 1);
+    }
+}
+
 int main(void) {
     test_init();
     int *data = (int *)nvshmem_calloc(2 * WORDS, sizeof(int));
@@ -107,6 +162,38 @@ int main(void) {
     CUDA_CHECK(cudaMemcpy(&e, errors, sizeof e, cudaMemcpyDeviceToHost));
     CHECK(e == 0, "wait kernel: %d errors", e);
     CHECK_EQ(nvshmem_signal_fetch(sig), 7);
+
+    /* Many senders into one counter, block and warp scope. */
+    size_t many = (size_t)MANY_CTAS * MANY_THREADS * SLICE / 32; /* the larger (warp) layout */
+    int *mdata = (int *)nvshmem_calloc(many, sizeof(int));
+    int *msrc = (int *)nvshmem_calloc(many, sizeof(int));
+    uint64_t *count = (uint64_t *)nvshmem_calloc(1, sizeof(uint64_t));
+    /* Through IBGDA (no P2P: every operation is a posted work request) a smaller grid. */
+    int grid = nvshmem_ptr(mdata, (nvshmem_my_pe() + 1) % nvshmem_n_pes()) ? MANY_CTAS : 2;
+    int block = grid == MANY_CTAS ? MANY_THREADS : 64;
+    for (int block_scope = 1; block_scope >= 0; block_scope--) {
+        CUDA_CHECK(cudaMemset(count, 0, sizeof(uint64_t)));
+        CUDA_CHECK(cudaMemset(errors, 0, sizeof(int)));
+        ready();
+        for (int round = 1; round <= MANY_ROUNDS; round++) {
+            many_put_signal_kernel<<<grid, block>>>(mdata, msrc, count, round, block_scope, errors);
+            step_done(); /* the next round overwrites the data only after this one was read */
+        }
+        CUDA_CHECK(cudaMemcpy(&e, errors, sizeof e, cudaMemcpyDeviceToHost));
+        CHECK(e == 0, "many put_signal (block scope %d): %d errors", block_scope, e);
+    }
+
+    /* p + fence + p(flag) from every thread, waits and reads right after. */
+    const size_t nt = (size_t)grid * block;
+    int *words = (int *)nvshmem_calloc(nt * MANY_ROUNDS, sizeof(int));
+    uint64_t *mflags = (uint64_t *)nvshmem_calloc(nt, sizeof(uint64_t));
+    CUDA_CHECK(cudaMemset(errors, 0, sizeof(int)));
+    ready();
+    fence_flags_kernel<<<grid, block>>>(words, mflags, errors);
+    step_done();
+    CUDA_CHECK(cudaMemcpy(&e, errors, sizeof e, cudaMemcpyDeviceToHost));
+    CHECK(e == 0, "p + fence + flag from %zu threads: %d words read before their flag's data", nt, e);
+
     if (nvshmem_my_pe() == 0) printf("signal: %d put_signal cases\n", cases);
     return test_pass("signal");
 }

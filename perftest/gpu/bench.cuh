@@ -298,9 +298,14 @@ inline int clamp_iters(double iters, int lo, int hi) {
 // Median time of one iteration (ms) of `launch(iters)`, timed with CUDA events on the PEs where
 // `active`; every PE must call it (it synchronizes the PEs between launches). The iteration count
 // is calibrated once (the same count on every PE) so that a launch lasts about --target-ms.
+// The calibration launch follows an untimed one: a kernel's first launch also loads its module
+// (CUDA lazy loading; milliseconds), which would make the calibrated count far too small (a
+// first row of 2 iterations per launch measured mostly the launch).
 // Returns this PE's median (0 where not active).
 template <class L>
 inline double events_per_iter_ms(L &&launch, bool active, int iters0, int lo, int hi) {
+    nvshmem_barrier_all();
+    if (active) event_ms([&] { launch(iters0); });
     nvshmem_barrier_all();
     double t = active ? event_ms([&] { launch(iters0); }) : 0.0;
     double tmax = max_over_pes(t);

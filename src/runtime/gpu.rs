@@ -41,7 +41,7 @@ use crate::cuda::kernels::{AmoOp, Kernels};
 use crate::cuda::{self, sys, Device, PrimaryContext, Stream};
 use crate::env::{parse_size, Config};
 use crate::error::{Error, ErrorKind, Result};
-use crate::heap::alloc::{Allocator, MIN_ALIGN};
+use crate::heap::alloc::Allocator;
 use crate::heap::gpu::GpuHeap;
 
 use super::State;
@@ -579,7 +579,7 @@ impl State {
         let result = if size == 0 {
             Ok(std::ptr::null_mut())
         } else {
-            let off = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).alloc(size, align.max(MIN_ALIGN));
+            let off = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).alloc(size, align.max(crate::heap::gpu::ALLOC_ALIGN));
             match off {
                 Some(off) => g.ensure_mapped(self.boot.as_ref(), off + size, routine).map(|_| (g.base + off as u64) as *mut u8),
                 None => {
