@@ -5,12 +5,35 @@
 #ifndef RSHMEM_DEVICE_COMMON_H
 #define RSHMEM_DEVICE_COMMON_H
 
+#if defined(__CUDACC_RTC__)
+/* NVRTC has no C library: the fixed-width types as libcu++ defines them under NVRTC (so that
+ * <cuda/std/cstdint> may be included as well); size_t and ptrdiff_t are built in. */
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+typedef long long intptr_t;
+typedef unsigned long long uintptr_t;
+#else
 #include <stddef.h>
 #include <stdint.h>
+#endif
 #include "rshmem/rshmem_abi.h"
 
 /* ---- CUDA types ---------------------------------------------------------------------- */
-#if defined(__CUDACC__)
+#if defined(__CUDACC_RTC__)
+/* NVRTC: device code only. half and bfloat16 where the CUDA headers are on the include path
+ * (-I$CUDA_HOME/include, as NVSHMEM needs too). */
+#if __has_include(<cuda_fp16.h>) && __has_include(<cuda_bf16.h>)
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#define RSHMEMI_HAVE_FP16 1
+#endif
+#elif defined(__CUDACC__)
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>

@@ -15,7 +15,10 @@
 #include "rshmem/device/rshmem_rma.cuh"
 #include "rshmem/device/rshmem_amo.cuh"
 #include "rshmem/device/rshmem_sync.cuh"
+#include "rshmem/device/rshmem_wait.cuh"
 #include "rshmem/device/rshmem_coll.cuh"
+#include "rshmem/device/rshmem_strided.cuh"
+#include "rshmem/device/rshmem_ext.cuh"
 #if !defined(__CUDACC_RTC__)
 #include "rshmem/device/rshmem_launch.cuh"
 #endif

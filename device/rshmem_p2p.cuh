@@ -14,8 +14,10 @@
 #ifndef RSHMEM_P2P_CUH
 #define RSHMEM_P2P_CUH
 
+#if !defined(__CUDACC_RTC__) /* NVRTC: printf and memcpy are built in */
 #include <stdio.h>
 #include <string.h>
+#endif
 #include "rshmem/device/rshmem_state.cuh"
 
 #define RSHMEMI_DEV static __device__ __forceinline__

@@ -1,5 +1,6 @@
-/* Device ordering, point-to-point synchronization and barriers. Over P2P every put is a
- * store that is already on its way, so quiet and fence are system-scope memory fences. */
+/* Device ordering, barriers and team queries (the point-to-point waits are in rshmem_wait.cuh).
+ * Over P2P every put is a store that is already on its way, so quiet and fence are system-scope
+ * memory fences. */
 #ifndef RSHMEM_SYNC_CUH
 #define RSHMEM_SYNC_CUH
 
@@ -85,39 +86,6 @@ RSHMEMI_API void nvshmem_info_get_name(char *name) {
 RSHMEMI_DEF_SYNC_GROUP(warp)
 RSHMEMI_DEF_SYNC_GROUP(block)
 #undef RSHMEMI_DEF_SYNC_GROUP
-
-RSHMEMI_API uint64_t nvshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value) {
-    return rshmemi_wait_until(sig_addr, cmp, cmp_value);
-}
-
-#define RSHMEMI_DEF_WAIT(NAME, TYPE)                                                                          \
-    RSHMEMI_API void nvshmem_##NAME##_wait_until(TYPE *ivar, int cmp, TYPE cmp_value) {                       \
-        rshmemi_wait_until(ivar, cmp, cmp_value);                                                             \
-    }                                                                                                         \
-    RSHMEMI_API int nvshmem_##NAME##_test(TYPE *ivar, int cmp, TYPE cmp_value) {                              \
-        int ok = rshmemi_compare(rshmemi_load(ivar), cmp, cmp_value);                                         \
-        if (ok) __threadfence_system();                                                                       \
-        return ok;                                                                                            \
-    }                                                                                                         \
-    RSHMEMI_API void nvshmem_##NAME##_wait_until_all(TYPE *ivars, size_t nelems, const int *status, int cmp,  \
-                                                     TYPE cmp_value) {                                        \
-        for (size_t i = 0; i < nelems; i++)                                                                   \
-            if (!status || !status[i]) rshmemi_wait_until(&ivars[i], cmp, cmp_value);                         \
-    }                                                                                                         \
-    RSHMEMI_API size_t nvshmem_##NAME##_wait_until_any(TYPE *ivars, size_t nelems, const int *status, int cmp, \
-                                                       TYPE cmp_value) {                                      \
-        bool any = false;                                                                                     \
-        for (size_t i = 0; i < nelems; i++) any |= !status || !status[i];                                     \
-        if (!any) return (size_t)-1;                                                                          \
-        for (;;)                                                                                              \
-            for (size_t i = 0; i < nelems; i++)                                                               \
-                if ((!status || !status[i]) && rshmemi_compare(rshmemi_load(&ivars[i]), cmp, cmp_value)) {    \
-                    __threadfence_system();                                                                   \
-                    return i;                                                                                 \
-                }                                                                                             \
-    }
-RSHMEMI_REPT_WAIT_TYPES(RSHMEMI_DEF_WAIT)
-#undef RSHMEMI_DEF_WAIT
 
 RSHMEMI_EXTERN_C_END
 

@@ -4,12 +4,18 @@
  *
  *   nvcc -arch=sm_90 app.cu $(pkg-config --cflags --libs rshmem)      (no -rdc needed)
  *
+ * Kernels compiled by NVRTC include it too (options: -I<prefix>/include -I$CUDA_HOME/include
+ * -I$CUDA_HOME/include/cccl, as for NVSHMEM); load them with nvshmemx_cumodule_init.
+ *
  * Define NVSHMEM_HOSTLIB_ONLY to get the host API only. */
 #ifndef RSHMEM_NVSHMEM_H
 #define RSHMEM_NVSHMEM_H
 
 #include "rshmem/device/rshmem_common.h"
 
+/* NVRTC compiles device code only: the host API is left out (the device headers define every
+ * device routine). */
+#if !defined(__CUDACC_RTC__)
 RSHMEMI_EXTERN_C_BEGIN
 
 /* ---- initialization and finalization ---------------------------------------------------- */
@@ -206,6 +212,7 @@ void rshmem_device_state_unregister(rshmem_state_writer_t writer);
 int rshmem_gpu_memory_usage(size_t *heap_mapped, size_t *runtime_area, size_t *measured);
 
 RSHMEMI_EXTERN_C_END
+#endif /* !__CUDACC_RTC__ */
 
 #if defined(__CUDACC__) && !defined(NVSHMEM_HOSTLIB_ONLY)
 #include "rshmem/device/rshmem_device.cuh"

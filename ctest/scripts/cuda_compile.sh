@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compile check of every CUDA test (ctest/cuda/*.cu) against an installed rshmem, with nvcc and
 # without -rdc: each unit is compiled (-c) and each program linked. Also: the two-unit program
-# with -rdc=true, the run-time-loaded kernels as cubin and PTX, and nvshmem.h as plain C / C++.
+# with -rdc=true, the run-time-loaded kernels as cubin and PTX, nvshmem.h as plain C / C++, and
+# nvrtc.cu's kernel compiled by NVRTC (nvrtc --compile-only).
 #   cuda_compile.sh PREFIX [BUILD_DIR]      (BUILD_DIR/cuda gets the programs; default a temp dir)
 # Skipped, with a message saying so, only when no nvcc can be found ($NVCC, PATH, the PyPI
 # install of scripts/install-nvcc.sh in /opt/cuda13, /usr/local/cuda).
@@ -76,6 +77,11 @@ for k in "$src"/*.kernel.cu; do
   run "$nvcc" "${flags[@]}" -cubin "$k" -o "$out/$kb.cubin" && echo "ok   $kb.cubin"
   run "$nvcc" "${flags[@]}" -ptx "$k" -o "$out/$kb.ptx" && echo "ok   $kb.ptx"
 done
+
+# NVRTC needs no GPU: nvrtc.cu's kernel (nvshmem.h included) compiled at run time, here.
+if [ -x "$out/nvrtc" ]; then
+  run env LD_LIBRARY_PATH="$cuda_home/lib64:$cuda_home/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$out/nvrtc" --compile-only && echo "ok   nvrtc --compile-only"
+fi
 
 if [ "$fail" -ne 0 ]; then echo "CUDA compile check FAILED"; exit 1; fi
 echo "CUDA compile check passed: $programs programs in $out"

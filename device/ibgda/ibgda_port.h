@@ -14,7 +14,9 @@
 #ifndef RSHMEM_IBGDA_PORT_H
 #define RSHMEM_IBGDA_PORT_H
 
+#if !defined(__CUDACC_RTC__) /* NVRTC: rshmem_common.h has the types */
 #include <stdint.h>
+#endif
 
 #if defined(__CUDACC__)
 #include <cuda/atomic>

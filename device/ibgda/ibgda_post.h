@@ -27,7 +27,9 @@
 #ifndef RSHMEM_IBGDA_POST_H
 #define RSHMEM_IBGDA_POST_H
 
+#if !defined(__CUDACC_RTC__) /* NVRTC: rshmem_common.h has the types */
 #include <stdint.h>
+#endif
 
 #include "ibgda_port.h"
 #include "ibgda_state.h"

@@ -9,7 +9,9 @@
 #ifndef RSHMEM_IBGDA_STATE_H
 #define RSHMEM_IBGDA_STATE_H
 
+#if !defined(__CUDACC_RTC__) /* NVRTC: rshmem_common.h has the types */
 #include <stdint.h>
+#endif
 
 #define RSHMEM_IBGDA_STATE_VERSION 1u
 
@@ -107,12 +109,14 @@ typedef struct rshmem_ibgda_state {
 } rshmem_ibgda_state;
 
 #if defined(__cplusplus)
-#include <cstddef>
 static_assert(sizeof(rshmem_ibgda_qp) == 384, "rshmem_ibgda_qp is 384 bytes");
+#if !defined(__CUDACC_RTC__) /* NVRTC has neither <cstddef> nor a constant offsetof */
+#include <cstddef>
 static_assert(offsetof(rshmem_ibgda_qp, resv_head) == 128, "resv_head starts line 2");
 static_assert(offsetof(rshmem_ibgda_qp, ready_head) == 192, "ready_head starts line 3");
 static_assert(offsetof(rshmem_ibgda_qp, posted_head) == 256, "posted_head starts line 4");
 static_assert(offsetof(rshmem_ibgda_qp, completed_head) == 320, "completed_head starts line 5");
+#endif
 static_assert(sizeof(rshmem_ibgda_peer) == 80, "rshmem_ibgda_peer is 80 bytes");
 static_assert(sizeof(rshmem_ibgda_state) == 128, "rshmem_ibgda_state is 128 bytes");
 #else

@@ -14,7 +14,9 @@
 #ifndef RSHMEM_IBGDA_MLX5_LAYOUT_H
 #define RSHMEM_IBGDA_MLX5_LAYOUT_H
 
+#if !defined(__CUDACC_RTC__) /* NVRTC: rshmem_common.h has the types */
 #include <stdint.h>
+#endif
 
 #if defined(__CUDACC__)
 #define RSHMEM_MLX5_FN __host__ __device__ __forceinline__
