@@ -1,12 +1,30 @@
-/* Device collectives over P2P for the teams that span the job (NVSHMEM_TEAM_WORLD,
- * NVSHMEM_TEAM_SHARED, NVSHMEMX_TEAM_NODE): alltoall, broadcast, fcollect, reduce (and, or,
- * xor, max, min, sum, prod) and reducescatter, by one thread, a warp or a block. Every PE
- * moves its own part with loads/stores through the peer mappings; team barriers order the
- * phases. Reductions whose destination overlaps the source (in place) stage through the
- * runtime's scratch buffer, one chunk at a time. */
+/* Device collectives on the teams of the device table: alltoall, broadcast, fcollect, reduce
+ * (and, or, xor, max, min, sum, prod) and reducescatter, by one thread, a warp or a block.
+ *
+ * Two protocols over P2P, chosen by size (every member decides alike: the arguments agree):
+ *  - small (a member sends at most coll_ll_slot / 2 bytes to another; team handle below
+ *    coll_ll_teams): low-latency mailboxes. The sender stores 16-byte units {4 data bytes, flag,
+ *    4 data bytes, flag} straight into the receiver's slot for (team, family, parity of the
+ *    call, sender); the flag is the call's number, so a unit is complete when both its flags
+ *    match, and nobody waits for a barrier: one hop per collective. Two families count their
+ *    calls apart. Exchanges (alltoall, fcollect, reduce, reducescatter): every member sends to
+ *    every other one, so a member cannot get two exchanges ahead and overwrite a slot still
+ *    being read (it would need this member's data of the exchange in between). Broadcasts: a
+ *    root waits until every member has acknowledged its previous broadcast of the same
+ *    parity, which has long happened unless that member is far behind.
+ *  - large: the group moves the data with 16-byte accesses through the peer mappings, between
+ *    a team barrier on entry (sources written, destinations free) and one at the end. A
+ *    reduction is a reduce-scatter and an all-gather in one pass: member m reduces its share of
+ *    the vector from every member's source (in member order, so every PE gets the same bits)
+ *    and stores the result into every member's destination; only member m touches that share,
+ *    so an in-place reduction (dest == source) needs no staging.
+ * Toward peers reached only through IBGDA (NVSHMEM_DISABLE_P2P=1, built with
+ * -DRSHMEM_IBGDA_ROUTE) every collective takes a plain route instead: puts between barriers,
+ * reductions through gets into the scratch buffer. */
 #ifndef RSHMEM_COLL_CUH
 #define RSHMEM_COLL_CUH
 
+#include "rshmem/device/rshmem_rma.cuh"
 #include "rshmem/device/rshmem_sync.cuh"
 
 /* ---- reduction operators ----------------------------------------------------------------- */
@@ -30,63 +48,397 @@ RSHMEMI_DEV __nv_bfloat16 rshmemi_reduce_op(__nv_bfloat16 a, __nv_bfloat16 b) {
 }
 #endif
 
-/* ---- the algorithms (t: the team; g: the calling group; sync: its barrier) ----------------- */
+/* OP on the elements of two words of W bytes, element by element (W a multiple of sizeof(T);
+ * instantiated, never run, for wider T). */
+template <typename T, typename OP, typename W>
+RSHMEMI_DEV W rshmemi_reduce_word(W a, W b) {
+    const int K = sizeof(W) >= sizeof(T) ? (int)(sizeof(W) / sizeof(T)) : 1;
+    T x[K], y[K];
+    memcpy(x, &a, sizeof(W));
+    memcpy(y, &b, sizeof(W));
+#pragma unroll
+    for (int j = 0; j < K; j++) x[j] = rshmemi_reduce_op<OP>(x[j], y[j]);
+    memcpy(&a, x, sizeof(W));
+    return a;
+}
+
+/* ---- bytes to and from 8-byte words (any alignment; little-endian) -------------------------
+ * Whole aligned words inline; the rest (a short tail, a misaligned buffer) out of line. */
+static __device__ __noinline__ unsigned long long rshmemi_ld_bytes(const char *p, unsigned n) {
+    unsigned long long v = 0;
+#pragma unroll 1
+    for (unsigned i = 0; i < n; i++) v |= (unsigned long long)(unsigned char)p[i] << (8 * i);
+    return v;
+}
+static __device__ __noinline__ void rshmemi_st_bytes(char *p, unsigned long long v, unsigned n) {
+#pragma unroll 1
+    for (unsigned i = 0; i < n; i++) p[i] = (char)(v >> (8 * i));
+}
+RSHMEMI_DEV unsigned long long rshmemi_ld_upto8(const char *p, size_t n) {
+    if (n >= 8 && ((uintptr_t)p & 7) == 0) return *(const unsigned long long *)p;
+    return rshmemi_ld_bytes(p, n < 8 ? (unsigned)n : 8u);
+}
+RSHMEMI_DEV void rshmemi_st_upto8(char *p, unsigned long long v, size_t n) {
+    if (n >= 8 && ((uintptr_t)p & 7) == 0) *(unsigned long long *)p = v;
+    else rshmemi_st_bytes(p, v, n < 8 ? (unsigned)n : 8u);
+}
+
+/* The loops of each protocol are out of line: inlined together into one kernel they would
+ * hold registers at once that each needs only in turn (a 1024-thread block has 64 each). */
+#define RSHMEMI_COLL_OOL static __device__ __noinline__
+
+/* ---- call numbers and low-latency slots ----------------------------------------------------- */
+enum { RSHMEMI_LL_EXCHANGE = 0, RSHMEMI_LL_BROADCAST = 1 };
+
+RSHMEMI_DEV bool rshmemi_ll_fits(nvshmem_team_t team, size_t bytes_per_member) {
+    const RshmemDeviceState &s = RSHMEMI_STATE;
+    return !rshmemi_ibgda_on() && team >= 0 && (unsigned)team < s.coll_ll_teams && bytes_per_member <= s.coll_ll_slot / 2;
+}
+/* This PE's number for the small collective of `family` being started on `team` (every member
+ * counts alike); the group has met at its barrier on return, so its sources are written. */
 template <typename SYNC>
-RSHMEMI_DEV void rshmemi_alltoall(const rshmemi_team &t, void *dest, const void *source, size_t bytes, rshmemi_group g, SYNC sync) {
+RSHMEMI_DEV unsigned long long rshmemi_ll_begin(nvshmem_team_t team, int family, rshmemi_group g, SYNC sync) {
+    volatile unsigned long long *calls = (volatile unsigned long long *)RSHMEMI_STATE.coll_calls + 2 * team + family;
+    unsigned long long c = *calls + 1;
+    if ((unsigned)c == 0) c += 2; /* flags are the low 32 bits: never 0 (an empty slot), parity kept */
+    sync();
+    if (g.tid == 0) *calls = c;
+    return c;
+}
+/* This PE's slot for (team, family, call, sender world PE). */
+RSHMEMI_DEV char *rshmemi_ll_slot(nvshmem_team_t team, int family, unsigned long long call, int sender) {
+    const RshmemDeviceState &s = RSHMEMI_STATE;
+    size_t index = (((size_t)team * 2 + (size_t)family) * 2 + (call & 1)) * (size_t)s.npes + (size_t)sender;
+    return (char *)s.coll_ll + index * s.coll_ll_slot;
+}
+RSHMEMI_DEV void rshmemi_ll_put_unit(char *remote_unit, unsigned long long data, unsigned flag) {
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(remote_unit), "r"((unsigned)data), "r"(flag),
+                 "r"((unsigned)(data >> 32)), "r"(flag)
+                 : "memory");
+}
+/* Waits for unit `u` of a slot to carry `flag`; returns its 8 data bytes. */
+RSHMEMI_DEV unsigned long long rshmemi_ll_take_unit(const char *slot, size_t u, unsigned flag) {
+    unsigned a, f0, b, f1;
+    do {
+        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(a), "=r"(f0), "=r"(b), "=r"(f1)
+                     : "l"(slot + 16 * u)
+                     : "memory");
+    } while (f0 != flag || f1 != flag);
+    return (unsigned long long)a | (unsigned long long)b << 32;
+}
+
+/* Sends `bytes` of `src` (for member k: src + k * src_stride; stride 0: the same data to
+ * everyone) to every other member's slot of this call. The group shares (member, unit) pairs. */
+RSHMEMI_COLL_OOL void rshmemi_ll_send(const rshmemi_team &t, nvshmem_team_t team, int family, unsigned long long call,
+                                      const char *src, size_t src_stride, size_t bytes, rshmemi_group g) {
+    /* 32-bit arithmetic: a slot holds a few hundred units (64-bit division costs registers). */
+    const unsigned units = (unsigned)((bytes + 7) / 8), total = units * (unsigned)t.size;
+    char *my_slot = rshmemi_ll_slot(team, family, call, RSHMEMI_STATE.mype);
+    for (unsigned w = g.tid; w < total; w += g.size) {
+        int k = (int)(w / units);
+        unsigned u = w - (unsigned)k * units;
+        if (k == t.my) continue;
+        const char *p = src + (size_t)k * src_stride + 8 * u;
+        unsigned long long v = rshmemi_ld_upto8(p, bytes - 8 * u);
+        rshmemi_ll_put_unit((char *)rshmemi_peer(my_slot + 16 * u, rshmemi_team_pe(t, k)), v, (unsigned)call);
+    }
+}
+/* Copies every other member's `bytes` of this call out of its slot to dest + k * dest_stride. */
+RSHMEMI_COLL_OOL void rshmemi_ll_recv(const rshmemi_team &t, nvshmem_team_t team, int family, unsigned long long call,
+                                      char *dest, size_t dest_stride, size_t bytes, rshmemi_group g, int only_from = -1) {
+    const unsigned units = (unsigned)((bytes + 7) / 8), total = units * (only_from >= 0 ? 1u : (unsigned)t.size);
+    for (unsigned w = g.tid; w < total; w += g.size) {
+        int k = only_from >= 0 ? only_from : (int)(w / units);
+        unsigned u = only_from >= 0 ? w : w - (unsigned)k * units;
+        if (k == t.my) continue;
+        const char *slot = rshmemi_ll_slot(team, family, call, rshmemi_team_pe(t, k));
+        rshmemi_st_upto8(dest + (size_t)k * dest_stride + 8 * u, rshmemi_ll_take_unit(slot, u, (unsigned)call), bytes - 8 * u);
+    }
+}
+
+/* Exchange-family reductions: unit u of the OP over the members (in member order) of their
+ * `bytes` sent for this call, this PE's own from `mine`; into dest. */
+template <typename T, typename OP>
+RSHMEMI_COLL_OOL void rshmemi_ll_reduce(const rshmemi_team &t, nvshmem_team_t team, unsigned long long call, T *dest, const T *mine,
+                                   size_t bytes, rshmemi_group g) {
+    for (size_t u = g.tid; u < (bytes + 7) / 8; u += g.size) {
+        size_t have = bytes - 8 * u < 8 ? bytes - 8 * u : 8;
+        unsigned long long acc = 0;
+        for (int k = 0; k < t.size; k++) {
+            unsigned long long v =
+                k == t.my ? rshmemi_ld_upto8((const char *)mine + 8 * u, have)
+                          : rshmemi_ll_take_unit(rshmemi_ll_slot(team, RSHMEMI_LL_EXCHANGE, call, rshmemi_team_pe(t, k)), u, (unsigned)call);
+            acc = k == 0 ? v : rshmemi_reduce_word<T, OP>(acc, v);
+        }
+        rshmemi_st_upto8((char *)dest + 8 * u, acc, have);
+    }
+}
+
+/* ---- data movement of the large path ------------------------------------------------------ */
+/* The group copies `bytes`, SYNC::depth words in flight per thread. */
+template <typename SYNC>
+RSHMEMI_DEV void rshmemi_coll_copy(void *dst, const void *src, size_t bytes, rshmemi_group g) {
+    rshmemi_copy<SYNC::depth>(dst, src, bytes, g);
+}
+
+/* 16-byte word i (elements of T) of every member's `src`, reduced in member order. */
+template <typename T, typename OP>
+RSHMEMI_DEV uint4 rshmemi_gather_reduce16(const rshmemi_team &t, const T *src) {
+    uint4 acc = __ldcg((const uint4 *)rshmemi_peer(src, rshmemi_team_pe(t, 0)));
+    for (int k = 1; k < t.size; k++) acc = rshmemi_reduce_word<T, OP>(acc, __ldcg((const uint4 *)rshmemi_peer(src, rshmemi_team_pe(t, k))));
+    return acc;
+}
+template <typename T, typename OP>
+RSHMEMI_DEV T rshmemi_gather_reduce1(const rshmemi_team &t, const T *src) {
+    T acc = rshmemi_load((const T *)rshmemi_peer(src, rshmemi_team_pe(t, 0)));
+    for (int k = 1; k < t.size; k++) acc = rshmemi_reduce_op<OP>(acc, rshmemi_load((const T *)rshmemi_peer(src, rshmemi_team_pe(t, k))));
+    return acc;
+}
+
+/* Elements [lo, hi) of the reduction: from every member's src, into dest (push: into every
+ * member's dest). 16-byte words where src and dest allow; DEEP: two words in flight per
+ * thread (thread and warp scope), else one. */
+template <typename T, typename OP, bool DEEP>
+RSHMEMI_COLL_OOL void rshmemi_reduce_range(const rshmemi_team &t, T *dest, const T *src, size_t lo, size_t hi, bool push,
+                                      rshmemi_group g) {
+    const size_t V = 16 / sizeof(T);
+    size_t i = lo;
+    if (sizeof(T) <= 16 && 16 % sizeof(T) == 0 && ((((uintptr_t)(dest + lo)) | ((uintptr_t)(src + lo))) & 15) == 0) {
+        const size_t words = (hi - lo) / V, step = (size_t)g.size;
+        size_t w = g.tid;
+        for (; DEEP && w + step < words; w += 2 * step) {
+            uint4 a = rshmemi_gather_reduce16<T, OP>(t, src + lo + w * V);
+            uint4 b = rshmemi_gather_reduce16<T, OP>(t, src + lo + (w + step) * V);
+            for (int k = 0; k < (push ? t.size : 1); k++) {
+                T *d = push ? (T *)rshmemi_peer(dest, rshmemi_team_pe(t, k)) : dest;
+                *(uint4 *)(d + lo + w * V) = a;
+                *(uint4 *)(d + lo + (w + step) * V) = b;
+            }
+        }
+        for (; w < words; w += step) {
+            uint4 a = rshmemi_gather_reduce16<T, OP>(t, src + lo + w * V);
+            for (int k = 0; k < (push ? t.size : 1); k++)
+                *(uint4 *)((push ? (T *)rshmemi_peer(dest, rshmemi_team_pe(t, k)) : dest) + lo + w * V) = a;
+        }
+        i = lo + words * V;
+    }
+    for (size_t j = i + g.tid; j < hi; j += g.size) {
+        T acc = rshmemi_gather_reduce1<T, OP>(t, src + j);
+        for (int k = 0; k < (push ? t.size : 1); k++) (push ? (T *)rshmemi_peer(dest, rshmemi_team_pe(t, k)) : dest)[j] = acc;
+    }
+}
+
+/* Member m's share of n elements: whole 16-byte words (v elements), so that shares keep the
+ * alignment. The quotient comes from a double, corrected: a 64-bit division costs registers. */
+RSHMEMI_DEV void rshmemi_share(size_t n, size_t v, int m, int members, size_t *lo, size_t *hi) {
+    size_t words = (n + v - 1) / v; /* v is a power of two */
+    size_t per = (size_t)((double)words / (double)members);
+    while (per * (size_t)members < words) per++;
+    while (per > 0 && (per - 1) * (size_t)members >= words) per--;
+    per *= v;
+    *lo = per * (size_t)m < n ? per * (size_t)m : n;
+    *hi = *lo + per < n ? *lo + per : n;
+}
+
+/* ---- stops for misuse ------------------------------------------------------------------------ */
+static __device__ __noinline__ void rshmemi_coll_misuse(const char *who, const char *what) {
+    printf("rshmem: PE %d: %s: %s\n", RSHMEMI_STATE.mype, who, what);
+    __trap();
+}
+RSHMEMI_DEV bool rshmemi_overlap(const void *a, size_t na, const void *b, size_t nb) {
+    return (const char *)a < (const char *)b + nb && (const char *)b < (const char *)a + na;
+}
+
+/* ---- the algorithms (team: its handle, t: its members; g: the calling group; sync: its
+ *      barrier). Each ends with its group met at a barrier. ------------------------------------ */
+template <typename SYNC>
+RSHMEMI_DEV void rshmemi_alltoall(nvshmem_team_t team, const rshmemi_team &t, void *dest, const void *source, size_t bytes,
+                                  rshmemi_group g, SYNC sync) {
+    char *d = (char *)dest;
+    const char *s = (const char *)source;
+    if (rshmemi_ll_fits(team, bytes)) {
+        unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
+        rshmemi_ll_send(t, team, RSHMEMI_LL_EXCHANGE, call, s, bytes, bytes, g);
+        rshmemi_coll_copy<SYNC>(d + (size_t)t.my * bytes, s + (size_t)t.my * bytes, bytes, g);
+        rshmemi_ll_recv(t, team, RSHMEMI_LL_EXCHANGE, call, d, bytes, bytes, g);
+        sync();
+        return;
+    }
     rshmemi_sync_team_group(t, g, sync);
     for (int k = 0; k < t.size; k++) {
         int j = (t.my + k) % t.size; /* start with a different member on each PE */
-        rshmemi_copy(rshmemi_peer((char *)dest + (size_t)t.my * bytes, rshmemi_team_pe(t, j)), (const char *)source + (size_t)j * bytes, bytes, g);
+        if (rshmemi_ibgda_on())
+            rshmemi_put(d + (size_t)t.my * bytes, s + (size_t)j * bytes, bytes, rshmemi_team_pe(t, j), g, sync, "nvshmem_alltoall");
+        else
+            rshmemi_coll_copy<SYNC>(rshmemi_peer(d + (size_t)t.my * bytes, rshmemi_team_pe(t, j)), s + (size_t)j * bytes, bytes, g);
     }
     rshmemi_sync_team_group(t, g, sync);
 }
 
 template <typename SYNC>
-RSHMEMI_DEV void rshmemi_fcollect(const rshmemi_team &t, void *dest, const void *source, size_t bytes, rshmemi_group g, SYNC sync) {
+RSHMEMI_DEV void rshmemi_fcollect(nvshmem_team_t team, const rshmemi_team &t, void *dest, const void *source, size_t bytes,
+                                  rshmemi_group g, SYNC sync) {
+    char *d = (char *)dest;
+    if (rshmemi_ll_fits(team, bytes)) {
+        unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
+        rshmemi_ll_send(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, 0, bytes, g);
+        rshmemi_coll_copy<SYNC>(d + (size_t)t.my * bytes, source, bytes, g);
+        rshmemi_ll_recv(t, team, RSHMEMI_LL_EXCHANGE, call, d, bytes, bytes, g);
+        sync();
+        return;
+    }
     rshmemi_sync_team_group(t, g, sync);
     for (int k = 0; k < t.size; k++) {
         int j = (t.my + k) % t.size;
-        rshmemi_copy(rshmemi_peer((char *)dest + (size_t)t.my * bytes, rshmemi_team_pe(t, j)), source, bytes, g);
+        if (rshmemi_ibgda_on())
+            rshmemi_put(d + (size_t)t.my * bytes, source, bytes, rshmemi_team_pe(t, j), g, sync, "nvshmem_fcollect");
+        else
+            rshmemi_coll_copy<SYNC>(rshmemi_peer(d + (size_t)t.my * bytes, rshmemi_team_pe(t, j)), source, bytes, g);
     }
     rshmemi_sync_team_group(t, g, sync);
 }
 
-/* root: the root's index in the team. */
+/* root: the root's index in the team. Small broadcasts: acks[team][npes + 2] on every PE holds,
+ * per member (world PE), the last of this PE's broadcasts that member has taken out of its slot,
+ * and in its last two entries the number of this PE's last broadcast as root of each parity. */
 template <typename SYNC>
-RSHMEMI_DEV void rshmemi_broadcast(const rshmemi_team &t, void *dest, const void *source, size_t bytes, int root, rshmemi_group g,
-                                   SYNC sync) {
+RSHMEMI_DEV void rshmemi_broadcast(nvshmem_team_t team, const rshmemi_team &t, void *dest, const void *source, size_t bytes,
+                                   int root, rshmemi_group g, SYNC sync) {
     if (rshmemi_checks_on() && (root < 0 || root >= t.size)) {
         printf("rshmem: broadcast: PE_root %d is not a member index of the team (0..%d)\n", root, t.size - 1);
         __trap();
     }
+    if (rshmemi_ll_fits(team, bytes)) {
+        const RshmemDeviceState &s = RSHMEMI_STATE;
+        unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_BROADCAST, g, sync);
+        unsigned long long *acks = (unsigned long long *)s.coll_acks + (size_t)team * (size_t)(s.npes + 2);
+        if (t.my == root) {
+            /* The slot this broadcast reuses has been emptied by every member. */
+            unsigned long long *rooted = &acks[s.npes + (call & 1)];
+            unsigned long long prev = *rooted;
+            for (int k = g.tid; k < t.size; k += g.size)
+                while (k != root && rshmemi_load_acquire(&acks[rshmemi_team_pe(t, k)]) < prev) {
+                }
+            sync();
+            if (g.tid == 0) *rooted = call;
+            rshmemi_ll_send(t, team, RSHMEMI_LL_BROADCAST, call, (const char *)source, 0, bytes, g);
+            if (dest != source) rshmemi_coll_copy<SYNC>(dest, source, bytes, g);
+        } else {
+            rshmemi_ll_recv(t, team, RSHMEMI_LL_BROADCAST, call, (char *)dest, 0, bytes, g, root);
+            sync();
+            if (g.tid == 0) {
+                unsigned long long *ack = (unsigned long long *)rshmemi_peer(&acks[s.mype], rshmemi_team_pe(t, root));
+                asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(ack), "l"(call) : "memory");
+            }
+        }
+        sync();
+        return;
+    }
     rshmemi_sync_team_group(t, g, sync);
-    if (root != t.my || dest != source) rshmemi_copy(dest, rshmemi_peer(source, rshmemi_team_pe(t, root)), bytes, g);
+    if (root != t.my || dest != source) {
+        if (rshmemi_ibgda_on()) rshmemi_get(dest, source, bytes, rshmemi_team_pe(t, root), g, sync, "nvshmem_broadcast");
+        else rshmemi_coll_copy<SYNC>(dest, rshmemi_peer(source, rshmemi_team_pe(t, root)), bytes, g);
+    }
     rshmemi_sync_team_group(t, g, sync);
 }
 
-/* dest[i] = OP over the members (in member order) of source[offset + i], i < n. */
+/* IBGDA route of the reductions: every member's part of a chunk is fetched into the scratch
+ * buffer (gets), reduced locally, written to dest after a barrier (dest may be the source). */
 template <typename T, typename OP, typename SYNC>
-RSHMEMI_DEV void rshmemi_reduce(const rshmemi_team &t, T *dest, const T *source, size_t offset, size_t n, rshmemi_group g, SYNC sync) {
+RSHMEMI_DEV void rshmemi_reduce_by_gets(const rshmemi_team &t, T *dest, const T *src, size_t n, rshmemi_group g, SYNC sync) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
-    const T *src = source + offset;
-    bool overlap = (const char *)dest < (const char *)(source + offset + n) && (const char *)src < (const char *)(dest + n);
+    T *scratch = (T *)s.coll_scratch;
+    const size_t chunk = s.coll_scratch_bytes / sizeof(T) / (size_t)(t.size + 1);
     rshmemi_sync_team_group(t, g, sync);
-    size_t chunk = overlap ? (size_t)(s.coll_scratch_bytes / sizeof(T)) : n;
-    T *stage = overlap ? (T *)s.coll_scratch : dest;
     for (size_t base = 0; base < n; base += chunk) {
         size_t len = n - base < chunk ? n - base : chunk;
+        for (int k = 0; k < t.size; k++)
+            rshmemi_get(scratch + (size_t)k * chunk, src + base, len * sizeof(T), rshmemi_team_pe(t, k), g, sync, "nvshmem_reduce");
+        T *out = scratch + (size_t)t.size * chunk;
         for (size_t i = g.tid; i < len; i += g.size) {
-            T acc = rshmemi_load((const T *)rshmemi_peer(src + base + i, rshmemi_team_pe(t, 0)));
-            for (int k = 1; k < t.size; k++)
-                acc = rshmemi_reduce_op<OP>(acc, rshmemi_load((const T *)rshmemi_peer(src + base + i, rshmemi_team_pe(t, k))));
-            stage[overlap ? i : base + i] = acc;
+            T acc = scratch[i];
+            for (int k = 1; k < t.size; k++) acc = rshmemi_reduce_op<OP>(acc, scratch[(size_t)k * chunk + i]);
+            out[i] = acc;
         }
-        if (overlap) {
-            /* Every member has read this chunk of every source before anyone overwrites it. */
-            rshmemi_sync_team_group(t, g, sync);
-            for (size_t i = g.tid; i < len; i += g.size) dest[base + i] = stage[i];
-            sync();
-        }
+        rshmemi_sync_team_group(t, g, sync); /* every member has fetched this chunk of every source */
+        for (size_t i = g.tid; i < len; i += g.size) dest[base + i] = out[i];
+        sync();
+    }
+    rshmemi_sync_team_group(t, g, sync);
+}
+
+/* dest[i] = OP over the members (in member order) of source[i], i < n. */
+template <typename T, typename OP, typename SYNC>
+RSHMEMI_DEV void rshmemi_reduce(nvshmem_team_t team, const rshmemi_team &t, T *dest, const T *source, size_t n, rshmemi_group g,
+                                SYNC sync, const char *who) {
+    const size_t bytes = n * sizeof(T);
+    if (dest != source && rshmemi_overlap(dest, bytes, source, bytes))
+        rshmemi_coll_misuse(who, "dest and source overlap without being the same array");
+    if (sizeof(T) <= 8 && rshmemi_ll_fits(team, bytes)) {
+        unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
+        rshmemi_ll_send(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, 0, bytes, g);
+        sync(); /* sent before dest (which may be the source) is written */
+        rshmemi_ll_reduce<T, OP>(t, team, call, dest, source, bytes, g);
+        sync();
+        return;
+    }
+    if (rshmemi_ibgda_on()) {
+        rshmemi_reduce_by_gets<T, OP>(t, dest, source, n, g, sync);
+        return;
+    }
+    rshmemi_sync_team_group(t, g, sync);
+    size_t lo, hi;
+    rshmemi_share(n, sizeof(T) <= 16 && 16 % sizeof(T) == 0 ? 16 / sizeof(T) : 1, t.my, t.size, &lo, &hi);
+    rshmemi_reduce_range<T, OP, (SYNC::depth > 2)>(t, dest, source, lo, hi, true, g);
+    rshmemi_sync_team_group(t, g, sync);
+}
+
+/* In-place reducescatter (dest == source): member 0 still reads the start of every source.
+ * A chunk at a time: reduce into the scratch buffer (indexed so that element i lands at
+ * scratch[i - base]), meet, write. */
+template <typename T, typename OP, typename SYNC>
+static __device__ __noinline__ void rshmemi_reducescatter_staged(const rshmemi_team &t, T *dest, const T *mine, size_t n,
+                                                                 rshmemi_group g, SYNC sync) {
+    const RshmemDeviceState &s = RSHMEMI_STATE;
+    const size_t chunk = s.coll_scratch_bytes / sizeof(T);
+    for (size_t base = 0; base < n; base += chunk) {
+        size_t len = n - base < chunk ? n - base : chunk;
+        rshmemi_reduce_range<T, OP, (SYNC::depth > 2)>(t, (T *)s.coll_scratch - base, mine, base, base + len, false, g);
+        rshmemi_sync_team_group(t, g, sync);
+        rshmemi_coll_copy<SYNC>(dest + base, (T *)s.coll_scratch, len * sizeof(T), g);
+        sync();
+    }
+}
+
+/* dest[i] = OP over the members of source[my * n + i], i < n. dest may be the source itself
+ * (then the results wait in the scratch buffer until every member has read its block). */
+template <typename T, typename OP, typename SYNC>
+RSHMEMI_DEV void rshmemi_reducescatter(nvshmem_team_t team, const rshmemi_team &t, T *dest, const T *source, size_t n,
+                                       rshmemi_group g, SYNC sync, const char *who) {
+    const size_t bytes = n * sizeof(T);
+    const T *mine = source + (size_t)t.my * n;
+    bool overlap = rshmemi_overlap(dest, bytes, source, bytes * (size_t)t.size);
+    if (overlap && dest != source && dest != mine)
+        rshmemi_coll_misuse(who, "dest overlaps source without being the same array or this PE's block of it");
+    if (sizeof(T) <= 8 && rshmemi_ll_fits(team, bytes)) {
+        unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
+        rshmemi_ll_send(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, bytes, bytes, g);
+        sync();
+        rshmemi_ll_reduce<T, OP>(t, team, call, dest, mine, bytes, g);
+        sync();
+        return;
+    }
+    if (rshmemi_ibgda_on()) {
+        rshmemi_reduce_by_gets<T, OP>(t, dest, mine, n, g, sync);
+        return;
+    }
+    rshmemi_sync_team_group(t, g, sync);
+    if (!overlap || dest == mine) {
+        /* Only this member reads its block of the sources: the results may land at once. */
+        rshmemi_reduce_range<T, OP, (SYNC::depth > 2)>(t, dest, mine, 0, n, false, g);
+    } else {
+        rshmemi_reducescatter_staged<T, OP>(t, dest, mine, n, g, sync);
     }
     rshmemi_sync_team_group(t, g, sync);
 }
@@ -94,54 +446,58 @@ RSHMEMI_DEV void rshmemi_reduce(const rshmemi_team &t, T *dest, const T *source,
 RSHMEMI_EXTERN_C_BEGIN
 
 /* ---- public routines --------------------------------------------------------------------- */
-#define RSHMEMI_TEAM(team) rshmemi_team_checked((team), __func__)
+/* Each routine: its scope object (barrier and group from one capture), then the algorithm. */
+#define RSHMEMI_COLL_PROLOGUE(SYNC) \
+    SYNC sync;                      \
+    rshmemi_group g = sync.group(); \
+    rshmemi_team t = rshmemi_team_checked(team, __func__)
 
-#define RSHMEMI_DEF_COLL_SCOPE(PRE, SUF, GROUP, SYNC)                                                             \
+#define RSHMEMI_DEF_COLL_SCOPE(PRE, SUF, SYNC)                                                                    \
     RSHMEMI_API int PRE##alltoallmem##SUF(nvshmem_team_t team, void *dest, const void *source, size_t nelems) {   \
-        SYNC sync;                                                                                                \
-        rshmemi_alltoall(RSHMEMI_TEAM(team), dest, source, nelems, GROUP(), sync);                                                  \
+        RSHMEMI_COLL_PROLOGUE(SYNC);                                                                              \
+        rshmemi_alltoall(team, t, dest, source, nelems, g, sync);                                                 \
         return 0;                                                                                                 \
     }                                                                                                             \
     RSHMEMI_API int PRE##fcollectmem##SUF(nvshmem_team_t team, void *dest, const void *source, size_t nelems) {   \
-        SYNC sync;                                                                                                \
-        rshmemi_fcollect(RSHMEMI_TEAM(team), dest, source, nelems, GROUP(), sync);                                                  \
+        RSHMEMI_COLL_PROLOGUE(SYNC);                                                                              \
+        rshmemi_fcollect(team, t, dest, source, nelems, g, sync);                                                 \
         return 0;                                                                                                 \
     }                                                                                                             \
     RSHMEMI_API int PRE##broadcastmem##SUF(nvshmem_team_t team, void *dest, const void *source, size_t nelems,    \
                                            int PE_root) {                                                         \
-        SYNC sync;                                                                                                \
-        rshmemi_broadcast(RSHMEMI_TEAM(team), dest, source, nelems, PE_root, GROUP(), sync);                                        \
+        RSHMEMI_COLL_PROLOGUE(SYNC);                                                                              \
+        rshmemi_broadcast(team, t, dest, source, nelems, PE_root, g, sync);                                       \
         return 0;                                                                                                 \
     }
 /* The thread-scope routines also exist on the host (librshmem.so): device definitions only
  * in the device pass, as for every routine declared __host__ __device__ in nvshmem.h. */
 #ifdef __CUDA_ARCH__
-RSHMEMI_DEF_COLL_SCOPE(nvshmem_, , rshmemi_thread_group, rshmemi_no_sync)
+RSHMEMI_DEF_COLL_SCOPE(nvshmem_, , rshmemi_no_sync)
 #endif
-RSHMEMI_DEF_COLL_SCOPE(nvshmemx_, _warp, rshmemi_warp_group, rshmemi_warp_sync)
-RSHMEMI_DEF_COLL_SCOPE(nvshmemx_, _block, rshmemi_block_group, rshmemi_block_sync)
+RSHMEMI_DEF_COLL_SCOPE(nvshmemx_, _warp, rshmemi_warp_sync)
+RSHMEMI_DEF_COLL_SCOPE(nvshmemx_, _block, rshmemi_block_sync)
 #undef RSHMEMI_DEF_COLL_SCOPE
 
-#define RSHMEMI_DEF_COLL_TYPED(PRE, SUF, GROUP, SYNC, NAME, TYPE)                                                  \
+#define RSHMEMI_DEF_COLL_TYPED(PRE, SUF, SYNC, NAME, TYPE)                                                         \
     RSHMEMI_API int PRE##NAME##_alltoall##SUF(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) { \
-        SYNC sync;                                                                                                 \
-        rshmemi_alltoall(RSHMEMI_TEAM(team), dest, source, nelems * sizeof(TYPE), GROUP(), sync);                                    \
+        RSHMEMI_COLL_PROLOGUE(SYNC);                                                                               \
+        rshmemi_alltoall(team, t, dest, source, nelems * sizeof(TYPE), g, sync);                                   \
         return 0;                                                                                                  \
     }                                                                                                              \
     RSHMEMI_API int PRE##NAME##_fcollect##SUF(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) { \
-        SYNC sync;                                                                                                 \
-        rshmemi_fcollect(RSHMEMI_TEAM(team), dest, source, nelems * sizeof(TYPE), GROUP(), sync);                                    \
+        RSHMEMI_COLL_PROLOGUE(SYNC);                                                                               \
+        rshmemi_fcollect(team, t, dest, source, nelems * sizeof(TYPE), g, sync);                                   \
         return 0;                                                                                                  \
     }                                                                                                              \
     RSHMEMI_API int PRE##NAME##_broadcast##SUF(nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems, \
                                                int PE_root) {                                                      \
-        SYNC sync;                                                                                                 \
-        rshmemi_broadcast(RSHMEMI_TEAM(team), dest, source, nelems * sizeof(TYPE), PE_root, GROUP(), sync);                          \
+        RSHMEMI_COLL_PROLOGUE(SYNC);                                                                               \
+        rshmemi_broadcast(team, t, dest, source, nelems * sizeof(TYPE), PE_root, g, sync);                         \
         return 0;                                                                                                  \
     }
-#define RSHMEMI_DEF_COLL_THREAD(NAME, TYPE) RSHMEMI_DEF_COLL_TYPED(nvshmem_, , rshmemi_thread_group, rshmemi_no_sync, NAME, TYPE)
-#define RSHMEMI_DEF_COLL_WARP(NAME, TYPE) RSHMEMI_DEF_COLL_TYPED(nvshmemx_, _warp, rshmemi_warp_group, rshmemi_warp_sync, NAME, TYPE)
-#define RSHMEMI_DEF_COLL_BLOCK(NAME, TYPE) RSHMEMI_DEF_COLL_TYPED(nvshmemx_, _block, rshmemi_block_group, rshmemi_block_sync, NAME, TYPE)
+#define RSHMEMI_DEF_COLL_THREAD(NAME, TYPE) RSHMEMI_DEF_COLL_TYPED(nvshmem_, , rshmemi_no_sync, NAME, TYPE)
+#define RSHMEMI_DEF_COLL_WARP(NAME, TYPE) RSHMEMI_DEF_COLL_TYPED(nvshmemx_, _warp, rshmemi_warp_sync, NAME, TYPE)
+#define RSHMEMI_DEF_COLL_BLOCK(NAME, TYPE) RSHMEMI_DEF_COLL_TYPED(nvshmemx_, _block, rshmemi_block_sync, NAME, TYPE)
 #ifdef __CUDA_ARCH__
 RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_COLL_THREAD)
 #endif
@@ -152,30 +508,28 @@ RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_COLL_BLOCK)
 #undef RSHMEMI_DEF_COLL_BLOCK
 #undef RSHMEMI_DEF_COLL_TYPED
 
-#define RSHMEMI_DEF_REDUCE_SCOPE(PRE, SUF, GROUP, SYNC, NAME, TYPE, OP)                                           \
+#define RSHMEMI_DEF_REDUCE_SCOPE(PRE, SUF, SYNC, NAME, TYPE, OP)                                                  \
     RSHMEMI_API int PRE##NAME##_##OP##_reduce##SUF(nvshmem_team_t team, TYPE *dest, const TYPE *source,          \
                                                    size_t nreduce) {                                             \
-        SYNC sync;                                                                                                \
-        rshmemi_reduce<TYPE, rshmemi_op_##OP>(RSHMEMI_TEAM(team), dest, source, 0, nreduce, GROUP(), sync);                         \
+        RSHMEMI_COLL_PROLOGUE(SYNC);                                                                              \
+        rshmemi_reduce<TYPE, rshmemi_op_##OP>(team, t, dest, source, nreduce, g, sync, __func__);                 \
         return 0;                                                                                                 \
     }                                                                                                             \
     RSHMEMI_API int PRE##NAME##_##OP##_reducescatter##SUF(nvshmem_team_t team, TYPE *dest, const TYPE *source,   \
                                                           size_t nreduce) {                                      \
-        SYNC sync;                                                                                                \
-        rshmemi_team t = RSHMEMI_TEAM(team);                                                                      \
-        rshmemi_reduce<TYPE, rshmemi_op_##OP>(t, dest, source, (size_t)t.my * nreduce, nreduce, GROUP(), sync);                                                   \
+        RSHMEMI_COLL_PROLOGUE(SYNC);                                                                              \
+        rshmemi_reducescatter<TYPE, rshmemi_op_##OP>(team, t, dest, source, nreduce, g, sync, __func__);          \
         return 0;                                                                                                 \
     }
 #ifdef __CUDA_ARCH__
-#define RSHMEMI_DEF_REDUCE_THREAD(NAME, TYPE, OP) \
-    RSHMEMI_DEF_REDUCE_SCOPE(nvshmem_, , rshmemi_thread_group, rshmemi_no_sync, NAME, TYPE, OP)
+#define RSHMEMI_DEF_REDUCE_THREAD(NAME, TYPE, OP) RSHMEMI_DEF_REDUCE_SCOPE(nvshmem_, , rshmemi_no_sync, NAME, TYPE, OP)
 #else
 #define RSHMEMI_DEF_REDUCE_THREAD(NAME, TYPE, OP)
 #endif
-#define RSHMEMI_DEF_REDUCE(NAME, TYPE, OP)                                                                        \
-    RSHMEMI_DEF_REDUCE_THREAD(NAME, TYPE, OP)                                                                     \
-    RSHMEMI_DEF_REDUCE_SCOPE(nvshmemx_, _warp, rshmemi_warp_group, rshmemi_warp_sync, NAME, TYPE, OP)             \
-    RSHMEMI_DEF_REDUCE_SCOPE(nvshmemx_, _block, rshmemi_block_group, rshmemi_block_sync, NAME, TYPE, OP)
+#define RSHMEMI_DEF_REDUCE(NAME, TYPE, OP)                                               \
+    RSHMEMI_DEF_REDUCE_THREAD(NAME, TYPE, OP)                                            \
+    RSHMEMI_DEF_REDUCE_SCOPE(nvshmemx_, _warp, rshmemi_warp_sync, NAME, TYPE, OP)        \
+    RSHMEMI_DEF_REDUCE_SCOPE(nvshmemx_, _block, rshmemi_block_sync, NAME, TYPE, OP)
 
 RSHMEMI_REPT_BITWISE_REDUCE_TYPES(RSHMEMI_DEF_REDUCE, and)
 RSHMEMI_REPT_BITWISE_REDUCE_TYPES(RSHMEMI_DEF_REDUCE, or)
@@ -187,7 +541,6 @@ RSHMEMI_REPT_STANDARD_REDUCE_TYPES(RSHMEMI_DEF_REDUCE, prod)
 #undef RSHMEMI_DEF_REDUCE
 #undef RSHMEMI_DEF_REDUCE_THREAD
 #undef RSHMEMI_DEF_REDUCE_SCOPE
-#undef RSHMEMI_TEAM
 
 RSHMEMI_EXTERN_C_END
 

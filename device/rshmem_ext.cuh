@@ -22,8 +22,9 @@ struct rshmemi_warpgroup_sync {
 };
 
 /* ---- maxloc on double2: x is the value, y its location; the larger x wins, a tie goes to the
- * smaller y (MPI_MAXLOC's rule). rshmemi_reduce reads the members' elements with rshmemi_load:
- * the overload below (found by argument-dependent lookup) reads 16 bytes as two words. */
+ * smaller y (MPI_MAXLOC's rule). 16-byte elements take the large path; where an element is not
+ * 16-byte aligned, rshmemi_reduce reads it with rshmemi_load: the overload below (found by
+ * argument-dependent lookup) reads it as two words. */
 RSHMEMI_DEV double2 rshmemi_load(const double2 *p) {
     const volatile double *d = (const volatile double *)p;
     return make_double2(d[0], d[1]);
@@ -50,8 +51,9 @@ RSHMEMI_API int nvshmemx_barrier_warpgroup(nvshmem_team_t team) {
 }
 
 RSHMEMI_API int nvshmemx_double2_maxloc_reduce_block(nvshmem_team_t team, double2 *dest, const double2 *source, size_t nreduce) {
-    rshmemi_reduce<double2, rshmemi_op_maxloc>(rshmemi_team_checked(team, __func__), dest, source, 0, nreduce,
-                                               rshmemi_block_group(), rshmemi_block_sync());
+    rshmemi_block_sync sync;
+    rshmemi_reduce<double2, rshmemi_op_maxloc>(team, rshmemi_team_checked(team, __func__), dest, source, nreduce, sync.group(), sync,
+                                               __func__);
     return 0;
 }
 

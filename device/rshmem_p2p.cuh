@@ -160,6 +160,33 @@ static __device__ __noinline__ void rshmemi_copy_narrow(char *d, const char *s, 
     else rshmemi_copy_body<unsigned char, BATCH>(d, s, n, g);
 }
 
+/* One thread moving a few aligned words (the per-thread puts of a grid): straight loads and
+ * stores, the same instructions in every lane, so a warp's neighbouring puts combine into
+ * whole lines instead of splitting over the head/body/tail paths of rshmemi_copy. Returns
+ * whether it did the copy. Thread-scope RMA only: its registers would burden group copies. */
+RSHMEMI_DEV bool rshmemi_copy_few(char *d, const char *s, size_t n) {
+    const uintptr_t a = (uintptr_t)d | (uintptr_t)s;
+    if (n <= 64 && ((a | n) & 15) == 0) {
+        uint4 v[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            if (16 * (size_t)k < n) v[k] = ((const uint4 *)s)[k];
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            if (16 * (size_t)k < n) ((uint4 *)d)[k] = v[k];
+        return true;
+    }
+    if (n == 8 && (a & 7) == 0) {
+        *(unsigned long long *)d = *(const unsigned long long *)s;
+        return true;
+    }
+    if (n == 4 && (a & 3) == 0) {
+        *(unsigned *)d = *(const unsigned *)s;
+        return true;
+    }
+    return false;
+}
+
 /* The group copies n bytes, in the widest words both ends agree on: 16 bytes for buffers that
  * are aligned alike (every heap allocation is 512-byte aligned), inline. */
 template <int BATCH = 2>
@@ -351,27 +378,83 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
 }
 #include "rshmem/device/ibgda/ibgda_device.cuh" /* IBGDA route for peers without P2P */
 
-/* ---- barriers --------------------------------------------------------------------------------
- * Dissemination over per-pair counters in every PE's runtime area: PE j adds 1 to
- * sync_counters[j] on PE i; PE i remembers in sync_consumed[j] how many it has used. Counters
- * only grow, so no reset is needed, and one pair of counters serves every team the two PEs
- * share (the members of a team call its barriers in the same order). One thread per PE runs it. */
-RSHMEMI_DEV void rshmemi_sync_team_one_thread(const rshmemi_team &t) {
+/* ---- group barriers as objects ------------------------------------------------------------
+ * A routine's scope: its barrier (operator()) and its group (group()). The warp's captures the
+ * calling lanes once, on entry, and derives both from that one mask: a second __activemask()
+ * taken later could see a different set of lanes. */
+/* depth: words each thread keeps in flight in bulk copies (a block has many threads in flight
+ * already, and 1024 of them have 64 registers each). */
+struct rshmemi_no_sync {
+    static const int depth = 2;
+    __device__ void operator()() const {}
+    __device__ rshmemi_group group() const { return rshmemi_thread_group(); }
+};
+struct rshmemi_warp_sync {
+    static const int depth = 4;
+    unsigned mask;
+    __device__ rshmemi_warp_sync() : mask(__activemask()) {}
+    __device__ void operator()() const { __syncwarp(mask); }
+    __device__ rshmemi_group group() const {
+        unsigned lt;
+        asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
+        return rshmemi_group{__popc(mask & lt), __popc(mask)};
+    }
+};
+struct rshmemi_block_sync {
+    static const int depth = 2;
+    __device__ void operator()() const { rshmemi_sync_block(); }
+    __device__ rshmemi_group group() const { return rshmemi_block_group(); }
+};
+
+/* ---- barriers and syncs -----------------------------------------------------------------------
+ * PE j adds 1 to sync_counters[j] on PE i; PE i remembers in sync_consumed[j] how many it has
+ * used. Counters only grow, so no reset is needed, and one pair of counters serves every team
+ * the two PEs share (the members of a team call its barriers in the same order).
+ * Teams of up to RSHMEMI_SYNC_DIRECT members: every member signals every other one directly
+ * and waits for a signal from each (one hop: the signals are reductions that wait for no
+ * reply, and the group's threads share the members out). Larger teams: dissemination,
+ * log2(n) rounds, by one thread.
+ * A barrier's signal is a release: what this PE (and its group, through the group barrier
+ * before it) wrote is visible to a PE that has seen the signal, which is what quiet + sync
+ * promise. A sync's signal is relaxed: NVSHMEM's sync orders execution, not memory. Both wait
+ * with acquire loads, so what a signaller released is visible after the wait. */
+#define RSHMEMI_SYNC_DIRECT 32
+
+template <bool RELEASE>
+RSHMEMI_DEV void rshmemi_sync_signal(int to) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
-    int me = t.my, n = t.size;
+    unsigned long long *counter = &((unsigned long long *)s.sync_counters)[s.mype];
+    if (rshmemi_ibgda_peer(to)) {
+        rshmemi_ibgda_barrier_signal(counter, to);
+        return;
+    }
+    unsigned long long *remote = (unsigned long long *)rshmemi_peer(counter, to);
+    if (RELEASE) asm volatile("red.release.sys.global.add.u64 [%0], 1;" ::"l"(remote) : "memory");
+    else asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(remote) : "memory");
+}
+RSHMEMI_DEV void rshmemi_sync_wait(int from) {
+    const RshmemDeviceState &s = RSHMEMI_STATE;
     unsigned long long *counters = (unsigned long long *)s.sync_counters;
-    unsigned long long *consumed = (unsigned long long *)s.sync_consumed;
-    for (int d = 1; d < n; d <<= 1) {
-        int to = rshmemi_team_pe(t, (me + d) % n), from = rshmemi_team_pe(t, (me - d + n) % n);
-        __threadfence_system();
-        if (rshmemi_ibgda_peer(to)) rshmemi_ibgda_barrier_signal(&counters[s.mype], to);
-        else atomicAdd_system((unsigned long long *)rshmemi_peer(&counters[s.mype], to), 1ull);
-        unsigned long long want = ++consumed[from];
-        while (rshmemi_load(&counters[from]) < want) {
+    unsigned long long want = ++((unsigned long long *)s.sync_consumed)[from];
+    while (rshmemi_load_acquire(&counters[from]) < want) {
+    }
+}
+
+template <bool RELEASE, typename SYNC>
+RSHMEMI_DEV void rshmemi_team_barrier(const rshmemi_team &t, rshmemi_group g, SYNC sync) {
+    sync();
+    if (t.size <= RSHMEMI_SYNC_DIRECT) {
+        for (int k = g.tid; k < t.size; k += g.size)
+            if (k != t.my) rshmemi_sync_signal<RELEASE>(rshmemi_team_pe(t, k));
+        for (int k = g.tid; k < t.size; k += g.size)
+            if (k != t.my) rshmemi_sync_wait(rshmemi_team_pe(t, k));
+    } else if (g.tid == 0) {
+        for (int d = 1; d < t.size; d <<= 1) {
+            rshmemi_sync_signal<RELEASE>(rshmemi_team_pe(t, (t.my + d) % t.size));
+            rshmemi_sync_wait(rshmemi_team_pe(t, (t.my - d + t.size) % t.size));
         }
     }
-    __threadfence_system();
+    sync();
 }
-RSHMEMI_DEV void rshmemi_sync_all_one_thread() { rshmemi_sync_team_one_thread(rshmemi_team_of(NVSHMEM_TEAM_WORLD)); }
 
 #endif /* RSHMEM_P2P_CUH */

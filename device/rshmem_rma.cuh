@@ -21,6 +21,17 @@ RSHMEMI_DEV void rshmemi_get(void *dest, const void *src, size_t bytes, int pe, 
     rshmemi_copy<BATCH>(dest, rshmemi_peer(src, pe), bytes, g);
     sync();
 }
+/* The thread-scope forms: a few aligned words straight, else the copy with 4 loads in flight. */
+RSHMEMI_DEV void rshmemi_put_thread(void *dest, const void *src, size_t bytes, int pe, const char *who) {
+    RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_ibgda_put(dest, src, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), who))
+    char *d = (char *)rshmemi_peer(dest, pe);
+    if (!rshmemi_copy_few(d, (const char *)src, bytes)) rshmemi_copy<4>(d, src, bytes, rshmemi_thread_group());
+}
+RSHMEMI_DEV void rshmemi_get_thread(void *dest, const void *src, size_t bytes, int pe, const char *who) {
+    RSHMEMI_CAREFUL(pe, src, bytes, who, rshmemi_ibgda_get(dest, src, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), who))
+    const char *s = (const char *)rshmemi_peer(src, pe);
+    if (!rshmemi_copy_few((char *)dest, s, bytes)) rshmemi_copy<4>(dest, s, bytes, rshmemi_thread_group());
+}
 /* Data, then the group barrier, then one thread's signal with release semantics (the data of
  * every thread of the group is visible before the signal). No barrier after the signal: the
  * source is free once every thread has passed the first one. */
@@ -36,20 +47,6 @@ RSHMEMI_DEV void rshmemi_put_signal(void *dest, const void *src, size_t bytes, u
     sync();
     if (g.tid == 0) rshmemi_signal_release((uint64_t *)rshmemi_peer(sig_addr, pe), signal, sig_op);
 }
-
-struct rshmemi_no_sync {
-    __device__ void operator()() const {}
-};
-/* The lanes that called the routine, captured on entry (while they are converged): a barrier
- * over __activemask() taken later could leave out a lane that is still inside a branch. */
-struct rshmemi_warp_sync {
-    unsigned mask;
-    __device__ rshmemi_warp_sync() : mask(__activemask()) {}
-    __device__ void operator()() const { __syncwarp(mask); }
-};
-struct rshmemi_block_sync {
-    __device__ void operator()() const { rshmemi_sync_block(); }
-};
 
 RSHMEMI_EXTERN_C_BEGIN
 
@@ -77,47 +74,47 @@ RSHMEMI_API void *nvshmem_ptr(const void *ptr, int pe) {
         return rshmemi_load((const TYPE *)rshmemi_peer(source, pe));                                             \
     }                                                                                                            \
     RSHMEMI_API void nvshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe) {               \
-        rshmemi_put<4>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_put_thread(dest, source, nelems * sizeof(TYPE), pe, __func__); \
     }                                                                                                            \
     RSHMEMI_API void nvshmem_##NAME##_get(TYPE *dest, const TYPE *source, size_t nelems, int pe) {               \
-        rshmemi_get<4>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_get_thread(dest, source, nelems * sizeof(TYPE), pe, __func__); \
     }                                                                                                            \
     RSHMEMI_API void nvshmem_##NAME##_put_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe) {           \
-        rshmemi_put<4>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_put_thread(dest, source, nelems * sizeof(TYPE), pe, __func__); \
     }                                                                                                            \
     RSHMEMI_API void nvshmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe) {           \
-        rshmemi_get<4>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_get_thread(dest, source, nelems * sizeof(TYPE), pe, __func__); \
     }
 RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_RMA_THREAD)
 #undef RSHMEMI_DEF_RMA_THREAD
 
 #define RSHMEMI_DEF_SIZED_THREAD(BITS, BYTES)                                                             \
     RSHMEMI_API void nvshmem_put##BITS(void *dest, const void *source, size_t nelems, int pe) {           \
-        rshmemi_put<4>(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_put_thread(dest, source, nelems * BYTES, pe, __func__); \
     }                                                                                                     \
     RSHMEMI_API void nvshmem_get##BITS(void *dest, const void *source, size_t nelems, int pe) {           \
-        rshmemi_get<4>(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_get_thread(dest, source, nelems * BYTES, pe, __func__); \
     }                                                                                                     \
     RSHMEMI_API void nvshmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe) {     \
-        rshmemi_put<4>(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_put_thread(dest, source, nelems * BYTES, pe, __func__); \
     }                                                                                                     \
     RSHMEMI_API void nvshmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe) {     \
-        rshmemi_get<4>(dest, source, nelems * BYTES, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_get_thread(dest, source, nelems * BYTES, pe, __func__); \
     }
 RSHMEMI_REPT_SIZES(RSHMEMI_DEF_SIZED_THREAD)
 #undef RSHMEMI_DEF_SIZED_THREAD
 
 RSHMEMI_API void nvshmem_putmem(void *dest, const void *source, size_t bytes, int pe) {
-    rshmemi_put<4>(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
+    rshmemi_put_thread(dest, source, bytes, pe, __func__);
 }
 RSHMEMI_API void nvshmem_getmem(void *dest, const void *source, size_t bytes, int pe) {
-    rshmemi_get<4>(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
+    rshmemi_get_thread(dest, source, bytes, pe, __func__);
 }
 RSHMEMI_API void nvshmem_putmem_nbi(void *dest, const void *source, size_t bytes, int pe) {
-    rshmemi_put<4>(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
+    rshmemi_put_thread(dest, source, bytes, pe, __func__);
 }
 RSHMEMI_API void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes, int pe) {
-    rshmemi_get<4>(dest, source, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), __func__);
+    rshmemi_get_thread(dest, source, bytes, pe, __func__);
 }
 
 RSHMEMI_API void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {

@@ -6,15 +6,14 @@
 
 #include "rshmem/device/rshmem_p2p.cuh"
 
+/* A team barrier (release: quiet + sync) and a team sync (execution only), by a group. */
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_sync_team_group(const rshmemi_team &t, rshmemi_group g, SYNC sync) {
-    sync();
-    if (g.tid == 0) rshmemi_sync_team_one_thread(t);
-    sync();
+    rshmemi_team_barrier<true>(t, g, sync);
 }
 template <typename SYNC>
-RSHMEMI_DEV void rshmemi_sync_all_group(rshmemi_group g, SYNC sync) {
-    rshmemi_sync_team_group(rshmemi_team_of(NVSHMEM_TEAM_WORLD), g, sync);
+RSHMEMI_DEV void rshmemi_team_sync_group(const rshmemi_team &t, rshmemi_group g, SYNC sync) {
+    rshmemi_team_barrier<false>(t, g, sync);
 }
 
 RSHMEMI_EXTERN_C_BEGIN
@@ -22,15 +21,24 @@ RSHMEMI_EXTERN_C_BEGIN
 #ifdef __CUDA_ARCH__
 
 RSHMEMI_API void nvshmem_quiet(void) { rshmemi_ibgda_quiet(__func__); __threadfence_system(); }
-RSHMEMI_API void nvshmem_fence(void) { rshmemi_ibgda_fence(); __threadfence_system(); }
-RSHMEMI_API void nvshmem_barrier_all(void) { rshmemi_sync_all_group(rshmemi_thread_group(), rshmemi_no_sync()); }
-RSHMEMI_API void nvshmem_sync_all(void) { rshmemi_sync_all_group(rshmemi_thread_group(), rshmemi_no_sync()); }
+/* fence orders this thread's puts to each PE: a release fence suffices (later stores are not
+ * seen before earlier ones); quiet keeps the full fence (loads after it too). */
+RSHMEMI_API void nvshmem_fence(void) {
+    rshmemi_ibgda_fence();
+    asm volatile("fence.acq_rel.sys;" ::: "memory");
+}
+RSHMEMI_API void nvshmem_barrier_all(void) {
+    rshmemi_sync_team_group(rshmemi_team_of(NVSHMEM_TEAM_WORLD), rshmemi_thread_group(), rshmemi_no_sync());
+}
+RSHMEMI_API void nvshmem_sync_all(void) {
+    rshmemi_team_sync_group(rshmemi_team_of(NVSHMEM_TEAM_WORLD), rshmemi_thread_group(), rshmemi_no_sync());
+}
 RSHMEMI_API int nvshmem_barrier(nvshmem_team_t team) {
     rshmemi_sync_team_group(rshmemi_team_checked(team, __func__), rshmemi_thread_group(), rshmemi_no_sync());
     return 0;
 }
 RSHMEMI_API int nvshmem_team_sync(nvshmem_team_t team) {
-    rshmemi_sync_team_group(rshmemi_team_checked(team, __func__), rshmemi_thread_group(), rshmemi_no_sync());
+    rshmemi_team_sync_group(rshmemi_team_checked(team, __func__), rshmemi_thread_group(), rshmemi_no_sync());
     return 0;
 }
 RSHMEMI_API int nvshmem_team_my_pe(nvshmem_team_t team) { return rshmemi_team_of(team).my; }
@@ -68,19 +76,21 @@ RSHMEMI_API void nvshmem_info_get_name(char *name) {
 /* ---- device-only routines --------------------------------------------------------------- */
 #define RSHMEMI_DEF_SYNC_GROUP(SCOPE)                                                                         \
     RSHMEMI_API void nvshmemx_barrier_all_##SCOPE(void) {                                                     \
-        rshmemi_sync_all_group(rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync());                          \
+        rshmemi_##SCOPE##_sync sync;                                                                          \
+        rshmemi_sync_team_group(rshmemi_team_of(NVSHMEM_TEAM_WORLD), sync.group(), sync);                     \
     }                                                                                                         \
     RSHMEMI_API void nvshmemx_sync_all_##SCOPE(void) {                                                        \
-        rshmemi_sync_all_group(rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync());                          \
+        rshmemi_##SCOPE##_sync sync;                                                                          \
+        rshmemi_team_sync_group(rshmemi_team_of(NVSHMEM_TEAM_WORLD), sync.group(), sync);                     \
     }                                                                                                         \
     RSHMEMI_API int nvshmemx_barrier_##SCOPE(nvshmem_team_t team) {                                           \
         rshmemi_##SCOPE##_sync sync;                                                                          \
-        rshmemi_sync_team_group(rshmemi_team_checked(team, __func__), rshmemi_##SCOPE##_group(), sync);       \
+        rshmemi_sync_team_group(rshmemi_team_checked(team, __func__), sync.group(), sync);                    \
         return 0;                                                                                             \
     }                                                                                                         \
     RSHMEMI_API int nvshmemx_team_sync_##SCOPE(nvshmem_team_t team) {                                         \
         rshmemi_##SCOPE##_sync sync;                                                                          \
-        rshmemi_sync_team_group(rshmemi_team_checked(team, __func__), rshmemi_##SCOPE##_group(), sync);       \
+        rshmemi_team_sync_group(rshmemi_team_checked(team, __func__), sync.group(), sync);                    \
         return 0;                                                                                             \
     }
 RSHMEMI_DEF_SYNC_GROUP(warp)

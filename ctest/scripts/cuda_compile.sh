@@ -39,48 +39,71 @@ libs=(-L"$prefix/lib" -lrshmem -Xlinker "-rpath=$prefix/lib")
 [ -d "$cuda_home/lib64" ] && libs+=(-L"$cuda_home/lib64")
 
 fail=0
+# run LOG CMD...: CMD's output goes to LOG (shown when it fails, or when it printed anything).
 run() {
-  if ! "$@" >"$out/last.log" 2>&1; then
-    echo "FAILED: $*"; cat "$out/last.log"; fail=1; return 1
+  local log="$1"; shift
+  if ! "$@" >"$log" 2>&1; then
+    echo "FAILED: $*"; cat "$log"; return 1
   fi
-  if [ -s "$out/last.log" ]; then cat "$out/last.log"; fi
+  if [ -s "$log" ]; then cat "$log"; fi
 }
-
 # The headers alone, outside nvcc: C99 and C++ host programs see the host API only.
 printf '#include <nvshmem.h>\n#include <nvshmemx.h>\nint main(void) { nvshmem_init(); nvshmem_finalize(); return 0; }\n' > "$out/host_only.c"
-run cc -std=c99 -pedantic -Wall -Wextra -Werror -I"$prefix/include" -c "$out/host_only.c" -o "$out/host_only_c.o" && echo "ok   nvshmem.h in C99"
-run c++ -Wall -Wextra -Werror -I"$prefix/include" -x c++ -c "$out/host_only.c" -o "$out/host_only_cxx.o" && echo "ok   nvshmem.h in C++"
+run "$out/last.log" cc -std=c99 -pedantic -Wall -Wextra -Werror -I"$prefix/include" -c "$out/host_only.c" -o "$out/host_only_c.o" && echo "ok   nvshmem.h in C99" || fail=1
+run "$out/last.log" c++ -Wall -Wextra -Werror -I"$prefix/include" -x c++ -c "$out/host_only.c" -o "$out/host_only_cxx.o" && echo "ok   nvshmem.h in C++" || fail=1
 
-programs=0
+# One program (its units compiled without -rdc, linked; several units also with -rdc=true).
+# Prints its lines; exit status non-zero when something failed.
+build_program() {
+  local f="$1" base log ok=0
+  base="$(basename "$f" .cu)"
+  log="$out/$base.log.tmp"
+  local objs=("$out/$base.o")
+  run "$log" "$nvcc" "${flags[@]}" -c "$f" -o "$out/$base.o" || return 1
+  for p in "$src/$base".part*.cu; do
+    [ -e "$p" ] || continue
+    local pb; pb="$(basename "$p" .cu)"
+    run "$log" "$nvcc" "${flags[@]}" -c "$p" -o "$out/$pb.o" || return 1
+    objs+=("$out/$pb.o")
+  done
+  run "$log" "$nvcc" -arch="$arch" "${objs[@]}" -o "$out/$base" "${libs[@]}" && echo "ok   $base (${#objs[@]} unit(s), no -rdc)" || ok=1
+  if [ ${#objs[@]} -gt 1 ]; then
+    local srcs=("$f" "$src/$base".part*.cu)
+    run "$log" "$nvcc" "${flags[@]}" -rdc=true "${srcs[@]}" -o "$out/${base}_rdc" "${libs[@]}" && echo "ok   ${base}_rdc (-rdc=true)" || ok=1
+  fi
+  rm -f "$log"
+  return $ok
+}
+
+# Programs build in parallel (JOBS, default: the CPUs); each one's lines are printed together.
+jobs_max="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
+names=()
 for f in "$src"/*.cu; do
   base="$(basename "$f" .cu)"
   case "$base" in *.part*|*.kernel) continue ;; esac
-  objs=("$out/$base.o")
-  run "$nvcc" "${flags[@]}" -c "$f" -o "$out/$base.o" || continue
-  for p in "$src/$base".part*.cu; do
-    [ -e "$p" ] || continue
-    pb="$(basename "$p" .cu)"
-    run "$nvcc" "${flags[@]}" -c "$p" -o "$out/$pb.o" || continue 2
-    objs+=("$out/$pb.o")
-  done
-  run "$nvcc" -arch="$arch" "${objs[@]}" -o "$out/$base" "${libs[@]}" && echo "ok   $base (${#objs[@]} unit(s), no -rdc)" && programs=$((programs + 1))
-  # Programs of several units are also built with relocatable device code.
-  if [ ${#objs[@]} -gt 1 ]; then
-    srcs=("$f" "$src/$base".part*.cu)
-    run "$nvcc" "${flags[@]}" -rdc=true "${srcs[@]}" -o "$out/${base}_rdc" "${libs[@]}" && echo "ok   ${base}_rdc (-rdc=true)" && programs=$((programs + 1))
-  fi
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  ( rc=0; build_program "$f" > "$out/$base.build.txt" 2>&1 || rc=$?; echo "$rc" > "$out/$base.build.rc" ) &
+  names+=("$base")
+done
+wait
+programs=0
+for base in "${names[@]}"; do
+  cat "$out/$base.build.txt"
+  if [ "$(cat "$out/$base.build.rc")" != 0 ]; then fail=1; fi
+  programs=$((programs + $(grep -c '^ok ' "$out/$base.build.txt" || true)))
+  rm -f "$out/$base.build.txt" "$out/$base.build.rc"
 done
 
 for k in "$src"/*.kernel.cu; do
   [ -e "$k" ] || continue
   kb="$(basename "$k" .cu)"
-  run "$nvcc" "${flags[@]}" -cubin "$k" -o "$out/$kb.cubin" && echo "ok   $kb.cubin"
-  run "$nvcc" "${flags[@]}" -ptx "$k" -o "$out/$kb.ptx" && echo "ok   $kb.ptx"
+  run "$out/last.log" "$nvcc" "${flags[@]}" -cubin "$k" -o "$out/$kb.cubin" && echo "ok   $kb.cubin" || fail=1
+  run "$out/last.log" "$nvcc" "${flags[@]}" -ptx "$k" -o "$out/$kb.ptx" && echo "ok   $kb.ptx" || fail=1
 done
 
 # NVRTC needs no GPU: nvrtc.cu's kernel (nvshmem.h included) compiled at run time, here.
 if [ -x "$out/nvrtc" ]; then
-  run env LD_LIBRARY_PATH="$cuda_home/lib64:$cuda_home/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$out/nvrtc" --compile-only && echo "ok   nvrtc --compile-only"
+  run "$out/last.log" env LD_LIBRARY_PATH="$cuda_home/lib64:$cuda_home/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$out/nvrtc" --compile-only && echo "ok   nvrtc --compile-only" || fail=1
 fi
 
 if [ "$fail" -ne 0 ]; then echo "CUDA compile check FAILED"; exit 1; fi

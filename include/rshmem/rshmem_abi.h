@@ -25,12 +25,12 @@
 /*
  Bumped whenever the layout of `RshmemDeviceState` changes.
  */
-#define RSHMEM_DEVICE_STATE_VERSION 2
+#define RSHMEM_DEVICE_STATE_VERSION 3
 
 /*
  sizeof(RshmemDeviceState); the device headers check it with static_assert.
  */
-#define RSHMEM_DEVICE_STATE_SIZE 128
+#define RSHMEM_DEVICE_STATE_SIZE 160
 
 /*
  Every PE's heap can be reached with loads, stores and atomics (NVLink / PCIe P2P).
@@ -133,6 +133,29 @@ typedef struct RshmemDeviceState {
    peer is reached through IBGDA. Added in version 2 (was reserved).
    */
   uint64_t ibgda;
+  /*
+   Device collectives (device/rshmem_coll.cuh), all in this PE's heap; added in version 3.
+   `u64[coll_ll_teams][2]`: how many small collectives of each family (exchanges,
+   broadcasts) this PE has started on each team.
+   */
+  uint64_t coll_calls;
+  /*
+   `u64[coll_ll_teams][npes + 2]`: per member (world PE), the number of the last of this
+   PE's small broadcasts it has taken out of its slot (written by that member); then the
+   number of this PE's last small broadcast as root, for each parity.
+   */
+  uint64_t coll_acks;
+  /*
+   Low-latency receive slots, `[coll_ll_teams][2][2][npes]` of `coll_ll_slot` bytes each:
+   team, family, parity of the call number, sending world PE. A slot holds 16-byte units
+   of 8 payload bytes and two copies of the call's flag.
+   */
+  uint64_t coll_ll;
+  uint32_t coll_ll_slot;
+  /*
+   Teams (handles below this) that have slots; others always take the direct path.
+   */
+  uint32_t coll_ll_teams;
 } RshmemDeviceState;
 
 /*

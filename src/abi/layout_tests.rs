@@ -20,7 +20,7 @@ fn c_assertions() -> String {
         }};
     }
     fields!(RshmemDeviceState: magic, version, mype, npes, node_mype, node_npes, flags, reserved0, heap_base,
-        heap_stride, window_base, peer_bases, sync_counters, sync_consumed, stream_flags, coll_scratch, coll_scratch_bytes, teams, max_teams, reserved1, ibgda)
+        heap_stride, window_base, peer_bases, sync_counters, sync_consumed, stream_flags, coll_scratch, coll_scratch_bytes, teams, max_teams, reserved1, ibgda, coll_calls, coll_acks, coll_ll, coll_ll_slot, coll_ll_teams)
         + &fields!(RshmemDeviceTeam: start, stride, size, my_index)
         + &fields!(RshmemUniqueId: version, internal)
         + &fields!(RshmemUniqueIdArgs: version, id, myrank, nranks)

@@ -30,9 +30,9 @@ pub enum RshmemStatus {
 /// `RshmemDeviceState::magic` once the state is valid (0 before nvshmem_init).
 pub const RSHMEM_DEVICE_STATE_MAGIC: u32 = 0x5244_5653; // "RDVS"
 /// Bumped whenever the layout of `RshmemDeviceState` changes.
-pub const RSHMEM_DEVICE_STATE_VERSION: u32 = 2;
+pub const RSHMEM_DEVICE_STATE_VERSION: u32 = 3;
 /// sizeof(RshmemDeviceState); the device headers check it with static_assert.
-pub const RSHMEM_DEVICE_STATE_SIZE: usize = 128;
+pub const RSHMEM_DEVICE_STATE_SIZE: usize = 160;
 
 /// Every PE's heap can be reached with loads, stores and atomics (NVLink / PCIe P2P).
 pub const RSHMEM_DEVICE_FLAG_ALL_P2P: u32 = 1;
@@ -85,6 +85,21 @@ pub struct RshmemDeviceState {
     /// Device address of this PE's `rshmem_ibgda_state` (device/ibgda/ibgda_state.h), 0 when no
     /// peer is reached through IBGDA. Added in version 2 (was reserved).
     pub ibgda: u64,
+    /// Device collectives (device/rshmem_coll.cuh), all in this PE's heap; added in version 3.
+    /// `u64[coll_ll_teams][2]`: how many small collectives of each family (exchanges,
+    /// broadcasts) this PE has started on each team.
+    pub coll_calls: u64,
+    /// `u64[coll_ll_teams][npes + 2]`: per member (world PE), the number of the last of this
+    /// PE's small broadcasts it has taken out of its slot (written by that member); then the
+    /// number of this PE's last small broadcast as root, for each parity.
+    pub coll_acks: u64,
+    /// Low-latency receive slots, `[coll_ll_teams][2][2][npes]` of `coll_ll_slot` bytes each:
+    /// team, family, parity of the call number, sending world PE. A slot holds 16-byte units
+    /// of 8 payload bytes and two copies of the call's flag.
+    pub coll_ll: u64,
+    pub coll_ll_slot: u32,
+    /// Teams (handles below this) that have slots; others always take the direct path.
+    pub coll_ll_teams: u32,
 }
 
 /// One team as device code sees it: its members are the world PEs `start + i * stride`,

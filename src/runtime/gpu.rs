@@ -19,7 +19,14 @@
 //! 4A+768   teams             RshmemDeviceTeam[MAX_DEVICE_TEAMS]: the device's team table
 //! 4A+2048  coll_scratch      COLL_SCRATCH bytes: device collectives' staging (in-place reductions)
 //! +        stage             STAGE_BYTES: on-stream in-place reductions' staged sources
+//! +        coll_calls        u64[LL_TEAMS][2]: small device collectives started per team and family
+//! +        coll_acks         u64[LL_TEAMS][n + 2]: small broadcasts' acknowledgements
+//! +        coll_ll           [LL_TEAMS][2 families][2 parities][n] slots of LL_SLOT bytes:
+//!                            small collectives' mailboxes
 //! ```
+//! The device collectives' per-team state (calls, acks, slots) is zero whenever no live team
+//! has that handle: zeroed at init and when a split creates the team, before its members
+//! synchronise (see gpu/team.rs).
 
 mod coll;
 pub mod mpi;
@@ -55,6 +62,13 @@ pub const COLL_SCRATCH: usize = 64 << 10;
 /// Bytes of each PE's GPU heap that small in-place on-stream reductions stage their source in
 /// (one block's worth: such a reduction then needs two synchronisation steps, not three).
 pub const STAGE_BYTES: usize = 32 << 10;
+
+/// Team handles (below this) whose device collectives have low-latency slots.
+pub const LL_TEAMS: usize = 16;
+
+/// Bytes of one low-latency slot: 16-byte units of 8 payload bytes, so a member can send up to
+/// LL_SLOT / 2 bytes to another in one small collective.
+pub const LL_SLOT: usize = 4 << 10;
 
 /// Bytes of host heap a GPU job keeps (runtime header and scratch live there, not user data).
 pub const HOST_HEAP_BYTES: usize = 8 << 20;
@@ -101,9 +115,34 @@ impl Area {
     pub fn stage(&self) -> usize {
         self.coll_scratch() + COLL_SCRATCH
     }
+    pub fn coll_calls(&self) -> usize {
+        self.stage() + STAGE_BYTES
+    }
+    pub fn coll_acks(&self) -> usize {
+        self.coll_calls() + 16 * LL_TEAMS
+    }
+    pub fn coll_ll(&self) -> usize {
+        round_up(self.coll_acks() + 8 * LL_TEAMS * (self.npes + 2), 256)
+    }
+    /// Bytes of one team's slots (2 families x 2 parities x n senders).
+    fn coll_ll_team_bytes(&self) -> usize {
+        4 * self.npes * LL_SLOT
+    }
+    /// Team `team`'s small-collective state (call numbers, acks, slots), as (offset, bytes)
+    /// ranges to clear; none for handles without slots.
+    pub fn coll_team_ranges(&self, team: usize) -> Vec<(usize, usize)> {
+        if team >= LL_TEAMS {
+            return Vec::new();
+        }
+        vec![
+            (self.coll_calls() + 16 * team, 16),
+            (self.coll_acks() + 8 * team * (self.npes + 2), 8 * (self.npes + 2)),
+            (self.coll_ll() + team * self.coll_ll_team_bytes(), self.coll_ll_team_bytes()),
+        ]
+    }
     /// Bytes reserved for the runtime; user allocations start here.
     pub fn reserved(&self) -> usize {
-        round_up(self.stage() + STAGE_BYTES, 4096)
+        round_up(self.coll_ll() + LL_TEAMS * self.coll_ll_team_bytes(), 4096)
     }
 }
 
@@ -302,6 +341,11 @@ impl GpuState {
             teams: base + area.teams() as u64,
             max_teams: MAX_DEVICE_TEAMS as u32,
             ibgda: ibgda.as_ref().map_or(0, |i| i.state_addr()),
+            coll_calls: base + area.coll_calls() as u64,
+            coll_acks: base + area.coll_acks() as u64,
+            coll_ll: base + area.coll_ll() as u64,
+            coll_ll_slot: LL_SLOT as u32,
+            coll_ll_teams: LL_TEAMS as u32,
             ..Default::default()
         };
         let memory = MemoryReport { heap_mapped: mapped, runtime_area: area.reserved(), measured: free_before.saturating_sub(free_after) };
@@ -775,4 +819,46 @@ pub const SIGNAL_ADD: i32 = 10;
 
 pub fn bad_signal_op(op: i32, routine: &'static str) -> Error {
     Error::invalid(routine, format!("signal operation {op} is neither NVSHMEM_SIGNAL_SET (9) nor NVSHMEM_SIGNAL_ADD (10)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The runtime area's arrays, in order, never overlap, stay inside the reserved bytes, and
+    /// every team's small-collective state lies inside its own arrays.
+    #[test]
+    fn area_arrays_are_disjoint_and_reserved() {
+        for npes in [1, 2, 3, 8, 16, 64] {
+            let a = Area::new(npes);
+            let ends = [
+                (a.sync_counters(), 8 * npes),
+                (a.sync_consumed(), 8 * npes),
+                (a.stream_flags(), 4 * npes),
+                (a.result(), 8),
+                (a.tickets(), 512),
+                (a.teams(), MAX_DEVICE_TEAMS * std::mem::size_of::<crate::abi::RshmemDeviceTeam>()),
+                (a.coll_scratch(), COLL_SCRATCH),
+                (a.stage(), STAGE_BYTES),
+                (a.coll_calls(), 16 * LL_TEAMS),
+                (a.coll_acks(), 8 * LL_TEAMS * (npes + 2)),
+                (a.coll_ll(), LL_TEAMS * 4 * npes * LL_SLOT),
+            ];
+            assert!(8 * npes <= a.sync_counters(), "peer_bases overlaps for {npes} PEs");
+            for w in ends.windows(2) {
+                assert!(w[0].0 + w[0].1 <= w[1].0, "{npes} PEs: array at {} ({} bytes) runs into {}", w[0].0, w[0].1, w[1].0);
+            }
+            let (last, len) = ends[ends.len() - 1];
+            assert!(last + len <= a.reserved() && a.reserved() % 4096 == 0);
+            assert_eq!(a.coll_ll() % 256, 0, "slots start on a line");
+            for team in 0..LL_TEAMS {
+                let r = a.coll_team_ranges(team);
+                assert_eq!(r.len(), 3);
+                assert!(r[0].0 >= a.coll_calls() && r[0].0 + r[0].1 <= a.coll_acks());
+                assert!(r[1].0 >= a.coll_acks() && r[1].0 + r[1].1 <= a.coll_ll());
+                assert!(r[2].0 >= a.coll_ll() && r[2].0 + r[2].1 <= a.reserved());
+            }
+            assert!(a.coll_team_ranges(LL_TEAMS).is_empty() && a.coll_team_ranges(MAX_DEVICE_TEAMS - 1).is_empty());
+        }
+    }
 }

@@ -44,6 +44,23 @@ impl GpuState {
         cu(unsafe { cuda::memcpy_async(at, (&entry as *const RshmemDeviceTeam) as u64, std::mem::size_of::<RshmemDeviceTeam>(), self.stream.0) }, routine)?;
         self.sync(routine)
     }
+
+    /// Clears team `id`'s small-collective state (call numbers, acknowledgements, slots), if it
+    /// has any; blocking. Returns whether there was some.
+    fn clear_device_coll_state(&self, id: usize, routine: &'static str) -> Result<bool> {
+        let ranges = self.area.coll_team_ranges(id);
+        if ranges.is_empty() {
+            return Ok(false);
+        }
+        cu(self.ctx.make_current(), routine)?;
+        for (off, len) in ranges {
+            // SAFETY: the range lies in this PE's runtime area (mapped at init, never unmapped
+            // while the state lives); nothing else writes it while no team has handle `id`.
+            cu(unsafe { cuda::memset_async(self.base + off as u64, 0, len, self.stream.0) }, routine)?;
+        }
+        self.sync(routine)?;
+        Ok(true)
+    }
 }
 
 impl State {
@@ -80,7 +97,10 @@ impl State {
         Ok((team as usize, self.teams.get(team as usize, routine)?))
     }
 
-    /// Records a new team in the device table (after a split made it on this PE).
+    /// Records a new team in the device table (after a split made it on this PE) with its
+    /// device collectives' state cleared, then waits for the team's other members to have done
+    /// the same: no member's first device collective can reach a slot that is still to be
+    /// cleared (a handle may have served an earlier team).
     fn gpu_publish_split(&self, split: &Split, routine: &'static str) -> Result<()> {
         if let Split::Member(id) = split {
             let t = self.teams.get(*id, routine)?;
@@ -89,7 +109,13 @@ impl State {
                     "{routine}: team handle {id} is beyond the device team table ({MAX_DEVICE_TEAMS} entries): it works on the host and on streams, not in device code; destroy teams no longer needed"
                 ));
             }
-            self.gpu(routine)?.write_device_team(*id, Some(&t), routine)?;
+            let g = self.gpu(routine)?;
+            let cleared = g.clear_device_coll_state(*id, routine)?;
+            g.write_device_team(*id, Some(&t), routine)?;
+            if cleared {
+                let _serial = self.serialize_collectives();
+                self.sync_set(&t.set, &Caller::sync(routine))?;
+            }
         }
         Ok(())
     }
