@@ -94,11 +94,14 @@ RSHMEMI_DEV bool rshmemi_ll_fits(nvshmem_team_t team, size_t bytes_per_member) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
     return !rshmemi_ibgda_on() && team >= 0 && (unsigned)team < s.coll_ll_teams && bytes_per_member <= s.coll_ll_slot / 2;
 }
+RSHMEMI_DEV volatile unsigned long long *rshmemi_ll_calls(nvshmem_team_t team, int family) {
+    return (volatile unsigned long long *)RSHMEMI_STATE.coll_calls + 2 * team + family;
+}
 /* This PE's number for the small collective of `family` being started on `team` (every member
  * counts alike); the group has met at its barrier on return, so its sources are written. */
 template <typename SYNC>
 RSHMEMI_DEV unsigned long long rshmemi_ll_begin(nvshmem_team_t team, int family, rshmemi_group g, SYNC sync) {
-    volatile unsigned long long *calls = (volatile unsigned long long *)RSHMEMI_STATE.coll_calls + 2 * team + family;
+    volatile unsigned long long *calls = rshmemi_ll_calls(team, family);
     unsigned long long c = *calls + 1;
     if ((unsigned)c == 0) c += 2; /* flags are the low 32 bits: never 0 (an empty slot), parity kept */
     sync();
@@ -116,15 +119,31 @@ RSHMEMI_DEV void rshmemi_ll_put_unit(char *remote_unit, unsigned long long data,
                  "r"((unsigned)(data >> 32)), "r"(flag)
                  : "memory");
 }
-/* Waits for unit `u` of a slot to carry `flag`; returns its 8 data bytes. */
-RSHMEMI_DEV unsigned long long rshmemi_ll_take_unit(const char *slot, size_t u, unsigned flag) {
+/* The stalled wait's report names the sender and both PEs' counts of the team's small
+ * collectives of this family: unequal counts mean the PEs called them in different orders. */
+static __device__ __noinline__ void rshmemi_ll_report(const volatile unsigned long long *calls, int sender, unsigned flag,
+                                                      unsigned seen0, unsigned seen1, size_t u) {
+    const volatile unsigned long long *theirs = (const volatile unsigned long long *)rshmemi_peer((const void *)calls, sender);
+    printf("rshmem: PE %d: device collective: still waiting after %llu s for PE %d's data of this team's small collective "
+           "number %u (unit %llu of its slot holds number %u/%u); this PE has started %llu of them, PE %d %llu: it has not "
+           "arrived, is dead, or calls the team's collectives in another order\n",
+           RSHMEMI_STATE.mype, RSHMEMI_WAIT_WARN_NS / 1000000000ull, sender, flag, (unsigned long long)u, seen0, seen1, *calls,
+           sender, *theirs);
+}
+/* Waits for unit `u` of a slot (from world PE `sender`) to carry `flag`; returns its 8 data
+ * bytes. */
+RSHMEMI_DEV unsigned long long rshmemi_ll_take_unit(const char *slot, size_t u, unsigned flag, int sender,
+                                                    const volatile unsigned long long *calls) {
     unsigned a, f0, b, f1;
-    do {
+    rshmemi_wait_watch w;
+    for (;;) {
         asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                      : "=r"(a), "=r"(f0), "=r"(b), "=r"(f1)
                      : "l"(slot + 16 * u)
                      : "memory");
-    } while (f0 != flag || f1 != flag);
+        if (f0 == flag && f1 == flag) break;
+        if (w.expired()) rshmemi_ll_report(calls, sender, flag, f0, f1, u);
+    }
     return (unsigned long long)a | (unsigned long long)b << 32;
 }
 
@@ -153,7 +172,8 @@ RSHMEMI_COLL_OOL void rshmemi_ll_recv(const rshmemi_team &t, nvshmem_team_t team
         unsigned u = only_from >= 0 ? w : w - (unsigned)k * units;
         if (k == t.my) continue;
         const char *slot = rshmemi_ll_slot(team, family, call, rshmemi_team_pe(t, k));
-        rshmemi_st_upto8(dest + (size_t)k * dest_stride + 8 * u, rshmemi_ll_take_unit(slot, u, (unsigned)call), bytes - 8 * u);
+        unsigned long long v = rshmemi_ll_take_unit(slot, u, (unsigned)call, rshmemi_team_pe(t, k), rshmemi_ll_calls(team, family));
+        rshmemi_st_upto8(dest + (size_t)k * dest_stride + 8 * u, v, bytes - 8 * u);
     }
 }
 
@@ -168,7 +188,8 @@ RSHMEMI_COLL_OOL void rshmemi_ll_reduce(const rshmemi_team &t, nvshmem_team_t te
         for (int k = 0; k < t.size; k++) {
             unsigned long long v =
                 k == t.my ? rshmemi_ld_upto8((const char *)mine + 8 * u, have)
-                          : rshmemi_ll_take_unit(rshmemi_ll_slot(team, RSHMEMI_LL_EXCHANGE, call, rshmemi_team_pe(t, k)), u, (unsigned)call);
+                          : rshmemi_ll_take_unit(rshmemi_ll_slot(team, RSHMEMI_LL_EXCHANGE, call, rshmemi_team_pe(t, k)), u,
+                                                 (unsigned)call, rshmemi_team_pe(t, k), rshmemi_ll_calls(team, RSHMEMI_LL_EXCHANGE));
             acc = k == 0 ? v : rshmemi_reduce_word<T, OP>(acc, v);
         }
         rshmemi_st_upto8((char *)dest + 8 * u, acc, have);
@@ -317,9 +338,11 @@ RSHMEMI_DEV void rshmemi_broadcast(nvshmem_team_t team, const rshmemi_team &t, v
             /* The slot this broadcast reuses has been emptied by every member. */
             unsigned long long *rooted = &acks[s.npes + (call & 1)];
             unsigned long long prev = *rooted;
-            for (int k = g.tid; k < t.size; k += g.size)
-                while (k != root && rshmemi_load_acquire(&acks[rshmemi_team_pe(t, k)]) < prev) {
-                }
+            for (int k = g.tid; k < t.size; k += g.size) {
+                rshmemi_wait_watch w;
+                while (k != root && rshmemi_load_acquire(&acks[rshmemi_team_pe(t, k)]) < prev)
+                    if (w.expired()) rshmemi_wait_report("device broadcast (acknowledgement of an earlier one)", rshmemi_team_pe(t, k));
+            }
             sync();
             if (g.tid == 0) *rooted = call;
             rshmemi_ll_send(t, team, RSHMEMI_LL_BROADCAST, call, (const char *)source, 0, bytes, g);
@@ -398,7 +421,7 @@ RSHMEMI_DEV void rshmemi_reduce(nvshmem_team_t team, const rshmemi_team &t, T *d
  * A chunk at a time: reduce into the scratch buffer (indexed so that element i lands at
  * scratch[i - base]), meet, write. */
 template <typename T, typename OP, typename SYNC>
-static __device__ __noinline__ void rshmemi_reducescatter_staged(const rshmemi_team &t, T *dest, const T *mine, size_t n,
+RSHMEMI_DEV void rshmemi_reducescatter_staged(const rshmemi_team &t, T *dest, const T *mine, size_t n,
                                                                  rshmemi_group g, SYNC sync) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
     const size_t chunk = s.coll_scratch_bytes / sizeof(T);
@@ -406,21 +429,30 @@ static __device__ __noinline__ void rshmemi_reducescatter_staged(const rshmemi_t
         size_t len = n - base < chunk ? n - base : chunk;
         rshmemi_reduce_range<T, OP, (SYNC::depth > 2)>(t, (T *)s.coll_scratch - base, mine, base, base + len, false, g);
         rshmemi_sync_team_group(t, g, sync);
-        rshmemi_coll_copy<SYNC>(dest + base, (T *)s.coll_scratch, len * sizeof(T), g);
+        for (size_t i = g.tid; i < len; i += g.size) dest[base + i] = ((const T *)s.coll_scratch)[i]; /* local, rare */
         sync();
     }
 }
 
+template <typename T, typename OP, typename SYNC>
+RSHMEMI_DEV void rshmemi_reducescatter_direct(const rshmemi_team &t, T *dest, const T *mine, size_t n, bool in_place,
+                                                   rshmemi_group g, SYNC sync) {
+    rshmemi_sync_team_group(t, g, sync);
+    if (!in_place) rshmemi_reduce_range<T, OP, (SYNC::depth > 2)>(t, dest, mine, 0, n, false, g);
+    else rshmemi_reducescatter_staged<T, OP>(t, dest, mine, n, g, sync);
+    rshmemi_sync_team_group(t, g, sync);
+}
+
 /* dest[i] = OP over the members of source[my * n + i], i < n. dest may be the source itself
- * (then the results wait in the scratch buffer until every member has read its block). */
+ * (then the results wait in the scratch buffer until every member has read its block). Every
+ * member takes the same path, whatever its index: the paths differ in their barriers. */
 template <typename T, typename OP, typename SYNC>
 RSHMEMI_DEV void rshmemi_reducescatter(nvshmem_team_t team, const rshmemi_team &t, T *dest, const T *source, size_t n,
                                        rshmemi_group g, SYNC sync, const char *who) {
     const size_t bytes = n * sizeof(T);
     const T *mine = source + (size_t)t.my * n;
-    bool overlap = rshmemi_overlap(dest, bytes, source, bytes * (size_t)t.size);
-    if (overlap && dest != source && dest != mine)
-        rshmemi_coll_misuse(who, "dest overlaps source without being the same array or this PE's block of it");
+    if (dest != source && rshmemi_overlap(dest, bytes, source, bytes * (size_t)t.size))
+        rshmemi_coll_misuse(who, "dest overlaps source without being the same array");
     if (sizeof(T) <= 8 && rshmemi_ll_fits(team, bytes)) {
         unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
         rshmemi_ll_send(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, bytes, bytes, g);
@@ -433,14 +465,7 @@ RSHMEMI_DEV void rshmemi_reducescatter(nvshmem_team_t team, const rshmemi_team &
         rshmemi_reduce_by_gets<T, OP>(t, dest, mine, n, g, sync);
         return;
     }
-    rshmemi_sync_team_group(t, g, sync);
-    if (!overlap || dest == mine) {
-        /* Only this member reads its block of the sources: the results may land at once. */
-        rshmemi_reduce_range<T, OP, (SYNC::depth > 2)>(t, dest, mine, 0, n, false, g);
-    } else {
-        rshmemi_reducescatter_staged<T, OP>(t, dest, mine, n, g, sync);
-    }
-    rshmemi_sync_team_group(t, g, sync);
+    rshmemi_reducescatter_direct<T, OP>(t, dest, mine, n, dest == source, g, sync);
 }
 
 RSHMEMI_EXTERN_C_BEGIN

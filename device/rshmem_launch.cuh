@@ -8,8 +8,11 @@
 #include <cuda_runtime.h>
 #include "rshmem/device/rshmem_common.h"
 
+extern "C" int rshmem_pes_on_my_gpu(void); /* librshmem (declared in nvshmem.h too) */
+
 /* Largest grid of `blockDims` threads (and `sharedMem` bytes of dynamic shared memory) whose
- * blocks can all be resident on this PE's GPU. */
+ * blocks can all be resident on this PE's GPU, while the other PEs on the same GPU (if any)
+ * have grids of the same size resident too: their kernels wait for each other. */
 static inline int nvshmemx_collective_launch_query_gridsize(const void *func, dim3 blockDims, void **args, size_t sharedMem,
                                                             int *gridsize) {
     (void)args;
@@ -20,7 +23,7 @@ static inline int nvshmemx_collective_launch_query_gridsize(const void *func, di
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func, (int)(blockDims.x * blockDims.y * blockDims.z),
                                                       sharedMem) != cudaSuccess)
         return NVSHMEMX_ERROR_INTERNAL;
-    *gridsize = per_sm * sms;
+    *gridsize = per_sm * sms / rshmem_pes_on_my_gpu();
     return NVSHMEMX_SUCCESS;
 }
 

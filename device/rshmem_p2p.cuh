@@ -75,17 +75,28 @@ RSHMEMI_DEV void *rshmemi_peer_checked(const void *p, size_t bytes, int pe, cons
 #define RSHMEMI_PEER(p, bytes, pe) rshmemi_peer_checked((p), (bytes), (pe), __func__)
 
 /* ---- thread groups ------------------------------------------------------------------------
- * A group is (my index, group size); warps count only the lanes that called (partial warps). */
+ * A group is (my index, group size). A warp group is the warp's lanes that exist in the block
+ * (all 32 but in a last, partial warp): NVSHMEM's _warp routines are called by the whole warp.
+ * It is never derived from __activemask(): a warp may run a call as two halves, each of which
+ * would then take itself for the whole group and run the routine again. */
 struct rshmemi_group {
     int tid;
     int size;
 };
 RSHMEMI_DEV rshmemi_group rshmemi_thread_group() { return rshmemi_group{0, 1}; }
-RSHMEMI_DEV rshmemi_group rshmemi_warp_group() {
-    unsigned mask = __activemask(), lt;
-    asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
-    return rshmemi_group{__popc(mask & lt), __popc(mask)};
+RSHMEMI_DEV unsigned rshmemi_lane() {
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return lane;
 }
+/* The lanes of this warp that exist in the block. */
+RSHMEMI_DEV unsigned rshmemi_warp_lanes() {
+    unsigned block = blockDim.x * blockDim.y * blockDim.z;
+    unsigned me = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned rest = block - (me & ~31u);
+    return rest >= 32 ? 0xffffffffu : (1u << rest) - 1;
+}
+RSHMEMI_DEV rshmemi_group rshmemi_warp_group() { return rshmemi_group{(int)rshmemi_lane(), __popc(rshmemi_warp_lanes())}; }
 RSHMEMI_DEV rshmemi_group rshmemi_block_group() {
     return rshmemi_group{(int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)),
                          (int)(blockDim.x * blockDim.y * blockDim.z)};
@@ -379,9 +390,7 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
 #include "rshmem/device/ibgda/ibgda_device.cuh" /* IBGDA route for peers without P2P */
 
 /* ---- group barriers as objects ------------------------------------------------------------
- * A routine's scope: its barrier (operator()) and its group (group()). The warp's captures the
- * calling lanes once, on entry, and derives both from that one mask: a second __activemask()
- * taken later could see a different set of lanes. */
+ * A routine's scope: its barrier (operator()) and its group (group()). */
 /* depth: words each thread keeps in flight in bulk copies (a block has many threads in flight
  * already, and 1024 of them have 64 registers each). */
 struct rshmemi_no_sync {
@@ -391,14 +400,8 @@ struct rshmemi_no_sync {
 };
 struct rshmemi_warp_sync {
     static const int depth = 4;
-    unsigned mask;
-    __device__ rshmemi_warp_sync() : mask(__activemask()) {}
-    __device__ void operator()() const { __syncwarp(mask); }
-    __device__ rshmemi_group group() const {
-        unsigned lt;
-        asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
-        return rshmemi_group{__popc(mask & lt), __popc(mask)};
-    }
+    __device__ void operator()() const { __syncwarp(rshmemi_warp_lanes()); }
+    __device__ rshmemi_group group() const { return rshmemi_warp_group(); }
 };
 struct rshmemi_block_sync {
     static const int depth = 2;
@@ -432,12 +435,39 @@ RSHMEMI_DEV void rshmemi_sync_signal(int to) {
     if (RELEASE) asm volatile("red.release.sys.global.add.u64 [%0], 1;" ::"l"(remote) : "memory");
     else asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(remote) : "memory");
 }
+/* Long waits say so, once: a PE that never arrives (a deadlock, a dead PE, collectives called
+ * in different orders) is named instead of hanging in silence. The clock is read every 64K
+ * polls only. */
+#define RSHMEMI_WAIT_WARN_NS 10000000000ull
+static __device__ __noinline__ void rshmemi_wait_report(const char *what, int peer) {
+    printf("rshmem: PE %d: %s: still waiting for PE %d after %llu s (it has not arrived: a deadlock, a dead PE, "
+           "or team collectives called in a different order on different PEs)\n",
+           RSHMEMI_STATE.mype, what, peer, RSHMEMI_WAIT_WARN_NS / 1000000000ull);
+}
+struct rshmemi_wait_watch {
+    unsigned polls = 0;
+    unsigned long long start = 0;
+    /* True once, when the wait has lasted RSHMEMI_WAIT_WARN_NS. */
+    __device__ bool expired() {
+        if ((++polls & 0xffff) != 0) return false;
+        unsigned long long now;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (start == 0) start = now;
+        else if (start != ~0ull && now - start > RSHMEMI_WAIT_WARN_NS) {
+            start = ~0ull;
+            return true;
+        }
+        return false;
+    }
+};
+
 RSHMEMI_DEV void rshmemi_sync_wait(int from) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
     unsigned long long *counters = (unsigned long long *)s.sync_counters;
     unsigned long long want = ++((unsigned long long *)s.sync_consumed)[from];
-    while (rshmemi_load_acquire(&counters[from]) < want) {
-    }
+    rshmemi_wait_watch w;
+    while (rshmemi_load_acquire(&counters[from]) < want)
+        if (w.expired()) rshmemi_wait_report("device barrier", from);
 }
 
 template <bool RELEASE, typename SYNC>

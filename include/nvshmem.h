@@ -210,6 +210,8 @@ void rshmem_device_state_unregister(rshmem_state_writer_t writer);
 /* GPU memory held by the library on this PE: heap backed now, runtime area, and the drop in
  * free device memory the driver measured across nvshmem_init. */
 int rshmem_gpu_memory_usage(size_t *heap_mapped, size_t *runtime_area, size_t *measured);
+/* PEs of the job on this PE's GPU (1 before nvshmem_init). */
+int rshmem_pes_on_my_gpu(void);
 
 RSHMEMI_EXTERN_C_END
 #endif /* !__CUDACC_RTC__ */

@@ -7,6 +7,7 @@
  * share; the first mismatch is recorded with what was expected. */
 #include "cuda_test.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define ITERS 6
@@ -189,11 +190,13 @@ int main(void) {
     /* int32 elements per member: below, at and above the 2 KiB low-latency limit, and large. */
     const long sizes[] = {1, 2, 7, 64, 255, 511, 512, 513, 1000, 4099, MAXN};
     int checked = 0;
+    const bool verbose = getenv("COLL_SIZES_VERBOSE") != NULL;
     for (int scope = 0; scope < 3; scope++) {
         for (long n : sizes) {
             if (scope == 0 && n > 4099) continue; /* one thread: keep the run short */
             CUDA_CHECK(cudaMemset(b.err, 0, 8 * sizeof(int)));
             ready();
+            if (verbose) printf("PE %d: scope %d, %ld elements\n", test_pe, scope, n), fflush(stdout);
             if (scope == 0) sizes_kernel<0><<<1, 32>>>(b, n, team2);
             else if (scope == 1) sizes_kernel<1><<<1, 64>>>(b, n, team2);
             else sizes_kernel<2><<<1, 256>>>(b, n, team2);

@@ -165,6 +165,8 @@ pub struct GpuState {
     pub pci: String,
     pub node_mype: usize,
     pub node_npes: usize,
+    /// PEs of the job on this PE's GPU (this one included).
+    pub gpu_share: usize,
     pub area: Area,
     /// This PE's heap base and the distance between PEs' heaps (copies of the heap's values,
     /// for lock-free translation).
@@ -275,6 +277,7 @@ impl GpuState {
 
         // Every pair of GPUs must reach each other by loads and stores (P2P).
         let pcis = boot.allgather(pci.as_bytes())?;
+        let gpu_share = pcis.iter().filter(|p| p.as_slice() == pci.as_bytes()).count();
         let visible: Vec<(Device, String)> =
             (0..count).filter_map(|i| Device::get(i).ok()).filter_map(|d| d.pci_bus_id().ok().map(|p| (d, p))).collect();
         for (pe, their) in pcis.iter().enumerate() {
@@ -364,6 +367,7 @@ impl GpuState {
             pci,
             node_mype,
             node_npes: node.len(),
+            gpu_share,
             area,
             base,
             stride,

@@ -246,3 +246,14 @@ pub extern "C" fn rshmem_gpu_memory_usage(heap_mapped: *mut usize, runtime_area:
         Ok(())
     })
 }
+
+/// How many PEs of the job run on this PE's GPU (1 before nvshmem_init): the collective-launch
+/// grid-size query shares the GPU's resident blocks among them.
+#[no_mangle]
+pub extern "C" fn rshmem_pes_on_my_gpu() -> c_int {
+    let share = || runtime::state("rshmem_pes_on_my_gpu").and_then(|st| st.gpu("rshmem_pes_on_my_gpu").map(|g| g.gpu_share));
+    match std::panic::catch_unwind(share) {
+        Ok(Ok(n)) => n.max(1) as c_int,
+        _ => 1,
+    }
+}
