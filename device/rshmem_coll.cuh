@@ -148,32 +148,83 @@ RSHMEMI_DEV unsigned long long rshmemi_ll_take_unit(const char *slot, size_t u, 
 }
 
 /* Sends `bytes` of `src` (for member k: src + k * src_stride; stride 0: the same data to
- * everyone) to every other member's slot of this call. The group shares (member, unit) pairs. */
+ * everyone) to every other member's slot of this call. The group shares (member, unit) pairs,
+ * RSHMEMI_LL_BATCH of them per thread at a time: their loads are in flight together (one
+ * thread alone would otherwise wait for every load in turn; SYNC::ll_batch: more for small
+ * groups, whose threads have many units each, one for blocks, whose registers are scarce). */
+template <int RSHMEMI_LL_BATCH>
 RSHMEMI_COLL_OOL void rshmemi_ll_send(const rshmemi_team &t, nvshmem_team_t team, int family, unsigned long long call,
                                       const char *src, size_t src_stride, size_t bytes, rshmemi_group g) {
     /* 32-bit arithmetic: a slot holds a few hundred units (64-bit division costs registers). */
-    const unsigned units = (unsigned)((bytes + 7) / 8), total = units * (unsigned)t.size;
+    const unsigned units = (unsigned)((bytes + 7) / 8), total = units * (unsigned)t.size, gs = (unsigned)g.size;
     char *my_slot = rshmemi_ll_slot(team, family, call, RSHMEMI_STATE.mype);
-    for (unsigned w = g.tid; w < total; w += g.size) {
-        int k = (int)(w / units);
-        unsigned u = w - (unsigned)k * units;
-        if (k == t.my) continue;
-        const char *p = src + (size_t)k * src_stride + 8 * u;
-        unsigned long long v = rshmemi_ld_upto8(p, bytes - 8 * u);
-        rshmemi_ll_put_unit((char *)rshmemi_peer(my_slot + 16 * u, rshmemi_team_pe(t, k)), v, (unsigned)call);
+    for (unsigned w0 = g.tid; w0 < total; w0 += RSHMEMI_LL_BATCH * gs) {
+        unsigned long long v[RSHMEMI_LL_BATCH];
+        char *to[RSHMEMI_LL_BATCH];
+#pragma unroll
+        for (int j = 0; j < RSHMEMI_LL_BATCH; j++) {
+            unsigned w = w0 + j * gs;
+            int k = (int)(w / units);
+            unsigned u = w - (unsigned)k * units;
+            to[j] = nullptr;
+            if (w < total && k != t.my) {
+                v[j] = rshmemi_ld_upto8(src + (size_t)k * src_stride + 8 * u, bytes - 8 * u);
+                to[j] = (char *)rshmemi_peer(my_slot + 16 * u, rshmemi_team_pe(t, k));
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < RSHMEMI_LL_BATCH; j++)
+            if (to[j]) rshmemi_ll_put_unit(to[j], v[j], (unsigned)call);
     }
 }
-/* Copies every other member's `bytes` of this call out of its slot to dest + k * dest_stride. */
+/* Copies every other member's `bytes` of this call out of its slot to dest + k * dest_stride
+ * (only_from >= 0: that member's alone), RSHMEMI_LL_BATCH units per thread polled together. */
+template <int RSHMEMI_LL_BATCH>
 RSHMEMI_COLL_OOL void rshmemi_ll_recv(const rshmemi_team &t, nvshmem_team_t team, int family, unsigned long long call,
                                       char *dest, size_t dest_stride, size_t bytes, rshmemi_group g, int only_from = -1) {
     const unsigned units = (unsigned)((bytes + 7) / 8), total = units * (only_from >= 0 ? 1u : (unsigned)t.size);
-    for (unsigned w = g.tid; w < total; w += g.size) {
-        int k = only_from >= 0 ? only_from : (int)(w / units);
-        unsigned u = only_from >= 0 ? w : w - (unsigned)k * units;
-        if (k == t.my) continue;
-        const char *slot = rshmemi_ll_slot(team, family, call, rshmemi_team_pe(t, k));
-        unsigned long long v = rshmemi_ll_take_unit(slot, u, (unsigned)call, rshmemi_team_pe(t, k), rshmemi_ll_calls(team, family));
-        rshmemi_st_upto8(dest + (size_t)k * dest_stride + 8 * u, v, bytes - 8 * u);
+    const unsigned gs = (unsigned)g.size;
+    for (unsigned w0 = g.tid; w0 < total; w0 += RSHMEMI_LL_BATCH * gs) {
+        unsigned long long v[RSHMEMI_LL_BATCH];
+        const char *unit[RSHMEMI_LL_BATCH];
+        int from[RSHMEMI_LL_BATCH];
+        unsigned pending = 0;
+#pragma unroll
+        for (int j = 0; j < RSHMEMI_LL_BATCH; j++) {
+            unsigned w = w0 + j * gs;
+            int k = only_from >= 0 ? only_from : (int)(w / units);
+            unsigned u = only_from >= 0 ? w : w - (unsigned)k * units;
+            from[j] = k;
+            unit[j] = rshmemi_ll_slot(team, family, call, rshmemi_team_pe(t, k)) + 16 * u;
+            if (w < total && k != t.my) pending |= 1u << j;
+        }
+        const unsigned todo = pending;
+        rshmemi_wait_watch watch;
+        while (pending) {
+#pragma unroll
+            for (int j = 0; j < RSHMEMI_LL_BATCH; j++) {
+                if (!(pending >> j & 1)) continue;
+                unsigned a, f0, b, f1;
+                asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(a), "=r"(f0), "=r"(b), "=r"(f1)
+                             : "l"(unit[j])
+                             : "memory");
+                if (f0 == (unsigned)call && f1 == (unsigned)call) {
+                    v[j] = (unsigned long long)a | (unsigned long long)b << 32;
+                    pending &= ~(1u << j);
+                } else if (watch.expired()) {
+                    rshmemi_ll_report(rshmemi_ll_calls(team, family), rshmemi_team_pe(t, from[j]), (unsigned)call, f0, f1,
+                                      (size_t)((unit[j] - rshmemi_ll_slot(team, family, call, rshmemi_team_pe(t, from[j]))) / 16));
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < RSHMEMI_LL_BATCH; j++) {
+            if (!(todo >> j & 1)) continue;
+            unsigned w = w0 + j * gs;
+            unsigned u = only_from >= 0 ? w : w - (unsigned)from[j] * units;
+            rshmemi_st_upto8(dest + (size_t)from[j] * dest_stride + 8 * u, v[j], bytes - 8 * u);
+        }
     }
 }
 
@@ -280,9 +331,9 @@ RSHMEMI_DEV void rshmemi_alltoall(nvshmem_team_t team, const rshmemi_team &t, vo
     const char *s = (const char *)source;
     if (rshmemi_ll_fits(team, bytes)) {
         unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
-        rshmemi_ll_send(t, team, RSHMEMI_LL_EXCHANGE, call, s, bytes, bytes, g);
+        rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, s, bytes, bytes, g);
         rshmemi_coll_copy<SYNC>(d + (size_t)t.my * bytes, s + (size_t)t.my * bytes, bytes, g);
-        rshmemi_ll_recv(t, team, RSHMEMI_LL_EXCHANGE, call, d, bytes, bytes, g);
+        rshmemi_ll_recv<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, d, bytes, bytes, g);
         sync();
         return;
     }
@@ -303,9 +354,9 @@ RSHMEMI_DEV void rshmemi_fcollect(nvshmem_team_t team, const rshmemi_team &t, vo
     char *d = (char *)dest;
     if (rshmemi_ll_fits(team, bytes)) {
         unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
-        rshmemi_ll_send(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, 0, bytes, g);
+        rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, 0, bytes, g);
         rshmemi_coll_copy<SYNC>(d + (size_t)t.my * bytes, source, bytes, g);
-        rshmemi_ll_recv(t, team, RSHMEMI_LL_EXCHANGE, call, d, bytes, bytes, g);
+        rshmemi_ll_recv<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, d, bytes, bytes, g);
         sync();
         return;
     }
@@ -345,10 +396,10 @@ RSHMEMI_DEV void rshmemi_broadcast(nvshmem_team_t team, const rshmemi_team &t, v
             }
             sync();
             if (g.tid == 0) *rooted = call;
-            rshmemi_ll_send(t, team, RSHMEMI_LL_BROADCAST, call, (const char *)source, 0, bytes, g);
+            rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_BROADCAST, call, (const char *)source, 0, bytes, g);
             if (dest != source) rshmemi_coll_copy<SYNC>(dest, source, bytes, g);
         } else {
-            rshmemi_ll_recv(t, team, RSHMEMI_LL_BROADCAST, call, (char *)dest, 0, bytes, g, root);
+            rshmemi_ll_recv<SYNC::ll_batch>(t, team, RSHMEMI_LL_BROADCAST, call, (char *)dest, 0, bytes, g, root);
             sync();
             if (g.tid == 0) {
                 unsigned long long *ack = (unsigned long long *)rshmemi_peer(&acks[s.mype], rshmemi_team_pe(t, root));
@@ -400,7 +451,7 @@ RSHMEMI_DEV void rshmemi_reduce(nvshmem_team_t team, const rshmemi_team &t, T *d
         rshmemi_coll_misuse(who, "dest and source overlap without being the same array");
     if (sizeof(T) <= 8 && rshmemi_ll_fits(team, bytes)) {
         unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
-        rshmemi_ll_send(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, 0, bytes, g);
+        rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, 0, bytes, g);
         sync(); /* sent before dest (which may be the source) is written */
         rshmemi_ll_reduce<T, OP>(t, team, call, dest, source, bytes, g);
         sync();
@@ -455,7 +506,7 @@ RSHMEMI_DEV void rshmemi_reducescatter(nvshmem_team_t team, const rshmemi_team &
         rshmemi_coll_misuse(who, "dest overlaps source without being the same array");
     if (sizeof(T) <= 8 && rshmemi_ll_fits(team, bytes)) {
         unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
-        rshmemi_ll_send(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, bytes, bytes, g);
+        rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, bytes, bytes, g);
         sync();
         rshmemi_ll_reduce<T, OP>(t, team, call, dest, mine, bytes, g);
         sync();

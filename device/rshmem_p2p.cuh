@@ -89,9 +89,10 @@ RSHMEMI_DEV unsigned rshmemi_lane() {
     asm("mov.u32 %0, %%laneid;" : "=r"(lane));
     return lane;
 }
-/* The lanes of this warp that exist in the block. */
+/* The lanes of this warp that exist in the block (all of them when the block is whole warps). */
 RSHMEMI_DEV unsigned rshmemi_warp_lanes() {
     unsigned block = blockDim.x * blockDim.y * blockDim.z;
+    if ((block & 31) == 0) return 0xffffffffu;
     unsigned me = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     unsigned rest = block - (me & ~31u);
     return rest >= 32 ? 0xffffffffu : (1u << rest) - 1;
@@ -171,20 +172,14 @@ static __device__ __noinline__ void rshmemi_copy_narrow(char *d, const char *s, 
     else rshmemi_copy_body<unsigned char, BATCH>(d, s, n, g);
 }
 
-/* One thread moving a few aligned words (the per-thread puts of a grid): straight loads and
- * stores, the same instructions in every lane, so a warp's neighbouring puts combine into
+/* One thread moving one aligned word of 4, 8 or 16 bytes (the per-thread puts of a grid): a
+ * straight load and store, the same instructions in every lane, so a warp's neighbouring puts combine into
  * whole lines instead of splitting over the head/body/tail paths of rshmemi_copy. Returns
  * whether it did the copy. Thread-scope RMA only: its registers would burden group copies. */
 RSHMEMI_DEV bool rshmemi_copy_few(char *d, const char *s, size_t n) {
     const uintptr_t a = (uintptr_t)d | (uintptr_t)s;
-    if (n <= 64 && ((a | n) & 15) == 0) {
-        uint4 v[4];
-#pragma unroll
-        for (int k = 0; k < 4; k++)
-            if (16 * (size_t)k < n) v[k] = ((const uint4 *)s)[k];
-#pragma unroll
-        for (int k = 0; k < 4; k++)
-            if (16 * (size_t)k < n) ((uint4 *)d)[k] = v[k];
+    if (n == 16 && (a & 15) == 0) {
+        *(uint4 *)d = *(const uint4 *)s;
         return true;
     }
     if (n == 8 && (a & 7) == 0) {
@@ -391,20 +386,23 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
 
 /* ---- group barriers as objects ------------------------------------------------------------
  * A routine's scope: its barrier (operator()) and its group (group()). */
-/* depth: words each thread keeps in flight in bulk copies (a block has many threads in flight
- * already, and 1024 of them have 64 registers each). */
+/* depth: words each thread keeps in flight in bulk copies; ll_batch: small-collective units
+ * each thread handles at once (a block has many threads in flight already, and 1024 of them
+ * have 64 registers each). */
 struct rshmemi_no_sync {
-    static const int depth = 2;
+    static const int depth = 2, ll_batch = 4;
     __device__ void operator()() const {}
     __device__ rshmemi_group group() const { return rshmemi_thread_group(); }
 };
 struct rshmemi_warp_sync {
-    static const int depth = 4;
-    __device__ void operator()() const { __syncwarp(rshmemi_warp_lanes()); }
-    __device__ rshmemi_group group() const { return rshmemi_warp_group(); }
+    static const int depth = 4, ll_batch = 2;
+    unsigned lanes;
+    __device__ rshmemi_warp_sync() : lanes(rshmemi_warp_lanes()) {}
+    __device__ void operator()() const { __syncwarp(lanes); }
+    __device__ rshmemi_group group() const { return rshmemi_group{(int)rshmemi_lane(), __popc(lanes)}; }
 };
 struct rshmemi_block_sync {
-    static const int depth = 2;
+    static const int depth = 2, ll_batch = 1;
     __device__ void operator()() const { rshmemi_sync_block(); }
     __device__ rshmemi_group group() const { return rshmemi_block_group(); }
 };

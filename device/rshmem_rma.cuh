@@ -21,7 +21,7 @@ RSHMEMI_DEV void rshmemi_get(void *dest, const void *src, size_t bytes, int pe, 
     rshmemi_copy<BATCH>(dest, rshmemi_peer(src, pe), bytes, g);
     sync();
 }
-/* The thread-scope forms: a few aligned words straight, else the copy with 4 loads in flight. */
+/* The thread-scope forms: one aligned word straight, else the copy with 4 loads in flight. */
 RSHMEMI_DEV void rshmemi_put_thread(void *dest, const void *src, size_t bytes, int pe, const char *who) {
     RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_ibgda_put(dest, src, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), who))
     char *d = (char *)rshmemi_peer(dest, pe);

@@ -165,6 +165,9 @@ int main(int argc, char **argv) {
                     if (want(c.bench, v) && fits(c.fn[sc], t, (std::string(c.bench) + "/" + v).c_str())) {
                         fill_src(c, src, src_count(c, n));
                         CK(cudaMemset(dst, 0xff, max_size));
+                        // The fill and the poison run on the legacy stream, the collectives on a
+                        // non-blocking one: finish them before any PE may write into dst.
+                        CK(cudaDeviceSynchronize());
                         nvshmem_barrier_all();
                         // Data check first (one call), then the timing.
                         {
