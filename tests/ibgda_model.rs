@@ -338,7 +338,7 @@ fn dc_initiator_reaches_a_target_through_its_address_vector() {
     let nic = Nic::start(0, w.fabric.clone(), Arc::new(HostMemory), ModelConfig::default());
     // SAFETY: `dci` outlives `nic` (declared earlier, dropped later).
     unsafe { nic.attach(dci.state_ptr()) };
-    w.fabric.add_dct(0x4242, 1);
+    w.fabric.add_dct(0, 0x4242, 1, 0x1234_5678);
     // Half-size (16-byte) address vector: dc_key, dqp_dct, then stat_rate_sl, fl_mlid, rlid.
     let mut av = [0u8; 16];
     av[..8].copy_from_slice(&0x1234_5678u64.to_be_bytes());

@@ -15,19 +15,36 @@ use crate::error::{Error, ErrorKind, Result};
 
 /// Turns the first error CQE recorded on a QP into an error naming the operation and the PE.
 /// `my_pe` is the PE that posted; `routine` the call that surfaced it (e.g. `nvshmem_quiet`).
+/// On a DCI the target comes from the failed WQE's address vector (`err_rlid`, `err_dct`);
+/// `dct_owner` maps that to the PE whose DCT it is (see [`qp_error_dc`]).
 pub fn qp_error(qp: &abi::QpState, my_pe: u32, routine: &'static str) -> Option<Error> {
+    qp_error_dc(qp, my_pe, routine, &|_, _| None)
+}
+
+/// [`qp_error`] for QPs that may be DCIs: `dct_owner(lid, dct)` is the PE owning that DC target.
+pub fn qp_error_dc(qp: &abi::QpState, my_pe: u32, routine: &'static str, dct_owner: &dyn Fn(u16, u32) -> Option<u32>) -> Option<Error> {
     if qp.err_count == 0 {
         return None;
     }
-    let target = if qp.kind == abi::QP_DCI { "a PE over DC".to_string() } else { format!("PE {}", qp.peer_pe) };
+    let target = if qp.kind != abi::QP_DCI {
+        format!("PE {}", qp.peer_pe)
+    } else if qp.err_dct == 0 {
+        "a PE over DC".to_string()
+    } else {
+        match dct_owner(qp.err_rlid, qp.err_dct) {
+            Some(pe) => format!("PE {pe} over DC (DCT 0x{:06x} at LID {})", qp.err_dct, qp.err_rlid),
+            None => format!("DCT 0x{:06x} at LID {}, which no PE owns,", qp.err_dct, qp.err_rlid),
+        }
+    };
     Some(Error::new(
         ErrorKind::System,
         routine,
         format!(
-            "IBGDA {} from PE {my_pe} to {target} failed: {} (CQE syndrome 0x{:02x}, vendor syndrome 0x{:02x}, \
+            "IBGDA {} from PE {my_pe} to {target} failed: {}{} (CQE syndrome 0x{:02x}, vendor syndrome 0x{:02x}, \
              QP 0x{:06x}, WQE index {}{})",
             mlx5::opcode_name(qp.err_opcode),
             mlx5::syndrome_name(qp.err_syndrome),
+            abi::model_vendor_note(qp.err_vendor).map(|n| format!(": {n}")).unwrap_or_default(),
             qp.err_syndrome,
             qp.err_vendor,
             qp.qpn,
