@@ -1,5 +1,5 @@
 // Host build of the IBGDA device posting path: the very headers the GPU compiles
-// (device/ibgda/ibgda_post.h), compiled as plain C++17 into a shared object that the Rust tests
+// (device/ibgda/ibgda_pe.h over ibgda_post.h), compiled as plain C++17 into a shared object that the Rust tests
 // (tests/ibgda_model.rs) load with dlopen. The software HCA model (src/ibgda/model.rs) plays the
 // NIC; this file only forwards to the posting code and plays CTAs/warps with std::threads.
 #include <atomic>
@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../device/ibgda/ibgda_post.h"
+#include "../../device/ibgda/ibgda_pe.h"
 
 using namespace rshmem_ibgda;
 
@@ -19,6 +19,7 @@ static remote rmt(uint64_t raddr, uint32_t rkey) {
     r.rkey = rkey;
     r.av_size = 0;
     r.av = nullptr;
+    r.dct = 0;
     return r;
 }
 
