@@ -10,7 +10,8 @@ mod ibgda_common;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use ibgda_common::{pattern, watchdog, World, HEAP_KEY};
+use ibgda_common::amo::{FETCH_ADD, XOR};
+use ibgda_common::{amo_fetches, amo_model, pattern, watchdog, World, HEAP_KEY};
 use rshmem::ibgda::abi::{PeState, QpState};
 use rshmem::ibgda::host::{snapshot, HostQp, QpParams};
 
@@ -24,18 +25,6 @@ use rshmem::ibgda::model::{HostMemory, ModelConfig, Nic};
 type St = *mut PeState;
 type Qp = *mut QpState;
 
-const FETCH_ADD: u32 = 0;
-const ADD: u32 = 1;
-const COMPARE_SWAP: u32 = 2;
-const SWAP: u32 = 3;
-const FETCH: u32 = 4;
-const SET: u32 = 5;
-const FETCH_AND: u32 = 6;
-const AND: u32 = 7;
-const FETCH_OR: u32 = 8;
-const OR: u32 = 9;
-const FETCH_XOR: u32 = 10;
-const XOR: u32 = 11;
 
 fn params() -> QpParams {
     QpParams { log_nwqes: 6, signal_every: 8, batch: 4, inline_max: 28, ..QpParams::default() }
@@ -47,27 +36,6 @@ fn assert_clean(w: &World) {
         assert_eq!(s.bad_doorbells.load(Ordering::Relaxed), 0, "a doorbell disagreed with its doorbell record or qpn");
         assert_eq!(s.cq_full_waits.load(Ordering::Relaxed), 0, "the CQ overflowed (hardware would fail)");
     }
-}
-
-/// Expected (old value returned, new memory value) of an AMO.
-fn amo_model(op: u32, old: u64, v: u64, c: u64, ones: u64) -> (u64, u64) {
-    let new = match op {
-        FETCH_ADD | ADD => old.wrapping_add(v) & ones,
-        COMPARE_SWAP => {
-            if old == c {
-                v
-            } else {
-                old
-            }
-        }
-        SWAP | SET => v,
-        FETCH => old,
-        FETCH_AND | AND => old & v,
-        FETCH_OR | OR => old | v,
-        FETCH_XOR | XOR => old ^ v,
-        _ => unreachable!(),
-    };
-    (old, new)
 }
 
 #[test]
@@ -137,7 +105,7 @@ fn every_operation_arrives_byte_for_byte() {
             let (want_old, want_new) = amo_model(op, init, v, c, u64::MAX);
             let got = u64::from_le_bytes(pe1.heap_bytes(a64, 8).try_into().unwrap());
             assert_eq!(got, want_new, "64-bit op {op} on {init:#x} with {v:#x}/{c:#x}");
-            if op % 2 == 0 || op == COMPARE_SWAP || op == SWAP || op == FETCH {
+            if amo_fetches(op) {
                 assert_eq!(old, want_old, "64-bit op {op}: returned old value");
             }
             let (i32_, v32_, c32_) = (init as u32, v as u32, c as u32);
@@ -150,7 +118,7 @@ fn every_operation_arrives_byte_for_byte() {
             let got = pe1.heap_bytes(a32, 8);
             assert_eq!(u32::from_le_bytes(got[..4].try_into().unwrap()) as u64, wn, "32-bit op {op} on {i32_:#x}");
             assert_eq!(&got[4..], &[0xee; 4], "32-bit op {op} touched the next word");
-            if op % 2 == 0 || op == COMPARE_SWAP || op == SWAP || op == FETCH {
+            if amo_fetches(op) {
                 assert_eq!(old32 as u64, wo, "32-bit op {op}: returned old value");
             }
         }

@@ -5,6 +5,7 @@
 
 pub mod abi;
 pub mod cuda;
+pub mod dc;
 pub mod gpu;
 pub mod host;
 pub mod mlx5;
@@ -109,10 +110,14 @@ impl IbgdaConfig {
             return Err(bad(&var, &v, "0 to 1024"));
         }
         let num_dci = count("IBGDA_NUM_DCI")?;
+        if num_dci > dc::MAX_DCI as i64 {
+            let (var, v) = f("IBGDA_NUM_DCI");
+            return Err(bad(&var, &v, &format!("at most {} (or 0 or less: one per SM, at most {})", dc::MAX_DCI, dc::AUTO_DCI_CAP)));
+        }
         let num_dct = count("IBGDA_NUM_DCT")?;
-        if num_dct < 1 {
+        if !(1..=dc::MAX_DCT as i64).contains(&num_dct) {
             let (var, v) = f("IBGDA_NUM_DCT");
-            return Err(bad(&var, &v, "at least 1"));
+            return Err(bad(&var, &v, &format!("1 to {}", dc::MAX_DCT)));
         }
         let (var, v) = f("IBGDA_DCI_MAP_BY");
         let dci_map_by = map_by(&var, &v, true)?;
@@ -163,6 +168,10 @@ mod tests {
         let e = IbgdaConfig::parse(table(&[("IBGDA_NIC", "gpu")])).unwrap_err().to_string();
         assert!(e.contains("NVSHMEM_IBGDA_NIC") && e.contains("hw or model"), "{e}");
         assert!(IbgdaConfig::parse(table(&[("IBGDA_NUM_DCT", "0")])).is_err());
+        assert!(IbgdaConfig::parse(table(&[("IBGDA_NUM_DCT", "65")])).is_err());
+        let e = IbgdaConfig::parse(table(&[("IBGDA_NUM_DCI", "5000")])).unwrap_err().to_string();
+        assert!(e.contains("NVSHMEM_IBGDA_NUM_DCI") && e.contains("at most 4096"), "{e}");
+        assert_eq!(IbgdaConfig::parse(table(&[("IBGDA_NUM_DCI", "-1")])).unwrap().num_dci, None);
         assert!(IbgdaConfig::parse(table(&[("IBGDA_NUM_RC_PER_PE", "two")])).is_err());
     }
 
