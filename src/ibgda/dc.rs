@@ -25,8 +25,9 @@ pub const AUTO_DCI_CAP: u32 = 256;
 pub const MAX_DCI: u32 = 4096;
 /// Largest `NVSHMEM_IBGDA_NUM_DCT` accepted.
 pub const MAX_DCT: u32 = 64;
-/// First DCT number of a model NIC (a DCT number is a 24-bit QP number of its NIC).
-pub const MODEL_DCT_BASE: u32 = 0x00_0d00;
+/// First DCT number of a model NIC (a DCT number is a 24-bit QP number of its NIC; its DCIs
+/// are 0x100 and up, at most 4096 of them).
+pub const MODEL_DCT_BASE: u32 = 0x00_2000;
 
 /// DCIs for a setting (`None`: automatic) on a GPU with `sms` multiprocessors.
 pub fn dci_count(setting: Option<u32>, sms: u32) -> u32 {
@@ -98,23 +99,31 @@ pub fn av_image(key: u64, dct: u32, lid: u16, extended: bool) -> ([u8; 48], u32)
     (av, if extended { 48 } else { AV_HALF_BYTES as u32 })
 }
 
-/// Every PE's targets, gathered through the bootstrap (collective). All PEs must have the same
-/// number of DCTs (the device indexes the table as `pe * num_dct + i`).
-pub fn exchange(boot: &dyn Bootstrap, mine: &DcTargets) -> Result<Vec<DcTargets>> {
-    let all = boot.allgather(&mine.encode())?;
-    let all: Vec<DcTargets> = all.iter().enumerate().map(|(pe, b)| DcTargets::decode(pe, b)).collect::<Result<_>>()?;
-    if let Some((pe, t)) = all.iter().enumerate().find(|(_, t)| t.dcts.len() != mine.dcts.len()) {
-        return Err(Error::invalid(
-            "nvshmem_init",
-            format!(
-                "NVSHMEM_IBGDA_NUM_DCT differs between PEs (PE {}: {}, PE {pe}: {}); set the same value for every PE",
-                boot.rank(),
-                mine.dcts.len(),
-                t.dcts.len()
-            ),
-        ));
+/// Every PE's targets, gathered through the bootstrap (collective: every PE with IBGDA peers
+/// calls it, RC ones with `None`, so a job whose PEs disagree on the transport stops with a
+/// message rather than a hang). All PEs must also have the same number of DCTs (the device
+/// indexes the table as `pe * num_dct + i`). `Ok(None)` for RC.
+pub fn exchange(boot: &dyn Bootstrap, mine: Option<&DcTargets>) -> Result<Option<Vec<DcTargets>>> {
+    let record = match mine {
+        Some(t) => [&[1u8][..], &t.encode()].concat(),
+        None => vec![0u8],
+    };
+    let all = boot.allgather(&record)?;
+    let me = boot.rank();
+    let differ = |what: &str, pe: usize, mine: String, theirs: String| {
+        Error::invalid("nvshmem_init", format!("{what} differs between PEs (PE {me}: {mine}, PE {pe}: {theirs}); set the same value for every PE"))
+    };
+    let dc_of = |b: &[u8]| b.first() == Some(&1);
+    if let Some(pe) = all.iter().position(|b| dc_of(b) != mine.is_some()) {
+        let name = |dc: bool| if dc { "0 (DC)".to_string() } else { "1 or more (RC)".to_string() };
+        return Err(differ("NVSHMEM_IBGDA_NUM_RC_PER_PE", pe, name(mine.is_some()), name(mine.is_none())));
     }
-    Ok(all)
+    let Some(mine) = mine else { return Ok(None) };
+    let all: Vec<DcTargets> = all.iter().enumerate().map(|(pe, b)| DcTargets::decode(pe, &b[1..])).collect::<Result<_>>()?;
+    if let Some((pe, t)) = all.iter().enumerate().find(|(_, t)| t.dcts.len() != mine.dcts.len()) {
+        return Err(differ("NVSHMEM_IBGDA_NUM_DCT", pe, mine.dcts.len().to_string(), t.dcts.len().to_string()));
+    }
+    Ok(Some(all))
 }
 
 /// The PE owning DCT `dct` at LID `lid`.
@@ -161,6 +170,39 @@ mod tests {
         assert_eq!(a.dcts, b.dcts, "DCT numbers repeat across NICs; (LID, number) is unique");
         assert_eq!(owner(&[a.clone(), b.clone()], 2, MODEL_DCT_BASE + 1), Some(1));
         assert_eq!(owner(&[a, b], 3, MODEL_DCT_BASE), None);
+    }
+
+    /// PE 0 of two, whose peer answers `theirs`.
+    struct Pair(Vec<u8>);
+    impl Bootstrap for Pair {
+        fn rank(&self) -> usize {
+            0
+        }
+        fn size(&self) -> usize {
+            2
+        }
+        fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+            Ok(vec![mine.to_vec(), self.0.clone()])
+        }
+        fn allgather_fds(&self, _: &[std::os::fd::RawFd]) -> Result<Vec<Vec<std::os::fd::OwnedFd>>> {
+            unreachable!()
+        }
+        fn name(&self) -> &'static str {
+            "pair"
+        }
+    }
+
+    #[test]
+    fn exchange_gathers_targets_and_names_a_transport_or_count_mismatch() {
+        let (a, b) = (DcTargets::model(0, 2), DcTargets::model(1, 2));
+        let rec = |t: &DcTargets| [&[1u8][..], &t.encode()].concat();
+        let all = exchange(&Pair(rec(&b)), Some(&a)).unwrap().unwrap();
+        assert_eq!(all, vec![a.clone(), b]);
+        assert_eq!(exchange(&Pair(vec![0]), None).unwrap(), None);
+        let e = exchange(&Pair(vec![0]), Some(&a)).unwrap_err().to_string();
+        assert!(e.contains("NVSHMEM_IBGDA_NUM_RC_PER_PE differs between PEs (PE 0: 0 (DC), PE 1: 1 or more (RC))"), "{e}");
+        let e = exchange(&Pair(rec(&DcTargets::model(1, 3))), Some(&a)).unwrap_err().to_string();
+        assert!(e.contains("NVSHMEM_IBGDA_NUM_DCT differs between PEs (PE 0: 2, PE 1: 3)"), "{e}");
     }
 
     #[test]

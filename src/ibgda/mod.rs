@@ -10,6 +10,7 @@ pub mod gpu;
 pub mod host;
 pub mod mlx5;
 pub mod model;
+pub mod warmup;
 
 use crate::env;
 use crate::error::{Error, ErrorKind, Result};
