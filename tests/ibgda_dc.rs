@@ -296,7 +296,7 @@ fn wrong_dc_key_and_unknown_dct_are_error_cqes_naming_the_operation_and_the_pe()
     let s = snap(dci);
     let owner = |lid: u16, dct: u32| w.dct_owner(lid, dct);
     let msg = rshmem::ibgda::qp_error_dc(&s, 0, "nvshmem_quiet", &owner).expect("error recorded").to_string();
-    assert!(msg.starts_with("nvshmem_quiet: IBGDA RDMA WRITE (put) from PE 0 to PE 2 over DC (DCT 0x000d00 at LID 3) failed"), "{msg}");
+    assert!(msg.starts_with("nvshmem_quiet: IBGDA RDMA WRITE (put) from PE 0 to PE 2 over DC (DCT 0x002000 at LID 3) failed"), "{msg}");
     assert!(msg.contains("rejected the DC access key") && msg.contains("syndrome 0x15"), "{msg}");
     // The NIC's own record (what the host reports when no device thread polled) says the same.
     let first = w.nics[0].first_error().expect("the NIC recorded the error");
