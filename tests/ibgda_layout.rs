@@ -1,6 +1,8 @@
 //! Layout truth: our mlx5 segment/CQE definitions against rdma-core's <infiniband/mlx5dv.h>
-//! (compile-time asserts and byte images in ctest/ibgda/mlx5_layout_check.cpp), the Rust mirror
-//! against the same program's table, and the IBGDA descriptors' C header against their Rust owner.
+//! (compile-time asserts and byte images in ctest/ibgda/mlx5_layout_check.cpp), whole DC WQEs as
+//! the posting path writes them against rdma-core's setters (ctest/ibgda/wqe_image_check.cpp), the
+//! Rust mirror against the same program's table, and the IBGDA descriptors' C header against their
+//! Rust owner.
 //! Also compiles the posting path with nvcc when one is found (CUDA_HOME or PATH).
 
 mod ibgda_common;
@@ -34,6 +36,13 @@ fn mlx5_segments_match_rdma_core_and_the_rust_mirror() {
         assert!(lines.contains(&want), "constant {name}: C says {:?}, Rust {value}",
             lines.iter().find(|l| l.starts_with(&format!("const {name} "))));
     }
+}
+
+#[test]
+fn dc_wqes_written_by_the_posting_path_match_rdma_core_setters() {
+    let exe = compile("ctest/ibgda/wqe_image_check.cpp", "wqe_image_check", &[]);
+    let lines = run_lines(&exe);
+    assert!(lines.iter().any(|l| l.contains("match rdma-core")), "{lines:?}");
 }
 
 #[test]
