@@ -421,16 +421,9 @@ impl Drop for GpuIbgda {
 
 #[cfg(test)]
 mod tests {
+    use super::super::table;
     use super::*;
 
-    fn table<'a>(over: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> (String, String) + 'a {
-        move |name| {
-            over.iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| (format!("NVSHMEM_{name}"), v.to_string()))
-                .unwrap_or_else(|| ("default".into(), crate::env::SETTINGS.iter().find(|s| s.name == name).unwrap().default.into()))
-        }
-    }
 
     #[test]
     fn queue_settings_parse_and_name_bad_values() {

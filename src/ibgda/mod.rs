@@ -1,13 +1,28 @@
 //! IBGDA: GPU-initiated InfiniBand. The device posts mlx5 WQEs itself (device/ibgda/); this module
 //! owns the shared descriptors ([`abi`]), the mlx5 formats' Rust mirror ([`mlx5`]), host-memory
-//! queues ([`host`]) and the software HCA model ([`model`], `RSHMEM_IBGDA_NIC=model`) that plays
-//! the NIC for those WQEs. The rdma-core path that creates real QPs is `crate::ib`.
+//! queues ([`host`]), the software HCA model ([`model`], `RSHMEM_IBGDA_NIC=model`) that plays
+//! the NIC for those WQEs, the GPU runtime's set-up ([`gpu`], [`warmup`]), the DC transport's
+//! shared pieces ([`dc`]) and the `rshmem-info` section ([`info`]). The rdma-core path that
+//! creates real QPs is `crate::ib`.
+//!
+//! Transports: RC (`NVSHMEM_IBGDA_NUM_RC_PER_PE` QPs per remote PE, the default) or DC
+//! (`NVSHMEM_IBGDA_NUM_RC_PER_PE=0`: DC initiators shared by all targets, DC targets per PE,
+//! every WQE carrying the target's address vector). Lanes of a warp calling `p` on consecutive
+//! words share inline WQEs (device/ibgda/ibgda_coalesce.h).
+//!
+//! What has run where: all of it on the software HCA model only. CI runs the device posting
+//! code compiled for the host against the model (tests/ibgda_model.rs, tests/ibgda_dc.rs) and
+//! checks every segment and whole DC WQEs against rdma-core's `<infiniband/mlx5dv.h>`
+//! (tests/ibgda_layout.rs); the GPU tests (ctest/ibgda/run_gpu.sh) run the same code on GPUs
+//! against the model. Nothing here has met a ConnectX NIC: the model's answers to a wrong DC key
+//! or an unknown DCT, for one, are our reading of how a ConnectX behaves, not an observation.
 
 pub mod abi;
 pub mod cuda;
 pub mod dc;
 pub mod gpu;
 pub mod host;
+pub mod info;
 pub mod mlx5;
 pub mod model;
 pub mod warmup;
@@ -139,18 +154,21 @@ impl IbgdaConfig {
     }
 }
 
+/// Settings for tests: `over`'s values as `NVSHMEM_<name>`, the defaults otherwise.
+#[cfg(test)]
+pub(crate) fn table<'a>(over: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> (String, String) + Copy + 'a {
+    move |name| {
+        over.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| (format!("NVSHMEM_{name}"), v.to_string()))
+            .unwrap_or_else(|| ("default".into(), env::SETTINGS.iter().find(|s| s.name == name).unwrap().default.into()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn table<'a>(over: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> (String, String) + 'a {
-        move |name| {
-            over.iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| (format!("NVSHMEM_{name}"), v.to_string()))
-                .unwrap_or_else(|| ("default".into(), env::SETTINGS.iter().find(|s| s.name == name).unwrap().default.into()))
-        }
-    }
 
     #[test]
     fn defaults_follow_nvshmem() {

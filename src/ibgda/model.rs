@@ -14,6 +14,13 @@
 //!   (the QP is assumed set up for host-endian atomics). Operands come big-endian from the WQE.
 //! - `sink` mode moves no data: it consumes doorbells, parses only control segments and writes
 //!   CQEs for signaled WQEs, so the device-side post rate can be measured.
+//! - DC: a DCI WQE's address vector names a DCT by (LID, DCT number) in the [`Fabric`]; the
+//!   DCT's PE is the target. A DCT that does not exist, or whose DC access key differs from the
+//!   vector's, completes the WQE with TRANSPORT_RETRY_EXC_ERR (we believe a ConnectX target drops
+//!   such packets silently, so the initiator's retries run out) and a model vendor syndrome
+//!   saying which (`abi::MODEL_VENDOR_*`). In a job of several processes each process's fabric
+//!   holds the DC targets every PE published at init, so the key check is against what the
+//!   target announced, not against the target's own NIC.
 //!
 //! Memory registration is a table of (key, base, len) per PE; a key is both lkey and rkey.
 //! Target memory is reached through [`MemoryAccess`]: plain memory ([`HostMemory`]) or GPU
