@@ -13,7 +13,7 @@ mod ibgda_common;
 use std::sync::atomic::Ordering;
 
 use ibgda_common::amo::{FETCH_ADD, XOR};
-use ibgda_common::{amo_fetches, amo_model, pattern, watchdog, Net, World, HEAP_KEY};
+use ibgda_common::{amo_fetches, amo_model, assert_clean, assert_fenced, fence_sources, pattern, watchdog, Net, World, HEAP_KEY};
 use rshmem::ibgda::abi::{PeState, QpState, MAP_BY_CTA, MAP_BY_DCT, MAP_BY_SM, MAP_BY_WARP};
 use rshmem::ibgda::host::{snapshot, QpParams};
 use rshmem::ibgda::model::ModelConfig;
@@ -34,14 +34,6 @@ fn dc(num_dci: usize, num_dct: usize, map_by: u32, av_bytes: u32) -> Net {
     Net::Dc { num_dci, num_dct, map_by, av_bytes }
 }
 
-fn assert_clean(w: &World) {
-    for n in &w.nics {
-        let s = n.stats();
-        assert_eq!(s.bad_doorbells.load(Ordering::Relaxed), 0, "a doorbell disagreed with its doorbell record or qpn");
-        assert_eq!(s.cq_full_waits.load(Ordering::Relaxed), 0, "the CQ overflowed (hardware would fail)");
-        assert_eq!(s.error_cqes.load(Ordering::Relaxed), 0, "error CQEs");
-    }
-}
 
 #[test]
 fn every_operation_arrives_over_dc_with_half_and_full_address_vectors() {
@@ -256,10 +248,7 @@ fn fence_orders_dc_writes_to_alternating_targets_and_quiet_waits_for_a_slow_nic(
     let fence = hfn!(h_fence_thread: fn(St) -> ());
     let quiet_all = hfn!(h_quiet_all: fn(St) -> i32);
     let rounds = 30usize;
-    for i in 0..rounds {
-        pe0.write_heap(i * 64, &[0xa0 | (i as u8 & 0xf); 64]);
-        pe0.write_heap(8192 + i * 64, &[0xb0 | (i as u8 & 0xf); 64]);
-    }
+    fence_sources(pe0, rounds);
     for i in 0..rounds {
         let target = 1 + (i % 2) as u32;
         let dst = pe0.heap_ptr(32768 + i * 64);
@@ -268,11 +257,7 @@ fn fence_orders_dc_writes_to_alternating_targets_and_quiet_waits_for_a_slow_nic(
         assert_eq!(putmem_nbi(pe0.st(), dst, pe0.heap_ptr(8192 + i * 64), 64, target), 0);
     }
     assert_eq!(quiet_all(pe0.st()), 0);
-    for i in 0..rounds {
-        let tp = &w.pes[1 + i % 2];
-        assert_eq!(tp.heap_bytes(32768 + i * 64, 64), vec![0xb0 | (i as u8 & 0xf); 64], "round {i}: the write after the fence was overtaken");
-    }
-    assert!(w.nics[0].stats().fenced_wqes.load(Ordering::Relaxed) >= rounds as u64);
+    assert_fenced(&w, rounds, |i| 1 + i % 2);
     assert_clean(&w);
 }
 

@@ -42,6 +42,15 @@ __global__ void traffic(char *msgs, uint64_t *words, uint64_t *counters, uint64_
     }
 }
 
+/* NTHR messages of MSG bytes and NTHR words, as PE `pe`'s threads wrote them. */
+static void check_sent(const unsigned char *m, const uint64_t *w, int pe, const char *what) {
+    for (int t = 0; t < NTHR; t++) {
+        for (int k = 0; k < MSG; k++)
+            if (m[(size_t)t * MSG + k] != byte_of(pe, t, k)) FAIL("thread %d's %s: byte %d is %d", t, what, k, m[(size_t)t * MSG + k]);
+        if (w[t] != word_of(pe, t)) FAIL("thread %d's %s: word 0x%llx", t, what, (unsigned long long)w[t]);
+    }
+}
+
 __global__ void bad_put(char *dst, const char *src, int other) { nvshmem_putmem(dst, src, 64, other); }
 
 static unsigned env_or(const char *name, unsigned dflt) {
@@ -104,11 +113,7 @@ int main(int argc, char **argv) {
     CUDA_CHECK(cudaMemcpy(hc, counters, sizeof hc, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(hs, sig, sizeof hs, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(hsd, sig_data, sizeof hsd, cudaMemcpyDeviceToHost));
-    for (int t = 0; t < NTHR; t++) {
-        for (int k = 0; k < MSG; k++)
-            if (hm[(size_t)t * MSG + k] != byte_of(other, t, k)) FAIL("thread %d's put: byte %d is %d", t, k, hm[(size_t)t * MSG + k]);
-        CHECK_EQ(hw[t], word_of(other, t));
-    }
+    check_sent(hm, hw, other, "put and p");
     for (int c = 0; c < CTAS; c++) {
         CHECK_EQ(hc[c], THREADS);
         CHECK_EQ(hc[CTAS + c], THREADS);
@@ -120,11 +125,7 @@ int main(int argc, char **argv) {
     CUDA_CHECK(cudaMemcpy(hgot, got, (size_t)NTHR * MSG, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(hf, fetched, sizeof hf, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(hg, gwords, sizeof hg, cudaMemcpyDeviceToHost));
-    for (int t = 0; t < NTHR; t++) {
-        for (int k = 0; k < MSG; k++)
-            if (hgot[(size_t)t * MSG + k] != byte_of(me, t, k)) FAIL("thread %d's get: byte %d is %d", t, k, hgot[(size_t)t * MSG + k]);
-        CHECK_EQ(hg[t], word_of(me, t));
-    }
+    check_sent(hgot, hg, me, "get and g");
     for (int c = 0; c < CTAS; c++) {
         char seen[THREADS] = {0};
         for (int t = 0; t < THREADS; t++) {

@@ -6,6 +6,7 @@
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 
 use rshmem::ibgda::abi::{PeState, PeerState, QpState};
@@ -293,6 +294,39 @@ pub fn amo_model(op: u32, old: u64, v: u64, c: u64, ones: u64) -> (u64, u64) {
 pub fn amo_fetches(op: u32) -> bool {
     use amo::*;
     matches!(op, FETCH_ADD | COMPARE_SWAP | SWAP | FETCH | FETCH_AND | FETCH_OR | FETCH_XOR)
+}
+
+/// The fence tests' data: round i writes A_i (64 bytes at heap offset 64 i of `pe`) to a place,
+/// then, after a fence, B_i (at 8192 + 64 i) to the same place; B_i must be what stays.
+pub fn fence_sources(pe: &Pe, rounds: usize) {
+    for i in 0..rounds {
+        pe.write_heap(i * 64, &[0xa0 | (i as u8 & 0xf); 64]);
+        pe.write_heap(8192 + i * 64, &fenced_value(i));
+    }
+}
+pub fn fenced_value(round: usize) -> Vec<u8> {
+    vec![0xb0 | (round as u8 & 0xf); 64]
+}
+
+/// After a fence test: quiet has returned, so every round's place (on PE `target_of(round)`, at
+/// heap offset 32768 + 64 round) must hold B_round, and the NIC saw a fenced WQE per round.
+pub fn assert_fenced(w: &World, rounds: usize, target_of: impl Fn(usize) -> usize) {
+    for i in 0..rounds {
+        let got = w.pes[target_of(i)].heap_bytes(32768 + i * 64, 64);
+        assert_eq!(got, fenced_value(i), "round {i}: the write after the fence was overtaken");
+    }
+    assert!(w.nics[0].stats().fenced_wqes.load(Ordering::Relaxed) >= rounds as u64);
+}
+
+/// No protocol trouble seen by any NIC: doorbells agreed with their records and QPs, no CQ
+/// overflowed, no error CQE.
+pub fn assert_clean(w: &World) {
+    for n in &w.nics {
+        let s = n.stats();
+        assert_eq!(s.bad_doorbells.load(Ordering::Relaxed), 0, "a doorbell disagreed with its doorbell record or qpn");
+        assert_eq!(s.cq_full_waits.load(Ordering::Relaxed), 0, "the CQ overflowed (hardware would fail)");
+        assert_eq!(s.error_cqes.load(Ordering::Relaxed), 0, "error CQEs");
+    }
 }
 
 /// Deterministic test bytes.
