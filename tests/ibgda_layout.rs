@@ -1,6 +1,8 @@
 //! Layout truth: our mlx5 segment/CQE definitions against rdma-core's <infiniband/mlx5dv.h>
-//! (compile-time asserts and byte images in ctest/ibgda/mlx5_layout_check.cpp), the Rust mirror
-//! against the same program's table, and the IBGDA descriptors' C header against their Rust owner.
+//! (compile-time asserts and byte images in ctest/ibgda/mlx5_layout_check.cpp), whole DC WQEs as
+//! the posting path writes them against rdma-core's setters (ctest/ibgda/wqe_image_check.cpp), the
+//! Rust mirror against the same program's table, and the IBGDA descriptors' C header against their
+//! Rust owner.
 //! Also compiles the posting path with nvcc when one is found (CUDA_HOME or PATH).
 
 mod ibgda_common;
@@ -37,6 +39,13 @@ fn mlx5_segments_match_rdma_core_and_the_rust_mirror() {
 }
 
 #[test]
+fn dc_wqes_written_by_the_posting_path_match_rdma_core_setters() {
+    let exe = compile("ctest/ibgda/wqe_image_check.cpp", "wqe_image_check", &[]);
+    let lines = run_lines(&exe);
+    assert!(lines.iter().any(|l| l.contains("match rdma-core")), "{lines:?}");
+}
+
+#[test]
 fn descriptor_header_matches_its_rust_owner() {
     let exe = compile("ctest/ibgda/state_layout.cpp", "ibgda_state_layout", &[]);
     let lines = run_lines(&exe);
@@ -44,7 +53,10 @@ fn descriptor_header_matches_its_rust_owner() {
         lines.iter().filter(|l| l.starts_with("field ") || l.starts_with("size ")).cloned().collect();
     let rust_rows: BTreeSet<String> = rshmem::ibgda::abi::layout_table().into_iter().collect();
     assert_eq!(c_rows, rust_rows, "ibgda_state.h and src/ibgda/abi.rs disagree");
-    assert!(lines.contains(&format!("const RSHMEM_IBGDA_STATE_VERSION {}", rshmem::ibgda::abi::STATE_VERSION)));
+    use rshmem::ibgda::abi::{MODEL_VENDOR_DC_KEY, MODEL_VENDOR_NO_DCT, STATE_VERSION};
+    for (name, v) in [("STATE_VERSION", STATE_VERSION), ("MODEL_VENDOR_DC_KEY", MODEL_VENDOR_DC_KEY as u32), ("MODEL_VENDOR_NO_DCT", MODEL_VENDOR_NO_DCT as u32)] {
+        assert!(lines.contains(&format!("const RSHMEM_IBGDA_{name} {v}")), "RSHMEM_IBGDA_{name} differs from the Rust value {v}");
+    }
 }
 
 /// nvcc from CUDA_HOME, PATH, or the pip wheel layout in /opt/cuda13.
@@ -88,8 +100,10 @@ fn rdma_core_declarations_match_verbs_h_and_mlx5dv_h() {
     assert!(only_c.is_empty() && only_rust.is_empty(), "src/ib/sys.rs disagrees with rdma-core:\n C only: {only_c:?}\n Rust only: {only_rust:?}");
 }
 
-/// The device library with the IBGDA route compiled in (-DRSHMEM_IBGDA_ROUTE), as the GPU tests
-/// and the benchmark build it: the headers are arranged as installed (rshmem/device/...).
+/// Every CUDA program of the IBGDA route (ctest/ibgda/gpu_*.cu, perftest/ibgda/*.cu) compiles
+/// with the device library as the GPU tests and the benchmark build it (-DRSHMEM_IBGDA_ROUTE, the
+/// headers arranged as installed: rshmem/device/...), two nvcc at a time. New programs are found
+/// by name, so none escapes the check.
 #[test]
 fn device_route_compiles_under_nvcc_when_available() {
     let Some(nvcc) = find_nvcc() else {
@@ -101,18 +115,41 @@ fn device_route_compiles_under_nvcc_when_available() {
     std::fs::create_dir_all(inc.join("rshmem")).unwrap();
     std::os::unix::fs::symlink(repo().join("device"), inc.join("rshmem/device")).unwrap();
     std::os::unix::fs::symlink(repo().join("include/rshmem/rshmem_abi.h"), inc.join("rshmem/rshmem_abi.h")).unwrap();
-    for src in ["ctest/ibgda/gpu_stress.cu", "perftest/ibgda/post_rate.cu"] {
-        let out = inc.join("out.o");
-        let status = Command::new(&nvcc)
-            .args(["-std=c++17", "-arch=sm_90", "-DRSHMEM_IBGDA_ROUTE", "-c"])
-            .arg(format!("-I{}", inc.display()))
-            .arg(format!("-I{}", repo().join("include").display()))
-            .arg(repo().join(src))
-            .arg("-o")
-            .arg(&out)
-            .status()
-            .expect("run nvcc");
-        assert!(status.success(), "{src} does not compile with the IBGDA route");
+    let mut srcs = Vec::new();
+    for (dir, prefix) in [("ctest/ibgda", "gpu_"), ("perftest/ibgda", "")] {
+        for e in std::fs::read_dir(repo().join(dir)).unwrap() {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            if name.starts_with(prefix) && name.ends_with(".cu") {
+                srcs.push(format!("{dir}/{name}"));
+            }
+        }
+    }
+    srcs.sort();
+    assert!(srcs.len() >= 6, "expected the IBGDA GPU tests and the benchmark, found {srcs:?}");
+    let mut failed = Vec::new();
+    for pair in srcs.chunks(2) {
+        let children: Vec<_> = pair
+            .iter()
+            .enumerate()
+            .map(|(i, src)| {
+                let child = Command::new(&nvcc)
+                    .args(["-std=c++17", "-arch=sm_90", "-DRSHMEM_IBGDA_ROUTE", "-Xcompiler", "-Wall", "-c"])
+                    .arg(format!("-I{}", inc.display()))
+                    .arg(format!("-I{}", repo().join("include").display()))
+                    .arg(repo().join(src))
+                    .arg("-o")
+                    .arg(inc.join(format!("out{i}.o")))
+                    .spawn()
+                    .expect("run nvcc");
+                (src, child)
+            })
+            .collect();
+        for (src, mut child) in children {
+            if !child.wait().expect("wait for nvcc").success() {
+                failed.push(src.clone());
+            }
+        }
     }
     let _ = std::fs::remove_dir_all(&inc);
+    assert!(failed.is_empty(), "these do not compile with the IBGDA route: {failed:?}");
 }

@@ -10,7 +10,8 @@ mod ibgda_common;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use ibgda_common::{pattern, watchdog, World, HEAP_KEY};
+use ibgda_common::amo::{FETCH_ADD, XOR};
+use ibgda_common::{amo_fetches, amo_model, assert_clean, assert_fenced, fence_sources, pattern, watchdog, World, HEAP_KEY};
 use rshmem::ibgda::abi::{PeState, QpState};
 use rshmem::ibgda::host::{snapshot, HostQp, QpParams};
 
@@ -24,51 +25,11 @@ use rshmem::ibgda::model::{HostMemory, ModelConfig, Nic};
 type St = *mut PeState;
 type Qp = *mut QpState;
 
-const FETCH_ADD: u32 = 0;
-const ADD: u32 = 1;
-const COMPARE_SWAP: u32 = 2;
-const SWAP: u32 = 3;
-const FETCH: u32 = 4;
-const SET: u32 = 5;
-const FETCH_AND: u32 = 6;
-const AND: u32 = 7;
-const FETCH_OR: u32 = 8;
-const OR: u32 = 9;
-const FETCH_XOR: u32 = 10;
-const XOR: u32 = 11;
 
 fn params() -> QpParams {
     QpParams { log_nwqes: 6, signal_every: 8, batch: 4, inline_max: 28, ..QpParams::default() }
 }
 
-fn assert_clean(w: &World) {
-    for n in &w.nics {
-        let s = n.stats();
-        assert_eq!(s.bad_doorbells.load(Ordering::Relaxed), 0, "a doorbell disagreed with its doorbell record or qpn");
-        assert_eq!(s.cq_full_waits.load(Ordering::Relaxed), 0, "the CQ overflowed (hardware would fail)");
-    }
-}
-
-/// Expected (old value returned, new memory value) of an AMO.
-fn amo_model(op: u32, old: u64, v: u64, c: u64, ones: u64) -> (u64, u64) {
-    let new = match op {
-        FETCH_ADD | ADD => old.wrapping_add(v) & ones,
-        COMPARE_SWAP => {
-            if old == c {
-                v
-            } else {
-                old
-            }
-        }
-        SWAP | SET => v,
-        FETCH => old,
-        FETCH_AND | AND => old & v,
-        FETCH_OR | OR => old | v,
-        FETCH_XOR | XOR => old ^ v,
-        _ => unreachable!(),
-    };
-    (old, new)
-}
 
 #[test]
 fn every_operation_arrives_byte_for_byte() {
@@ -137,7 +98,7 @@ fn every_operation_arrives_byte_for_byte() {
             let (want_old, want_new) = amo_model(op, init, v, c, u64::MAX);
             let got = u64::from_le_bytes(pe1.heap_bytes(a64, 8).try_into().unwrap());
             assert_eq!(got, want_new, "64-bit op {op} on {init:#x} with {v:#x}/{c:#x}");
-            if op % 2 == 0 || op == COMPARE_SWAP || op == SWAP || op == FETCH {
+            if amo_fetches(op) {
                 assert_eq!(old, want_old, "64-bit op {op}: returned old value");
             }
             let (i32_, v32_, c32_) = (init as u32, v as u32, c as u32);
@@ -150,7 +111,7 @@ fn every_operation_arrives_byte_for_byte() {
             let got = pe1.heap_bytes(a32, 8);
             assert_eq!(u32::from_le_bytes(got[..4].try_into().unwrap()) as u64, wn, "32-bit op {op} on {i32_:#x}");
             assert_eq!(&got[4..], &[0xee; 4], "32-bit op {op} touched the next word");
-            if op % 2 == 0 || op == COMPARE_SWAP || op == SWAP || op == FETCH {
+            if amo_fetches(op) {
                 assert_eq!(old32 as u64, wo, "32-bit op {op}: returned old value");
             }
         }
@@ -243,11 +204,8 @@ fn fence_orders_writes_on_a_reordering_nic_and_quiet_waits_for_a_slow_one() {
     let fence = hfn!(h_fence: fn(Qp) -> ());
     let quiet = hfn!(h_quiet: fn(Qp) -> i32);
     let rounds = 40usize;
-    // Sources: A_i at 0.., B_i at 8192..; target word x_i on PE 1 at 32768 + 64 i.
-    for i in 0..rounds {
-        pe0.write_heap(i * 64, &[0xa0 | (i as u8 & 0xf); 64]);
-        pe0.write_heap(8192 + i * 64, &[0xb0 | (i as u8 & 0xf); 64]);
-    }
+    // Sources: A_i at 0.., B_i at 8192..; target x_i on PE 1 at 32768 + 64 i.
+    fence_sources(pe0, rounds);
     let l = pe0.heap.addr();
     let r = pe1.heap.addr() + 32768;
     for i in 0..rounds {
@@ -257,12 +215,8 @@ fn fence_orders_writes_on_a_reordering_nic_and_quiet_waits_for_a_slow_one() {
         write(qp, r + (i * 64) as u64, HEAP_KEY + 1, l + 8192 + (i * 64) as u64, HEAP_KEY, 64, 0);
     }
     assert_eq!(quiet(qp), 0);
-    // quiet returned: everything has landed although the NIC was slow...
-    for i in 0..rounds {
-        // ...and the fenced second write won every time.
-        assert_eq!(pe1.heap_bytes(32768 + i * 64, 64), vec![0xb0 | (i as u8 & 0xf); 64], "round {i}: the write after the fence was overtaken");
-    }
-    assert!(w.nics[0].stats().fenced_wqes.load(Ordering::Relaxed) >= rounds as u64);
+    // quiet returned: everything has landed although the NIC was slow, the fenced write last.
+    assert_fenced(&w, rounds, |_| 1);
     assert_clean(&w);
 }
 
@@ -338,7 +292,7 @@ fn dc_initiator_reaches_a_target_through_its_address_vector() {
     let nic = Nic::start(0, w.fabric.clone(), Arc::new(HostMemory), ModelConfig::default());
     // SAFETY: `dci` outlives `nic` (declared earlier, dropped later).
     unsafe { nic.attach(dci.state_ptr()) };
-    w.fabric.add_dct(0x4242, 1);
+    w.fabric.add_dct(0, 0x4242, 1, 0x1234_5678);
     // Half-size (16-byte) address vector: dc_key, dqp_dct, then stat_rate_sl, fl_mlid, rlid.
     let mut av = [0u8; 16];
     av[..8].copy_from_slice(&0x1234_5678u64.to_be_bytes());

@@ -59,6 +59,8 @@ SAME(rshmem_mlx5_av, mlx5_wqe_av, tclass, tclass);
 SAME(rshmem_mlx5_av, mlx5_wqe_av, hop_limit, hop_limit);
 SAME(rshmem_mlx5_av, mlx5_wqe_av, grh_gid_fl, grh_gid_fl);
 SAME(rshmem_mlx5_av, mlx5_wqe_av, rgid, rgid);
+SAME_SIZE(rshmem_mlx5_datagram_seg, mlx5_wqe_datagram_seg);
+SAME(rshmem_mlx5_datagram_seg, mlx5_wqe_datagram_seg, av, av);
 
 SAME_SIZE(rshmem_mlx5_cqe64, mlx5_cqe64);
 SAME(rshmem_mlx5_cqe64, mlx5_cqe64, wqe_id, wqe_id);
@@ -224,6 +226,18 @@ static void run_byte_checks() {
     ours_av.grh_gid_fl = rshmem_htobe32(0x55667788);
     std::memcpy(ours_av.rgid, rgid, 16);
     same_bytes("address vector", ours_av, theirs_dg.av);
+    // The half (16-byte) form a DCI WQE may carry: rdma-core's setter without the extended bit,
+    // against our image of key, DCT number and LID; its first 16 bytes are all the NIC reads.
+    mlx5_wqe_datagram_seg theirs_half;
+    std::memset(&theirs_half, 0, sizeof theirs_half);
+    mlx5dv_set_dgram_seg(&theirs_half, 0x0badc0ffee0ddf00ull, 0x000d0001, 0, 0, 0, 0x0007, rmac, 0, 0, 0, rgid);
+    rshmem_mlx5_datagram_seg ours_half;
+    std::memset(&ours_half, 0, sizeof ours_half);
+    ours_half.av.dc_key = rshmem_htobe64(0x0badc0ffee0ddf00ull);
+    ours_half.av.dqp_dct = rshmem_htobe32(0x000d0001);
+    ours_half.av.rlid = rshmem_htobe16(0x0007);
+    EXPECT(std::memcmp(&ours_half, &theirs_half, RSHMEM_MLX5_AV_HALF_BYTES) == 0, "half address vector bytes");
+    EXPECT((rshmem_be32toh(theirs_half.av.dqp_dct) & RSHMEM_MLX5_EXTENDED_UD_AV) == 0, "half form has no extended bit");
 
     // CQE written as rdma-core declares it, read through ours.
     for (int owner = 0; owner < 2; owner++) {
@@ -311,8 +325,16 @@ static void print_table() {
     SIZE(rshmem_mlx5_av, "av");
     FIELD(rshmem_mlx5_av, "av", dc_key);
     FIELD(rshmem_mlx5_av, "av", dqp_dct);
+    FIELD(rshmem_mlx5_av, "av", stat_rate_sl);
+    FIELD(rshmem_mlx5_av, "av", fl_mlid);
     FIELD(rshmem_mlx5_av, "av", rlid);
+    FIELD(rshmem_mlx5_av, "av", rmac);
+    FIELD(rshmem_mlx5_av, "av", tclass);
+    FIELD(rshmem_mlx5_av, "av", hop_limit);
+    FIELD(rshmem_mlx5_av, "av", grh_gid_fl);
     FIELD(rshmem_mlx5_av, "av", rgid);
+    SIZE(rshmem_mlx5_datagram_seg, "dgram");
+    FIELD(rshmem_mlx5_datagram_seg, "dgram", av);
     SIZE(rshmem_mlx5_cqe64, "cqe");
     FIELD(rshmem_mlx5_cqe64, "cqe", srqn_uidx);
     FIELD(rshmem_mlx5_cqe64, "cqe", byte_cnt);
@@ -343,6 +365,8 @@ static void print_table() {
     CONST(RSHMEM_MLX5_SEND_WQE_BB);
     CONST(RSHMEM_MLX5_INLINE_SEG);
     CONST(RSHMEM_MLX5_SND_DBR);
+    CONST(RSHMEM_MLX5_EXTENDED_UD_AV);
+    CONST(RSHMEM_MLX5_AV_HALF_BYTES);
     CONST(RSHMEM_MLX5_CQE_REQ);
     CONST(RSHMEM_MLX5_CQE_REQ_ERR);
     CONST(RSHMEM_MLX5_CQE_INVALID);
@@ -350,6 +374,7 @@ static void print_table() {
     CONST(RSHMEM_MLX5_SYND_WR_FLUSH_ERR);
     CONST(RSHMEM_MLX5_SYND_REMOTE_ACCESS_ERR);
     CONST(RSHMEM_MLX5_SYND_REMOTE_OP_ERR);
+    CONST(RSHMEM_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR);
 }
 
 int main() {

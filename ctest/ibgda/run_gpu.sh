@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # GPU-machine run of the IBGDA route (staged by ctest/ibgda/stage_gpu.sh as .gpu/ibgda/run.sh):
 # the CUDA RMA/AMO/signal tests in P2P mode (the hooks must not change it) and in forced-remote
-# mode (every device RMA/AMO goes through WQEs to the software HCA model), the IBGDA stress,
-# ordering and error tests, then the post-rate benchmark in model sink mode. Logs and the CSV go
-# to $OUT. Nothing here has met a real NIC: the model plays the ConnectX.
+# mode (every device RMA/AMO goes through WQEs to the software HCA model), over RC and over DC
+# (NVSHMEM_IBGDA_NUM_RC_PER_PE=0), the IBGDA stress, ordering, DC, coalesced-p and error tests,
+# then the post-rate benchmark in model sink mode. Logs and the CSVs go to $OUT. Nothing here
+# has met a real NIC: the model plays the ConnectX.
 set -uo pipefail
 G="$(cd "$(dirname "$0")" && pwd)"
 OUT="${OUT:-/tmp/rshmem-ibgda-out}"
@@ -47,6 +48,27 @@ t ibgda_order_hostsq 40 "${REM[@]}" RSHMEM_IBGDA_MODEL_SQ=host NVSHMEM_IBGDA_RC_
 expect_fail ibgda_error_device "IBGDA RDMA WRITE (put) from PE 0 to PE 1 failed: remote access error" 30 "${REM[@]}" $RUN "$B/gpu_error" device
 expect_fail ibgda_error_host "IBGDA RDMA WRITE (put) from PE 0 to PE 1 failed: remote access error" 30 "${REM[@]}" $RUN "$B/gpu_error" host
 
+echo "== forced remote over DC (NVSHMEM_IBGDA_NUM_RC_PER_PE=0; NVSHMEM's default: 1 DCI, 2 DCTs per PE, map by cta)"
+DC=("${REM[@]}" NVSHMEM_IBGDA_NUM_RC_PER_PE=0)
+t dc_rma 60 "${DC[@]}" $RUN "$B/rma"
+t dc_amo 40 "${DC[@]}" $RUN "$B/amo"
+t dc_signal 40 "${DC[@]}" $RUN "$B/signal"
+t dc_stress 40 "${DC[@]}" $RUN "$B/gpu_stress"
+t dc_stress_auto_warp 40 "${DC[@]}" NVSHMEM_IBGDA_NUM_DCI=0 NVSHMEM_IBGDA_DCI_MAP_BY=warp RSHMEM_IBGDA_MODEL_THREADS=2 $RUN "$B/gpu_stress"
+t dc_stress_sm 40 "${DC[@]}" NVSHMEM_IBGDA_NUM_DCI=16 NVSHMEM_IBGDA_DCI_MAP_BY=sm $RUN "$B/gpu_stress"
+t dc_stress_dct_qp16 60 "${DC[@]}" NVSHMEM_IBGDA_NUM_DCI=4 NVSHMEM_IBGDA_NUM_DCT=3 NVSHMEM_IBGDA_DCI_MAP_BY=dct NVSHMEM_QP_DEPTH=16 $RUN "$B/gpu_stress"
+t dc_order 40 "${DC[@]}" NVSHMEM_IBGDA_NUM_DCI=8 NVSHMEM_IBGDA_DCI_MAP_BY=warp RSHMEM_IBGDA_MODEL_THREADS=4 $RUN "$B/gpu_order"
+DC8=("${DC[@]}" NVSHMEM_IBGDA_NUM_DCI=8 NVSHMEM_IBGDA_NUM_DCT=3 NVSHMEM_IBGDA_DCI_MAP_BY=cta)
+t dc_gpu_dc 40 "${DC8[@]}" $RUN "$B/gpu_dc"
+expect_fail dc_wrong_key "to PE 1 over DC (DCT 0x002000 at LID 2) failed: transport retry counter exceeded (the target never answered): the DC target rejected the DC access key" 30 "${DC8[@]}" $RUN "$B/gpu_dc" key
+expect_fail dc_error_device "IBGDA RDMA WRITE (put) from PE 0 to PE 1 over DC (DCT 0x002000 at LID 2) failed: remote access error" 30 "${DC[@]}" $RUN "$B/gpu_error" device
+expect_fail dc_error_host "IBGDA RDMA WRITE (put) from PE 0 to PE 1 over DC (DCT 0x002000 at LID 2) failed: remote access error" 30 "${DC[@]}" $RUN "$B/gpu_error" host
+
+echo "== warp-coalesced p (one inline WQE per 192 bytes of a warp's consecutive p)"
+t coalesce_rc 40 "${REM[@]}" $RUN "$B/gpu_coalesce"
+t coalesce_dc 40 "${DC[@]}" $RUN "$B/gpu_coalesce"
+t coalesce_qp16 40 "${REM[@]}" NVSHMEM_QP_DEPTH=16 $RUN "$B/gpu_coalesce"
+
 echo "== P2P mode (unchanged path)"
 t p2p_rma 40 $RUN "$B/rma"
 t p2p_amo 30 $RUN "$B/amo"
@@ -68,8 +90,23 @@ bench warp-rc256-b32 warp 256 2048 32
 bench cta-rc64-b256 cta 64 8192 256
 bench warp-rc256-b256 warp 256 2048 256
 bench cta-rc64-b32-hostsq cta 64 8192 32 RSHMEM_IBGDA_MODEL_SQ=host
+# DC: the same posting path on DCIs (every WQE carries a 16-byte address vector).
+bench dc-cta-dci64-b32 cta 0 8192 32 NVSHMEM_IBGDA_NUM_DCI=64 NVSHMEM_IBGDA_DCI_MAP_BY=cta
+bench dc-warp-dci256-b32 cta 0 2048 32 NVSHMEM_IBGDA_NUM_DCI=256 NVSHMEM_IBGDA_DCI_MAP_BY=warp
+bench dc-sm-auto-b32 cta 0 8192 32 NVSHMEM_IBGDA_NUM_DCI=0 NVSHMEM_IBGDA_DCI_MAP_BY=sm
+bench dc-dct4-b32 cta 0 8192 32 NVSHMEM_IBGDA_NUM_DCI=64 NVSHMEM_IBGDA_NUM_DCT=4 NVSHMEM_IBGDA_DCI_MAP_BY=dct
 awk 'NR==1 || !/^label/' "$CSV.tmp" > "$CSV"; rm -f "$CSV.tmp"
 cat "$CSV"
+# Warp-coalesced p: lanes write consecutive words (p calls per second; the WQE blocks posted).
+CCSV="$OUT/post_rate_coalesced.csv"
+for spec in "warp-rc256 warp 256 2048" "cta-rc64 cta 64 8192"; do
+  set -- $spec
+  t "bench_coalesced_$1" 60 "${BENCH[@]}" NVSHMEM_IBGDA_RC_MAP_BY=$2 NVSHMEM_IBGDA_NUM_RC_PER_PE=$3 NVSHMEM_QP_DEPTH=$4 \
+    $RUN "$B/post_rate" "coalesced-$1" contiguous
+  grep -E "^(label|coalesced-$1)," "$L/bench_coalesced_$1.log" >> "$CCSV.tmp"
+done
+awk 'NR==1 || !/^label/' "$CCSV.tmp" > "$CCSV"; rm -f "$CCSV.tmp"
+cat "$CCSV"
 grep -h "IBGDA model NIC of PE 0" "$L"/bench_*.log | head -8
 tar czf "$OUT/logs.tgz" -C "$L" . && rm -rf "$L"
 echo "RESULT: $pass passed, $fail failed:$failed"

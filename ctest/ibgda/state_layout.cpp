@@ -41,6 +41,8 @@ int main() {
     FIELD(rshmem_ibgda_qp, "qp", err_cqe_opcode);
     FIELD(rshmem_ibgda_qp, "qp", err_wqe_index);
     FIELD(rshmem_ibgda_qp, "qp", err_count);
+    FIELD(rshmem_ibgda_qp, "qp", err_dct);
+    FIELD(rshmem_ibgda_qp, "qp", err_rlid);
     SIZE(rshmem_ibgda_peer, "peer");
     FIELD(rshmem_ibgda_peer, "peer", heap_base);
     FIELD(rshmem_ibgda_peer, "peer", heap_size);
@@ -65,6 +67,12 @@ int main() {
     FIELD(rshmem_ibgda_state, "state", fetch_lkey);
     FIELD(rshmem_ibgda_state, "state", fetch_slots);
     FIELD(rshmem_ibgda_state, "state", fetch_next);
+    FIELD(rshmem_ibgda_state, "state", num_dct);
+    FIELD(rshmem_ibgda_state, "state", num_qps);
+    FIELD(rshmem_ibgda_state, "state", dcts);
+    FIELD(rshmem_ibgda_state, "state", qp_used);
     std::printf("const RSHMEM_IBGDA_STATE_VERSION %u\n", RSHMEM_IBGDA_STATE_VERSION);
+    std::printf("const RSHMEM_IBGDA_MODEL_VENDOR_DC_KEY %u\n", RSHMEM_IBGDA_MODEL_VENDOR_DC_KEY);
+    std::printf("const RSHMEM_IBGDA_MODEL_VENDOR_NO_DCT %u\n", RSHMEM_IBGDA_MODEL_VENDOR_NO_DCT);
     return 0;
 }

@@ -13,6 +13,8 @@
  * message saying to rebuild with -DRSHMEM_IBGDA_ROUTE (never a silent P2P store).
  *
  * Semantics on this route (see DESIGN.md §5):
+ *   p               one inline WQE; lanes of a warp writing consecutive words of one PE share
+ *                   one inline WQE per 192 bytes (ibgda_coalesce.h)
  *   put, put_nbi    inline when small; an RDMA WRITE when the source is in the symmetric heap
  *                   (the call waits for its completion, so the source may be reused: the _nbi
  *                   forms wait too); otherwise the bytes travel inline, 192 per WQE
@@ -20,7 +22,9 @@
  *                   through the thread's landing slot
  *   AMOs            one atomic WQE; fetching forms wait for the old value
  *   put_signal      the data, then the signal atomic on the same QP (the NIC keeps their order)
- *   quiet           every QP of this PE has completed what was posted
+ *   quiet           every QP of this PE that has carried work has completed it
+ * Transport: RC QPs per remote PE, or DC initiators shared by all targets
+ * (NVSHMEM_IBGDA_NUM_RC_PER_PE=0); see ibgda_pe.h.
  *   fence           a fenced NOP on the QPs this thread uses
  *   barrier         quiet, then the barrier counter add as an atomic WQE
  * Errors (an error CQE, an address outside the heap) print what failed, from which PE to which,
@@ -28,7 +32,7 @@
 #ifndef RSHMEM_IBGDA_DEVICE_CUH
 #define RSHMEM_IBGDA_DEVICE_CUH
 
-#include "rshmem/device/ibgda/ibgda_post.h"
+#include "rshmem/device/ibgda/ibgda_pe.h"
 
 /* Whether PE `pe` is reached only through IBGDA. */
 RSHMEMI_DEV bool rshmemi_ibgda_remote(int pe) {
@@ -77,7 +81,16 @@ RSHMEMI_DEV const char *rshmemi_ibgda_syndrome_name(unsigned s) {
         case 0x12: return "remote invalid request (misaligned atomic?)";
         case 0x13: return "remote access error (remote address or key not registered)";
         case 0x14: return "remote operation error";
+        case 0x15: return "transport retry counter exceeded (the target never answered)";
         default: return "error";
+    }
+}
+/* The software HCA model's vendor syndromes (RSHMEM_IBGDA_MODEL_VENDOR_*), else "". */
+RSHMEMI_DEV const char *rshmemi_ibgda_vendor_note(unsigned v) {
+    switch (v) {
+        case RSHMEM_IBGDA_MODEL_VENDOR_DC_KEY: return ": the DC target rejected the DC access key";
+        case RSHMEM_IBGDA_MODEL_VENDOR_NO_DCT: return ": no DC target with that number at that address (LID)";
+        default: return "";
     }
 }
 
@@ -90,13 +103,21 @@ static __device__ __noinline__ void rshmemi_ibgda_report(int rc, const char *who
                who, s.mype, pe, addr, (unsigned long long)bytes);
         __trap();
     }
-    rshmem_ibgda_qp *qp = rshmem_ibgda::failed_qp(rshmemi_ibgda());
-    if (qp)
-        printf("rshmem: %s: IBGDA %s from PE %d to PE %d failed: %s (CQE syndrome 0x%02x, vendor syndrome 0x%02x, "
+    const rshmem_ibgda_state *st = rshmemi_ibgda();
+    rshmem_ibgda_qp *qp = rshmem_ibgda::failed_qp(st);
+    if (qp && qp->kind == RSHMEM_IBGDA_QP_DCI)
+        printf("rshmem: %s: IBGDA %s from PE %d to PE %d over DC (DCT 0x%06x at LID %u) failed: %s%s (CQE syndrome "
+               "0x%02x, vendor syndrome 0x%02x, DCI 0x%06x, WQE index %u; %u error CQE(s))\n",
+               who, rshmemi_ibgda_opcode_name(qp->err_opcode), s.mype, rshmem_ibgda::dct_owner(st, qp->err_rlid, qp->err_dct),
+               qp->err_dct, (unsigned)qp->err_rlid, rshmemi_ibgda_syndrome_name(qp->err_syndrome),
+               rshmemi_ibgda_vendor_note(qp->err_vendor), qp->err_syndrome, qp->err_vendor, qp->qpn, qp->err_wqe_index,
+               qp->err_count);
+    else if (qp)
+        printf("rshmem: %s: IBGDA %s from PE %d to PE %d failed: %s%s (CQE syndrome 0x%02x, vendor syndrome 0x%02x, "
                "QP 0x%06x, WQE index %u; %u error CQE(s))\n",
                who, rshmemi_ibgda_opcode_name(qp->err_opcode), s.mype, (int)qp->peer_pe,
-               rshmemi_ibgda_syndrome_name(qp->err_syndrome), qp->err_syndrome, qp->err_vendor, qp->qpn,
-               qp->err_wqe_index, qp->err_count);
+               rshmemi_ibgda_syndrome_name(qp->err_syndrome), rshmemi_ibgda_vendor_note(qp->err_vendor), qp->err_syndrome,
+               qp->err_vendor, qp->qpn, qp->err_wqe_index, qp->err_count);
     else
         printf("rshmem: %s: IBGDA operation from PE %d to PE %d failed (status %d)\n", who, s.mype, pe, rc);
     __trap();
@@ -122,9 +143,10 @@ RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_put_signal_bytes(void *dest, const void 
                                                 (uint32_t)pe, true),
                        who, pe, dest, bytes);
 }
-/* p of a 1, 2, 4 or 8-byte value given by its bits (little-endian). */
+/* p of a 1, 2, 4 or 8-byte value given by its bits (little-endian); lanes of a warp writing
+ * consecutive words share inline WQEs (ibgda_coalesce.h). */
 RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_p_bits(void *dest, uint64_t bits, uint32_t size, int pe, const char *who) {
-    rshmemi_ibgda_fail(rshmem_ibgda::put(rshmemi_ibgda(), dest, &bits, size, (uint32_t)pe, true), who, pe, dest, size);
+    rshmemi_ibgda_fail(rshmem_ibgda::p_bits(rshmemi_ibgda(), dest, bits, size, (uint32_t)pe), who, pe, dest, size);
 }
 RSHMEMI_IBGDA_FN_OOL uint64_t rshmemi_ibgda_g_bits(const void *src, uint32_t size, int pe, const char *who) {
     uint64_t v = 0;

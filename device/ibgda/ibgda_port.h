@@ -56,6 +56,7 @@ template <class T> RSHMEM_IBGDA_FN T load_relaxed_gpu(T *p) { return gpu_ref<T>(
 template <class T> RSHMEM_IBGDA_FN void store_release_gpu(T *p, T v) { gpu_ref<T>(*p).store(v, cuda::memory_order_release); }
 template <class T> RSHMEM_IBGDA_FN T fetch_add_gpu(T *p, T v) { return gpu_ref<T>(*p).fetch_add(v, cuda::memory_order_relaxed); }
 template <class T> RSHMEM_IBGDA_FN T fetch_max_gpu(T *p, T v) { return gpu_ref<T>(*p).fetch_max(v, cuda::memory_order_acq_rel); }
+template <class T> RSHMEM_IBGDA_FN T fetch_or_gpu(T *p, T v) { return gpu_ref<T>(*p).fetch_or(v, cuda::memory_order_relaxed); }
 template <class T> RSHMEM_IBGDA_FN bool cas_gpu(T *p, T &expected, T desired) {
     return gpu_ref<T>(*p).compare_exchange_strong(expected, desired, cuda::memory_order_acq_rel, cuda::memory_order_acquire);
 }
@@ -97,7 +98,10 @@ RSHMEM_IBGDA_FN bool group_uniform(uint32_t mask, uint32_t v) {
     (void)__match_all_sync(mask, v, &pred);
     return pred != 0;
 }
+/* Whether pred holds on every lane of `mask`. */
+RSHMEM_IBGDA_FN bool group_all(uint32_t mask, bool pred) { return __all_sync(mask, pred) != 0; }
 RSHMEM_IBGDA_FN uint32_t popc(uint32_t x) { return (uint32_t)__popc(x); }
+RSHMEM_IBGDA_FN uint32_t ctz64(uint64_t x) { return (uint32_t)__ffsll((long long)x) - 1u; }
 RSHMEM_IBGDA_FN uint32_t first_lane(uint32_t mask) { return (uint32_t)__ffs(mask) - 1u; }
 /* A landing slot index unique among the threads resident on the GPU right now: (SM, hardware
  * warp slot, lane). A thread has at most one fetch outstanding (fetches block), so no two
@@ -131,6 +135,7 @@ template <class T> inline void store_release_gpu(T *p, T v) { store_release(p, v
 template <class T> inline T fetch_add_gpu(T *p, T v) { return fetch_add(p, v); }
 template <class T> inline T fetch_max_gpu(T *p, T v) { return fetch_max(p, v); }
 template <class T> inline bool cas_gpu(T *p, T &expected, T desired) { return cas(p, expected, desired); }
+template <class T> inline T fetch_or_gpu(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }
 inline void doorbell_store(uint64_t *reg, uint64_t v) { __atomic_store_n(reg, v, __ATOMIC_RELEASE); }
 /* Host threads share few cores with the model thread: yield early. */
 inline void backoff(unsigned &spins) {
@@ -154,7 +159,9 @@ inline void group_sync(uint32_t) {}
 inline uint64_t group_bcast(uint32_t, uint64_t v, uint32_t) { return v; }
 inline uint32_t group_bcast32(uint32_t, uint32_t v, uint32_t) { return v; }
 inline bool group_uniform(uint32_t, uint32_t) { return true; }
+inline bool group_all(uint32_t, bool pred) { return pred; }
 inline uint32_t popc(uint32_t x) { return (uint32_t)__builtin_popcount(x); }
+inline uint32_t ctz64(uint64_t x) { return (uint32_t)__builtin_ctzll(x); }
 inline uint32_t first_lane(uint32_t mask) { return (uint32_t)__builtin_ctz(mask); }
 /* Host threads take slots from a counter (the tests keep fewer fetches in flight than slots). */
 inline uint64_t fetch_slot_index(uint64_t *counter) { return fetch_add(counter, (uint64_t)1); }

@@ -22,6 +22,7 @@
  *   quiet      target = ready_head; if no signaled WQE reaches it, post a signaled NOP; poll
  *   fence      a NOP with the FENCE flag: the NIC starts later WQEs of this QP only after all
  *              earlier ones (reads and atomics included) have completed
+ * This file is the QP level; ibgda_pe.h addresses PEs (QP choice, RC or DC) on top of it.
  * See DESIGN.md §5. Byte layouts: mlx5_layout.h. Descriptors: ibgda_state.h.
  */
 #ifndef RSHMEM_IBGDA_POST_H
@@ -59,6 +60,7 @@ struct remote {
     uint32_t rkey;
     uint32_t av_size;   /* 0 (RC), 16 or 48 bytes */
     const uint8_t *av;  /* wire-format address vector (rshmem_mlx5_av image) */
+    uint32_t dct;       /* DCI: the target DCT number written into the vector; 0: the vector's own */
 };
 
 /* Largest byte count of one WQE; longer transfers are split. */
@@ -89,7 +91,11 @@ struct alignas(16) oct {
 
 /* ---- completions ----------------------------------------------------------------------------- */
 
-RSHMEM_IBGDA_FN void record_error(rshmem_ibgda_qp *qp, const uint8_t *cqe, uint32_t cqe_opcode, uint16_t w16) {
+/* The first error of a QP is kept in its descriptor. On a DCI the failed WQE (still intact: its
+ * blocks are not reused before completed_head passes them) also says which DCT at which LID it
+ * addressed, which names the target PE (see dct_owner in ibgda_pe.h). */
+RSHMEM_IBGDA_FN void record_error(rshmem_ibgda_qp *qp, const uint8_t *cqe, uint32_t cqe_opcode, uint16_t w16, uint64_t w,
+                                  uint32_t ds) {
     const rshmem_mlx5_err_cqe *e = (const rshmem_mlx5_err_cqe *)cqe;
     if (load_relaxed(&qp->err_count) == 0) {
         store_relaxed(&qp->err_syndrome, e->syndrome);
@@ -97,6 +103,11 @@ RSHMEM_IBGDA_FN void record_error(rshmem_ibgda_qp *qp, const uint8_t *cqe, uint3
         store_relaxed(&qp->err_opcode, (uint8_t)(rshmem_be32toh(e->s_wqe_opcode_qpn) >> 24));
         store_relaxed(&qp->err_cqe_opcode, (uint8_t)cqe_opcode);
         store_relaxed(&qp->err_wqe_index, (uint32_t)w16);
+        if (qp->kind == RSHMEM_IBGDA_QP_DCI && ds > 1) {
+            const rshmem_mlx5_av *av = (const rshmem_mlx5_av *)wqe_oct(qp, w, 1);
+            store_relaxed(&qp->err_dct, rshmem_be32toh(av->dqp_dct) & 0xffffffu);
+            store_relaxed(&qp->err_rlid, rshmem_be16toh(av->rlid));
+        }
     }
     store_release(&qp->err_count, load_relaxed(&qp->err_count) + 1u);
 }
@@ -117,13 +128,13 @@ RSHMEM_IBGDA_FN void poll_cq(rshmem_ibgda_qp *qp) {
         uint32_t opcode = rshmem_mlx5_cqe_opcode((uint8_t)op_own);
         if (opcode == RSHMEM_MLX5_CQE_INVALID || (op_own & 1u) != ((ci >> qp->log_ncqes) & 1u)) break;
         uint16_t w16 = rshmem_be16toh((uint16_t)(tail & 0xffffu));
-        if (opcode == RSHMEM_MLX5_CQE_REQ_ERR || opcode == RSHMEM_MLX5_CQE_RESP_ERR) record_error(qp, cqe, opcode, w16);
         /* Widen the 16-bit index: the WQE was rung, so it lies within nwqes below posted_head. */
         uint64_t posted = load_acquire_gpu(&qp->posted_head);
         uint64_t w = posted - (uint16_t)((uint16_t)posted - w16);
         /* Its blocks are not reused before completed_head passes them, so its ctrl is intact. */
         const rshmem_mlx5_ctrl_seg *ctrl = (const rshmem_mlx5_ctrl_seg *)wqe_oct(qp, w, 0);
         uint32_t ds = rshmem_be32toh(load_relaxed((uint32_t *)&ctrl->qpn_ds)) & 0xffu;
+        if (opcode == RSHMEM_MLX5_CQE_REQ_ERR || opcode == RSHMEM_MLX5_CQE_RESP_ERR) record_error(qp, cqe, opcode, w16, w, ds);
         uint64_t end = w + (ds + 3u) / 4u;
         if (end > completed) completed = end;
         ci++;
@@ -205,12 +216,19 @@ RSHMEM_IBGDA_FN void write_ctrl(rshmem_ibgda_qp *qp, uint64_t base, uint32_t opc
     store16(wqe_oct(qp, base, 0), &c);
 }
 
-/* Writes the address vector (DCI only); returns the octowords used. */
+/* Writes the datagram segment (DCI only): the peer's address vector, with the chosen target DCT
+ * number in dqp_dct (its EXTENDED_UD_AV bit kept); returns the octowords used. */
 RSHMEM_IBGDA_FN uint32_t write_av(rshmem_ibgda_qp *qp, uint64_t base, uint32_t k, const remote &r) {
     uint32_t n = r.av_size / 16u;
     for (uint32_t i = 0; i < n; i++) {
         oct o;
         for (int j = 0; j < 16; j++) o.b[j] = r.av[i * 16 + j];
+        if (i == 0 && r.dct) {
+            uint32_t dqp;
+            for (int j = 0; j < 4; j++) ((uint8_t *)&dqp)[j] = o.b[8 + j];
+            dqp = rshmem_htobe32((rshmem_be32toh(dqp) & RSHMEM_MLX5_EXTENDED_UD_AV) | (r.dct & 0xffffffu));
+            for (int j = 0; j < 4; j++) o.b[8 + j] = ((const uint8_t *)&dqp)[j];
+        }
         store16(wqe_oct(qp, base, k + i), &o);
     }
     return n;
@@ -513,233 +531,6 @@ RSHMEM_IBGDA_FN int quiet(rshmem_ibgda_qp *qp) {
 
 /* Orders every later WQE of this QP after every earlier one. */
 RSHMEM_IBGDA_FN void fence(rshmem_ibgda_qp *qp) { post_nop(qp, false, true); }
-
-/* ---- PE-addressed layer over the per-PE state ---------------------------------------------------- */
-
-RSHMEM_IBGDA_FN uint32_t map_index(uint32_t map_by, uint32_t pe, uint32_t n) {
-    uint32_t key;
-    switch (map_by) {
-    case RSHMEM_IBGDA_MAP_BY_SM: key = sm_id(); break;
-    case RSHMEM_IBGDA_MAP_BY_WARP: key = warp_id(); break;
-    case RSHMEM_IBGDA_MAP_BY_DCT: key = pe; break;
-    default: key = cta_id(); break;
-    }
-    return n ? key % n : 0;
-}
-
-/* The QP this thread uses to reach `pe` (RC per NVSHMEM_IBGDA_RC_MAP_BY, else a DCI). The choice
- * depends only on the thread's CTA / SM / warp, so one thread's operations toward one PE always
- * share a QP (and its ordering). */
-RSHMEM_IBGDA_FN rshmem_ibgda_qp *qp_for(const rshmem_ibgda_state *st, uint32_t pe) {
-    if (st->num_rc_per_pe) {
-        rshmem_ibgda_qp *rc = (rshmem_ibgda_qp *)(uintptr_t)st->rc_qps;
-        return &rc[pe * st->num_rc_per_pe + map_index(st->rc_map_by, pe, st->num_rc_per_pe)];
-    }
-    rshmem_ibgda_qp *dci = (rshmem_ibgda_qp *)(uintptr_t)st->dci_qps;
-    return &dci[map_index(st->dci_map_by, pe, st->num_dci)];
-}
-
-/* Remote address of symmetric address `addr` (an address in my heap) on `pe`. */
-RSHMEM_IBGDA_FN remote remote_of(const rshmem_ibgda_state *st, const rshmem_ibgda_qp *qp, uint32_t pe, uint64_t addr) {
-    const rshmem_ibgda_peer *p = &((const rshmem_ibgda_peer *)(uintptr_t)st->peers)[pe];
-    remote r;
-    r.raddr = p->heap_base + (addr - st->heap_base);
-    r.rkey = p->rkey;
-    r.av_size = qp->kind == RSHMEM_IBGDA_QP_DCI ? p->av_size : 0u;
-    r.av = p->av;
-    return r;
-}
-
-RSHMEM_IBGDA_FN bool in_heap(const rshmem_ibgda_state *st, uint64_t addr, uint64_t len) {
-    return addr >= st->heap_base && len <= st->heap_size && addr - st->heap_base <= st->heap_size - len;
-}
-RSHMEM_IBGDA_FN bool in_heap(const rshmem_ibgda_state *st, const void *p, uint64_t len) {
-    return in_heap(st, (uint64_t)(uintptr_t)p, len);
-}
-
-/* A landing slot for one fetched value (8 bytes), private to the calling thread until its fetch
- * has been read (see fetch_slot_index). */
-RSHMEM_IBGDA_FN uint64_t fetch_slot(const rshmem_ibgda_state *st) {
-    uint64_t i = fetch_slot_index((uint64_t *)&st->fetch_next) & (uint64_t)(st->fetch_slots - 1u);
-    return st->fetch_buf + i * 8u;
-}
-/* Where non-fetching atomics put the old value: one shared slot after the fetch slots, which
- * nobody reads (a late write there can never land in somebody's fetch). */
-RSHMEM_IBGDA_FN uint64_t discard_slot(const rshmem_ibgda_state *st) { return st->fetch_buf + (uint64_t)st->fetch_slots * 8u; }
-
-/* The first n (<= 8) bytes of the landing slot, into dst. */
-RSHMEM_IBGDA_FN void read_slot(uint64_t slot, void *dst, uint32_t n) {
-    uint64_t v = load_acquire((uint64_t *)(uintptr_t)slot);
-    uint8_t *d = (uint8_t *)dst;
-    for (uint32_t i = 0; i < n; i++) d[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* A put of len bytes to symmetric dest on pe from src, which may be anywhere the calling thread
- * can read: inline when small, an RDMA WRITE from the heap (registered) when src is symmetric,
- * else inline chunks. `blocking`: return once src may be reused (a WRITE from the heap waits for
- * its completion; inline payloads are copied when posted). */
-RSHMEM_IBGDA_FN int put(const rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint32_t pe,
-                        bool blocking) {
-    rshmem_ibgda_qp *qp = qp_for(st, pe);
-    if (!in_heap(st, dest, len)) return ERR_ARGUMENT;
-    if (len == 0) return qp_status(qp);
-    remote r = remote_of(st, qp, pe, (uint64_t)(uintptr_t)dest);
-    if (len <= qp->inline_max) {
-        post_write_inline(qp, r, src, (uint32_t)len);
-    } else if (in_heap(st, src, len)) {
-        uint64_t end = post_write(qp, r, (uint64_t)(uintptr_t)src, st->heap_lkey, len, blocking);
-        if (blocking) return wait_for(qp, end);
-    } else {
-        post_write_inline_chunks(qp, r, src, len);
-    }
-    return qp_status(qp);
-}
-
-/* nvshmem_putmem_nbi */
-RSHMEM_IBGDA_FN int putmem_nbi(const rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint32_t pe) {
-    return put(st, dest, src, len, pe, false);
-}
-
-/* nvshmem_putmem: returns once the source may be reused. */
-RSHMEM_IBGDA_FN int putmem(const rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint32_t pe) {
-    return put(st, dest, src, len, pe, true);
-}
-
-/* nvshmem_<T>_p: one inline WQE. */
-template <class T> RSHMEM_IBGDA_FN int p(const rshmem_ibgda_state *st, T *dest, T value, uint32_t pe) {
-    rshmem_ibgda_qp *qp = qp_for(st, pe);
-    if (!in_heap(st, dest, sizeof(T))) return ERR_ARGUMENT;
-    post_write_inline(qp, remote_of(st, qp, pe, (uint64_t)(uintptr_t)dest), &value, (uint32_t)sizeof(T));
-    return qp_status(qp);
-}
-
-/* nvshmem_getmem (blocking). Into the heap: one RDMA READ. Elsewhere (memory the NIC cannot
- * write): 8 bytes at a time through this thread's landing slot. */
-RSHMEM_IBGDA_FN int getmem(const rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint32_t pe) {
-    rshmem_ibgda_qp *qp = qp_for(st, pe);
-    if (!in_heap(st, src, len)) return ERR_ARGUMENT;
-    if (len == 0) return qp_status(qp);
-    remote r = remote_of(st, qp, pe, (uint64_t)(uintptr_t)src);
-    if (in_heap(st, dest, len)) return wait_for(qp, post_read(qp, r, (uint64_t)(uintptr_t)dest, st->heap_lkey, len));
-    const uint64_t slot = fetch_slot(st);
-    for (uint64_t off = 0; off < len; off += 8) {
-        const uint32_t n = (uint32_t)(len - off < 8 ? len - off : 8);
-        remote rc = r;
-        rc.raddr = r.raddr + off;
-        int rc2 = wait_for(qp, post_read(qp, rc, slot, st->fetch_lkey, n));
-        if (rc2 != OK) return rc2;
-        read_slot(slot, (uint8_t *)dest + off, n);
-    }
-    return OK;
-}
-
-/* nvshmem_<T>_g */
-template <class T> RSHMEM_IBGDA_FN int g(const rshmem_ibgda_state *st, const T *src, uint32_t pe, T *out) {
-    static_assert(sizeof(T) <= 8, "g moves at most 8 bytes");
-    rshmem_ibgda_qp *qp = qp_for(st, pe);
-    if (!in_heap(st, src, sizeof(T))) return ERR_ARGUMENT;
-    uint64_t slot = fetch_slot(st);
-    int rc = wait_for(qp, post_read(qp, remote_of(st, qp, pe, (uint64_t)(uintptr_t)src), slot, st->fetch_lkey, sizeof(T)));
-    read_slot(slot, out, (uint32_t)sizeof(T));
-    return rc;
-}
-
-/* The bit pattern of a 4- or 8-byte value, zero-extended. */
-template <class T> RSHMEM_IBGDA_FN uint64_t bits_of(T x) {
-    uint64_t r = 0;
-    const uint8_t *b = (const uint8_t *)&x;
-    for (unsigned i = 0; i < sizeof(T); i++) r |= (uint64_t)b[i] << (8 * i);
-    return r;
-}
-
-RSHMEM_IBGDA_FN bool amo_fetches(amo_op op) {
-    return op == AMO_FETCH_ADD || op == AMO_COMPARE_SWAP || op == AMO_SWAP || op == AMO_FETCH || op == AMO_FETCH_AND ||
-           op == AMO_FETCH_OR || op == AMO_FETCH_XOR;
-}
-
-/* nvshmem_<T>_atomic_<op>: 4- and 8-byte types (floating types by their bits). Fetching ops wait
- * and store the old value in *old; non-fetching ones return after posting. */
-template <class T>
-RSHMEM_IBGDA_FN int amo(const rshmem_ibgda_state *st, amo_op op, T *dest, T value, T compare, uint32_t pe, T *old) {
-    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "IBGDA atomics are 4 or 8 bytes");
-    rshmem_ibgda_qp *qp = qp_for(st, pe);
-    uint64_t addr = (uint64_t)(uintptr_t)dest;
-    if (!in_heap(st, addr, sizeof(T)) || (addr & (sizeof(T) - 1))) return ERR_ARGUMENT;
-    const bool fetching = amo_fetches(op);
-    const uint64_t slot = fetching ? fetch_slot(st) : discard_slot(st);
-    uint64_t v = bits_of(value), c = bits_of(compare);
-    uint64_t end = post_amo(qp, remote_of(st, qp, pe, addr), op, (uint32_t)sizeof(T), v, c, slot, st->fetch_lkey, fetching);
-    if (!fetching) return qp_status(qp);
-    int rc = wait_for(qp, end);
-    if (old) read_slot(slot, old, (uint32_t)sizeof(T));
-    return rc;
-}
-
-/* nvshmem_putmem_signal: the data, then the signal (add or set) on the same QP, which the NIC
- * executes after the data has been written. `blocking` as in put. */
-RSHMEM_IBGDA_FN int put_signal(const rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint64_t *sig,
-                               uint64_t signal, bool add, uint32_t pe, bool blocking) {
-    rshmem_ibgda_qp *qp = qp_for(st, pe);
-    const uint64_t sa = (uint64_t)(uintptr_t)sig;
-    if (!in_heap(st, dest, len) || !in_heap(st, sa, 8) || (sa & 7u)) return ERR_ARGUMENT;
-    int rc = put(st, dest, src, len, pe, false);
-    if (rc != OK) return rc;
-    const bool from_heap = len > qp->inline_max && in_heap(st, src, len);
-    uint64_t end = post_amo(qp, remote_of(st, qp, pe, sa), add ? AMO_ADD : AMO_SET, 8, signal, 0, discard_slot(st),
-                            st->fetch_lkey, blocking && from_heap);
-    if (blocking && from_heap) return wait_for(qp, end);
-    return qp_status(qp);
-}
-
-/* nvshmem_quiet over the QPs this PE can use (RC: all of them; DC: the DCIs). */
-RSHMEM_IBGDA_FN int quiet_all(const rshmem_ibgda_state *st) {
-    int rc = OK;
-    if (st->num_rc_per_pe) {
-        rshmem_ibgda_qp *qps = (rshmem_ibgda_qp *)(uintptr_t)st->rc_qps;
-        for (uint32_t i = 0; i < st->npes * st->num_rc_per_pe; i++)
-            if (qps[i].qpn && quiet(&qps[i]) != OK) rc = ERR_CQE;
-    } else {
-        rshmem_ibgda_qp *qps = (rshmem_ibgda_qp *)(uintptr_t)st->dci_qps;
-        for (uint32_t i = 0; i < st->num_dci; i++)
-            if (quiet(&qps[i]) != OK) rc = ERR_CQE;
-    }
-    return rc;
-}
-
-/* nvshmem_fence toward one PE: a fenced NOP when one QP carries its traffic, else a quiet. */
-RSHMEM_IBGDA_FN int fence_pe(const rshmem_ibgda_state *st, uint32_t pe) {
-    if (st->num_rc_per_pe == 1) {
-        fence(qp_for(st, pe));
-        return OK;
-    }
-    if (st->num_rc_per_pe > 1) {
-        rshmem_ibgda_qp *qps = (rshmem_ibgda_qp *)(uintptr_t)st->rc_qps;
-        int rc = OK;
-        for (uint32_t i = 0; i < st->num_rc_per_pe; i++)
-            if (quiet(&qps[pe * st->num_rc_per_pe + i]) != OK) rc = ERR_CQE;
-        return rc;
-    }
-    return quiet_all(st);
-}
-
-/* nvshmem_fence for the calling thread: its operations toward each PE travel on one QP
- * (qp_for), so a fenced NOP on each of those QPs with work in flight orders them. */
-RSHMEM_IBGDA_FN void fence_thread(const rshmem_ibgda_state *st) {
-    const uint32_t n = st->num_rc_per_pe ? st->npes : 1u;
-    for (uint32_t pe = 0; pe < n; pe++) {
-        rshmem_ibgda_qp *qp = qp_for(st, pe);
-        if (qp->qpn && load_acquire_gpu(&qp->ready_head) > load_acquire_gpu(&qp->completed_head)) fence(qp);
-    }
-}
-
-/* The first QP of this PE that saw an error CQE, or null. */
-RSHMEM_IBGDA_FN rshmem_ibgda_qp *failed_qp(const rshmem_ibgda_state *st) {
-    rshmem_ibgda_qp *qps = (rshmem_ibgda_qp *)(uintptr_t)(st->num_rc_per_pe ? st->rc_qps : st->dci_qps);
-    const uint32_t n = st->num_rc_per_pe ? st->npes * st->num_rc_per_pe : st->num_dci;
-    for (uint32_t i = 0; i < n; i++)
-        if (qps[i].qpn && load_acquire_gpu(&qps[i].err_count)) return &qps[i];
-    return nullptr;
-}
 
 } // namespace rshmem_ibgda
 

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #endif
 
-#define RSHMEM_IBGDA_STATE_VERSION 1u
+#define RSHMEM_IBGDA_STATE_VERSION 2u
 
 /* rshmem_ibgda_qp.kind */
 #define RSHMEM_IBGDA_QP_RC  0u
@@ -27,6 +27,10 @@
 #define RSHMEM_IBGDA_MAP_BY_SM   1u
 #define RSHMEM_IBGDA_MAP_BY_WARP 2u
 #define RSHMEM_IBGDA_MAP_BY_DCT  3u
+
+/* Vendor syndromes the software HCA model writes where the mlx5 syndrome alone says too little. */
+#define RSHMEM_IBGDA_MODEL_VENDOR_DC_KEY 0xd1u /* the DCT rejected the DC access key */
+#define RSHMEM_IBGDA_MODEL_VENDOR_NO_DCT 0xd2u /* no DCT with that number at that LID */
 
 /* Largest send queue: WQE indices travel as 16 bits, completions are matched within half of that. */
 #define RSHMEM_IBGDA_MAX_LOG_NWQES 15u
@@ -72,7 +76,9 @@ typedef struct rshmem_ibgda_qp {
     uint8_t err_cqe_opcode;/* REQ_ERR or RESP_ERR */
     uint32_t err_wqe_index;/* 16-bit WQE index of the failed WQE */
     uint32_t err_count;    /* error CQEs seen */
-    uint8_t pad4[32];
+    uint32_t err_dct;      /* DCI: DCT number and LID the failed WQE addressed (its address vector), */
+    uint16_t err_rlid;     /*      so that the error can name the PE */
+    uint8_t pad4[26];
 } rshmem_ibgda_qp;
 
 /* What a PE needs to address another PE's heap. 80 bytes. */
@@ -105,7 +111,12 @@ typedef struct rshmem_ibgda_state {
     uint32_t fetch_lkey;
     uint32_t fetch_slots;  /* power of two */
     uint64_t fetch_next;   /* device-updated: next fetch slot (monotonic) */
-    uint8_t reserved0[32];
+    uint32_t num_dct;      /* DC: DCTs per PE */
+    uint32_t num_qps;      /* entries of the QP array in use: npes * num_rc_per_pe (RC) or num_dci (DC) */
+    uint64_t dcts;         /* DC: uint32_t[npes * num_dct], the DCT numbers of every PE, PE-major */
+    uint64_t qp_used;      /* device-updated: uint64_t[(num_qps + 63) / 64], bit i = QP i has carried work
+                              (quiet visits only those); 0 = no bitmap, quiet visits every QP */
+    uint8_t reserved0[8];
 } rshmem_ibgda_state;
 
 #if defined(__cplusplus)

@@ -174,6 +174,15 @@ typedef struct rshmem_mlx5_av {
     uint8_t rgid[16];
 } rshmem_mlx5_av;
 
+/* Datagram segment of a DC initiator (or UD) WQE: the address vector, placed right after the
+ * control segment. A DCI WQE may carry only its first 16 bytes (key, dqp_dct, sl, rlid: enough
+ * on an InfiniBand fabric addressed by LID) or all 48 (with the GRH: RoCE, or IB across subnets);
+ * the EXTENDED_UD_AV bit of dqp_dct says which. */
+typedef struct rshmem_mlx5_datagram_seg {
+    rshmem_mlx5_av av;
+} rshmem_mlx5_datagram_seg;
+#define RSHMEM_MLX5_AV_HALF_BYTES 16u
+
 /* 64-byte CQE, the fields we read (and the model writes). */
 typedef struct rshmem_mlx5_cqe64 {
     uint8_t rsvd0[2];
@@ -216,6 +225,7 @@ static_assert(sizeof(rshmem_mlx5_masked_fa32_seg) == 16, "masked fa32 is 16 byte
 static_assert(sizeof(rshmem_mlx5_masked_cs64_seg) == 32, "masked cs64 is 32 bytes");
 static_assert(sizeof(rshmem_mlx5_masked_fa64_seg) == 16, "masked fa64 is 16 bytes");
 static_assert(sizeof(rshmem_mlx5_av) == 48, "address vector is 48 bytes");
+static_assert(sizeof(rshmem_mlx5_datagram_seg) == 48, "datagram segment is 48 bytes");
 static_assert(sizeof(rshmem_mlx5_cqe64) == 64, "CQE is 64 bytes");
 static_assert(sizeof(rshmem_mlx5_err_cqe) == 64, "error CQE is 64 bytes");
 #else

@@ -16,6 +16,10 @@ fn main() {
     let (_, gran) = rshmem::env::current("CUMEM_GRANULARITY");
     println!("GPU heap: NVSHMEM_SYMMETRIC_SIZE={size} reserved per PE (virtual; backed as allocations need it), grown in chunks of NVSHMEM_CUMEM_GRANULARITY={gran}");
     println!();
+    for line in rshmem::ibgda::info::lines() {
+        println!("{line}");
+    }
+    println!();
     println!("Environment (RSHMEM_<NAME> overrides SHMEM_<NAME>, which overrides NVSHMEM_<NAME>):");
     for s in rshmem::env::SETTINGS {
         let (source, value) = rshmem::env::current(s.name);

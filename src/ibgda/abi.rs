@@ -8,7 +8,7 @@
 use std::mem::{offset_of, size_of};
 
 /// Bump on every layout change (checked against `RSHMEM_IBGDA_STATE_VERSION`).
-pub const STATE_VERSION: u32 = 1;
+pub const STATE_VERSION: u32 = 2;
 
 pub const QP_RC: u16 = 0;
 pub const QP_DCI: u16 = 1;
@@ -20,6 +20,20 @@ pub const MAP_BY_WARP: u32 = 2;
 pub const MAP_BY_DCT: u32 = 3;
 
 pub const MAX_LOG_NWQES: u16 = 15;
+
+/// Vendor syndromes the software HCA model writes into its error CQEs where the mlx5 syndrome
+/// alone would not say what went wrong (a ConnectX's own vendor syndromes are undocumented).
+pub const MODEL_VENDOR_DC_KEY: u8 = 0xd1;
+pub const MODEL_VENDOR_NO_DCT: u8 = 0xd2;
+
+/// What a model vendor syndrome means, in words (None for anything else).
+pub fn model_vendor_note(vendor: u8) -> Option<&'static str> {
+    match vendor {
+        MODEL_VENDOR_DC_KEY => Some("the DC target rejected the DC access key (the key in the address vector is not the one the target PE's DCT was created with)"),
+        MODEL_VENDOR_NO_DCT => Some("no DC target with that number at that address (LID)"),
+        _ => None,
+    }
+}
 
 /// `rshmem_ibgda_qp`: one send queue with its completion queue.
 #[repr(C, align(64))]
@@ -60,7 +74,11 @@ pub struct QpState {
     pub err_cqe_opcode: u8,
     pub err_wqe_index: u32,
     pub err_count: u32,
-    pub pad4: [u8; 32],
+    /// DCI only: the DCT number (24 bits) and the LID the failed WQE addressed (its address
+    /// vector), so the error can name the PE.
+    pub err_dct: u32,
+    pub err_rlid: u16,
+    pub pad4: [u8; 26],
 }
 
 /// `rshmem_ibgda_peer`: how to address one remote PE's heap.
@@ -96,7 +114,15 @@ pub struct PeState {
     pub fetch_lkey: u32,
     pub fetch_slots: u32,
     pub fetch_next: u64,
-    pub reserved0: [u8; 32],
+    /// DC: DCTs per PE, and `dcts` points at their numbers (`u32[npes * num_dct]`, PE-major).
+    pub num_dct: u32,
+    /// Entries of the QP array in use (RC: `npes * num_rc_per_pe`, DC: `num_dci`).
+    pub num_qps: u32,
+    pub dcts: u64,
+    /// Device-updated bitmap (`u64[(num_qps + 63) / 64]`) of the QPs that have carried work;
+    /// quiet visits only those. 0: no bitmap (quiet visits every QP).
+    pub qp_used: u64,
+    pub reserved0: [u8; 8],
 }
 
 const _: () = {
@@ -107,6 +133,9 @@ const _: () = {
     assert!(offset_of!(QpState, completed_head) == 320);
     assert!(size_of::<PeerState>() == 80);
     assert!(size_of::<PeState>() == 128);
+    assert!(offset_of!(QpState, err_dct) == 352);
+    assert!(offset_of!(PeState, num_dct) == 96);
+    assert!(offset_of!(PeState, qp_used) == 112);
 };
 
 impl QpState {
@@ -147,9 +176,10 @@ pub fn layout_table() -> Vec<String> {
     rows!(QpState, "qp", [version, qpn, peer_pe, cqn, log_nwqes, log_ncqes, signal_every, batch, inline_max,
         kind, flags, sq_buf, sq_dbrec, bf_reg, cq_buf, cq_dbrec, resv_head, ready_head, posted_head,
         signaled_head, post_lock, fence_pending, completed_head, cq_cons, cq_lock, err_syndrome, err_vendor,
-        err_opcode, err_cqe_opcode, err_wqe_index, err_count]);
+        err_opcode, err_cqe_opcode, err_wqe_index, err_count, err_dct, err_rlid]);
     rows!(PeerState, "peer", [heap_base, heap_size, rkey, av_size, av]);
     rows!(PeState, "state", [version, my_pe, npes, num_rc_per_pe, num_dci, rc_map_by, dci_map_by, heap_lkey,
-        heap_base, heap_size, rc_qps, dci_qps, peers, fetch_buf, fetch_lkey, fetch_slots, fetch_next]);
+        heap_base, heap_size, rc_qps, dci_qps, peers, fetch_buf, fetch_lkey, fetch_slots, fetch_next, num_dct, num_qps,
+        dcts, qp_used]);
     v
 }

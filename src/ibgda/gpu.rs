@@ -1,11 +1,18 @@
-//! IBGDA in the GPU runtime: at nvshmem_init, for every peer the device cannot reach by loads
-//! and stores (NVSHMEM_DISABLE_P2P=1), this builds RC QPs that the device library posts to
+//! IBGDA in the GPU runtime: at nvshmem_init, for the peers the device cannot reach by loads and
+//! stores (NVSHMEM_DISABLE_P2P=1), this builds the queues the device library posts to
 //! (device/ibgda/ibgda_device.cuh), the registration keys of the heaps, and the per-PE state the
 //! device state points to; with `RSHMEM_IBGDA_NIC=model` the software HCA model plays the NIC.
 //!
+//! Transport: RC by default, `NVSHMEM_IBGDA_NUM_RC_PER_PE` QPs per remote PE. With
+//! `NVSHMEM_IBGDA_NUM_RC_PER_PE=0`, DC: `NVSHMEM_IBGDA_NUM_DCI` DC initiators (<= 0: one per SM,
+//! at most 256) shared by every target, and `NVSHMEM_IBGDA_NUM_DCT` DC targets per PE whose
+//! numbers and DC access key every PE learns through the bootstrap (see [`super::dc`]). No
+//! mixed mode: every remote PE goes the same way.
+//!
 //! Where the queues live (model NIC):
 //! ```text
-//! QP descriptors (rshmem_ibgda_qp[npes * num_rc])  GPU memory  hot counters: GPU atomics only
+//! QP descriptors (rshmem_ibgda_qp[npes * num_rc]   GPU memory  hot counters: GPU atomics only
+//!   or [num_dci]), QP-used bitmap, DCT table
 //! send queues                                      GPU memory  as with a NIC; the model copies a doorbell's
 //!                                                              WQEs out in one cuMemcpy (IBGDA_MODEL_SQ=host:
 //!                                                              pinned host memory mapped into the GPU instead)
@@ -15,8 +22,9 @@
 //!                                                  polls them in place; the GPU reaches them over PCIe)
 //! PE state, peer table, fetch landing slots        GPU memory
 //! ```
-//! Each QP is "connected" at init by a warm-up: the host posts one zero-byte RDMA WRITE to the
-//! peer's heap on it, rings, and waits for its completion, before the device ever sees the QP.
+//! Each QP is "connected" at init by a warm-up ([`super::warmup`]): the host posts one zero-byte
+//! RDMA WRITE on it (a DCI: to one of the DCTs, round robin over the targets), rings, and waits
+//! for its completion, before the device ever sees the QP.
 //!
 //! Registration: a key per PE heap (both lkey and rkey) covering the mapped part of the heap
 //! (`heap_grew` extends it), and one for this PE's fetch slots. The model addresses a peer's heap
@@ -25,14 +33,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::bootstrap::Bootstrap;
 use crate::cuda::kernels::Kernels;
 use crate::cuda::sys::CUcontext;
 use crate::error::{Error, ErrorKind, Result};
 
-use super::abi::{PeState, PeerState, QpState, MAP_BY_CTA, QP_RC};
+use super::abi::{PeState, PeerState, QpState, MAP_BY_CTA, QP_DCI, QP_RC};
 use super::cuda::{CudaMemory, DevBuf, PinnedBuf};
+use super::dc::{self, DcTargets};
 use super::mlx5::*;
-use super::model::{Fabric, HostMemory, MemoryAccess, ModelConfig, Nic};
+use super::model::{Fabric, MemoryAccess, ModelConfig, Nic};
+use super::warmup::{warm_up, SqMem, Target};
 use super::{IbgdaConfig, NicKind};
 
 /// The key of PE `pe`'s heap registration.
@@ -51,10 +62,14 @@ pub const FETCH_SLOTS: u32 = 1 << 19;
 pub const INLINE_MAX: u16 = 28;
 
 /// What the runtime tells IBGDA about this PE.
-pub struct Setup {
+pub struct Setup<'a> {
     pub me: usize,
     pub npes: usize,
     pub ctx: CUcontext,
+    /// For the DC target exchange (collective: every PE creates its IBGDA state together).
+    pub boot: &'a dyn Bootstrap,
+    /// Multiprocessors of this PE's GPU (the automatic DCI count).
+    pub sms: u32,
     /// PE p's heap as mapped in this process.
     pub heap_bases: Vec<u64>,
     /// Bytes reserved per heap (what device code may address) and bytes mapped now.
@@ -110,27 +125,14 @@ impl QueueConfig {
     }
 }
 
-/// Queue memory of one QP kind, as one block per kind for all QPs.
-enum SqMem {
-    Gpu(DevBuf),
-    Host(PinnedBuf),
-}
-
-impl SqMem {
-    fn addr(&self) -> u64 {
-        match self {
-            SqMem::Gpu(b) => b.addr,
-            SqMem::Host(b) => b.addr,
-        }
-    }
-}
-
 pub struct GpuIbgda {
     // Field order is drop order: the NIC threads stop before the memory they use goes away.
     nics: Vec<Nic>,
     fabric: Arc<Fabric>,
     qps: DevBuf,
     _peers: DevBuf,
+    _dcts: DevBuf,
+    _used: DevBuf,
     state: DevBuf,
     _fetch: DevBuf,
     _sq: SqMem,
@@ -139,9 +141,12 @@ pub struct GpuIbgda {
     _dbr: DevBuf,
     me: usize,
     npes: usize,
-    num_rc: usize,
-    /// Indices (in the QP array) of the QPs that exist.
+    /// Entries of the QP array (RC: npes * num_rc, DC: the DCIs) and the indices of those that
+    /// exist (RC: toward remote PEs only).
+    nslots: usize,
     active: Vec<usize>,
+    /// DC: every PE's targets, which name the PE behind a failed DCI WQE. Empty for RC.
+    dc_targets: Vec<DcTargets>,
     pub config: IbgdaConfig,
     pub queues: QueueConfig,
 }
@@ -156,9 +161,16 @@ fn bytes_of<T: Copy>(v: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
+/// A device buffer holding `data` (at least 64 bytes, zeroed beyond it).
+fn dev_copy<T: Copy>(data: &[T], what: &str) -> Result<DevBuf> {
+    let b = cu(DevBuf::new(std::mem::size_of_val(data)), &format!("allocating {what}"))?;
+    cu(b.upload(0, bytes_of(data)), &format!("uploading {what}"))?;
+    Ok(b)
+}
+
 impl GpuIbgda {
-    /// Builds the QPs, starts the model NICs, warms every QP up. Call with the PE's context
-    /// current.
+    /// Builds the QPs, starts the model NICs, warms every QP up. Collective (DC targets travel
+    /// through the bootstrap). Call with the PE's context current.
     pub fn create(s: &Setup) -> Result<GpuIbgda> {
         let config = IbgdaConfig::from_env()?;
         let queues = QueueConfig::parse(crate::env::current)?;
@@ -173,12 +185,17 @@ impl GpuIbgda {
                 ),
             ));
         }
-        if config.num_rc_per_pe == 0 {
-            return Err(Error::invalid("nvshmem_init", "NVSHMEM_IBGDA_NUM_RC_PER_PE=0 asks for DC only, which the GPU runtime does not offer yet; use 1 or more RC QPs per PE"));
-        }
-        let (me, npes, num_rc) = (s.me, s.npes, config.num_rc_per_pe as usize);
+        let (me, npes) = (s.me, s.npes);
+        let is_dc = config.num_rc_per_pe == 0;
+        let num_rc = config.num_rc_per_pe as usize;
+        let num_dci = if is_dc { dc::dci_count(config.num_dci, s.sms) as usize } else { 0 };
         let nwqes = 1usize << queues.log_nwqes;
-        let active: Vec<usize> = (0..npes).filter(|&p| s.remote[p]).flat_map(|p| (0..num_rc).map(move |i| p * num_rc + i)).collect();
+        let remote_pes: Vec<usize> = (0..npes).filter(|&p| s.remote[p]).collect();
+        let (nslots, active): (usize, Vec<usize>) = if is_dc {
+            (num_dci, (0..num_dci).collect())
+        } else {
+            (npes * num_rc, remote_pes.iter().flat_map(|&p| (0..num_rc).map(move |i| p * num_rc + i)).collect())
+        };
         let nq = active.len();
 
         // Registrations (model fabric: per process; keys computed, as an address exchange would give them).
@@ -188,6 +205,14 @@ impl GpuIbgda {
         }
         let fetch = cu(DevBuf::new(FETCH_SLOTS as usize * 8 + 8), "allocating the fetch slots")?;
         fabric.register(me as u32, fetch_key(me), fetch.addr, fetch.len as u64);
+        // DC: this PE's NIC creates its DCTs; every PE learns everybody's through the bootstrap.
+        let mine = is_dc.then(|| DcTargets::model(me, config.num_dct));
+        let dc_targets = dc::exchange(s.boot, mine.as_ref())?.unwrap_or_default();
+        for (pe, t) in dc_targets.iter().enumerate() {
+            for &d in &t.dcts {
+                fabric.add_dct(t.lid, d, pe as u32, t.key);
+            }
+        }
 
         // Queue memory.
         let sq_bytes = nq.max(1) * nwqes * SEND_WQE_BB;
@@ -203,18 +228,17 @@ impl GpuIbgda {
 
         // Descriptors.
         let signal_every = (nwqes / 4).min(64) as u16;
-        let mut descs = vec![QpState::zeroed(); npes * num_rc];
+        let mut descs = vec![QpState::zeroed(); nslots];
         for (k, &idx) in active.iter().enumerate() {
             let q = &mut descs[idx];
             q.qpn = 0x100 + idx as u32;
             q.cqn = q.qpn;
-            q.peer_pe = (idx / num_rc) as u32;
+            (q.peer_pe, q.kind) = if is_dc { (u32::MAX, QP_DCI) } else { ((idx / num_rc) as u32, QP_RC) };
             q.log_nwqes = queues.log_nwqes;
             q.log_ncqes = queues.log_nwqes;
             q.signal_every = signal_every;
             q.batch = queues.batch;
             q.inline_max = INLINE_MAX;
-            q.kind = QP_RC;
             q.flags = 0;
             q.sq_buf = sq.addr() + (k * nwqes * SEND_WQE_BB) as u64;
             q.cq_buf = cq.addr + (k * nwqes * CQE_SIZE) as u64;
@@ -233,56 +257,110 @@ impl GpuIbgda {
         }
 
         // Connect: attach, then one zero-byte write per QP, completed before the device sees it.
+        // DCI k writes to remote PE k mod R, through that PE's DCT (k / R) mod num_dct.
+        let describe = |q: &QpState| {
+            super::qp_error_dc(q, me as u32, "nvshmem_init", &|lid, dct| dc::owner(&dc_targets, lid, dct)).expect("an error is recorded")
+        };
         for (k, &idx) in active.iter().enumerate() {
             // SAFETY: the queues named in the descriptor live as long as the NICs (fields above).
             unsafe { nics[k % nics.len()].attach_config(descs[idx], queues.sq_host) };
-            let peer = idx / num_rc;
-            warm_up(&mut descs[idx], &sq, &dbr, s.heap_bases[peer], heap_key(peer), me)?;
+            let peer = if is_dc { remote_pes[k % remote_pes.len()] } else { idx / num_rc };
+            let (av, av_len) = match dc_targets.get(peer) {
+                Some(t) => dc::av_image(t.key, t.dcts[(k / remote_pes.len()) % t.dcts.len()], t.lid, false),
+                None => ([0; 48], 0),
+            };
+            let target = Target { raddr: s.heap_bases[peer], rkey: heap_key(peer), av: is_dc.then_some(&av[..av_len as usize]) };
+            warm_up(&mut descs[idx], &sq, &dbr, &target, me, &describe)?;
         }
 
-        let qps = cu(DevBuf::new(std::mem::size_of_val(&descs[..])), "allocating QP descriptors")?;
-        cu(qps.upload(0, bytes_of(&descs)), "uploading QP descriptors")?;
+        let qps = dev_copy(&descs, "QP descriptors")?;
         let mut peers = vec![PeerState::zeroed(); npes];
         for (pe, p) in peers.iter_mut().enumerate() {
             p.heap_base = s.heap_bases[pe];
             p.heap_size = s.stride as u64;
             p.rkey = heap_key(pe);
+            if let Some(t) = dc_targets.get(pe) {
+                (p.av, p.av_size) = t.av(false);
+            }
         }
-        let peers_buf = cu(DevBuf::new(std::mem::size_of_val(&peers[..])), "allocating the peer table")?;
-        cu(peers_buf.upload(0, bytes_of(&peers)), "uploading the peer table")?;
+        let peers_buf = dev_copy(&peers, "the peer table")?;
+        let dcts = dev_copy(&dc::dct_table(&dc_targets), "the DCT table")?;
+        let used = cu(DevBuf::new(nslots.div_ceil(64) * 8), "allocating the QP-used bitmap")?;
         let mut st = PeState::zeroed();
         st.my_pe = me as u32;
         st.npes = npes as u32;
         st.num_rc_per_pe = num_rc as u32;
-        st.num_dci = 0;
+        st.num_dci = num_dci as u32;
         st.rc_map_by = config.rc_map_by;
-        st.dci_map_by = MAP_BY_CTA;
+        st.dci_map_by = if is_dc { config.dci_map_by } else { MAP_BY_CTA };
         st.heap_lkey = heap_key(me);
         st.heap_base = s.heap_bases[me];
         st.heap_size = s.stride as u64;
-        st.rc_qps = qps.addr;
+        if is_dc {
+            st.dci_qps = qps.addr;
+            st.num_dct = config.num_dct;
+            st.dcts = dcts.addr;
+        } else {
+            st.rc_qps = qps.addr;
+        }
+        st.num_qps = nslots as u32;
+        st.qp_used = used.addr;
         st.peers = peers_buf.addr;
         st.fetch_buf = fetch.addr;
         st.fetch_lkey = fetch_key(me);
         st.fetch_slots = FETCH_SLOTS;
-        let state = cu(DevBuf::new(std::mem::size_of::<PeState>()), "allocating the IBGDA state")?;
-        cu(state.upload(0, bytes_of(std::slice::from_ref(&st))), "uploading the IBGDA state")?;
+        let state = dev_copy(std::slice::from_ref(&st), "the IBGDA state")?;
 
+        const MAP: [&str; 4] = ["cta", "sm", "warp", "dct"];
+        let transport = if is_dc {
+            format!(
+                "DC: {num_dci} DCIs{} (map by {}), {} DCTs per PE",
+                if config.num_dci.is_none() { format!(" (one per SM of {}, at most {})", s.sms, dc::AUTO_DCI_CAP) } else { String::new() },
+                MAP[config.dci_map_by as usize % 4],
+                config.num_dct
+            )
+        } else {
+            format!("RC: {nq} QPs ({num_rc} per remote PE, map by {})", MAP[config.rc_map_by as usize % 4])
+        };
         crate::runtime::log::info(&format!(
-            "IBGDA ({} NIC): {nq} RC QPs ({num_rc} per remote PE, map by {}), {nwqes} WQE blocks each, doorbell batch {}, signal every {signal_every}; send queues in {} memory; {} model thread(s){}",
+            "IBGDA ({} NIC): {transport}, {nwqes} WQE blocks each, doorbell batch {}, signal every {signal_every}; send queues in {} memory; {} model thread(s){}",
             if config.nic == NicKind::Model { "software model" } else { "hardware" },
-            ["cta", "sm", "warp", "dct"][config.rc_map_by as usize % 4],
             queues.batch,
             if queues.sq_host { "pinned host" } else { "GPU" },
             nics.len(),
             if queues.sink { ", sink mode (no data moves)" } else { "" }
         ));
-        Ok(GpuIbgda { nics, fabric, qps, _peers: peers_buf, state, _fetch: fetch, _sq: sq, _cq: cq, _db: db, _dbr: dbr, me, npes, num_rc, active, config, queues })
+        Ok(GpuIbgda {
+            nics,
+            fabric,
+            qps,
+            _peers: peers_buf,
+            _dcts: dcts,
+            _used: used,
+            state,
+            _fetch: fetch,
+            _sq: sq,
+            _cq: cq,
+            _db: db,
+            _dbr: dbr,
+            me,
+            npes,
+            nslots,
+            active,
+            dc_targets,
+            config,
+            queues,
+        })
     }
 
     /// Device address of the `rshmem_ibgda_state` for the device state.
     pub fn state_addr(&self) -> u64 {
         self.state.addr
+    }
+
+    /// Whether this PE reaches its peers over DC.
+    pub fn is_dc(&self) -> bool {
+        !self.dc_targets.is_empty()
     }
 
     /// The heaps grew to `mapped` bytes each: the registrations follow.
@@ -306,21 +384,18 @@ impl GpuIbgda {
     /// The first error completion of this PE's QPs: as the device recorded it, else as the
     /// model NIC wrote it (the device may not have polled it yet).
     pub fn check(&self, routine: &'static str) -> Result<()> {
-        let mut descs = vec![QpState::zeroed(); self.npes * self.num_rc];
+        let mut descs = vec![QpState::zeroed(); self.nslots];
         // SAFETY: QpState is plain data; the byte view is filled by the download.
         let bytes = unsafe { std::slice::from_raw_parts_mut(descs.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(&descs[..])) };
         cu(self.qps.download(0, bytes), "reading QP descriptors").map_err(|e| e.in_routine(routine))?;
-        for &i in &self.active {
-            if let Some(e) = super::qp_error(&descs[i], self.me as u32, routine) {
-                return Err(e);
-            }
+        let owner = |lid: u16, dct: u32| dc::owner(&self.dc_targets, lid, dct);
+        let me = self.me as u32;
+        let recorded = self.active.iter().find_map(|&i| super::qp_error_dc(&descs[i], me, routine, &owner));
+        let from_nic = || self.nics.iter().find_map(|n| n.first_error().and_then(|d| super::qp_error_dc(&d, me, routine, &owner)));
+        match recorded.or_else(from_nic) {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        for nic in &self.nics {
-            if let Some(e) = nic.first_error().and_then(|d| super::qp_error(&d, self.me as u32, routine)) {
-                return Err(e);
-            }
-        }
-        Ok(())
     }
 
     /// One line of model counters per NIC (for RSHMEM_DEBUG=INFO at finalize).
@@ -344,76 +419,11 @@ impl Drop for GpuIbgda {
     }
 }
 
-/// Posts one signaled zero-byte RDMA WRITE to `raddr` on the QP described by `q` (whose NIC is
-/// attached), rings, waits for its CQE and consumes it: afterwards the descriptor's counters
-/// stand at 1, as if the device had posted and completed it.
-fn warm_up(q: &mut QpState, sq: &SqMem, dbr: &DevBuf, raddr: u64, rkey: u32, me: usize) -> Result<()> {
-    let mut wqe = [0u8; SEND_WQE_BB];
-    let ds = 3u32; // ctrl, raddr, inline header
-    wqe[0..4].copy_from_slice(&((OPCODE_RDMA_WRITE as u32) & 0xff).to_be_bytes()); // opmod 0, index 0
-    wqe[4..8].copy_from_slice(&((q.qpn << 8) | ds).to_be_bytes());
-    wqe[11] = CTRL_CQ_UPDATE;
-    wqe[16..24].copy_from_slice(&raddr.to_be_bytes());
-    wqe[24..28].copy_from_slice(&rkey.to_be_bytes());
-    wqe[32..36].copy_from_slice(&INLINE_SEG.to_be_bytes());
-    match sq {
-        SqMem::Gpu(b) => cu(b.upload((q.sq_buf - b.addr) as usize, &wqe), "writing the warm-up WQE")?,
-        SqMem::Host(_) => HostMemory.write(q.sq_buf, &wqe).map_err(|e| Error::new(ErrorKind::System, "nvshmem_init", e))?,
-    }
-    let atomic_u32 = |a: u64| {
-        // SAFETY: doorbell-record and CQ words in this QP's pinned host memory, 4-byte aligned.
-        unsafe { std::sync::atomic::AtomicU32::from_ptr(a as *mut u32) }
-    };
-    let rec = 1u32.to_be_bytes();
-    cu(dbr.upload((q.sq_dbrec - dbr.addr) as usize + 4 * SND_DBR, &rec), "writing the send doorbell record")?;
-    // The doorbell carries the producer index (1) in the ctrl word's index field.
-    wqe[0..4].copy_from_slice(&((1u32 << 8) | OPCODE_RDMA_WRITE as u32).to_be_bytes());
-    let db = u64::from_le_bytes(wqe[0..8].try_into().expect("8 bytes"));
-    // SAFETY: the doorbell word in this QP's pinned host memory, 8-byte aligned.
-    unsafe { std::sync::atomic::AtomicU64::from_ptr(q.bf_reg as *mut u64) }.store(db, std::sync::atomic::Ordering::Release);
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let tail = loop {
-        let t = atomic_u32(q.cq_buf + 60).load(std::sync::atomic::Ordering::Acquire);
-        if (t >> 28) as u8 != CQE_INVALID {
-            break t;
-        }
-        if std::time::Instant::now() > deadline {
-            return Err(Error::new(ErrorKind::System, "nvshmem_init", format!("PE {me}: the IBGDA warm-up write to PE {} got no completion within 20 s", q.peer_pe)));
-        }
-        std::thread::sleep(Duration::from_micros(50));
-    };
-    let opcode = (tail >> 28) as u8;
-    if opcode != CQE_REQ {
-        // SAFETY: the CQE just written by the NIC, in pinned host memory.
-        let cqe: [u8; 64] = unsafe { std::ptr::read_volatile(q.cq_buf as *const [u8; 64]) };
-        q.err_count = 1;
-        q.err_syndrome = cqe[55];
-        q.err_vendor = cqe[54];
-        q.err_opcode = OPCODE_RDMA_WRITE;
-        return Err(super::qp_error(q, me as u32, "nvshmem_init").expect("error recorded"));
-    }
-    q.resv_head = 1;
-    q.ready_head = 1;
-    q.posted_head = 1;
-    q.signaled_head = 1;
-    q.completed_head = 1;
-    q.cq_cons = 1;
-    atomic_u32(q.cq_dbrec).store(1u32.to_be(), std::sync::atomic::Ordering::Release);
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::table;
     use super::*;
 
-    fn table<'a>(over: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> (String, String) + 'a {
-        move |name| {
-            over.iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| (format!("NVSHMEM_{name}"), v.to_string()))
-                .unwrap_or_else(|| ("default".into(), crate::env::SETTINGS.iter().find(|s| s.name == name).unwrap().default.into()))
-        }
-    }
 
     #[test]
     fn queue_settings_parse_and_name_bad_values() {

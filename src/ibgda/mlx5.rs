@@ -31,6 +31,7 @@ pub const DS_BYTES: usize = 16;
 pub const INLINE_SEG: u32 = 0x8000_0000;
 pub const SND_DBR: usize = 1;
 pub const EXTENDED_UD_AV: u32 = 0x8000_0000;
+pub const AV_HALF_BYTES: usize = 16;
 
 pub const CQE_SIZE: usize = 64;
 pub const CQE_REQ: u8 = 0x0;
@@ -45,6 +46,7 @@ pub const SYND_WR_FLUSH_ERR: u8 = 0x05;
 pub const SYND_REMOTE_INVAL_REQ_ERR: u8 = 0x12;
 pub const SYND_REMOTE_ACCESS_ERR: u8 = 0x13;
 pub const SYND_REMOTE_OP_ERR: u8 = 0x14;
+pub const SYND_TRANSPORT_RETRY_EXC_ERR: u8 = 0x15;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -157,6 +159,14 @@ pub struct Av {
     pub rgid: [u8; 16],
 }
 
+/// The datagram segment of a DCI WQE: the address vector. A WQE carries its first
+/// [`AV_HALF_BYTES`] or all 48 bytes (`EXTENDED_UD_AV` in `dqp_dct`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DatagramSeg {
+    pub av: Av,
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Cqe64 {
@@ -201,6 +211,7 @@ const _: () = {
     assert!(size_of::<MaskedCs64Seg>() == 32);
     assert!(size_of::<MaskedFa64Seg>() == 16);
     assert!(size_of::<Av>() == 48);
+    assert!(size_of::<DatagramSeg>() == 48);
     assert!(size_of::<Cqe64>() == 64);
     assert!(size_of::<ErrCqe>() == 64);
 };
@@ -232,7 +243,7 @@ pub fn syndrome_name(syndrome: u8) -> &'static str {
         SYND_REMOTE_INVAL_REQ_ERR => "remote invalid request",
         SYND_REMOTE_ACCESS_ERR => "remote access error (bad rkey or remote address outside the registered heap)",
         SYND_REMOTE_OP_ERR => "remote operation error",
-        0x15 => "transport retry counter exceeded",
+        SYND_TRANSPORT_RETRY_EXC_ERR => "transport retry counter exceeded (the target never answered)",
         0x16 => "RNR retry counter exceeded",
         0x22 => "remote aborted",
         _ => "unknown syndrome",
@@ -294,8 +305,16 @@ pub fn layout_table() -> Vec<String> {
         size!(Av, "av"),
         field!(Av, "av", dc_key),
         field!(Av, "av", dqp_dct),
+        field!(Av, "av", stat_rate_sl),
+        field!(Av, "av", fl_mlid),
         field!(Av, "av", rlid),
+        field!(Av, "av", rmac),
+        field!(Av, "av", tclass),
+        field!(Av, "av", hop_limit),
+        field!(Av, "av", grh_gid_fl),
         field!(Av, "av", rgid),
+        size!(DatagramSeg, "dgram"),
+        field!(DatagramSeg, "dgram", av),
         size!(Cqe64, "cqe"),
         field!(Cqe64, "cqe", srqn_uidx),
         field!(Cqe64, "cqe", byte_cnt),
@@ -332,6 +351,8 @@ pub fn constant_table() -> Vec<(&'static str, u64)> {
         ("RSHMEM_MLX5_SEND_WQE_BB", SEND_WQE_BB as u64),
         ("RSHMEM_MLX5_INLINE_SEG", INLINE_SEG as u64),
         ("RSHMEM_MLX5_SND_DBR", SND_DBR as u64),
+        ("RSHMEM_MLX5_EXTENDED_UD_AV", EXTENDED_UD_AV as u64),
+        ("RSHMEM_MLX5_AV_HALF_BYTES", AV_HALF_BYTES as u64),
         ("RSHMEM_MLX5_CQE_REQ", CQE_REQ as u64),
         ("RSHMEM_MLX5_CQE_REQ_ERR", CQE_REQ_ERR as u64),
         ("RSHMEM_MLX5_CQE_INVALID", CQE_INVALID as u64),
@@ -339,6 +360,7 @@ pub fn constant_table() -> Vec<(&'static str, u64)> {
         ("RSHMEM_MLX5_SYND_WR_FLUSH_ERR", SYND_WR_FLUSH_ERR as u64),
         ("RSHMEM_MLX5_SYND_REMOTE_ACCESS_ERR", SYND_REMOTE_ACCESS_ERR as u64),
         ("RSHMEM_MLX5_SYND_REMOTE_OP_ERR", SYND_REMOTE_OP_ERR as u64),
+        ("RSHMEM_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR", SYND_TRANSPORT_RETRY_EXC_ERR as u64),
     ]
 }
 

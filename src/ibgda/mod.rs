@@ -1,33 +1,67 @@
 //! IBGDA: GPU-initiated InfiniBand. The device posts mlx5 WQEs itself (device/ibgda/); this module
 //! owns the shared descriptors ([`abi`]), the mlx5 formats' Rust mirror ([`mlx5`]), host-memory
-//! queues ([`host`]) and the software HCA model ([`model`], `RSHMEM_IBGDA_NIC=model`) that plays
-//! the NIC for those WQEs. The rdma-core path that creates real QPs is `crate::ib`.
+//! queues ([`host`]), the software HCA model ([`model`], `RSHMEM_IBGDA_NIC=model`) that plays
+//! the NIC for those WQEs, the GPU runtime's set-up ([`gpu`], [`warmup`]), the DC transport's
+//! shared pieces ([`dc`]) and the `rshmem-info` section ([`info`]). The rdma-core path that
+//! creates real QPs is `crate::ib`.
+//!
+//! Transports: RC (`NVSHMEM_IBGDA_NUM_RC_PER_PE` QPs per remote PE, the default) or DC
+//! (`NVSHMEM_IBGDA_NUM_RC_PER_PE=0`: DC initiators shared by all targets, DC targets per PE,
+//! every WQE carrying the target's address vector). Lanes of a warp calling `p` on consecutive
+//! words share inline WQEs (device/ibgda/ibgda_coalesce.h).
+//!
+//! What has run where: all of it on the software HCA model only. CI runs the device posting
+//! code compiled for the host against the model (tests/ibgda_model.rs, tests/ibgda_dc.rs) and
+//! checks every segment and whole DC WQEs against rdma-core's `<infiniband/mlx5dv.h>`
+//! (tests/ibgda_layout.rs); the GPU tests (ctest/ibgda/run_gpu.sh) run the same code on GPUs
+//! against the model. Nothing here has met a ConnectX NIC: the model's answers to a wrong DC key
+//! or an unknown DCT, for one, are our reading of how a ConnectX behaves, not an observation.
 
 pub mod abi;
 pub mod cuda;
+pub mod dc;
 pub mod gpu;
 pub mod host;
+pub mod info;
 pub mod mlx5;
 pub mod model;
+pub mod warmup;
 
 use crate::env;
 use crate::error::{Error, ErrorKind, Result};
 
 /// Turns the first error CQE recorded on a QP into an error naming the operation and the PE.
 /// `my_pe` is the PE that posted; `routine` the call that surfaced it (e.g. `nvshmem_quiet`).
+/// On a DCI the target comes from the failed WQE's address vector (`err_rlid`, `err_dct`);
+/// `dct_owner` maps that to the PE whose DCT it is (see [`qp_error_dc`]).
 pub fn qp_error(qp: &abi::QpState, my_pe: u32, routine: &'static str) -> Option<Error> {
+    qp_error_dc(qp, my_pe, routine, &|_, _| None)
+}
+
+/// [`qp_error`] for QPs that may be DCIs: `dct_owner(lid, dct)` is the PE owning that DC target.
+pub fn qp_error_dc(qp: &abi::QpState, my_pe: u32, routine: &'static str, dct_owner: &dyn Fn(u16, u32) -> Option<u32>) -> Option<Error> {
     if qp.err_count == 0 {
         return None;
     }
-    let target = if qp.kind == abi::QP_DCI { "a PE over DC".to_string() } else { format!("PE {}", qp.peer_pe) };
+    let target = if qp.kind != abi::QP_DCI {
+        format!("PE {}", qp.peer_pe)
+    } else if qp.err_dct == 0 {
+        "a PE over DC".to_string()
+    } else {
+        match dct_owner(qp.err_rlid, qp.err_dct) {
+            Some(pe) => format!("PE {pe} over DC (DCT 0x{:06x} at LID {})", qp.err_dct, qp.err_rlid),
+            None => format!("DCT 0x{:06x} at LID {}, which no PE owns,", qp.err_dct, qp.err_rlid),
+        }
+    };
     Some(Error::new(
         ErrorKind::System,
         routine,
         format!(
-            "IBGDA {} from PE {my_pe} to {target} failed: {} (CQE syndrome 0x{:02x}, vendor syndrome 0x{:02x}, \
+            "IBGDA {} from PE {my_pe} to {target} failed: {}{} (CQE syndrome 0x{:02x}, vendor syndrome 0x{:02x}, \
              QP 0x{:06x}, WQE index {}{})",
             mlx5::opcode_name(qp.err_opcode),
             mlx5::syndrome_name(qp.err_syndrome),
+            abi::model_vendor_note(qp.err_vendor).map(|n| format!(": {n}")).unwrap_or_default(),
             qp.err_syndrome,
             qp.err_vendor,
             qp.qpn,
@@ -92,10 +126,14 @@ impl IbgdaConfig {
             return Err(bad(&var, &v, "0 to 1024"));
         }
         let num_dci = count("IBGDA_NUM_DCI")?;
+        if num_dci > dc::MAX_DCI as i64 {
+            let (var, v) = f("IBGDA_NUM_DCI");
+            return Err(bad(&var, &v, &format!("at most {} (or 0 or less: one per SM, at most {})", dc::MAX_DCI, dc::AUTO_DCI_CAP)));
+        }
         let num_dct = count("IBGDA_NUM_DCT")?;
-        if num_dct < 1 {
+        if !(1..=dc::MAX_DCT as i64).contains(&num_dct) {
             let (var, v) = f("IBGDA_NUM_DCT");
-            return Err(bad(&var, &v, "at least 1"));
+            return Err(bad(&var, &v, &format!("1 to {}", dc::MAX_DCT)));
         }
         let (var, v) = f("IBGDA_DCI_MAP_BY");
         let dci_map_by = map_by(&var, &v, true)?;
@@ -116,18 +154,21 @@ impl IbgdaConfig {
     }
 }
 
+/// Settings for tests: `over`'s values as `NVSHMEM_<name>`, the defaults otherwise.
+#[cfg(test)]
+pub(crate) fn table<'a>(over: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> (String, String) + Copy + 'a {
+    move |name| {
+        over.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| (format!("NVSHMEM_{name}"), v.to_string()))
+            .unwrap_or_else(|| ("default".into(), env::SETTINGS.iter().find(|s| s.name == name).unwrap().default.into()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn table<'a>(over: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> (String, String) + 'a {
-        move |name| {
-            over.iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| (format!("NVSHMEM_{name}"), v.to_string()))
-                .unwrap_or_else(|| ("default".into(), env::SETTINGS.iter().find(|s| s.name == name).unwrap().default.into()))
-        }
-    }
 
     #[test]
     fn defaults_follow_nvshmem() {
@@ -146,6 +187,10 @@ mod tests {
         let e = IbgdaConfig::parse(table(&[("IBGDA_NIC", "gpu")])).unwrap_err().to_string();
         assert!(e.contains("NVSHMEM_IBGDA_NIC") && e.contains("hw or model"), "{e}");
         assert!(IbgdaConfig::parse(table(&[("IBGDA_NUM_DCT", "0")])).is_err());
+        assert!(IbgdaConfig::parse(table(&[("IBGDA_NUM_DCT", "65")])).is_err());
+        let e = IbgdaConfig::parse(table(&[("IBGDA_NUM_DCI", "5000")])).unwrap_err().to_string();
+        assert!(e.contains("NVSHMEM_IBGDA_NUM_DCI") && e.contains("at most 4096"), "{e}");
+        assert_eq!(IbgdaConfig::parse(table(&[("IBGDA_NUM_DCI", "-1")])).unwrap().num_dci, None);
         assert!(IbgdaConfig::parse(table(&[("IBGDA_NUM_RC_PER_PE", "two")])).is_err());
     }
 

@@ -14,6 +14,13 @@
 //!   (the QP is assumed set up for host-endian atomics). Operands come big-endian from the WQE.
 //! - `sink` mode moves no data: it consumes doorbells, parses only control segments and writes
 //!   CQEs for signaled WQEs, so the device-side post rate can be measured.
+//! - DC: a DCI WQE's address vector names a DCT by (LID, DCT number) in the [`Fabric`]; the
+//!   DCT's PE is the target. A DCT that does not exist, or whose DC access key differs from the
+//!   vector's, completes the WQE with TRANSPORT_RETRY_EXC_ERR (we believe a ConnectX target drops
+//!   such packets silently, so the initiator's retries run out) and a model vendor syndrome
+//!   saying which (`abi::MODEL_VENDOR_*`). In a job of several processes each process's fabric
+//!   holds the DC targets every PE published at init, so the key check is against what the
+//!   target announced, not against the target's own NIC.
 //!
 //! Memory registration is a table of (key, base, len) per PE; a key is both lkey and rkey.
 //! Target memory is reached through [`MemoryAccess`]: plain memory ([`HostMemory`]) or GPU
@@ -31,7 +38,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::abi::{QpState, QP_CPU_DOORBELL, QP_DCI};
+use std::mem::size_of;
+
+use super::abi::{QpState, MODEL_VENDOR_DC_KEY, MODEL_VENDOR_NO_DCT, QP_CPU_DOORBELL, QP_DCI};
 use super::mlx5::*;
 
 /// Why a memory access of the model failed (it becomes an error CQE).
@@ -108,11 +117,20 @@ pub struct Region {
     pub len: u64,
 }
 
-/// What all model NICs share: registrations per PE and DCT numbers.
+/// A DC target as the fabric knows it: the PE whose NIC owns it and the DC access key it was
+/// created with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dct {
+    pub pe: u32,
+    pub key: u64,
+}
+
+/// What all model NICs share: registrations per PE and the DC targets. A DCT is addressed as on
+/// an InfiniBand fabric: by the LID of its NIC and its number (unique only within that NIC).
 #[derive(Default)]
 pub struct Fabric {
     regions: RwLock<HashMap<u32, Vec<Region>>>,
-    dcts: RwLock<HashMap<u32, u32>>,
+    dcts: RwLock<HashMap<(u16, u32), Dct>>,
 }
 
 impl Fabric {
@@ -129,18 +147,19 @@ impl Fabric {
             v.iter_mut().filter(|r| r.key == key).for_each(|r| r.len = len);
         }
     }
-    /// Declares that DCT number `dct` belongs to `pe`.
-    pub fn add_dct(&self, dct: u32, pe: u32) {
-        self.dcts.write().unwrap_or_else(|e| e.into_inner()).insert(dct & 0xff_ffff, pe);
+    /// Declares DCT number `dct` of the NIC at `lid`, owned by `pe`, created with DC access key `key`.
+    pub fn add_dct(&self, lid: u16, dct: u32, pe: u32, key: u64) {
+        self.dcts.write().unwrap_or_else(|e| e.into_inner()).insert((lid, dct & 0xff_ffff), Dct { pe, key });
+    }
+    /// The DCT at (`lid`, `dct`), if there is one.
+    pub fn dct(&self, lid: u16, dct: u32) -> Option<Dct> {
+        self.dcts.read().unwrap_or_else(|e| e.into_inner()).get(&(lid, dct & 0xff_ffff)).copied()
     }
     fn check(&self, pe: u32, key: u32, addr: u64, len: u64) -> bool {
         let regions = self.regions.read().unwrap_or_else(|e| e.into_inner());
         regions.get(&pe).is_some_and(|v| {
             v.iter().any(|r| r.key == key && addr >= r.base && len <= r.len && addr - r.base <= r.len - len)
         })
-    }
-    fn dct_pe(&self, dct: u32) -> Option<u32> {
-        self.dcts.read().unwrap_or_else(|e| e.into_inner()).get(&(dct & 0xff_ffff)).copied()
     }
 }
 
@@ -480,7 +499,12 @@ struct Wqe {
     ctrl: CtrlSeg,
     /// All ds*16 bytes of the WQE (ctrl included), gathered across the ring.
     bytes: Vec<u8>,
+    /// Ok(byte count) or Err(CQE syndrome).
     result: Result<u32, u8>,
+    /// The vendor syndrome of its error CQE; 0: the default (0x80 | syndrome).
+    vendor: u8,
+    /// DCI WQEs: the (LID, DCT number) of the address vector.
+    dc: Option<(u16, u32)>,
 }
 
 /// The WQE at byte `off` of `ring` (a copy of the send queue from some block on), whose block
@@ -492,9 +516,12 @@ fn parse_wqe(ring: &[u8], off: usize, index: u64, keep_bytes: bool) -> Wqe {
     let len = (ctrl.ds() as usize * DS_BYTES).max(16);
     let end = (off + len).min(ring.len());
     let bytes = if keep_bytes { ring[off..end].to_vec() } else { Vec::new() };
-    Wqe { index, ctrl, bytes, result: Ok(0) }
+    Wqe { index, ctrl, bytes, result: Ok(0), vendor: 0, dc: None }
 }
 
+fn be16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes(b[at..at + 2].try_into().unwrap())
+}
 fn be32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
 }
@@ -542,28 +569,46 @@ impl AtomicKind {
     }
 }
 
+/// The target of a DCI WQE from its address vector (at byte `at`): the PE owning the DCT, and
+/// the vector's length. A DCT that does not exist, or that the key does not open, never answers
+/// (we believe a ConnectX target drops such packets, so the initiator's retries run out):
+/// syndrome TRANSPORT_RETRY_EXC_ERR, with a model vendor syndrome saying which it was.
+fn dc_target(s: &NicShared, w: &mut Wqe, at: usize) -> Result<(u32, usize), u8> {
+    let b = &w.bytes;
+    if b.len() < at + AV_HALF_BYTES {
+        return Err(SYND_LOCAL_QP_OP_ERR);
+    }
+    let (key, dqp, rlid) = (be64(b, at), be32(b, at + 8), be16(b, at + 14));
+    let len = if dqp & EXTENDED_UD_AV != 0 { size_of::<Av>() } else { AV_HALF_BYTES };
+    w.dc = Some((rlid, dqp & 0xff_ffff));
+    match s.fabric.dct(rlid, dqp) {
+        None => {
+            w.vendor = MODEL_VENDOR_NO_DCT;
+            Err(SYND_TRANSPORT_RETRY_EXC_ERR)
+        }
+        Some(d) if d.key != key => {
+            w.vendor = MODEL_VENDOR_DC_KEY;
+            Err(SYND_TRANSPORT_RETRY_EXC_ERR)
+        }
+        Some(d) => Ok((d.pe, len)),
+    }
+}
+
 /// Parses and checks a WQE; Err is the error CQE syndrome.
-fn decode(s: &NicShared, q: &QpRun, w: &Wqe) -> Result<(Op, u32), u8> {
-    let c = &w.ctrl;
+fn decode(s: &NicShared, q: &QpRun, w: &mut Wqe) -> Result<(Op, u32), u8> {
+    let c = w.ctrl;
     if c.qpn() != q.cfg.qpn || c.wqe_index() != w.index as u16 {
         return Err(SYND_LOCAL_QP_OP_ERR);
     }
-    let b = &w.bytes;
     let mut at = 16;
-    let target = if q.cfg.kind == QP_DCI {
-        if c.opcode() == OPCODE_NOP {
-            0
-        } else {
-            if b.len() < at + 16 {
-                return Err(SYND_LOCAL_QP_OP_ERR);
-            }
-            let dqp = be32(b, at + 8);
-            at += if dqp & EXTENDED_UD_AV != 0 { 48 } else { 16 };
-            s.fabric.dct_pe(dqp & 0xff_ffff).ok_or(SYND_REMOTE_ACCESS_ERR)?
-        }
+    let target = if q.cfg.kind == QP_DCI && c.opcode() != OPCODE_NOP {
+        let (pe, av_len) = dc_target(s, w, at)?;
+        at += av_len;
+        pe
     } else {
         q.cfg.peer_pe
     };
+    let b = &w.bytes;
     let need = |at: usize, n: usize| if b.len() >= at + n { Ok(()) } else { Err(SYND_LOCAL_QP_OP_ERR) };
     let remote_ok = |raddr: u64, rkey: u32, len: u64| {
         if s.fabric.check(target, rkey, raddr, len) {
@@ -803,7 +848,9 @@ fn write_cqe(s: &NicShared, q: &mut QpRun, w: &Wqe, opcode: u8, syndrome: u8, by
         cqe[44..48].copy_from_slice(&byte_cnt.to_be_bytes());
         cqe[56..60].copy_from_slice(&(cfg.qpn & 0xff_ffff).to_be_bytes());
     } else {
-        cqe[54] = 0x80 | syndrome; // vendor syndrome: model-specific marker
+        // Vendor syndrome: a model-specific marker, or the model's reason (see abi::model_vendor_note).
+        let vendor = if w.vendor != 0 { w.vendor } else { 0x80 | syndrome };
+        cqe[54] = vendor;
         cqe[55] = syndrome;
         cqe[56..60].copy_from_slice(&(((w.ctrl.opcode() as u32) << 24) | (cfg.qpn & 0xff_ffff)).to_be_bytes());
         s.stats.error_cqes.fetch_add(1, Ordering::Relaxed);
@@ -814,16 +861,31 @@ fn write_cqe(s: &NicShared, q: &mut QpRun, w: &Wqe, opcode: u8, syndrome: u8, by
                 let mut d = q.cfg;
                 d.err_count = 1;
                 d.err_syndrome = syndrome;
-                d.err_vendor = 0x80 | syndrome;
+                d.err_vendor = vendor;
                 d.err_opcode = w.ctrl.opcode();
                 d.err_cqe_opcode = opcode;
                 d.err_wqe_index = w.index as u16 as u32;
+                if let Some((rlid, dct)) = w.dc {
+                    (d.err_rlid, d.err_dct) = (rlid, dct);
+                }
                 *first = Some(d);
             }
-            let to = if cfg.kind == QP_DCI { "a PE over DC".to_string() } else { format!("PE {}", cfg.peer_pe) };
+            let to = match w.dc {
+                Some((rlid, dct)) => match s.fabric.dct(rlid, dct) {
+                    Some(d) => format!("PE {} over DC (DCT {dct:#x} at LID {rlid})", d.pe),
+                    None => format!("DCT {dct:#x} at LID {rlid}, which no PE owns,"),
+                },
+                None if cfg.kind == QP_DCI => "a PE over DC".to_string(),
+                None => format!("PE {}", cfg.peer_pe),
+            };
             crate::runtime::log::info(&format!(
-                "IBGDA model: {} from PE {} to {to} completed with an error: {} (QP {:#x}, WQE index {})",
-                opcode_name(w.ctrl.opcode()), q.pe, syndrome_name(syndrome), cfg.qpn, w.index as u16
+                "IBGDA model: {} from PE {} to {to} completed with an error: {}{} (QP {:#x}, WQE index {})",
+                opcode_name(w.ctrl.opcode()),
+                q.pe,
+                syndrome_name(syndrome),
+                super::abi::model_vendor_note(vendor).map(|n| format!(": {n}")).unwrap_or_default(),
+                cfg.qpn,
+                w.index as u16
             ));
         }
     }

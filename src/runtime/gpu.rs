@@ -319,7 +319,7 @@ impl GpuState {
         }
         let ibgda = if remote.iter().any(|r| *r) {
             flags = (flags & !RSHMEM_DEVICE_FLAG_ALL_P2P) | crate::abi::RSHMEM_DEVICE_FLAG_IBGDA;
-            let setup = crate::ibgda::gpu::Setup { me, npes, ctx: ctx.ctx, heap_bases: (0..npes).map(|p| heap.base_of(p)).collect(), stride, mapped, remote };
+            let setup = crate::ibgda::gpu::Setup { me, npes, ctx: ctx.ctx, boot, sms, heap_bases: (0..npes).map(|p| heap.base_of(p)).collect(), stride, mapped, remote };
             Some(crate::ibgda::gpu::GpuIbgda::create(&setup)?)
         } else {
             None

@@ -6,9 +6,11 @@
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 
 use rshmem::ibgda::abi::{PeState, PeerState, QpState};
+use rshmem::ibgda::dc::{dct_table, DcTargets};
 use rshmem::ibgda::host::{new_queues, AlignedBuf, QpParams, QueueMem};
 use rshmem::ibgda::model::{Fabric, HostMemory, ModelConfig, Nic};
 
@@ -79,13 +81,28 @@ macro_rules! hfn {
 pub const HEAP_KEY: u32 = 0x1000;
 pub const FETCH_KEY: u32 = 0x2000;
 
-/// One PE: heap, fetch buffer, QPs toward every PE, peers table and the device-visible state.
+/// How a world's PEs reach each other.
+#[derive(Clone, Copy, Debug)]
+pub enum Net {
+    /// `num_rc` RC QPs toward every PE.
+    Rc { num_rc: usize },
+    /// DC: `num_dci` initiators per PE chosen by `map_by` (abi::MAP_BY_*), `num_dct` targets per
+    /// PE, address vectors of `av_bytes` (16: half, 48: extended).
+    Dc { num_dci: usize, num_dct: usize, map_by: u32, av_bytes: u32 },
+}
+
+/// One PE: heap, fetch buffer, its QPs (RC: toward every PE; DC: its DCIs), peers table, DCT
+/// table, QP-used bitmap and the device-visible state.
 pub struct Pe {
     pub heap: AlignedBuf,
     pub fetch: AlignedBuf,
     pub qps: Vec<QpState>,
     pub queues: Vec<QueueMem>,
     pub peers: Vec<PeerState>,
+    pub dcts: Vec<u32>,
+    pub used: Vec<u64>,
+    /// This PE's DC targets (DC worlds).
+    pub targets: Option<DcTargets>,
     pub state: Box<PeState>,
 }
 
@@ -96,9 +113,20 @@ impl Pe {
     pub fn heap_ptr(&self, off: usize) -> *mut u8 {
         (self.heap.addr() as usize + off) as *mut u8
     }
+    /// RC QP `i` toward `pe`.
     pub fn qp(&self, pe: usize, i: usize) -> *mut QpState {
         let n = self.state.num_rc_per_pe as usize;
         &self.qps[pe * n + i] as *const QpState as *mut QpState
+    }
+    /// DCI `i`.
+    pub fn dci(&self, i: usize) -> *mut QpState {
+        assert_eq!(self.state.num_rc_per_pe, 0, "not a DC world");
+        &self.qps[i] as *const QpState as *mut QpState
+    }
+    /// The QP-used bitmap as the device left it.
+    pub fn used_bits(&self) -> Vec<u64> {
+        // SAFETY: reading words of our own live bitmap; the device side updates them atomically.
+        self.used.iter().map(|w| unsafe { std::ptr::read_volatile(w) }).collect()
     }
     pub fn heap_bytes(&self, off: usize, len: usize) -> Vec<u8> {
         let mut v = vec![0u8; len];
@@ -106,13 +134,16 @@ impl Pe {
         unsafe { std::ptr::copy(self.heap_ptr(off), v.as_mut_ptr(), len) };
         v
     }
+    pub fn heap_u64(&self, off: usize) -> u64 {
+        u64::from_le_bytes(self.heap_bytes(off, 8).try_into().unwrap())
+    }
     pub fn write_heap(&self, off: usize, data: &[u8]) {
         // SAFETY: as above.
         unsafe { std::ptr::copy(data.as_ptr(), self.heap_ptr(off), data.len()) };
     }
 }
 
-/// `npes` PEs in this process, RC QPs everywhere, one model NIC per PE.
+/// `npes` PEs in this process, one model NIC per PE.
 pub struct World {
     // NICs first: they must stop before the memory they serve is freed.
     pub nics: Vec<Nic>,
@@ -121,8 +152,22 @@ pub struct World {
 }
 
 impl World {
+    /// RC QPs everywhere.
     pub fn new(npes: usize, heap: usize, num_rc: usize, p: QpParams, cfg: ModelConfig) -> World {
+        World::build(npes, heap, Net::Rc { num_rc }, p, cfg)
+    }
+
+    pub fn build(npes: usize, heap: usize, net: Net, p: QpParams, cfg: ModelConfig) -> World {
         let fabric = Fabric::new();
+        let targets: Vec<DcTargets> = match net {
+            Net::Dc { num_dct, .. } => (0..npes).map(|pe| DcTargets::model(pe, num_dct as u32)).collect(),
+            Net::Rc { .. } => Vec::new(),
+        };
+        for (pe, t) in targets.iter().enumerate() {
+            for &d in &t.dcts {
+                fabric.add_dct(t.lid, d, pe as u32, t.key);
+            }
+        }
         let mut pes = Vec::new();
         for me in 0..npes {
             let heap_buf = AlignedBuf::new(heap);
@@ -131,25 +176,43 @@ impl World {
             fabric.register(me as u32, FETCH_KEY + me as u32, fetch.addr(), fetch.len() as u64);
             let mut qps = Vec::new();
             let mut queues = Vec::new();
-            for peer in 0..npes {
-                for i in 0..num_rc {
-                    let qpn = 0x1000 * (me as u32 + 1) + 0x10 * peer as u32 + i as u32;
-                    let (s, m) = new_queues(QpParams { qpn, peer_pe: peer as u32, ..p });
-                    qps.push(s);
-                    queues.push(m);
+            let mut st = Box::new(PeState::zeroed());
+            match net {
+                Net::Rc { num_rc } => {
+                    for peer in 0..npes {
+                        for i in 0..num_rc {
+                            let qpn = 0x1000 * (me as u32 + 1) + 0x10 * peer as u32 + i as u32;
+                            let (s, m) = new_queues(QpParams { qpn, peer_pe: peer as u32, ..p });
+                            qps.push(s);
+                            queues.push(m);
+                        }
+                    }
+                    st.num_rc_per_pe = num_rc as u32;
+                }
+                Net::Dc { num_dci, num_dct, map_by, .. } => {
+                    for i in 0..num_dci {
+                        // DCI numbers are per NIC: every PE's start at 0x100.
+                        let (s, m) = new_queues(QpParams { qpn: 0x100 + i as u32, dci: true, ..p });
+                        qps.push(s);
+                        queues.push(m);
+                    }
+                    st.num_dci = num_dci as u32;
+                    st.dci_map_by = map_by;
+                    st.num_dct = num_dct as u32;
                 }
             }
-            let mut st = Box::new(PeState::zeroed());
             st.my_pe = me as u32;
             st.npes = npes as u32;
-            st.num_rc_per_pe = num_rc as u32;
+            st.num_qps = qps.len() as u32;
             st.heap_lkey = HEAP_KEY + me as u32;
             st.heap_base = heap_buf.addr();
             st.heap_size = heap as u64;
             st.fetch_buf = fetch.addr();
             st.fetch_lkey = FETCH_KEY + me as u32;
             st.fetch_slots = 64;
-            pes.push(Pe { heap: heap_buf, fetch, qps, queues, peers: Vec::new(), state: st });
+            let used = vec![0u64; qps.len().div_ceil(64)];
+            let mine = targets.get(me).cloned();
+            pes.push(Pe { heap: heap_buf, fetch, qps, queues, peers: Vec::new(), dcts: dct_table(&targets), used, targets: mine, state: st });
         }
         let bases: Vec<u64> = pes.iter().map(|p| p.heap.addr()).collect();
         for pe in pes.iter_mut() {
@@ -159,11 +222,21 @@ impl World {
                     ps.heap_base = bases[j];
                     ps.heap_size = heap as u64;
                     ps.rkey = HEAP_KEY + j as u32;
+                    if let Net::Dc { av_bytes, .. } = net {
+                        (ps.av, ps.av_size) = targets[j].av(av_bytes == 48);
+                    }
                     ps
                 })
                 .collect();
-            pe.state.rc_qps = pe.qps.as_ptr() as u64;
+            let qps = pe.qps.as_ptr() as u64;
+            if let Net::Dc { .. } = net {
+                pe.state.dci_qps = qps;
+                pe.state.dcts = pe.dcts.as_ptr() as u64;
+            } else {
+                pe.state.rc_qps = qps;
+            }
             pe.state.peers = pe.peers.as_ptr() as u64;
+            pe.state.qp_used = pe.used.as_ptr() as u64;
         }
         let mut nics = Vec::new();
         for (me, pe) in pes.iter().enumerate() {
@@ -176,6 +249,83 @@ impl World {
             nics.push(nic);
         }
         World { nics, fabric, pes }
+    }
+
+    /// The PE owning DCT `dct` at LID `lid` (what an error message names).
+    pub fn dct_owner(&self, lid: u16, dct: u32) -> Option<u32> {
+        self.fabric.dct(lid, dct).map(|d| d.pe)
+    }
+}
+
+/// The AMO operations, numbered as `amo_op` in device/ibgda/ibgda_post.h.
+pub mod amo {
+    pub const FETCH_ADD: u32 = 0;
+    pub const ADD: u32 = 1;
+    pub const COMPARE_SWAP: u32 = 2;
+    pub const SWAP: u32 = 3;
+    pub const FETCH: u32 = 4;
+    pub const SET: u32 = 5;
+    pub const FETCH_AND: u32 = 6;
+    pub const AND: u32 = 7;
+    pub const FETCH_OR: u32 = 8;
+    pub const OR: u32 = 9;
+    pub const FETCH_XOR: u32 = 10;
+    pub const XOR: u32 = 11;
+}
+
+/// Expected (old value returned, new memory value) of AMO `op`.
+pub fn amo_model(op: u32, old: u64, v: u64, c: u64, ones: u64) -> (u64, u64) {
+    use amo::*;
+    let new = match op {
+        FETCH_ADD | ADD => old.wrapping_add(v) & ones,
+        COMPARE_SWAP if old == c => v,
+        COMPARE_SWAP => old,
+        SWAP | SET => v,
+        FETCH => old,
+        FETCH_AND | AND => old & v,
+        FETCH_OR | OR => old | v,
+        FETCH_XOR | XOR => old ^ v,
+        _ => unreachable!(),
+    };
+    (old, new)
+}
+
+/// Whether AMO `op` returns the old value.
+pub fn amo_fetches(op: u32) -> bool {
+    use amo::*;
+    matches!(op, FETCH_ADD | COMPARE_SWAP | SWAP | FETCH | FETCH_AND | FETCH_OR | FETCH_XOR)
+}
+
+/// The fence tests' data: round i writes A_i (64 bytes at heap offset 64 i of `pe`) to a place,
+/// then, after a fence, B_i (at 8192 + 64 i) to the same place; B_i must be what stays.
+pub fn fence_sources(pe: &Pe, rounds: usize) {
+    for i in 0..rounds {
+        pe.write_heap(i * 64, &[0xa0 | (i as u8 & 0xf); 64]);
+        pe.write_heap(8192 + i * 64, &fenced_value(i));
+    }
+}
+pub fn fenced_value(round: usize) -> Vec<u8> {
+    vec![0xb0 | (round as u8 & 0xf); 64]
+}
+
+/// After a fence test: quiet has returned, so every round's place (on PE `target_of(round)`, at
+/// heap offset 32768 + 64 round) must hold B_round, and the NIC saw a fenced WQE per round.
+pub fn assert_fenced(w: &World, rounds: usize, target_of: impl Fn(usize) -> usize) {
+    for i in 0..rounds {
+        let got = w.pes[target_of(i)].heap_bytes(32768 + i * 64, 64);
+        assert_eq!(got, fenced_value(i), "round {i}: the write after the fence was overtaken");
+    }
+    assert!(w.nics[0].stats().fenced_wqes.load(Ordering::Relaxed) >= rounds as u64);
+}
+
+/// No protocol trouble seen by any NIC: doorbells agreed with their records and QPs, no CQ
+/// overflowed, no error CQE.
+pub fn assert_clean(w: &World) {
+    for n in &w.nics {
+        let s = n.stats();
+        assert_eq!(s.bad_doorbells.load(Ordering::Relaxed), 0, "a doorbell disagreed with its doorbell record or qpn");
+        assert_eq!(s.cq_full_waits.load(Ordering::Relaxed), 0, "the CQ overflowed (hardware would fail)");
+        assert_eq!(s.error_cqes.load(Ordering::Relaxed), 0, "error CQEs");
     }
 }
 
