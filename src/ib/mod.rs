@@ -15,6 +15,7 @@
 //! QPs here are created by the provider (`ibv_create_qp`, `mlx5dv_create_qp`) with host-memory
 //! queues.
 
+pub mod prm;
 pub mod sys;
 
 use std::ffi::{c_int, CStr};
