@@ -174,6 +174,10 @@ pub mod fake {
     }
 
     impl Recorder {
+        /// A recorder whose call number `at` (0-based) fails.
+        pub fn failing_at(at: usize) -> Recorder {
+            Recorder { fail_at: Some(at), ..Default::default() }
+        }
         fn check_fail(&self, cmd: Option<&Cmd>, what: &str) -> Result<()> {
             if self.fail_at == Some(self.calls.len()) {
                 let mut out = [0u8; prm::OUT_BYTES];

@@ -79,15 +79,17 @@ impl CpuRinger {
     pub unsafe fn start(targets: Vec<RingTarget>, reg_addr: u64) -> CpuRinger {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        // What was rung before the ringer started (e.g. by a warm-up) is not rung again.
+        // SAFETY (here and in the thread): valid until the ringer is dropped (the contract).
+        let mut last: Vec<u64> = targets.iter().map(|t| unsafe { AtomicU64::from_ptr(t.posted as *mut u64) }.load(Ordering::Acquire)).collect();
         let thread = std::thread::Builder::new()
             .name("rshmem-doorbell".into())
             .spawn(move || {
-                let mut last = vec![0u64; targets.len()];
                 let mut idle = 0u32;
                 while !flag.load(Ordering::Relaxed) {
                     let mut rang = false;
                     for (t, seen) in targets.iter().zip(last.iter_mut()) {
-                        // SAFETY: valid until the ringer is dropped (the caller's contract).
+                        // SAFETY: as above.
                         rang |= unsafe { ring_if_moved(t, seen, reg_addr) };
                     }
                     idle = if rang { 0 } else { idle.saturating_add(1) };

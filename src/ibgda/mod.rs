@@ -9,6 +9,7 @@ pub mod gpu;
 pub mod host;
 pub mod mlx5;
 pub mod model;
+pub mod nic;
 
 use crate::env;
 use crate::error::{Error, ErrorKind, Result};
