@@ -427,7 +427,8 @@ impl HwIbgda {
         let avs: Vec<Option<[u8; 48]>> = (0..npes)
             .map(|p| if s.remote[p] { pd.address_vector(port, &peers[p].addr, traffic_class, sl).map(Some) } else { Ok(None) })
             .collect::<Result<_>>()?;
-        let rmac = |p: usize| (local.addr.link_layer == ib::sys::IBV_LINK_LAYER_ETHERNET).then(|| avs[p].map(|av| av[20..26].try_into().expect("6 bytes"))).flatten();
+        let at = std::mem::offset_of!(super::mlx5::Av, rmac);
+        let rmac = |p: usize| (local.addr.link_layer == ib::sys::IBV_LINK_LAYER_ETHERNET).then(|| avs[p].map(|av| av[at..at + 6].try_into().expect("6 bytes"))).flatten();
         plan::connect(&mut devx, &plan, &built, &local, &peers, &rmac)?;
         boot.barrier()?;
 
