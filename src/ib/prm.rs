@@ -35,7 +35,7 @@ pub struct Cmd {
 impl Cmd {
     /// A zeroed layout of `bits` bits (a multiple of 32).
     pub fn new(bits: u32) -> Cmd {
-        debug_assert!(bits % 32 == 0);
+        debug_assert!(bits.is_multiple_of(32));
         Cmd { bytes: vec![0; (bits / 8) as usize] }
     }
 
@@ -66,7 +66,7 @@ impl Cmd {
 
     /// Copies `data` to the byte-aligned bit offset `bit`.
     pub fn set_bytes(&mut self, bit: u32, data: &[u8]) {
-        debug_assert!(bit % 8 == 0);
+        debug_assert!(bit.is_multiple_of(8));
         let at = (bit / 8) as usize;
         self.bytes[at..at + data.len()].copy_from_slice(data);
     }

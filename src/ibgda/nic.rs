@@ -56,7 +56,7 @@ const WARM_UP_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// IBGDA as the GPU runtime holds it: on the software HCA model or on a ConnectX.
 pub enum Ibgda {
-    Model(GpuIbgda),
+    Model(Box<GpuIbgda>),
     Hardware(Box<HwIbgda>),
 }
 
@@ -64,7 +64,7 @@ impl Ibgda {
     /// Builds IBGDA toward the PEs `s.remote` names, on the NIC `RSHMEM_IBGDA_NIC` chooses.
     pub fn create(s: &Setup, boot: &dyn Bootstrap) -> Result<Ibgda> {
         match IbgdaConfig::from_env()?.nic {
-            NicKind::Model => GpuIbgda::create(s).map(Ibgda::Model),
+            NicKind::Model => GpuIbgda::create(s).map(|m| Ibgda::Model(Box::new(m))),
             NicKind::Hardware => HwIbgda::create(s, boot).map(|h| Ibgda::Hardware(Box::new(h))),
         }
     }
