@@ -228,8 +228,10 @@ impl Pd {
     /// The 48-byte mlx5 address vector toward `remote` through `port`, as the provider builds it
     /// for an address handle (on RoCE it resolves the next hop's MAC): what a DCI's WQEs carry,
     /// and where an RC QP on RoCE finds its `rmac`.
-    pub fn address_vector(&self, port: u8, remote: &QpAddress, traffic_class: u8, sl: u8) -> Result<[u8; 48]> {
+    /// `sgid_index` is our GID's index (the route's source).
+    pub fn address_vector(&self, port: u8, sgid_index: u8, remote: &QpAddress, traffic_class: u8, sl: u8) -> Result<[u8; 48]> {
         let (mut attr, _) = super::rtr_attr(port, remote, traffic_class, sl);
+        attr.ah_attr.grh.sgid_index = sgid_index;
         // SAFETY: pd is live; the ah_attr is fully initialised.
         let ah = unsafe { (self.ctx.v.ibv_create_ah)(self.pd, &mut attr.ah_attr) };
         if ah.is_null() {

@@ -253,76 +253,72 @@ mod tests {
         (nic, q, mem, heap)
     }
 
-    #[test]
-    fn warm_up_posts_one_write_and_leaves_counters_at_one_block() {
+    /// Runs `f` on a host poster over the QP of `setup` (16 blocks); returns what `f` returned and
+    /// the descriptor as it was left, once the model NIC stopped.
+    fn with_qp<R>(f: impl FnOnce(&mut HostPost<'_>, u64) -> R) -> (R, QpState) {
         let (nic, mut q, _mem, heap) = setup(4);
-        // SAFETY: every address used is in the host queues of `setup`.
+        // SAFETY: every address used is in the host queues of `setup`, alive in this function.
         let io = unsafe { HostIo::new() };
         let ring = q.bf_reg;
-        let mut hp = HostPost { queues: &io, records: &io, q: &mut q, ring };
-        hp.warm_up(&Target { raddr: heap.addr(), rkey: KEY, av: None }, 0, Duration::from_secs(20)).unwrap();
+        let r = f(&mut HostPost { queues: &io, records: &io, q: &mut q, ring }, heap.addr());
         drop(nic);
+        (r, q)
+    }
+
+    fn to(heap: u64, rkey: u32) -> Target<'static> {
+        Target { raddr: heap, rkey, av: None }
+    }
+
+    #[test]
+    fn warm_up_posts_one_write_and_leaves_counters_at_one_block() {
+        let (rec, q) = with_qp(|hp, heap| {
+            hp.warm_up(&to(heap, KEY), 0, Duration::from_secs(20)).unwrap();
+            let mut rec = [0u8; 4];
+            hp.records.read(hp.q.cq_dbrec, &mut rec).unwrap();
+            u32::from_be_bytes(rec)
+        });
         assert_eq!((q.resv_head, q.ready_head, q.posted_head, q.signaled_head, q.completed_head, q.cq_cons), (1, 1, 1, 1, 1, 1));
         assert_eq!(q.err_count, 0);
-        // The CQ doorbell record holds the consumer index.
-        let mut rec = [0u8; 4];
-        io.read(q.cq_dbrec, &mut rec).unwrap();
-        assert_eq!(u32::from_be_bytes(rec), 1);
+        assert_eq!(rec, 1, "the CQ doorbell record holds the consumer index");
     }
 
     #[test]
     fn a_bad_key_at_warm_up_is_an_error_naming_the_operation_and_pe() {
-        let (nic, mut q, _mem, heap) = setup(4);
-        // SAFETY: as above.
-        let io = unsafe { HostIo::new() };
-        let ring = q.bf_reg;
-        let mut hp = HostPost { queues: &io, records: &io, q: &mut q, ring };
-        let e = hp.warm_up(&Target { raddr: heap.addr(), rkey: KEY + 1, av: None }, 0, Duration::from_secs(20)).unwrap_err().to_string();
-        drop(nic);
+        let (e, _) = with_qp(|hp, heap| hp.warm_up(&to(heap, KEY + 1), 0, Duration::from_secs(20)).unwrap_err().to_string());
         assert!(e.contains("RDMA WRITE") && e.contains("to PE 0") && e.contains("remote access error"), "{e}");
     }
 
     #[test]
     fn quiet_adds_a_signaled_nop_after_unsignaled_work_and_wraps_the_queue() {
-        let (nic, mut q, _mem, heap) = setup(4);
-        // SAFETY: as above.
-        let io = unsafe { HostIo::new() };
-        let ring = q.bf_reg;
-        let mut hp = HostPost { queues: &io, records: &io, q: &mut q, ring };
-        let t = Target { raddr: heap.addr(), rkey: KEY, av: None };
-        hp.warm_up(&t, 0, Duration::from_secs(20)).unwrap();
-        // 40 rounds of 3 unsignaled writes then quiet: 160 blocks through a 16-block queue.
-        for _ in 0..40 {
-            for _ in 0..3 {
-                let w = hp.wqe(OPCODE_RDMA_WRITE, Some(&t));
-                let mut w = w;
-                w[11] = 0; // no completion asked
-                hp.post(&w, false).unwrap();
+        let ((), q) = with_qp(|hp, heap| {
+            hp.warm_up(&to(heap, KEY), 0, Duration::from_secs(20)).unwrap();
+            // 40 rounds of 3 unsignaled writes then quiet: 160 blocks through a 16-block queue.
+            for _ in 0..40 {
+                for _ in 0..3 {
+                    let mut w = hp.wqe(OPCODE_RDMA_WRITE, Some(&to(heap, KEY)));
+                    w[11] = 0; // no completion asked
+                    hp.post(&w, false).unwrap();
+                }
+                hp.quiet(0, "nvshmem_quiet", Duration::from_secs(20)).unwrap();
+                assert_eq!(hp.q.completed_head, hp.q.ready_head);
             }
-            hp.quiet(0, "nvshmem_quiet", Duration::from_secs(20)).unwrap();
-            assert_eq!(hp.q.completed_head, hp.q.ready_head);
-        }
-        drop(nic);
+        });
         assert_eq!(q.ready_head, 1 + 40 * 4, "each round: three writes and one NOP");
         assert!(q.cq_cons > 40 && q.err_count == 0);
     }
 
     #[test]
     fn wqes_carry_the_address_vector_on_a_dci() {
-        let (_nic, mut q, _mem, _heap) = setup(4);
-        // SAFETY: as above (nothing is written here).
-        let io = unsafe { HostIo::new() };
-        let ring = q.bf_reg;
-        let hp = HostPost { queues: &io, records: &io, q: &mut q, ring };
         let av = [0x5a; 48];
-        let w = hp.wqe(OPCODE_RDMA_WRITE, Some(&Target { raddr: 0x1122, rkey: 9, av: Some(&av) }));
+        let ((w, n), _) = with_qp(|hp, _| {
+            (hp.wqe(OPCODE_RDMA_WRITE, Some(&Target { raddr: 0x1122, rkey: 9, av: Some(&av) })), hp.wqe(OPCODE_NOP, None))
+        });
         assert_eq!(w.len(), 128, "ctrl + AV + raddr + inline header: 6 segments, 2 blocks");
         assert_eq!(&w[4..8], &[0, 0x01, 0x23, 6], "qpn 0x123, ds 6");
         assert_eq!(&w[16..64], &av[..]);
         assert_eq!(&w[64..72], &0x1122u64.to_be_bytes());
         assert_eq!(&w[72..76], &9u32.to_be_bytes());
         assert_eq!(&w[80..84], &INLINE_SEG.to_be_bytes());
-        let n = hp.wqe(OPCODE_NOP, None);
         assert_eq!((n.len(), n[3], n[7], n[11]), (64, OPCODE_NOP, 1, CTRL_CQ_UPDATE));
     }
 }
