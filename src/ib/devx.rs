@@ -3,7 +3,7 @@
 //!
 //! [`DevxOps`] is the call table the hardware set-up drives: umem registration, CREATE and
 //! modify commands. [`DevxCtx`] implements it over libmlx5 (`mlx5dv_devx_umem_reg(_ex)`,
-//! `mlx5dv_devx_obj_create/modify/destroy`) and owns what it made; [`fake::Recorder`] (tests)
+//! `mlx5dv_devx_obj_create/modify/destroy`) and owns what it made; `fake::Recorder` (tests)
 //! records every call, so the command sequence is checked in CI.
 //!
 //! NEVER MET HARDWARE: every method of [`DevxCtx`].

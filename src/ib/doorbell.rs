@@ -57,7 +57,7 @@ pub fn doorbell_word(pi: u64, qpn: u32) -> u64 {
 pub struct RingTarget {
     /// Address of the 64-bit producer counter the device advances (its `posted_head`).
     pub posted: u64,
-    /// Address of the send queue's doorbell record (two big-endian words; [1] = send counter).
+    /// Address of the send queue's doorbell record (two big-endian words; `[1]` = send counter).
     pub dbrec: u64,
     pub qpn: u32,
 }

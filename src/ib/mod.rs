@@ -3,7 +3,7 @@
 //! - here: loading, device discovery with PCIe/NUMA placement and distance to a GPU, the
 //!   verbs RC state machine and attributes, [`QpAddress`] (what PEs exchange through the
 //!   bootstrap to connect);
-//! - [`verbs`]: device context, protection domain, memory registration (dma-buf first, then
+//! - [`verbs`](mod@verbs): device context, protection domain, memory registration (dma-buf first, then
 //!   `ibv_reg_mr`, which reaches GPU memory through nvidia-peermem), CQ, SRQ, verbs RC QPs,
 //!   address vectors, UAR pages;
 //! - [`prm`]: our own encoders of the mlx5 PRM commands the DevX path sends;
@@ -18,7 +18,7 @@
 //! (`crate::ibgda::nic`); the pure parts (attributes, state machine, address encoding, NIC/GPU
 //! distance, doorbell decision, the CPU doorbell thread on host memory).
 //!
-//! NEVER MET HARDWARE: every call that needs a device (all of [`verbs`] past `Context::open`'s
+//! NEVER MET HARDWARE: every call that needs a device (all of [`verbs`](mod@verbs) past `Context::open`'s
 //! "not found", all of [`devx::DevxCtx`], and a UAR store). It is written against the rdma-core
 //! 44 headers and the public PRM field tables and has never been executed.
 

@@ -12,12 +12,12 @@
 //! 3. allocates the send queues, CQs and doorbell records in GPU memory and registers them as
 //!    DevX umems (dma-buf first); creates per send queue a CQ then the QP (RC: one per remote PE
 //!    × `NVSHMEM_IBGDA_NUM_RC_PER_PE`; DCIs: `NVSHMEM_IBGDA_NUM_DCI`), and the DC targets
-//!    (`NVSHMEM_IBGDA_NUM_DCT`) on a verbs CQ and SRQ: [`plan`];
+//!    (`NVSHMEM_IBGDA_NUM_DCT`) on a verbs CQ and SRQ: `plan`;
 //! 4. registers the heap and the fetch slots (dma-buf first) and exchanges heap address, key,
 //!    port address, QP and DCT numbers with every PE through the bootstrap's allgather;
 //! 5. drives every QP RESET → INIT → RTR → RTS with DevX modify commands, fills the device
 //!    descriptors (`abi::QpState`, `PeerState`, `PeState`), and warms each QP up with one
-//!    zero-byte RDMA WRITE from the host, waited for ([`post`]).
+//!    zero-byte RDMA WRITE from the host, waited for (`post`).
 //!
 //! Files: `nic/plan.rs` (the set-up as data and a DevX command sequence), `nic/post.rs` (host
 //! posting: warm-up and host quiet), `nic/gpumem.rs` (UAR mapping, dma-buf, aligned buffers).
@@ -237,7 +237,7 @@ fn put_descs(v: &[QpState], cpu: bool, what: &str) -> Result<Descs> {
 
 impl HwIbgda {
     /// See the module docs for the steps. Call with the PE's context current, on every PE
-    /// together (it uses the bootstrap). NEVER MET HARDWARE past [`choose_nic`].
+    /// together (it uses the bootstrap). NEVER MET HARDWARE past the NIC choice.
     pub fn create(s: &Setup, boot: &dyn Bootstrap) -> Result<HwIbgda> {
         let config = IbgdaConfig::from_env()?;
         let queues = QueueConfig::parse(crate::env::current)?;
@@ -421,7 +421,7 @@ impl HwIbgda {
         }
     }
 
-    /// Host quiet with no kernel running: each QP's rung WQEs completed (see [`post`]); the
+    /// Host quiet with no kernel running: each QP's rung WQEs completed (see `post`); the
     /// first error CQE, in words. NEVER MET HARDWARE.
     pub fn drain(&self, routine: &'static str) -> Result<()> {
         let size = std::mem::size_of::<QpState>();
