@@ -335,23 +335,24 @@ pub struct Mlx5dvDevxUmemIn {
     pub dmabuf_fd: c_int,
 }
 
+/// Pushes `size <name> <bytes>` and `field <name>.<f> <offset>` rows of a declared struct.
+macro_rules! layout_rows {
+    ($v:ident, $t:ty, $name:literal, [$($f:ident),*]) => {
+        $v.push(format!("size {} {}", $name, std::mem::size_of::<$t>()));
+        $( $v.push(format!("field {}.{} {}", $name, stringify!($f), std::mem::offset_of!($t, $f))); )*
+    };
+}
+
 /// The DevX-path declarations' rows (same form as [`layout_table`]), checked against the real
 /// headers by ctest/ib/devx_layout.cpp in tests/ib_devx.rs.
 pub fn devx_layout_table() -> Vec<String> {
-    use std::mem::{offset_of, size_of};
     let mut v = Vec::new();
-    macro_rules! rows {
-        ($t:ty, $name:literal, [$($f:ident),*]) => {
-            v.push(format!("size {} {}", $name, size_of::<$t>()));
-            $( v.push(format!("field {}.{} {}", $name, stringify!($f), offset_of!($t, $f))); )*
-        };
-    }
-    rows!(Mlx5dvObj, "mlx5dv_obj", [qp, cq, srq, rwq, dm, ah, pd]);
-    rows!(Mlx5dvPd, "mlx5dv_pd", [pdn, comp_mask]);
-    rows!(Mlx5dvCq, "mlx5dv_cq", [buf, dbrec, cqe_cnt, cqe_size, cq_uar, cqn, comp_mask]);
-    rows!(Mlx5dvSrq, "mlx5dv_srq", [buf, dbrec, stride, head, tail, comp_mask, srqn]);
-    rows!(Mlx5dvAh, "mlx5dv_ah", [av, comp_mask]);
-    rows!(Mlx5dvDevxUmemIn, "mlx5dv_devx_umem_in", [addr, size, access, pgsz_bitmap, comp_mask, dmabuf_fd]);
+    layout_rows!(v, Mlx5dvObj, "mlx5dv_obj", [qp, cq, srq, rwq, dm, ah, pd]);
+    layout_rows!(v, Mlx5dvPd, "mlx5dv_pd", [pdn, comp_mask]);
+    layout_rows!(v, Mlx5dvCq, "mlx5dv_cq", [buf, dbrec, cqe_cnt, cqe_size, cq_uar, cqn, comp_mask]);
+    layout_rows!(v, Mlx5dvSrq, "mlx5dv_srq", [buf, dbrec, stride, head, tail, comp_mask, srqn]);
+    layout_rows!(v, Mlx5dvAh, "mlx5dv_ah", [av, comp_mask]);
+    layout_rows!(v, Mlx5dvDevxUmemIn, "mlx5dv_devx_umem_in", [addr, size, access, pgsz_bitmap, comp_mask, dmabuf_fd]);
     for (name, value) in [("MLX5DV_OBJ_CQ", MLX5DV_OBJ_CQ), ("MLX5DV_OBJ_SRQ", MLX5DV_OBJ_SRQ), ("MLX5DV_OBJ_AH", MLX5DV_OBJ_AH),
         ("MLX5DV_OBJ_PD", MLX5DV_OBJ_PD), ("MLX5DV_UMEM_MASK_DMABUF", MLX5DV_UMEM_MASK_DMABUF)] {
         v.push(format!("const {name} {value}"));
@@ -362,31 +363,24 @@ pub fn devx_layout_table() -> Vec<String> {
 /// `(struct, field, offset)` and `(struct, size)` rows for the layout test, in the form
 /// ctest/ibgda/verbs_layout.cpp prints.
 pub fn layout_table() -> Vec<String> {
-    use std::mem::{offset_of, size_of};
     let mut v = Vec::new();
-    macro_rules! rows {
-        ($t:ty, $name:literal, [$($f:ident),*]) => {
-            v.push(format!("size {} {}", $name, size_of::<$t>()));
-            $( v.push(format!("field {}.{} {}", $name, stringify!($f), offset_of!($t, $f))); )*
-        };
-    }
-    rows!(IbvPortAttr, "ibv_port_attr", [state, active_mtu, gid_tbl_len, lid, link_layer, flags, port_cap_flags2]);
-    rows!(IbvMr, "ibv_mr", [addr, length, handle, lkey, rkey]);
-    rows!(IbvGlobalRoute, "ibv_global_route", [dgid, flow_label, sgid_index, hop_limit, traffic_class]);
-    rows!(IbvAhAttr, "ibv_ah_attr", [grh, dlid, sl, src_path_bits, static_rate, is_global, port_num]);
-    rows!(IbvQpCap, "ibv_qp_cap", [max_send_wr, max_inline_data]);
-    rows!(IbvQpAttr, "ibv_qp_attr", [qp_state, path_mtu, qkey, rq_psn, sq_psn, dest_qp_num, qp_access_flags,
+    layout_rows!(v, IbvPortAttr, "ibv_port_attr", [state, active_mtu, gid_tbl_len, lid, link_layer, flags, port_cap_flags2]);
+    layout_rows!(v, IbvMr, "ibv_mr", [addr, length, handle, lkey, rkey]);
+    layout_rows!(v, IbvGlobalRoute, "ibv_global_route", [dgid, flow_label, sgid_index, hop_limit, traffic_class]);
+    layout_rows!(v, IbvAhAttr, "ibv_ah_attr", [grh, dlid, sl, src_path_bits, static_rate, is_global, port_num]);
+    layout_rows!(v, IbvQpCap, "ibv_qp_cap", [max_send_wr, max_inline_data]);
+    layout_rows!(v, IbvQpAttr, "ibv_qp_attr", [qp_state, path_mtu, qkey, rq_psn, sq_psn, dest_qp_num, qp_access_flags,
         cap, ah_attr, alt_ah_attr, pkey_index, max_rd_atomic, max_dest_rd_atomic, min_rnr_timer, port_num,
         timeout, retry_cnt, rnr_retry, alt_timeout, rate_limit]);
-    rows!(IbvQpInitAttr, "ibv_qp_init_attr", [send_cq, recv_cq, srq, cap, qp_type, sq_sig_all]);
-    rows!(IbvQpInitAttrEx, "ibv_qp_init_attr_ex", [srq, cap, qp_type, comp_mask, pd, xrcd, create_flags,
+    layout_rows!(v, IbvQpInitAttr, "ibv_qp_init_attr", [send_cq, recv_cq, srq, cap, qp_type, sq_sig_all]);
+    layout_rows!(v, IbvQpInitAttrEx, "ibv_qp_init_attr_ex", [srq, cap, qp_type, comp_mask, pd, xrcd, create_flags,
         max_tso_header, rwq_ind_tbl, rx_hash_conf, source_qpn, send_ops_flags]);
-    rows!(IbvQpHead, "ibv_qp", [handle, qp_num, state, qp_type]);
-    rows!(IbvSrqInitAttr, "ibv_srq_init_attr", [max_wr, max_sge, srq_limit]);
-    rows!(Mlx5dvQpInitAttr, "mlx5dv_qp_init_attr", [comp_mask, create_flags, dc_init_attr, send_ops_flags]);
-    rows!(Mlx5dvDcInitAttr, "mlx5dv_dc_init_attr", [dc_type, dct_access_key]);
-    rows!(Mlx5dvDevxUar, "mlx5dv_devx_uar", [reg_addr, base_addr, page_id, mmap_off, comp_mask]);
-    rows!(Mlx5dvDevxUmem, "mlx5dv_devx_umem", [umem_id]);
+    layout_rows!(v, IbvQpHead, "ibv_qp", [handle, qp_num, state, qp_type]);
+    layout_rows!(v, IbvSrqInitAttr, "ibv_srq_init_attr", [max_wr, max_sge, srq_limit]);
+    layout_rows!(v, Mlx5dvQpInitAttr, "mlx5dv_qp_init_attr", [comp_mask, create_flags, dc_init_attr, send_ops_flags]);
+    layout_rows!(v, Mlx5dvDcInitAttr, "mlx5dv_dc_init_attr", [dc_type, dct_access_key]);
+    layout_rows!(v, Mlx5dvDevxUar, "mlx5dv_devx_uar", [reg_addr, base_addr, page_id, mmap_off, comp_mask]);
+    layout_rows!(v, Mlx5dvDevxUmem, "mlx5dv_devx_umem", [umem_id]);
     v
 }
 
