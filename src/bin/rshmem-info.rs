@@ -8,6 +8,10 @@ fn main() {
     println!("Transports on this host:");
     println!("  shm     CPU PEs on one host: loads/stores into mapped peer heaps (always available)");
     println!("  p2p     GPU PEs on one host: loads/stores/atomics into mapped peer GPU heaps (needs peer access)");
+    println!("  ibgda   GPU PEs across the network: GPU threads post to the NIC (RSHMEM_IBGDA_NIC=model: a software HCA)");
+    for line in rshmem::ibgda::nic::info_lines() {
+        println!("  {line}");
+    }
     println!();
     for line in rshmem::cuda::info::report() {
         println!("{line}");

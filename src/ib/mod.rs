@@ -1,21 +1,35 @@
-//! A safe layer over rdma-core (libibverbs + mlx5dv/DevX), loaded at run time: device discovery
-//! with PCIe/NUMA placement, protection domain, memory registration (dma-buf first, then plain
-//! `ibv_reg_mr`, which works for GPU memory through nvidia-peermem), RC queue pairs brought
-//! RESET→INIT→RTR→RTS with addresses exchanged through the bootstrap, DCTs through mlx5dv, DevX
-//! umem registration and UAR pages for the GPU doorbell with a CPU-doorbell fallback.
+//! A safe layer over rdma-core (libibverbs + mlx5dv/DevX), loaded at run time.
 //!
-//! NEVER MET HARDWARE. No machine this project runs on has an RDMA NIC. What runs in CI: loading
-//! the libraries (or failing cleanly without them), `ibv_get_device_list` answering "no device",
-//! the layouts of our declarations (tests/ibgda_layout.rs), and the pure parts below (attribute
-//! construction, the QP state machine, the address encoding, NIC/GPU distance, the doorbell
-//! decision). Every call that needs a device is written against the rdma-core 44 headers and has
-//! never been executed.
+//! - here: loading, device discovery with PCIe/NUMA placement and distance to a GPU, the
+//!   verbs RC state machine and attributes, [`QpAddress`] (what PEs exchange through the
+//!   bootstrap to connect);
+//! - [`verbs`](mod@verbs): device context, protection domain, memory registration (dma-buf first, then
+//!   `ibv_reg_mr`, which reaches GPU memory through nvidia-peermem), CQ, SRQ, verbs RC QPs,
+//!   address vectors, UAR pages;
+//! - [`prm`]: our own encoders of the mlx5 PRM commands the DevX path sends;
+//! - [`devx`]: umem registration and DevX object creation/modification behind a call table
+//!   ([`devx::DevxOps`]) that tests replace with a recorder;
+//! - [`doorbell`]: where doorbells ring (GPU-mapped UAR or a CPU thread) and that CPU thread.
 //!
-//! Not written yet: DevX CREATE_CQ / CREATE_QP with the queues in GPU memory (PRM commands); the
-//! QPs here are created by the provider (`ibv_create_qp`, `mlx5dv_create_qp`) with host-memory
-//! queues.
+//! What has run in CI (no RDMA device anywhere in this project): loading the libraries, or
+//! failing cleanly without them; `ibv_get_device_list` answering "no device"; the layouts of our
+//! declarations against the rdma-core 44 headers (tests/ibgda_layout.rs, tests/ib_devx.rs);
+//! every PRM encoder field by field; the DevX command sequence against a recorder
+//! (`crate::ibgda::nic`); the pure parts (attributes, state machine, address encoding, NIC/GPU
+//! distance, doorbell decision, the CPU doorbell thread on host memory).
+//!
+//! NEVER MET HARDWARE: every call that needs a device (all of [`verbs`](mod@verbs) past `Context::open`'s
+//! "not found", all of [`devx::DevxCtx`], and a UAR store). It is written against the rdma-core
+//! 44 headers and the public PRM field tables and has never been executed.
 
+pub mod devx;
+pub mod doorbell;
+pub mod prm;
 pub mod sys;
+pub mod verbs;
+
+pub use doorbell::DoorbellPath;
+pub use verbs::{Context, Cq, Mr, Pd, RcQp, Srq, Uar};
 
 use std::ffi::{c_int, CStr};
 use std::sync::OnceLock;
@@ -25,10 +39,10 @@ use sys::*;
 
 const ROUTINE: &str = "nvshmem_init";
 
-fn unsupported(msg: impl Into<String>) -> Error {
+pub(crate) fn unsupported(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Unsupported, ROUTINE, msg)
 }
-fn failed(what: &str) -> Error {
+pub(crate) fn failed(what: &str) -> Error {
     Error::system(ROUTINE, what, std::io::Error::last_os_error())
 }
 
@@ -259,343 +273,6 @@ pub fn rts_attr(local_psn: u32) -> (IbvQpAttr, c_int) {
     (a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)
 }
 
-// ---- doorbell placement ----
-
-/// Where the doorbell of the device posting path is rung.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DoorbellPath {
-    /// The UAR page is mapped into the GPU: threads ring it themselves.
-    Gpu,
-    /// The driver refused that mapping: the GPU advances a counter, a CPU thread rings.
-    Cpu { reason: String },
-}
-
-impl DoorbellPath {
-    /// Decides from the outcome of mapping the UAR into the GPU (`Err` carries the driver's
-    /// answer), in words rshmem-info prints.
-    pub fn from_mapping(result: std::result::Result<(), String>) -> DoorbellPath {
-        match result {
-            Ok(()) => DoorbellPath::Gpu,
-            Err(why) => DoorbellPath::Cpu {
-                reason: format!(
-                    "the NIC doorbell page could not be mapped into the GPU ({why}); GPU threads hand doorbells \
-                     to a CPU thread instead (set the NVIDIA driver option PeerMappingOverride=1 to allow the mapping)"
-                ),
-            },
-        }
-    }
-    pub fn describe(&self) -> String {
-        match self {
-            DoorbellPath::Gpu => "GPU threads ring the NIC doorbell directly (UAR page mapped into the GPU)".into(),
-            DoorbellPath::Cpu { reason } => reason.clone(),
-        }
-    }
-}
-
-// ---- objects (NEVER MET HARDWARE) ----
-
-/// An open device.
-pub struct Context {
-    v: &'static Verbs,
-    ctx: Ptr,
-    pub name: String,
-}
-
-impl Context {
-    /// Opens the device called `name`.
-    pub fn open(name: &str) -> Result<Context> {
-        let v = verbs()?;
-        let mut n: c_int = 0;
-        // SAFETY: n is a valid out-pointer; the list is freed below.
-        let list = unsafe { (v.ibv_get_device_list)(&mut n) };
-        if list.is_null() {
-            return Err(unsupported(format!("RDMA device {name} not found: this machine has no RDMA device")));
-        }
-        let mut ctx = std::ptr::null_mut();
-        for i in 0..n.max(0) as usize {
-            // SAFETY: the list holds n valid device pointers; names are NUL-terminated.
-            let dev = unsafe { *list.add(i) };
-            // SAFETY: as above.
-            let dname = unsafe { CStr::from_ptr((v.ibv_get_device_name)(dev)) };
-            if dname.to_bytes() == name.as_bytes() {
-                // SAFETY: dev is valid until the list is freed; the context outlives the list.
-                ctx = unsafe { (v.ibv_open_device)(dev) };
-                break;
-            }
-        }
-        // SAFETY: list came from ibv_get_device_list.
-        unsafe { (v.ibv_free_device_list)(list) };
-        if ctx.is_null() {
-            return Err(unsupported(format!("RDMA device {name} not found or could not be opened")));
-        }
-        Ok(Context { v, ctx, name: name.into() })
-    }
-
-    pub fn query_port(&self, port: u8) -> Result<IbvPortAttr> {
-        let mut a = IbvPortAttr::default();
-        // SAFETY: ctx is open; `a` is a full, zeroed ibv_port_attr.
-        if unsafe { (self.v.ibv_query_port)(self.ctx, port, &mut a) } != 0 {
-            return Err(failed(&format!("ibv_query_port({}, {port})", self.name)));
-        }
-        Ok(a)
-    }
-
-    pub fn query_gid(&self, port: u8, index: u8) -> Result<[u8; 16]> {
-        let mut g = [0u8; 16];
-        // SAFETY: ctx is open; g has 16 bytes (union ibv_gid).
-        if unsafe { (self.v.ibv_query_gid)(self.ctx, port, index as c_int, &mut g) } != 0 {
-            return Err(failed(&format!("ibv_query_gid({}, {port}, {index})", self.name)));
-        }
-        Ok(g)
-    }
-
-    pub fn alloc_pd(&self) -> Result<Pd<'_>> {
-        // SAFETY: ctx is open.
-        let pd = unsafe { (self.v.ibv_alloc_pd)(self.ctx) };
-        if pd.is_null() {
-            return Err(failed("ibv_alloc_pd"));
-        }
-        Ok(Pd { ctx: self, pd })
-    }
-
-    pub fn create_cq(&self, entries: i32) -> Result<Cq<'_>> {
-        // SAFETY: ctx is open; no completion channel.
-        let cq = unsafe { (self.v.ibv_create_cq)(self.ctx, entries, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
-        if cq.is_null() {
-            return Err(failed("ibv_create_cq"));
-        }
-        Ok(Cq { ctx: self, cq })
-    }
-
-    /// Registers `size` bytes at `addr` (GPU memory, already dma-buf-less) as a DevX umem.
-    pub fn umem_reg(&self, addr: u64, size: usize, access: u32) -> Result<Umem> {
-        let m = mlx5()?;
-        // SAFETY: ctx is open; the caller keeps [addr, addr+size) allocated while registered.
-        let u = unsafe { (m.mlx5dv_devx_umem_reg)(self.ctx, addr as Ptr, size, access) };
-        if u.is_null() {
-            return Err(failed("mlx5dv_devx_umem_reg"));
-        }
-        Ok(Umem { m, u })
-    }
-
-    /// A UAR page for doorbells (non-cached mapping, as the GPU needs).
-    pub fn alloc_uar(&self) -> Result<Uar> {
-        let m = mlx5()?;
-        // SAFETY: ctx is open.
-        let u = unsafe { (m.mlx5dv_devx_alloc_uar)(self.ctx, MLX5DV_UAR_ALLOC_TYPE_NC) };
-        if u.is_null() {
-            return Err(failed("mlx5dv_devx_alloc_uar"));
-        }
-        Ok(Uar { m, u })
-    }
-}
-
-impl Drop for Context {
-    fn drop(&mut self) {
-        // SAFETY: ctx came from ibv_open_device; objects borrowing it are gone (lifetimes).
-        unsafe { (self.v.ibv_close_device)(self.ctx) };
-    }
-}
-
-/// A protection domain.
-pub struct Pd<'c> {
-    ctx: &'c Context,
-    pd: Ptr,
-}
-
-/// A memory registration.
-pub struct Mr<'p> {
-    _pd: &'p Pd<'p>,
-    mr: *mut IbvMr,
-    pub lkey: u32,
-    pub rkey: u32,
-    /// "dma-buf" or "ibv_reg_mr" (and why the first was not used).
-    pub how: String,
-}
-
-impl<'c> Pd<'c> {
-    /// Registers `[addr, addr+len)`: through its dma-buf file descriptor first when one is given
-    /// (`dmabuf` = (fd, offset of addr in it)), else or on failure through `ibv_reg_mr`.
-    pub fn register(&self, addr: u64, len: usize, dmabuf: Option<(i32, u64)>) -> Result<Mr<'_>> {
-        let v = self.ctx.v;
-        let access = HEAP_ACCESS | IBV_ACCESS_RELAXED_ORDERING;
-        let mut why = String::from("no dma-buf handle for this memory");
-        if let Some((fd, offset)) = dmabuf {
-            // SAFETY: pd is live; fd is a dma-buf covering [offset, offset+len).
-            let mr = unsafe { (v.ibv_reg_dmabuf_mr)(self.pd, offset, len, addr, fd, access) };
-            if !mr.is_null() {
-                // SAFETY: mr is a valid ibv_mr.
-                let m = unsafe { *mr };
-                return Ok(Mr { _pd: self, mr, lkey: m.lkey, rkey: m.rkey, how: "dma-buf".into() });
-            }
-            why = format!("ibv_reg_dmabuf_mr failed: {}", std::io::Error::last_os_error());
-        }
-        // SAFETY: pd is live; the caller keeps the range allocated while registered.
-        let mr = unsafe { (v.ibv_reg_mr)(self.pd, addr as Ptr, len, access) };
-        if mr.is_null() {
-            return Err(Error::new(
-                ErrorKind::System,
-                ROUTINE,
-                format!("registering {len} bytes at {addr:#x} with the NIC failed ({why}; then ibv_reg_mr: {}); for GPU memory load nvidia-peermem or use a kernel with dma-buf support",
-                    std::io::Error::last_os_error()),
-            ));
-        }
-        // SAFETY: mr is a valid ibv_mr.
-        let m = unsafe { *mr };
-        Ok(Mr { _pd: self, mr, lkey: m.lkey, rkey: m.rkey, how: format!("ibv_reg_mr ({why})") })
-    }
-
-    /// An RC QP on `cq` (send and receive).
-    pub fn create_rc_qp(&self, cq: &Cq<'_>, depth: u32, max_inline: u32) -> Result<RcQp<'_>> {
-        let v = self.ctx.v;
-        let mut init = IbvQpInitAttr {
-            qp_context: std::ptr::null_mut(),
-            send_cq: cq.cq,
-            recv_cq: cq.cq,
-            srq: std::ptr::null_mut(),
-            cap: IbvQpCap { max_send_wr: depth, max_recv_wr: 1, max_send_sge: 1, max_recv_sge: 1, max_inline_data: max_inline },
-            qp_type: IBV_QPT_RC,
-            sq_sig_all: 0,
-        };
-        // SAFETY: pd and cq are live; init is fully initialised.
-        let qp = unsafe { (v.ibv_create_qp)(self.pd, &mut init) };
-        if qp.is_null() {
-            return Err(failed("ibv_create_qp(RC)"));
-        }
-        // SAFETY: qp is a valid ibv_qp.
-        let qpn = unsafe { (*qp).qp_num };
-        Ok(RcQp { pd: self, qp, qpn, state: QpState::Reset })
-    }
-
-    /// A DC target through mlx5dv on `srq` (DC requires one), reachable with `access_key`.
-    pub fn create_dct(&self, cq: &Cq<'_>, srq: Ptr, access_key: u64) -> Result<u32> {
-        let m = mlx5()?;
-        // SAFETY: all-zero is valid for these plain C structs (null pointers, zero counts).
-        let mut ex: IbvQpInitAttrEx = unsafe { std::mem::zeroed() };
-        ex.send_cq = cq.cq;
-        ex.recv_cq = cq.cq;
-        ex.srq = srq;
-        ex.qp_type = IBV_QPT_DRIVER;
-        ex.comp_mask = IBV_QP_INIT_ATTR_PD;
-        ex.pd = self.pd;
-        let mut dv = Mlx5dvQpInitAttr {
-            comp_mask: MLX5DV_QP_INIT_ATTR_MASK_DC,
-            create_flags: 0,
-            dc_init_attr: Mlx5dvDcInitAttr { dc_type: MLX5DV_DCTYPE_DCT, dct_access_key: access_key },
-            send_ops_flags: 0,
-        };
-        // SAFETY: context, pd, cq and srq are live; both attribute structs are initialised.
-        let qp = unsafe { (m.mlx5dv_create_qp)(self.ctx.ctx, &mut ex, &mut dv) };
-        if qp.is_null() {
-            return Err(failed("mlx5dv_create_qp(DCT)"));
-        }
-        // SAFETY: qp is a valid ibv_qp. (It lives until the context closes.)
-        Ok(unsafe { (*qp).qp_num })
-    }
-}
-
-impl Drop for Pd<'_> {
-    fn drop(&mut self) {
-        // SAFETY: pd came from ibv_alloc_pd; MRs and QPs borrowing it are gone.
-        unsafe { (self.ctx.v.ibv_dealloc_pd)(self.pd) };
-    }
-}
-
-impl Drop for Mr<'_> {
-    fn drop(&mut self) {
-        // SAFETY: mr came from ibv_reg_(dmabuf_)mr.
-        unsafe { (verbs().expect("loaded").ibv_dereg_mr)(self.mr) };
-    }
-}
-
-/// A completion queue.
-pub struct Cq<'c> {
-    ctx: &'c Context,
-    cq: Ptr,
-}
-
-impl Drop for Cq<'_> {
-    fn drop(&mut self) {
-        // SAFETY: cq came from ibv_create_cq; QPs using it are gone.
-        unsafe { (self.ctx.v.ibv_destroy_cq)(self.cq) };
-    }
-}
-
-/// An RC queue pair and the state we drove it to.
-pub struct RcQp<'p> {
-    pd: &'p Pd<'p>,
-    qp: *mut IbvQpHead,
-    pub qpn: u32,
-    pub state: QpState,
-}
-
-impl RcQp<'_> {
-    fn modify(&mut self, to: QpState, (mut attr, mask): (IbvQpAttr, c_int)) -> Result<()> {
-        let next = self.state.step(to)?;
-        // SAFETY: qp is live; attr and mask are consistent (built by the *_attr functions).
-        if unsafe { (self.pd.ctx.v.ibv_modify_qp)(self.qp, &mut attr, mask) } != 0 {
-            return Err(failed(&format!("ibv_modify_qp({:?} -> {to:?}) of QP {:#x}", self.state, self.qpn)));
-        }
-        self.state = next;
-        Ok(())
-    }
-
-    /// RESET → INIT → RTR → RTS toward `remote`.
-    pub fn connect(&mut self, port: u8, local_psn: u32, remote: &QpAddress, traffic_class: u8, sl: u8) -> Result<()> {
-        self.modify(QpState::Init, init_attr(port))?;
-        self.modify(QpState::Rtr, rtr_attr(port, remote, traffic_class, sl))?;
-        self.modify(QpState::Rts, rts_attr(local_psn))
-    }
-}
-
-impl Drop for RcQp<'_> {
-    fn drop(&mut self) {
-        // SAFETY: qp came from ibv_create_qp.
-        unsafe { (self.pd.ctx.v.ibv_destroy_qp)(self.qp) };
-    }
-}
-
-/// A DevX umem registration.
-pub struct Umem {
-    m: &'static Mlx5,
-    u: *mut Mlx5dvDevxUmem,
-}
-impl Umem {
-    pub fn id(&self) -> u32 {
-        // SAFETY: u is a live umem.
-        unsafe { (*self.u).umem_id }
-    }
-}
-impl Drop for Umem {
-    fn drop(&mut self) {
-        // SAFETY: u came from mlx5dv_devx_umem_reg.
-        unsafe { (self.m.mlx5dv_devx_umem_dereg)(self.u) };
-    }
-}
-
-/// A doorbell (UAR) page.
-pub struct Uar {
-    m: &'static Mlx5,
-    u: *mut Mlx5dvDevxUar,
-}
-impl Uar {
-    /// The doorbell register's CPU address (what cudaHostRegister(IoMemory) would map for the GPU).
-    pub fn reg_addr(&self) -> u64 {
-        // SAFETY: u is a live UAR.
-        unsafe { (*self.u).reg_addr as u64 }
-    }
-    pub fn page_id(&self) -> u32 {
-        // SAFETY: u is a live UAR.
-        unsafe { (*self.u).page_id }
-    }
-}
-impl Drop for Uar {
-    fn drop(&mut self) {
-        // SAFETY: u came from mlx5dv_devx_alloc_uar.
-        unsafe { (self.m.mlx5dv_devx_free_uar)(self.u) };
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -665,13 +342,5 @@ mod tests {
         assert_eq!(pci_distance(other_root.pci_path.as_ref().unwrap(), gpu), u32::MAX);
         let nics = [far.clone(), other_root, near.clone()];
         assert_eq!(closest_nic(&nics, gpu, Some(0)).unwrap().name, "mlx5_1");
-    }
-
-    #[test]
-    fn doorbell_fallback_says_why_in_plain_words() {
-        assert_eq!(DoorbellPath::from_mapping(Ok(())), DoorbellPath::Gpu);
-        let d = DoorbellPath::from_mapping(Err("cudaHostRegister: operation not supported".into()));
-        let s = d.describe();
-        assert!(s.contains("CPU thread") && s.contains("operation not supported") && s.contains("PeerMappingOverride"), "{s}");
     }
 }

@@ -54,6 +54,11 @@ pub const MLX5DV_DCTYPE_DCT: u32 = 1;
 pub const MLX5DV_DCTYPE_DCI: u32 = 2;
 pub const MLX5DV_UAR_ALLOC_TYPE_BF: u32 = 0;
 pub const MLX5DV_UAR_ALLOC_TYPE_NC: u32 = 1;
+pub const MLX5DV_OBJ_CQ: u64 = 1 << 1;
+pub const MLX5DV_OBJ_SRQ: u64 = 1 << 2;
+pub const MLX5DV_OBJ_AH: u64 = 1 << 5;
+pub const MLX5DV_OBJ_PD: u64 = 1 << 6;
+pub const MLX5DV_UMEM_MASK_DMABUF: u64 = 1 << 0;
 
 // ---- structs ----
 #[repr(C)]
@@ -259,34 +264,123 @@ pub struct Mlx5dvDevxUmem {
     pub umem_id: u32,
 }
 
+/// `struct mlx5dv_obj`: in/out pointer pairs for mlx5dv_init_obj, in the header's order
+/// (qp, cq, srq, rwq, dm, ah, pd); we fill only the pairs we ask for.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Mlx5dvObj {
+    pub qp: [Ptr; 2],
+    pub cq: [Ptr; 2],
+    pub srq: [Ptr; 2],
+    pub rwq: [Ptr; 2],
+    pub dm: [Ptr; 2],
+    pub ah: [Ptr; 2],
+    pub pd: [Ptr; 2],
+}
+
+impl Default for Mlx5dvObj {
+    fn default() -> Mlx5dvObj {
+        let n = [std::ptr::null_mut(); 2];
+        Mlx5dvObj { qp: n, cq: n, srq: n, rwq: n, dm: n, ah: n, pd: n }
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mlx5dvPd {
+    pub pdn: u32,
+    pub comp_mask: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Mlx5dvCq {
+    pub buf: Ptr,
+    pub dbrec: Ptr,
+    pub cqe_cnt: u32,
+    pub cqe_size: u32,
+    pub cq_uar: Ptr,
+    pub cqn: u32,
+    pub comp_mask: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Mlx5dvSrq {
+    pub buf: Ptr,
+    pub dbrec: Ptr,
+    pub stride: u32,
+    pub head: u32,
+    pub tail: u32,
+    pub comp_mask: u64,
+    pub srqn: u32,
+}
+
+/// `struct mlx5dv_ah`: `av` points at the provider's 48-byte `struct mlx5_wqe_av`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Mlx5dvAh {
+    pub av: *mut [u8; 48],
+    pub comp_mask: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Mlx5dvDevxUmemIn {
+    pub addr: Ptr,
+    pub size: usize,
+    pub access: u32,
+    pub pgsz_bitmap: u64,
+    pub comp_mask: u64,
+    pub dmabuf_fd: c_int,
+}
+
+/// Pushes `size <name> <bytes>` and `field <name>.<f> <offset>` rows of a declared struct.
+macro_rules! layout_rows {
+    ($v:ident, $t:ty, $name:literal, [$($f:ident),*]) => {
+        $v.push(format!("size {} {}", $name, std::mem::size_of::<$t>()));
+        $( $v.push(format!("field {}.{} {}", $name, stringify!($f), std::mem::offset_of!($t, $f))); )*
+    };
+}
+
+/// The DevX-path declarations' rows (same form as [`layout_table`]), checked against the real
+/// headers by ctest/ib/devx_layout.cpp in tests/ib_devx.rs.
+pub fn devx_layout_table() -> Vec<String> {
+    let mut v = Vec::new();
+    layout_rows!(v, Mlx5dvObj, "mlx5dv_obj", [qp, cq, srq, rwq, dm, ah, pd]);
+    layout_rows!(v, Mlx5dvPd, "mlx5dv_pd", [pdn, comp_mask]);
+    layout_rows!(v, Mlx5dvCq, "mlx5dv_cq", [buf, dbrec, cqe_cnt, cqe_size, cq_uar, cqn, comp_mask]);
+    layout_rows!(v, Mlx5dvSrq, "mlx5dv_srq", [buf, dbrec, stride, head, tail, comp_mask, srqn]);
+    layout_rows!(v, Mlx5dvAh, "mlx5dv_ah", [av, comp_mask]);
+    layout_rows!(v, Mlx5dvDevxUmemIn, "mlx5dv_devx_umem_in", [addr, size, access, pgsz_bitmap, comp_mask, dmabuf_fd]);
+    for (name, value) in [("MLX5DV_OBJ_CQ", MLX5DV_OBJ_CQ), ("MLX5DV_OBJ_SRQ", MLX5DV_OBJ_SRQ), ("MLX5DV_OBJ_AH", MLX5DV_OBJ_AH),
+        ("MLX5DV_OBJ_PD", MLX5DV_OBJ_PD), ("MLX5DV_UMEM_MASK_DMABUF", MLX5DV_UMEM_MASK_DMABUF)] {
+        v.push(format!("const {name} {value}"));
+    }
+    v
+}
+
 /// `(struct, field, offset)` and `(struct, size)` rows for the layout test, in the form
 /// ctest/ibgda/verbs_layout.cpp prints.
 pub fn layout_table() -> Vec<String> {
-    use std::mem::{offset_of, size_of};
     let mut v = Vec::new();
-    macro_rules! rows {
-        ($t:ty, $name:literal, [$($f:ident),*]) => {
-            v.push(format!("size {} {}", $name, size_of::<$t>()));
-            $( v.push(format!("field {}.{} {}", $name, stringify!($f), offset_of!($t, $f))); )*
-        };
-    }
-    rows!(IbvPortAttr, "ibv_port_attr", [state, active_mtu, gid_tbl_len, lid, link_layer, flags, port_cap_flags2]);
-    rows!(IbvMr, "ibv_mr", [addr, length, handle, lkey, rkey]);
-    rows!(IbvGlobalRoute, "ibv_global_route", [dgid, flow_label, sgid_index, hop_limit, traffic_class]);
-    rows!(IbvAhAttr, "ibv_ah_attr", [grh, dlid, sl, src_path_bits, static_rate, is_global, port_num]);
-    rows!(IbvQpCap, "ibv_qp_cap", [max_send_wr, max_inline_data]);
-    rows!(IbvQpAttr, "ibv_qp_attr", [qp_state, path_mtu, qkey, rq_psn, sq_psn, dest_qp_num, qp_access_flags,
+    layout_rows!(v, IbvPortAttr, "ibv_port_attr", [state, active_mtu, gid_tbl_len, lid, link_layer, flags, port_cap_flags2]);
+    layout_rows!(v, IbvMr, "ibv_mr", [addr, length, handle, lkey, rkey]);
+    layout_rows!(v, IbvGlobalRoute, "ibv_global_route", [dgid, flow_label, sgid_index, hop_limit, traffic_class]);
+    layout_rows!(v, IbvAhAttr, "ibv_ah_attr", [grh, dlid, sl, src_path_bits, static_rate, is_global, port_num]);
+    layout_rows!(v, IbvQpCap, "ibv_qp_cap", [max_send_wr, max_inline_data]);
+    layout_rows!(v, IbvQpAttr, "ibv_qp_attr", [qp_state, path_mtu, qkey, rq_psn, sq_psn, dest_qp_num, qp_access_flags,
         cap, ah_attr, alt_ah_attr, pkey_index, max_rd_atomic, max_dest_rd_atomic, min_rnr_timer, port_num,
         timeout, retry_cnt, rnr_retry, alt_timeout, rate_limit]);
-    rows!(IbvQpInitAttr, "ibv_qp_init_attr", [send_cq, recv_cq, srq, cap, qp_type, sq_sig_all]);
-    rows!(IbvQpInitAttrEx, "ibv_qp_init_attr_ex", [srq, cap, qp_type, comp_mask, pd, xrcd, create_flags,
+    layout_rows!(v, IbvQpInitAttr, "ibv_qp_init_attr", [send_cq, recv_cq, srq, cap, qp_type, sq_sig_all]);
+    layout_rows!(v, IbvQpInitAttrEx, "ibv_qp_init_attr_ex", [srq, cap, qp_type, comp_mask, pd, xrcd, create_flags,
         max_tso_header, rwq_ind_tbl, rx_hash_conf, source_qpn, send_ops_flags]);
-    rows!(IbvQpHead, "ibv_qp", [handle, qp_num, state, qp_type]);
-    rows!(IbvSrqInitAttr, "ibv_srq_init_attr", [max_wr, max_sge, srq_limit]);
-    rows!(Mlx5dvQpInitAttr, "mlx5dv_qp_init_attr", [comp_mask, create_flags, dc_init_attr, send_ops_flags]);
-    rows!(Mlx5dvDcInitAttr, "mlx5dv_dc_init_attr", [dc_type, dct_access_key]);
-    rows!(Mlx5dvDevxUar, "mlx5dv_devx_uar", [reg_addr, base_addr, page_id, mmap_off, comp_mask]);
-    rows!(Mlx5dvDevxUmem, "mlx5dv_devx_umem", [umem_id]);
+    layout_rows!(v, IbvQpHead, "ibv_qp", [handle, qp_num, state, qp_type]);
+    layout_rows!(v, IbvSrqInitAttr, "ibv_srq_init_attr", [max_wr, max_sge, srq_limit]);
+    layout_rows!(v, Mlx5dvQpInitAttr, "mlx5dv_qp_init_attr", [comp_mask, create_flags, dc_init_attr, send_ops_flags]);
+    layout_rows!(v, Mlx5dvDcInitAttr, "mlx5dv_dc_init_attr", [dc_type, dct_access_key]);
+    layout_rows!(v, Mlx5dvDevxUar, "mlx5dv_devx_uar", [reg_addr, base_addr, page_id, mmap_off, comp_mask]);
+    layout_rows!(v, Mlx5dvDevxUmem, "mlx5dv_devx_umem", [umem_id]);
     v
 }
 
@@ -373,6 +467,8 @@ fn_table!(Verbs from "libibverbs.so.1" {
     ibv_create_qp: fn(Ptr, *mut IbvQpInitAttr) -> *mut IbvQpHead;
     ibv_modify_qp: fn(*mut IbvQpHead, *mut IbvQpAttr, c_int) -> c_int;
     ibv_destroy_qp: fn(*mut IbvQpHead) -> c_int;
+    ibv_create_ah: fn(Ptr, *mut IbvAhAttr) -> Ptr;
+    ibv_destroy_ah: fn(Ptr) -> c_int;
 });
 
 fn_table!(Mlx5 from "libmlx5.so.1" {
@@ -382,4 +478,10 @@ fn_table!(Mlx5 from "libmlx5.so.1" {
     mlx5dv_devx_umem_dereg: fn(*mut Mlx5dvDevxUmem) -> c_int;
     mlx5dv_devx_alloc_uar: fn(Ptr, u32) -> *mut Mlx5dvDevxUar;
     mlx5dv_devx_free_uar: fn(*mut Mlx5dvDevxUar) -> ();
+    mlx5dv_init_obj: fn(*mut Mlx5dvObj, u64) -> c_int;
+    mlx5dv_devx_query_eqn: fn(Ptr, u32, *mut u32) -> c_int;
+    mlx5dv_devx_umem_reg_ex: fn(Ptr, *mut Mlx5dvDevxUmemIn) -> *mut Mlx5dvDevxUmem;
+    mlx5dv_devx_obj_create: fn(Ptr, *const c_void, usize, *mut c_void, usize) -> Ptr;
+    mlx5dv_devx_obj_modify: fn(Ptr, *const c_void, usize, *mut c_void, usize) -> c_int;
+    mlx5dv_devx_obj_destroy: fn(Ptr) -> c_int;
 });

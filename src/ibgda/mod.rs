@@ -25,6 +25,7 @@ pub mod host;
 pub mod info;
 pub mod mlx5;
 pub mod model;
+pub mod nic;
 pub mod warmup;
 
 use crate::env;

@@ -180,7 +180,7 @@ pub struct GpuState {
     pub memory: MemoryReport,
     /// IBGDA toward the peers reached through the network (NVSHMEM_DISABLE_P2P=1); dropped
     /// before the heap it addresses.
-    pub ibgda: Option<crate::ibgda::gpu::GpuIbgda>,
+    pub ibgda: Option<crate::ibgda::nic::Ibgda>,
     /// The library's own kernels (kernels.ptx), loaded on first use.
     kernels: std::sync::OnceLock<Kernels>,
     kernels_lock: Mutex<()>,
@@ -320,7 +320,7 @@ impl GpuState {
         let ibgda = if remote.iter().any(|r| *r) {
             flags = (flags & !RSHMEM_DEVICE_FLAG_ALL_P2P) | crate::abi::RSHMEM_DEVICE_FLAG_IBGDA;
             let setup = crate::ibgda::gpu::Setup { me, npes, ctx: ctx.ctx, boot, sms, heap_bases: (0..npes).map(|p| heap.base_of(p)).collect(), stride, mapped, remote };
-            Some(crate::ibgda::gpu::GpuIbgda::create(&setup)?)
+            Some(crate::ibgda::nic::Ibgda::create(&setup)?)
         } else {
             None
         };

@@ -1,0 +1,538 @@
+//! IBGDA on a real ConnectX through rdma-core/DevX: the hardware counterpart of
+//! [`super::gpu::GpuIbgda`] (which builds the same descriptors for the software HCA model), and
+//! [`Ibgda`], which picks one of the two from `RSHMEM_IBGDA_NIC`.
+//!
+//! At nvshmem_init, for the PEs reached through the network, [`HwIbgda::create`]:
+//! 1. picks the NIC (`NVSHMEM_HCA_LIST`, else the one closest to the GPU on PCIe / NUMA), opens
+//!    it, reads port 1 (LID, MTU, link layer, GID at `NVSHMEM_IB_GID_INDEX`);
+//! 2. allocates a UAR page and tries to map it into the GPU (`cuMemHostRegister` with
+//!    IOMEMORY, then its device pointer); when the driver refuses, a CPU thread rings instead
+//!    ([`crate::ib::doorbell::CpuRinger`]) and the descriptors and doorbell records move to pinned
+//!    host memory so that thread can read them; the reason is logged in plain words;
+//! 3. allocates the send queues, CQs and doorbell records in GPU memory and registers them as
+//!    DevX umems (dma-buf first); creates per send queue a CQ then the QP (RC: one per remote PE
+//!    × `NVSHMEM_IBGDA_NUM_RC_PER_PE`; DCIs: `NVSHMEM_IBGDA_NUM_DCI`), and the DC targets
+//!    (`NVSHMEM_IBGDA_NUM_DCT`) on a verbs CQ and SRQ: `plan`;
+//! 4. registers the heap and the fetch slots (dma-buf first) and exchanges heap address, key,
+//!    port address, QP and DCT numbers with every PE through the bootstrap's allgather;
+//! 5. drives every QP RESET → INIT → RTR → RTS with DevX modify commands, fills the device
+//!    descriptors (`abi::QpState`, `PeerState`, `PeState`), and warms each QP up with one
+//!    zero-byte RDMA WRITE from the host, waited for (`post`).
+//!
+//! Files: `nic/plan.rs` (the set-up as data and a DevX command sequence), `nic/post.rs` (host
+//! posting: warm-up and host quiet), `nic/gpumem.rs` (UAR mapping, dma-buf, aligned buffers).
+//!
+//! Ran in CI: `plan` (the command sequence against a recording call table, descriptors, peer
+//! table, bootstrap encoding), `post` (warm-up, error CQE, host quiet with wrap-around, against
+//! the software HCA model on host memory), [`Ibgda::create`] and [`HwIbgda::create`] up to their
+//! clean failure (no RDMA device here; and with libibverbs masked, no rdma-core: tests/ib_devx.rs),
+//! and [`info_lines`]. NEVER MET HARDWARE: every step of [`HwIbgda::create`] past NIC choice,
+//! [`map_uar`], [`HwIbgda::drain`] and the warm-up on GPU memory, the CPU ringer storing to a real
+//! UAR, [`HwIbgda::heap_grew`], and [`doorbell_probe`] past "no device". None of it has run on a
+//! GPU either (this session had no GPU machine).
+
+mod gpumem;
+mod plan;
+mod post;
+
+pub use gpumem::{map_uar, GpuUar};
+pub use plan::{PeInfo, Plan, Role};
+
+use std::ffi::c_int;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::ib::devx::DevxCtx;
+use crate::ib::doorbell::{CpuRinger, DoorbellPath, RingTarget};
+use crate::ib::{self, Context, Mr, Pd, QpAddress, Uar};
+
+use super::abi::{PeState, QpState};
+use super::cuda::{DevBuf, PinnedBuf};
+use super::gpu::{GpuIbgda, QueueConfig, Setup, FETCH_SLOTS, INLINE_MAX};
+use super::{IbgdaConfig, NicKind};
+use gpumem::{dmabuf_of, Aligned};
+use plan::{Built, Layout, Local, Posting, QueueAddrs, Resources};
+use post::{GpuIo, HostIo, HostPost, QueueIo, Target};
+
+const ROUTINE: &str = "nvshmem_init";
+/// The DC access key every PE's targets accept.
+pub const DC_KEY: u64 = 0x5253_484d_454d_0001;
+const WARM_UP_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// IBGDA as the GPU runtime holds it: on the software HCA model or on a ConnectX.
+pub enum Ibgda {
+    Model(Box<GpuIbgda>),
+    Hardware(Box<HwIbgda>),
+}
+
+impl Ibgda {
+    /// Builds IBGDA toward the PEs `s.remote` names, on the NIC `RSHMEM_IBGDA_NIC` chooses.
+    pub fn create(s: &Setup) -> Result<Ibgda> {
+        match IbgdaConfig::from_env()?.nic {
+            NicKind::Model => GpuIbgda::create(s).map(|m| Ibgda::Model(Box::new(m))),
+            NicKind::Hardware => HwIbgda::create(s).map(|h| Ibgda::Hardware(Box::new(h))),
+        }
+    }
+    /// Device address of the `rshmem_ibgda_state` for the device state.
+    pub fn state_addr(&self) -> u64 {
+        match self {
+            Ibgda::Model(m) => m.state_addr(),
+            Ibgda::Hardware(h) => h.state_addr(),
+        }
+    }
+    /// The heaps grew to `mapped` bytes each.
+    pub fn heap_grew(&self, mapped: usize) {
+        match self {
+            Ibgda::Model(m) => m.heap_grew(mapped),
+            Ibgda::Hardware(h) => h.heap_grew(mapped),
+        }
+    }
+    /// Host quiet: everything the device posted has completed; the first error, in words.
+    pub fn drain(&self, routine: &'static str) -> Result<()> {
+        match self {
+            Ibgda::Model(m) => m.drain(routine),
+            Ibgda::Hardware(h) => h.drain(routine),
+        }
+    }
+}
+
+// ---- NIC choice and settings ----
+
+fn no_device(s: &Setup, why: &str) -> Error {
+    Error::new(
+        ErrorKind::Unsupported,
+        ROUTINE,
+        format!(
+            "PE {} reaches {} peer(s) only through the network (NVSHMEM_DISABLE_P2P=1), and RSHMEM_IBGDA_NIC=hw asks for a ConnectX, but {why}; \
+             set RSHMEM_IBGDA_NIC=model to run IBGDA on the software HCA model instead",
+            s.me,
+            s.remote.iter().filter(|r| **r).count()
+        ),
+    )
+}
+
+/// The PCIe path and NUMA node of the current context's GPU.
+fn gpu_placement() -> Option<(String, Option<i32>)> {
+    let (_, dev) = crate::cuda::current_context().ok()??;
+    let bus = dev.pci_bus_id().ok()?.to_ascii_lowercase();
+    let sys = format!("/sys/bus/pci/devices/{bus}");
+    let path = std::fs::canonicalize(&sys).ok().and_then(|p| ib::pci_path_of(&p.to_string_lossy()))?;
+    let numa = std::fs::read_to_string(format!("{sys}/numa_node")).ok().and_then(|n| n.trim().parse().ok());
+    Some((path, numa))
+}
+
+/// The NIC to use: the first of `NVSHMEM_HCA_LIST` that exists, else the closest to the GPU.
+fn choose_nic(s: &Setup) -> Result<String> {
+    let nics = match ib::devices() {
+        Err(e) => return Err(no_device(s, &e.message)),
+        Ok(d) if d.is_empty() => return Err(no_device(s, "this machine has no RDMA device (the kernel reports no InfiniBand/RoCE device)")),
+        Ok(d) => d,
+    };
+    if let Some((_, list)) = crate::env::lookup("HCA_LIST") {
+        let wanted: Vec<&str> = list.split(',').map(|n| n.trim().split(':').next().unwrap_or("")).collect();
+        return nics.iter().find(|n| wanted.contains(&n.name.as_str())).map(|n| n.name.clone()).ok_or_else(|| {
+            no_device(s, &format!("none of NVSHMEM_HCA_LIST={list:?} exists (devices: {})", nics.iter().map(|n| n.name.as_str()).collect::<Vec<_>>().join(", ")))
+        });
+    }
+    let (pci, numa) = gpu_placement().unwrap_or_default();
+    Ok(ib::closest_nic(&nics, &pci, numa).map_or_else(|| nics[0].name.clone(), |n| n.name.clone()))
+}
+
+/// Multiprocessors of the current context's GPU: NVSHMEM_IBGDA_NUM_DCI <= 0 asks for one DCI each.
+fn sm_count() -> usize {
+    const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: c_int = 16;
+    crate::cuda::current_context()
+        .ok()
+        .flatten()
+        .and_then(|(_, d)| d.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).ok())
+        .map_or(1, |n| n.max(1) as usize)
+}
+
+/// A small whole-number setting read with the env precedence (not in the table yet).
+fn small_setting(name: &str, default: u8) -> Result<u8> {
+    match crate::env::lookup(name) {
+        None => Ok(default),
+        Some((var, v)) => v.trim().parse().map_err(|_| Error::invalid(ROUTINE, format!("environment variable {var}={v:?} is not valid: expected a number from 0 to 255"))),
+    }
+}
+
+// ---- the hardware IBGDA ----
+
+/// Doorbell records: GPU memory when the GPU rings, pinned host memory when a CPU thread does.
+enum Records {
+    Gpu(Aligned),
+    Host(PinnedBuf),
+}
+
+/// The QP descriptors: GPU memory, or pinned host memory (mapped into the GPU) with a CPU
+/// doorbell, where the ringing thread reads the producer counters.
+enum Descs {
+    Gpu(DevBuf),
+    Host(PinnedBuf),
+}
+
+impl Descs {
+    fn addr(&self) -> u64 {
+        match self {
+            Descs::Gpu(b) => b.addr,
+            Descs::Host(b) => b.addr,
+        }
+    }
+}
+
+/// IBGDA on a ConnectX. Field order is drop order: the ringing thread stops first, the NIC
+/// objects go before the memory they use, the device context last.
+pub struct HwIbgda {
+    _ringer: Option<CpuRinger>,
+    _devx: DevxCtx,
+    _dct_cq: Option<ib::Cq>,
+    _srq: Option<ib::Srq>,
+    _gpu_uar: Option<GpuUar>,
+    uar: Uar,
+    _heap_mr: Mr,
+    _fetch_mr: Mr,
+    rc: Descs,
+    dci: Descs,
+    _peers: DevBuf,
+    state: DevBuf,
+    _fetch: DevBuf,
+    _sq: Aligned,
+    _cq: Aligned,
+    records: Records,
+    _pd: Arc<Pd>,
+    ctx: Arc<Context>,
+    me: usize,
+    /// Indices of the RC descriptors that exist, and the number of DCIs.
+    active: Vec<usize>,
+    num_dci: usize,
+    registered: usize,
+    pub doorbell: DoorbellPath,
+}
+
+fn sys_err(what: &str) -> impl Fn(crate::cuda::CuError) -> Error + '_ {
+    move |e| Error::new(ErrorKind::System, ROUTINE, format!("IBGDA set-up: {what}: {e}"))
+}
+
+fn bytes_of<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: plain-old-data repr(C) descriptors of integers; any byte view of them is valid.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+fn put_descs(v: &[QpState], cpu: bool, what: &str) -> Result<Descs> {
+    let bytes = bytes_of(v);
+    if cpu {
+        let b = PinnedBuf::new(bytes.len()).map_err(sys_err(what))?;
+        // SAFETY: the pinned buffer holds at least bytes.len() bytes; nobody else uses it yet.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), b.addr as *mut u8, bytes.len()) };
+        Ok(Descs::Host(b))
+    } else {
+        let b = DevBuf::new(bytes.len()).map_err(sys_err(what))?;
+        b.upload(0, bytes).map_err(sys_err(what))?;
+        Ok(Descs::Gpu(b))
+    }
+}
+
+impl HwIbgda {
+    /// See the module docs for the steps. Call with the PE's context current, on every PE
+    /// together (it uses the bootstrap). NEVER MET HARDWARE past the NIC choice.
+    pub fn create(s: &Setup) -> Result<HwIbgda> {
+        let boot = s.boot;
+        let config = IbgdaConfig::from_env()?;
+        let queues = QueueConfig::parse(crate::env::current)?;
+        let name = choose_nic(s)?;
+        let (me, npes) = (s.me, s.npes);
+        let ctx = Context::open(&name)?;
+        let port = 1u8;
+        let pattr = ctx.query_port(port)?;
+        let gid_index = small_setting("IB_GID_INDEX", 0)?;
+        let traffic_class = small_setting("IB_TRAFFIC_CLASS", 0)?;
+        let sl = small_setting("IB_SL", 0)?;
+        let gid = ctx.query_gid(port, gid_index)?;
+        let addr = QpAddress { qpn: 0, psn: 0, lid: pattr.lid, port, mtu: pattr.active_mtu as u8, link_layer: pattr.link_layer, gid_index, gid };
+        let local = Local { port, addr, traffic_class, sl };
+        let pd = Pd::alloc(&ctx)?;
+        let uar = ctx.alloc_uar()?;
+
+        // The doorbell: GPU-mapped UAR, else a CPU thread.
+        let (gpu_uar, bf_reg, doorbell) = match map_uar(&uar) {
+            Ok((m, reg)) => (Some(m), reg, DoorbellPath::Gpu),
+            Err(why) => (None, 0, DoorbellPath::from_mapping(Err(why))),
+        };
+        let cpu = bf_reg == 0;
+
+        // Queues in GPU memory, registered as umems.
+        let plan = Plan {
+            me,
+            npes,
+            num_rc: config.num_rc_per_pe as usize,
+            num_dci: config.num_dci.map_or_else(sm_count, |n| n as usize),
+            num_dct: config.num_dct as usize,
+            log_nwqes: queues.log_nwqes,
+            remote: s.remote.clone(),
+        };
+        let layout = Layout::new(plan.roles().len(), plan.log_nwqes);
+        let sq = Aligned::new(layout.sq_bytes() as usize, "send queues (GPU memory)")?;
+        let cq = Aligned::new(layout.cq_bytes() as usize, "completion queues (GPU memory)")?;
+        let stream = crate::cuda::Stream::create().map_err(sys_err("a stream"))?;
+        // SAFETY: the CQ buffer was just allocated; every CQE starts invalid with owner bit 0.
+        unsafe { crate::cuda::memset_async(cq.addr, super::mlx5::CQE_INVALID << 4, cq.len, stream.0) }.map_err(sys_err("initialising CQs"))?;
+        crate::cuda::stream_synchronize(stream.0).map_err(sys_err("initialising CQs"))?;
+        let records = if cpu {
+            Records::Host(PinnedBuf::new(layout.dbr_bytes() as usize).map_err(sys_err("doorbell records (pinned host memory)"))?)
+        } else {
+            Records::Gpu(Aligned::new(layout.dbr_bytes() as usize, "doorbell records (GPU memory)")?)
+        };
+        let dbr_addr = match &records {
+            Records::Gpu(a) => a.addr,
+            Records::Host(p) => p.addr,
+        };
+        let mut devx = DevxCtx::new(&ctx)?;
+        let (sq_fd, cq_fd) = (dmabuf_of(sq.addr, sq.len), dmabuf_of(cq.addr, cq.len));
+        let fd0 = |f: &Option<OwnedFd>| f.as_ref().map(|f| (f.as_raw_fd(), 0u64));
+        let umems = plan::register_umems(&mut devx, &layout, [sq.addr, cq.addr, dbr_addr], [fd0(&sq_fd), fd0(&cq_fd), None])?;
+        drop((sq_fd, cq_fd));
+
+        // Objects: CQ + QP per send queue, DC targets on a verbs CQ and SRQ.
+        let dct_cq = ctx.create_cq(1)?;
+        let srq = pd.create_srq(1)?;
+        let res = Resources { pdn: pd.pdn()?, uar_page: uar.page_id(), eqn: ctx.query_eqn(0)?, dct_cqn: dct_cq.cqn()?, srqn: srq.srqn()?, dc_key: DC_KEY };
+        let built = plan::create_objects(&mut devx, &plan, &layout, umems, &res, &local)?;
+
+        // Registrations and the exchange.
+        let heap_fd = dmabuf_of(s.heap_bases[me], s.mapped);
+        let heap_mr = pd.register(s.heap_bases[me], s.mapped, heap_fd.as_ref().map(|f| (f.as_raw_fd(), 0)))?;
+        drop(heap_fd);
+        let fetch = DevBuf::new(FETCH_SLOTS as usize * 8 + 8).map_err(sys_err("the fetch slots"))?;
+        let fetch_mr = pd.register(fetch.addr, fetch.len, None)?;
+        let mut rc_numbers = vec![0u32; npes * plan.num_rc];
+        for q in &built.qps {
+            if let Role::Rc { peer, index } = q.role {
+                rc_numbers[peer * plan.num_rc + index] = q.qpn;
+            }
+        }
+        let mine = PeInfo { heap_base: s.heap_bases[me], rkey: heap_mr.rkey, addr, rc: rc_numbers, dct: built.dcts.clone() };
+        let all = boot.allgather(&mine.encode(npes, plan.num_rc))?;
+        let peers = all.iter().enumerate().map(|(pe, b)| PeInfo::decode(b, pe, npes, plan.num_rc, plan.num_dct)).collect::<Result<Vec<_>>>()?;
+        let avs: Vec<Option<[u8; 48]>> = (0..npes)
+            .map(|p| if s.remote[p] { pd.address_vector(port, gid_index, &peers[p].addr, traffic_class, sl).map(Some) } else { Ok(None) })
+            .collect::<Result<_>>()?;
+        let at = std::mem::offset_of!(super::mlx5::Av, rmac);
+        let rmac = |p: usize| (local.addr.link_layer == ib::sys::IBV_LINK_LAYER_ETHERNET).then(|| avs[p].map(|av| av[at..at + 6].try_into().expect("6 bytes"))).flatten();
+        plan::connect(&mut devx, &plan, &built, &local, &peers, &rmac)?;
+        boot.barrier()?;
+
+        // Descriptors, warm-up, upload.
+        let nwqes = 1usize << plan.log_nwqes;
+        let posting = Posting { signal_every: (nwqes / 4).min(64) as u16, batch: queues.batch, inline_max: INLINE_MAX };
+        let addrs = QueueAddrs { sq: sq.addr, cq: cq.addr, dbr: dbr_addr, bf_reg, cpu_doorbell: cpu };
+        let (mut rc, mut dci) = plan::descriptors(&plan, &layout, &built, &addrs, &posting);
+        let peer_table = plan::peer_table(&peers, &avs, s.stride as u64, DC_KEY);
+        warm_up_all(&built, &plan, &mut rc, &mut dci, &peer_table, &records, uar.reg_addr(), me)?;
+        boot.barrier()?;
+        let active: Vec<usize> = rc.iter().enumerate().filter(|(_, d)| d.qpn != 0).map(|(i, _)| i).collect();
+        let num_dci = dci.len();
+        let rc_descs = put_descs(&rc, cpu, "RC QP descriptors")?;
+        let dci_descs = put_descs(&dci, cpu, "DCI descriptors")?;
+        let peers_buf = DevBuf::new(std::mem::size_of_val(&peer_table[..])).map_err(sys_err("the peer table"))?;
+        peers_buf.upload(0, bytes_of(&peer_table)).map_err(sys_err("the peer table"))?;
+        let mut st = PeState::zeroed();
+        st.my_pe = me as u32;
+        st.npes = npes as u32;
+        st.num_rc_per_pe = plan.num_rc as u32;
+        st.num_dci = num_dci as u32;
+        st.rc_map_by = config.rc_map_by;
+        st.dci_map_by = config.dci_map_by;
+        st.heap_lkey = heap_mr.lkey;
+        st.heap_base = s.heap_bases[me];
+        st.heap_size = s.stride as u64;
+        st.rc_qps = rc_descs.addr();
+        st.dci_qps = dci_descs.addr();
+        st.peers = peers_buf.addr;
+        st.fetch_buf = fetch.addr;
+        st.fetch_lkey = fetch_mr.lkey;
+        st.fetch_slots = FETCH_SLOTS;
+        let state = DevBuf::new(std::mem::size_of::<PeState>()).map_err(sys_err("the IBGDA state"))?;
+        state.upload(0, bytes_of(std::slice::from_ref(&st))).map_err(sys_err("the IBGDA state"))?;
+
+        let ringer = match (&rc_descs, &dci_descs, cpu) {
+            (Descs::Host(r), Descs::Host(d), true) => {
+                let at = |base: u64, i: usize| base + (i * std::mem::size_of::<QpState>()) as u64;
+                let posted = std::mem::offset_of!(QpState, posted_head) as u64;
+                let targets = active.iter().map(|&i| (at(r.addr, i), &rc[i])).chain((0..num_dci).map(|i| (at(d.addr, i), &dci[i])))
+                    .map(|(desc, q)| RingTarget { posted: desc + posted, dbrec: q.sq_dbrec, qpn: q.qpn })
+                    .collect();
+                // SAFETY: descriptors and records are pinned host memory and the UAR register is
+                // mapped, all owned by the value returned here, which drops the ringer first.
+                Some(unsafe { CpuRinger::start(targets, uar.reg_addr()) })
+            }
+            _ => None,
+        };
+        crate::runtime::log::info(&format!(
+            "IBGDA (hardware NIC {name}): {} RC QPs ({} per remote PE), {num_dci} DCIs, {} DC targets, {nwqes} WQE blocks each; heap registered by {}; {}",
+            active.len(),
+            plan.num_rc,
+            plan.num_dct,
+            heap_mr.how,
+            doorbell.describe()
+        ));
+        Ok(HwIbgda {
+            _ringer: ringer,
+            _devx: devx,
+            _dct_cq: Some(dct_cq),
+            _srq: Some(srq),
+            _gpu_uar: gpu_uar,
+            uar,
+            _heap_mr: heap_mr,
+            _fetch_mr: fetch_mr,
+            rc: rc_descs,
+            dci: dci_descs,
+            _peers: peers_buf,
+            state,
+            _fetch: fetch,
+            _sq: sq,
+            _cq: cq,
+            records,
+            _pd: pd,
+            ctx,
+            me,
+            active,
+            num_dci,
+            registered: s.mapped,
+            doorbell,
+        })
+    }
+
+    pub fn state_addr(&self) -> u64 {
+        self.state.addr
+    }
+
+    /// The heap grew. The registration still covers the size mapped at init: the descriptor ABI
+    /// has one key per PE, so growth would need a re-registration and key exchange it cannot
+    /// express yet. Operations beyond it fail with a remote access error; this says so once.
+    pub fn heap_grew(&self, mapped: usize) {
+        if mapped > self.registered {
+            crate::runtime::log::warn(&format!(
+                "IBGDA (hardware NIC {}): the heap grew to {mapped} bytes per PE, but the NIC registration covers the first {} bytes; \
+                 remote operations beyond them will fail (raise NVSHMEM_CUMEM_GRANULARITY so the whole heap is mapped at init)",
+                self.ctx.name, self.registered
+            ));
+        }
+    }
+
+    /// Host quiet with no kernel running: each QP's rung WQEs completed (see `post`); the
+    /// first error CQE, in words. NEVER MET HARDWARE.
+    pub fn drain(&self, routine: &'static str) -> Result<()> {
+        let size = std::mem::size_of::<QpState>();
+        // SAFETY: GpuIo addresses are the queues of this value in the current context's memory.
+        let gpu = unsafe { GpuIo::new()? };
+        // SAFETY: HostIo addresses are pinned host memory of this value.
+        let host = unsafe { HostIo::new() };
+        let records: &dyn QueueIo = if matches!(self.records, Records::Host(_)) { &host } else { &gpu };
+        let slots = self.active.iter().map(|&i| (&self.rc, i)).chain((0..self.num_dci).map(|i| (&self.dci, i)));
+        for (descs, i) in slots {
+            let at = descs.addr() + (i * size) as u64;
+            let io: &dyn QueueIo = if matches!(descs, Descs::Host(_)) { &host } else { &gpu };
+            let mut raw = vec![0u8; size];
+            io.read(at, &mut raw)?;
+            // SAFETY: `raw` holds a QpState's bytes; every bit pattern of its integers is valid.
+            let mut q: QpState = unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) };
+            let mut hp = HostPost { queues: &gpu, records, q: &mut q, ring: self.uar.reg_addr() };
+            let r = hp.quiet(self.me as u32, routine, Duration::from_secs(60));
+            io.write(at, bytes_of(std::slice::from_ref(&q)))?;
+            r?;
+        }
+        Ok(())
+    }
+}
+
+/// One zero-byte RDMA WRITE per QP, waited for: RC QPs to their peer's heap, DCI k to the heap
+/// of the k-th remote PE (round robin) through its DC target.
+#[allow(clippy::too_many_arguments)]
+fn warm_up_all(built: &Built, plan: &Plan, rc: &mut [QpState], dci: &mut [QpState], peers: &[super::abi::PeerState], records: &Records, ring: u64, me: usize) -> Result<()> {
+    // SAFETY: the queues named by the descriptors are GPU memory of the current context.
+    let gpu = unsafe { GpuIo::new()? };
+    // SAFETY: with a CPU doorbell the records are pinned host memory owned by the caller.
+    let host = unsafe { HostIo::new() };
+    let rec_io: &dyn QueueIo = if matches!(records, Records::Host(_)) { &host } else { &gpu };
+    let remote: Vec<usize> = (0..plan.npes).filter(|&p| plan.remote[p]).collect();
+    for q in &built.qps {
+        let (desc, target) = match q.role {
+            Role::Rc { peer, index } => (&mut rc[peer * plan.num_rc + index], Target { raddr: peers[peer].heap_base, rkey: peers[peer].rkey, av: None }),
+            Role::Dci { index } => {
+                let Some(&p) = remote.get(index % remote.len().max(1)) else { continue };
+                (&mut dci[index], Target { raddr: peers[p].heap_base, rkey: peers[p].rkey, av: Some(&peers[p].av) })
+            }
+        };
+        HostPost { queues: &gpu, records: rec_io, q: desc, ring }.warm_up(&target, me as u32, WARM_UP_TIMEOUT)?;
+    }
+    Ok(())
+}
+
+/// rshmem-info's NIC lines: the devices, which NIC IBGDA would use, and the doorbell path.
+pub fn info_lines() -> Vec<String> {
+    let (var, nic) = crate::env::current("IBGDA_NIC");
+    let which = match nic.trim().to_ascii_lowercase().as_str() {
+        "model" => "the software HCA model (host threads play the NIC)".to_string(),
+        _ => "a ConnectX through rdma-core DevX (queues in GPU memory)".to_string(),
+    };
+    vec![
+        format!("NICs: {}", ib::discovery_summary()),
+        format!("IBGDA NIC: {which} [{var}={nic}]"),
+        format!("IBGDA doorbell: {}", doorbell_probe()),
+    ]
+}
+
+/// Which doorbell path a PE on GPU 0 would get, found by trying the mapping on the first NIC;
+/// in words. NEVER MET HARDWARE past "no device".
+pub fn doorbell_probe() -> String {
+    let nics = match ib::devices() {
+        Err(e) => return format!("not decided: {}", e.message),
+        Ok(d) if d.is_empty() => return "not decided: no RDMA device, so no doorbell page to map (the software HCA model needs none)".into(),
+        Ok(d) => d,
+    };
+    let gpu = crate::cuda::device_count()
+        .ok()
+        .filter(|n| *n > 0)
+        .and_then(|_| crate::cuda::Device::get(0).ok())
+        .and_then(|d| crate::cuda::PrimaryContext::retain(d).ok());
+    let Some(gpu) = gpu else { return "not decided: no GPU to map the doorbell page into".into() };
+    if let Err(e) = gpu.make_current() {
+        return format!("not decided: {e}");
+    }
+    match Context::open(&nics[0].name).and_then(|c| c.alloc_uar()) {
+        Err(e) => format!("not decided: {}", e.message),
+        Ok(uar) => DoorbellPath::from_mapping(map_uar(&uar).map(|_| ())).describe(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_device_the_hardware_path_fails_cleanly_and_names_the_model() {
+        let boot = crate::bootstrap::Single;
+        let s = Setup { me: 1, npes: 2, ctx: std::ptr::null_mut(), boot: &boot, sms: 1, heap_bases: vec![0, 0], stride: 0, mapped: 0, remote: vec![true, false] };
+        if ib::devices().map(|d| !d.is_empty()).unwrap_or(false) {
+            return; // a machine with a NIC: not this test's case
+        }
+        let e = choose_nic(&s).unwrap_err().to_string();
+        assert!(e.contains("PE 1 reaches 1 peer(s) only through the network"), "{e}");
+        assert!(e.contains("RSHMEM_IBGDA_NIC=model") && (e.contains("no RDMA device") || e.contains("no RDMA")), "{e}");
+        let e = no_device(&s, "this machine has no RDMA device").to_string();
+        assert!(e.starts_with("nvshmem_init: "), "{e}");
+    }
+
+    #[test]
+    fn info_lines_say_which_nic_and_why_there_is_no_doorbell_yet() {
+        let lines = info_lines();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].starts_with("NICs: "));
+        assert!(lines[1].contains("IBGDA NIC: "));
+        if ib::devices().map(|d| d.is_empty()).unwrap_or(true) {
+            assert!(lines[2].starts_with("IBGDA doorbell: not decided: "), "{}", lines[2]);
+        }
+    }
+}
