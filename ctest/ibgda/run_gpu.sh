@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU-machine run of the IBGDA route (staged by ctest/ibgda/stage_gpu.sh as .gpu/ibgda/run.sh):
-# the CUDA RMA/AMO/signal tests in P2P mode (the hooks must not change it) and in forced-remote
+# the CUDA RMA/AMO/signal/sync tests and the device collectives in P2P mode (the hooks must not change it) and in forced-remote
 # mode (every device RMA/AMO goes through WQEs to the software HCA model), over RC and over DC
 # (NVSHMEM_IBGDA_NUM_RC_PER_PE=0), the IBGDA stress, ordering, DC, coalesced-p and error tests,
 # then the post-rate benchmark in model sink mode. Logs and the CSVs go to $OUT. Nothing here
@@ -40,6 +40,8 @@ echo "== forced remote (NVSHMEM_DISABLE_P2P=1 RSHMEM_IBGDA_NIC=model)"
 t ibgda_rma 60 "${REM[@]}" $RUN "$B/rma"
 t ibgda_amo 40 "${REM[@]}" $RUN "$B/amo"
 t ibgda_signal 40 "${REM[@]}" $RUN "$B/signal"
+t ibgda_sync 40 "${REM[@]}" $RUN "$B/sync"
+t ibgda_coll 120 "${REM[@]}" $RUN "$B/coll_sizes"
 t ibgda_stress 40 "${REM[@]}" $RUN "$B/gpu_stress"
 t ibgda_stress_qp16 60 "${REM[@]}" NVSHMEM_QP_DEPTH=16 $RUN "$B/gpu_stress"
 t ibgda_stress_warp 40 "${REM[@]}" NVSHMEM_IBGDA_RC_MAP_BY=warp NVSHMEM_IBGDA_NUM_RC_PER_PE=4 RSHMEM_IBGDA_MODEL_THREADS=2 $RUN "$B/gpu_stress"
@@ -53,6 +55,7 @@ DC=("${REM[@]}" NVSHMEM_IBGDA_NUM_RC_PER_PE=0)
 t dc_rma 60 "${DC[@]}" $RUN "$B/rma"
 t dc_amo 40 "${DC[@]}" $RUN "$B/amo"
 t dc_signal 40 "${DC[@]}" $RUN "$B/signal"
+t dc_coll 120 "${DC[@]}" $RUN "$B/coll_sizes"
 t dc_stress 40 "${DC[@]}" $RUN "$B/gpu_stress"
 t dc_stress_auto_warp 40 "${DC[@]}" NVSHMEM_IBGDA_NUM_DCI=0 NVSHMEM_IBGDA_DCI_MAP_BY=warp RSHMEM_IBGDA_MODEL_THREADS=2 $RUN "$B/gpu_stress"
 t dc_stress_sm 40 "${DC[@]}" NVSHMEM_IBGDA_NUM_DCI=16 NVSHMEM_IBGDA_DCI_MAP_BY=sm $RUN "$B/gpu_stress"

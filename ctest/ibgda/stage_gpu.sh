@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds here (nvcc from scripts/install-nvcc.sh) and stages what the GPU run of the IBGDA route
 # needs into $GPU_STAGE (default /work/main/.gpu/ibgda, git-ignored there): the install, the
-# CUDA programs (RMA/AMO/signal tests, every ctest/ibgda/gpu_*.cu test, the post-rate benchmark),
+# CUDA programs (RMA/AMO/signal/sync tests, the device collectives test, every ctest/ibgda/gpu_*.cu test, the post-rate benchmark),
 # all compiled with -DRSHMEM_IBGDA_ROUTE (the device IBGDA route is opt-in, see ibgda_device.cuh),
 # and run.sh. Programs find the library through an $ORIGIN rpath, so the folder can move.
 # Then: device run `bash .gpu/ibgda/run.sh` with carry [".gpu/ibgda"], kind nvidia-h200-x2.
@@ -22,7 +22,7 @@ home="$(cd "$(dirname "$nvcc")/.." && pwd)"
 flags=(-arch=sm_90 -std=c++17 -O2 -DRSHMEM_IBGDA_ROUTE -I"$dst/stage/include" -Xcompiler -Wall)
 libs=(-L"$dst/stage/lib" -lrshmem -Xlinker '-rpath=$ORIGIN/../stage/lib')
 [ -d "$home/lib" ] && libs+=(-L"$home/lib")
-srcs=(ctest/cuda/rma.cu ctest/cuda/amo.cu ctest/cuda/signal.cu ctest/ibgda/gpu_*.cu perftest/ibgda/post_rate.cu)
+srcs=(ctest/cuda/rma.cu ctest/cuda/amo.cu ctest/cuda/signal.cu ctest/cuda/sync.cu ctest/cuda/coll_sizes.cu ctest/ibgda/gpu_*.cu perftest/ibgda/post_rate.cu)
 pids=()
 for s in "${srcs[@]}"; do
   n="$(basename "$s" .cu)"
