@@ -90,9 +90,11 @@ RSHMEMI_DEV void rshmemi_st_upto8(char *p, unsigned long long v, size_t n) {
 /* ---- call numbers and low-latency slots ----------------------------------------------------- */
 enum { RSHMEMI_LL_EXCHANGE = 0, RSHMEMI_LL_BROADCAST = 1 };
 
+template <typename SYNC>
 RSHMEMI_DEV bool rshmemi_ll_fits(nvshmem_team_t team, size_t bytes_per_member) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
-    return !rshmemi_ibgda_on() && team >= 0 && (unsigned)team < s.coll_ll_teams && bytes_per_member <= s.coll_ll_slot / 2;
+    return !rshmemi_ibgda_on() && team >= 0 && (unsigned)team < s.coll_ll_teams && bytes_per_member <= s.coll_ll_slot / 2 &&
+           bytes_per_member <= SYNC::ll_max;
 }
 RSHMEMI_DEV volatile unsigned long long *rshmemi_ll_calls(nvshmem_team_t team, int family) {
     return (volatile unsigned long long *)RSHMEMI_STATE.coll_calls + 2 * team + family;
@@ -329,7 +331,7 @@ RSHMEMI_DEV void rshmemi_alltoall(nvshmem_team_t team, const rshmemi_team &t, vo
                                   rshmemi_group g, SYNC sync) {
     char *d = (char *)dest;
     const char *s = (const char *)source;
-    if (rshmemi_ll_fits(team, bytes)) {
+    if (rshmemi_ll_fits<SYNC>(team, bytes)) {
         unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
         rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, s, bytes, bytes, g);
         rshmemi_coll_copy<SYNC>(d + (size_t)t.my * bytes, s + (size_t)t.my * bytes, bytes, g);
@@ -352,7 +354,7 @@ template <typename SYNC>
 RSHMEMI_DEV void rshmemi_fcollect(nvshmem_team_t team, const rshmemi_team &t, void *dest, const void *source, size_t bytes,
                                   rshmemi_group g, SYNC sync) {
     char *d = (char *)dest;
-    if (rshmemi_ll_fits(team, bytes)) {
+    if (rshmemi_ll_fits<SYNC>(team, bytes)) {
         unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
         rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, 0, bytes, g);
         rshmemi_coll_copy<SYNC>(d + (size_t)t.my * bytes, source, bytes, g);
@@ -381,7 +383,7 @@ RSHMEMI_DEV void rshmemi_broadcast(nvshmem_team_t team, const rshmemi_team &t, v
         printf("rshmem: broadcast: PE_root %d is not a member index of the team (0..%d)\n", root, t.size - 1);
         __trap();
     }
-    if (rshmemi_ll_fits(team, bytes)) {
+    if (rshmemi_ll_fits<SYNC>(team, bytes)) {
         const RshmemDeviceState &s = RSHMEMI_STATE;
         unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_BROADCAST, g, sync);
         unsigned long long *acks = (unsigned long long *)s.coll_acks + (size_t)team * (size_t)(s.npes + 2);
@@ -449,7 +451,7 @@ RSHMEMI_DEV void rshmemi_reduce(nvshmem_team_t team, const rshmemi_team &t, T *d
     const size_t bytes = n * sizeof(T);
     if (dest != source && rshmemi_overlap(dest, bytes, source, bytes))
         rshmemi_coll_misuse(who, "dest and source overlap without being the same array");
-    if (sizeof(T) <= 8 && rshmemi_ll_fits(team, bytes)) {
+    if (sizeof(T) <= 8 && rshmemi_ll_fits<SYNC>(team, bytes)) {
         unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
         rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, 0, bytes, g);
         sync(); /* sent before dest (which may be the source) is written */
@@ -464,7 +466,7 @@ RSHMEMI_DEV void rshmemi_reduce(nvshmem_team_t team, const rshmemi_team &t, T *d
     rshmemi_sync_team_group(t, g, sync);
     size_t lo, hi;
     rshmemi_share(n, sizeof(T) <= 16 && 16 % sizeof(T) == 0 ? 16 / sizeof(T) : 1, t.my, t.size, &lo, &hi);
-    rshmemi_reduce_range<T, OP, (SYNC::depth > 2)>(t, dest, source, lo, hi, true, g);
+    rshmemi_reduce_range<T, OP, SYNC::deep_reduce>(t, dest, source, lo, hi, true, g);
     rshmemi_sync_team_group(t, g, sync);
 }
 
@@ -478,7 +480,7 @@ RSHMEMI_DEV void rshmemi_reducescatter_staged(const rshmemi_team &t, T *dest, co
     const size_t chunk = s.coll_scratch_bytes / sizeof(T);
     for (size_t base = 0; base < n; base += chunk) {
         size_t len = n - base < chunk ? n - base : chunk;
-        rshmemi_reduce_range<T, OP, (SYNC::depth > 2)>(t, (T *)s.coll_scratch - base, mine, base, base + len, false, g);
+        rshmemi_reduce_range<T, OP, SYNC::deep_reduce>(t, (T *)s.coll_scratch - base, mine, base, base + len, false, g);
         rshmemi_sync_team_group(t, g, sync);
         for (size_t i = g.tid; i < len; i += g.size) dest[base + i] = ((const T *)s.coll_scratch)[i]; /* local, rare */
         sync();
@@ -489,7 +491,7 @@ template <typename T, typename OP, typename SYNC>
 RSHMEMI_DEV void rshmemi_reducescatter_direct(const rshmemi_team &t, T *dest, const T *mine, size_t n, bool in_place,
                                                    rshmemi_group g, SYNC sync) {
     rshmemi_sync_team_group(t, g, sync);
-    if (!in_place) rshmemi_reduce_range<T, OP, (SYNC::depth > 2)>(t, dest, mine, 0, n, false, g);
+    if (!in_place) rshmemi_reduce_range<T, OP, SYNC::deep_reduce>(t, dest, mine, 0, n, false, g);
     else rshmemi_reducescatter_staged<T, OP>(t, dest, mine, n, g, sync);
     rshmemi_sync_team_group(t, g, sync);
 }
@@ -504,7 +506,7 @@ RSHMEMI_DEV void rshmemi_reducescatter(nvshmem_team_t team, const rshmemi_team &
     const T *mine = source + (size_t)t.my * n;
     if (dest != source && rshmemi_overlap(dest, bytes, source, bytes * (size_t)t.size))
         rshmemi_coll_misuse(who, "dest overlaps source without being the same array");
-    if (sizeof(T) <= 8 && rshmemi_ll_fits(team, bytes)) {
+    if (sizeof(T) <= 8 && rshmemi_ll_fits<SYNC>(team, bytes)) {
         unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
         rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, bytes, bytes, g);
         sync();

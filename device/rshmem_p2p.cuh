@@ -388,14 +388,21 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
  * A routine's scope: its barrier (operator()) and its group (group()). */
 /* depth: words each thread keeps in flight in bulk copies; ll_batch: small-collective units
  * each thread handles at once (a block has many threads in flight already, and 1024 of them
- * have 64 registers each). */
+ * have 64 registers each); ll_max: bytes per member up to which a collective takes the
+ * low-latency protocol (one thread alone polls its units nearly one after another: beyond a
+ * few units its copies with 4 words in flight between two barriers are faster); deep_reduce:
+ * two 16-byte words of a large reduction in flight per thread (registers permitting). */
 struct rshmemi_no_sync {
-    static const int depth = 2, ll_batch = 4;
+    static const int depth = 4, ll_batch = 4;
+    static const unsigned ll_max = 64;
+    static const bool deep_reduce = false;
     __device__ void operator()() const {}
     __device__ rshmemi_group group() const { return rshmemi_thread_group(); }
 };
 struct rshmemi_warp_sync {
     static const int depth = 4, ll_batch = 2;
+    static const unsigned ll_max = ~0u;
+    static const bool deep_reduce = true;
     unsigned lanes;
     __device__ rshmemi_warp_sync() : lanes(rshmemi_warp_lanes()) {}
     __device__ void operator()() const { __syncwarp(lanes); }
@@ -403,6 +410,8 @@ struct rshmemi_warp_sync {
 };
 struct rshmemi_block_sync {
     static const int depth = 2, ll_batch = 1;
+    static const unsigned ll_max = ~0u;
+    static const bool deep_reduce = false;
     __device__ void operator()() const { rshmemi_sync_block(); }
     __device__ rshmemi_group group() const { return rshmemi_block_group(); }
 };
