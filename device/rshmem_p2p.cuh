@@ -389,19 +389,20 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
 /* depth: words each thread keeps in flight in bulk copies; ll_batch: small-collective units
  * each thread handles at once (a block has many threads in flight already, and 1024 of them
  * have 64 registers each); ll_max: bytes per member up to which a collective takes the
- * low-latency protocol (one thread alone polls its units nearly one after another: beyond a
- * few units its copies with 4 words in flight between two barriers are faster); deep_reduce:
+ * low-latency protocol (measured on H100: one thread polls its units nearly one after
+ * another, so beyond two units its copies with 4 words in flight between two barriers are
+ * faster; a warp's crossover is near 1 KiB, a block's beyond the slot); deep_reduce:
  * two 16-byte words of a large reduction in flight per thread (registers permitting). */
 struct rshmemi_no_sync {
     static const int depth = 4, ll_batch = 4;
-    static const unsigned ll_max = 64;
+    static const unsigned ll_max = 16;
     static const bool deep_reduce = false;
     __device__ void operator()() const {}
     __device__ rshmemi_group group() const { return rshmemi_thread_group(); }
 };
 struct rshmemi_warp_sync {
     static const int depth = 4, ll_batch = 2;
-    static const unsigned ll_max = ~0u;
+    static const unsigned ll_max = 1024;
     static const bool deep_reduce = true;
     unsigned lanes;
     __device__ rshmemi_warp_sync() : lanes(rshmemi_warp_lanes()) {}
