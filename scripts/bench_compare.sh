@@ -167,6 +167,9 @@ say "building [$progs] for [${libs[*]}] with $jobs jobs"
 t_build=$(date +%s)
 pids=()
 for lib in "${libs[@]}"; do
+  # Always from scratch: make sees the program sources, not the headers of the library install
+  # being compared, so a program built against an earlier install would be reused.
+  rm -rf "${build:?}/$lib"
   mkdir -p "$build/$lib"
   for p in $progs; do
     while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 0.2; done
