@@ -5,6 +5,8 @@
 # NP=4 / NP=8 on the 4- and 8-GPU machines; uid_init/uid_file start their own processes,
 # mpi_init runs under mpirun -np $NP), rshmem-info, and the lazy-CUDA check. One log:
 # $OUT/run.log; every test's own log: $OUT/logs.tgz.
+# MPS=1: every test under a fresh CUDA MPS daemon, each PE allowed 100/NP % of the SMs: how
+# several PEs share one GPU with their kernels running at once (one-GPU machines: NP=2 MPS=1).
 set -uo pipefail
 G="$(cd "$(dirname "$0")" && pwd)"
 OUT="${OUT:-/tmp/rshmem-out}"
@@ -25,15 +27,29 @@ if [ ! -x "$B/cuda/host" ]; then
   bash "$G/ctest/scripts/cuda_compile.sh" "$S" "$B" || echo "COMPILE FAILED"
   echo "compile: $(( $(date +%s) - T0 )) s"
 fi
+# mpi_init needs MPI's headers: staged without PREBUILD it was compiled without them (it then only
+# says SKIP); build it here against this machine's MPI.
+if command -v mpicc >/dev/null && [ -f "$G/ctest/cuda/mpi_init.cu" ] && ! grep -q MPI_Comm_rank "$B/cuda/mpi_init" 2>/dev/null; then
+  inc="$(mpicc -showme:incdirs 2>/dev/null | awk '{print $1}')"; lib="$(mpicc -showme:libdirs 2>/dev/null | awk '{print $1}')"
+  nvcc -arch=sm_90 -std=c++17 -I"$S/include" -I"$G/ctest/cuda" -I"$inc" "$G/ctest/cuda/mpi_init.cu" -o "$B/cuda/mpi_init" \
+    -L"$S/lib" -lrshmem -L"$lib" -lmpi && echo "mpi_init: built with $(mpicc -showme:version 2>/dev/null | head -1)"
+fi
 chmod +x "$B/cuda/"* 2>/dev/null
 cd "$B/cuda" || exit 1
 echo "== rshmem-info"; "$S/bin/rshmem-info" | sed -n '1,/^Environment/p'
 pass=0; fail=0; failed=""
+if [ "${MPS:-0}" = 1 ]; then
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/rshmem-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/rshmem-mps-log
+  export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / NP))
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+fi
 t() {
   local name="$1" limit="$2"; shift 2
   local t1=$(date +%s%N)
+  [ "${MPS:-0}" = 1 ] && nvidia-cuda-mps-control -d
   timeout "$limit" "$@" > "$L/$name.log" 2>&1
   local rc=$?
+  [ "${MPS:-0}" = 1 ] && { echo quit | nvidia-cuda-mps-control; sleep 0.5; }
   local ms=$(( ($(date +%s%N) - t1) / 1000000 ))
   if [ $rc -eq 0 ]; then pass=$((pass+1)); echo "PASS $name (${ms} ms)"; else fail=$((fail+1)); failed="$failed $name"; echo "FAIL $name rc=$rc (${ms} ms)"; fi
   grep -v "^TIME" "$L/$name.log" | tail -n 8 | sed 's/^/    /'

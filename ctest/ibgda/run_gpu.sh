@@ -16,6 +16,14 @@ nproc; date -u
 S="$G/stage"; B="$G/bin"
 chmod +x "$S/bin/"* "$B/"* 2>/dev/null
 export RSHMEM_BOOTSTRAP_TIMEOUT=20 NVSHMEM_DISABLE_NVLS=1
+# MPS=1 (one-GPU machines: both PEs on the GPU): one CUDA MPS daemon for the whole run, each PE
+# allowed half the SMs, so that both PEs' kernels run at once.
+if [ "${MPS:-0}" = 1 ]; then
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/rshmem-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/rshmem-mps-log CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  nvidia-cuda-mps-control -d
+  trap 'echo quit | nvidia-cuda-mps-control' EXIT
+fi
 RUN="$S/bin/rshmemrun -n 2"
 REM=(env NVSHMEM_DISABLE_P2P=1 RSHMEM_IBGDA_NIC=model)
 pass=0; fail=0; failed=""
