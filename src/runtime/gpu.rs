@@ -853,7 +853,7 @@ mod tests {
                 assert!(w[0].0 + w[0].1 <= w[1].0, "{npes} PEs: array at {} ({} bytes) runs into {}", w[0].0, w[0].1, w[1].0);
             }
             let (last, len) = ends[ends.len() - 1];
-            assert!(last + len <= a.reserved() && a.reserved() % 4096 == 0);
+            assert!(last + len <= a.reserved() && a.reserved().is_multiple_of(4096));
             assert_eq!(a.coll_ll() % 256, 0, "slots start on a line");
             for team in 0..LL_TEAMS {
                 let r = a.coll_team_ranges(team);
