@@ -121,6 +121,15 @@ RSHMEMI_DEV void rshmemi_ll_put_unit(char *remote_unit, unsigned long long data,
                  "r"((unsigned)(data >> 32)), "r"(flag)
                  : "memory");
 }
+/* One unit as it is now: {data low, flag, data high, flag}. */
+RSHMEMI_DEV uint4 rshmemi_ll_peek(const char *unit) {
+    uint4 v;
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(unit) : "memory");
+    return v;
+}
+RSHMEMI_DEV bool rshmemi_ll_ready(uint4 v, unsigned flag) { return v.y == flag && v.w == flag; }
+RSHMEMI_DEV unsigned long long rshmemi_ll_data(uint4 v) { return (unsigned long long)v.x | (unsigned long long)v.z << 32; }
+
 /* The stalled wait's report names the sender and both PEs' counts of the team's small
  * collectives of this family: unequal counts mean the PEs called them in different orders. */
 static __device__ __noinline__ void rshmemi_ll_report(const volatile unsigned long long *calls, int sender, unsigned flag,
@@ -136,17 +145,11 @@ static __device__ __noinline__ void rshmemi_ll_report(const volatile unsigned lo
  * bytes. */
 RSHMEMI_DEV unsigned long long rshmemi_ll_take_unit(const char *slot, size_t u, unsigned flag, int sender,
                                                     const volatile unsigned long long *calls) {
-    unsigned a, f0, b, f1;
     rshmemi_wait_watch w;
-    for (;;) {
-        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(a), "=r"(f0), "=r"(b), "=r"(f1)
-                     : "l"(slot + 16 * u)
-                     : "memory");
-        if (f0 == flag && f1 == flag) break;
-        if (w.expired()) rshmemi_ll_report(calls, sender, flag, f0, f1, u);
-    }
-    return (unsigned long long)a | (unsigned long long)b << 32;
+    uint4 v;
+    while (!rshmemi_ll_ready(v = rshmemi_ll_peek(slot + 16 * u), flag))
+        if (w.expired()) rshmemi_ll_report(calls, sender, flag, v.y, v.w, u);
+    return rshmemi_ll_data(v);
 }
 
 /* Sends `bytes` of `src` (for member k: src + k * src_stride; stride 0: the same data to
@@ -206,16 +209,12 @@ RSHMEMI_COLL_OOL void rshmemi_ll_recv(const rshmemi_team &t, nvshmem_team_t team
 #pragma unroll
             for (int j = 0; j < RSHMEMI_LL_BATCH; j++) {
                 if (!(pending >> j & 1)) continue;
-                unsigned a, f0, b, f1;
-                asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                             : "=r"(a), "=r"(f0), "=r"(b), "=r"(f1)
-                             : "l"(unit[j])
-                             : "memory");
-                if (f0 == (unsigned)call && f1 == (unsigned)call) {
-                    v[j] = (unsigned long long)a | (unsigned long long)b << 32;
+                uint4 x = rshmemi_ll_peek(unit[j]);
+                if (rshmemi_ll_ready(x, (unsigned)call)) {
+                    v[j] = rshmemi_ll_data(x);
                     pending &= ~(1u << j);
                 } else if (watch.expired()) {
-                    rshmemi_ll_report(rshmemi_ll_calls(team, family), rshmemi_team_pe(t, from[j]), (unsigned)call, f0, f1,
+                    rshmemi_ll_report(rshmemi_ll_calls(team, family), rshmemi_team_pe(t, from[j]), (unsigned)call, x.y, x.w,
                                       (size_t)((unit[j] - rshmemi_ll_slot(team, family, call, rshmemi_team_pe(t, from[j]))) / 16));
                 }
             }
