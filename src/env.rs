@@ -120,6 +120,30 @@ pub const SETTINGS: &[Setting] = &[
         help: "IBGDA software HCA model: where send queues live: gpu (as with a NIC; the model copies WQEs out) or host (pinned, mapped into the GPU)",
     },
     Setting {
+        name: "HCA_LIST",
+        default: "",
+        aliases: &[],
+        help: "IBGDA on a NIC: RDMA devices to use, first that exists wins (e.g. mlx5_0,mlx5_1; a :port suffix is ignored); empty: the NIC closest to the GPU",
+    },
+    Setting {
+        name: "IB_GID_INDEX",
+        default: "0",
+        aliases: &[],
+        help: "IBGDA on a NIC: GID index of the port (RoCE v2 usually needs 3)",
+    },
+    Setting {
+        name: "IB_TRAFFIC_CLASS",
+        default: "0",
+        aliases: &[],
+        help: "IBGDA on a NIC: traffic class of the queue pairs' address vectors",
+    },
+    Setting {
+        name: "IB_SL",
+        default: "0",
+        aliases: &[],
+        help: "IBGDA on a NIC: service level of the queue pairs' address vectors",
+    },
+    Setting {
         name: "PMIX_LIBRARY",
         default: "libpmix.so.2",
         aliases: &[],

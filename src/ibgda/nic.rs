@@ -150,12 +150,10 @@ fn sm_count() -> usize {
         .map_or(1, |n| n.max(1) as usize)
 }
 
-/// A small whole-number setting read with the env precedence (not in the table yet).
-fn small_setting(name: &str, default: u8) -> Result<u8> {
-    match crate::env::lookup(name) {
-        None => Ok(default),
-        Some((var, v)) => v.trim().parse().map_err(|_| Error::invalid(ROUTINE, format!("environment variable {var}={v:?} is not valid: expected a number from 0 to 255"))),
-    }
+/// A small whole-number setting of the env table (its default when unset).
+fn small_setting(name: &str) -> Result<u8> {
+    let (var, v) = crate::env::current(name);
+    v.trim().parse().map_err(|_| Error::invalid(ROUTINE, format!("environment variable {var}={v:?} is not valid: expected a number from 0 to 255")))
 }
 
 // ---- the hardware IBGDA ----
@@ -246,9 +244,9 @@ impl HwIbgda {
         let ctx = Context::open(&name)?;
         let port = 1u8;
         let pattr = ctx.query_port(port)?;
-        let gid_index = small_setting("IB_GID_INDEX", 0)?;
-        let traffic_class = small_setting("IB_TRAFFIC_CLASS", 0)?;
-        let sl = small_setting("IB_SL", 0)?;
+        let gid_index = small_setting("IB_GID_INDEX")?;
+        let traffic_class = small_setting("IB_TRAFFIC_CLASS")?;
+        let sl = small_setting("IB_SL")?;
         let gid = ctx.query_gid(port, gid_index)?;
         let addr = QpAddress { qpn: 0, psn: 0, lid: pattr.lid, port, mtu: pattr.active_mtu as u8, link_layer: pattr.link_layer, gid_index, gid };
         let local = Local { port, addr, traffic_class, sl };
