@@ -476,12 +476,14 @@ template <typename T, typename OP, typename SYNC>
 RSHMEMI_DEV void rshmemi_reducescatter_staged(const rshmemi_team &t, T *dest, const T *mine, size_t n,
                                                                  rshmemi_group g, SYNC sync) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
-    const size_t chunk = s.coll_scratch_bytes / sizeof(T);
+    /* 32-bit chunk arithmetic (the scratch buffer is small): 64-bit costs the kernel registers. */
+    const unsigned chunk = (unsigned)(s.coll_scratch_bytes / sizeof(T));
+    T *scratch = (T *)s.coll_scratch;
     for (size_t base = 0; base < n; base += chunk) {
-        size_t len = n - base < chunk ? n - base : chunk;
-        rshmemi_reduce_range<T, OP, SYNC::deep_reduce>(t, (T *)s.coll_scratch - base, mine, base, base + len, false, g);
+        unsigned len = n - base < chunk ? (unsigned)(n - base) : chunk;
+        rshmemi_reduce_range<T, OP, SYNC::deep_reduce>(t, scratch - base, mine, base, base + len, false, g);
         rshmemi_sync_team_group(t, g, sync);
-        for (size_t i = g.tid; i < len; i += g.size) dest[base + i] = ((const T *)s.coll_scratch)[i]; /* local, rare */
+        for (unsigned i = g.tid; i < len; i += g.size) dest[base + i] = scratch[i]; /* local, rare */
         sync();
     }
 }

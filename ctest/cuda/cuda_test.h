@@ -59,6 +59,32 @@ static inline void ready(void) {
     nvshmem_barrier_all();
 }
 
+/* What the device prints (printf in a kernel reaches the process's stdout when the host
+ * synchronizes): capture_begin() sends stdout to an anonymous memory file, capture_end()
+ * restores it, echoes the text and returns it (malloc'd, NUL-terminated). */
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+static int capture_fd = -1, capture_saved = -1;
+static inline void capture_begin(void) {
+    fflush(stdout);
+    capture_fd = memfd_create("rshmem-test-stdout", 0);
+    capture_saved = dup(1);
+    CHECK(capture_fd >= 0 && capture_saved >= 0 && dup2(capture_fd, 1) == 1, "cannot redirect stdout");
+}
+static inline char *capture_end(void) {
+    fflush(stdout);
+    dup2(capture_saved, 1);
+    close(capture_saved);
+    off_t n = lseek(capture_fd, 0, SEEK_END);
+    char *text = (char *)calloc((size_t)n + 1, 1);
+    CHECK(text && pread(capture_fd, text, (size_t)n, 0) == n, "cannot read the captured output");
+    close(capture_fd);
+    fputs(text, stdout);
+    fflush(stdout);
+    return text;
+}
+
 static inline void test_init(void) {
     nvshmem_init();
     test_pe = nvshmem_my_pe();

@@ -101,6 +101,27 @@ for k in "$src"/*.kernel.cu; do
   run "$out/last.log" "$nvcc" "${flags[@]}" -ptx "$k" -o "$out/$kb.ptx" && echo "ok   $kb.ptx" || fail=1
 done
 
+# Register budget: every device routine in a kernel of its own (ctest/budget/registers.cu) within
+# 64 registers per thread, so 1024-thread CTAs launch. Known exceptions, each with its ceiling:
+# reducescatter at thread and warp scope (its in-place staging loop; measured 64-72).
+budget_log="$out/registers.ptxas.txt"
+if "$nvcc" "${flags[@]}" -Xptxas -v -c "$here/../budget/registers.cu" -o "$out/registers.o" > "$budget_log" 2>&1; then
+  over="$(awk '/Compiling entry function/ { split($0, a, "\x27"); f = a[2] }
+               /Used [0-9]+ registers/ { match($0, /Used [0-9]+/); n = substr($0, RSTART + 5, RLENGTH - 5) + 0
+                 name = f; sub(/^_Z[0-9]+/, "", name); sub(/P.*$/, "", name)
+                 limit = name ~ /^rs_(i32|f32|f64)_[tw]$/ ? 76 : 64; kernels++; if (n > max) max = n
+                 if (n > limit) printf "%s needs %d registers (limit %d); ", name, n, limit }
+               END { printf "\n%d %d", kernels, max }' "$budget_log")"
+  read -r kernels max <<< "$(tail -n 1 <<< "$over")"
+  if [ -n "$(head -n 1 <<< "$over")" ] || [ "${kernels:-0}" -lt 60 ]; then
+    echo "FAILED: register budget: $(head -n 1 <<< "$over") ($kernels kernels read from $budget_log)"; fail=1
+  else
+    echo "ok   register budget: $kernels routine kernels, at most $max registers per thread"
+  fi
+else
+  echo "FAILED: compiling ctest/budget/registers.cu"; cat "$budget_log"; fail=1
+fi
+
 # NVRTC needs no GPU: nvrtc.cu's kernel (nvshmem.h included) compiled at run time, here.
 if [ -x "$out/nvrtc" ]; then
   run "$out/last.log" env LD_LIBRARY_PATH="$cuda_home/lib64:$cuda_home/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$out/nvrtc" --compile-only && echo "ok   nvrtc --compile-only" || fail=1
