@@ -16,7 +16,8 @@
 //! 4. registers the heap and the fetch slots (dma-buf first) and exchanges heap address, key,
 //!    port address, QP and DCT numbers with every PE through the bootstrap's allgather;
 //! 5. drives every QP RESET → INIT → RTR → RTS with DevX modify commands, fills the device
-//!    descriptors (`abi::QpState`, `PeerState`, `PeState`), and warms each QP up with one
+//!    descriptors (`abi::QpState`, `PeerState`, `PeState` with the DCT table of every PE's
+//!    targets), and warms each QP up with one
 //!    zero-byte RDMA WRITE from the host, waited for (`post`).
 //!
 //! Files: `nic/plan.rs` (the set-up as data and a DevX command sequence), `nic/post.rs` (host
@@ -194,6 +195,7 @@ pub struct HwIbgda {
     rc: Descs,
     dci: Descs,
     _peers: DevBuf,
+    _dcts: DevBuf,
     state: DevBuf,
     _fetch: DevBuf,
     _sq: Aligned,
@@ -335,6 +337,9 @@ impl HwIbgda {
         let dci_descs = put_descs(&dci, cpu, "DCI descriptors")?;
         let peers_buf = DevBuf::new(std::mem::size_of_val(&peer_table[..])).map_err(sys_err("the peer table"))?;
         peers_buf.upload(0, bytes_of(&peer_table)).map_err(sys_err("the peer table"))?;
+        let dct_table = plan::dct_table(&peers, plan.num_dct);
+        let dcts_buf = DevBuf::new(std::mem::size_of_val(&dct_table[..]).max(4)).map_err(sys_err("the DCT table"))?;
+        dcts_buf.upload(0, bytes_of(&dct_table)).map_err(sys_err("the DCT table"))?;
         let mut st = PeState::zeroed();
         st.my_pe = me as u32;
         st.npes = npes as u32;
@@ -348,6 +353,12 @@ impl HwIbgda {
         st.rc_qps = rc_descs.addr();
         st.dci_qps = dci_descs.addr();
         st.peers = peers_buf.addr;
+        if plan.num_rc == 0 {
+            // DC (as the model sets them): a thread's WQEs toward PE p name DCT
+            // dcts[p * num_dct + warp % num_dct], spreading the targets.
+            st.num_dct = plan.num_dct as u32;
+            st.dcts = dcts_buf.addr;
+        }
         st.fetch_buf = fetch.addr;
         st.fetch_lkey = fetch_mr.lkey;
         st.fetch_slots = FETCH_SLOTS;
@@ -387,6 +398,7 @@ impl HwIbgda {
             rc: rc_descs,
             dci: dci_descs,
             _peers: peers_buf,
+            _dcts: dcts_buf,
             state,
             _fetch: fetch,
             _sq: sq,
