@@ -17,7 +17,9 @@
 //!    × `NVSHMEM_IBGDA_NUM_RC_PER_PE`; DCIs: `NVSHMEM_IBGDA_NUM_DCI`), and the DC targets
 //!    (`NVSHMEM_IBGDA_NUM_DCT`) on a verbs CQ and SRQ: `plan`;
 //! 5. registers the heap and the fetch slots (dma-buf first) and exchanges heap address, key,
-//!    port address, QP and DCT numbers with every PE through the bootstrap's allgather;
+//!    port address, QP and DCT numbers with every PE through the bootstrap's allgather (when
+//!    the heap grows later, [`HwIbgda::heap_grew`] registers it again whole and swaps the new
+//!    keys: `grow`);
 //! 6. drives every QP RESET → INIT → RTR → RTS with DevX modify commands, fills the device
 //!    descriptors (`abi::QpState`, `PeerState`, `PeState` with, for DC, the table of every PE's
 //!    DC targets), and warms each QP up with one zero-byte RDMA WRITE from the host, waited for
@@ -25,11 +27,12 @@
 //!
 //! Files: `nic/plan.rs` (the set-up as data and a DevX command sequence), `nic/caps.rs` (the
 //! plan fitted to QUERY_HCA_CAP), `nic/post.rs` (host posting: warm-up and host quiet),
-//! `nic/gpumem.rs` (UAR mapping, dma-buf, aligned buffers), `nic/probe.rs` (rshmem-info lines).
+//! `nic/gpumem.rs` (UAR mapping, dma-buf, aligned buffers), `nic/grow.rs` (heap growth),
+//! `nic/probe.rs` (rshmem-info lines).
 //!
 //! Ran in CI: `plan` (the command sequence against a recording call table, descriptors, peer
 //! table, DCT table, bootstrap encoding), `caps` (the query and the fitting, on canned
-//! outputs), `post` (warm-up, error CQE, host quiet with wrap-around, against the software HCA
+//! outputs), `grow` (the key message, gathering and re-keying), `post` (warm-up, error CQE, host quiet with wrap-around, against the software HCA
 //! model on host memory), [`Ibgda::create`] and [`HwIbgda::create`] up to their clean failure
 //! (no RDMA device here; and with libibverbs masked, no rdma-core: tests/ib_devx.rs), and
 //! [`info_lines`]. NEVER MET HARDWARE: every step of [`HwIbgda::create`] past NIC choice,
@@ -41,6 +44,7 @@
 
 mod caps;
 mod gpumem;
+mod grow;
 mod plan;
 mod post;
 mod probe;
@@ -51,7 +55,7 @@ pub use probe::{caps_probe, doorbell_probe, info_lines};
 
 use std::ffi::c_int;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -93,11 +97,15 @@ impl Ibgda {
             Ibgda::Hardware(h) => h.state_addr(),
         }
     }
-    /// The heaps grew to `mapped` bytes each.
-    pub fn heap_grew(&self, mapped: usize) {
+    /// The heaps grew to `mapped` bytes each: the registrations follow. Collective (the
+    /// hardware NIC swaps the new keys through `boot`); a failure names nvshmem_malloc.
+    pub fn heap_grew(&self, boot: &dyn crate::bootstrap::Bootstrap, mapped: usize) -> Result<()> {
         match self {
-            Ibgda::Model(m) => m.heap_grew(mapped),
-            Ibgda::Hardware(h) => h.heap_grew(mapped),
+            Ibgda::Model(m) => {
+                m.heap_grew(mapped);
+                Ok(())
+            }
+            Ibgda::Hardware(h) => h.heap_grew(boot, mapped),
         }
     }
     /// Host quiet: everything the device posted has completed; the first error, in words.
@@ -200,24 +208,24 @@ pub struct HwIbgda {
     _srq: Option<ib::Srq>,
     _gpu_uar: Option<GpuUar>,
     uar: Uar,
-    _heap_mr: Mr,
+    grown: Mutex<grow::Grown>,
     _fetch_mr: Mr,
     rc: Descs,
     dci: Descs,
-    _peers: DevBuf,
+    peers: DevBuf,
     _dcts: DevBuf,
     state: DevBuf,
     _fetch: DevBuf,
     _sq: Aligned,
     _cq: Aligned,
     records: Records,
-    _pd: Arc<Pd>,
+    pd: Arc<Pd>,
     ctx: Arc<Context>,
     me: usize,
+    heap_base: u64,
     /// Indices of the RC descriptors that exist, and the number of DCIs.
     active: Vec<usize>,
     num_dci: usize,
-    registered: usize,
     pub doorbell: DoorbellPath,
 }
 
@@ -408,42 +416,29 @@ impl HwIbgda {
             _srq: Some(srq),
             _gpu_uar: gpu_uar,
             uar,
-            _heap_mr: heap_mr,
+            grown: Mutex::new(grow::Grown { registered: s.mapped, peers: peer_table, state: st, mrs: vec![heap_mr] }),
             _fetch_mr: fetch_mr,
             rc: rc_descs,
             dci: dci_descs,
-            _peers: peers_buf,
+            peers: peers_buf,
             _dcts: dcts_buf,
             state,
             _fetch: fetch,
             _sq: sq,
             _cq: cq,
             records,
-            _pd: pd,
+            pd,
             ctx,
             me,
+            heap_base: s.heap_bases[me],
             active,
             num_dci,
-            registered: s.mapped,
             doorbell,
         })
     }
 
     pub fn state_addr(&self) -> u64 {
         self.state.addr
-    }
-
-    /// The heap grew. The registration still covers the size mapped at init: the descriptor ABI
-    /// has one key per PE, so growth would need a re-registration and key exchange it cannot
-    /// express yet. Operations beyond it fail with a remote access error; this says so once.
-    pub fn heap_grew(&self, mapped: usize) {
-        if mapped > self.registered {
-            crate::runtime::log::warn(&format!(
-                "IBGDA (hardware NIC {}): the heap grew to {mapped} bytes per PE, but the NIC registration covers the first {} bytes; \
-                 remote operations beyond them will fail (raise NVSHMEM_CUMEM_GRANULARITY so the whole heap is mapped at init)",
-                self.ctx.name, self.registered
-            ));
-        }
     }
 
     /// Host quiet with no kernel running: each QP's rung WQEs completed (see `post`); the
