@@ -71,7 +71,7 @@ fn masked_child() {
     let e = hardware_refusal();
     assert!(e.contains("libibverbs.so.1 could not be loaded") && e.contains("RSHMEM_IBGDA_NIC=model"), "{e}");
     let lines = rshmem::ibgda::nic::info_lines();
-    assert!(lines[0].contains("no RDMA") && lines[2].contains("not decided"), "{lines:?}");
+    assert!(lines[0].contains("no RDMA") && lines[2].contains("not decided") && lines[3].contains("not read"), "{lines:?}");
 }
 
 #[test]

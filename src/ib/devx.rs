@@ -1,10 +1,11 @@
 //! DevX: creating and modifying NIC objects with PRM commands ([`super::prm`]) over memory we
 //! registered ourselves (umem), so that queues can live in GPU memory.
 //!
-//! [`DevxOps`] is the call table the hardware set-up drives: umem registration, CREATE and
-//! modify commands. [`DevxCtx`] implements it over libmlx5 (`mlx5dv_devx_umem_reg(_ex)`,
-//! `mlx5dv_devx_obj_create/modify/destroy`) and owns what it made; `fake::Recorder` (tests)
-//! records every call, so the command sequence is checked in CI.
+//! [`DevxOps`] is the call table the hardware set-up drives: umem registration, CREATE, modify
+//! and query commands. [`DevxCtx`] implements it over libmlx5 (`mlx5dv_devx_umem_reg(_ex)`,
+//! `mlx5dv_devx_obj_create/modify/destroy`, `mlx5dv_devx_general_cmd` for queries) and owns
+//! what it made; `fake::Recorder` (tests) records every call and answers queries with a canned
+//! output, so the command sequence is checked in CI.
 //!
 //! NEVER MET HARDWARE: every method of [`DevxCtx`].
 
@@ -32,6 +33,8 @@ pub trait DevxOps {
     fn create(&mut self, what: &str, cmd: &Cmd) -> Result<(ObjId, u32)>;
     /// Runs a modify command on `obj`.
     fn modify(&mut self, obj: ObjId, what: &str, cmd: &Cmd) -> Result<()>;
+    /// Runs a query command (no object) and returns its `out_len`-byte output.
+    fn query(&mut self, what: &str, cmd: &Cmd, out_len: usize) -> Result<Vec<u8>>;
 }
 
 fn opcode_of(cmd: &Cmd) -> u16 {
@@ -137,6 +140,18 @@ impl DevxOps for DevxCtx {
         }
         Ok(())
     }
+
+    fn query(&mut self, what: &str, cmd: &Cmd, out_len: usize) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; out_len.max(prm::OUT_BYTES)];
+        // SAFETY: ctx is open; in and out are live buffers of the lengths passed.
+        let rc = unsafe {
+            (self.m.mlx5dv_devx_general_cmd)(self.ctx.raw(), cmd.bytes.as_ptr().cast::<c_void>(), cmd.bytes.len(), out.as_mut_ptr().cast(), out.len())
+        };
+        if rc != 0 {
+            return Err(command_error(cmd, what, std::io::Error::from_raw_os_error(rc.abs()), &out));
+        }
+        Ok(out)
+    }
 }
 
 impl Drop for DevxCtx {
@@ -162,14 +177,17 @@ pub mod fake {
         Umem { what: String, addr: u64, len: usize, dmabuf: bool, id: u32 },
         Create { what: String, opcode: u16, cmd: Vec<u8>, number: u32 },
         Modify { obj: usize, what: String, opcode: u16, cmd: Vec<u8> },
+        Query { what: String, opcode: u16, cmd: Vec<u8> },
     }
 
     /// Records calls; hands out umem ids from 0x10, CQ numbers from 0x1000, QP numbers from
     /// 0x2000 and DCT numbers from 0x3000. `fail_at` makes the call with that index fail.
+    /// A query answers `answer` (the canned output a test wrote), zero-padded to the length asked.
     #[derive(Default)]
     pub struct Recorder {
         pub calls: Vec<Call>,
         pub fail_at: Option<usize>,
+        pub answer: Vec<u8>,
         created: Vec<u16>,
     }
 
@@ -221,6 +239,13 @@ pub mod fake {
             assert!(obj.0 < self.created.len(), "modify of an object never created");
             self.calls.push(Call::Modify { obj: obj.0, what: what.into(), opcode: opcode_of(cmd), cmd: cmd.bytes.clone() });
             Ok(())
+        }
+        fn query(&mut self, what: &str, cmd: &Cmd, out_len: usize) -> Result<Vec<u8>> {
+            self.check_fail(Some(cmd), what)?;
+            self.calls.push(Call::Query { what: what.into(), opcode: opcode_of(cmd), cmd: cmd.bytes.clone() });
+            let mut out = self.answer.clone();
+            out.resize(out_len.max(out.len()), 0);
+            Ok(out)
         }
     }
 }

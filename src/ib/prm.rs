@@ -1,6 +1,7 @@
 //! mlx5 PRM command layouts for the DevX path, encoded by hand: a small big-endian bit-field
 //! writer ([`Cmd`]) and one function per command (CREATE_CQ, CREATE_QP, RST2INIT_QP,
-//! INIT2RTR_QP, RTR2RTS_QP, CREATE_DCT) that fills exactly the fields we rely on.
+//! INIT2RTR_QP, RTR2RTS_QP, CREATE_DCT) that fills exactly the fields we rely on; QUERY_HCA_CAP
+//! and the capabilities we read from its answer are in [`caps`].
 //!
 //! Conventions (those of the public mlx5 PRM field tables, `mlx5_ifc` in rdma-core and Linux):
 //! a layout is a run of bits; a field is named by its bit offset from the start and its width.
@@ -14,6 +15,9 @@
 //! Every value here is written from the field tables; the unit tests (prm_tests.rs) check each
 //! command field by field against byte images worked out independently from the same tables.
 //! NEVER MET HARDWARE: no firmware has parsed these commands.
+
+pub mod caps;
+pub use caps::{query_hca_cap, HcaCaps};
 
 /// A field: bit offset from the start of its layout, width in bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -498,6 +502,7 @@ pub fn opcode_name(opcode: u16) -> &'static str {
         INIT2RTR_QP => "INIT2RTR_QP",
         RTR2RTS_QP => "RTR2RTS_QP",
         CREATE_DCT => "CREATE_DCT",
+        caps::QUERY_HCA_CAP => "QUERY_HCA_CAP",
         _ => "unknown command",
     }
 }

@@ -484,4 +484,5 @@ fn_table!(Mlx5 from "libmlx5.so.1" {
     mlx5dv_devx_obj_create: fn(Ptr, *const c_void, usize, *mut c_void, usize) -> Ptr;
     mlx5dv_devx_obj_modify: fn(Ptr, *const c_void, usize, *mut c_void, usize) -> c_int;
     mlx5dv_devx_obj_destroy: fn(Ptr) -> c_int;
+    mlx5dv_devx_general_cmd: fn(Ptr, *const c_void, usize, *mut c_void, usize) -> c_int;
 });

@@ -9,38 +9,53 @@
 //!    IOMEMORY, then its device pointer); when the driver refuses, a CPU thread rings instead
 //!    ([`crate::ib::doorbell::CpuRinger`]) and the descriptors and doorbell records move to pinned
 //!    host memory so that thread can read them; the reason is logged in plain words;
-//! 3. allocates the send queues, CQs and doorbell records in GPU memory and registers them as
+//! 3. reads the NIC's capabilities (QUERY_HCA_CAP) and fits the plan to them: the queue depth
+//!    clamped to the largest QP and CQ (logged, naming `NVSHMEM_QP_DEPTH`), DC refused on a NIC
+//!    without DC targets (`caps`);
+//! 4. allocates the send queues, CQs and doorbell records in GPU memory and registers them as
 //!    DevX umems (dma-buf first); creates per send queue a CQ then the QP (RC: one per remote PE
 //!    × `NVSHMEM_IBGDA_NUM_RC_PER_PE`; DCIs: `NVSHMEM_IBGDA_NUM_DCI`), and the DC targets
 //!    (`NVSHMEM_IBGDA_NUM_DCT`) on a verbs CQ and SRQ: `plan`;
-//! 4. registers the heap and the fetch slots (dma-buf first) and exchanges heap address, key,
-//!    port address, QP and DCT numbers with every PE through the bootstrap's allgather;
-//! 5. drives every QP RESET → INIT → RTR → RTS with DevX modify commands, fills the device
-//!    descriptors (`abi::QpState`, `PeerState`, `PeState`), and warms each QP up with one
-//!    zero-byte RDMA WRITE from the host, waited for (`post`).
+//! 5. registers the heap and the fetch slots (dma-buf first) and exchanges heap address, key,
+//!    port address, QP and DCT numbers with every PE through the bootstrap's allgather (when
+//!    the heap grows later, [`HwIbgda::heap_grew`] registers it again whole and swaps the new
+//!    keys: `grow`);
+//! 6. drives every QP RESET → INIT → RTR → RTS with DevX modify commands, fills the device
+//!    descriptors (`abi::QpState`, `PeerState`, `PeState` with, for DC, the table of every PE's
+//!    DC targets), and warms each QP up with one zero-byte RDMA WRITE from the host, waited for
+//!    (`post`).
 //!
-//! Files: `nic/plan.rs` (the set-up as data and a DevX command sequence), `nic/post.rs` (host
-//! posting: warm-up and host quiet), `nic/gpumem.rs` (UAR mapping, dma-buf, aligned buffers).
+//! Files: `nic/plan.rs` (the set-up as data and a DevX command sequence), `nic/caps.rs` (the
+//! plan fitted to QUERY_HCA_CAP), `nic/post.rs` (host posting: warm-up and host quiet),
+//! `nic/gpumem.rs` (UAR mapping, dma-buf, aligned buffers), `nic/grow.rs` (heap growth),
+//! `nic/probe.rs` (rshmem-info lines).
 //!
 //! Ran in CI: `plan` (the command sequence against a recording call table, descriptors, peer
-//! table, bootstrap encoding), `post` (warm-up, error CQE, host quiet with wrap-around, against
-//! the software HCA model on host memory), [`Ibgda::create`] and [`HwIbgda::create`] up to their
-//! clean failure (no RDMA device here; and with libibverbs masked, no rdma-core: tests/ib_devx.rs),
-//! and [`info_lines`]. NEVER MET HARDWARE: every step of [`HwIbgda::create`] past NIC choice,
+//! table, DCT table, bootstrap encoding), `caps` (the query and the fitting, on canned
+//! outputs), `grow` (the key message, gathering and re-keying), `post` (warm-up, error CQE, host quiet with wrap-around, against the software HCA
+//! model on host memory), [`Ibgda::create`] and [`HwIbgda::create`] up to their clean failure
+//! (no RDMA device here; and with libibverbs masked, no rdma-core: tests/ib_devx.rs), and
+//! [`info_lines`]. NEVER MET HARDWARE: every step of [`HwIbgda::create`] past NIC choice,
 //! [`map_uar`], [`HwIbgda::drain`] and the warm-up on GPU memory, the CPU ringer storing to a real
-//! UAR, [`HwIbgda::heap_grew`], and [`doorbell_probe`] past "no device". None of it has run on a
-//! GPU either (this session had no GPU machine).
+//! UAR, QUERY_HCA_CAP on a real device (the capability offsets come from the public
+//! `mlx5_ifc.h`, never from a firmware answer), [`HwIbgda::heap_grew`], and [`doorbell_probe`]
+//! and [`caps_probe`] past "no device". None of it has run on a GPU either (this session had no
+//! GPU machine).
 
+mod caps;
 mod gpumem;
+mod grow;
 mod plan;
 mod post;
+mod probe;
 
 pub use gpumem::{map_uar, GpuUar};
 pub use plan::{PeInfo, Plan, Role};
+pub use probe::{caps_probe, doorbell_probe, info_lines};
 
 use std::ffi::c_int;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -82,11 +97,15 @@ impl Ibgda {
             Ibgda::Hardware(h) => h.state_addr(),
         }
     }
-    /// The heaps grew to `mapped` bytes each.
-    pub fn heap_grew(&self, mapped: usize) {
+    /// The heaps grew to `mapped` bytes each: the registrations follow. Collective (the
+    /// hardware NIC swaps the new keys through `boot`); a failure names nvshmem_malloc.
+    pub fn heap_grew(&self, boot: &dyn crate::bootstrap::Bootstrap, mapped: usize) -> Result<()> {
         match self {
-            Ibgda::Model(m) => m.heap_grew(mapped),
-            Ibgda::Hardware(h) => h.heap_grew(mapped),
+            Ibgda::Model(m) => {
+                m.heap_grew(mapped);
+                Ok(())
+            }
+            Ibgda::Hardware(h) => h.heap_grew(boot, mapped),
         }
     }
     /// Host quiet: everything the device posted has completed; the first error, in words.
@@ -189,23 +208,24 @@ pub struct HwIbgda {
     _srq: Option<ib::Srq>,
     _gpu_uar: Option<GpuUar>,
     uar: Uar,
-    _heap_mr: Mr,
+    grown: Mutex<grow::Grown>,
     _fetch_mr: Mr,
     rc: Descs,
     dci: Descs,
-    _peers: DevBuf,
+    peers: DevBuf,
+    _dcts: DevBuf,
     state: DevBuf,
     _fetch: DevBuf,
     _sq: Aligned,
     _cq: Aligned,
     records: Records,
-    _pd: Arc<Pd>,
+    pd: Arc<Pd>,
     ctx: Arc<Context>,
     me: usize,
+    heap_base: u64,
     /// Indices of the RC descriptors that exist, and the number of DCIs.
     active: Vec<usize>,
     num_dci: usize,
-    registered: usize,
     pub doorbell: DoorbellPath,
 }
 
@@ -261,7 +281,7 @@ impl HwIbgda {
         let cpu = bf_reg == 0;
 
         // Queues in GPU memory, registered as umems.
-        let plan = Plan {
+        let mut plan = Plan {
             me,
             npes,
             num_rc: config.num_rc_per_pe as usize,
@@ -270,6 +290,11 @@ impl HwIbgda {
             log_nwqes: queues.log_nwqes,
             remote: s.remote.clone(),
         };
+        let mut devx = DevxCtx::new(&ctx)?;
+        let hca = caps::query(&mut devx)?;
+        for note in caps::fit(&mut plan, &hca, &name, crate::env::current("QP_DEPTH"))? {
+            crate::runtime::log::warn(&format!("IBGDA (hardware NIC {name}): {note}"));
+        }
         let layout = Layout::new(plan.roles().len(), plan.log_nwqes);
         let sq = Aligned::new(layout.sq_bytes() as usize, "send queues (GPU memory)")?;
         let cq = Aligned::new(layout.cq_bytes() as usize, "completion queues (GPU memory)")?;
@@ -286,7 +311,6 @@ impl HwIbgda {
             Records::Gpu(a) => a.addr,
             Records::Host(p) => p.addr,
         };
-        let mut devx = DevxCtx::new(&ctx)?;
         let (sq_fd, cq_fd) = (dmabuf_of(sq.addr, sq.len), dmabuf_of(cq.addr, cq.len));
         let fd0 = |f: &Option<OwnedFd>| f.as_ref().map(|f| (f.as_raw_fd(), 0u64));
         let umems = plan::register_umems(&mut devx, &layout, [sq.addr, cq.addr, dbr_addr], [fd0(&sq_fd), fd0(&cq_fd), None])?;
@@ -335,6 +359,9 @@ impl HwIbgda {
         let dci_descs = put_descs(&dci, cpu, "DCI descriptors")?;
         let peers_buf = DevBuf::new(std::mem::size_of_val(&peer_table[..])).map_err(sys_err("the peer table"))?;
         peers_buf.upload(0, bytes_of(&peer_table)).map_err(sys_err("the peer table"))?;
+        let dct_table = plan::dct_table(&peers, plan.num_dct);
+        let dcts_buf = DevBuf::new(std::mem::size_of_val(&dct_table[..]).max(4)).map_err(sys_err("the DCT table"))?;
+        dcts_buf.upload(0, bytes_of(&dct_table)).map_err(sys_err("the DCT table"))?;
         let mut st = PeState::zeroed();
         st.my_pe = me as u32;
         st.npes = npes as u32;
@@ -348,6 +375,12 @@ impl HwIbgda {
         st.rc_qps = rc_descs.addr();
         st.dci_qps = dci_descs.addr();
         st.peers = peers_buf.addr;
+        if plan.num_rc == 0 {
+            // DC (as the model sets them): a thread's WQEs toward PE p name DCT
+            // dcts[p * num_dct + warp % num_dct], spreading the targets.
+            st.num_dct = plan.num_dct as u32;
+            st.dcts = dcts_buf.addr;
+        }
         st.fetch_buf = fetch.addr;
         st.fetch_lkey = fetch_mr.lkey;
         st.fetch_slots = FETCH_SLOTS;
@@ -368,12 +401,13 @@ impl HwIbgda {
             _ => None,
         };
         crate::runtime::log::info(&format!(
-            "IBGDA (hardware NIC {name}): {} RC QPs ({} per remote PE), {num_dci} DCIs, {} DC targets, {nwqes} WQE blocks each; heap registered by {}; {}",
+            "IBGDA (hardware NIC {name}): {} RC QPs ({} per remote PE), {num_dci} DCIs, {} DC targets, {nwqes} WQE blocks each; heap registered by {}; {}; NIC caps: {}",
             active.len(),
             plan.num_rc,
             plan.num_dct,
             heap_mr.how,
-            doorbell.describe()
+            doorbell.describe(),
+            hca.describe()
         ));
         Ok(HwIbgda {
             _ringer: ringer,
@@ -382,41 +416,29 @@ impl HwIbgda {
             _srq: Some(srq),
             _gpu_uar: gpu_uar,
             uar,
-            _heap_mr: heap_mr,
+            grown: Mutex::new(grow::Grown { registered: s.mapped, peers: peer_table, state: st, mrs: vec![heap_mr] }),
             _fetch_mr: fetch_mr,
             rc: rc_descs,
             dci: dci_descs,
-            _peers: peers_buf,
+            peers: peers_buf,
+            _dcts: dcts_buf,
             state,
             _fetch: fetch,
             _sq: sq,
             _cq: cq,
             records,
-            _pd: pd,
+            pd,
             ctx,
             me,
+            heap_base: s.heap_bases[me],
             active,
             num_dci,
-            registered: s.mapped,
             doorbell,
         })
     }
 
     pub fn state_addr(&self) -> u64 {
         self.state.addr
-    }
-
-    /// The heap grew. The registration still covers the size mapped at init: the descriptor ABI
-    /// has one key per PE, so growth would need a re-registration and key exchange it cannot
-    /// express yet. Operations beyond it fail with a remote access error; this says so once.
-    pub fn heap_grew(&self, mapped: usize) {
-        if mapped > self.registered {
-            crate::runtime::log::warn(&format!(
-                "IBGDA (hardware NIC {}): the heap grew to {mapped} bytes per PE, but the NIC registration covers the first {} bytes; \
-                 remote operations beyond them will fail (raise NVSHMEM_CUMEM_GRANULARITY so the whole heap is mapped at init)",
-                self.ctx.name, self.registered
-            ));
-        }
     }
 
     /// Host quiet with no kernel running: each QP's rung WQEs completed (see `post`); the
@@ -468,43 +490,6 @@ fn warm_up_all(built: &Built, plan: &Plan, rc: &mut [QpState], dci: &mut [QpStat
     Ok(())
 }
 
-/// rshmem-info's NIC lines: the devices, which NIC IBGDA would use, and the doorbell path.
-pub fn info_lines() -> Vec<String> {
-    let (var, nic) = crate::env::current("IBGDA_NIC");
-    let which = match nic.trim().to_ascii_lowercase().as_str() {
-        "model" => "the software HCA model (host threads play the NIC)".to_string(),
-        _ => "a ConnectX through rdma-core DevX (queues in GPU memory)".to_string(),
-    };
-    vec![
-        format!("NICs: {}", ib::discovery_summary()),
-        format!("IBGDA NIC: {which} [{var}={nic}]"),
-        format!("IBGDA doorbell: {}", doorbell_probe()),
-    ]
-}
-
-/// Which doorbell path a PE on GPU 0 would get, found by trying the mapping on the first NIC;
-/// in words. NEVER MET HARDWARE past "no device".
-pub fn doorbell_probe() -> String {
-    let nics = match ib::devices() {
-        Err(e) => return format!("not decided: {}", e.message),
-        Ok(d) if d.is_empty() => return "not decided: no RDMA device, so no doorbell page to map (the software HCA model needs none)".into(),
-        Ok(d) => d,
-    };
-    let gpu = crate::cuda::device_count()
-        .ok()
-        .filter(|n| *n > 0)
-        .and_then(|_| crate::cuda::Device::get(0).ok())
-        .and_then(|d| crate::cuda::PrimaryContext::retain(d).ok());
-    let Some(gpu) = gpu else { return "not decided: no GPU to map the doorbell page into".into() };
-    if let Err(e) = gpu.make_current() {
-        return format!("not decided: {e}");
-    }
-    match Context::open(&nics[0].name).and_then(|c| c.alloc_uar()) {
-        Err(e) => format!("not decided: {}", e.message),
-        Ok(uar) => DoorbellPath::from_mapping(map_uar(&uar).map(|_| ())).describe(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -526,11 +511,12 @@ mod tests {
     #[test]
     fn info_lines_say_which_nic_and_why_there_is_no_doorbell_yet() {
         let lines = info_lines();
-        assert_eq!(lines.len(), 3);
+        assert_eq!(lines.len(), 4);
         assert!(lines[0].starts_with("NICs: "));
         assert!(lines[1].contains("IBGDA NIC: "));
         if ib::devices().map(|d| d.is_empty()).unwrap_or(true) {
             assert!(lines[2].starts_with("IBGDA doorbell: not decided: "), "{}", lines[2]);
+            assert!(lines[3].starts_with("IBGDA NIC caps: not read: "), "{}", lines[3]);
         }
     }
 }

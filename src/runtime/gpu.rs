@@ -420,7 +420,9 @@ impl GpuState {
         let target = want.max(heap.mapped.saturating_add(self.chunk)).min(self.stride).max(want);
         heap.grow(boot, target, routine)?;
         if let Some(ib) = &self.ibgda {
-            ib.heap_grew(heap.mapped);
+            // Collective like the growth itself; on failure the new part stays unpublished
+            // (`mapped` unchanged), and the next allocation that needs it registers again.
+            ib.heap_grew(boot, heap.mapped).map_err(|e| e.in_routine(routine))?;
         }
         self.mapped.store(heap.mapped, Ordering::Release);
         crate::runtime::log::info(&format!("GPU heap grew to {} bytes per PE", heap.mapped));

@@ -2,7 +2,7 @@
 //! creates ([`Plan`], [`Role`]), where they sit in the queue memory ([`Layout`]), what PEs tell
 //! each other through the bootstrap ([`PeInfo`]), the DevX commands that create and connect
 //! them ([`create_objects`], [`connect`]) through a [`DevxOps`] call table, and the device
-//! descriptors that result ([`descriptors`], [`peer_table`]).
+//! descriptors that result ([`descriptors`], [`peer_table`], [`dct_table`]).
 //!
 //! All of it runs in CI against the recording call table (`crate::ib::devx::fake`).
 
@@ -374,6 +374,21 @@ pub fn peer_table(peers: &[PeInfo], avs: &[Option<[u8; 48]>], heap_size: u64, dc
             p
         })
         .collect()
+}
+
+/// The DCT table the device reads (`PeState.dcts`, `u32[npes * num_dct]`, PE-major): entry
+/// `pe * num_dct + d` is DC target `d` of PE `pe`, as that PE published it. Every PE creates and
+/// publishes its targets, local PEs too, so their entries are real numbers (as on the model,
+/// `dc::dct_table`). The numbers are the 24-bit ones CREATE_DCT returned, stored unmasked; the
+/// device keeps only the low 24 bits when it writes one into an address vector.
+pub fn dct_table(peers: &[PeInfo], num_dct: usize) -> Vec<u32> {
+    let mut t = vec![0u32; peers.len() * num_dct];
+    for (pe, info) in peers.iter().enumerate() {
+        for (d, &n) in info.dct.iter().take(num_dct).enumerate() {
+            t[pe * num_dct + d] = n;
+        }
+    }
+    t
 }
 
 #[cfg(test)]

@@ -217,3 +217,18 @@ fn peer_table_carries_heaps_keys_and_patched_address_vectors() {
     assert_eq!((t[1].av_size, t[1].av), (0, [0; 48]), "no AV where none was made");
     assert_eq!(&t[2].av[8..12], &[0x80, 0x00, 0x09, 0x02]);
 }
+
+#[test]
+fn dct_table_is_pe_major_with_every_pes_targets_in_order() {
+    let ps = peers();
+    let t = dct_table(&ps, 2);
+    // PE 1 is local (reached by loads and stores) and still has its own targets' numbers.
+    assert_eq!(t, vec![0x900, 0x980, 0x901, 0x981, 0x902, 0x982]);
+    for (pe, p) in ps.iter().enumerate() {
+        for d in 0..2 {
+            assert_eq!(t[pe * 2 + d], p.dct[d], "PE {pe}'s target {d} at pe * num_dct + d");
+        }
+    }
+    let one: Vec<PeInfo> = ps.iter().cloned().map(|mut p| { p.dct.truncate(1); p }).collect();
+    assert_eq!(dct_table(&one, 1), vec![0x900, 0x901, 0x902]);
+}
