@@ -13,7 +13,7 @@ cargo build --release --locked 2>&1 | tail -1
 rm -rf "$dst"; mkdir -p "$dst"
 make --no-print-directory install PREFIX="$dst/stage" >/dev/null
 mkdir -p "$dst/ctest/scripts"
-cp -r ctest/cuda "$dst/ctest/"
+cp -r ctest/cuda ctest/budget "$dst/ctest/"
 cp ctest/scripts/cuda_compile.sh ctest/scripts/cuda_lazy.sh "$dst/ctest/scripts/"
 cp ctest/cuda/run_gpu.sh "$dst/run.sh"
 if [ "${PREBUILD:-1}" = 1 ]; then
