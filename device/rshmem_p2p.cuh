@@ -265,6 +265,31 @@ RSHMEMI_DEV T rshmemi_load_acquire(const T *p) {
     return rshmemi_from_bits<T>((W)rshmemi_ld_acquire_bits((const W *)p));
 }
 
+/* After relaxed loads saw the values waited for: later loads see what their writers released
+ * before them. A fence after the polls (PTX's fence-based acquire pattern) costs one L1
+ * invalidation, where acquire loads in a poll loop pay one per poll (measured on H100: 5% of a
+ * signal ping-pong; a full fence.sc/acq_rel.sys would cost a NVLink round trip). fence.acquire
+ * needs PTX ISA 8.6 (CUDA 12.8). Before it: one acquire load of the polled word, or, after
+ * several words were read, the full fence. */
+#if defined(__CUDACC_VER_MAJOR__) && (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 8))
+#define RSHMEMI_HAVE_FENCE_ACQUIRE 1
+#endif
+RSHMEMI_DEV void rshmemi_acquire_fence() {
+#ifdef RSHMEMI_HAVE_FENCE_ACQUIRE
+    asm volatile("fence.acquire.sys;" ::: "memory");
+#else
+    __threadfence_system();
+#endif
+}
+RSHMEMI_DEV void rshmemi_acquire_after(const void *polled) {
+#ifdef RSHMEMI_HAVE_FENCE_ACQUIRE
+    (void)polled;
+    rshmemi_acquire_fence();
+#else
+    (void)rshmemi_ld_acquire_bits((const unsigned char *)polled);
+#endif
+}
+
 /* Reductions without a result (red.relaxed.sys: the issuing thread waits for nothing). */
 #define RSHMEMI_RED(OP, PTX32, PTX64)                                                                        \
     RSHMEMI_DEV void rshmemi_red_##OP##_bits(unsigned int *p, unsigned int v) {                              \
@@ -328,8 +353,9 @@ RSHMEMI_DEV bool rshmemi_compare(T v, int cmp, T ref) {
 template <typename T>
 RSHMEMI_DEV T rshmemi_wait_until(T *p, int cmp, T ref) {
     T v;
-    while (!rshmemi_compare(v = rshmemi_load_acquire(p), cmp, ref)) {
+    while (!rshmemi_compare(v = rshmemi_load(p), cmp, ref)) {
     }
+    rshmemi_acquire_after(p);
     return v;
 }
 
@@ -392,8 +418,11 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
  * low-latency protocol (measured on H100: one thread polls its units nearly one after
  * another, so beyond two units its copies with 4 words in flight between two barriers are
  * faster; a warp's crossover is near 1 KiB, a block's beyond the slot); deep_reduce:
- * two 16-byte words of a large reduction in flight per thread (registers permitting). */
+ * two 16-byte words of a large reduction in flight per thread (registers permitting);
+ * one_thread: no group to wait for (the thread scope; the _nbi group copies also use this
+ * object, as 'no barrier', so a routine testing it also tests g.size == 1). */
 struct rshmemi_no_sync {
+    static const bool one_thread = true;
     static const int depth = 4, ll_batch = 4;
     static const unsigned ll_max = 16;
     static const bool deep_reduce = false;
@@ -401,6 +430,7 @@ struct rshmemi_no_sync {
     __device__ rshmemi_group group() const { return rshmemi_thread_group(); }
 };
 struct rshmemi_warp_sync {
+    static const bool one_thread = false;
     static const int depth = 4, ll_batch = 2;
     static const unsigned ll_max = 1024;
     static const bool deep_reduce = true;
@@ -410,6 +440,7 @@ struct rshmemi_warp_sync {
     __device__ rshmemi_group group() const { return rshmemi_group{(int)rshmemi_lane(), __popc(lanes)}; }
 };
 struct rshmemi_block_sync {
+    static const bool one_thread = false;
     static const int depth = 2, ll_batch = 1;
     static const unsigned ll_max = ~0u;
     static const bool deep_reduce = false;
@@ -474,8 +505,9 @@ RSHMEMI_DEV void rshmemi_sync_wait(int from) {
     unsigned long long *counters = (unsigned long long *)s.sync_counters;
     unsigned long long want = ++((unsigned long long *)s.sync_consumed)[from];
     rshmemi_wait_watch w;
-    while (rshmemi_load_acquire(&counters[from]) < want)
+    while (rshmemi_load(&counters[from]) < want)
         if (w.expired()) rshmemi_wait_report("device barrier", from);
+    rshmemi_acquire_after(&counters[from]);
 }
 
 template <bool RELEASE, typename SYNC>

@@ -43,7 +43,9 @@ RSHMEMI_DEV void rshmemi_put_signal(void *dest, const void *src, size_t bytes, u
         rshmemi_check_on(dest, bytes, pe, who);
         rshmemi_check_on(sig_addr, 8, pe, who);
     }
-    rshmemi_copy<BATCH>(rshmemi_peer(dest, pe), src, bytes, g);
+    char *d = (char *)rshmemi_peer(dest, pe);
+    /* One thread: one aligned word straight (the common 8-byte flag-plus-value message). */
+    if (!(SYNC::one_thread && g.size == 1 && rshmemi_copy_few(d, (const char *)src, bytes))) rshmemi_copy<BATCH>(d, src, bytes, g);
     sync();
     if (g.tid == 0) rshmemi_signal_release((uint64_t *)rshmemi_peer(sig_addr, pe), signal, sig_op);
 }

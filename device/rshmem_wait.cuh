@@ -5,7 +5,7 @@
  * the index of a satisfied variable or SIZE_MAX when none can be (empty or fully masked set);
  * "some" fills indices[] and gives how many; test_all of an empty set is 1. A search starts at
  * index 0 every time, so a program that keeps a satisfied variable unmasked gets it again.
- * Every routine that reports success fences once after it, so later loads see the data the
+ * Every routine that reports success ends with an acquire fence, so later loads see the data the
  * writer published before its store to the variable. */
 #ifndef RSHMEM_WAIT_CUH
 #define RSHMEM_WAIT_CUH
@@ -36,14 +36,14 @@ template <typename T, typename REF>
 RSHMEMI_DEV int rshmemi_test_all(T *ivars, size_t n, const int *status, int cmp, const REF &ref) {
     for (size_t i = 0; i < n; i++)
         if (rshmemi_in_set(status, i) && !rshmemi_holds(ivars, i, cmp, ref)) return 0;
-    __threadfence_system();
+    rshmemi_acquire_fence();
     return 1;
 }
 template <typename T, typename REF>
 RSHMEMI_DEV size_t rshmemi_test_any(T *ivars, size_t n, const int *status, int cmp, const REF &ref) {
     for (size_t i = 0; i < n; i++)
         if (rshmemi_in_set(status, i) && rshmemi_holds(ivars, i, cmp, ref)) {
-            __threadfence_system();
+            rshmemi_acquire_fence();
             return i;
         }
     return RSHMEMI_NONE;
@@ -53,7 +53,7 @@ RSHMEMI_DEV size_t rshmemi_test_some(T *ivars, size_t n, size_t *indices, const 
     size_t found = 0;
     for (size_t i = 0; i < n; i++)
         if (rshmemi_in_set(status, i) && rshmemi_holds(ivars, i, cmp, ref)) indices[found++] = i;
-    if (found) __threadfence_system();
+    if (found) rshmemi_acquire_fence();
     return found;
 }
 template <typename T, typename REF>
@@ -90,7 +90,7 @@ RSHMEMI_API uint64_t nvshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint
     }                                                                                                                \
     RSHMEMI_API int nvshmem_##NAME##_test(TYPE *ivar, int cmp, TYPE cmp_value) {                                     \
         int ok = rshmemi_compare(rshmemi_load(ivar), cmp, cmp_value);                                                \
-        if (ok) __threadfence_system();                                                                              \
+        if (ok) rshmemi_acquire_fence();                                                                             \
         return ok;                                                                                                   \
     }                                                                                                                \
     RSHMEMI_API void nvshmem_##NAME##_wait_until_all(TYPE *ivars, size_t nelems, const int *status, int cmp,         \
