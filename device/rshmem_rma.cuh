@@ -8,8 +8,8 @@
 #include "rshmem/device/rshmem_p2p.cuh"
 
 /* Group transfers: every thread of `g` takes part; `sync` (the group barrier, or nothing for the
- * _nbi puts) ends them. BATCH: loads in flight per thread (4 for one thread, see rshmemi_copy). */
-template <int BATCH = 2, typename SYNC>
+ * _nbi puts) ends them. BATCH: loads in flight per thread (see rshmemi_copy_body). */
+template <int BATCH = 1, typename SYNC>
 RSHMEMI_DEV void rshmemi_put(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
     RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_ibgda_put(dest, src, bytes, pe, g, sync, who))
     rshmemi_copy<BATCH>(rshmemi_peer(dest, pe), src, bytes, g);
@@ -186,8 +186,8 @@ RSHMEMI_DEF_BYTES_GROUP(mem, bytes, 1, block)
     }
 #define RSHMEMI_DEF_PUT_SIGNAL_SCOPES(NAME, TYPE, BYTES)                                                               \
     RSHMEMI_DEF_PUT_SIGNAL(nvshmem_, NAME, TYPE, BYTES, , rshmemi_thread_group, rshmemi_no_sync, 4)                    \
-    RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, NAME, TYPE, BYTES, _warp, rshmemi_warp_group, rshmemi_warp_sync, 2)              \
-    RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, NAME, TYPE, BYTES, _block, rshmemi_block_group, rshmemi_block_sync, 2)
+    RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, NAME, TYPE, BYTES, _warp, rshmemi_warp_group, rshmemi_warp_sync, 1)              \
+    RSHMEMI_DEF_PUT_SIGNAL(nvshmemx_, NAME, TYPE, BYTES, _block, rshmemi_block_group, rshmemi_block_sync, 1)
 #define RSHMEMI_DEF_PUT_SIGNAL_TYPED(NAME, TYPE) RSHMEMI_DEF_PUT_SIGNAL_SCOPES(NAME##_put, TYPE, sizeof(TYPE))
 RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_PUT_SIGNAL_TYPED)
 #undef RSHMEMI_DEF_PUT_SIGNAL_TYPED
