@@ -113,7 +113,8 @@ RSHMEMI_DEV void rshmemi_sync_block() { __syncthreads(); }
  * and a kernel of 1024 threads has 64 per thread in all. */
 template <typename W, int BATCH>
 RSHMEMI_DEV void rshmemi_copy_body(char *d, const char *s, size_t nw, rshmemi_group g) {
-    if (BATCH == 1) { /* the group's own threads are the parallelism: the shortest loop */
+    if (BATCH == 1 || (BATCH == 2 && nw <= (size_t)g.size)) { /* a word per thread at most, or the group's own
+                                                 * threads are the parallelism: the shortest loop */
         for (size_t i = (size_t)g.tid; i < nw; i += (size_t)g.size) ((W *)d)[i] = ((const W *)s)[i];
         return;
     }
@@ -132,6 +133,27 @@ RSHMEMI_DEV void rshmemi_copy_body(char *d, const char *s, size_t nw, rshmemi_gr
     }
 #pragma unroll 1
     for (; left > 0; left = left > st ? left - st : 0, sw += st, dw += st) dw[0] = sw[0];
+}
+
+/* One thread moving one aligned word of 4, 8 or 16 bytes (the per-thread puts of a grid): a
+ * straight load and store, the same instructions in every lane, so a warp's neighbouring puts combine into
+ * whole lines instead of splitting over the head/body/tail paths of rshmemi_copy. Returns
+ * whether it did the copy. Thread-scope RMA, and a group's copy of less than a word. */
+RSHMEMI_DEV bool rshmemi_copy_few(char *d, const char *s, size_t n) {
+    const uintptr_t a = (uintptr_t)d | (uintptr_t)s;
+    if (n == 16 && (a & 15) == 0) {
+        *(uint4 *)d = *(const uint4 *)s;
+        return true;
+    }
+    if (n == 8 && (a & 7) == 0) {
+        *(unsigned long long *)d = *(const unsigned long long *)s;
+        return true;
+    }
+    if (n == 4 && (a & 3) == 0) {
+        *(unsigned *)d = *(const unsigned *)s;
+        return true;
+    }
+    return false;
 }
 
 /* `n` bytes one piece at a time, each piece as wide as the alignment of d allows (at most 8 and
@@ -179,27 +201,6 @@ static __device__ __noinline__ void rshmemi_copy_narrow(char *d, const char *s, 
     if ((x & 7) == 0) rshmemi_copy_words<unsigned long long, BATCH>(d, s, n, g);
     else if ((x & 3) == 0) rshmemi_copy_words<unsigned int, BATCH>(d, s, n, g);
     else rshmemi_copy_body<unsigned char, BATCH>(d, s, n, g);
-}
-
-/* One thread moving one aligned word of 4, 8 or 16 bytes (the per-thread puts of a grid): a
- * straight load and store, the same instructions in every lane, so a warp's neighbouring puts combine into
- * whole lines instead of splitting over the head/body/tail paths of rshmemi_copy. Returns
- * whether it did the copy. Thread-scope RMA only: its registers would burden group copies. */
-RSHMEMI_DEV bool rshmemi_copy_few(char *d, const char *s, size_t n) {
-    const uintptr_t a = (uintptr_t)d | (uintptr_t)s;
-    if (n == 16 && (a & 15) == 0) {
-        *(uint4 *)d = *(const uint4 *)s;
-        return true;
-    }
-    if (n == 8 && (a & 7) == 0) {
-        *(unsigned long long *)d = *(const unsigned long long *)s;
-        return true;
-    }
-    if (n == 4 && (a & 3) == 0) {
-        *(unsigned *)d = *(const unsigned *)s;
-        return true;
-    }
-    return false;
 }
 
 /* The group copies n bytes, in the widest words both ends agree on: 16 bytes for buffers that

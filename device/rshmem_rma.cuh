@@ -7,18 +7,29 @@
 
 #include "rshmem/device/rshmem_p2p.cuh"
 
+/* A group's copy; less than 16 bytes (one word) is its first thread's, in one access where
+ * aligned, instead of every thread stepping through the head/word/tail logic for it. */
+template <int BATCH>
+RSHMEMI_DEV void rshmemi_group_copy(void *d, const void *s, size_t n, rshmemi_group g) {
+    if (n < 16) {
+        if (g.tid == 0 && !rshmemi_copy_few((char *)d, (const char *)s, n)) rshmemi_copy<BATCH>(d, s, n, rshmemi_thread_group());
+        return;
+    }
+    rshmemi_copy<BATCH>(d, s, n, g);
+}
+
 /* Group transfers: every thread of `g` takes part; `sync` (the group barrier, or nothing for the
  * _nbi puts) ends them. BATCH: loads in flight per thread (see rshmemi_copy_body). */
 template <int BATCH = 1, typename SYNC>
 RSHMEMI_DEV void rshmemi_put(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
     RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_ibgda_put(dest, src, bytes, pe, g, sync, who))
-    rshmemi_copy<BATCH>(rshmemi_peer(dest, pe), src, bytes, g);
+    rshmemi_group_copy<BATCH>(rshmemi_peer(dest, pe), src, bytes, g);
     sync();
 }
 template <int BATCH = 2, typename SYNC>
 RSHMEMI_DEV void rshmemi_get(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
     RSHMEMI_CAREFUL(pe, src, bytes, who, rshmemi_ibgda_get(dest, src, bytes, pe, g, sync, who))
-    rshmemi_copy<BATCH>(dest, rshmemi_peer(src, pe), bytes, g);
+    rshmemi_group_copy<BATCH>(dest, rshmemi_peer(src, pe), bytes, g);
     sync();
 }
 /* The thread-scope forms: one aligned word straight, else the copy with 4 loads in flight. */
