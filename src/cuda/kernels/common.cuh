@@ -73,13 +73,20 @@ __device__ __forceinline__ unsigned int rk_load_acquire(const unsigned int *p) {
     return v;
 }
 
-/* Step `step` with every other member: thread t < size speaks for member t. */
-__device__ __noinline__ void rk_signal(const rk_sync &s, unsigned int step) {
+__device__ __forceinline__ void rk_store_relaxed(unsigned int *p, unsigned int v) {
+    asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+/* Step `step` with every other member: thread t < size speaks for member t. Released: what
+ * the block read and wrote before is performed first (a system fence, about a NVLink round
+ * trip); relaxed: an announcement that needs no ordering of this kernel's own accesses. */
+__device__ __noinline__ void rk_signal(const rk_sync &s, unsigned int step, bool release = true) {
     int t = threadIdx.x;
     if (t < s.size && t != s.my) {
         int pe = s.start + t * s.stride;
         unsigned int *word = rk_peer((unsigned int *)s.flags, s, pe) + s.mype;
-        rk_store_release(word, s.base[t] + step);
+        if (release) rk_store_release(word, s.base[t] + step);
+        else rk_store_relaxed(word, s.base[t] + step);
     }
 }
 __device__ __noinline__ void rk_wait(const rk_sync &s, unsigned int step) {
@@ -94,9 +101,11 @@ __device__ __noinline__ void rk_wait(const rk_sync &s, unsigned int step) {
     __syncthreads();
 }
 
-/* Entry: block 0 announces, every block waits (step 1). */
+/* Entry: block 0 announces, every block waits (step 1). The inputs were written by earlier
+ * work on the stream (complete, and performed at its end) or, for staged reductions, before a
+ * system fence: the announcement itself needs no release. */
 __device__ __forceinline__ void rk_enter(const rk_sync &s) {
-    if (blockIdx.x == 0) rk_signal(s, 1);
+    if (blockIdx.x == 0) rk_signal(s, 1, false);
     rk_wait(s, 1);
 }
 
@@ -105,6 +114,7 @@ __device__ __forceinline__ void rk_enter(const rk_sync &s) {
 __device__ __noinline__ bool rk_last_block(const rk_sync &s, int which) {
     __shared__ bool last;
     __syncthreads();
+    if (gridDim.x == 1) return true; /* the block's accesses precede its release through the barrier */
     if (threadIdx.x == 0) {
         unsigned int *ticket = (unsigned int *)s.tickets + which;
         __threadfence_system();
