@@ -7,12 +7,17 @@
 
 #include "rshmem/device/rshmem_p2p.cuh"
 
-/* A group's copy; less than 16 bytes (one word) is its first thread's, in one access where
- * aligned, instead of every thread stepping through the head/word/tail logic for it. */
+/* Less than 16 bytes by one thread: one access where aligned (out of line: the general case
+ * would hold registers in every kernel that moves data by warp or block). */
+static __device__ __noinline__ void rshmemi_copy_small(void *d, const void *s, size_t n) {
+    if (!rshmemi_copy_few((char *)d, (const char *)s, n)) rshmemi_copy<1>(d, s, n, rshmemi_thread_group());
+}
+/* A group's copy; less than 16 bytes (one word) is its first thread's, instead of every thread
+ * stepping through the head/word/tail logic for it. */
 template <int BATCH>
 RSHMEMI_DEV void rshmemi_group_copy(void *d, const void *s, size_t n, rshmemi_group g) {
     if (n < 16) {
-        if (g.tid == 0 && !rshmemi_copy_few((char *)d, (const char *)s, n)) rshmemi_copy<BATCH>(d, s, n, rshmemi_thread_group());
+        if (g.tid == 0) rshmemi_copy_small(d, s, n);
         return;
     }
     rshmemi_copy<BATCH>(d, s, n, g);

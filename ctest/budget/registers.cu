@@ -47,4 +47,8 @@ K(signal_op, uint64_t, nvshmemx_signal_op(d, 1, NVSHMEM_SIGNAL_SET, pe))
 K(wait_until, uint64_t, d[0] = nvshmem_signal_wait_until(d, NVSHMEM_CMP_GE, n))
 K(wait_any, int, d[0] = (int)nvshmem_int_wait_until_any(d, n, nullptr, NVSHMEM_CMP_EQ, 1))
 K(quiet, int, nvshmem_quiet())
+/* A transfer and its completion in one kernel, as latency loops write them. */
+K(put_quiet_w, int, { nvshmemx_int_put_warp(d, s, n, pe); nvshmem_quiet(); })
+K(put_quiet_b, int, { nvshmemx_int_put_block(d, s, n, pe); nvshmem_quiet(); })
+K(get_quiet_b, int, { nvshmemx_int_get_block(d, s, n, pe); nvshmem_quiet(); })
 K(fence, int, nvshmem_fence())
