@@ -428,11 +428,8 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
  * low-latency protocol (measured on H100: one thread polls its units nearly one after
  * another, so beyond two units its copies with 4 words in flight between two barriers are
  * faster; a warp's crossover is near 1 KiB, a block's beyond the slot); deep_reduce:
- * two 16-byte words of a large reduction in flight per thread (registers permitting);
- * one_thread: no group to wait for (the thread scope; the _nbi group copies also use this
- * object, as 'no barrier', so a routine testing it also tests g.size == 1). */
+ * two 16-byte words of a large reduction in flight per thread (registers permitting). */
 struct rshmemi_no_sync {
-    static const bool one_thread = true;
     static const int depth = 4, ll_batch = 4;
     static const unsigned ll_max = 16;
     static const bool deep_reduce = false;
@@ -440,7 +437,6 @@ struct rshmemi_no_sync {
     __device__ rshmemi_group group() const { return rshmemi_thread_group(); }
 };
 struct rshmemi_warp_sync {
-    static const bool one_thread = false;
     static const int depth = 4, ll_batch = 2;
     static const unsigned ll_max = 1024;
     static const bool deep_reduce = true;
@@ -450,7 +446,6 @@ struct rshmemi_warp_sync {
     __device__ rshmemi_group group() const { return rshmemi_group{(int)rshmemi_lane(), __popc(lanes)}; }
 };
 struct rshmemi_block_sync {
-    static const bool one_thread = false;
     static const int depth = 2, ll_batch = 1;
     static const unsigned ll_max = ~0u;
     static const bool deep_reduce = false;

@@ -7,17 +7,17 @@
 
 #include "rshmem/device/rshmem_p2p.cuh"
 
-/* Less than 16 bytes by one thread: one access where aligned (out of line: the general case
- * would hold registers in every kernel that moves data by warp or block). */
+/* Less than 16 bytes by one thread, unaligned (out of line: inlined, the general copy would
+ * hold registers in every kernel that moves data by warp or block). */
 static __device__ __noinline__ void rshmemi_copy_small(void *d, const void *s, size_t n) {
-    if (!rshmemi_copy_few((char *)d, (const char *)s, n)) rshmemi_copy<1>(d, s, n, rshmemi_thread_group());
+    rshmemi_copy<1>(d, s, n, rshmemi_thread_group());
 }
-/* A group's copy; less than 16 bytes (one word) is its first thread's, instead of every thread
- * stepping through the head/word/tail logic for it. */
+/* A group's copy; less than 16 bytes (one word) is its first thread's, in one access where
+ * aligned, instead of every thread stepping through the head/word/tail logic for it. */
 template <int BATCH>
 RSHMEMI_DEV void rshmemi_group_copy(void *d, const void *s, size_t n, rshmemi_group g) {
     if (n < 16) {
-        if (g.tid == 0) rshmemi_copy_small(d, s, n);
+        if (g.tid == 0 && !rshmemi_copy_few((char *)d, (const char *)s, n)) rshmemi_copy_small(d, s, n);
         return;
     }
     rshmemi_copy<BATCH>(d, s, n, g);
@@ -59,9 +59,7 @@ RSHMEMI_DEV void rshmemi_put_signal(void *dest, const void *src, size_t bytes, u
         rshmemi_check_on(dest, bytes, pe, who);
         rshmemi_check_on(sig_addr, 8, pe, who);
     }
-    char *d = (char *)rshmemi_peer(dest, pe);
-    /* One thread: one aligned word straight (the common 8-byte flag-plus-value message). */
-    if (!(SYNC::one_thread && g.size == 1 && rshmemi_copy_few(d, (const char *)src, bytes))) rshmemi_copy<BATCH>(d, src, bytes, g);
+    rshmemi_group_copy<BATCH>(rshmemi_peer(dest, pe), src, bytes, g);
     sync();
     if (g.tid == 0) rshmemi_signal_release((uint64_t *)rshmemi_peer(sig_addr, pe), signal, sig_op);
 }
