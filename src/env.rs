@@ -99,7 +99,7 @@ pub const SETTINGS: &[Setting] = &[
         name: "IBGDA_NUM_REQUESTS_IN_BATCH",
         default: "32",
         aliases: &[],
-        help: "IBGDA: while other threads keep posting on a QP, ring its doorbell at least every this many blocks",
+        help: "IBGDA: while other threads keep posting on a QP, ring its doorbell at least every this many blocks (rounded up to a power of two)",
     },
     Setting {
         name: "IBGDA_MODEL_THREADS",

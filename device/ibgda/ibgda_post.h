@@ -193,10 +193,13 @@ RSHMEM_IBGDA_FN uint64_t reserve(rshmem_ibgda_qp *qp, uint32_t nbb) {
     return base;
 }
 
+/* Whether [base, base + nbb) crosses a multiple of n, a power of two. No 64-bit division: on
+ * the GPU that is a subroutine call, and it cost a put 12 registers (83 -> 71). */
+RSHMEM_IBGDA_FN bool crosses(uint64_t base, uint32_t nbb, uint32_t n) { return (base ^ (base + nbb)) >= n; }
+
 /* fm_ce_se for a WQE of nbb blocks at base. */
 RSHMEM_IBGDA_FN uint8_t ce_flags(rshmem_ibgda_qp *qp, uint64_t base, uint32_t nbb, bool force_ce) {
-    const uint64_t n = qp->signal_every;
-    if (force_ce || (base + nbb) / n != base / n) {
+    if (force_ce || crosses(base, nbb, qp->signal_every)) {
         fetch_max_gpu(&qp->signaled_head, base + nbb);
         return RSHMEM_MLX5_CTRL_CQ_UPDATE;
     }
@@ -260,9 +263,9 @@ RSHMEM_IBGDA_FN void publish(rshmem_ibgda_qp *qp, uint64_t base, uint32_t nbb) {
         if (cas_gpu(&qp->ready_head, expected, base + nbb)) break;
         backoff(spins);
     }
-    const uint64_t end = base + nbb, b = qp->batch;
-    bool last = load_relaxed_gpu(&qp->resv_head) == end;
-    if (last || nbb >= b || base / b != end / b) ring(qp);
+    const uint32_t b = qp->batch; /* a power of two */
+    bool last = load_relaxed_gpu(&qp->resv_head) == base + nbb;
+    if (last || nbb >= b || crosses(base, nbb, b)) ring(qp);
 }
 
 RSHMEM_IBGDA_FN uint32_t bb_of(uint32_t ds) { return (ds + 3u) / 4u; }

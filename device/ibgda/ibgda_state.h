@@ -46,7 +46,7 @@ typedef struct rshmem_ibgda_qp {
     uint16_t log_nwqes;    /* the send queue has 1 << log_nwqes 64-byte blocks (WQEBBs) */
     uint16_t log_ncqes;    /* the CQ has 1 << log_ncqes 64-byte CQEs (>= log_nwqes) */
     uint16_t signal_every; /* a WQE asks for a completion when it covers a block index = N-1 mod N */
-    uint16_t batch;        /* ring the doorbell at least every `batch` blocks when others are posting */
+    uint16_t batch;        /* ring the doorbell at least every `batch` blocks (a power of two) when others post */
     uint16_t inline_max;   /* largest put payload sent inline (bytes) */
     uint16_t kind;         /* RSHMEM_IBGDA_QP_RC or _DCI */
     uint32_t flags;        /* RSHMEM_IBGDA_QP_* */

@@ -104,7 +104,8 @@ impl QueueConfig {
             let (var, v) = f("QP_DEPTH");
             return Err(bad(&var, &v, "a power of two (16, 32, ..., 32768)"));
         }
-        let batch = num("IBGDA_NUM_REQUESTS_IN_BATCH", 1, 32768)?;
+        // Rounded up to a power of two: the device tests "crossed a batch boundary" with a mask.
+        let batch = num("IBGDA_NUM_REQUESTS_IN_BATCH", 1, 32768)?.next_power_of_two();
         let threads = num("IBGDA_MODEL_THREADS", 1, 64)?;
         let flag = |name: &str| -> Result<bool> {
             let (var, v) = f(name);
@@ -431,6 +432,9 @@ mod tests {
         assert_eq!((q.log_nwqes, q.batch, q.model_threads, q.sink, q.sq_host), (10, 32, 1, false, false));
         let q = QueueConfig::parse(table(&[("QP_DEPTH", "16"), ("IBGDA_MODEL_SINK", "1"), ("IBGDA_MODEL_SQ", "host")])).unwrap();
         assert_eq!((q.log_nwqes, q.sink, q.sq_host), (4, true, true));
+        // The doorbell batch is rounded up to a power of two (the device tests it with a mask).
+        let batch = |v: &str| QueueConfig::parse(table(&[("IBGDA_NUM_REQUESTS_IN_BATCH", v)])).unwrap().batch;
+        assert_eq!((batch("1"), batch("33"), batch("64"), batch("32768")), (1, 64, 64, 32768));
         let e = QueueConfig::parse(table(&[("QP_DEPTH", "100")])).unwrap_err().to_string();
         assert!(e.contains("NVSHMEM_QP_DEPTH") && e.contains("power of two"), "{e}");
         assert!(QueueConfig::parse(table(&[("QP_DEPTH", "8")])).is_err());

@@ -97,7 +97,7 @@ pub fn new_queues(p: QpParams) -> (QpState, QueueMem) {
         p.signal_every.is_power_of_two() && (p.signal_every as usize) <= nwqes / 2,
         "signal_every must be a power of two at most half the queue"
     );
-    assert!(p.batch >= 1);
+    assert!(p.batch.is_power_of_two(), "batch must be a power of two");
     let sq = AlignedBuf::new(nwqes * SEND_WQE_BB);
     let mut cq = AlignedBuf::new(nwqes * CQE_SIZE);
     cq.fill(CQE_INVALID << 4); // every CQE invalid, owner bit 0
