@@ -2,7 +2,7 @@
 # GPU-machine run of the IBGDA route (staged by ctest/ibgda/stage_gpu.sh as .gpu/ibgda/run.sh):
 # the CUDA RMA/AMO/signal/sync tests and the device collectives in P2P mode (the hooks must not change it) and in forced-remote
 # mode (every device RMA/AMO goes through WQEs to the software HCA model), over RC and over DC
-# (NVSHMEM_IBGDA_NUM_RC_PER_PE=0), the IBGDA stress, ordering, DC, coalesced-p and error tests,
+# (NVSHMEM_IBGDA_NUM_RC_PER_PE=0), the IBGDA stress, ordering, DC, coalesced-p, 1024-thread and error tests,
 # then the post-rate benchmark in model sink mode. Logs and the CSVs go to $OUT. Nothing here
 # has met a real NIC: the model plays the ConnectX.
 set -uo pipefail
@@ -79,6 +79,10 @@ echo "== warp-coalesced p (one inline WQE per 192 bytes of a warp's consecutive 
 t coalesce_rc 40 "${REM[@]}" $RUN "$B/gpu_coalesce"
 t coalesce_dc 40 "${DC[@]}" $RUN "$B/gpu_coalesce"
 t coalesce_qp16 40 "${REM[@]}" NVSHMEM_QP_DEPTH=16 $RUN "$B/gpu_coalesce"
+
+echo "== 1024-thread CTAs: with __launch_bounds__ they launch and run; without, CUDA refuses them"
+t bounds_rc 40 "${REM[@]}" $RUN "$B/gpu_bounds"
+t bounds_dc 40 "${DC[@]}" $RUN "$B/gpu_bounds"
 
 echo "== P2P mode (unchanged path)"
 t p2p_rma 40 $RUN "$B/rma"

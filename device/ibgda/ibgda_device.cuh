@@ -6,9 +6,12 @@
  *
  * The route is compiled in only when the program defines RSHMEM_IBGDA_ROUTE (nvcc
  * -DRSHMEM_IBGDA_ROUTE). Why not always: a kernel needs registers for the largest device function
- * it can reach, and the posting path needs 60-100 per thread; with it compiled in, a P2P-only
- * kernel of 1024 threads per block (at most 64 registers each) may no longer launch. NVSHMEM caps
- * its separately compiled device library instead; a header-only library cannot cap one function.
+ * it can reach plus what its callers keep live across the call (ptxas allocates across calls in
+ * one unit), and with the route an RMA needs 54-76 per thread, a collective 94-130; a P2P-only
+ * kernel of 1024 threads per block (at most 64 registers each) would no longer launch. Nothing in
+ * a header can cap a device function: out-of-line pieces, indirect calls and nv_abi preserve
+ * counts were tried, and ptxas, uncapped, always spends more. A kernel of more than 480 threads
+ * that uses the route says __launch_bounds__(threads), which caps it (ctest/ibgda/gpu_bounds.cu).
  * Without the route, a kernel that addresses a peer reached only through IBGDA stops with a
  * message saying to rebuild with -DRSHMEM_IBGDA_ROUTE (never a silent P2P store).
  *
