@@ -54,6 +54,10 @@ __device__ void tid_size(int *tid, int *size) {
         else if (SCOPE == 1) WARP;       \
         else BLOCK;                      \
     } while (0)
+/* Every member's dest is ready before anyone calls fcollect, alltoall or broadcast: their
+ * precondition in OpenSHMEM and NVSHMEM (members write each other's dest without waiting), so a
+ * PE still checking the last result must not be overtaken. */
+#define READY(SCOPE) CALL(SCOPE, nvshmem_barrier_all(), nvshmemx_barrier_all_warp(), nvshmemx_barrier_all_block())
 
 template <int SCOPE>
 __global__ void sizes_kernel(Bufs b, long n, nvshmem_team_t team2) {
@@ -64,7 +68,7 @@ __global__ void sizes_kernel(Bufs b, long n, nvshmem_team_t team2) {
     for (int it = 0; it < ITERS; it++) {
         /* fcollect */
         for (long i = tid; i < n; i += gs) b.src[i] = value(me, it, i);
-        sync_group<SCOPE>();
+        READY(SCOPE);
         CALL(SCOPE, nvshmem_int_fcollect(NVSHMEM_TEAM_WORLD, b.dst, b.src, n),
              nvshmemx_int_fcollect_warp(NVSHMEM_TEAM_WORLD, b.dst, b.src, n),
              nvshmemx_int_fcollect_block(NVSHMEM_TEAM_WORLD, b.dst, b.src, n));
@@ -74,7 +78,7 @@ __global__ void sizes_kernel(Bufs b, long n, nvshmem_team_t team2) {
 
         /* alltoall: block j of PE p's source is value(p, it, j * n + i) */
         for (long i = tid; i < n * np; i += gs) b.src[i] = value(me, it + 100, i);
-        sync_group<SCOPE>();
+        READY(SCOPE);
         CALL(SCOPE, nvshmem_int_alltoall(NVSHMEM_TEAM_WORLD, b.dst, b.src, n),
              nvshmemx_int_alltoall_warp(NVSHMEM_TEAM_WORLD, b.dst, b.src, n),
              nvshmemx_int_alltoall_block(NVSHMEM_TEAM_WORLD, b.dst, b.src, n));
@@ -90,7 +94,7 @@ __global__ void sizes_kernel(Bufs b, long n, nvshmem_team_t team2) {
             b.src[i] = value(me, it + 200, i);
             b.dst[i] = -1;
         }
-        sync_group<SCOPE>();
+        READY(SCOPE);
         CALL(SCOPE, nvshmem_int_broadcast(NVSHMEM_TEAM_WORLD, b.dst, b.src, n, root),
              nvshmemx_int_broadcast_warp(NVSHMEM_TEAM_WORLD, b.dst, b.src, n, root),
              nvshmemx_int_broadcast_block(NVSHMEM_TEAM_WORLD, b.dst, b.src, n, root));
@@ -140,7 +144,7 @@ __global__ void sizes_kernel(Bufs b, long n, nvshmem_team_t team2) {
         /* bytes: an odd count through fcollect and broadcast (unaligned ends) */
         long cn = n * 4 - 1 > 0 ? n * 4 - 1 : 1;
         for (long i = tid; i < cn; i += gs) b.csrc[i] = (char)(me * 37 + it * 11 + i);
-        sync_group<SCOPE>();
+        READY(SCOPE);
         CALL(SCOPE, nvshmem_char_fcollect(NVSHMEM_TEAM_WORLD, b.cdst, b.csrc, cn),
              nvshmemx_char_fcollect_warp(NVSHMEM_TEAM_WORLD, b.cdst, b.csrc, cn),
              nvshmemx_char_fcollect_block(NVSHMEM_TEAM_WORLD, b.cdst, b.csrc, cn));
