@@ -427,19 +427,22 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
  * have 64 registers each); ll_max: bytes per member up to which a collective takes the
  * low-latency protocol (measured on H100: one thread polls its units nearly one after
  * another, so beyond two units its copies with 4 words in flight between two barriers are
- * faster; a warp's crossover is near 1 KiB, a block's beyond the slot); deep_reduce:
- * two 16-byte words of a large reduction in flight per thread (registers permitting). */
+ * faster; a warp's crossover is near 1 KiB, a block's beyond the slot); reduce_words,
+ * reduce_together: 16-byte words of a large reduction per thread and step, and whether a
+ * member's loads of them are in flight at once (see rshmemi_reduce_range). */
 struct rshmemi_no_sync {
     static const int depth = 4, ll_batch = 4;
     static const unsigned ll_max = 16;
-    static const bool deep_reduce = false;
+    static const int reduce_words = 2;
+    static const bool reduce_together = true;
     __device__ void operator()() const {}
     __device__ rshmemi_group group() const { return rshmemi_thread_group(); }
 };
 struct rshmemi_warp_sync {
     static const int depth = 4, ll_batch = 2;
     static const unsigned ll_max = 1024;
-    static const bool deep_reduce = true;
+    static const int reduce_words = 2;
+    static const bool reduce_together = false;
     unsigned lanes;
     __device__ rshmemi_warp_sync() : lanes(rshmemi_warp_lanes()) {}
     __device__ void operator()() const { __syncwarp(lanes); }
@@ -448,7 +451,8 @@ struct rshmemi_warp_sync {
 struct rshmemi_block_sync {
     static const int depth = 2, ll_batch = 1;
     static const unsigned ll_max = ~0u;
-    static const bool deep_reduce = false;
+    static const int reduce_words = 1;
+    static const bool reduce_together = false;
     __device__ void operator()() const { rshmemi_sync_block(); }
     __device__ rshmemi_group group() const { return rshmemi_block_group(); }
 };

@@ -103,7 +103,8 @@ done
 
 # Register budget: every device routine in a kernel of its own (ctest/budget/registers.cu) within
 # 64 registers per thread, so 1024-thread CTAs launch. Known exceptions, each with its ceiling:
-# reducescatter at thread and warp scope (its in-place staging loop; measured 64-72).
+# reducescatter at thread and warp scope (its in-place staging loop beside two 16-byte words in
+# flight per thread; measured 67-70).
 budget_log="$out/registers.ptxas.txt"
 if "$nvcc" "${flags[@]}" -Xptxas -v -c "$here/../budget/registers.cu" -o "$out/registers.o" > "$budget_log" 2>&1; then
   over="$(awk '/Compiling entry function/ { split($0, a, "\x27"); f = a[2] }
