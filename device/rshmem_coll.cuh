@@ -366,19 +366,65 @@ RSHMEMI_DEV void rshmemi_push_begin(const rshmemi_team &t, rshmemi_group g, SYNC
     if (rshmemi_ibgda_on()) rshmemi_sync_team_group(t, g, sync);
     else sync();
 }
+/* The low-latency forms (rshmemi_ll_fits): also the library's own on-stream kernel
+ * (src/cuda/kernels/ll.cu) for small on-stream calls. */
+template <typename SYNC>
+RSHMEMI_DEV void rshmemi_alltoall_ll(nvshmem_team_t team, const rshmemi_team &t, char *d, const char *s, size_t bytes,
+                                     rshmemi_group g, SYNC sync) {
+    unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
+    rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, s, bytes, bytes, g);
+    rshmemi_coll_copy<SYNC>(d + (size_t)t.my * bytes, s + (size_t)t.my * bytes, bytes, g);
+    rshmemi_ll_recv<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, d, bytes, bytes, g);
+    sync();
+}
+template <typename SYNC>
+RSHMEMI_DEV void rshmemi_fcollect_ll(nvshmem_team_t team, const rshmemi_team &t, char *d, const char *source, size_t bytes,
+                                     rshmemi_group g, SYNC sync) {
+    unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
+    rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, source, 0, bytes, g);
+    rshmemi_coll_copy<SYNC>(d + (size_t)t.my * bytes, source, bytes, g);
+    rshmemi_ll_recv<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, d, bytes, bytes, g);
+    sync();
+}
+/* Small broadcasts: acks[team][npes + 2] on every PE holds, per member (world PE), the last of
+ * this PE's broadcasts that member has taken out of its slot, and in its last two entries the
+ * number of this PE's last broadcast as root of each parity. root: a member index. */
+template <typename SYNC>
+RSHMEMI_DEV void rshmemi_broadcast_ll(nvshmem_team_t team, const rshmemi_team &t, void *dest, const void *source, size_t bytes,
+                                      int root, rshmemi_group g, SYNC sync) {
+    const RshmemDeviceState &s = RSHMEMI_STATE;
+    unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_BROADCAST, g, sync);
+    unsigned long long *acks = (unsigned long long *)s.coll_acks + (size_t)team * (size_t)(s.npes + 2);
+    if (t.my == root) {
+        /* The slot this broadcast reuses has been emptied by every member. */
+        unsigned long long *rooted = &acks[s.npes + (call & 1)];
+        unsigned long long prev = *rooted;
+        for (int k = g.tid; k < t.size; k += g.size) {
+            rshmemi_wait_watch w;
+            while (k != root && rshmemi_load_acquire(&acks[rshmemi_team_pe(t, k)]) < prev)
+                if (w.expired()) rshmemi_wait_report("device broadcast (acknowledgement of an earlier one)", rshmemi_team_pe(t, k));
+        }
+        sync();
+        if (g.tid == 0) *rooted = call;
+        rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_BROADCAST, call, (const char *)source, 0, bytes, g);
+        if (dest != source) rshmemi_coll_copy<SYNC>(dest, source, bytes, g);
+    } else {
+        rshmemi_ll_recv<SYNC::ll_batch>(t, team, RSHMEMI_LL_BROADCAST, call, (char *)dest, 0, bytes, g, root);
+        sync();
+        if (g.tid == 0) {
+            unsigned long long *ack = (unsigned long long *)rshmemi_peer(&acks[s.mype], rshmemi_team_pe(t, root));
+            asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(ack), "l"(call) : "memory");
+        }
+    }
+    sync();
+}
+
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_alltoall(nvshmem_team_t team, const rshmemi_team &t, void *dest, const void *source, size_t bytes,
                                   rshmemi_group g, SYNC sync) {
     char *d = (char *)dest;
     const char *s = (const char *)source;
-    if (rshmemi_ll_fits<SYNC>(team, bytes)) {
-        unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
-        rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, s, bytes, bytes, g);
-        rshmemi_coll_copy<SYNC>(d + (size_t)t.my * bytes, s + (size_t)t.my * bytes, bytes, g);
-        rshmemi_ll_recv<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, d, bytes, bytes, g);
-        sync();
-        return;
-    }
+    if (rshmemi_ll_fits<SYNC>(team, bytes)) return rshmemi_alltoall_ll(team, t, d, s, bytes, g, sync);
     rshmemi_push_begin(t, g, sync);
     for (int k = 0; k < t.size; k++) {
         int j = (t.my + k) % t.size; /* start with a different member on each PE */
@@ -394,14 +440,7 @@ template <typename SYNC>
 RSHMEMI_DEV void rshmemi_fcollect(nvshmem_team_t team, const rshmemi_team &t, void *dest, const void *source, size_t bytes,
                                   rshmemi_group g, SYNC sync) {
     char *d = (char *)dest;
-    if (rshmemi_ll_fits<SYNC>(team, bytes)) {
-        unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
-        rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, 0, bytes, g);
-        rshmemi_coll_copy<SYNC>(d + (size_t)t.my * bytes, source, bytes, g);
-        rshmemi_ll_recv<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, d, bytes, bytes, g);
-        sync();
-        return;
-    }
+    if (rshmemi_ll_fits<SYNC>(team, bytes)) return rshmemi_fcollect_ll(team, t, d, (const char *)source, bytes, g, sync);
     rshmemi_push_begin(t, g, sync);
     for (int k = 0; k < t.size; k++) {
         int j = (t.my + k) % t.size;
@@ -413,9 +452,7 @@ RSHMEMI_DEV void rshmemi_fcollect(nvshmem_team_t team, const rshmemi_team &t, vo
     rshmemi_sync_team_group(t, g, sync);
 }
 
-/* root: the root's index in the team. Small broadcasts: acks[team][npes + 2] on every PE holds,
- * per member (world PE), the last of this PE's broadcasts that member has taken out of its slot,
- * and in its last two entries the number of this PE's last broadcast as root of each parity. */
+/* root: the root's index in the team. */
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_broadcast(nvshmem_team_t team, const rshmemi_team &t, void *dest, const void *source, size_t bytes,
                                    int root, rshmemi_group g, SYNC sync) {
@@ -423,34 +460,7 @@ RSHMEMI_DEV void rshmemi_broadcast(nvshmem_team_t team, const rshmemi_team &t, v
         printf("rshmem: broadcast: PE_root %d is not a member index of the team (0..%d)\n", root, t.size - 1);
         __trap();
     }
-    if (rshmemi_ll_fits<SYNC>(team, bytes)) {
-        const RshmemDeviceState &s = RSHMEMI_STATE;
-        unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_BROADCAST, g, sync);
-        unsigned long long *acks = (unsigned long long *)s.coll_acks + (size_t)team * (size_t)(s.npes + 2);
-        if (t.my == root) {
-            /* The slot this broadcast reuses has been emptied by every member. */
-            unsigned long long *rooted = &acks[s.npes + (call & 1)];
-            unsigned long long prev = *rooted;
-            for (int k = g.tid; k < t.size; k += g.size) {
-                rshmemi_wait_watch w;
-                while (k != root && rshmemi_load_acquire(&acks[rshmemi_team_pe(t, k)]) < prev)
-                    if (w.expired()) rshmemi_wait_report("device broadcast (acknowledgement of an earlier one)", rshmemi_team_pe(t, k));
-            }
-            sync();
-            if (g.tid == 0) *rooted = call;
-            rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_BROADCAST, call, (const char *)source, 0, bytes, g);
-            if (dest != source) rshmemi_coll_copy<SYNC>(dest, source, bytes, g);
-        } else {
-            rshmemi_ll_recv<SYNC::ll_batch>(t, team, RSHMEMI_LL_BROADCAST, call, (char *)dest, 0, bytes, g, root);
-            sync();
-            if (g.tid == 0) {
-                unsigned long long *ack = (unsigned long long *)rshmemi_peer(&acks[s.mype], rshmemi_team_pe(t, root));
-                asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(ack), "l"(call) : "memory");
-            }
-        }
-        sync();
-        return;
-    }
+    if (rshmemi_ll_fits<SYNC>(team, bytes)) return rshmemi_broadcast_ll(team, t, dest, source, bytes, root, g, sync);
     rshmemi_sync_team_group(t, g, sync);
     if (root != t.my || dest != source) {
         if (rshmemi_ibgda_on()) rshmemi_get(dest, source, bytes, rshmemi_team_pe(t, root), g, sync, "nvshmem_broadcast");

@@ -3,7 +3,8 @@
  * (nvshmem_*): barriers order earlier stream work before later on every PE; broadcast,
  * fcollect, alltoall (typed and mem forms, aligned and not); reduce for every operator over a
  * spread of NVSHMEM's types, sizes from 1 element to 4 MiB, in place and not; reducescatter;
- * status codes of bad calls. Every result is compared element by element with a CPU
+ * status codes of bad calls; small ones back to back with device-initiated ones on the same
+ * teams. Every result is compared element by element with a CPU
  * reference. Then timings (printed, not asserted): barrier, reduce, fcollect, alltoall,
  * broadcast on a stream (COLL_HOST_NO_TIMING=1 skips them). */
 #include <string.h>
@@ -242,6 +243,64 @@ static void typed_gathers(size_t n) {
     nvshmem_free(src);
 }
 
+/* ---- small ones back to back, mixed with device-initiated ones -----------------------------------
+ * Small on-stream broadcasts, fcollects and alltoalls take the device library's low-latency
+ * mailboxes, which device-initiated collectives of the same team use too (one call count per
+ * team): 48 calls with no barrier or host wait between them, alternating on-stream and kernel
+ * forms, TEAM_WORLD and TEAM_NODE, sizes from 1 byte to past the mailbox (2 KiB per member,
+ * where the on-stream forms take the other kernel), each into its own dest; checked at the end. */
+__global__ void device_gather(int what, nvshmem_team_t team, void *d, const void *s, size_t n, int root) {
+    if (what == 0) nvshmemx_broadcastmem_block(team, d, s, n, root);
+    else if (what == 1) nvshmemx_fcollectmem_block(team, d, s, n);
+    else nvshmemx_alltoallmem_block(team, d, s, n);
+}
+
+static void back_to_back(void) {
+    const int calls = 48;
+    const size_t max_n = 3000;
+    unsigned char *src = sym_alloc<unsigned char>(max_n * npes), *dest = sym_alloc<unsigned char>((size_t)calls * max_n * npes);
+    std::vector<unsigned char> mine(max_n * npes);
+    for (size_t j = 0; j < mine.size(); j++) mine[j] = byte_of(me, j);
+    upload(src, mine);
+    CUDA_CHECK(cudaMemset(dest, 0xEE, (size_t)calls * max_n * npes));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    ready();
+    for (int c = 0; c < calls; c++) {
+        int what = c % 3, root = (c / 3) % npes;
+        nvshmem_team_t team = c % 2 ? NVSHMEMX_TEAM_NODE : NVSHMEM_TEAM_WORLD;
+        size_t n = c == 20 || c == 41 ? max_n : 1 + (size_t)c * 97 % 2048;
+        unsigned char *d = dest + (size_t)c * max_n * npes;
+        if ((c / 2) % 2 == 0) {
+            device_gather<<<1, 128, 0, stream>>>(what, team, d, src, n, root);
+            CUDA_CHECK(cudaGetLastError());
+        } else {
+            int rc = what == 0 ? nvshmemx_broadcastmem_on_stream(team, d, src, n, root, stream)
+                     : what == 1 ? nvshmemx_fcollectmem_on_stream(team, d, src, n, stream)
+                                 : nvshmemx_alltoallmem_on_stream(team, d, src, n, stream);
+            CHECK(rc == 0, "back to back call %d returned %d", c, rc);
+        }
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::vector<unsigned char> got = download(dest, (size_t)calls * max_n * npes);
+    for (int c = 0; c < calls; c++) {
+        int what = c % 3, root = (c / 3) % npes;
+        size_t n = c == 20 || c == 41 ? max_n : 1 + (size_t)c * 97 % 2048;
+        size_t count = what == 0 ? n : n * npes;
+        for (size_t i = 0; i < count; i++) {
+            size_t k = i / n, j = i % n;
+            unsigned char want = what == 0 ? byte_of(root, i) : what == 1 ? byte_of((int)k, j) : byte_of((int)k, me * n + j);
+            unsigned char have = got[(size_t)c * max_n * npes + i];
+            if (have != want)
+                FAIL("back to back call %d (%s, %s, %s, n=%zu): byte %zu: got %u, want %u", c, what == 0 ? "broadcast" : what == 1 ? "fcollect" : "alltoall",
+                     (c / 2) % 2 == 0 ? "kernel" : "on stream", c % 2 ? "TEAM_NODE" : "TEAM_WORLD", n, i, have, want);
+        }
+    }
+    nvshmem_barrier_all();
+    nvshmem_free(dest);
+    nvshmem_free(src);
+    if (me == 0) printf("back to back: ok\n");
+}
+
 /* ---- barriers ------------------------------------------------------------------------------------ */
 __global__ void delay_then_put(int *box, int value, int peer, long long spin) {
     long long t0 = clock64();
@@ -387,6 +446,7 @@ int main(void) {
     gathers(1 << 20, 0);
     typed_gathers(7);
     typed_gathers(100003);
+    back_to_back();
     if (me == 0) printf("broadcast/fcollect/alltoall: ok\n");
     reductions();
     bad_calls();

@@ -3,7 +3,8 @@
 //!
 //! `coll.ptx` (barrier, broadcast/fcollect/alltoall) is loaded with the first collective;
 //! each `reduce_<kind>.ptx` (every reduction operator for one element kind) on the first
-//! reduction of that kind, so a program JIT-compiles only what it uses. The argument structs
+//! reduction of that kind, `ll.ptx` (small broadcast/fcollect/alltoall through the device
+//! library) on the first small one, so a program JIT-compiles only what it uses. The argument structs
 //! mirror the ones in kernels/common.cuh; `param_sizes_match_the_ptx` checks them against the
 //! parameter sizes the PTX declares.
 
@@ -64,6 +65,27 @@ pub struct ReduceArgs {
     pub mode: i32,
     pub pad: i32,
 }
+
+/// rk_ll_args (kernels/ll.cu): one small broadcast, fcollect or alltoall by the device
+/// library's block collective.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LlArgs {
+    pub dest: u64,
+    pub src: u64,
+    pub nbytes: u64,
+    pub team: i32,
+    pub what: i32,
+    pub root: i32,
+    pub pad: i32,
+}
+
+/// LlArgs::what.
+pub const LL_BROADCAST: i32 = 0;
+pub const LL_FCOLLECT: i32 = 1;
+pub const LL_ALLTOALL: i32 = 2;
+/// Threads of the rk_ll block (RK_LL_THREADS).
+pub const LL_THREADS: u32 = 256;
 
 /// Synchronisation steps each kernel takes with every member (the host advances its pair
 /// counts by this much per launch).
@@ -191,6 +213,7 @@ impl RedOp {
 }
 
 const COLL_PTX: &str = concat!(include_str!("kernels/coll.ptx"), "\0");
+const LL_PTX: &str = concat!(include_str!("kernels/ll.ptx"), "\0");
 
 /// A loaded module; unloaded on drop.
 struct Module(CUmodule);
@@ -296,6 +319,37 @@ impl CollKernels {
     }
 }
 
+/// The low-latency kernel (ll.ptx: the device library's block collectives), in a module of its
+/// own that holds a copy of the device state, which the runtime writes in after loading.
+pub struct LlKernel {
+    module: Module,
+    ll: Func,
+}
+
+impl LlKernel {
+    /// Loads ll.ptx into the current context.
+    pub fn load() -> CuResult<LlKernel> {
+        let module = Module::load(LL_PTX)?;
+        let ll = Func(module.function(driver()?, c"rk_ll")?);
+        Ok(LlKernel { module, ll })
+    }
+
+    /// The module, for writing the device state into it.
+    pub fn module(&self) -> CUmodule {
+        self.module.0
+    }
+
+    /// Enqueues one small collective (one block).
+    ///
+    /// # Safety
+    /// The module must hold the job's device state; `args` must name a team with low-latency
+    /// slots, ranges of this PE's symmetric heap and a size the device collective takes.
+    pub unsafe fn launch(&self, stream: CUstream, args: &LlArgs) -> CuResult<()> {
+        let mut a = *args;
+        launch(self.ll.0, 1, LL_THREADS, stream, (&mut a as *mut LlArgs).cast())
+    }
+}
+
 /// Launches `f` with its one argument struct at `arg` (copied by the driver at launch).
 fn launch(f: CUfunction, grid: u32, block: u32, stream: CUstream, arg: *mut c_void) -> CuResult<()> {
     let d = driver()?;
@@ -327,6 +381,7 @@ mod tests {
         let coll = entries(COLL_PTX);
         assert!(coll.contains(&("rk_barrier".into(), std::mem::size_of::<SyncArgs>())), "{coll:?}");
         assert!(coll.contains(&("rk_gather".into(), std::mem::size_of::<GatherArgs>())), "{coll:?}");
+        assert_eq!(entries(LL_PTX), vec![("rk_ll".to_string(), std::mem::size_of::<LlArgs>())]);
         for kind in Kind::ALL {
             let e = entries(kind.ptx());
             assert!(!e.is_empty(), "no kernels in reduce_{}.ptx", kind.name());
@@ -360,7 +415,7 @@ mod tests {
             return;
         };
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cuda/kernels");
-        let mut files = vec!["coll.ptx".to_string()];
+        let mut files = vec!["coll.ptx".to_string(), "ll.ptx".to_string()];
         files.extend(Kind::ALL.iter().map(|k| format!("reduce_{}.ptx", k.name())));
         for f in files {
             let r = std::process::Command::new(ptxas).args(["-arch=sm_90", &format!("{dir}/{f}"), "-o", "/dev/null"]).output().unwrap();

@@ -193,6 +193,8 @@ pub struct GpuState {
     /// On-stream collectives: the library's kernels (coll.ptx and reduce_*.ptx), loaded on
     /// first use; the synchronisation steps taken with every world PE; the next ticket slot.
     coll_kernels: std::sync::OnceLock<crate::cuda::coll::CollKernels>,
+    /// Small on-stream broadcast/fcollect/alltoall (ll.ptx), loaded on first use.
+    ll_kernel: std::sync::OnceLock<crate::cuda::coll::LlKernel>,
     pair_steps: Mutex<Vec<u32>>,
     ticket_slot: AtomicUsize,
     heap: Mutex<GpuHeap>,
@@ -383,6 +385,7 @@ impl GpuState {
             stream,
             sms,
             coll_kernels: std::sync::OnceLock::new(),
+            ll_kernel: std::sync::OnceLock::new(),
             pair_steps: Mutex::new(vec![0; npes]),
             ticket_slot: AtomicUsize::new(0),
             heap: Mutex::new(heap),
@@ -429,18 +432,23 @@ impl GpuState {
         Ok(())
     }
 
-    /// The library's kernels, loading them into the context on first use.
-    fn kernels(&self, routine: &'static str) -> Result<&Kernels> {
-        if let Some(k) = self.kernels.get() {
-            return Ok(k);
+    /// `cell`'s value, made by `make` with the context current the first time (one maker at a
+    /// time: each of the library's modules is loaded once).
+    fn loaded<'a, T>(&self, cell: &'a std::sync::OnceLock<T>, routine: &'static str, make: impl FnOnce() -> Result<T>) -> Result<&'a T> {
+        if let Some(v) = cell.get() {
+            return Ok(v);
         }
         let _once = self.kernels_lock.lock().unwrap_or_else(|p| p.into_inner());
-        if self.kernels.get().is_none() {
+        if cell.get().is_none() {
             cu(self.ctx.make_current(), routine)?;
-            let k = cu(Kernels::load(), routine)?;
-            let _ = self.kernels.set(k);
+            let _ = cell.set(make()?);
         }
-        Ok(self.kernels.get().expect("set above"))
+        Ok(cell.get().expect("set above"))
+    }
+
+    /// The library's kernels, loading them into the context on first use.
+    fn kernels(&self, routine: &'static str) -> Result<&Kernels> {
+        self.loaded(&self.kernels, routine, || cu(Kernels::load(), routine))
     }
 
     /// Blocks until the library's own stream is idle (host RMA is complete).

@@ -1,5 +1,8 @@
 //! Host-side and on-stream collectives of GPU PEs, with the library's own kernels
-//! (src/cuda/kernels: no NCCL). Each call is one kernel launch on the caller's stream: block 0
+//! (src/cuda/kernels: no NCCL). Small broadcasts, fcollects and alltoalls (up to 2 KiB per
+//! member, on the first LL_TEAMS team handles, all peers over P2P) are one block of the device
+//! library's own block collective (ll.ptx): its low-latency mailboxes carry the data in one hop
+//! with no barrier. Every other call is one kernel launch on the caller's stream: block 0
 //! announces that this PE's inputs are ready, every block waits for the other members', the
 //! blocks pull the members' data straight through the mapped heap window with 16-byte loads,
 //! and the last block exchanges "done" with the members. The blocking host forms run the same
@@ -15,10 +18,12 @@
 //! in-place reductions of at most STAGE_BYTES must not run on two streams of one PE at once;
 //! collectives sharing a pair of PEs are matched in issue order (as NVSHMEM requires).
 
-use super::{cu, GpuState, STAGE_BYTES};
+use super::{cu, GpuState, LL_SLOT, LL_TEAMS, STAGE_BYTES};
+use crate::abi::RSHMEM_DEVICE_FLAG_ALL_P2P;
 use crate::cuda::coll::{
-    CollKernels, GatherArgs, Kind, RedOp, ReduceArgs, SyncArgs, BARRIER_STEPS, GATHER_STEPS, MAX_TEAM, REDUCE_DIRECT,
-    REDUCE_DIRECT_STEPS, REDUCE_STAGED, REDUCE_TWO_PHASE, REDUCE_TWO_PHASE_STEPS, VECTORS_PER_BLOCK,
+    CollKernels, GatherArgs, Kind, LlArgs, LlKernel, RedOp, ReduceArgs, SyncArgs, BARRIER_STEPS, GATHER_STEPS, LL_ALLTOALL,
+    LL_BROADCAST, LL_FCOLLECT, MAX_TEAM, REDUCE_DIRECT, REDUCE_DIRECT_STEPS, REDUCE_STAGED, REDUCE_TWO_PHASE,
+    REDUCE_TWO_PHASE_STEPS, VECTORS_PER_BLOCK,
 };
 use crate::cuda::sys::CUstream;
 use crate::error::{Error, ErrorKind, Result};
@@ -55,16 +60,25 @@ fn grid_for(bytes: usize, sms: u32) -> u32 {
 
 impl GpuState {
     fn coll_kernels(&self, routine: &'static str) -> Result<&CollKernels> {
-        if let Some(k) = self.coll_kernels.get() {
-            return Ok(k);
-        }
-        let _once = self.kernels_lock.lock().unwrap_or_else(|p| p.into_inner());
-        if self.coll_kernels.get().is_none() {
-            cu(self.ctx.make_current(), routine)?;
-            let k = cu(CollKernels::load(), routine)?;
-            let _ = self.coll_kernels.set(k);
-        }
-        Ok(self.coll_kernels.get().expect("set above"))
+        self.loaded(&self.coll_kernels, routine, || cu(CollKernels::load(), routine))
+    }
+
+    /// The low-latency kernel with the device state written into its module, loaded on first
+    /// use.
+    fn ll_kernel(&self, routine: &'static str) -> Result<&LlKernel> {
+        self.loaded(&self.ll_kernel, routine, || {
+            let k = cu(LlKernel::load(), routine)?;
+            super::write_target(&super::Target::Module(k.module() as usize), &self.dstate, self.stream.0)
+                .map_err(|why| Error::new(ErrorKind::Internal, routine, format!("the library's own small-collective kernel: {why}")))?;
+            Ok(k)
+        })
+    }
+
+    /// Whether a broadcast/fcollect/alltoall of `nbytes` per member on team handle `team` takes
+    /// the device library's low-latency protocol (its slots exist for the first LL_TEAMS team
+    /// handles and hold LL_SLOT / 2 bytes per member; every peer must be a P2P mapping).
+    fn ll_fits(&self, team: i32, nbytes: usize) -> bool {
+        team >= 0 && (team as usize) < LL_TEAMS && nbytes <= LL_SLOT / 2 && self.dstate.flags & RSHMEM_DEVICE_FLAG_ALL_P2P != 0
     }
 
     /// The synchronisation arguments of one launch over `team` taking `steps` steps: the
@@ -162,6 +176,20 @@ impl State {
             return Err(Error::invalid(routine, "dest and source overlap; they must be separate arrays"));
         }
         let g = self.gpu(routine)?;
+        if g.ll_fits(team, nbytes) {
+            let k = g.ll_kernel(routine)?;
+            let (what, root) = match what {
+                Gather::Broadcast { root } => (LL_BROADCAST, root),
+                Gather::Fcollect => (LL_FCOLLECT, 0),
+                Gather::Alltoall => (LL_ALLTOALL, 0),
+            };
+            let args = LlArgs { dest: d, src: s, nbytes: nbytes as u64, team, what, root, pad: 0 };
+            cu(g.ctx.make_current(), routine)?;
+            // SAFETY: the module holds the device state (ll_kernel); dest and source were
+            // checked to lie in this PE's heap (symmetric on every member); team and size have
+            // low-latency slots (ll_fits).
+            return cu(unsafe { k.launch(stream, &args) }, routine);
+        }
         let k = g.coll_kernels(routine)?;
         let args = GatherArgs {
             s: g.sync_args(self.me, &t, GATHER_STEPS, routine)?,
