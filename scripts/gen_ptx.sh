@@ -11,6 +11,8 @@
 # CUDA 13 drivers accept; the kernels use nothing newer than PTX ISA 7.8 (CUDA 11.8:
 # __grid_constant__ parameters, ld.acquire/st.release at system scope), so the version line is
 # lowered to 7.8 and ptxas checks that the result assembles for sm_80 and sm_90.
+# ll.ptx is compiled from the device library (device/): a change there needs this script run
+# again (CI's --check says so when it was not).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-write}"

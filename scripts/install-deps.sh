@@ -16,6 +16,7 @@ want cmake cmake
 want pkg-config pkg-config
 want python3 python3
 want mpiexec.hydra mpich            # PMI-1 launcher (bootstrap tests)
+[ -e /usr/include/x86_64-linux-gnu/mpich/mpi.h ] || ls /usr/include/*/mpich/mpi.h >/dev/null 2>&1 || need_pkgs+=(libmpich-dev) # MPI_COMM init over MPICH
 want oshcc libopenmpi-dev           # Open MPI OSHMEM: LD_PRELOAD tests and the CPU reference
 want oshrun openmpi-bin
 want strace strace

@@ -77,3 +77,24 @@ check_run() {
     fi
     if grep -q FAIL <<<"$out"; then fail "$label: a PE reported a failure"; fi
 }
+
+# check_mpi_comm_init MPICC LAUNCHER...: NVSHMEMX_INIT_WITH_MPI_COMM through the MPI of MPICC
+# (programs/mpi_comm_init.c; no GPU here, so each job stops at GPU selection): 3 ranks over
+# MPI_COMM_WORLD must be PEs 0, 1, 2 of one job; split by parity, a job of 2 and a job of 1;
+# misuse (no communicator, MPI not initialized) a named error on every rank.
+check_mpi_comm_init() {
+    local cc=$1 flags out rc pes; shift
+    flags=$(PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig pkg-config --cflags --libs rshmem) || { fail "pkg-config cannot find rshmem"; return; }
+    # shellcheck disable=SC2086
+    "$cc" -std=gnu11 -O1 -Wall -o "$WORK/mpi_comm_init" "$PROGRAMS/mpi_comm_init.c" $flags -Wl,-rpath,"$PREFIX/lib" \
+        || { fail "cannot compile mpi_comm_init.c with $cc (MPI's development package missing?)"; return; }
+    for mode in world:0,1,2 split:0,0,1 misuse:; do
+        out=$(RSHMEM_BOOTSTRAP_TIMEOUT=20 timeout 90 "$@" -n 3 "$WORK/mpi_comm_init" "${mode%%:*}" 2>&1); rc=$?
+        pes=$(grep -oE "PE [0-9]+: nvshmemx_init_attr: .*no usable GPU" <<<"$out" | grep -oE "^PE [0-9]+" | sort | cut -d' ' -f2 | paste -sd,)
+        if [ $rc -eq 0 ] && grep -q "PASS mpi_comm_init ${mode%%:*} (3 ranks)" <<<"$out" && [ "$pes" = "${mode#*:}" ]; then
+            pass "MPI_COMM init, $(basename "$cc"), ${mode%%:*}: every rank got its error${pes:+ as PE $pes}"
+        else
+            fail "MPI_COMM init, $(basename "$cc"), ${mode%%:*}: exit $rc, PEs '$pes' (want '${mode#*:}')"; echo "$out"
+        fi
+    done
+}

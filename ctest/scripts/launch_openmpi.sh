@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The same binary under Open MPI's mpirun and oshrun (PMIx, libpmix loaded at run time),
 # with 2 and 4 PEs; and, with libpmix made unloadable, through Open MPI's environment alone.
+# NVSHMEMX_INIT_WITH_MPI_COMM over Open MPI's communicators.
 source "$(dirname "$0")/../programs/common.sh"
 MPIRUN=$(command -v mpirun) OSHRUN=$(command -v oshrun)
 if [ -z "$MPIRUN" ] || ! "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then
@@ -32,6 +33,9 @@ check_run "mpirun -np 2 without libpmix" 2 2 "$MPIRUN" "${FLAGS[@]}" -np 2 -x RS
 out=$(timeout 60 "$MPIRUN" "${FLAGS[@]}" -np 2 -x RSHMEM_PMIX_LIBRARY=/nonexistent/libpmix.so -x RSHMEM_DEBUG=INFO "$WORK/launch_check" 2>&1)
 grep -q "libpmix could not be loaded (/nonexistent/libpmix.so" <<<"$out" && grep -q "bootstrap ompi-env" <<<"$out" \
     && pass "without libpmix the PEs say so and use Open MPI's environment" || fail "fallback not reported: $out"
+
+# nvshmemx_init_attr over an Open MPI communicator (a pointer handle).
+check_mpi_comm_init "$(command -v mpicc.openmpi || echo mpicc.openmpi)" "$MPIRUN" "${FLAGS[@]}"
 
 # shmem_global_exit(3) while PE 0 waits in a barrier and PE 1 sleeps: mpirun ends the job with 3.
 dir=$WORK/exit3 && mkdir -p "$dir"
