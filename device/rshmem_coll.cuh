@@ -90,11 +90,13 @@ RSHMEMI_DEV void rshmemi_st_upto8(char *p, unsigned long long v, size_t n) {
 /* ---- call numbers and low-latency slots ----------------------------------------------------- */
 enum { RSHMEMI_LL_EXCHANGE = 0, RSHMEMI_LL_BROADCAST = 1 };
 
+/* max: the scope's crossover (SYNC::ll_max for the exchanges, SYNC::ll_bcast_max for
+ * broadcasts, whose members only receive). */
 template <typename SYNC>
-RSHMEMI_DEV bool rshmemi_ll_fits(nvshmem_team_t team, size_t bytes_per_member) {
+RSHMEMI_DEV bool rshmemi_ll_fits(nvshmem_team_t team, size_t bytes_per_member, unsigned max = SYNC::ll_max) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
     return !rshmemi_ibgda_on() && team >= 0 && (unsigned)team < s.coll_ll_teams && bytes_per_member <= s.coll_ll_slot / 2 &&
-           bytes_per_member <= SYNC::ll_max;
+           bytes_per_member <= max;
 }
 RSHMEMI_DEV volatile unsigned long long *rshmemi_ll_calls(nvshmem_team_t team, int family) {
     return (volatile unsigned long long *)RSHMEMI_STATE.coll_calls + 2 * team + family;
@@ -460,7 +462,7 @@ RSHMEMI_DEV void rshmemi_broadcast(nvshmem_team_t team, const rshmemi_team &t, v
         printf("rshmem: broadcast: PE_root %d is not a member index of the team (0..%d)\n", root, t.size - 1);
         __trap();
     }
-    if (rshmemi_ll_fits<SYNC>(team, bytes)) return rshmemi_broadcast_ll(team, t, dest, source, bytes, root, g, sync);
+    if (rshmemi_ll_fits<SYNC>(team, bytes, SYNC::ll_bcast_max)) return rshmemi_broadcast_ll(team, t, dest, source, bytes, root, g, sync);
     rshmemi_sync_team_group(t, g, sync);
     if (root != t.my || dest != source) {
         if (rshmemi_ibgda_on()) rshmemi_get(dest, source, bytes, rshmemi_team_pe(t, root), g, sync, "nvshmem_broadcast");

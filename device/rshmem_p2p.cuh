@@ -427,12 +427,14 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
  * have 64 registers each); ll_max: bytes per member up to which a collective takes the
  * low-latency protocol (measured on H100: one thread polls its units nearly one after
  * another, so beyond two units its copies with 4 words in flight between two barriers are
- * faster; a warp's crossover is near 1 KiB, a block's beyond the slot); reduce_words,
+ * faster; a warp's crossover is near 1 KiB, a block's beyond the slot); ll_bcast_max: the
+ * same for broadcasts (H100, 2 PEs, vs pulling between two barriers: a thread's 32 B 0.76 of
+ * the time, 64-512 B 1.2-5.9x slower; a warp's 2 KiB 1.37x slower); reduce_words,
  * reduce_together: 16-byte words of a large reduction per thread and step, and whether a
  * member's loads of them are in flight at once (see rshmemi_reduce_range). */
 struct rshmemi_no_sync {
     static const int depth = 4, ll_batch = 4;
-    static const unsigned ll_max = 16;
+    static const unsigned ll_max = 16, ll_bcast_max = 32;
     static const int reduce_words = 2;
     static const bool reduce_together = true;
     __device__ void operator()() const {}
@@ -440,7 +442,7 @@ struct rshmemi_no_sync {
 };
 struct rshmemi_warp_sync {
     static const int depth = 4, ll_batch = 2;
-    static const unsigned ll_max = 1024;
+    static const unsigned ll_max = 1024, ll_bcast_max = 1024;
     static const int reduce_words = 2;
     static const bool reduce_together = false;
     unsigned lanes;
@@ -450,7 +452,7 @@ struct rshmemi_warp_sync {
 };
 struct rshmemi_block_sync {
     static const int depth = 2, ll_batch = 1;
-    static const unsigned ll_max = ~0u;
+    static const unsigned ll_max = ~0u, ll_bcast_max = ~0u;
     static const int reduce_words = 1;
     static const bool reduce_together = false;
     __device__ void operator()() const { rshmemi_sync_block(); }

@@ -191,8 +191,9 @@ int main(void) {
     CHECK_EQ(nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 1, np, NULL, 0, &team2), 0);
     CHECK(team2 != NVSHMEM_TEAM_INVALID, "split");
 
-    /* int32 elements per member: below, at and above the 2 KiB low-latency limit, and large. */
-    const long sizes[] = {1, 2, 7, 64, 255, 511, 512, 513, 1000, 4099, MAXN};
+    /* int32 elements per member: at and around the low-latency limits (a thread: 16 B, 32 B for
+     * broadcasts; 2 KiB), and large. */
+    const long sizes[] = {1, 2, 7, 8, 64, 255, 511, 512, 513, 1000, 4099, MAXN};
     int checked = 0;
     const bool verbose = getenv("COLL_SIZES_VERBOSE") != NULL;
     for (int scope = 0; scope < 3; scope++) {
