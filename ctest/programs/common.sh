@@ -91,6 +91,12 @@ check_mpi_comm_init() {
     for mode in world:0,1,2 split:0,0,1 misuse:; do
         out=$(RSHMEM_BOOTSTRAP_TIMEOUT=20 timeout 90 "$@" -n 3 "$WORK/mpi_comm_init" "${mode%%:*}" 2>&1); rc=$?
         pes=$(grep -oE "PE [0-9]+: nvshmemx_init_attr: .*no usable GPU" <<<"$out" | grep -oE "^PE [0-9]+" | sort | cut -d' ' -f2 | paste -sd,)
+        if [ "${mode%%:*}" = misuse ]; then
+            # Each misuse names its fix.
+            grep -q "MPI is not initialized; call MPI_Init before nvshmemx_init_attr" <<<"$out" \
+                && grep -q "NVSHMEMX_INIT_WITH_MPI_COMM needs attr.mpi_comm = &comm" <<<"$out" \
+                || { fail "MPI_COMM init, $(basename "$cc"), misuse: the errors do not name the fix"; echo "$out"; }
+        fi
         if [ $rc -eq 0 ] && grep -q "PASS mpi_comm_init ${mode%%:*} (3 ranks)" <<<"$out" && [ "$pes" = "${mode#*:}" ]; then
             pass "MPI_COMM init, $(basename "$cc"), ${mode%%:*}: every rank got its error${pes:+ as PE $pes}"
         else
