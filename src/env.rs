@@ -167,6 +167,12 @@ pub const SETTINGS: &[Setting] = &[
         aliases: &[],
         help: "GPU mode: device-side checks of PE numbers and heap addresses (1 to enable)",
     },
+    Setting {
+        name: "KERNEL_PTX",
+        default: "0",
+        aliases: &[],
+        help: "GPU mode: 1 loads the library's own kernels from PTX (driver-compiled) even where its machine code fits the GPU",
+    },
 ];
 
 /// Raw lookup of one setting by its short name, in precedence order.

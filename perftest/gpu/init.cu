@@ -4,6 +4,11 @@
 //   init/first_barrier       the first nvshmem_barrier_all() + cudaDeviceSynchronize()
 //   init/init_to_first_barrier   the two above together
 //   init/malloc_256MiB, init/free_256MiB
+//   init/first_bcast_64B, init/first_bcast_64KiB, init/first_sum_reduce_int
+//                            the job's first on-stream broadcast of 64 B and of 64 KiB, and its
+//                            first int sum reduction (16 ints), each to its stream's end: what
+//                            loading (or JIT-compiling) the library's own kernels costs. Run with
+//                            CUDA_CACHE_DISABLE=1 for a fresh container's driver cache.
 //   init/finalize            nvshmem_finalize()
 //   mem/after_init, mem/after_first_barrier, mem/after_malloc_256MiB
 //                            device memory gone from cudaMemGetInfo's free count since the CUDA
@@ -62,12 +67,33 @@ int main(int argc, char **argv) {
     double t9 = now_s();
     nvshmem_barrier_all();
 
+    cudaStream_t stream;
+    CK(cudaStreamCreate(&stream));
+    char *b = (char *)nvshmem_malloc(1 << 20);
+    if (!b) { fprintf(stderr, "init: nvshmem_malloc(1 MiB) failed\n"); return 2; }
+    nvshmem_barrier_all();
+    double first[3];
+    for (int k = 0; k < 3; k++) {
+        double t = now_s();
+        if (k == 0) nvshmemx_broadcastmem_on_stream(NVSHMEM_TEAM_WORLD, b, b + 4096, 64, 0, stream);
+        if (k == 1) nvshmemx_broadcastmem_on_stream(NVSHMEM_TEAM_WORLD, b, b + 65536, 65536, 0, stream);
+        if (k == 2) nvshmemx_int_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (int *)b, (int *)(b + 8192), 16, stream);
+        CK(cudaStreamSynchronize(stream));
+        first[k] = now_s() - t;
+    }
+    nvshmem_barrier_all();
+    nvshmem_free(b);
+    CK(cudaStreamDestroy(stream));
+
     if (dev >= 0) emit("init", "ctx", 0, 0, 0, (t1 - t0) * 1e3, "ms");
     emit("init", "nvshmem_init", 0, 0, 0, (t3 - t2) * 1e3, "ms");
     emit("init", "first_barrier", 0, 0, 0, (t5 - t4) * 1e3, "ms");
     emit("init", "init_to_first_barrier", 0, 0, 0, (t5 - t2) * 1e3, "ms");
     emit("init", "malloc_256MiB", 0, 0, 0, (t7 - t6) * 1e3, "ms");
     emit("init", "free_256MiB", 0, 0, 0, (t9 - t8) * 1e3, "ms");
+    emit("init", "first_bcast_64B", 0, 0, 0, first[0] * 1e3, "ms");
+    emit("init", "first_bcast_64KiB", 0, 0, 0, first[1] * 1e3, "ms");
+    emit("init", "first_sum_reduce_int", 0, 0, 0, first[2] * 1e3, "ms");
     if (dev >= 0) {
         emit("mem", "after_init", 0, 0, 0, free0 - free1, "MiB");
         emit("mem", "after_first_barrier", 0, 0, 0, free0 - free2, "MiB");

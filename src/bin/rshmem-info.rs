@@ -18,6 +18,7 @@ fn main() {
     }
     let (_, size) = rshmem::env::current("SYMMETRIC_SIZE");
     let (_, gran) = rshmem::env::current("CUMEM_GRANULARITY");
+    println!("Library kernels: {}", rshmem::cuda::image::describe());
     println!("GPU heap: NVSHMEM_SYMMETRIC_SIZE={size} reserved per PE (virtual; backed as allocations need it), grown in chunks of NVSHMEM_CUMEM_GRANULARITY={gran}");
     println!();
     for line in rshmem::ibgda::info::lines() {

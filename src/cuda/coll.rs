@@ -4,7 +4,8 @@
 //! `coll.ptx` (barrier, broadcast/fcollect/alltoall) is loaded with the first collective;
 //! each `reduce_<kind>.ptx` (every reduction operator for one element kind) on the first
 //! reduction of that kind, `ll.ptx` (small broadcast/fcollect/alltoall through the device
-//! library) on the first small one, so a program JIT-compiles only what it uses. The argument structs
+//! library) on the first small one, so a program loads (and, without machine code for its GPU,
+//! JIT-compiles) only what it uses; image.rs picks the cubin or the PTX. The argument structs
 //! mirror the ones in kernels/common.cuh; `param_sizes_match_the_ptx` checks them against the
 //! parameter sizes the PTX declares.
 
@@ -13,6 +14,7 @@ use std::ffi::{c_void, CStr, CString};
 use std::sync::Mutex;
 
 use super::sys::{CUfunction, CUmodule, CUstream};
+use super::image::{self, Image};
 use super::{driver, CuResult, Driver};
 
 /// Largest team an on-stream collective serves (RK_MAX_TEAM).
@@ -165,20 +167,25 @@ impl Kind {
         !(self.is_float() && matches!(op, RedOp::And | RedOp::Or | RedOp::Xor))
     }
 
-    fn ptx(self) -> &'static str {
+    fn image(self) -> Image {
+        macro_rules! reduce {
+            ($kind:literal) => {
+                Image { name: concat!("reduce_", $kind), ptx: concat!(include_str!(concat!("kernels/reduce_", $kind, ".ptx")), "\0") }
+            };
+        }
         match self {
-            Kind::U8 => concat!(include_str!("kernels/reduce_u8.ptx"), "\0"),
-            Kind::U16 => concat!(include_str!("kernels/reduce_u16.ptx"), "\0"),
-            Kind::U32 => concat!(include_str!("kernels/reduce_u32.ptx"), "\0"),
-            Kind::U64 => concat!(include_str!("kernels/reduce_u64.ptx"), "\0"),
-            Kind::I8 => concat!(include_str!("kernels/reduce_i8.ptx"), "\0"),
-            Kind::I16 => concat!(include_str!("kernels/reduce_i16.ptx"), "\0"),
-            Kind::I32 => concat!(include_str!("kernels/reduce_i32.ptx"), "\0"),
-            Kind::I64 => concat!(include_str!("kernels/reduce_i64.ptx"), "\0"),
-            Kind::F16 => concat!(include_str!("kernels/reduce_f16.ptx"), "\0"),
-            Kind::Bf16 => concat!(include_str!("kernels/reduce_bf16.ptx"), "\0"),
-            Kind::F32 => concat!(include_str!("kernels/reduce_f32.ptx"), "\0"),
-            Kind::F64 => concat!(include_str!("kernels/reduce_f64.ptx"), "\0"),
+            Kind::U8 => reduce!("u8"),
+            Kind::U16 => reduce!("u16"),
+            Kind::U32 => reduce!("u32"),
+            Kind::U64 => reduce!("u64"),
+            Kind::I8 => reduce!("i8"),
+            Kind::I16 => reduce!("i16"),
+            Kind::I32 => reduce!("i32"),
+            Kind::I64 => reduce!("i64"),
+            Kind::F16 => reduce!("f16"),
+            Kind::Bf16 => reduce!("bf16"),
+            Kind::F32 => reduce!("f32"),
+            Kind::F64 => reduce!("f64"),
         }
     }
 
@@ -212,8 +219,13 @@ impl RedOp {
     }
 }
 
-const COLL_PTX: &str = concat!(include_str!("kernels/coll.ptx"), "\0");
-const LL_PTX: &str = concat!(include_str!("kernels/ll.ptx"), "\0");
+const COLL: Image = Image { name: "coll", ptx: concat!(include_str!("kernels/coll.ptx"), "\0") };
+const LL: Image = Image { name: "ll", ptx: concat!(include_str!("kernels/ll.ptx"), "\0") };
+
+/// The names of every module here (for image.rs's test that each has its cubins).
+pub fn module_names() -> Vec<&'static str> {
+    [COLL.name, LL.name].into_iter().chain(Kind::ALL.iter().map(|k| k.image().name)).collect()
+}
 
 /// A loaded module; unloaded on drop.
 struct Module(CUmodule);
@@ -223,11 +235,8 @@ unsafe impl Send for Module {}
 unsafe impl Sync for Module {}
 
 impl Module {
-    fn load(ptx: &'static str) -> CuResult<Module> {
-        let d = driver()?;
-        let mut m: CUmodule = std::ptr::null_mut();
-        cu!(d, cuModuleLoadData(&mut m, ptx.as_ptr().cast()))?;
-        Ok(Module(m))
+    fn load(image: Image) -> CuResult<Module> {
+        image::load(image).map(Module)
     }
 
     fn function(&self, d: &Driver, name: &CStr) -> CuResult<CUfunction> {
@@ -264,7 +273,7 @@ impl CollKernels {
     /// Loads coll.ptx into the current context (the reduction modules come on first use).
     pub fn load() -> CuResult<CollKernels> {
         let d = driver()?;
-        let coll = Module::load(COLL_PTX)?;
+        let coll = Module::load(COLL)?;
         let barrier = Func(coll.function(d, c"rk_barrier")?);
         let gather = Func(coll.function(d, c"rk_gather")?);
         Ok(CollKernels { _coll: coll, barrier, gather, reduce_modules: Mutex::new(HashMap::new()), reduce_fns: Mutex::new(HashMap::new()) })
@@ -279,7 +288,7 @@ impl CollKernels {
         let d = driver()?;
         let mut modules = self.reduce_modules.lock().unwrap_or_else(|p| p.into_inner());
         if let std::collections::hash_map::Entry::Vacant(e) = modules.entry(kind) {
-            e.insert(Module::load(kind.ptx())?);
+            e.insert(Module::load(kind.image())?);
         }
         let name = CString::new(format!("rk_reduce_{}_{}", op.name(), kind.name())).expect("no NUL in kernel names");
         let f = modules[&kind].function(d, &name)?;
@@ -329,7 +338,7 @@ pub struct LlKernel {
 impl LlKernel {
     /// Loads ll.ptx into the current context.
     pub fn load() -> CuResult<LlKernel> {
-        let module = Module::load(LL_PTX)?;
+        let module = Module::load(LL)?;
         let ll = Func(module.function(driver()?, c"rk_ll")?);
         Ok(LlKernel { module, ll })
     }
@@ -378,12 +387,12 @@ mod tests {
 
     #[test]
     fn param_sizes_match_the_ptx() {
-        let coll = entries(COLL_PTX);
+        let coll = entries(COLL.ptx);
         assert!(coll.contains(&("rk_barrier".into(), std::mem::size_of::<SyncArgs>())), "{coll:?}");
         assert!(coll.contains(&("rk_gather".into(), std::mem::size_of::<GatherArgs>())), "{coll:?}");
-        assert_eq!(entries(LL_PTX), vec![("rk_ll".to_string(), std::mem::size_of::<LlArgs>())]);
+        assert_eq!(entries(LL.ptx), vec![("rk_ll".to_string(), std::mem::size_of::<LlArgs>())]);
         for kind in Kind::ALL {
-            let e = entries(kind.ptx());
+            let e = entries(kind.image().ptx);
             assert!(!e.is_empty(), "no kernels in reduce_{}.ptx", kind.name());
             for (name, size) in &e {
                 assert_eq!(*size, std::mem::size_of::<ReduceArgs>(), "{name}");
@@ -400,7 +409,7 @@ mod tests {
                 }
                 let k = kind.for_op(op);
                 let name = format!("rk_reduce_{}_{}", op.name(), k.name());
-                assert!(entries(k.ptx()).iter().any(|(n, _)| *n == name), "missing {name}");
+                assert!(entries(k.image().ptx).iter().any(|(n, _)| *n == name), "missing {name}");
             }
         }
     }

@@ -1,14 +1,15 @@
 //! The library's own device code (`kernels.ptx`): one-thread kernels for what the host cannot
 //! do with copies and stream memory operations alone: atomics on GPU memory, and waits with
-//! any comparison. Loaded once per context with cuModuleLoadData (the driver compiles the PTX).
+//! any comparison. Loaded once per context (image.rs: its machine code for this GPU, or the PTX).
 
 use std::ffi::{c_void, CStr};
 
 use super::sys::{CUfunction, CUmodule, CUstream};
+use super::image::{self, Image};
 use super::{driver, CuResult, Driver};
 
-/// The PTX, NUL-terminated as cuModuleLoadData wants it.
-const PTX: &str = concat!(include_str!("kernels.ptx"), "\0");
+/// The module (hand-written PTX, plus machine code when the build had ptxas: image.rs).
+const IMAGE: Image = Image { name: "kernels", ptx: concat!(include_str!("kernels.ptx"), "\0") };
 
 /// Operations of the `rshmem_amo` kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,8 +45,7 @@ impl Kernels {
     /// Loads the module into the current context.
     pub fn load() -> CuResult<Kernels> {
         let d = driver()?;
-        let mut module: CUmodule = std::ptr::null_mut();
-        cu!(d, cuModuleLoadData(&mut module, PTX.as_ptr().cast()))?;
+        let module = image::load(IMAGE)?;
         // Owned from here on: an error below unloads the module (Drop).
         let mut k = Kernels { module, amo: std::ptr::null_mut(), wait_u64: std::ptr::null_mut() };
         k.amo = function(d, module, c"rshmem_amo")?;

@@ -148,6 +148,7 @@ macro_rules! cu {
 }
 
 pub mod coll;
+pub mod image;
 pub mod info;
 pub mod kernels;
 
