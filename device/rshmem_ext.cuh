@@ -38,12 +38,15 @@ struct rshmemi_op_maxloc {
 
 RSHMEMI_EXTERN_C_BEGIN
 
-/* rshmem maps no multicast (NVLS) objects: there is never a multicast address. */
+/* rshmem maps no multicast (NVLS) objects: there is never a multicast address (the host
+ * routine is the library's). */
+#ifdef __CUDA_ARCH__
 RSHMEMI_API void *nvshmemx_mc_ptr(nvshmem_team_t team, const void *ptr) {
     (void)team;
     (void)ptr;
     return 0;
 }
+#endif
 
 RSHMEMI_API int nvshmemx_barrier_warpgroup(nvshmem_team_t team) {
     rshmemi_sync_team_group(rshmemi_team_checked(team, __func__), rshmemi_warpgroup_group(), rshmemi_warpgroup_sync());

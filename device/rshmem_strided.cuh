@@ -78,8 +78,16 @@ RSHMEMI_EXTERN_C_BEGIN
                                           int pe) {                                                                   \
         rshmemi_iget<E>(dest, source, dst, sst, nelems, pe, GROUP(), SYNC(), __func__);                                \
     }
+/* The thread forms (nvshmem_*) are host routines too (the library's): defined for the device
+ * pass only. */
+#ifdef __CUDA_ARCH__
+#define RSHMEMI_DEF_STRIDED_THREAD(NAME, TYPE, E, SUF) \
+    RSHMEMI_DEF_STRIDED(nvshmem_, NAME, TYPE, E, SUF, rshmemi_thread_group, rshmemi_no_sync)
+#else
+#define RSHMEMI_DEF_STRIDED_THREAD(NAME, TYPE, E, SUF)
+#endif
 #define RSHMEMI_DEF_STRIDED_SCOPES(NAME, TYPE, E)                                                       \
-    RSHMEMI_DEF_STRIDED(nvshmem_, NAME, TYPE, E, , rshmemi_thread_group, rshmemi_no_sync)               \
+    RSHMEMI_DEF_STRIDED_THREAD(NAME, TYPE, E, )                                                         \
     RSHMEMI_DEF_STRIDED(nvshmemx_, NAME, TYPE, E, _warp, rshmemi_warp_group, rshmemi_warp_sync)         \
     RSHMEMI_DEF_STRIDED(nvshmemx_, NAME, TYPE, E, _block, rshmemi_block_group, rshmemi_block_sync)
 
@@ -95,12 +103,13 @@ RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_STRIDED_TYPED)
 
 /* iput8 .. iput128, iget8 .. iget128 (the names put the size after the verb). */
 #define RSHMEMI_DEF_STRIDED_SIZED(BITS, BYTES)                                                                     \
-    RSHMEMI_DEF_STRIDED(nvshmem_, , void, BYTES, BITS, rshmemi_thread_group, rshmemi_no_sync)                      \
+    RSHMEMI_DEF_STRIDED_THREAD(, void, BYTES, BITS)                                                                \
     RSHMEMI_DEF_STRIDED(nvshmemx_, , void, BYTES, BITS##_warp, rshmemi_warp_group, rshmemi_warp_sync)             \
     RSHMEMI_DEF_STRIDED(nvshmemx_, , void, BYTES, BITS##_block, rshmemi_block_group, rshmemi_block_sync)
 RSHMEMI_REPT_SIZES(RSHMEMI_DEF_STRIDED_SIZED)
 #undef RSHMEMI_DEF_STRIDED_SIZED
 #undef RSHMEMI_DEF_STRIDED_SCOPES
+#undef RSHMEMI_DEF_STRIDED_THREAD
 #undef RSHMEMI_DEF_STRIDED
 
 RSHMEMI_EXTERN_C_END

@@ -29,6 +29,7 @@ void nvshmemx_hostlib_finalize(void);
 int nvshmemx_get_uniqueid(nvshmemx_uniqueid_t *uniqueid);
 int nvshmemx_set_attr_uniqueid_args(const int myrank, const int nranks, const nvshmemx_uniqueid_t *uniqueid,
                                     nvshmemx_init_attr_t *attr);
+int nvshmemx_set_attr_mpi_comm_args(void *mpi_comm, nvshmemx_init_attr_t *nvshmem_attr);
 int nvshmemx_init_status(void);
 RSHMEMI_HOSTDEV void nvshmem_global_exit(int status);
 
@@ -47,6 +48,15 @@ void *nvshmem_calloc(size_t count, size_t size);
 void *nvshmem_align(size_t alignment, size_t size);
 void nvshmem_free(void *ptr);
 RSHMEMI_HOSTDEV void *nvshmem_ptr(const void *ptr, int pe);
+/* rshmem maps no multicast objects: always NULL. */
+RSHMEMI_HOSTDEV void *nvshmemx_mc_ptr(nvshmem_team_t team, const void *ptr);
+/* Local buffers used as the local side of RMA (bookkeeping only: P2P needs no registration). */
+int nvshmemx_buffer_register(void *addr, size_t length);
+int nvshmemx_buffer_unregister(void *addr);
+void nvshmemx_buffer_unregister_all(void);
+/* Not supported (NULL / an error): allocate symmetric memory with nvshmem_malloc. */
+void *nvshmemx_buffer_register_symmetric(void *buf_ptr, size_t size, int flags);
+int nvshmemx_buffer_unregister_symmetric(void *mmap_ptr, size_t size);
 
 /* ---- RMA ----------------------------------------------------------------------------------- */
 #define RSHMEMI_DECL_RMA(NAME, TYPE)                                                                    \
@@ -55,7 +65,11 @@ RSHMEMI_HOSTDEV void *nvshmem_ptr(const void *ptr, int pe);
     RSHMEMI_HOSTDEV void nvshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe);     \
     RSHMEMI_HOSTDEV void nvshmem_##NAME##_get(TYPE *dest, const TYPE *source, size_t nelems, int pe);     \
     RSHMEMI_HOSTDEV void nvshmem_##NAME##_put_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe); \
-    RSHMEMI_HOSTDEV void nvshmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe);
+    RSHMEMI_HOSTDEV void nvshmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe); \
+    RSHMEMI_HOSTDEV void nvshmem_##NAME##_iput(TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, \
+                                               size_t nelems, int pe);                                     \
+    RSHMEMI_HOSTDEV void nvshmem_##NAME##_iget(TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, \
+                                               size_t nelems, int pe);
 RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DECL_RMA)
 #undef RSHMEMI_DECL_RMA
 
@@ -63,7 +77,11 @@ RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DECL_RMA)
     RSHMEMI_HOSTDEV void nvshmem_put##BITS(void *dest, const void *source, size_t nelems, int pe);       \
     RSHMEMI_HOSTDEV void nvshmem_get##BITS(void *dest, const void *source, size_t nelems, int pe);       \
     RSHMEMI_HOSTDEV void nvshmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe); \
-    RSHMEMI_HOSTDEV void nvshmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe);
+    RSHMEMI_HOSTDEV void nvshmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe); \
+    RSHMEMI_HOSTDEV void nvshmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,  \
+                                            size_t nelems, int pe);                                     \
+    RSHMEMI_HOSTDEV void nvshmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,  \
+                                            size_t nelems, int pe);
 RSHMEMI_REPT_SIZES(RSHMEMI_DECL_SIZED)
 #undef RSHMEMI_DECL_SIZED
 
@@ -133,6 +151,10 @@ int nvshmem_team_split_2d(nvshmem_team_t parent_team, int xrange, const nvshmem_
                           long xaxis_mask, nvshmem_team_t *xaxis_team, const nvshmem_team_config_t *yaxis_config,
                           long yaxis_mask, nvshmem_team_t *yaxis_team);
 void nvshmem_team_destroy(nvshmem_team_t team);
+/* Teams from a unique id are not supported (an error; split a parent team instead). */
+int nvshmemx_team_get_uniqueid(nvshmemx_team_uniqueid_t *uniqueid);
+int nvshmemx_team_init(nvshmem_team_t *team, nvshmem_team_config_t *config, long config_mask, int npes,
+                       int pe_idx_in_team);
 
 /* ---- collectives: blocking from the host or one thread of a kernel; on a stream from the host
  * (rshmem's own kernels, enqueued on the stream). Each returns 0 or an NVSHMEMX_ERROR_* code.
@@ -195,6 +217,54 @@ void nvshmemx_putmem_signal_on_stream(void *dest, const void *source, size_t byt
 void nvshmemx_putmem_signal_nbi_on_stream(void *dest, const void *source, size_t bytes, uint64_t *sig_addr, uint64_t signal,
                                           int sig_op, int pe, cudaStream_t cstrm);
 void nvshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t cmp_value, cudaStream_t cstream);
+
+/* Typed and sized forms. p_on_stream takes its value at the call; g_on_stream returns the value,
+ * so it waits for the stream. iput/iget strides are in elements. The waits' status and
+ * cmp_values arrays may be host or device memory: they are read in stream order. */
+#define RSHMEMI_DECL_RMA_ON_STREAM(NAME, TYPE)                                                                        \
+    void nvshmemx_##NAME##_p_on_stream(TYPE *dest, const TYPE value, int pe, cudaStream_t cstrm);                      \
+    TYPE nvshmemx_##NAME##_g_on_stream(const TYPE *src, int pe, cudaStream_t cstrm);                                   \
+    void nvshmemx_##NAME##_put_on_stream(TYPE *dest, const TYPE *source, size_t nelems, int pe, cudaStream_t cstrm);   \
+    void nvshmemx_##NAME##_put_nbi_on_stream(TYPE *dest, const TYPE *source, size_t nelems, int pe,                    \
+                                             cudaStream_t cstrm);                                                     \
+    void nvshmemx_##NAME##_get_on_stream(TYPE *dest, const TYPE *source, size_t nelems, int pe, cudaStream_t cstrm);   \
+    void nvshmemx_##NAME##_get_nbi_on_stream(TYPE *dest, const TYPE *source, size_t nelems, int pe,                    \
+                                             cudaStream_t cstrm);                                                     \
+    void nvshmemx_##NAME##_iput_on_stream(TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
+                                          int pe, cudaStream_t cstrm);                                                \
+    void nvshmemx_##NAME##_iget_on_stream(TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
+                                          int pe, cudaStream_t cstrm);                                                \
+    void nvshmemx_##NAME##_put_signal_on_stream(TYPE *dest, const TYPE *source, size_t nelems, uint64_t *sig_addr,     \
+                                                uint64_t signal, int sig_op, int pe, cudaStream_t cstrm);             \
+    void nvshmemx_##NAME##_put_signal_nbi_on_stream(TYPE *dest, const TYPE *source, size_t nelems, uint64_t *sig_addr, \
+                                                    uint64_t signal, int sig_op, int pe, cudaStream_t cstrm);
+RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DECL_RMA_ON_STREAM)
+#undef RSHMEMI_DECL_RMA_ON_STREAM
+
+#define RSHMEMI_DECL_SIZED_ON_STREAM(BITS, BYTES)                                                                      \
+    void nvshmemx_put##BITS##_on_stream(void *dest, const void *source, size_t nelems, int pe, cudaStream_t cstrm);     \
+    void nvshmemx_put##BITS##_nbi_on_stream(void *dest, const void *source, size_t nelems, int pe, cudaStream_t cstrm); \
+    void nvshmemx_get##BITS##_on_stream(void *dest, const void *source, size_t nelems, int pe, cudaStream_t cstrm);     \
+    void nvshmemx_get##BITS##_nbi_on_stream(void *dest, const void *source, size_t nelems, int pe, cudaStream_t cstrm); \
+    void nvshmemx_iput##BITS##_on_stream(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,   \
+                                         int pe, cudaStream_t cstrm);                                                  \
+    void nvshmemx_iget##BITS##_on_stream(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,   \
+                                         int pe, cudaStream_t cstrm);                                                  \
+    void nvshmemx_put##BITS##_signal_on_stream(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,       \
+                                               uint64_t signal, int sig_op, int pe, cudaStream_t cstrm);               \
+    void nvshmemx_put##BITS##_signal_nbi_on_stream(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,   \
+                                                   uint64_t signal, int sig_op, int pe, cudaStream_t cstrm);
+RSHMEMI_REPT_SIZES(RSHMEMI_DECL_SIZED_ON_STREAM)
+#undef RSHMEMI_DECL_SIZED_ON_STREAM
+
+#define RSHMEMI_DECL_WAIT_ON_STREAM(NAME, TYPE)                                                                        \
+    void nvshmemx_##NAME##_wait_until_on_stream(TYPE *ivar, int cmp, TYPE cmp_value, cudaStream_t cstream);            \
+    void nvshmemx_##NAME##_wait_until_all_on_stream(TYPE *ivars, size_t nelems, const int *status, int cmp,            \
+                                                    TYPE cmp_value, cudaStream_t cstream);                             \
+    void nvshmemx_##NAME##_wait_until_all_vector_on_stream(TYPE *ivars, size_t nelems, const int *status, int cmp,     \
+                                                           TYPE *cmp_value, cudaStream_t cstream);
+RSHMEMI_REPT_WAIT_TYPES(RSHMEMI_DECL_WAIT_ON_STREAM)
+#undef RSHMEMI_DECL_WAIT_ON_STREAM
 
 /* ---- modules loaded at run time (cubin, NVRTC, cudaLibrary) ---------------------------------- */
 int nvshmemx_cumodule_init(CUmodule module);

@@ -36,6 +36,7 @@ gen() { # source, output, extra flags...
 }
 
 gen coll.cu coll.ptx
+gen stream.cu stream.ptx
 for k in $kinds; do gen reduce.cu "reduce_$k.ptx" -DRK_KIND="$k"; done
 # ll.cu is built from the device library itself: its headers laid out as installed.
 mkdir -p "$out/inc/rshmem"
@@ -43,7 +44,7 @@ cp include/*.h "$out/inc/" && cp include/rshmem/rshmem_abi.h "$out/inc/rshmem/" 
 gen ll.cu ll.ptx -I"$out/inc"
 
 status=0
-for f in coll.ptx ll.ptx $(for k in $kinds; do echo "reduce_$k.ptx"; done); do
+for f in coll.ptx stream.ptx ll.ptx $(for k in $kinds; do echo "reduce_$k.ptx"; done); do
   if [ "$mode" = "--check" ]; then
     if ! cmp -s "$out/$f" "$dir/$f"; then
       echo "gen_ptx: $dir/$f is not what $dir/*.cu give; run scripts/gen_ptx.sh and commit" >&2

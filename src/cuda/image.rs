@@ -87,7 +87,7 @@ mod tests {
     /// Every module the library loads has one cubin per built architecture, each a CUDA ELF.
     #[test]
     fn every_module_has_its_cubins() {
-        let names = super::super::coll::module_names().into_iter().chain(["kernels"]);
+        let names = super::super::coll::module_names().into_iter().chain(super::super::kernels::MODULE_NAMES);
         for name in names {
             let cubins = built::cubins(name);
             assert_eq!(cubins.iter().map(|c| c.0).collect::<Vec<_>>(), built::ARCHS, "{name}");

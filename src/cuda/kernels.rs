@@ -1,6 +1,8 @@
-//! The library's own device code (`kernels.ptx`): one-thread kernels for what the host cannot
-//! do with copies and stream memory operations alone: atomics on GPU memory, and waits with
-//! any comparison. Loaded once per context (image.rs: its machine code for this GPU, or the PTX).
+//! The library's own device code for what the host cannot do with copies and stream memory
+//! operations alone: atomics on GPU memory and waits with any comparison (`kernels.ptx`,
+//! hand-written), stores of 1-8 byte values and waits on many variables of any width
+//! (`kernels/stream.cu`, compiled by scripts/gen_ptx.sh). Loaded once per context (image.rs:
+//! their machine code for this GPU, or the PTX).
 
 use std::ffi::{c_void, CStr};
 
@@ -10,6 +12,37 @@ use super::{driver, CuResult, Driver};
 
 /// The module (hand-written PTX, plus machine code when the build had ptxas: image.rs).
 const IMAGE: Image = Image { name: "kernels", ptx: concat!(include_str!("kernels.ptx"), "\0") };
+const STREAM: Image = Image { name: "stream", ptx: concat!(include_str!("kernels/stream.ptx"), "\0") };
+
+/// The modules loaded here (for image.rs's test that each has its cubins).
+pub const MODULE_NAMES: [&str; 2] = [IMAGE.name, STREAM.name];
+
+/// rk_store's argument (mirrors rk_store_args in kernels/stream.cu).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StoreArgs {
+    pub addr: u64,
+    pub value: u64,
+    pub size: u32,
+    pub pad: u32,
+}
+
+/// rk_wait's argument (mirrors rk_wait_args in kernels/stream.cu).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WaitArgs {
+    pub ivars: u64,
+    pub nelems: u64,
+    /// Device array of `nelems` ints (nonzero: skip that variable), or 0.
+    pub status: u64,
+    /// Device array of `nelems` compare values, or 0 (then `value` for every variable).
+    pub values: u64,
+    pub value: u64,
+    pub cmp: u32,
+    pub size: u32,
+    pub is_signed: u32,
+    pub pad: u32,
+}
 
 /// Operations of the `rshmem_amo` kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,8 +60,11 @@ pub enum AmoOp {
 
 pub struct Kernels {
     module: CUmodule,
+    stream_module: CUmodule,
     amo: CUfunction,
     wait_u64: CUfunction,
+    store: CUfunction,
+    wait: CUfunction,
 }
 
 // SAFETY: module and function handles may be used from any thread with their context current.
@@ -45,11 +81,14 @@ impl Kernels {
     /// Loads the module into the current context.
     pub fn load() -> CuResult<Kernels> {
         let d = driver()?;
-        let module = image::load(IMAGE)?;
-        // Owned from here on: an error below unloads the module (Drop).
-        let mut k = Kernels { module, amo: std::ptr::null_mut(), wait_u64: std::ptr::null_mut() };
-        k.amo = function(d, module, c"rshmem_amo")?;
-        k.wait_u64 = function(d, module, c"rshmem_wait_u64")?;
+        let null = std::ptr::null_mut();
+        // Owned from here on: an error below unloads what was loaded (Drop).
+        let mut k = Kernels { module: image::load(IMAGE)?, stream_module: null, amo: null, wait_u64: null, store: null, wait: null };
+        k.stream_module = image::load(STREAM)?;
+        k.amo = function(d, k.module, c"rshmem_amo")?;
+        k.wait_u64 = function(d, k.module, c"rshmem_wait_u64")?;
+        k.store = function(d, k.stream_module, c"rk_store")?;
+        k.wait = function(d, k.stream_module, c"rk_wait")?;
         Ok(k)
     }
 
@@ -90,18 +129,62 @@ impl Kernels {
             [(&mut addr as *mut u64).cast(), (&mut cmp as *mut u32).cast(), (&mut value as *mut u64).cast()];
         self.launch(self.wait_u64, stream, &mut params)
     }
+
+    /// Enqueues a store of the low `size` bytes (1, 2, 4 or 8) of `value` at device address `addr`.
+    ///
+    /// # Safety
+    /// `addr` must be `size`-aligned device memory the kernel may write, mapped until it runs.
+    pub unsafe fn store(&self, stream: CUstream, addr: u64, value: u64, size: u32) -> CuResult<()> {
+        let mut a = StoreArgs { addr, value, size, pad: 0 };
+        self.launch_block(self.store, 1, stream, (&mut a as *mut StoreArgs).cast())
+    }
+
+    /// Enqueues a wait until every variable of `args` (not skipped by its status) compares true.
+    ///
+    /// # Safety
+    /// `args.ivars` must be `nelems` aligned variables of `args.size` bytes in device memory,
+    /// and `status`/`values` (when not 0) device arrays of `nelems`, all valid until the kernel ends.
+    pub unsafe fn wait(&self, stream: CUstream, args: &WaitArgs) -> CuResult<()> {
+        let mut a = *args;
+        self.launch_block(self.wait, 256, stream, (&mut a as *mut WaitArgs).cast())
+    }
+
+    /// One block of `threads` with one argument struct (copied by the driver at launch).
+    fn launch_block(&self, f: CUfunction, threads: u32, stream: CUstream, arg: *mut c_void) -> CuResult<()> {
+        let d = driver()?;
+        let mut params: [*mut c_void; 1] = [arg];
+        cu!(d, cuLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()))
+    }
 }
 
 impl Drop for Kernels {
     fn drop(&mut self) {
         if let Ok(d) = driver() {
-            let _ = cu!(d, cuModuleUnload(self.module));
+            for m in [self.module, self.stream_module] {
+                if !m.is_null() {
+                    let _ = cu!(d, cuModuleUnload(m));
+                }
+            }
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// The argument structs match the parameter sizes the PTX declares.
+    #[test]
+    fn stream_kernel_params_match_the_ptx() {
+        let param = |entry: &str| -> usize {
+            let at = STREAM.ptx.find(&format!(".entry {entry}(")).expect("entry in stream.ptx");
+            let line = STREAM.ptx[at..].lines().nth(1).unwrap_or_default();
+            line.rsplit('[').next().and_then(|s| s.trim_end_matches([']', ',']).parse().ok()).unwrap_or(0)
+        };
+        assert_eq!(param("rk_store"), std::mem::size_of::<StoreArgs>());
+        assert_eq!(param("rk_wait"), std::mem::size_of::<WaitArgs>());
+    }
+
     /// The PTX assembles for Hopper wherever ptxas is installed (CI: scripts/install-nvcc.sh).
     #[test]
     fn ptx_assembles_when_ptxas_is_there() {

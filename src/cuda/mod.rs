@@ -459,6 +459,62 @@ pub unsafe fn memcpy_async(dst: u64, src: u64, bytes: usize, stream: CUstream) -
     cu!(driver()?, cuMemcpyAsync(dst, src, bytes, stream))
 }
 
+/// Whether the driver knows `ptr` (device, managed or registered host memory: a unified
+/// address); false for ordinary (pageable) host memory.
+pub fn is_cuda_pointer(ptr: u64) -> CuResult<bool> {
+    let d = driver()?;
+    let mut kind: std::ffi::c_uint = 0;
+    // SAFETY: the driver writes one CUmemorytype (an unsigned int) into `kind`.
+    let rc = unsafe { (d.api.cuPointerGetAttribute)((&mut kind as *mut std::ffi::c_uint).cast(), CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr) };
+    Ok(rc == CUDA_SUCCESS)
+}
+
+/// Enqueues a strided copy of `rows` elements of `width` bytes: element i from `src + i *
+/// src_pitch` to `dst + i * dst_pitch` (pitches in bytes, at least `width`). A pointer the
+/// driver does not know is ordinary host memory (the copy of it then completes before return).
+///
+/// # Safety
+/// Every element range must be valid for the copy until it completes on `stream`.
+pub unsafe fn memcpy_strided_async(dst: u64, dst_pitch: usize, src: u64, src_pitch: usize, width: usize, rows: usize, stream: CUstream) -> CuResult<()> {
+    let d = driver()?;
+    let (src_unified, dst_unified) = (is_cuda_pointer(src)?, is_cuda_pointer(dst)?);
+    let p = CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: if src_unified { CU_MEMORYTYPE_UNIFIED } else { CU_MEMORYTYPE_HOST },
+        srcHost: src as *const c_void,
+        srcDevice: src,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: src_pitch,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: if dst_unified { CU_MEMORYTYPE_UNIFIED } else { CU_MEMORYTYPE_HOST },
+        dstHost: dst as *mut c_void,
+        dstDevice: dst,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: dst_pitch,
+        WidthInBytes: width,
+        Height: rows,
+    };
+    cu!(d, cuMemcpy2DAsync(&p, stream))
+}
+
+/// Device memory allocated in stream order (freed with `free_async` on the same stream).
+///
+/// # Safety
+/// `stream` must be a live stream of the current context.
+pub unsafe fn alloc_async(bytes: usize, stream: CUstream) -> CuResult<u64> {
+    let mut p: CUdeviceptr = 0;
+    cu!(driver()?, cuMemAllocAsync(&mut p, bytes, stream))?;
+    Ok(p)
+}
+
+/// # Safety
+/// `p` must come from `alloc_async` and be used by no work enqueued after this on `stream`.
+pub unsafe fn free_async(p: u64, stream: CUstream) -> CuResult<()> {
+    cu!(driver()?, cuMemFreeAsync(p, stream))
+}
+
 /// Enqueues a fill of `bytes` at `dst` with `value`.
 ///
 /// # Safety

@@ -72,6 +72,34 @@ pub struct CUmemAccessDesc {
     pub flags: c_int,
 }
 
+// CUmemorytype, CUpointer_attribute
+pub const CU_MEMORYTYPE_HOST: c_uint = 1;
+pub const CU_MEMORYTYPE_UNIFIED: c_uint = 4;
+pub const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
+
+/// A 2D copy: `Height` rows of `WidthInBytes`, rows `srcPitch`/`dstPitch` bytes apart.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_MEMCPY2D {
+    pub srcXInBytes: usize,
+    pub srcY: usize,
+    pub srcMemoryType: c_uint,
+    pub srcHost: *const c_void,
+    pub srcDevice: CUdeviceptr,
+    pub srcArray: *mut c_void,
+    pub srcPitch: usize,
+    pub dstXInBytes: usize,
+    pub dstY: usize,
+    pub dstMemoryType: c_uint,
+    pub dstHost: *mut c_void,
+    pub dstDevice: CUdeviceptr,
+    pub dstArray: *mut c_void,
+    pub dstPitch: usize,
+    pub WidthInBytes: usize,
+    pub Height: usize,
+}
+
+const _: () = assert!(std::mem::size_of::<CUDA_MEMCPY2D>() == 128);
 const _: () = assert!(std::mem::size_of::<CUmemLocation>() == 8);
 const _: () = assert!(std::mem::size_of::<CUmemAllocationProp>() == 32);
 const _: () = assert!(std::mem::size_of::<CUmemAccessDesc>() == 12);
@@ -137,6 +165,10 @@ entry_points! {
     cuMemImportFromShareableHandle = "cuMemImportFromShareableHandle"(*mut CUmemGenericAllocationHandle, *mut c_void, c_int);
     cuMemcpyAsync = "cuMemcpyAsync"(CUdeviceptr, CUdeviceptr, usize, CUstream);
     cuMemsetD8Async = "cuMemsetD8Async"(CUdeviceptr, u8, usize, CUstream);
+    cuMemcpy2DAsync = "cuMemcpy2DAsync_v2"(*const CUDA_MEMCPY2D, CUstream);
+    cuMemAllocAsync = "cuMemAllocAsync"(*mut CUdeviceptr, usize, CUstream);
+    cuMemFreeAsync = "cuMemFreeAsync"(CUdeviceptr, CUstream);
+    cuPointerGetAttribute = "cuPointerGetAttribute"(*mut c_void, c_int, CUdeviceptr);
     cuStreamCreate = "cuStreamCreate"(*mut CUstream, c_uint);
     cuStreamDestroy = "cuStreamDestroy_v2"(CUstream);
     cuStreamSynchronize = "cuStreamSynchronize"(CUstream);

@@ -29,6 +29,7 @@
 //! synchronise (see gpu/team.rs).
 
 mod coll;
+pub mod host_rma;
 pub mod mpi;
 mod team;
 
@@ -186,6 +187,8 @@ pub struct GpuState {
     kernels_lock: Mutex<()>,
     /// Serialises host atomics (they share the result word).
     amo_lock: Mutex<()>,
+    /// Local buffers named by nvshmemx_buffer_register: (address, length).
+    registered: Mutex<Vec<(u64, usize)>>,
     /// The library's own stream for blocking host operations.
     stream: Stream,
     /// Multiprocessors of the GPU (the collective kernels use at most one block on each).
@@ -382,6 +385,7 @@ impl GpuState {
             kernels: std::sync::OnceLock::new(),
             kernels_lock: Mutex::new(()),
             amo_lock: Mutex::new(()),
+            registered: Mutex::new(Vec::new()),
             stream,
             sms,
             coll_kernels: std::sync::OnceLock::new(),

@@ -175,7 +175,7 @@ pub unsafe fn copy_bytes(src: *const u8, dest: *mut u8, n: usize) {
 }
 
 /// Lowest address and byte length touched by a strided access; errors on overflow.
-fn span(addr: *const u8, stride: isize, nelems: usize, size: usize, routine: &'static str) -> Result<(*const u8, usize)> {
+pub(crate) fn span(addr: *const u8, stride: isize, nelems: usize, size: usize, routine: &'static str) -> Result<(*const u8, usize)> {
     let overflow = || Error::invalid(routine, format!("stride {stride} × {nelems} elements of {size} bytes overflows the address space"));
     let reach = stride.checked_mul(nelems as isize - 1).and_then(|r| r.checked_mul(size as isize)).ok_or_else(overflow)?;
     let (lo, hi) = if reach >= 0 { (0, reach) } else { (reach, 0) };

@@ -3,6 +3,7 @@
 use std::ffi::{c_int, c_void};
 
 use super::super::with_state;
+use super::nv_status;
 use crate::heap::alloc::MIN_ALIGN;
 
 #[no_mangle]
@@ -37,4 +38,51 @@ pub extern "C" fn nvshmem_free(ptr: *mut c_void) {
 #[no_mangle]
 pub extern "C" fn nvshmem_ptr(ptr: *const c_void, pe: c_int) -> *mut c_void {
     with_state("nvshmem_ptr", |st| st.gpu_ptr(ptr.cast(), pe, "nvshmem_ptr").map(|p| p.cast()))
+}
+
+/// rshmem maps no multicast (NVLS) objects: there is never a multicast address (as NVSHMEM
+/// answers where multicast is unavailable).
+#[no_mangle]
+pub extern "C" fn nvshmemx_mc_ptr(_team: c_int, _ptr: *const c_void) -> *mut c_void {
+    std::ptr::null_mut()
+}
+
+/// Names a local (non-symmetric) buffer that RMA will use as its local side.
+#[no_mangle]
+pub extern "C" fn nvshmemx_buffer_register(addr: *mut c_void, length: usize) -> c_int {
+    const R: &str = "nvshmemx_buffer_register";
+    nv_status(R, || crate::runtime::state(R)?.gpu_buffer_register(addr.cast(), length, R))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_buffer_unregister(addr: *mut c_void) -> c_int {
+    const R: &str = "nvshmemx_buffer_unregister";
+    nv_status(R, || crate::runtime::state(R)?.gpu_buffer_unregister(Some(addr.cast()), R))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_buffer_unregister_all() {
+    const R: &str = "nvshmemx_buffer_unregister_all";
+    with_state(R, |st| st.gpu_buffer_unregister(None, R))
+}
+
+/// Mapping memory the program allocated itself into the symmetric heap is not supported: NULL,
+/// with an error naming the alternative.
+#[no_mangle]
+pub extern "C" fn nvshmemx_buffer_register_symmetric(buf_ptr: *mut c_void, size: usize, _flags: c_int) -> *mut c_void {
+    const R: &str = "nvshmemx_buffer_register_symmetric";
+    nv_status(R, || {
+        Err(crate::error::Error::new(
+            crate::error::ErrorKind::Unsupported,
+            R,
+            format!("rshmem cannot map an external allocation ({buf_ptr:p}, {size} bytes) into the symmetric heap; allocate it with nvshmem_malloc"),
+        ))
+    });
+    std::ptr::null_mut()
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_buffer_unregister_symmetric(mmap_ptr: *mut c_void, _size: usize) -> c_int {
+    const R: &str = "nvshmemx_buffer_unregister_symmetric";
+    nv_status(R, || Err(crate::error::Error::invalid(R, format!("{mmap_ptr:p} was not registered by nvshmemx_buffer_register_symmetric (which rshmem does not support)"))))
 }

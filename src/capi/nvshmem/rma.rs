@@ -1,4 +1,5 @@
-//! Host-initiated RMA on GPU memory (blocking; `_nbi` forms complete before returning too),
+//! Host-initiated RMA on GPU memory (blocking; `_nbi` forms complete before returning too;
+//! iput/iget strided),
 //! and host ordering/synchronization. Source and destination buffers may be host or device
 //! memory: the copy engine moves the bytes through the peer mapping.
 
@@ -6,6 +7,7 @@ use std::ffi::{c_int, c_void};
 
 use super::super::with_state;
 use crate::cuda::kernels::AmoOp;
+use crate::runtime::gpu::host_rma::Direction;
 use crate::runtime::gpu::{bad_signal_op, SIGNAL_ADD, SIGNAL_SET};
 
 #[no_mangle]
@@ -28,19 +30,7 @@ pub extern "C" fn nvshmem_getmem_nbi(dest: *mut c_void, src: *const c_void, byte
     with_state("nvshmem_getmem_nbi", |st| st.gpu_get(dest.cast(), src.cast(), bytes, pe, "nvshmem_getmem_nbi"))
 }
 
-/// NVSHMEM's standard RMA types (its table adds half and bfloat16, moved as 16-bit words).
-macro_rules! nvshmem_rma_types {
-    ($m:ident) => {
-        $m! {
-            half => u16, bfloat16 => u16, float => f32, double => f64, char => std::ffi::c_char, short => i16,
-            schar => i8, int => i32, long => i64, longlong => i64, uchar => u8, ushort => u16, uint => u32,
-            ulong => u64, ulonglong => u64, int8 => i8, int16 => i16, int32 => i32, int64 => i64,
-            uint8 => u8, uint16 => u16, uint32 => u32, uint64 => u64, size => usize, ptrdiff => isize
-        }
-    };
-}
-
-/// put, get, put_nbi, get_nbi for one element type or size (`$pre` e.g. "nvshmem_int_").
+/// put, get, put_nbi, get_nbi, iput, iget for one element type or size (`$pre` e.g. "nvshmem_int_").
 macro_rules! block_routines {
     ($pre:expr, $suf:expr, $size:expr) => {
         #[export_name = concat!($pre, "put", $suf)]
@@ -62,6 +52,16 @@ macro_rules! block_routines {
         pub extern "C" fn get_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "get", $suf, "_nbi");
             with_state(R, |st| st.gpu_get(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, R))
+        }
+        #[export_name = concat!($pre, "iput", $suf)]
+        pub extern "C" fn iput(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+            const R: &str = concat!($pre, "iput", $suf);
+            with_state(R, |st| st.gpu_strided(Direction::Put, dest.cast(), src.cast(), dst, sst, nelems, $size, pe, None, R))
+        }
+        #[export_name = concat!($pre, "iget", $suf)]
+        pub extern "C" fn iget(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+            const R: &str = concat!($pre, "iget", $suf);
+            with_state(R, |st| st.gpu_strided(Direction::Get, src.cast(), dest.cast(), dst, sst, nelems, $size, pe, None, R))
         }
     };
 }

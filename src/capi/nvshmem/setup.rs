@@ -137,6 +137,22 @@ pub extern "C" fn nvshmemx_set_attr_uniqueid_args(myrank: c_int, nranks: c_int, 
     })
 }
 
+/// Points the attributes at the program's MPI communicator (for NVSHMEMX_INIT_WITH_MPI_COMM).
+#[no_mangle]
+pub extern "C" fn nvshmemx_set_attr_mpi_comm_args(mpi_comm: *mut std::ffi::c_void, attr: *mut RshmemInitAttr) -> c_int {
+    status("nvshmemx_set_attr_mpi_comm_args", || {
+        if mpi_comm.is_null() || attr.is_null() {
+            return Err(Error::invalid("nvshmemx_set_attr_mpi_comm_args", "the communicator and attribute pointers must not be NULL (pass &comm)"));
+        }
+        // SAFETY: attr points at a writable nvshmemx_init_attr_t (checked non-NULL).
+        unsafe {
+            (*attr).version = version_word::<RshmemInitAttr>();
+            (*attr).mpi_comm = mpi_comm;
+        }
+        Ok(())
+    })
+}
+
 #[no_mangle]
 pub extern "C" fn nvshmemx_init_status() -> c_int {
     if runtime::is_initialized() {

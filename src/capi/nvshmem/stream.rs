@@ -1,10 +1,13 @@
 //! On-stream operations: enqueued on the caller's CUDA stream, they return at once and take
-//! effect in stream order (no kernel needed: copy-engine copies and stream memory operations).
+//! effect in stream order: copy-engine copies (also strided, for iput/iget) and stream memory
+//! operations, and the library's one-block kernels for p (a value of 1-8 bytes), waits with any
+//! comparison, and signal ADD. g_on_stream returns its value, so it synchronizes the stream.
 
 use std::ffi::{c_int, c_void};
 
 use super::super::with_state;
 use crate::cuda::sys::CUstream;
+use crate::runtime::gpu::host_rma::{Direction, StreamWait};
 use crate::runtime::gpu::{bad_signal_op, SIGNAL_ADD, SIGNAL_SET};
 
 #[no_mangle]
@@ -92,4 +95,189 @@ pub extern "C" fn nvshmemx_putmem_signal_nbi_on_stream(
 pub extern "C" fn nvshmemx_signal_wait_until_on_stream(sig_addr: *mut u64, cmp: c_int, cmp_value: u64, stream: CUstream) {
     const R: &str = "nvshmemx_signal_wait_until_on_stream";
     with_state(R, |st| st.gpu_signal_wait_on_stream(sig_addr, cmp, cmp_value, stream, R))
+}
+
+/// The low bytes of a u64 as a value of `T` (a plain integer or float of at most 8 bytes).
+fn from_bits<T: Copy>(bits: u64) -> T {
+    assert!(std::mem::size_of::<T>() <= 8);
+    // SAFETY: T is at most 8 bytes (asserted) and every bit pattern is a valid value of the
+    // plain types used here; x86-64 and aarch64 are little-endian, so the low bytes come first.
+    unsafe { std::mem::transmute_copy::<u64, T>(&bits) }
+}
+
+/// A value of `T` (at most 8 bytes) as the low bytes of a u64.
+fn to_bits<T: Copy>(value: T) -> u64 {
+    let mut bits = 0u64;
+    let n = std::mem::size_of::<T>().min(8);
+    // SAFETY: copies the n <= 8 bytes of `value` into the first n bytes of `bits`.
+    unsafe { std::ptr::copy_nonoverlapping((&value as *const T).cast::<u8>(), (&mut bits as *mut u64).cast::<u8>(), n) };
+    bits
+}
+
+/// put, put_nbi, get, get_nbi, iput, iget, put_signal, put_signal_nbi on a stream for one
+/// element type or size (`$pre` e.g. "nvshmemx_int_", `$suf` e.g. "32").
+macro_rules! stream_block_routines {
+    ($pre:expr, $suf:expr, $size:expr) => {
+        #[export_name = concat!($pre, "put", $suf, "_on_stream")]
+        pub extern "C" fn put(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int, stream: CUstream) {
+            const R: &str = concat!($pre, "put", $suf, "_on_stream");
+            with_state(R, |st| st.gpu_put_on_stream(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, stream, R))
+        }
+        #[export_name = concat!($pre, "put", $suf, "_nbi_on_stream")]
+        pub extern "C" fn put_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int, stream: CUstream) {
+            const R: &str = concat!($pre, "put", $suf, "_nbi_on_stream");
+            with_state(R, |st| st.gpu_put_on_stream(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, stream, R))
+        }
+        #[export_name = concat!($pre, "get", $suf, "_on_stream")]
+        pub extern "C" fn get(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int, stream: CUstream) {
+            const R: &str = concat!($pre, "get", $suf, "_on_stream");
+            with_state(R, |st| st.gpu_get_on_stream(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, stream, R))
+        }
+        #[export_name = concat!($pre, "get", $suf, "_nbi_on_stream")]
+        pub extern "C" fn get_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int, stream: CUstream) {
+            const R: &str = concat!($pre, "get", $suf, "_nbi_on_stream");
+            with_state(R, |st| st.gpu_get_on_stream(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, stream, R))
+        }
+        #[export_name = concat!($pre, "iput", $suf, "_on_stream")]
+        pub extern "C" fn iput(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, stream: CUstream) {
+            const R: &str = concat!($pre, "iput", $suf, "_on_stream");
+            with_state(R, |st| st.gpu_strided(Direction::Put, dest.cast(), src.cast(), dst, sst, nelems, $size, pe, Some(stream), R))
+        }
+        #[export_name = concat!($pre, "iget", $suf, "_on_stream")]
+        pub extern "C" fn iget(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, stream: CUstream) {
+            const R: &str = concat!($pre, "iget", $suf, "_on_stream");
+            with_state(R, |st| st.gpu_strided(Direction::Get, src.cast(), dest.cast(), dst, sst, nelems, $size, pe, Some(stream), R))
+        }
+        #[export_name = concat!($pre, "put", $suf, "_signal_on_stream")]
+        #[allow(clippy::too_many_arguments)]
+        pub extern "C" fn put_signal(
+            dest: *mut c_void, src: *const c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int,
+            stream: CUstream,
+        ) {
+            const R: &str = concat!($pre, "put", $suf, "_signal_on_stream");
+            put_signal_elems(R, dest, src, nelems, $size, sig_addr, signal, sig_op, pe, stream)
+        }
+        #[export_name = concat!($pre, "put", $suf, "_signal_nbi_on_stream")]
+        #[allow(clippy::too_many_arguments)]
+        pub extern "C" fn put_signal_nbi(
+            dest: *mut c_void, src: *const c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int,
+            stream: CUstream,
+        ) {
+            const R: &str = concat!($pre, "put", $suf, "_signal_nbi_on_stream");
+            put_signal_elems(R, dest, src, nelems, $size, sig_addr, signal, sig_op, pe, stream)
+        }
+    };
+}
+
+#[allow(clippy::too_many_arguments)]
+fn put_signal_elems(
+    routine: &'static str, dest: *mut c_void, src: *const c_void, nelems: usize, size: usize, sig_addr: *mut u64, signal: u64,
+    sig_op: c_int, pe: c_int, stream: CUstream,
+) {
+    match bytes(nelems, size, routine) {
+        Ok(n) => put_signal_on_stream(routine, dest, src, n, sig_addr, signal, sig_op, pe, stream),
+        Err(e) => with_state(routine, |_| Err::<(), _>(e)),
+    }
+}
+
+fn bytes(nelems: usize, size: usize, routine: &'static str) -> crate::error::Result<usize> {
+    crate::runtime::rma::bytes(nelems, size, routine)
+}
+
+macro_rules! typed_stream_rma {
+    ($($name:ident => $t:ty),* $(,)?) => {
+        $(
+            pub mod $name {
+                use super::super::*;
+                stream_block_routines!(concat!("nvshmemx_", stringify!($name), "_"), "", std::mem::size_of::<$t>());
+
+                #[export_name = concat!("nvshmemx_", stringify!($name), "_p_on_stream")]
+                pub extern "C" fn p(dest: *mut $t, value: $t, pe: c_int, stream: CUstream) {
+                    const R: &str = concat!("nvshmemx_", stringify!($name), "_p_on_stream");
+                    with_state(R, |st| st.gpu_p_on_stream(dest.cast(), to_bits(value), std::mem::size_of::<$t>(), pe, stream, R))
+                }
+
+                #[export_name = concat!("nvshmemx_", stringify!($name), "_g_on_stream")]
+                pub extern "C" fn g(src: *const $t, pe: c_int, stream: CUstream) -> $t {
+                    const R: &str = concat!("nvshmemx_", stringify!($name), "_g_on_stream");
+                    with_state(R, |st| st.gpu_g_on_stream(src.cast(), std::mem::size_of::<$t>(), pe, stream, R).map(from_bits::<$t>))
+                }
+            }
+        )*
+    };
+}
+
+/// nvshmemx_<type>_{put,get}{,_nbi}, iput, iget, p, g, put_signal{,_nbi} _on_stream.
+pub mod typed {
+    nvshmem_rma_types!(typed_stream_rma);
+}
+
+/// nvshmemx_{put,get}{8..128}{,_nbi}, iput/iget{8..128}, put{8..128}_signal{,_nbi} _on_stream.
+pub mod sized {
+    macro_rules! sized_stream_rma {
+        ($($name:ident => $bits:literal),*) => {
+            $( pub mod $name {
+                use super::super::*;
+                stream_block_routines!("nvshmemx_", stringify!($bits), $bits / 8);
+            } )*
+        };
+    }
+    sized_stream_rma!(s8 => 8, s16 => 16, s32 => 32, s64 => 64, s128 => 128);
+}
+
+macro_rules! typed_stream_wait {
+    ($($name:ident => $t:ty),* $(,)?) => {
+        $(
+            pub mod $name {
+                use super::super::*;
+                const SIGNED: bool = (<$t>::MIN as i128) < 0;
+
+                #[export_name = concat!("nvshmemx_", stringify!($name), "_wait_until_on_stream")]
+                pub extern "C" fn wait_until(ivar: *mut $t, cmp: c_int, value: $t, stream: CUstream) {
+                    const R: &str = concat!("nvshmemx_", stringify!($name), "_wait_until_on_stream");
+                    wait(R, ivar, 1, std::ptr::null(), cmp, value, std::ptr::null(), stream)
+                }
+
+                #[export_name = concat!("nvshmemx_", stringify!($name), "_wait_until_all_on_stream")]
+                pub extern "C" fn wait_until_all(ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, value: $t, stream: CUstream) {
+                    const R: &str = concat!("nvshmemx_", stringify!($name), "_wait_until_all_on_stream");
+                    wait(R, ivars, nelems, status, cmp, value, std::ptr::null(), stream)
+                }
+
+                #[export_name = concat!("nvshmemx_", stringify!($name), "_wait_until_all_vector_on_stream")]
+                pub extern "C" fn wait_until_all_vector(
+                    ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, values: *mut $t, stream: CUstream,
+                ) {
+                    const R: &str = concat!("nvshmemx_", stringify!($name), "_wait_until_all_vector_on_stream");
+                    if values.is_null() && nelems > 0 {
+                        return with_state(R, |_| Err::<(), _>(crate::error::Error::invalid(R, "cmp_values is NULL: pass one compare value per variable")));
+                    }
+                    wait(R, ivars, nelems, status, cmp, 0, values, stream)
+                }
+
+                #[allow(clippy::too_many_arguments)]
+                fn wait(
+                    routine: &'static str, ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, value: $t,
+                    values: *const $t, stream: CUstream,
+                ) {
+                    let w = StreamWait {
+                        ivars: ivars.cast(),
+                        nelems,
+                        size: std::mem::size_of::<$t>(),
+                        signed: SIGNED,
+                        cmp,
+                        value: to_bits(value),
+                        status,
+                        values: values.cast(),
+                    };
+                    with_state(routine, |st| st.gpu_wait_on_stream(&w, stream, routine))
+                }
+            }
+        )*
+    };
+}
+
+/// nvshmemx_<type>_wait_until{,_all,_all_vector}_on_stream.
+pub mod waits {
+    nvshmem_wait_types!(typed_stream_wait);
 }

@@ -7,7 +7,7 @@ use std::ffi::{c_int, c_long};
 
 use super::super::{fence, with_state};
 use super::{nv_code, nv_status_of};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::log;
 use crate::runtime::team::Split;
 
@@ -161,4 +161,32 @@ pub extern "C" fn nvshmem_team_destroy(team: NvTeam) {
         }
         crate::runtime::state(R)?.gpu_team_destroy(team, R)
     })
+}
+
+/// Teams formed from a unique id (NVSHMEM 3.4) are not supported: every member gets an error
+/// naming the alternative, and NVSHMEM_TEAM_INVALID.
+#[no_mangle]
+pub extern "C" fn nvshmemx_team_get_uniqueid(uniqueid: *mut u64) -> c_int {
+    const R: &str = "nvshmemx_team_get_uniqueid";
+    let _ = uniqueid;
+    super::nv_status(R, || Err(team_uid_unsupported(R)))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_team_init(team: *mut NvTeam, _config: *mut NvTeamConfig, _config_mask: c_long, npes: c_int, pe_idx_in_team: c_int) -> c_int {
+    const R: &str = "nvshmemx_team_init";
+    if !team.is_null() {
+        // SAFETY: non-NULL, the caller's team handle.
+        unsafe { *team = TEAM_INVALID };
+    }
+    let _ = (npes, pe_idx_in_team);
+    super::nv_status(R, || Err(team_uid_unsupported(R)))
+}
+
+fn team_uid_unsupported(routine: &'static str) -> Error {
+    Error::new(
+        ErrorKind::Unsupported,
+        routine,
+        "teams from a unique id are not supported by rshmem; split a parent team instead (nvshmem_team_split_strided / nvshmem_team_split_2d)",
+    )
 }
