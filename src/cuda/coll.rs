@@ -219,7 +219,7 @@ impl RedOp {
     }
 }
 
-const COLL: Image = Image { name: "coll", ptx: concat!(include_str!("kernels/coll.ptx"), "\0") };
+pub const COLL: Image = Image { name: "coll", ptx: concat!(include_str!("kernels/coll.ptx"), "\0") };
 const LL: Image = Image { name: "ll", ptx: concat!(include_str!("kernels/ll.ptx"), "\0") };
 
 /// The names of every module here (for image.rs's test that each has its cubins).

@@ -32,23 +32,34 @@ fn ptx_forced() -> bool {
     matches!(crate::env::current("KERNEL_PTX").1.trim().to_ascii_lowercase().as_str(), "1" | "y" | "yes" | "true" | "on")
 }
 
+/// The cubin of module `name` for the current context's GPU, unless PTX is forced.
+fn cubin_for_this_gpu(name: &str) -> CuResult<Option<(u32, &'static [u8])>> {
+    if ptx_forced() {
+        return Ok(None);
+    }
+    let Some((_, dev)) = current_context()? else { return Ok(None) };
+    let cc = |a| dev.attribute(a).map(|v| v as u32);
+    let (major, minor) = (cc(sys::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?, cc(sys::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?);
+    Ok(pick(built::cubins(name), major, minor))
+}
+
+/// Whether `image` would load as machine code here (no JIT compile): then loading it early
+/// costs a fraction of a millisecond.
+pub fn loads_without_jit(image: Image) -> bool {
+    matches!(cubin_for_this_gpu(image.name), Ok(Some(_)))
+}
+
 /// Loads `image` into the current context: its cubin for this GPU when there is one, else the PTX.
 pub fn load(image: Image) -> CuResult<CUmodule> {
     let d = driver()?;
     let mut m: CUmodule = std::ptr::null_mut();
-    if !ptx_forced() {
-        if let Some((_, dev)) = current_context()? {
-            let cc = |a| dev.attribute(a).map(|v| v as u32);
-            let (major, minor) = (cc(sys::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?, cc(sys::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?);
-            if let Some((arch, cubin)) = pick(built::cubins(image.name), major, minor) {
-                match cu!(d, cuModuleLoadData(&mut m, cubin.as_ptr().cast())) {
-                    Ok(()) => return Ok(m),
-                    Err(e) => crate::runtime::log::warn(&format!(
-                        "the sm_{arch} machine code of the library's kernel module {} was refused ({e}); compiling its PTX instead",
-                        image.name
-                    )),
-                }
-            }
+    if let Some((arch, cubin)) = cubin_for_this_gpu(image.name)? {
+        match cu!(d, cuModuleLoadData(&mut m, cubin.as_ptr().cast())) {
+            Ok(()) => return Ok(m),
+            Err(e) => crate::runtime::log::warn(&format!(
+                "the sm_{arch} machine code of the library's kernel module {} was refused ({e}); compiling its PTX instead",
+                image.name
+            )),
         }
     }
     cu!(d, cuModuleLoadData(&mut m, image.ptx.as_ptr().cast()))?;
