@@ -437,7 +437,8 @@ impl GpuState {
     }
 
     /// `cell`'s value, made by `make` with the context current the first time (one maker at a
-    /// time: each of the library's modules is loaded once).
+    /// time: each of the library's modules is loaded once). `make` must not call `loaded`: the
+    /// lock is not reentrant.
     fn loaded<'a, T>(&self, cell: &'a std::sync::OnceLock<T>, routine: &'static str, make: impl FnOnce() -> Result<T>) -> Result<&'a T> {
         if let Some(v) = cell.get() {
             return Ok(v);

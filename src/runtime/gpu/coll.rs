@@ -66,12 +66,13 @@ impl GpuState {
     /// The low-latency kernel with the device state written into its module, loaded on first
     /// use.
     fn ll_kernel(&self, routine: &'static str) -> Result<&LlKernel> {
+        // The general collective module comes along when it loads as machine code (~0.3 ms
+        // then, not the first larger collective's); a JIT compile (~0.1 s) waits for its use.
+        // Loaded before, not inside, `loaded` below: that holds the one loading lock.
+        if self.ll_kernel.get().is_none() && crate::cuda::image::loads_without_jit(crate::cuda::coll::COLL) {
+            self.coll_kernels(routine)?;
+        }
         self.loaded(&self.ll_kernel, routine, || {
-            // The general collective module comes along when it loads as machine code (~0.3 ms
-            // then, not the first larger collective's); a JIT compile (~0.1 s) waits for its use.
-            if crate::cuda::image::loads_without_jit(crate::cuda::coll::COLL) {
-                self.coll_kernels(routine)?;
-            }
             let k = cu(LlKernel::load(), routine)?;
             super::write_target(&super::Target::Module(k.module() as usize), &self.dstate, self.stream.0)
                 .map_err(|why| Error::new(ErrorKind::Internal, routine, format!("the library's own small-collective kernel: {why}")))?;
