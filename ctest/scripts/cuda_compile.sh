@@ -14,16 +14,7 @@ src="$(cd "$here/../cuda" && pwd)"
 if [ -n "${2:-}" ]; then out="$2/cuda"; else out="$(mktemp -d)/cuda"; fi
 mkdir -p "$out"
 
-find_nvcc() {
-  if [ -n "${NVCC:-}" ] && [ -x "$NVCC" ]; then echo "$NVCC"; return; fi
-  if command -v nvcc >/dev/null 2>&1; then command -v nvcc; return; fi
-  if [ -x /opt/cuda13/bin/python ]; then
-    local home
-    home="$(/opt/cuda13/bin/python -c 'import nvidia.cu13 as m; print(list(m.__path__)[0])' 2>/dev/null || true)"
-    if [ -n "$home" ] && [ -x "$home/bin/nvcc" ]; then echo "$home/bin/nvcc"; return; fi
-  fi
-  if [ -x /usr/local/cuda/bin/nvcc ]; then echo /usr/local/cuda/bin/nvcc; return; fi
-}
+. "$(cd "$(dirname "$0")" && pwd)/../common/find_cuda.sh"
 nvcc="$(find_nvcc)"
 if [ -z "$nvcc" ]; then
   echo "SKIPPED: nvcc not found (set NVCC, put nvcc on PATH, or run scripts/install-nvcc.sh); CUDA sources not compiled"
