@@ -7,6 +7,8 @@
 #   mpi     built with MPI (find_package(MPI)) and run under mpiexec; skipped without MPI
 #   args    files (built here from <name>.kernel.cu: .cubin, .ptx) the program loads; it gets
 #           the build directory as argv[1]
+# and, on a line of its own, `rshmem-expect: <regex>`: a program that must fail (fatal_*.cu), run
+# through ../expect_failure.sh, which wants a non-zero exit and stderr matching the regex.
 # <name>.part*.cu are further translation units of <name>.cu (also built with -rdc=true).
 enable_language(CUDA)
 set(CMAKE_CUDA_STANDARD 17)
@@ -62,6 +64,8 @@ foreach(src ${cuda_tests})
   if(marker MATCHES "launch=direct")
     set(direct ON)
   endif()
+  file(STRINGS ${src} expect REGEX "rshmem-expect: .*" LIMIT_COUNT 1)
+  string(REGEX REPLACE ".*rshmem-expect: (.*)$" "\\1" expect "${expect}")
   set(with_mpi OFF)
   if(marker MATCHES "launch=mpi")
     find_package(MPI COMPONENTS C QUIET)
@@ -84,6 +88,8 @@ foreach(src ${cuda_tests})
       foreach(n ${pes})
         if(with_mpi)
           add_test(NAME ${t}_np${n} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${t}> ${MPIEXEC_POSTFLAGS})
+        elseif(expect)
+          add_test(NAME ${t}_np${n} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_failure.sh "${expect}" ${RSHMEMRUN} -n ${n} $<TARGET_FILE:${t}>)
         elseif(direct)
           add_test(NAME ${t} COMMAND $<TARGET_FILE:${t}> ${CMAKE_CURRENT_BINARY_DIR})
         else()

@@ -60,28 +60,35 @@ static inline void ready(void) {
 }
 
 /* What the device prints (printf in a kernel reaches the process's stdout when the host
- * synchronizes): capture_begin() sends stdout to an anonymous memory file, capture_end()
- * restores it, echoes the text and returns it (malloc'd, NUL-terminated). */
+ * synchronizes): capture_begin() sends stdout (capture_stderr_begin(): stderr) to an anonymous
+ * memory file, capture_end() restores it, echoes the text and returns it (malloc'd, NUL-terminated). */
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-static int capture_fd = -1, capture_saved = -1;
-static inline void capture_begin(void) {
+static int capture_fd = -1, capture_saved = -1, capture_target = 1;
+static inline void capture_fd_begin(int target) {
     fflush(stdout);
-    capture_fd = memfd_create("rshmem-test-stdout", 0);
-    capture_saved = dup(1);
-    CHECK(capture_fd >= 0 && capture_saved >= 0 && dup2(capture_fd, 1) == 1, "cannot redirect stdout");
+    fflush(stderr);
+    capture_target = target;
+    capture_fd = memfd_create("rshmem-test-capture", 0);
+    capture_saved = dup(target);
+    CHECK(capture_fd >= 0 && capture_saved >= 0 && dup2(capture_fd, target) == target, "cannot redirect fd %d", target);
 }
+static inline void capture_begin(void) { capture_fd_begin(1); }
+/* The library's warnings (routines that return an error status) go to stderr. */
+static inline void capture_stderr_begin(void) { capture_fd_begin(2); }
 static inline char *capture_end(void) {
     fflush(stdout);
-    dup2(capture_saved, 1);
+    fflush(stderr);
+    dup2(capture_saved, capture_target);
     close(capture_saved);
     off_t n = lseek(capture_fd, 0, SEEK_END);
     char *text = (char *)calloc((size_t)n + 1, 1);
     CHECK(text && pread(capture_fd, text, (size_t)n, 0) == n, "cannot read the captured output");
     close(capture_fd);
-    fputs(text, stdout);
-    fflush(stdout);
+    FILE *echo = capture_target == 2 ? stderr : stdout;
+    fputs(text, echo);
+    fflush(echo);
     return text;
 }
 

@@ -54,12 +54,18 @@ t() {
   if [ $rc -eq 0 ]; then pass=$((pass+1)); echo "PASS $name (${ms} ms)"; else fail=$((fail+1)); failed="$failed $name"; echo "FAIL $name rc=$rc (${ms} ms)"; fi
   grep -v "^TIME" "$L/$name.log" | tail -n 8 | sed 's/^/    /'
 }
-for name in ${TESTS:-first_coll team coll_host ring_bcast ring_reduce put_block pipeline collective_launch jacobi coll coll_sizes coll_misuse stall_report sync wait strided stream host host_typed rma amo signal host_amo two_tu two_tu_rdc cumodule nvrtc reinit}; do
+for name in ${TESTS:-first_coll team coll_host ring_bcast ring_reduce put_block pipeline collective_launch jacobi coll coll_sizes coll_misuse stall_report sync wait strided stream host host_typed buffer_register rma amo signal host_amo two_tu two_tu_rdc cumodule nvrtc reinit}; do
   [ -x "./$name" ] || { echo "MISSING $name"; fail=$((fail+1)); failed="$failed $name"; continue; }
   limit="${LIMIT:-40}"; [ "$name" = coll_host ] && limit=120; [ "$name" = stall_report ] && limit=90
   t "$name" "$limit" "$S/bin/rshmemrun" -n "$NP" "./$name" "$B/cuda"
 done
 grep -h "^TIME" "$L/coll_host.log" 2>/dev/null
+# Programs that must fail (fatal_*.cu): a non-zero exit and stderr matching their rshmem-expect.
+for f in "$G"/ctest/cuda/fatal_*.cu; do
+  name="$(basename "$f" .cu)"; regex="$(sed -n 's/.*rshmem-expect: //p' "$f" | head -n 1)"
+  [ -x "./$name" ] || { echo "MISSING $name"; fail=$((fail+1)); failed="$failed $name"; continue; }
+  t "$name" 45 bash "$G/ctest/expect_failure.sh" "$regex" "$S/bin/rshmemrun" -n "$NP" "./$name"
+done
 [ -x ./uid_init ] && t uid_init 45 ./uid_init
 [ -x ./uid_file ] && t uid_file 45 ./uid_file
 if [ -x ./mpi_init ] && command -v mpirun >/dev/null; then

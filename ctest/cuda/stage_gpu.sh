@@ -16,6 +16,7 @@ mkdir -p "$dst/ctest/scripts"
 cp -r ctest/cuda ctest/budget "$dst/ctest/"
 cp ctest/scripts/cuda_compile.sh ctest/scripts/cuda_lazy.sh "$dst/ctest/scripts/"
 cp -r ctest/common "$dst/ctest/"
+cp ctest/expect_failure.sh "$dst/ctest/"
 cp ctest/cuda/run_gpu.sh "$dst/run.sh"
 if [ "${PREBUILD:-1}" = 1 ]; then
   bash ctest/scripts/cuda_compile.sh "$dst/stage" "$dst/build" | tail -1
