@@ -53,8 +53,8 @@ fn descriptor_header_matches_its_rust_owner() {
         lines.iter().filter(|l| l.starts_with("field ") || l.starts_with("size ")).cloned().collect();
     let rust_rows: BTreeSet<String> = rshmem::ibgda::abi::layout_table().into_iter().collect();
     assert_eq!(c_rows, rust_rows, "ibgda_state.h and src/ibgda/abi.rs disagree");
-    use rshmem::ibgda::abi::{MODEL_VENDOR_DC_KEY, MODEL_VENDOR_NO_DCT, STATE_VERSION};
-    for (name, v) in [("STATE_VERSION", STATE_VERSION), ("MODEL_VENDOR_DC_KEY", MODEL_VENDOR_DC_KEY as u32), ("MODEL_VENDOR_NO_DCT", MODEL_VENDOR_NO_DCT as u32)] {
+    use rshmem::ibgda::abi::{MAX_REGS, MODEL_VENDOR_DC_KEY, MODEL_VENDOR_NO_DCT, STATE_VERSION};
+    for (name, v) in [("STATE_VERSION", STATE_VERSION), ("MAX_REGS", MAX_REGS as u32), ("MODEL_VENDOR_DC_KEY", MODEL_VENDOR_DC_KEY as u32), ("MODEL_VENDOR_NO_DCT", MODEL_VENDOR_NO_DCT as u32)] {
         assert!(lines.contains(&format!("const RSHMEM_IBGDA_{name} {v}")), "RSHMEM_IBGDA_{name} differs from the Rust value {v}");
     }
 }

@@ -120,6 +120,67 @@ fn every_operation_arrives_byte_for_byte() {
 }
 
 #[test]
+fn registered_local_buffers_move_in_one_wqe_and_others_inline() {
+    use rshmem::ibgda::host::AlignedBuf;
+    use rshmem::ibgda::regs::Registrations;
+    let _w = watchdog(60, "registered_local_buffers_move_in_one_wqe_and_others_inline");
+    let w = World::new(2, 1 << 20, 1, params(), ModelConfig::default());
+    let (pe0, pe1) = (&w.pes[0], &w.pes[1]);
+    let st = pe0.st();
+    let putmem = hfn!(h_putmem: fn(St, *mut u8, *const u8, u64, u32) -> i32);
+    let getmem = hfn!(h_getmem: fn(St, *mut u8, *const u8, u64, u32) -> i32);
+    let put_signal = hfn!(h_put_signal: fn(St, *mut u8, *const u8, u64, *mut u64, u64, i32, u32, i32) -> i32);
+    let stats = w.nics[0].stats();
+    let count = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+    // A buffer of PE 0 outside its heap (as cudaMalloc memory would be).
+    let local = AlignedBuf::new(1 << 16);
+    let at = |off: usize| (local.addr() as usize + off) as *mut u8;
+    let data = pattern(11, 5000);
+    // SAFETY: the first 5000 bytes of our own buffer.
+    unsafe { std::ptr::copy(data.as_ptr(), at(0), data.len()) };
+
+    // Not registered: the bytes travel inline, 192 per WQE.
+    let (wqes0, inline0) = (count(&stats.wqes), count(&stats.inline_wqes));
+    assert_eq!(putmem(st, pe0.heap_ptr(0), at(0), 5000, 1), 0);
+    assert_eq!(pe1.heap_bytes(0, 5000), data, "inline put from an unregistered buffer");
+    assert!(count(&stats.inline_wqes) - inline0 >= 5000 / 192, "expected inline chunks");
+
+    // Registered (the NIC knows the key; the table tells the device): one RDMA WRITE, one READ.
+    const KEY: u32 = 0x3000;
+    w.fabric.register(0, KEY, local.addr(), local.len() as u64);
+    let mut regs = Registrations::default();
+    regs.add(local.addr(), local.len() as u64, KEY, ());
+    let table = Box::new(regs.image());
+    // SAFETY: st is PE 0's live state; no posting is in flight.
+    unsafe { (*st).regs = &*table as *const _ as u64 };
+    let (wqes1, inline1) = (count(&stats.wqes), count(&stats.inline_wqes));
+    assert!(wqes1 - wqes0 >= 5000 / 192);
+    assert_eq!(putmem(st, pe0.heap_ptr(8192), at(0), 5000, 1), 0);
+    assert_eq!(pe1.heap_bytes(8192, 5000), data, "RDMA WRITE from a registered buffer");
+    assert_eq!(count(&stats.inline_wqes), inline1, "a registered source went inline");
+    assert_eq!(count(&stats.wqes) - wqes1, 1, "one WQE for the whole put");
+    let remote = pattern(12, 3000);
+    pe1.write_heap(16384, &remote);
+    assert_eq!(getmem(st, at(20000), pe0.heap_ptr(16384), 3000, 1), 0);
+    // SAFETY: 3000 bytes of our own buffer, written by the model before getmem returned.
+    let got = unsafe { std::slice::from_raw_parts(at(20000), 3000) }.to_vec();
+    assert_eq!(got, remote, "RDMA READ into a registered buffer");
+    assert_eq!(count(&stats.wqes) - wqes1, 2, "one WQE for the whole get");
+    // put_signal from it: the data as one WRITE, then the signal.
+    assert_eq!(put_signal(st, pe0.heap_ptr(32768), at(0), 5000, pe0.heap_ptr(65536) as *mut u64, 9, 0, 1, 1), 0);
+    assert_eq!(pe1.heap_bytes(32768, 5000), data);
+    assert_eq!(pe1.heap_u64(65536), 9);
+    assert_eq!(count(&stats.inline_wqes), inline1);
+
+    // The table names a key the NIC no longer has: a local protection error, not silent data.
+    w.fabric.unregister(0, KEY);
+    assert_ne!(putmem(st, pe0.heap_ptr(40960), at(0), 5000, 1), 0, "a put under a dropped key succeeded");
+    assert!(count(&stats.error_cqes) >= 1);
+    // SAFETY: as above; the table outlives every posting that read it.
+    unsafe { (*st).regs = 0 };
+}
+
+#[test]
 fn long_inline_wqes_and_reads_wrap_around_the_ring() {
     let _w = watchdog(60, "long_inline_wqes_and_reads_wrap_around_the_ring");
     // 8 blocks of 64 bytes: a 100-byte inline write takes 3 blocks and must wrap.

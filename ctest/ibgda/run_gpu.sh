@@ -80,6 +80,10 @@ t coalesce_rc 40 "${REM[@]}" $RUN "$B/gpu_coalesce"
 t coalesce_dc 40 "${DC[@]}" $RUN "$B/gpu_coalesce"
 t coalesce_qp16 40 "${REM[@]}" NVSHMEM_QP_DEPTH=16 $RUN "$B/gpu_coalesce"
 
+echo "== registered local buffers (nvshmemx_buffer_register): one WQE instead of inline chunks"
+t register_rc 40 "${REM[@]}" $RUN "$B/gpu_register"
+t register_dc 40 "${DC[@]}" $RUN "$B/gpu_register"
+
 echo "== 1024-thread CTAs: with __launch_bounds__ they launch and run; without, CUDA refuses them"
 t bounds_rc 40 "${REM[@]}" $RUN "$B/gpu_bounds"
 t bounds_dc 40 "${DC[@]}" $RUN "$B/gpu_bounds"

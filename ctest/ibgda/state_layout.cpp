@@ -71,7 +71,16 @@ int main() {
     FIELD(rshmem_ibgda_state, "state", num_qps);
     FIELD(rshmem_ibgda_state, "state", dcts);
     FIELD(rshmem_ibgda_state, "state", qp_used);
+    FIELD(rshmem_ibgda_state, "state", regs);
+    SIZE(rshmem_ibgda_reg, "reg");
+    FIELD(rshmem_ibgda_reg, "reg", base);
+    FIELD(rshmem_ibgda_reg, "reg", size);
+    FIELD(rshmem_ibgda_reg, "reg", lkey);
+    SIZE(rshmem_ibgda_regs, "regs");
+    FIELD(rshmem_ibgda_regs, "regs", count);
+    FIELD(rshmem_ibgda_regs, "regs", reg);
     std::printf("const RSHMEM_IBGDA_STATE_VERSION %u\n", RSHMEM_IBGDA_STATE_VERSION);
+    std::printf("const RSHMEM_IBGDA_MAX_REGS %u\n", RSHMEM_IBGDA_MAX_REGS);
     std::printf("const RSHMEM_IBGDA_MODEL_VENDOR_DC_KEY %u\n", RSHMEM_IBGDA_MODEL_VENDOR_DC_KEY);
     std::printf("const RSHMEM_IBGDA_MODEL_VENDOR_NO_DCT %u\n", RSHMEM_IBGDA_MODEL_VENDOR_NO_DCT);
     return 0;

@@ -18,11 +18,12 @@
  * Semantics on this route (see DESIGN.md §5):
  *   p               one inline WQE; lanes of a warp writing consecutive words of one PE share
  *                   one inline WQE per 192 bytes (ibgda_coalesce.h)
- *   put, put_nbi    inline when small; an RDMA WRITE when the source is in the symmetric heap
- *                   (the call waits for its completion, so the source may be reused: the _nbi
+ *   put, put_nbi    inline when small; an RDMA WRITE when the NIC may read the source (the
+ *                   symmetric heap, or a buffer registered by nvshmemx_buffer_register; the
+ *                   call waits for its completion, so the source may be reused: the _nbi
  *                   forms wait too); otherwise the bytes travel inline, 192 per WQE
- *   get, g          an RDMA READ, waited for; into memory outside the heap 8 bytes at a time
- *                   through the thread's landing slot
+ *   get, g          an RDMA READ, waited for; into memory neither in the heap nor registered
+ *                   8 bytes at a time through the thread's landing slot
  *   AMOs            one atomic WQE; fetching forms wait for the old value
  *   put_signal      the data, then the signal atomic on the same QP (the NIC keeps their order)
  *   quiet           every QP of this PE that has carried work has completed it

@@ -86,6 +86,30 @@ RSHMEM_IBGDA_FN bool in_heap(const rshmem_ibgda_state *st, const void *p, uint64
     return in_heap(st, (uint64_t)(uintptr_t)p, len);
 }
 
+/* The local key under which the NIC may read or write [addr, addr+len) here: the heap's, or a
+ * buffer's registered by nvshmemx_buffer_register. False: neither (the caller copies the data
+ * through the WQE or the landing slots instead). */
+RSHMEM_IBGDA_FN bool local_key(const rshmem_ibgda_state *st, uint64_t addr, uint64_t len, uint32_t *lkey) {
+    if (in_heap(st, addr, len)) {
+        *lkey = st->heap_lkey;
+        return true;
+    }
+    const rshmem_ibgda_regs *t = (const rshmem_ibgda_regs *)(uintptr_t)st->regs;
+    if (!t) return false;
+    const uint32_t n = t->count < RSHMEM_IBGDA_MAX_REGS ? t->count : RSHMEM_IBGDA_MAX_REGS;
+    for (uint32_t i = 0; i < n; i++) {
+        const rshmem_ibgda_reg &r = t->reg[i];
+        if (addr >= r.base && len <= r.size && addr - r.base <= r.size - len) {
+            *lkey = r.lkey;
+            return true;
+        }
+    }
+    return false;
+}
+RSHMEM_IBGDA_FN bool local_key(const rshmem_ibgda_state *st, const void *p, uint64_t len, uint32_t *lkey) {
+    return local_key(st, (uint64_t)(uintptr_t)p, len, lkey);
+}
+
 /* A landing slot for one fetched value (8 bytes), private to the calling thread until its fetch
  * has been read (see fetch_slot_index). */
 RSHMEM_IBGDA_FN uint64_t fetch_slot(const rshmem_ibgda_state *st) {
@@ -104,19 +128,20 @@ RSHMEM_IBGDA_FN void read_slot(uint64_t slot, void *dst, uint32_t n) {
 }
 
 /* A put of len bytes to symmetric dest on pe from src, which may be anywhere the calling thread
- * can read: inline when small, an RDMA WRITE from the heap (registered) when src is symmetric,
- * else inline chunks. `blocking`: return once src may be reused (a WRITE from the heap waits for
- * its completion; inline payloads are copied when posted). */
+ * can read: inline when small, an RDMA WRITE when the NIC may read src (the heap, or a buffer
+ * registered by nvshmemx_buffer_register), else inline chunks. `blocking`: return once src may
+ * be reused (a WRITE waits for its completion; inline payloads are copied when posted). */
 RSHMEM_IBGDA_FN int put(const rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint32_t pe,
                         bool blocking) {
     rshmem_ibgda_qp *qp = qp_for(st, pe);
     if (!in_heap(st, dest, len)) return ERR_ARGUMENT;
     if (len == 0) return qp_status(qp);
     remote r = remote_of(st, qp, pe, (uint64_t)(uintptr_t)dest);
+    uint32_t lkey = 0;
     if (len <= qp->inline_max) {
         post_write_inline(qp, r, src, (uint32_t)len);
-    } else if (in_heap(st, src, len)) {
-        uint64_t end = post_write(qp, r, (uint64_t)(uintptr_t)src, st->heap_lkey, len, blocking);
+    } else if (local_key(st, src, len, &lkey)) {
+        uint64_t end = post_write(qp, r, (uint64_t)(uintptr_t)src, lkey, len, blocking);
         if (blocking) return wait_for(qp, end);
     } else {
         post_write_inline_chunks(qp, r, src, len);
@@ -151,14 +176,15 @@ template <class T> RSHMEM_IBGDA_FN int p(const rshmem_ibgda_state *st, T *dest, 
     return p_bits(st, dest, bits, (uint32_t)sizeof(T), pe);
 }
 
-/* nvshmem_getmem (blocking). Into the heap: one RDMA READ. Elsewhere (memory the NIC cannot
- * write): 8 bytes at a time through this thread's landing slot. */
+/* nvshmem_getmem (blocking). Into the heap or a registered buffer: one RDMA READ. Elsewhere
+ * (memory the NIC cannot write): 8 bytes at a time through this thread's landing slot. */
 RSHMEM_IBGDA_FN int getmem(const rshmem_ibgda_state *st, void *dest, const void *src, uint64_t len, uint32_t pe) {
     rshmem_ibgda_qp *qp = qp_for(st, pe);
     if (!in_heap(st, src, len)) return ERR_ARGUMENT;
     if (len == 0) return qp_status(qp);
     remote r = remote_of(st, qp, pe, (uint64_t)(uintptr_t)src);
-    if (in_heap(st, dest, len)) return wait_for(qp, post_read(qp, r, (uint64_t)(uintptr_t)dest, st->heap_lkey, len));
+    uint32_t lkey = 0;
+    if (local_key(st, dest, len, &lkey)) return wait_for(qp, post_read(qp, r, (uint64_t)(uintptr_t)dest, lkey, len));
     const uint64_t slot = fetch_slot(st);
     for (uint64_t off = 0; off < len; off += 8) {
         const uint32_t n = (uint32_t)(len - off < 8 ? len - off : 8);
@@ -222,10 +248,11 @@ RSHMEM_IBGDA_FN int put_signal(const rshmem_ibgda_state *st, void *dest, const v
     if (!in_heap(st, dest, len) || !in_heap(st, sa, 8) || (sa & 7u)) return ERR_ARGUMENT;
     int rc = put(st, dest, src, len, pe, false);
     if (rc != OK) return rc;
-    const bool from_heap = len > qp->inline_max && in_heap(st, src, len);
+    uint32_t lkey = 0;
+    const bool by_nic = len > qp->inline_max && local_key(st, src, len, &lkey); /* as put chose */
     uint64_t end = post_amo(qp, remote_of(st, qp, pe, sa), add ? AMO_ADD : AMO_SET, 8, signal, 0, discard_slot(st),
-                            st->fetch_lkey, blocking && from_heap);
-    if (blocking && from_heap) return wait_for(qp, end);
+                            st->fetch_lkey, blocking && by_nic);
+    if (blocking && by_nic) return wait_for(qp, end);
     return qp_status(qp);
 }
 

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #endif
 
-#define RSHMEM_IBGDA_STATE_VERSION 2u
+#define RSHMEM_IBGDA_STATE_VERSION 3u
 
 /* rshmem_ibgda_qp.kind */
 #define RSHMEM_IBGDA_QP_RC  0u
@@ -31,6 +31,9 @@
 /* Vendor syndromes the software HCA model writes where the mlx5 syndrome alone says too little. */
 #define RSHMEM_IBGDA_MODEL_VENDOR_DC_KEY 0xd1u /* the DCT rejected the DC access key */
 #define RSHMEM_IBGDA_MODEL_VENDOR_NO_DCT 0xd2u /* no DCT with that number at that LID */
+
+/* Local buffers registered with the NIC at once (nvshmemx_buffer_register) */
+#define RSHMEM_IBGDA_MAX_REGS 64u
 
 /* Largest send queue: WQE indices travel as 16 bits, completions are matched within half of that. */
 #define RSHMEM_IBGDA_MAX_LOG_NWQES 15u
@@ -92,6 +95,23 @@ typedef struct rshmem_ibgda_peer {
                               (rshmem_mlx5_av, big-endian fields), built by the host */
 } rshmem_ibgda_peer;
 
+/* A local buffer the NIC may read and write (nvshmemx_buffer_register). 32 bytes. */
+typedef struct rshmem_ibgda_reg {
+    uint64_t base;
+    uint64_t size;
+    uint32_t lkey;         /* local key of its registration */
+    uint32_t reserved0;
+    uint64_t reserved1;
+} rshmem_ibgda_reg;
+
+/* The registered buffers: reg[0, count) are live. Rewritten by the host on every register or
+ * unregister; a device lookup that misses takes the path for unregistered memory. */
+typedef struct rshmem_ibgda_regs {
+    uint32_t count;
+    uint32_t reserved[3];
+    rshmem_ibgda_reg reg[RSHMEM_IBGDA_MAX_REGS];
+} rshmem_ibgda_regs;
+
 /* Per-PE IBGDA state the device reads (pointed to by the device state). 128 bytes. */
 typedef struct rshmem_ibgda_state {
     uint32_t version;      /* RSHMEM_IBGDA_STATE_VERSION */
@@ -116,7 +136,7 @@ typedef struct rshmem_ibgda_state {
     uint64_t dcts;         /* DC: uint32_t[npes * num_dct], the DCT numbers of every PE, PE-major */
     uint64_t qp_used;      /* device-updated: uint64_t[(num_qps + 63) / 64], bit i = QP i has carried work
                               (quiet visits only those); 0 = no bitmap, quiet visits every QP */
-    uint8_t reserved0[8];
+    uint64_t regs;         /* rshmem_ibgda_regs: local buffers registered with the NIC (0: none) */
 } rshmem_ibgda_state;
 
 #if defined(__cplusplus)
@@ -130,10 +150,12 @@ static_assert(offsetof(rshmem_ibgda_qp, completed_head) == 320, "completed_head 
 #endif
 static_assert(sizeof(rshmem_ibgda_peer) == 80, "rshmem_ibgda_peer is 80 bytes");
 static_assert(sizeof(rshmem_ibgda_state) == 128, "rshmem_ibgda_state is 128 bytes");
+static_assert(sizeof(rshmem_ibgda_reg) == 32, "rshmem_ibgda_reg is 32 bytes");
 #else
 _Static_assert(sizeof(rshmem_ibgda_qp) == 384, "rshmem_ibgda_qp is 384 bytes");
 _Static_assert(sizeof(rshmem_ibgda_peer) == 80, "rshmem_ibgda_peer is 80 bytes");
 _Static_assert(sizeof(rshmem_ibgda_state) == 128, "rshmem_ibgda_state is 128 bytes");
+_Static_assert(sizeof(rshmem_ibgda_reg) == 32, "rshmem_ibgda_reg is 32 bytes");
 #endif
 
 #endif /* RSHMEM_IBGDA_STATE_H */

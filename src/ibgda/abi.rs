@@ -8,7 +8,7 @@
 use std::mem::{offset_of, size_of};
 
 /// Bump on every layout change (checked against `RSHMEM_IBGDA_STATE_VERSION`).
-pub const STATE_VERSION: u32 = 2;
+pub const STATE_VERSION: u32 = 3;
 
 pub const QP_RC: u16 = 0;
 pub const QP_DCI: u16 = 1;
@@ -20,6 +20,9 @@ pub const MAP_BY_WARP: u32 = 2;
 pub const MAP_BY_DCT: u32 = 3;
 
 pub const MAX_LOG_NWQES: u16 = 15;
+
+/// Local buffers registered with the NIC at once (`nvshmemx_buffer_register`).
+pub const MAX_REGS: usize = 64;
 
 /// Vendor syndromes the software HCA model writes into its error CQEs where the mlx5 syndrome
 /// alone would not say what went wrong (a ConnectX's own vendor syndromes are undocumented).
@@ -122,7 +125,28 @@ pub struct PeState {
     /// Device-updated bitmap (`u64[(num_qps + 63) / 64]`) of the QPs that have carried work;
     /// quiet visits only those. 0: no bitmap (quiet visits every QP).
     pub qp_used: u64,
-    pub reserved0: [u8; 8],
+    /// `RegTable`: local buffers registered with the NIC (0: none).
+    pub regs: u64,
+}
+
+/// `rshmem_ibgda_reg`: a local buffer the NIC may read and write.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RegEntry {
+    pub base: u64,
+    pub size: u64,
+    pub lkey: u32,
+    pub reserved0: u32,
+    pub reserved1: u64,
+}
+
+/// `rshmem_ibgda_regs`: entries `[0, count)` are live.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RegTable {
+    pub count: u32,
+    pub reserved: [u32; 3],
+    pub reg: [RegEntry; MAX_REGS],
 }
 
 const _: () = {
@@ -136,6 +160,8 @@ const _: () = {
     assert!(offset_of!(QpState, err_dct) == 352);
     assert!(offset_of!(PeState, num_dct) == 96);
     assert!(offset_of!(PeState, qp_used) == 112);
+    assert!(size_of::<RegEntry>() == 32);
+    assert!(size_of::<RegTable>() == 16 + 32 * MAX_REGS);
 };
 
 impl QpState {
@@ -180,6 +206,8 @@ pub fn layout_table() -> Vec<String> {
     rows!(PeerState, "peer", [heap_base, heap_size, rkey, av_size, av]);
     rows!(PeState, "state", [version, my_pe, npes, num_rc_per_pe, num_dci, rc_map_by, dci_map_by, heap_lkey,
         heap_base, heap_size, rc_qps, dci_qps, peers, fetch_buf, fetch_lkey, fetch_slots, fetch_next, num_dct, num_qps,
-        dcts, qp_used]);
+        dcts, qp_used, regs]);
+    rows!(RegEntry, "reg", [base, size, lkey]);
+    rows!(RegTable, "regs", [count, reg]);
     v
 }

@@ -27,10 +27,12 @@
 //! for its completion, before the device ever sees the QP.
 //!
 //! Registration: a key per PE heap (both lkey and rkey) covering the mapped part of the heap
-//! (`heap_grew` extends it), and one for this PE's fetch slots. The model addresses a peer's heap
+//! (`heap_grew` extends it), one for this PE's fetch slots, and one per buffer the program
+//! registers (`register_buffer`, listed for the device in [`super::regs`]). The model addresses a peer's heap
 //! where it is mapped in this process, so `peers[pe].heap_base` is that address.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::bootstrap::Bootstrap;
@@ -43,6 +45,7 @@ use super::cuda::{CudaMemory, DevBuf, PinnedBuf};
 use super::dc::{self, DcTargets};
 use super::mlx5::*;
 use super::model::{Fabric, MemoryAccess, ModelConfig, Nic};
+use super::regs::{self, Registrations};
 use super::warmup::{warm_up, SqMem, Target};
 use super::{IbgdaConfig, NicKind};
 
@@ -54,6 +57,9 @@ pub fn heap_key(pe: usize) -> u32 {
 pub fn fetch_key(pe: usize) -> u32 {
     0x0020_0000 + pe as u32
 }
+/// The first key of buffers registered by nvshmemx_buffer_register (each gets a new one, so a
+/// stale key never names a later buffer).
+const FIRST_BUFFER_KEY: u32 = 0x0100_0000;
 
 /// Landing slots for fetched values: one per resident GPU thread (SM < 256, 64 warps, 32 lanes;
 /// see fetch_slot_index in ibgda_port.h), plus the discard slot.
@@ -136,6 +142,10 @@ pub struct GpuIbgda {
     _used: DevBuf,
     state: DevBuf,
     _fetch: DevBuf,
+    /// Buffers registered by the program (handle: their model key) and the device's table.
+    regs: Mutex<Registrations<u32>>,
+    reg_table: DevBuf,
+    next_key: AtomicU32,
     _sq: SqMem,
     _cq: PinnedBuf,
     _db: PinnedBuf,
@@ -310,6 +320,8 @@ impl GpuIbgda {
         st.fetch_buf = fetch.addr;
         st.fetch_lkey = fetch_key(me);
         st.fetch_slots = FETCH_SLOTS;
+        let reg_table = regs::new_table()?;
+        st.regs = reg_table.addr;
         let state = dev_copy(std::slice::from_ref(&st), "the IBGDA state")?;
 
         const MAP: [&str; 4] = ["cta", "sm", "warp", "dct"];
@@ -340,6 +352,9 @@ impl GpuIbgda {
             _used: used,
             state,
             _fetch: fetch,
+            regs: Mutex::default(),
+            reg_table,
+            next_key: AtomicU32::new(FIRST_BUFFER_KEY),
             _sq: sq,
             _cq: cq,
             _db: db,
@@ -362,6 +377,32 @@ impl GpuIbgda {
     /// Whether this PE reaches its peers over DC.
     pub fn is_dc(&self) -> bool {
         !self.dc_targets.is_empty()
+    }
+
+    /// nvshmemx_buffer_register: the model NIC may read and write `[addr, addr+len)` of this PE
+    /// under a new key, which the device finds in the table.
+    pub fn register_buffer(&self, addr: u64, len: usize, routine: &'static str) -> Result<()> {
+        let mut r = self.regs.lock().unwrap_or_else(|e| e.into_inner());
+        r.check_room(routine)?;
+        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
+        self.fabric.register(self.me as u32, key, addr, len as u64);
+        r.add(addr, len as u64, key, key);
+        r.publish(&self.reg_table, routine)
+    }
+
+    /// nvshmemx_buffer_unregister (`Some(addr)`, as registered) or _unregister_all (`None`).
+    pub fn unregister_buffer(&self, addr: Option<u64>, routine: &'static str) -> Result<()> {
+        let mut r = self.regs.lock().unwrap_or_else(|e| e.into_inner());
+        let keys = match addr {
+            Some(a) => r.remove(a).into_iter().collect(),
+            None => r.clear(),
+        };
+        // The device stops naming the keys first, then the NIC forgets them.
+        r.publish(&self.reg_table, routine)?;
+        for key in keys {
+            self.fabric.unregister(self.me as u32, key);
+        }
+        Ok(())
     }
 
     /// The heaps grew to `mapped` bytes each: the registrations follow.

@@ -26,6 +26,7 @@ pub mod info;
 pub mod mlx5;
 pub mod model;
 pub mod nic;
+pub mod regs;
 pub mod warmup;
 
 use crate::env;

@@ -141,6 +141,12 @@ impl Fabric {
     pub fn register(&self, pe: u32, key: u32, base: u64, len: u64) {
         self.regions.write().unwrap_or_else(|e| e.into_inner()).entry(pe).or_default().push(Region { key, base, len });
     }
+    /// Removes `pe`'s registration `key`: later WQEs naming it fail with a protection error.
+    pub fn unregister(&self, pe: u32, key: u32) {
+        if let Some(v) = self.regions.write().unwrap_or_else(|e| e.into_inner()).get_mut(&pe) {
+            v.retain(|r| r.key != key);
+        }
+    }
     /// Changes the length of `pe`'s registration `key` (a heap that grew).
     pub fn resize(&self, pe: u32, key: u32, len: u64) {
         if let Some(v) = self.regions.write().unwrap_or_else(|e| e.into_inner()).get_mut(&pe) {

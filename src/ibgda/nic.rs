@@ -38,7 +38,8 @@
 //! [`info_lines`]. NEVER MET HARDWARE: every step of [`HwIbgda::create`] past NIC choice,
 //! [`map_uar`], [`HwIbgda::drain`] and the warm-up on GPU memory, the CPU ringer storing to a real
 //! UAR, QUERY_HCA_CAP on a real device (the capability offsets come from the public
-//! `mlx5_ifc.h`, never from a firmware answer), [`HwIbgda::heap_grew`], and [`doorbell_probe`]
+//! `mlx5_ifc.h`, never from a firmware answer), [`HwIbgda::heap_grew`],
+//! [`HwIbgda::register_buffer`] (the MRs of `nvshmemx_buffer_register`), and [`doorbell_probe`]
 //! and [`caps_probe`] past "no device". None of it has run on a GPU either (this session had no
 //! GPU machine).
 
@@ -66,6 +67,7 @@ use crate::ib::{self, Context, Mr, Pd, QpAddress, Uar};
 use super::abi::{PeState, QpState};
 use super::cuda::{DevBuf, PinnedBuf};
 use super::gpu::{GpuIbgda, QueueConfig, Setup, FETCH_SLOTS, INLINE_MAX};
+use super::regs::{self, Registrations};
 use super::{IbgdaConfig, NicKind};
 use gpumem::{dmabuf_of, Aligned};
 use plan::{Built, Layout, Local, Posting, QueueAddrs, Resources};
@@ -106,6 +108,21 @@ impl Ibgda {
                 Ok(())
             }
             Ibgda::Hardware(h) => h.heap_grew(boot, mapped),
+        }
+    }
+    /// nvshmemx_buffer_register: the NIC may read and write `[addr, addr+len)`, and device puts
+    /// from it and gets into it name it in one WQE.
+    pub fn register_buffer(&self, addr: u64, len: usize, routine: &'static str) -> Result<()> {
+        match self {
+            Ibgda::Model(m) => m.register_buffer(addr, len, routine),
+            Ibgda::Hardware(h) => h.register_buffer(addr, len, routine),
+        }
+    }
+    /// nvshmemx_buffer_unregister (`Some(addr)`) or _unregister_all (`None`).
+    pub fn unregister_buffer(&self, addr: Option<u64>, routine: &'static str) -> Result<()> {
+        match self {
+            Ibgda::Model(m) => m.unregister_buffer(addr, routine),
+            Ibgda::Hardware(h) => h.unregister_buffer(addr, routine),
         }
     }
     /// Host quiet: everything the device posted has completed; the first error, in words.
@@ -210,6 +227,9 @@ pub struct HwIbgda {
     uar: Uar,
     grown: Mutex<grow::Grown>,
     _fetch_mr: Mr,
+    /// Buffers registered by the program (their MRs) and the device's table of them.
+    regs: Mutex<Registrations<Mr>>,
+    reg_table: DevBuf,
     rc: Descs,
     dci: Descs,
     peers: DevBuf,
@@ -384,6 +404,8 @@ impl HwIbgda {
         st.fetch_buf = fetch.addr;
         st.fetch_lkey = fetch_mr.lkey;
         st.fetch_slots = FETCH_SLOTS;
+        let reg_table = regs::new_table()?;
+        st.regs = reg_table.addr;
         let state = DevBuf::new(std::mem::size_of::<PeState>()).map_err(sys_err("the IBGDA state"))?;
         state.upload(0, bytes_of(std::slice::from_ref(&st))).map_err(sys_err("the IBGDA state"))?;
 
@@ -418,6 +440,8 @@ impl HwIbgda {
             uar,
             grown: Mutex::new(grow::Grown { registered: s.mapped, peers: peer_table, state: st, mrs: vec![heap_mr] }),
             _fetch_mr: fetch_mr,
+            regs: Mutex::default(),
+            reg_table,
             rc: rc_descs,
             dci: dci_descs,
             peers: peers_buf,
@@ -439,6 +463,30 @@ impl HwIbgda {
 
     pub fn state_addr(&self) -> u64 {
         self.state.addr
+    }
+
+    /// nvshmemx_buffer_register: an MR for `[addr, addr+len)` (dma-buf first), listed for the
+    /// device. NEVER MET HARDWARE.
+    pub fn register_buffer(&self, addr: u64, len: usize, routine: &'static str) -> Result<()> {
+        let mut r = self.regs.lock().unwrap_or_else(|e| e.into_inner());
+        r.check_room(routine)?;
+        let fd = dmabuf_of(addr, len);
+        let mr = self.pd.register(addr, len, fd.as_ref().map(|f| (f.as_raw_fd(), 0))).map_err(|e| e.in_routine(routine))?;
+        r.add(addr, len as u64, mr.lkey, mr);
+        r.publish(&self.reg_table, routine)
+    }
+
+    /// nvshmemx_buffer_unregister (`Some(addr)`) or _unregister_all (`None`): the device stops
+    /// naming the MRs, then they are deregistered (dropped).
+    pub fn unregister_buffer(&self, addr: Option<u64>, routine: &'static str) -> Result<()> {
+        let mut r = self.regs.lock().unwrap_or_else(|e| e.into_inner());
+        let gone: Vec<Mr> = match addr {
+            Some(a) => r.remove(a).into_iter().collect(),
+            None => r.clear(),
+        };
+        let published = r.publish(&self.reg_table, routine);
+        drop(gone);
+        published
     }
 
     /// Host quiet with no kernel running: each QP's rung WQEs completed (see `post`); the

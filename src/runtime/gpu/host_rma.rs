@@ -169,7 +169,8 @@ impl State {
 impl State {
     /// nvshmemx_buffer_register: remembers a local buffer used as the local side of RMA. GPU
     /// threads and the copy engine reach any local memory over P2P, so nothing else is needed
-    /// there (a real NIC would need a memory registration here; see src/ib).
+    /// there; with IBGDA the NIC registers it too, and device puts from it and gets into it
+    /// become one RDMA WRITE or READ instead of inline copies (src/ibgda/regs.rs).
     pub fn gpu_buffer_register(&self, addr: *const u8, len: usize, routine: &'static str) -> Result<()> {
         let g = self.gpu(routine)?;
         if addr.is_null() || len == 0 {
@@ -179,6 +180,11 @@ impl State {
         let mut reg = g.registered.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(&(a, l)) = reg.iter().find(|&&(a, l)| lo < a + l as u64 && a < hi) {
             return Err(Error::invalid(routine, format!("{addr:p} ({len} bytes) overlaps the registered buffer {a:#x} ({l} bytes); unregister it first")));
+        }
+        // Over IBGDA the NIC needs it registered; P2P copies need nothing.
+        if let Some(ib) = &g.ibgda {
+            cu(g.ctx.make_current(), routine)?;
+            ib.register_buffer(lo, len, routine)?;
         }
         reg.push((lo, len));
         Ok(())
@@ -196,6 +202,10 @@ impl State {
                 }
                 None => return Err(Error::invalid(routine, format!("{a:p} is not a registered buffer (nvshmemx_buffer_register)"))),
             },
+        }
+        if let Some(ib) = &g.ibgda {
+            cu(g.ctx.make_current(), routine)?;
+            ib.unregister_buffer(addr.map(|a| a as u64), routine)?;
         }
         Ok(())
     }
