@@ -363,8 +363,8 @@ RSHMEMI_DEV bool rshmemi_overlap(const void *a, size_t na, const void *b, size_t
  * ends with one barrier), so one team barrier at the end suffices: 2 PEs on an H100, a thread's
  * fcollect/alltoall of 64 B-2 KiB took 0.59-0.84 of the time, a block's of 8 KiB-2 MiB
  * 0.60-0.95 (its low-latency sizes, not on this path, measured 0.25 us slower in the same
- * A/B, unexplained). The IBGDA route keeps its barrier first, as before. Broadcast still
- * pulls between two barriers: pushing saved as much, but took a warp broadcast past 64 registers. */
+ * A/B, unexplained). The IBGDA route keeps its barrier first, as before. Broadcast pushes
+ * the same way up to SYNC::bcast_push_max bytes in all, and pulls beyond. */
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_push_begin(const rshmemi_team &t, rshmemi_group g, SYNC sync) {
     if (rshmemi_ibgda_on()) rshmemi_sync_team_group(t, g, sync);
@@ -465,10 +465,28 @@ RSHMEMI_DEV void rshmemi_broadcast(nvshmem_team_t team, const rshmemi_team &t, v
         __trap();
     }
     if (rshmemi_ll_fits<SYNC>(team, bytes, SYNC::ll_bcast_max)) return rshmemi_broadcast_ll(team, t, dest, source, bytes, root, g, sync);
-    rshmemi_sync_team_group(t, g, sync);
-    if (root != t.my || dest != source) {
-        if (rshmemi_ibgda_on()) rshmemi_get(dest, source, bytes, rshmemi_team_pe(t, root), g, sync, "nvshmem_broadcast");
-        else rshmemi_coll_copy<SYNC>(dest, rshmemi_peer(source, rshmemi_team_pe(t, root)), bytes, g);
+    if (rshmemi_ibgda_on()) {
+        rshmemi_sync_team_group(t, g, sync);
+        if (root != t.my || dest != source) rshmemi_get(dest, source, bytes, rshmemi_team_pe(t, root), g, sync, "nvshmem_broadcast");
+        rshmemi_sync_team_group(t, g, sync);
+        return;
+    }
+    /* Small: the root pushes into every member's dest and one barrier ends it (every member's
+     * dest is ready to receive when any member calls: OpenSHMEM's precondition of broadcast).
+     * Larger (SYNC::bcast_push_max, measured; a block's always): every member pulls from the
+     * root between two barriers, which is faster once the root's group has much to write. */
+    if (SYNC::bcast_push_max != 0 && bytes * (size_t)(t.size - 1) <= SYNC::bcast_push_max) {
+        sync();
+        if (root == t.my) {
+            for (int k = 0; k < t.size; k++) {
+                if (k == t.my && dest == source) continue;
+                void *to = k == t.my ? dest : rshmemi_peer(dest, rshmemi_team_pe(t, k));
+                rshmemi_copy<SYNC::bcast_depth>(to, source, bytes, g);
+            }
+        }
+    } else {
+        rshmemi_sync_team_group(t, g, sync);
+        if (root != t.my || dest != source) rshmemi_coll_copy<SYNC>(dest, rshmemi_peer(source, rshmemi_team_pe(t, root)), bytes, g);
     }
     rshmemi_sync_team_group(t, g, sync);
 }

@@ -429,20 +429,26 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
  * another, so beyond two units its copies with 4 words in flight between two barriers are
  * faster; a warp's crossover is near 1 KiB, a block's beyond the slot); ll_bcast_max: the
  * same for broadcasts (H100, 2 PEs, vs pulling between two barriers: a thread's 32 B 0.76 of
- * the time, 64-512 B 1.2-5.9x slower; a warp's 2 KiB 1.37x slower); reduce_words,
+ * the time, 64-512 B 1.2-5.9x slower; a warp's 2 KiB 1.37x slower); bcast_push_max: bytes in
+ * all (size x other members) up to which the root pushes a broadcast instead of every member
+ * pulling it, 0: never (H100, 2 PEs, push/pull: a thread's 64-256 B 0.71-0.95 of the time,
+ * 512 B-1 KiB 1.14-1.43; a warp's 2-4 KiB 0.72-0.80, 8 KiB 0.96, 16 KiB 1.01; a block's 4-32 KiB
+ * 0.66-0.85, but with the push compiled in, its pulls of 128 KiB-4 MiB took 1.09-1.12);
+ * bcast_depth: words in flight per thread of that push (at 4 a thread's or a warp's broadcast
+ * needed more than 64 registers); reduce_words,
  * reduce_together: 16-byte words of a large reduction per thread and step, and whether a
  * member's loads of them are in flight at once (see rshmemi_reduce_range). */
 struct rshmemi_no_sync {
-    static const int depth = 4, ll_batch = 4;
-    static const unsigned ll_max = 16, ll_bcast_max = 32;
+    static const int depth = 4, ll_batch = 4, bcast_depth = 2;
+    static const unsigned ll_max = 16, ll_bcast_max = 32, bcast_push_max = 256;
     static const int reduce_words = 2;
     static const bool reduce_together = true;
     __device__ void operator()() const {}
     __device__ rshmemi_group group() const { return rshmemi_thread_group(); }
 };
 struct rshmemi_warp_sync {
-    static const int depth = 4, ll_batch = 2;
-    static const unsigned ll_max = 1024, ll_bcast_max = 1024;
+    static const int depth = 4, ll_batch = 2, bcast_depth = 2;
+    static const unsigned ll_max = 1024, ll_bcast_max = 1024, bcast_push_max = 8192;
     static const int reduce_words = 2;
     static const bool reduce_together = false;
     unsigned lanes;
@@ -451,8 +457,8 @@ struct rshmemi_warp_sync {
     __device__ rshmemi_group group() const { return rshmemi_group{(int)rshmemi_lane(), __popc(lanes)}; }
 };
 struct rshmemi_block_sync {
-    static const int depth = 2, ll_batch = 1;
-    static const unsigned ll_max = ~0u, ll_bcast_max = ~0u;
+    static const int depth = 2, ll_batch = 1, bcast_depth = 2;
+    static const unsigned ll_max = ~0u, ll_bcast_max = ~0u, bcast_push_max = 0;
     static const int reduce_words = 1;
     static const bool reduce_together = false;
     __device__ void operator()() const { rshmemi_sync_block(); }
