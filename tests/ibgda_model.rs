@@ -130,6 +130,7 @@ fn registered_local_buffers_move_in_one_wqe_and_others_inline() {
     let putmem = hfn!(h_putmem: fn(St, *mut u8, *const u8, u64, u32) -> i32);
     let getmem = hfn!(h_getmem: fn(St, *mut u8, *const u8, u64, u32) -> i32);
     let put_signal = hfn!(h_put_signal: fn(St, *mut u8, *const u8, u64, *mut u64, u64, i32, u32, i32) -> i32);
+    let quiet_all = hfn!(h_quiet_all: fn(St) -> i32);
     let stats = w.nics[0].stats();
     let count = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
     // A buffer of PE 0 outside its heap (as cudaMalloc memory would be).
@@ -142,6 +143,7 @@ fn registered_local_buffers_move_in_one_wqe_and_others_inline() {
     // Not registered: the bytes travel inline, 192 per WQE.
     let (wqes0, inline0) = (count(&stats.wqes), count(&stats.inline_wqes));
     assert_eq!(putmem(st, pe0.heap_ptr(0), at(0), 5000, 1), 0);
+    assert_eq!(quiet_all(st), 0); // an inline put returns once posted, not once delivered
     assert_eq!(pe1.heap_bytes(0, 5000), data, "inline put from an unregistered buffer");
     assert!(count(&stats.inline_wqes) - inline0 >= 5000 / 192, "expected inline chunks");
 
@@ -168,6 +170,7 @@ fn registered_local_buffers_move_in_one_wqe_and_others_inline() {
     assert_eq!(count(&stats.wqes) - wqes1, 2, "one WQE for the whole get");
     // put_signal from it: the data as one WRITE, then the signal.
     assert_eq!(put_signal(st, pe0.heap_ptr(32768), at(0), 5000, pe0.heap_ptr(65536) as *mut u64, 9, 0, 1, 1), 0);
+    assert_eq!(quiet_all(st), 0);
     assert_eq!(pe1.heap_bytes(32768, 5000), data);
     assert_eq!(pe1.heap_u64(65536), 9);
     assert_eq!(count(&stats.inline_wqes), inline1);
