@@ -72,15 +72,16 @@ if [ -x ./mpi_init ] && command -v mpirun >/dev/null; then
   t mpi_init 60 mpirun --allow-run-as-root --oversubscribe -np "$NP" -x LD_LIBRARY_PATH -x RSHMEM_BOOTSTRAP_TIMEOUT ./mpi_init
   grep -q "PASS mpi_init" "$L/mpi_init.log" || { echo "FAIL mpi_init: no PASS line"; fail=$((fail+1)); failed="$failed mpi_init_pass"; }
 fi
-# Twice as many PEs as GPUs (two per GPU, time-sliced): reductions on more than two PEs take
-# the two-phase path, and teams get strides. On the 2-GPU machine that is 4 PEs; with NP=8 on
-# a 4-GPU machine, 8.
+# Twice as many PEs as GPUs or as NP, whichever is more (two or more per GPU, time-sliced, or
+# side by side under MPS): reductions on more than two PEs take the two-phase path, teams get
+# strides, and PEs hold different teams (team.cu). 2-GPU machine or one GPU with NP=2: 4 PEs;
+# NP=4 on a 4-GPU machine: 8.
 export COLL_HOST_NO_TIMING=1
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
+more=$((2 * (ngpu > NP ? ngpu : NP)))
 for spec in ${TESTS4:-coll_host:45 team:30 ring_reduce:20}; do
-  [ "$NP" -ge $((2 * ngpu)) ] && break
   name="${spec%%:*}"
-  [ -x "./$name" ] && t "${name}_np$((2 * ngpu))" "${spec##*:}" "$S/bin/rshmemrun" -n $((2 * ngpu)) "./$name" "$B/cuda"
+  [ -x "./$name" ] && t "${name}_np$more" "${spec##*:}" "$S/bin/rshmemrun" -n "$more" "./$name" "$B/cuda"
 done
 unset COLL_HOST_NO_TIMING
 t device_checks 45 "$S/bin/rshmemrun" -n 2 ./device_checks

@@ -171,6 +171,33 @@ int main(void) {
         if (t != SHMEM_TEAM_INVALID) shmem_team_destroy(t);
     }
 
+    /* A team has one handle on all its members, even after splits that gave the PEs different
+     * teams: here the last PE and the first hold a team of one each, the others none. Device
+     * collectives depend on it (they find a team's mailboxes on a peer by the handle). */
+    {
+        static long handle[2], all[2 * 64];
+        shmem_team_t lone_last, lone_first, dup, row, col;
+        CHECK_EQ_LONG(shmem_team_split_strided(SHMEM_TEAM_WORLD, npes - 1, 1, 1, NULL, 0, &lone_last), 0);
+        CHECK_EQ_LONG(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, 1, NULL, 0, &lone_first), 0);
+        CHECK_EQ_LONG(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &dup), 0);
+        CHECK_EQ_LONG(shmem_team_split_2d(SHMEM_TEAM_WORLD, 2, NULL, 0, &row, NULL, 0, &col), 0);
+        handle[0] = (long)(intptr_t)dup;
+        handle[1] = (long)(intptr_t)col;
+        CHECK_EQ_LONG(shmem_long_fcollect(SHMEM_TEAM_WORLD, all, handle, 2), 0);
+        for (int p = 0; p < npes && p < 64; p++) {
+            CHECK(all[2 * p] == handle[0], "PE %d's handle of the same team is %ld, this PE's %ld", p, all[2 * p], handle[0]);
+            /* Columns of xrange 2: PEs of the same parity. */
+            if (p % 2 == me % 2)
+                CHECK(all[2 * p + 1] == handle[1], "column teammate PE %d's handle is %ld, this PE's %ld", p, all[2 * p + 1], handle[1]);
+        }
+        CHECK(dup != lone_last && dup != lone_first, "a new team reused a handle that is live on a member");
+        shmem_team_destroy(row);
+        shmem_team_destroy(col);
+        shmem_team_destroy(dup);
+        if (lone_first != SHMEM_TEAM_INVALID) shmem_team_destroy(lone_first);
+        if (lone_last != SHMEM_TEAM_INVALID) shmem_team_destroy(lone_last);
+    }
+
     if (even != SHMEM_TEAM_INVALID) shmem_team_destroy(even);
     if (odd != SHMEM_TEAM_INVALID) shmem_team_destroy(odd);
     shmem_barrier_all();

@@ -224,10 +224,22 @@ impl Coll<'_> {
     }
 
     /// For team splits (team.rs): one exchange in which the members check that they all pass
-    /// `agreed`; `own` words ride along unchecked.
-    pub fn begin(&self, agreed: &[(&'static str, i64)], own: &[u64]) -> Result<()> {
+    /// `agreed` and send `own` words; returns the bitwise AND of every member's `own` (this
+    /// PE's included), the same on every member.
+    pub fn begin(&self, agreed: &[(&'static str, i64)], own: &[u64]) -> Result<Vec<u64>> {
         let head: Vec<u64> = agreed.iter().map(|a| a.1 as u64).collect();
-        self.exchange_agreeing(agreed, |k| self.st.send(self.pe(k), &self.caller, &head, own, &[]), |_, _| Ok(()))
+        let mut all = own.to_vec();
+        self.exchange_agreeing(
+            agreed,
+            |k| self.st.send(self.pe(k), &self.caller, &head, own, &[]),
+            |_, msg| {
+                for (j, w) in all.iter_mut().enumerate() {
+                    *w &= msg.word(agreed.len() + j);
+                }
+                Ok(())
+            },
+        )?;
+        Ok(all)
     }
 
     /// Ends a call started with `begin`: the exchange left nothing to release.

@@ -2,8 +2,12 @@
 //! index + 1 as a pointer, so NULL is SHMEM_TEAM_INVALID; nvshmem_team_t is the index itself).
 //! The table is local: a split stores the new team only on its members. Splits are collectives
 //! over the parent (coll.rs): the members publish their arguments and compare them, so a
-//! disagreement is a named error, and an invalid triplet fails alike on every member. Teams
-//! need no storage of their own for synchronisation (see barrier.rs).
+//! disagreement is a named error, and an invalid triplet fails alike on every member. In the
+//! same exchange they publish which handles are free on them, and the new team takes the lowest
+//! handle free on every member of the parent: a team has one handle on all its members, even
+//! when earlier splits gave the PEs different teams (device collectives find a team's mailboxes
+//! on a peer by the handle). Host teams need no storage of their own for synchronisation (see
+//! barrier.rs).
 
 use std::sync::{Arc, RwLock};
 
@@ -29,6 +33,21 @@ pub struct Team {
 
 pub struct TeamTable {
     slots: RwLock<Vec<Option<Arc<Team>>>>,
+}
+
+/// Handles a split can give: the first MAX_TEAMS indices of the table (NVSHMEM's default limit
+/// is 32 teams, SOS's 10).
+pub const MAX_TEAMS: usize = 256;
+/// Words of a free-handle mask (bit i % 64 of word i / 64: handle i is free).
+pub const FREE_WORDS: usize = MAX_TEAMS / 64;
+
+/// The lowest handle set in `free` (the AND of the members' masks), cleared there so that the
+/// second team of a 2-D split takes the next one.
+fn take_handle(free: &mut [u64]) -> Option<usize> {
+    let w = free.iter().position(|w| *w != 0)?;
+    let bit = free[w].trailing_zeros() as usize;
+    free[w] &= !(1u64 << bit);
+    Some(w * 64 + bit)
 }
 
 impl TeamTable {
@@ -60,6 +79,32 @@ impl TeamTable {
             slots.push(team);
             slots.len() - 1
         }
+    }
+
+    /// Which handles below MAX_TEAMS are free on this PE.
+    pub fn free_handles(&self) -> [u64; FREE_WORDS] {
+        let slots = self.slots.read().unwrap_or_else(|p| p.into_inner());
+        let mut free = [!0u64; FREE_WORDS];
+        for (i, s) in slots.iter().enumerate().take(MAX_TEAMS) {
+            if s.is_some() {
+                free[i / 64] &= !(1u64 << (i % 64));
+            }
+        }
+        free
+    }
+
+    /// Stores a new team at handle `id`, which its split's members chose among the handles
+    /// free on all of them.
+    pub fn insert_at(&self, id: usize, team: Team, routine: &'static str) -> Result<()> {
+        let mut slots = self.slots.write().unwrap_or_else(|p| p.into_inner());
+        if slots.len() <= id {
+            slots.resize(id + 1, None);
+        }
+        if slots[id].is_some() {
+            return Err(Error::new(ErrorKind::Internal, routine, format!("team handle {id}, agreed free by the split's members, is taken on this PE")));
+        }
+        slots[id] = Some(Arc::new(team));
+        Ok(())
     }
 
     /// Removes a team; the predefined teams cannot be destroyed.
@@ -107,11 +152,24 @@ fn subset(parent: &PeSet, start: usize, stride: usize, size: usize) -> PeSet {
     PeSet { start: parent.pe(start), stride, size }
 }
 
+/// Every member fails alike when no handle is free on all of them (they all see the same AND).
+fn no_free_handle(routine: &'static str) -> Split {
+    Split::Failed(Error::new(
+        ErrorKind::OutOfMemory,
+        routine,
+        format!("no team handle below {MAX_TEAMS} is free on every member of the parent team; destroy teams no longer needed (no team was created)"),
+    ))
+}
+
 impl State {
-    fn new_team(&self, set: PeSet, num_contexts: i32, parent: usize) -> Split {
+    /// Stores the new team at the agreed handle `id` on its members.
+    fn new_team(&self, set: PeSet, num_contexts: i32, parent: usize, id: usize, routine: &'static str) -> Result<Split> {
         match set.index_of(self.me) {
-            Some(my_index) => Split::Member(self.teams.insert(Team { set, my_index, num_contexts, parent: Some(parent) })),
-            None => Split::NotMember,
+            Some(my_index) => {
+                self.teams.insert_at(id, Team { set, my_index, num_contexts, parent: Some(parent) }, routine)?;
+                Ok(Split::Member(id))
+            }
+            None => Ok(Split::NotMember),
         }
     }
 
@@ -120,9 +178,10 @@ impl State {
     pub fn team_split_strided(
         &self, parent_id: usize, parent: &Team, start: i32, stride: i32, size: i32, num_contexts: i32, routine: &'static str,
     ) -> Result<Split> {
+        // The collective stays open until the team is stored: splits on other threads wait,
+        // so nothing takes the agreed handle in between.
         let c = self.collective(parent.set, routine)?;
-        c.begin(&[("start", start as i64), ("stride", stride as i64), ("size", size as i64)], &[])?;
-        c.finish();
+        let mut free = c.begin(&[("start", start as i64), ("stride", stride as i64), ("size", size as i64)], &self.teams.free_handles())?;
         let n = parent.set.size as i64;
         let (start, stride, size) = (start as i64, stride as i64, size as i64);
         let why = if size < 1 {
@@ -144,8 +203,11 @@ impl State {
                 format!("invalid PE triplet (start {start}, stride {stride}, size {size}) for a parent team of {n} PEs: {why}; no team was created"),
             )));
         }
+        let Some(id) = take_handle(&mut free) else { return Ok(no_free_handle(routine)) };
         let set = subset(&parent.set, start as usize, stride as usize, size as usize);
-        Ok(self.new_team(set, num_contexts, parent_id))
+        let split = self.new_team(set, num_contexts, parent_id, id, routine)?;
+        c.finish();
+        Ok(split)
     }
 
     /// shmem_team_split_2d: (x-axis team, y-axis team) for this PE.
@@ -153,8 +215,7 @@ impl State {
         &self, parent_id: usize, parent: &Team, xrange: i32, x_contexts: i32, y_contexts: i32, routine: &'static str,
     ) -> Result<(Split, Split)> {
         let c = self.collective(parent.set, routine)?;
-        c.begin(&[("xrange", xrange as i64)], &[])?;
-        c.finish();
+        let mut free = c.begin(&[("xrange", xrange as i64)], &self.teams.free_handles())?;
         if xrange < 1 {
             let e = Error::invalid(routine, format!("xrange = {xrange}: it must be a positive number of PEs per row; no teams were created"));
             return Ok((Split::Failed(e.clone()), Split::Failed(e)));
@@ -163,7 +224,12 @@ impl State {
         let (x, y) = (p % xr, p / xr);
         let row = subset(&parent.set, y * xr, 1, xr.min(n - y * xr));
         let column = subset(&parent.set, x, xr, (n - x).div_ceil(xr));
-        Ok((self.new_team(row, x_contexts, parent_id), self.new_team(column, y_contexts, parent_id)))
+        let (Some(row_id), Some(column_id)) = (take_handle(&mut free), take_handle(&mut free)) else {
+            return Ok((no_free_handle(routine), no_free_handle(routine)));
+        };
+        let teams = (self.new_team(row, x_contexts, parent_id, row_id, routine)?, self.new_team(column, y_contexts, parent_id, column_id, routine)?);
+        c.finish();
+        Ok(teams)
     }
 
     /// The active set of the deprecated collectives, validated; the caller must be a member
@@ -210,6 +276,30 @@ mod tests {
         assert_eq!(odd.translate(3, &world), 7);
         assert_eq!(odd.translate(4, &world), -1);
         assert_eq!(odd.translate(-1, &world), -1);
+    }
+
+    /// Two PEs whose tables differ (PE A holds a team at 3 that PE B lacks, B one at 4): the
+    /// AND of their masks gives a handle free on both, and a 2-D split's second team the next.
+    #[test]
+    fn agreed_handles_are_free_on_every_member() {
+        let (a, b) = (TeamTable::new(0, 2), TeamTable::new(1, 2));
+        a.insert_at(3, team(PeSet::world(1), 0), "t").unwrap();
+        b.insert_at(4, team(PeSet::world(1), 0), "t").unwrap();
+        b.insert_at(6, team(PeSet::world(1), 0), "t").unwrap();
+        let mut free: Vec<u64> = a.free_handles().iter().zip(b.free_handles()).map(|(x, y)| x & y).collect();
+        assert_eq!(take_handle(&mut free), Some(5));
+        assert_eq!(take_handle(&mut free), Some(7));
+        // A taken handle is refused, never overwritten.
+        let e = a.insert_at(3, team(PeSet::world(1), 0), "t").unwrap_err();
+        assert!(e.to_string().contains("team handle 3"), "{e}");
+        // Handles freed by destroy come back; none left gives None.
+        a.remove(3, "t").unwrap();
+        assert_eq!(a.free_handles()[0] & 0b1111, 0b1000);
+        let mut none = vec![0u64; FREE_WORDS];
+        assert_eq!(take_handle(&mut none), None);
+        let mut last = vec![0u64; FREE_WORDS];
+        last[FREE_WORDS - 1] = 1 << 63;
+        assert_eq!(take_handle(&mut last), Some(MAX_TEAMS - 1));
     }
 
     #[test]
