@@ -198,6 +198,31 @@ int main(void) {
         if (lone_last != SHMEM_TEAM_INVALID) shmem_team_destroy(lone_last);
     }
 
+    /* Handles are a bounded resource (256 per PE): splitting without destroying ends in an
+     * error at the same split on every PE, and destroying gives the handles back. */
+    {
+        static shmem_team_t held[300];
+        static long made, all_made[64];
+        int n = 0;
+        while (n < 300) {
+            shmem_team_t t = SHMEM_TEAM_WORLD;
+            if (shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &t) != 0) {
+                CHECK(t == SHMEM_TEAM_INVALID, "a failed split gave a team");
+                break;
+            }
+            held[n++] = t;
+        }
+        CHECK(n >= 240 && n < 256, "%d splits before running out of team handles; expected just under 256", n);
+        made = n;
+        CHECK_EQ_LONG(shmem_long_fcollect(SHMEM_TEAM_WORLD, all_made, &made, 1), 0);
+        for (int p = 0; p < npes && p < 64; p++) CHECK(all_made[p] == made, "PE %d ran out after %ld splits, this PE after %ld", p, all_made[p], made);
+        for (int i = 0; i < n; i++) shmem_team_destroy(held[i]);
+        shmem_team_t again = SHMEM_TEAM_INVALID;
+        CHECK_EQ_LONG(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &again), 0);
+        CHECK(again != SHMEM_TEAM_INVALID, "no team after destroying the others");
+        shmem_team_destroy(again);
+    }
+
     if (even != SHMEM_TEAM_INVALID) shmem_team_destroy(even);
     if (odd != SHMEM_TEAM_INVALID) shmem_team_destroy(odd);
     shmem_barrier_all();
