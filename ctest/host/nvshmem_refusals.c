@@ -7,37 +7,10 @@
  *   nvshmemx_buffer_register / _unregister in a job started with shmem_init -> call nvshmem_init
  * The job goes on normally afterwards (none of these is fatal). */
 #define _GNU_SOURCE
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
-#include "check.h"
-
-static int err_fd = -1, err_saved = -1;
-
-/* stderr goes to an anonymous memory file until stderr_end(), which restores it, echoes the
- * text and returns it (malloc'd, NUL-terminated). */
-static void stderr_begin(void) {
-    fflush(stderr);
-    err_fd = memfd_create("rshmem-test-stderr", 0);
-    err_saved = dup(2);
-    CHECK(err_fd >= 0 && err_saved >= 0 && dup2(err_fd, 2) == 2, "cannot redirect stderr");
-}
-
-static char *stderr_end(void) {
-    fflush(stderr);
-    dup2(err_saved, 2);
-    close(err_saved);
-    off_t n = lseek(err_fd, 0, SEEK_END);
-    char *text = calloc((size_t)n + 1, 1);
-    CHECK(text && pread(err_fd, text, (size_t)n, 0) == n, "cannot read the captured stderr");
-    close(err_fd);
-    fputs(text, stderr);
-    return text;
-}
+#include "capture.h"
 
 /* The captured text names the routine and contains the hint. */
 static void expect_said(const char *said, const char *routine, const char *hint) {

@@ -1,8 +1,9 @@
 /* rshmem-test: pes=1,2,4,7 */
 /* Team management: strided splits (even/odd), 2-D splits with xrange 2 and 3, nested splits,
  * translate_pe between arbitrary teams, config, invalid triplets, destroy and re-split. */
+#define _GNU_SOURCE
 #include <shmem.h>
-#include "check.h"
+#include "capture.h"
 
 static int me, npes;
 
@@ -204,14 +205,26 @@ int main(void) {
         static shmem_team_t held[300];
         static long made, all_made[64];
         int n = 0;
+        char *said = NULL;
         while (n < 300) {
             shmem_team_t t = SHMEM_TEAM_WORLD;
-            if (shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &t) != 0) {
+            stderr_begin();
+            int rc = shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &t);
+            said = stderr_end();
+            if (rc != 0) {
                 CHECK(t == SHMEM_TEAM_INVALID, "a failed split gave a team");
                 break;
             }
+            free(said);
+            said = NULL;
             held[n++] = t;
         }
+        /* One PE (the parent's first) reports a split that fails alike everywhere. */
+        if (me == 0)
+            CHECK(said && strstr(said, "shmem_team_split_strided") && strstr(said, "no team handle below 256 is free") &&
+                      strstr(said, "destroy teams no longer needed"),
+                  "running out of team handles said: \"%s\"", said ? said : "");
+        free(said);
         CHECK(n >= 240 && n < 256, "%d splits before running out of team handles; expected just under 256", n);
         made = n;
         CHECK_EQ_LONG(shmem_long_fcollect(SHMEM_TEAM_WORLD, all_made, &made, 1), 0);
