@@ -17,7 +17,7 @@ use rshmem::sys::process;
 
 const USAGE: &str = "usage: rshmemrun -n N [--] program [args...]
 Starts N processing elements (PEs) of program on this host.
-  -n, -np N        number of PEs (default 1)
+  -n, -np N        number of PEs (default 1; at most 4096, and fewer than RLIMIT_NPROC allows)
   -h, --help       this text
   -V, --version    print the version
 Environment: RSHMEM_BOOTSTRAP_TIMEOUT (seconds, default 60), and every RSHMEM_/SHMEM_/NVSHMEM_
@@ -39,6 +39,10 @@ const FORWARDED: [libc::c_int; 6] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, 
 /// Of those, the ones that ask the job to end: a second one stops every PE at once.
 const TERMINATING: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
+/// The most PEs rshmemrun starts: they all share one host, and every PE's heap header holds a
+/// mailbox per PE, so far more PEs than cores only fills the machine.
+const MAX_PES: usize = 4096;
+
 struct Args {
     npes: usize,
     program: Vec<String>,
@@ -53,6 +57,7 @@ fn parse_args() -> Result<Args, String> {
                 it.next();
                 let v = it.next().ok_or_else(|| format!("{a} needs a number"))?;
                 npes = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| format!("{a} {v}: expected a positive number of PEs"))?;
+                check_pe_count(npes, process_limit())?;
             }
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -75,6 +80,30 @@ fn parse_args() -> Result<Args, String> {
         return Err("no program given".into());
     }
     Ok(Args { npes, program })
+}
+
+/// The soft RLIMIT_NPROC (processes this user may have), if there is one.
+fn process_limit() -> Option<u64> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes one rlimit into the struct we pass.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut lim) } == 0;
+    (ok && lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur)
+}
+
+/// Refuses a PE count that could only end in fork failing, before anything starts.
+fn check_pe_count(npes: usize, nproc_limit: Option<u64>) -> Result<(), String> {
+    if npes > MAX_PES {
+        return Err(format!("-n {npes}: rshmemrun starts at most {MAX_PES} PEs (all on this host); use fewer PEs, or threads inside each PE"));
+    }
+    if let Some(limit) = nproc_limit {
+        // The launcher itself counts too.
+        if npes as u64 >= limit {
+            return Err(format!(
+                "-n {npes}: this user may run only {limit} processes (RLIMIT_NPROC, see ulimit -u), fewer than the {npes} PEs and the launcher; use fewer PEs or raise the limit"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn describe(status: i32) -> (String, i32) {
@@ -297,4 +326,20 @@ fn main() {
         eprintln!("rshmemrun: rendezvous: {}", e.message);
     }
     std::process::exit(status);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pe_counts_are_bounded() {
+        assert!(check_pe_count(4, None).is_ok());
+        assert!(check_pe_count(MAX_PES, Some(1 << 20)).is_ok());
+        let e = check_pe_count(100_000, None).unwrap_err();
+        assert!(e.contains("-n 100000: rshmemrun starts at most 4096 PEs"), "{e}");
+        let e = check_pe_count(64, Some(64)).unwrap_err();
+        assert!(e.contains("only 64 processes (RLIMIT_NPROC"), "{e}");
+        assert!(check_pe_count(63, Some(64)).is_ok());
+    }
 }
