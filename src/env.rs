@@ -153,7 +153,19 @@ pub const SETTINGS: &[Setting] = &[
         name: "WAIT_SPIN_US",
         default: "auto",
         aliases: &[],
-        help: "microseconds a waiting PE polls before it starts yielding its core; auto: 1000 when this host's PEs fit its CPUs, else 0",
+        help: "microseconds a waiting PE polls before it starts yielding its core; auto: up to 1000 when this host's PEs fit its CPUs (less once a yield shows the core is contended), else 0",
+    },
+    Setting {
+        name: "HANG_TIMEOUT",
+        default: "10",
+        aliases: &[],
+        help: "seconds a wait, barrier, collective or allocation may wait before it says which PE it waits for (then again at 2x, 4x ...); 0 never",
+    },
+    Setting {
+        name: "HANG_ACTION",
+        default: "warn",
+        aliases: &[],
+        help: "what a wait past HANG_TIMEOUT does: warn (say so and keep waiting) or abort (say so and end the job)",
     },
     Setting {
         name: "CUMEM_GRANULARITY",
@@ -242,6 +254,10 @@ pub struct Config {
     pub bootstrap_timeout_s: f64,
     /// None: decide from the PE and CPU counts at init (see runtime::wait).
     pub wait_spin_us: Option<u32>,
+    /// Seconds before a wait reports itself; 0: never.
+    pub hang_timeout_s: f64,
+    /// HANG_ACTION=abort.
+    pub hang_abort: bool,
 }
 
 fn bad(var: &str, value: &str, expected: &str) -> Error {
@@ -285,7 +301,20 @@ impl Config {
             "auto" => None,
             t => Some(t.parse().map_err(|_| bad(&var, &v, "auto or a whole number of microseconds"))?),
         };
-        Ok(Config { symmetric_size, log_level, symmetric_statics, bootstrap, bootstrap_timeout_s, wait_spin_us })
+        let (var, v) = get("HANG_TIMEOUT");
+        let hang_timeout_s: f64 = v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|t: &f64| t.is_finite() && *t >= 0.0)
+            .ok_or_else(|| bad(&var, &v, "a number of seconds (0: never)"))?;
+        let (var, v) = get("HANG_ACTION");
+        let hang_abort = match v.trim().to_ascii_lowercase().as_str() {
+            "warn" => false,
+            "abort" => true,
+            _ => return Err(bad(&var, &v, "warn or abort")),
+        };
+        Ok(Config { symmetric_size, log_level, symmetric_statics, bootstrap, bootstrap_timeout_s, wait_spin_us, hang_timeout_s, hang_abort })
     }
 }
 

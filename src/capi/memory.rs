@@ -21,7 +21,7 @@ fn agree(st: &State, routine: &'static str, op: Op, a: u64, b: u64) -> Result<()
     let mine = st.my_header().scratch() as *mut [u64; 3];
     // SAFETY: scratch is this PE's own runtime area; only it writes there, between syncs.
     unsafe { mine.write_volatile([op as u64, a, b]) };
-    st.barrier_all();
+    st.barrier_for(routine);
     // SAFETY: PE 0's scratch, written before the sync above and not rewritten before the
     // next sync, which we have not reached.
     let first = unsafe { (st.headers[0].scratch() as *const [u64; 3]).read_volatile() };
@@ -64,7 +64,7 @@ pub fn alloc(st: &State, size: usize, align: usize, routine: &'static str) -> Re
             None => Err(exhausted(st, routine, size, a.largest_free())),
         }
     };
-    st.barrier_all();
+    st.barrier_for(routine);
     result
 }
 
@@ -83,7 +83,7 @@ pub fn free(st: &State, ptr: *mut c_void, routine: &'static str) -> Result<()> {
     if let Some(off) = off {
         let _ = st.alloc.lock().unwrap_or_else(|p| p.into_inner()).free(off);
     }
-    st.barrier_all();
+    st.barrier_for(routine);
     Ok(())
 }
 
@@ -112,7 +112,7 @@ pub fn realloc(st: &State, ptr: *mut c_void, size: usize, routine: &'static str)
             None => Err(exhausted(st, routine, size, a.largest_free())),
         }
     };
-    st.barrier_all();
+    st.barrier_for(routine);
     result
 }
 
@@ -142,7 +142,7 @@ pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
         }
         // No PE may write into the block before its owner has zeroed it.
         let _serial = st.serialize_collectives();
-        st.barrier_all();
+        st.barrier_for("shmem_calloc");
         Ok(p)
     })
 }

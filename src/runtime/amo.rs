@@ -33,7 +33,7 @@ impl<T> Clone for Word<T> {
 impl<T> Copy for Word<T> {}
 
 /// Types the AMOs and waits can load, store and swap atomically.
-pub trait Atomic: Copy + PartialOrd + 'static {
+pub trait Atomic: Copy + PartialOrd + std::fmt::Debug + 'static {
     fn load(w: Word<Self>, order: Ordering) -> Self;
     fn store(w: Word<Self>, v: Self, order: Ordering);
     fn swap(w: Word<Self>, v: Self) -> Self;
@@ -270,6 +270,12 @@ impl Cmp {
         })
     }
 
+    /// "the value at 0x7f.. to be == 5", for a wait that takes too long.
+    pub fn describe<T: std::fmt::Debug>(self, addr: usize, against: T) -> String {
+        let op = ["==", "!=", ">", "<=", "<", ">="][self as usize];
+        format!("the value at {addr:#x} to be {op} {against:?}")
+    }
+
     /// Whether `value cmp against` holds.
     #[inline]
     pub fn holds<T: PartialOrd>(self, value: T, against: T) -> bool {
@@ -297,6 +303,7 @@ pub struct WaitSet<T> {
     status: *const c_int,
     cmp: Cmp,
     against: Against<T>,
+    routine: &'static str,
 }
 
 thread_local! {
@@ -317,7 +324,7 @@ impl State {
             }
         }
         let words = self.local_words(ivars, nelems, routine)?;
-        Ok(WaitSet { words, status, cmp, against })
+        Ok(WaitSet { words, status, cmp, against, routine })
     }
 
     /// shmem_wait_until (one variable).
@@ -325,10 +332,11 @@ impl State {
         let cmp = Cmp::from_c(cmp, routine)?;
         let words = self.local_words(ivar, 1, routine)?;
         let mut seen = value;
-        self.wait_for(|| {
+        let what = || format!("for {} (it is {:?})", cmp.describe(ivar as usize, value), words.load(0));
+        self.wait_for(routine, || {
             seen = words.load(0);
             cmp.holds(seen, value)
-        });
+        }, what);
         Ok(seen)
     }
 
@@ -348,13 +356,34 @@ impl<T: Atomic> WaitSet<T> {
     }
 
     #[inline]
-    fn holds(&self, i: usize) -> bool {
-        let against = match self.against {
+    fn against(&self, i: usize) -> T {
+        match self.against {
             Against::Value(v) => v,
             // SAFETY: Values is non-NULL (checked in wait_set) with nelems elements; i < nelems.
             Against::Values(p) => unsafe { p.add(i).read() },
+        }
+    }
+
+    #[inline]
+    fn holds(&self, i: usize) -> bool {
+        self.cmp.holds(self.words.load(i), self.against(i))
+    }
+
+    /// What a wait on this set waits for: element `i`, or any of them.
+    #[cold]
+    fn awaited(&self, element: Option<usize>) -> String {
+        let describe = |i: usize| {
+            let addr = self.words.first.wrapping_add(i) as usize;
+            format!("{} (it is {:?})", self.cmp.describe(addr, self.against(i)), self.words.load(i))
         };
-        self.cmp.holds(self.words.load(i), against)
+        match element {
+            Some(i) => format!("for element {i}: {}", describe(i)),
+            None => {
+                let members: Vec<String> = self.members().take(4).map(describe).collect();
+                let more = if self.members().nth(4).is_some() { ", ..." } else { "" };
+                format!("for any of {} elements: {}{more}", self.members().count(), members.join(", "))
+            }
+        }
     }
 
     fn members(&self) -> impl Iterator<Item = usize> + '_ {
@@ -404,7 +433,7 @@ impl<T: Atomic> WaitSet<T> {
     pub fn wait_all(&self, st: &State) {
         for i in 0..self.words.n {
             if self.included(i) {
-                st.wait_for(|| self.holds(i));
+                st.wait_for(self.routine, || self.holds(i), || self.awaited(Some(i)));
             }
         }
     }
@@ -415,10 +444,10 @@ impl<T: Atomic> WaitSet<T> {
             return None;
         }
         let mut found = None;
-        st.wait_for(|| {
+        st.wait_for(self.routine, || {
             found = self.test_any();
             found.is_some()
-        });
+        }, || self.awaited(None));
         found
     }
 
@@ -428,10 +457,10 @@ impl<T: Atomic> WaitSet<T> {
             return Ok(0);
         }
         let mut result = Ok(0);
-        st.wait_for(|| {
+        st.wait_for(routine, || {
             result = self.test_some(indices, routine);
             !matches!(result, Ok(0))
-        });
+        }, || self.awaited(None));
         result
     }
 }
@@ -494,7 +523,9 @@ impl State {
     pub fn set_lock(&self, lock: *const i64, routine: &'static str) -> Result<()> {
         let w = self.lock_word(lock, routine)?;
         let mine = next_ticket(u64::fetch_add(w, TICKET, AcqRel));
-        self.wait_for(|| serving(u64::load(w, Acquire)) == mine);
+        self.wait_for(routine, || serving(u64::load(w, Acquire)) == mine, || {
+            format!("for the lock at {lock:p} (ticket {mine}, now serving {})", serving(u64::load(w, Acquire)))
+        });
         Ok(())
     }
 
@@ -585,7 +616,7 @@ mod tests {
         let mut v: [i64; 4] = [1, 0, 1, 0];
         let first = v.as_mut_ptr();
         let status = [0, 0, 1, 0];
-        let set = |status: *const c_int, against| WaitSet { words: Words { first, n: 4 }, status, cmp: Cmp::Eq, against };
+        let set = |status: *const c_int, against| WaitSet { words: Words { first, n: 4 }, status, cmp: Cmp::Eq, against, routine: "test" };
         let s = set(status.as_ptr(), Against::Value(1));
         assert!(!s.test_all());
         let mut idx = [usize::MAX; 4];
@@ -608,7 +639,7 @@ mod tests {
     #[test]
     fn any_rotates_over_satisfied_elements() {
         let mut v: [u32; 3] = [5, 5, 5];
-        let s = WaitSet { words: Words { first: v.as_mut_ptr(), n: 3 }, status: std::ptr::null(), cmp: Cmp::Eq, against: Against::Value(5) };
+        let s = WaitSet { words: Words { first: v.as_mut_ptr(), n: 3 }, status: std::ptr::null(), cmp: Cmp::Eq, against: Against::Value(5), routine: "test" };
         let mut seen = [false; 3];
         for _ in 0..3 {
             seen[s.test_any().unwrap()] = true;

@@ -83,7 +83,7 @@ pub struct Caller {
 }
 
 /// What a message from a barrier or sync is reported as (they send no name).
-const SYNC_NAME: &str = "a barrier or sync (shmem_barrier_all, shmem_sync_all, shmem_team_sync, shmem_barrier, shmem_sync, or the one inside shmem_malloc, shmem_free or shmem_finalize)";
+const SYNC_NAME: &str = "a barrier or sync (shmem_barrier_all, shmem_sync_all, shmem_team_sync, shmem_barrier, shmem_sync, or the one inside shmem_finalize)";
 
 impl Caller {
     /// A barrier or sync: tag 0, no name line.
@@ -187,7 +187,7 @@ impl State {
         let m = peer.sent.load(Ordering::Relaxed) + 1;
         peer.sent.store(m, Ordering::Relaxed);
         if m > peer.acked.load(Ordering::Relaxed) + SLOTS as u64 {
-            self.await_credit(to, m - SLOTS as u64);
+            self.await_credit(to, m - SLOTS as u64, caller);
         }
         let s = (m % SLOTS as u64) as usize;
         let slot = self.headers[to].slot(self.me, s);
@@ -217,9 +217,11 @@ impl State {
 
     /// Waits until PE `to` says it has finished with our message `done` (rule 3).
     #[cold]
-    fn await_credit(&self, to: usize, done: u64) {
+    fn await_credit(&self, to: usize, done: u64, caller: &Caller) {
         let ack = self.headers[to].ack(self.me);
-        self.wait_for(|| ack.load(Ordering::Acquire) >= done);
+        self.wait_for(caller.routine, || ack.load(Ordering::Acquire) >= done, || {
+            format!("for PE {to} to read this PE's earlier messages ({})", self.doing(to))
+        });
         self.peers[to].note_ack(ack.load(Ordering::Relaxed));
     }
 
@@ -235,13 +237,22 @@ impl State {
         self.my_header().ack(from).store(want - 1, Ordering::Release);
         let slot = self.my_header().slot(from, (want % SLOTS as u64) as usize);
         let seq = slot.seq();
-        self.wait_for(|| seq.load(Ordering::Acquire) >= want);
+        self.wait_for(caller.routine, || seq.load(Ordering::Acquire) >= want, || self.awaiting(from));
         let msg = Msg { slot, from };
         if seq.load(Ordering::Relaxed) != want || slot.tag().load(Ordering::Relaxed) != caller.tag {
             return Err(self.mismatch(msg, want, caller));
         }
         peer.note_ack(slot.ack().load(Ordering::Relaxed));
         Ok(msg)
+    }
+
+    /// What a receive waits for, when it has waited too long.
+    #[cold]
+    fn awaiting(&self, from: usize) -> String {
+        format!(
+            "for PE {from} ({}): every PE of the team or active set must call the same collectives in the same order",
+            self.doing(from)
+        )
     }
 
     /// The error for a message from another routine. The message's ack says how many of our
@@ -313,11 +324,22 @@ impl State {
         self.sync_set(set, caller)
     }
 
-    /// A barrier over all PEs for the runtime's own use (allocation, finalize); a PE found in
-    /// another collective is a fatal error.
+    /// A barrier over all PEs for the runtime's own use (finalize, GPU allocation); a PE found
+    /// in another collective is a fatal error.
     pub fn barrier_all(&self) {
         const CALLER: Caller = Caller::sync("shmem_barrier_all");
-        if let Err(e) = self.barrier_set(&PeSet::world(self.npes), &CALLER) {
+        self.barrier_all_as(&CALLER);
+    }
+
+    /// The barrier inside a collective allocation routine (shmem_malloc, ...): its messages
+    /// carry the routine's name, so a PE meeting another PE's shmem_barrier_all (or a
+    /// different allocation routine) reports both instead of pairing them silently.
+    pub fn barrier_for(&self, routine: &'static str) {
+        self.barrier_all_as(&Caller::collective(routine));
+    }
+
+    fn barrier_all_as(&self, caller: &Caller) {
+        if let Err(e) = self.barrier_set(&PeSet::world(self.npes), caller) {
             super::fatal(&e);
         }
     }

@@ -3,6 +3,8 @@
 //! ```text
 //! 0      magic
 //! 8      global-exit word (i64::MIN = none; else the status a PE passed to shmem_global_exit)
+//! 64     waiting-in line: the routine this PE is waiting in, NUL-padded; zero while it is not
+//!        (written by wait.rs; read by a peer whose wait outlasts HANG_TIMEOUT)
 //! 128    mailboxes: one per source PE, MAILBOX_BYTES each. PE j writes only into mailbox j
 //!        of PE i, to send i a message (barriers and every collective build on these; see
 //!        barrier.rs for the protocol). A mailbox is SLOTS slots; a slot is SLOT_LINES lines:
@@ -21,6 +23,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64};
 pub const MAGIC: u64 = 0x7273_686d_656d_3031; // "rshmem01"
 pub const NO_EXIT: i64 = i64::MIN;
 pub const LINE: usize = 64;
+pub const WAITING_IN_AT: usize = 64;
 pub const MAILBOXES_AT: usize = 128;
 /// Message slots per mailbox: message m goes to slot m % SLOTS.
 pub const SLOTS: usize = 4;
@@ -74,6 +77,10 @@ impl Header {
     }
     pub fn global_exit(&self) -> &'static AtomicI64 {
         self.word(8)
+    }
+    /// The waiting-in line (8 words; see wait.rs).
+    pub fn waiting_in(&self) -> &'static [AtomicU64; 8] {
+        self.word(WAITING_IN_AT)
     }
     /// Slot `s` (< SLOTS) of the mailbox that PE `from` writes on this PE.
     #[inline]

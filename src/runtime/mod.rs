@@ -49,7 +49,9 @@ pub struct State {
     /// see `serialize_collectives`).
     collective_lock: Mutex<()>,
     /// How long a waiting PE polls before yielding (see wait.rs).
-    pub spin_budget: std::time::Duration,
+    pub spin: wait::Spin,
+    /// What a wait that takes too long does (see wait.rs).
+    pub hang: wait::HangPolicy,
     /// GPU mode (nvshmem_init): the GPU, its symmetric heap and the device state.
     pub gpu: Option<gpu::GpuState>,
 }
@@ -132,6 +134,10 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     let thread_level = requested_thread_level.clamp(THREAD_SINGLE, THREAD_MULTIPLE);
     let teams = team::TeamTable::new(me, npes);
     let cfg_spin_us = cfg.wait_spin_us;
+    let hang = wait::HangPolicy {
+        timeout: (cfg.hang_timeout_s > 0.0).then(|| std::time::Duration::from_secs_f64(cfg.hang_timeout_s)),
+        abort: cfg.hang_abort,
+    };
     let st = Box::new(State {
         me,
         npes,
@@ -147,11 +153,8 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
         teams,
         ctxs: ctx::CtxTable::new(npes),
         collective_lock: Mutex::new(()),
-        spin_budget: wait::spin_budget(
-            cfg_spin_us,
-            npes,
-            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        ),
+        spin: wait::spin_policy(cfg_spin_us, npes, std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
+        hang,
         gpu,
     });
     // Everyone's header is written before anyone uses it.
@@ -275,8 +278,27 @@ impl State {
         Error::new(
             ErrorKind::InvalidPe,
             routine,
-            format!("PE {pe} is out of range: this job has {} PEs (valid 0..={})", self.npes, self.npes - 1),
+            format!("PE {pe} is out of range: this job has {} PEs (valid 0..={}){}", self.npes, self.npes - 1, self.launch_hint()),
         )
+    }
+
+    /// For a 1-PE job that no launcher started: how to start several PEs.
+    fn launch_hint(&self) -> String {
+        if self.npes != 1 || self.boot.name() != "single" {
+            return String::new();
+        }
+        let prog = std::env::args().next().unwrap_or_else(|| "prog".into());
+        let srun_tasks = ["SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"].iter().find_map(|v| std::env::var(v).ok()?.parse::<usize>().ok());
+        match srun_tasks {
+            Some(n) if n > 1 => format!(
+                "; srun started {n} tasks without a process-management interface (--mpi=none?), so each is a 1-PE job of its own: \
+                 start them with `srun --mpi=pmix -n {n} {prog}`, or with `rshmemrun -n {n} {prog}` on one host"
+            ),
+            _ => format!(
+                "; no launcher started this program, so it is a job of 1 PE: start N PEs with `rshmemrun -n N {prog}` \
+                 (or mpiexec.hydra, Open MPI's oshrun/mpirun, srun --mpi=pmix)"
+            ),
+        }
     }
 }
 

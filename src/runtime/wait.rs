@@ -1,61 +1,222 @@
 //! How a PE waits for another: poll for a while, then give the core away between polls, and
-//! leave at once if any PE called shmem_global_exit.
+//! leave at once if any PE called shmem_global_exit; a wait that lasts longer than
+//! HANG_TIMEOUT says what it waits for.
 //!
 //! Polling is bounded by time, not by a count (a `pause` costs from a few to tens of ns
 //! depending on the CPU). When the job has more PEs on this host than CPUs, the peer we wait
-//! for may need our core, so we yield almost at once; otherwise we poll for WAIT_SPIN_US
-//! (default 1 ms), which covers every normal hand-off without a system call and rides out a
-//! peer that was briefly descheduled by unrelated load (yielding then would cost a whole
-//! scheduler slice).
+//! for may need our core, so we yield almost at once. Otherwise we poll for up to 1 ms, which
+//! covers every normal hand-off without a system call and rides out a peer that was briefly
+//! descheduled; but every PROBE_EVERY of polling we yield once and time it: a yield that took
+//! long means another thread wanted this core (more threads than CPUs, or a build sharing the
+//! machine), and then polling only keeps the peer we wait for off the CPU, so we yield from
+//! then on. WAIT_SPIN_US=<n> polls exactly n µs and never probes.
+//!
+//! While a wait yields, this PE's header names the routine it waits in, so a peer whose own
+//! wait times out can say what this PE is doing (see `WaitingIn`).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::header::Header;
 use super::State;
+use crate::error::Error;
 
 /// Polls between two looks at the clock.
 const POLLS_PER_CLOCK_READ: u32 = 64;
+/// Auto polling: how much polling between two probes of whether the core is contended.
+const PROBE_EVERY: Duration = Duration::from_micros(20);
+/// A yield that took longer than this ran another thread: the core is contended. An idle
+/// core's yield returns in about a microsecond.
+const CONTENDED_YIELD: Duration = Duration::from_micros(10);
 
-/// The polling budget for a job of `local_pes` PEs on a host with `cpus` CPUs.
-pub fn spin_budget(setting_us: Option<u32>, local_pes: usize, cpus: usize) -> Duration {
-    let us = setting_us.unwrap_or(if local_pes <= cpus { 1000 } else { 0 });
-    Duration::from_micros(us as u64)
+/// How long a waiting PE polls before yielding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spin {
+    /// WAIT_SPIN_US=<n>: exactly this long.
+    Fixed(Duration),
+    /// WAIT_SPIN_US=auto: up to `max`, and not once the core proves contended.
+    Auto { max: Duration },
+}
+
+/// The polling policy for a job of `local_pes` PEs on a host with `cpus` CPUs.
+pub fn spin_policy(setting_us: Option<u32>, local_pes: usize, cpus: usize) -> Spin {
+    match setting_us {
+        Some(us) => Spin::Fixed(Duration::from_micros(us as u64)),
+        None => Spin::Auto { max: if local_pes <= cpus { Duration::from_micros(1000) } else { Duration::ZERO } },
+    }
+}
+
+/// What a wait that outlasts HANG_TIMEOUT does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HangPolicy {
+    /// None: never report.
+    pub timeout: Option<Duration>,
+    /// End the job (as a fatal error) instead of reporting and waiting on.
+    pub abort: bool,
+}
+
+/// Yields once; true when that ran another thread (the core is contended).
+fn core_contended() -> bool {
+    let t = Instant::now();
+    std::thread::yield_now();
+    t.elapsed() > CONTENDED_YIELD
 }
 
 impl State {
-    /// Returns when `done()` is true.
+    /// Returns when `done()` is true. `routine` is the SHMEM routine waiting and `what()` says
+    /// what it waits for ("for PE 3 ..."); both are used only when the wait takes longer than
+    /// HANG_TIMEOUT.
     #[inline]
-    pub fn wait_for(&self, mut done: impl FnMut() -> bool) {
+    pub fn wait_for(&self, routine: &'static str, mut done: impl FnMut() -> bool, what: impl Fn() -> String) {
         if done() {
             return;
         }
         let start = Instant::now();
+        if !self.poll(start, &mut done) {
+            self.yield_until(routine, start, done, what);
+        }
+    }
+
+    /// Polls while the spin policy allows; true when `done()` became true.
+    #[inline]
+    fn poll(&self, start: Instant, done: &mut impl FnMut() -> bool) -> bool {
+        let (budget, probing) = match self.spin {
+            Spin::Fixed(d) => (d, false),
+            Spin::Auto { max } => (max, true),
+        };
+        let mut next_probe = PROBE_EVERY;
         loop {
             for _ in 0..POLLS_PER_CLOCK_READ {
                 if done() {
-                    return;
+                    return true;
                 }
                 std::hint::spin_loop();
             }
-            if start.elapsed() >= self.spin_budget {
-                break;
+            let waited = start.elapsed();
+            if waited >= budget {
+                return false;
+            }
+            if probing && waited >= next_probe {
+                if core_contended() {
+                    return false;
+                }
+                next_probe = waited + PROBE_EVERY;
             }
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn yield_until(&self, routine: &'static str, start: Instant, mut done: impl FnMut() -> bool, what: impl Fn() -> String) {
+        let _shown = WaitingIn::show(self.my_header(), routine);
+        let mut next_report = self.hang.timeout.map(|t| (t, start + t));
         while !done() {
             self.check_global_exit();
             std::thread::yield_now();
+            if let Some((timeout, at)) = next_report {
+                let now = Instant::now();
+                if now >= at {
+                    self.report_hang(routine, now - start, &what());
+                    // Again after twice as long in all, and so on: a few lines, not a flood.
+                    next_report = Some((timeout, start + 2 * (now - start)));
+                }
+            }
         }
+    }
+
+    #[cold]
+    fn report_hang(&self, routine: &'static str, waited: Duration, what: &str) {
+        let secs = waited.as_secs_f64();
+        if self.hang.abort {
+            let e = Error::invalid(routine, format!("has waited {secs:.0} s {what}; ending the job (RSHMEM_HANG_ACTION=abort)"));
+            super::fatal(&e);
+        }
+        super::log::warn(&format!(
+            "{routine}: has waited {secs:.0} s {what}; still waiting (RSHMEM_HANG_TIMEOUT sets when this is said, 0 never; RSHMEM_HANG_ACTION=abort ends the job instead)"
+        ));
+    }
+
+    /// " (PE 3 is in shmem_barrier_all)", or what is known of PE `pe` otherwise.
+    pub fn doing(&self, pe: usize) -> String {
+        match WaitingIn::read(self.headers[pe]) {
+            Some(routine) => format!("PE {pe} is in {routine}"),
+            None if pe == self.me => format!("PE {pe} is this PE"),
+            None => format!("PE {pe} is not waiting in any SHMEM routine: it is computing, blocked outside SHMEM, or past shmem_finalize"),
+        }
+    }
+}
+
+/// The routine a PE is waiting in, shown in its header's waiting-in line (header.rs) while it
+/// yields: the name, NUL-padded, word 0 written last; all-zero word 0 = not waiting.
+struct WaitingIn {
+    header: Header,
+}
+
+impl WaitingIn {
+    fn show(header: Header, routine: &str) -> WaitingIn {
+        let line = header.waiting_in();
+        let bytes = routine.as_bytes();
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            for (k, b) in w.iter_mut().enumerate() {
+                *b = bytes.get(8 * i + k).copied().unwrap_or(0);
+            }
+            u64::from_le_bytes(w)
+        };
+        // The last word keeps its final NUL, so a reader always finds the end.
+        for (i, slot) in line.iter().enumerate().skip(1) {
+            slot.store(if i + 1 < line.len() { word(i) } else { word(i) & 0x00ff_ffff_ffff_ffff }, Ordering::Relaxed);
+        }
+        line[0].store(word(0), Ordering::Release);
+        WaitingIn { header }
+    }
+
+    fn read(header: Header) -> Option<String> {
+        let line: &[AtomicU64] = header.waiting_in();
+        if line[0].load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let bytes: Vec<u8> = line.iter().flat_map(|w| w.load(Ordering::Relaxed).to_le_bytes()).take_while(|&b| b != 0).collect();
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+impl Drop for WaitingIn {
+    fn drop(&mut self) {
+        self.header.waiting_in()[0].store(0, Ordering::Release);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::spin_budget;
-    use std::time::Duration;
+    use super::*;
 
     #[test]
-    fn budget_follows_the_setting_or_the_cpu_count() {
-        assert_eq!(spin_budget(Some(7), 64, 2), Duration::from_micros(7));
-        assert_eq!(spin_budget(None, 2, 2), Duration::from_micros(1000));
-        assert_eq!(spin_budget(None, 7, 2), Duration::ZERO);
+    fn policy_follows_the_setting_or_the_cpu_count() {
+        assert_eq!(spin_policy(Some(7), 64, 2), Spin::Fixed(Duration::from_micros(7)));
+        assert_eq!(spin_policy(None, 2, 2), Spin::Auto { max: Duration::from_micros(1000) });
+        assert_eq!(spin_policy(None, 7, 2), Spin::Auto { max: Duration::ZERO });
+    }
+
+    #[test]
+    fn a_lone_thread_does_not_find_its_core_contended_every_time() {
+        // Other processes may share this machine: a single slow yield proves nothing, but an
+        // idle core (or one shared with mostly idle threads) gives back fast yields.
+        assert!((0..1000).any(|_| !core_contended()));
+    }
+
+    #[test]
+    fn waiting_in_round_trips_and_clears() {
+        let mut area = vec![0u64; 4096];
+        let header = Header::at(area.as_mut_ptr() as usize, super::super::header::Layout { npes: 1 });
+        assert_eq!(WaitingIn::read(header), None);
+        {
+            let _w = WaitingIn::show(header, "shmem_malloc");
+            assert_eq!(WaitingIn::read(header).as_deref(), Some("shmem_malloc"));
+        }
+        assert_eq!(WaitingIn::read(header), None);
+        let long = "x".repeat(100);
+        let _w = WaitingIn::show(header, &long);
+        assert_eq!(WaitingIn::read(header).unwrap().len(), 63);
     }
 }
