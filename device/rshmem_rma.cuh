@@ -12,6 +12,14 @@
 static __device__ __noinline__ void rshmemi_copy_small(void *d, const void *s, size_t n) {
     rshmemi_copy<1>(d, s, n, rshmemi_thread_group());
 }
+/* A group's copy of 16 bytes or more, out of line: inlined into a user's loop, the compiler
+ * hoists the copy's address and length arithmetic out of it and keeps it live across the whole
+ * loop, which took NVSHMEM's put/get bandwidth kernels to 72-78 registers, past the 64 that a
+ * 1024-thread block allows. A call costs a few cycles once per group and transfer. */
+template <int BATCH>
+static __device__ __noinline__ void rshmemi_group_copy_ool(void *d, const void *s, size_t n, rshmemi_group g) {
+    rshmemi_copy<BATCH>(d, s, n, g);
+}
 /* A group's copy; less than 16 bytes (one word) is its first thread's, in one access where
  * aligned, instead of every thread stepping through the head/word/tail logic for it. */
 template <int BATCH>
@@ -20,7 +28,7 @@ RSHMEMI_DEV void rshmemi_group_copy(void *d, const void *s, size_t n, rshmemi_gr
         if (g.tid == 0 && !rshmemi_copy_few((char *)d, (const char *)s, n)) rshmemi_copy_small(d, s, n);
         return;
     }
-    rshmemi_copy<BATCH>(d, s, n, g);
+    rshmemi_group_copy_ool<BATCH>(d, s, n, g);
 }
 
 /* Group transfers: every thread of `g` takes part; `sync` (the group barrier, or nothing for the
@@ -41,12 +49,12 @@ RSHMEMI_DEV void rshmemi_get(void *dest, const void *src, size_t bytes, int pe, 
 RSHMEMI_DEV void rshmemi_put_thread(void *dest, const void *src, size_t bytes, int pe, const char *who) {
     RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_ibgda_put(dest, src, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), who))
     char *d = (char *)rshmemi_peer(dest, pe);
-    if (!rshmemi_copy_few(d, (const char *)src, bytes)) rshmemi_copy<4>(d, src, bytes, rshmemi_thread_group());
+    if (!rshmemi_copy_few(d, (const char *)src, bytes)) rshmemi_group_copy_ool<4>(d, src, bytes, rshmemi_thread_group());
 }
 RSHMEMI_DEV void rshmemi_get_thread(void *dest, const void *src, size_t bytes, int pe, const char *who) {
     RSHMEMI_CAREFUL(pe, src, bytes, who, rshmemi_ibgda_get(dest, src, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), who))
     const char *s = (const char *)rshmemi_peer(src, pe);
-    if (!rshmemi_copy_few((char *)dest, s, bytes)) rshmemi_copy<4>(dest, s, bytes, rshmemi_thread_group());
+    if (!rshmemi_copy_few((char *)dest, s, bytes)) rshmemi_group_copy_ool<4>(dest, s, bytes, rshmemi_thread_group());
 }
 /* Data, then the group barrier, then one thread's signal with release semantics (the data of
  * every thread of the group is visible before the signal). No barrier after the signal: the

@@ -52,3 +52,81 @@ K(put_quiet_w, int, { nvshmemx_int_put_warp(d, s, n, pe); nvshmem_quiet(); })
 K(put_quiet_b, int, { nvshmemx_int_put_block(d, s, n, pe); nvshmem_quiet(); })
 K(get_quiet_b, int, { nvshmemx_int_get_block(d, s, n, pe); nvshmem_quiet(); })
 K(fence, int, nvshmem_fence())
+
+/* NVSHMEM-style kernels as user programs write them (its perftests, its MoE example): no
+ * __launch_bounds__, a loop around the transfers with the loop's own counters and grid-wide
+ * bookkeeping live across the calls, RMA, AMOs and signals of one scope together. Each must fit
+ * 64 registers to launch with 1024 threads (the perftests' `-t 1024`); with the group copies
+ * inlined, NVSHMEM's put_bw/get_bw kernels took 72-78. */
+#define GRID_STEP(i)                                                   \
+    __syncthreads();                                                   \
+    if (threadIdx.x == 0) {                                            \
+        __threadfence();                                               \
+        unsigned c = atomicInc((unsigned *)counter, ~0u);              \
+        if (c == gridDim.x * ((i) + 1) - 1) counter[1] += 1;           \
+        while (counter[1] != (unsigned)((i) + 1)) {                    \
+        }                                                              \
+    }                                                                  \
+    __syncthreads();
+__global__ void loop_block(double *d, volatile unsigned *counter, size_t len, int pe, int iter, uint64_t *sig) {
+    const size_t per = len / gridDim.x;
+    double *mine = d + blockIdx.x * per;
+    for (int i = 0; i < iter; i++) {
+        nvshmemx_double_put_nbi_block(mine, mine, per, pe);
+        nvshmemx_double_get_block(mine, mine, per, pe);
+        nvshmemx_double_put_signal_nbi_block(mine, mine, per, sig + blockIdx.x, 1, NVSHMEM_SIGNAL_ADD, pe);
+        GRID_STEP(i)
+    }
+    if (threadIdx.x == 0) nvshmem_quiet();
+}
+__global__ void loop_warp(double *d, volatile unsigned *counter, size_t len, int pe, int iter, uint64_t *sig) {
+    const size_t per = len / gridDim.x / (blockDim.x / 32);
+    double *mine = d + (blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32) * per;
+    for (int i = 0; i < iter; i++) {
+        nvshmemx_double_put_nbi_warp(mine, mine, per, pe);
+        nvshmemx_double_get_warp(mine, mine, per, pe);
+        nvshmemx_double_put_signal_warp(mine, mine, per, sig + threadIdx.x / 32, i, NVSHMEM_SIGNAL_SET, pe);
+        GRID_STEP(i)
+    }
+    if (threadIdx.x == 0) nvshmem_quiet();
+}
+__global__ void loop_thread(double *d, volatile unsigned *counter, size_t len, int pe, int iter, uint64_t *sig) {
+    const size_t per = len / gridDim.x / blockDim.x;
+    double *mine = d + (blockIdx.x * blockDim.x + threadIdx.x) * per;
+    for (int i = 0; i < iter; i++) {
+        nvshmem_double_put_nbi(mine, mine, per, pe);
+        nvshmem_double_get(mine, mine, per, pe);
+        nvshmem_double_p(mine, nvshmem_double_g(mine + 1, pe), pe);
+        GRID_STEP(i)
+    }
+    nvshmem_quiet();
+}
+__global__ void loop_amo_signal(uint64_t *d, volatile unsigned *counter, uint64_t *sig, int pe, int iter) {
+    uint64_t acc = 0;
+    for (int i = 0; i < iter; i++) {
+        acc += nvshmem_uint64_atomic_fetch_add(d + threadIdx.x % 8, 1, pe);
+        nvshmem_uint64_atomic_add(d + 8 + threadIdx.x % 8, acc, pe);
+        acc ^= nvshmem_uint64_atomic_compare_swap(d + 16, acc, i, pe);
+        nvshmemx_signal_op(sig + threadIdx.x % 32, 1, NVSHMEM_SIGNAL_ADD, pe);
+        if (threadIdx.x == 0) nvshmem_signal_wait_until(sig + 32, NVSHMEM_CMP_GE, (uint64_t)(i + 1));
+        nvshmem_fence();
+        GRID_STEP(i)
+    }
+    d[32 + threadIdx.x] = acc;
+    nvshmem_quiet();
+}
+/* The MoE token shuffle (NVSHMEM's examples/moe_shuffle.cu, block and warp forms): offsets
+ * fetched with g, then one row per block or a slice per warp pushed to the expert's PE. */
+__global__ void loop_moe(float *send, float *recv, const int *rows, const int *experts, const int64_t *offsets,
+                         int64_t *counts, int nrows, int hidden, int npes, int mype) {
+    extern __shared__ int64_t pos[];
+    if (threadIdx.x < 16 * npes) pos[threadIdx.x] = nvshmem_int64_g(counts + threadIdx.x % 16, threadIdx.x / 16);
+    __syncthreads();
+    const int per_warp = hidden / (blockDim.x / 32), warp = threadIdx.x / 32;
+    for (int r = blockIdx.x; r < nrows; r += gridDim.x) {
+        int e = experts[r], peer = e / (16 / npes);
+        int64_t at = (pos[mype + e * npes] + r - (e ? offsets[e - 1] : 0)) * hidden;
+        nvshmemx_float_put_nbi_block(recv + at, send + (size_t)rows[r] * hidden, hidden, peer);
+        nvshmemx_float_put_nbi_warp(recv + at + warp * per_warp, send + (size_t)rows[r] * hidden + warp * per_warp, per_warp, peer);
+    }
+}

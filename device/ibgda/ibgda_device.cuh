@@ -46,11 +46,12 @@ RSHMEMI_DEV bool rshmemi_ibgda_remote(int pe) {
 }
 
 #if !defined(RSHMEM_IBGDA_ROUTE)
-static __device__ __noinline__ void rshmemi_ibgda_not_compiled(int pe) {
+[[noreturn]] static __device__ __noinline__ void rshmemi_ibgda_not_compiled(int pe) {
     printf("rshmem: PE %d reaches PE %d only through the network (IBGDA: NVSHMEM_DISABLE_P2P=1), but this kernel was "
            "compiled without the IBGDA route: rebuild it with nvcc -DRSHMEM_IBGDA_ROUTE\n",
            RSHMEMI_STATE.mype, pe);
     __trap();
+    __builtin_unreachable();
 }
 /* Without the route no operation takes it; one toward an IBGDA-only peer stops the kernel. */
 RSHMEMI_DEV bool rshmemi_ibgda_peer(int pe) {
