@@ -20,13 +20,19 @@ pub const SETTINGS: &[Setting] = &[
         name: "SYMMETRIC_SIZE",
         default: "1G",
         aliases: &["SHMEM_SYMMETRIC_HEAP_SIZE", "SMA_SYMMETRIC_SIZE"],
-        help: "bytes of symmetric heap per PE (suffix K, M, G, T; reserved, backed on first touch)",
+        help: "bytes per PE the program may allocate on the symmetric heap (suffix K, M, G, T; rounded up to 2 MiB; the runtime's own area comes on top; reserved, backed on first touch)",
     },
     Setting {
         name: "DEBUG",
         default: "WARN",
         aliases: &[],
         help: "log level: NONE, WARN, INFO, TRACE",
+    },
+    Setting {
+        name: "ABORT_ON_OOM",
+        default: "0",
+        aliases: &[],
+        help: "1: running out of symmetric heap ends the job (as before); 0: shmem_malloc and friends return NULL with a warning",
     },
     Setting {
         name: "SYMMETRIC_STATICS",

@@ -6,6 +6,7 @@ use std::ffi::{c_long, c_void};
 use super::with_state;
 use crate::error::{Error, ErrorKind, Result};
 use crate::heap::alloc::MIN_ALIGN;
+use crate::heap::{out_of_room, BASE_ALIGN};
 use crate::runtime::State;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -42,17 +43,15 @@ fn exhausted(st: &State, routine: &'static str, size: usize, largest: usize) -> 
         ErrorKind::OutOfMemory,
         routine,
         format!(
-            "cannot allocate {size} bytes: the symmetric heap ({} bytes per PE) has at most {largest} bytes free in one block; set RSHMEM_SYMMETRIC_SIZE (or SHMEM_SYMMETRIC_SIZE / NVSHMEM_SYMMETRIC_SIZE) higher",
-            st.cfg.symmetric_size
+            "cannot allocate {size} bytes: the symmetric heap ({} bytes per PE for the program) has at most {largest} bytes free in one block; set RSHMEM_SYMMETRIC_SIZE (or SHMEM_SYMMETRIC_SIZE / NVSHMEM_SYMMETRIC_SIZE) higher",
+            st.heap.size - st.heap.reserved
         ),
     )
 }
 
 /// Collective allocation of `size` bytes aligned to `align`; NULL for size 0.
 pub fn alloc(st: &State, size: usize, align: usize, routine: &'static str) -> Result<*mut c_void> {
-    if !align.is_power_of_two() {
-        return Err(Error::invalid(routine, format!("alignment {align} is not a power of two")));
-    }
+    check_alignment(align, BASE_ALIGN, routine)?;
     let _serial = st.serialize_collectives();
     agree(st, routine, Op::Alloc, size as u64, align as u64)?;
     let result = if size == 0 {
@@ -61,11 +60,22 @@ pub fn alloc(st: &State, size: usize, align: usize, routine: &'static str) -> Re
         let mut a = st.alloc.lock().unwrap_or_else(|p| p.into_inner());
         match a.alloc(size, align) {
             Some(off) => Ok((st.heap.my_base() + off) as *mut c_void),
-            None => Err(exhausted(st, routine, size, a.largest_free())),
+            None => out_of_room(exhausted(st, routine, size, a.largest_free())),
         }
     };
     st.barrier_for(routine);
     result
+}
+
+/// shmem_align's alignment must be a power of two that the heaps' placement can honour.
+pub fn check_alignment(align: usize, limit: usize, routine: &'static str) -> Result<()> {
+    if !align.is_power_of_two() {
+        return Err(Error::invalid(routine, format!("alignment {align} is not a power of two")));
+    }
+    if align > limit {
+        return Err(Error::invalid(routine, format!("alignment {align} is larger than the {limit} bytes the symmetric heap can align to on every PE; ask for at most {limit}")));
+    }
+    Ok(())
 }
 
 fn offset_of(st: &State, ptr: *mut c_void, routine: &'static str) -> Result<usize> {
@@ -109,7 +119,7 @@ pub fn realloc(st: &State, ptr: *mut c_void, size: usize, routine: &'static str)
                 let _ = a.free(off);
                 Ok((base + new) as *mut c_void)
             }
-            None => Err(exhausted(st, routine, size, a.largest_free())),
+            None => out_of_room(exhausted(st, routine, size, a.largest_free())),
         }
     };
     st.barrier_for(routine);

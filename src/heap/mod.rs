@@ -11,17 +11,51 @@ use crate::bootstrap::Bootstrap;
 use crate::error::{Error, Result};
 use crate::sys::shm::{memfd, Mapping};
 
+/// Every heap is mapped at an address that is a multiple of this, in every process, so that an
+/// offset aligned to any power of two up to it is an aligned address on every PE (shmem_align
+/// aligns offsets; address space is only reserved, so the margin costs nothing).
+pub const BASE_ALIGN: usize = 1 << 30;
+
+/// The user part of a heap is SYMMETRIC_SIZE rounded up to a multiple of this, as NVSHMEM
+/// rounds its heap up to its allocation granularity: room for the allocator's alignment padding,
+/// so a program can allocate the whole SYMMETRIC_SIZE in several aligned blocks.
+pub const SIZE_STEP: usize = 2 << 20;
+
+/// Bytes of heap for `user` bytes of user allocations after a `reserved`-byte runtime area.
+pub fn heap_bytes(reserved: usize, user: usize) -> Option<usize> {
+    user.max(1).checked_next_multiple_of(SIZE_STEP)?.checked_add(reserved)
+}
+
+/// What an allocation that does not fit returns: NULL after a warning, as OpenSHMEM and NVSHMEM
+/// specify, or `err` (fatal) with RSHMEM_ABORT_ON_OOM=1. Every PE runs the same allocator over
+/// the same calls, so all of them get NULL together and the heap is unchanged.
+pub fn out_of_room<T>(err: Error) -> Result<*mut T> {
+    let abort = matches!(crate::env::current("ABORT_ON_OOM").1.trim().to_ascii_lowercase().as_str(), "1" | "y" | "yes" | "true" | "on");
+    if abort {
+        return Err(err);
+    }
+    crate::runtime::log::warn(&format!("{err} (returning NULL; RSHMEM_ABORT_ON_OOM=1 ends the job instead)"));
+    Ok(std::ptr::null_mut())
+}
+
 /// Every PE's heap, mapped into this process. `bases[pe]` is where PE `pe`'s heap lies here.
+/// The first `reserved` bytes of each heap are the runtime's (header.rs); the program's
+/// symmetric memory is the rest.
 pub struct HostHeap {
     maps: Vec<Mapping>,
     pub bases: Vec<usize>,
     pub size: usize,
+    pub reserved: usize,
+    /// Where this PE's user part starts (`bases[me] + reserved`) and its length.
+    user_base: usize,
+    user_size: usize,
     pub me: usize,
 }
 
 impl HostHeap {
     /// Collective: creates this PE's heap and maps every other PE's.
-    pub fn create(boot: &dyn Bootstrap, size: usize) -> Result<HostHeap> {
+    pub fn create(boot: &dyn Bootstrap, size: usize, reserved: usize) -> Result<HostHeap> {
+        debug_assert!(reserved <= size);
         let me = boot.rank();
         let fd = memfd(&format!("rshmem-heap-pe{me}"), size)
             .map_err(|e| Error::system("shmem_init", &format!("creating a {size}-byte symmetric heap (SYMMETRIC_SIZE)"), e))?;
@@ -29,13 +63,14 @@ impl HostHeap {
         let mut maps = Vec::with_capacity(all.len());
         for (pe, fds) in all.iter().enumerate() {
             let f = fds.first().ok_or_else(|| Error::bootstrap(format!("PE {pe} sent no heap descriptor")))?;
-            let m = Mapping::map(if pe == me { &fd } else { f }, size).map_err(|e| {
+            let m = Mapping::map_aligned(if pe == me { &fd } else { f }, size, BASE_ALIGN).map_err(|e| {
                 Error::system("shmem_init", &format!("mapping PE {pe}'s {size}-byte heap (lower RSHMEM_SYMMETRIC_SIZE?)"), e)
             })?;
             maps.push(m);
         }
-        let bases = maps.iter().map(|m| m.base() as usize).collect();
-        Ok(HostHeap { maps, bases, size, me })
+        let bases: Vec<usize> = maps.iter().map(|m| m.base() as usize).collect();
+        let user_base = bases[me] + reserved;
+        Ok(HostHeap { maps, bases, size, reserved, user_base, user_size: size - reserved, me })
     }
 
     /// Start of this PE's own heap.
@@ -43,11 +78,18 @@ impl HostHeap {
         self.bases[self.me]
     }
 
-    /// Offset of `addr` in this PE's heap, if `addr..addr+len` lies inside it.
+    /// Offset of `addr` in this PE's heap, if `addr..addr+len` lies inside its user part (the
+    /// runtime's reserved area is not symmetric memory for the program).
     #[inline]
     pub fn offset_of(&self, addr: usize, len: usize) -> Option<usize> {
-        let off = addr.wrapping_sub(self.bases[self.me]);
-        (off < self.size && len <= self.size - off).then_some(off)
+        let off = addr.wrapping_sub(self.user_base);
+        (off < self.user_size && len <= self.user_size - off).then_some(off + self.reserved)
+    }
+
+    /// Whether `addr..addr+len` touches this PE's reserved area (for the error message).
+    pub fn touches_reserved(&self, addr: usize, len: usize) -> bool {
+        let base = self.bases[self.me];
+        addr < self.user_base && addr.saturating_add(len.max(1)) > base
     }
 
     pub fn mapping_count(&self) -> usize {

@@ -301,7 +301,9 @@ impl GpuState {
 
         let (free_before, _) = cu(ctx.memory_info(), routine)?;
         let area = Area::new(npes);
-        let heap_bytes = area.reserved().checked_add(cfg.symmetric_size).ok_or_else(|| Error::invalid(routine, "NVSHMEM_SYMMETRIC_SIZE is too large"))?;
+        // NVSHMEM_SYMMETRIC_SIZE is what the program may allocate (rounded up); the runtime
+        // area comes on top.
+        let heap_bytes = crate::heap::heap_bytes(area.reserved(), cfg.symmetric_size).ok_or_else(|| Error::invalid(routine, "NVSHMEM_SYMMETRIC_SIZE is too large"))?;
         let heap = GpuHeap::create(boot, device, heap_bytes, area.reserved())?;
         let stream = cu(Stream::create(), routine)?;
         let (base, stride, mapped) = (heap.my_base(), heap.stride, heap.mapped);
@@ -408,12 +410,13 @@ impl GpuState {
         self.dstate.window_base + (pe * self.stride) as u64
     }
 
-    /// Offset of `addr..addr+len` in this PE's heap, if it lies in the mapped part.
+    /// Offset of `addr..addr+len` in this PE's heap, if it lies in the mapped part after the
+    /// runtime area (which is not symmetric memory for the program).
     #[inline]
     pub fn offset_of(&self, addr: u64, len: usize) -> Option<usize> {
         let off = addr.wrapping_sub(self.base) as usize;
         let mapped = self.mapped();
-        (off < mapped && len <= mapped - off).then_some(off)
+        (off >= self.area.reserved() && off < mapped && len <= mapped - off).then_some(off)
     }
 
     /// Collective: makes sure `want` bytes of every heap are backed (the allocator decides
@@ -634,9 +637,9 @@ impl State {
     /// nvshmem_malloc / nvshmem_align: collective allocation on the GPU heap.
     pub fn gpu_alloc(&self, size: usize, align: usize, routine: &'static str) -> Result<*mut u8> {
         let g = self.gpu(routine)?;
-        if !align.is_power_of_two() {
-            return Err(Error::invalid(routine, format!("alignment {align} is not a power of two")));
-        }
+        // Heaps start at multiples of the granularity in every process (heap/gpu.rs).
+        let base_align = g.heap.lock().unwrap_or_else(|p| p.into_inner()).granularity;
+        crate::capi::memory::check_alignment(align, base_align, routine)?;
         let _serial = self.serialize_collectives();
         self.gpu_agree(routine, Op::Alloc, size as u64, align as u64)?;
         let result = if size == 0 {
@@ -646,11 +649,14 @@ impl State {
             match off {
                 Some(off) => g.ensure_mapped(self.boot.as_ref(), off + size, routine).map(|_| (g.base + off as u64) as *mut u8),
                 None => {
-                    let largest = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).largest_free();
-                    Err(Error::new(
+                    let (largest, capacity) = {
+                        let a = g.alloc.lock().unwrap_or_else(|p| p.into_inner());
+                        (a.largest_free(), a.capacity())
+                    };
+                    crate::heap::out_of_room(Error::new(
                         ErrorKind::OutOfMemory,
                         routine,
-                        format!("cannot allocate {size} bytes: the GPU symmetric heap ({} bytes per PE) has at most {largest} bytes free in one block; set NVSHMEM_SYMMETRIC_SIZE higher", self.cfg.symmetric_size),
+                        format!("cannot allocate {size} bytes: the GPU symmetric heap ({} bytes per PE for the program) has at most {largest} bytes free in one block; set NVSHMEM_SYMMETRIC_SIZE higher", capacity),
                     ))
                 }
             }
@@ -697,9 +703,14 @@ impl State {
                 ErrorKind::NotSymmetric,
                 routine,
                 format!(
-                    "address {addr:p} ({len} bytes) is not inside the GPU symmetric heap [{:#x}, {:#x}); allocate it with nvshmem_malloc",
-                    g.base,
-                    g.base + g.mapped() as u64
+                    "address {addr:p} ({len} bytes) is not inside the GPU symmetric heap [{:#x}, {:#x}){}; allocate it with nvshmem_malloc",
+                    g.base + g.area.reserved() as u64,
+                    g.base + g.mapped() as u64,
+                    if (addr as u64) < g.base + g.area.reserved() as u64 && (addr as u64).saturating_add(len.max(1) as u64) > g.base {
+                        " (it reaches into the runtime's reserved area at the start of the heap)"
+                    } else {
+                        ""
+                    }
                 ),
             )),
         }

@@ -110,16 +110,14 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     let (me, npes) = (boot.rank(), boot.size());
     log::set(cfg.log_level, me);
     let layout = Layout { npes };
-    if cfg.symmetric_size <= layout.reserved() {
-        return Err(Error::invalid(
-            "shmem_init",
-            format!("SYMMETRIC_SIZE={} is too small: the runtime alone needs {} bytes; set RSHMEM_SYMMETRIC_SIZE higher", cfg.symmetric_size, layout.reserved()),
-        ));
-    }
-    // GPU mode keeps user data on the GPU: a small host heap, and no shared statics (CUDA's own
+    // SYMMETRIC_SIZE is what the program may allocate; the runtime's header comes on top. GPU
+    // mode keeps user data on the GPU: a small host heap, and no shared statics (CUDA's own
     // globals must not be remapped under it).
-    let host_size = if opts.gpu { layout.reserved() + gpu::HOST_HEAP_BYTES } else { cfg.symmetric_size };
-    let heap = HostHeap::create(boot.as_ref(), host_size)?;
+    let user_size = if opts.gpu { gpu::HOST_HEAP_BYTES } else { cfg.symmetric_size };
+    let host_size = crate::heap::heap_bytes(layout.reserved(), user_size).ok_or_else(|| {
+        Error::invalid("shmem_init", format!("SYMMETRIC_SIZE={} is too large for the address space; set RSHMEM_SYMMETRIC_SIZE lower", cfg.symmetric_size))
+    })?;
+    let heap = HostHeap::create(boot.as_ref(), host_size, layout.reserved())?;
     let statics = if cfg.symmetric_statics && !opts.gpu {
         StaticData::share(boot.as_ref())?
     } else {
@@ -246,7 +244,7 @@ impl State {
             let _ = h.global_exit().compare_exchange(header::NO_EXIT, status as i64, Ordering::AcqRel, Ordering::Relaxed);
         }
         self.boot.report_global_exit(status);
-        crate::sys::process::exit_now(status)
+        exit_flushed(status)
     }
 
     /// Exits if some PE called shmem_global_exit (checked by every waiting loop).
@@ -254,7 +252,7 @@ impl State {
     pub fn check_global_exit(&self) {
         let v = self.my_header().global_exit().load(Ordering::Acquire);
         if v != header::NO_EXIT {
-            crate::sys::process::exit_now(v as i32);
+            exit_flushed(v as i32);
         }
     }
 
@@ -308,6 +306,15 @@ pub fn fatal(err: &Error) -> ! {
     log::write_line(&format!("{}{err}", log::prefix()));
     match state(err.routine) {
         Ok(st) => st.global_exit(1),
-        Err(_) => crate::sys::process::exit_now(1),
+        Err(_) => exit_flushed(1),
     }
+}
+
+/// Ends this process now with `status` (no atexit handlers: the state they would touch may be
+/// broken), after flushing what the program printed: C stdio buffers output to a file or a pipe
+/// (every batch job), and `_exit` would drop it.
+pub fn exit_flushed(status: i32) -> ! {
+    // SAFETY: fflush(NULL) flushes every open C output stream; it reads no memory of ours.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    crate::sys::process::exit_now(status)
 }

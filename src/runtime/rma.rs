@@ -27,13 +27,23 @@ impl State {
 
     #[cold]
     pub fn not_symmetric(&self, addr: *const u8, len: usize, routine: &'static str) -> Error {
-        let base = self.heap.my_base();
+        let (base, user) = (self.heap.my_base(), self.heap.my_base() + self.heap.reserved);
+        if self.heap.touches_reserved(addr as usize, len) {
+            return Error::new(
+                ErrorKind::NotSymmetric,
+                routine,
+                format!(
+                    "address {addr:p} ({len} bytes) is not symmetric: it reaches into the runtime's reserved area [{base:#x}, {user:#x}) at the start of the symmetric heap, which holds the runtime's control words; use only memory returned by shmem_malloc (the user part is [{user:#x}, {:#x}))",
+                    base + self.heap.size
+                ),
+            );
+        }
         Error::new(
             ErrorKind::NotSymmetric,
             routine,
             format!(
                 "address {addr:p} ({len} bytes) is not symmetric: it is neither inside the symmetric heap [{:#x}, {:#x}) nor in the program's global/static data; allocate it with shmem_malloc",
-                base,
+                user,
                 base + self.heap.size
             ),
         )
@@ -176,7 +186,13 @@ pub unsafe fn copy_bytes(src: *const u8, dest: *mut u8, n: usize) {
 
 /// Lowest address and byte length touched by a strided access; errors on overflow.
 pub(crate) fn span(addr: *const u8, stride: isize, nelems: usize, size: usize, routine: &'static str) -> Result<(*const u8, usize)> {
-    let overflow = || Error::invalid(routine, format!("stride {stride} × {nelems} elements of {size} bytes overflows the address space"));
+    let overflow = || {
+        let hint = if nelems > isize::MAX as usize { " (a count of 2^63 or more: a negative count converted to size_t?)" } else { "" };
+        Error::invalid(routine, format!("stride {stride} × {nelems} elements of {size} bytes overflows the address space{hint}"))
+    };
+    if nelems > isize::MAX as usize {
+        return Err(overflow());
+    }
     let reach = stride.checked_mul(nelems as isize - 1).and_then(|r| r.checked_mul(size as isize)).ok_or_else(overflow)?;
     let (lo, hi) = if reach >= 0 { (0, reach) } else { (reach, 0) };
     let len = (hi - lo).checked_add(size as isize).ok_or_else(overflow)? as usize;

@@ -51,6 +51,38 @@ impl Mapping {
         Self::map_at(fd, len, addr, libc::MAP_FIXED)
     }
 
+    /// Like `map`, at an address that is a multiple of `align` (a power of two, at least a page):
+    /// reserves `len + align` bytes of address space, maps the file at the aligned address in
+    /// it, and gives the rest back.
+    pub fn map_aligned(fd: &OwnedFd, len: usize, align: usize) -> io::Result<Mapping> {
+        debug_assert!(align.is_power_of_two() && align >= page_size());
+        let span = len.checked_add(align).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+        // SAFETY: a fresh anonymous reservation, inaccessible until the file is mapped over it.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), span, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE, -1, 0)
+        };
+        if p == libc::MAP_FAILED {
+            return Err(last_os_error());
+        }
+        let (start, at) = (p as usize, (p as usize).next_multiple_of(align));
+        // SAFETY: at..at+len lies inside the reservation just made, which nothing else uses;
+        // the unmaps give back only the reservation's parts before and after it.
+        unsafe {
+            let m = Self::map_at(fd, len, at as *mut u8, libc::MAP_FIXED);
+            if at > start {
+                libc::munmap(p, at - start);
+            }
+            let end = at + len;
+            if start + span > end {
+                libc::munmap(end as *mut libc::c_void, start + span - end);
+            }
+            if m.is_err() {
+                libc::munmap(at as *mut libc::c_void, len);
+            }
+            m
+        }
+    }
+
     fn map_at(fd: &OwnedFd, len: usize, addr: *mut u8, extra: libc::c_int) -> io::Result<Mapping> {
         // SAFETY: mapping a file descriptor we hold; with MAP_FIXED the caller vouches for addr.
         let p = unsafe {
