@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The same binary under Open MPI's mpirun and oshrun (PMIx, libpmix loaded at run time),
-# with 2 and 4 PEs; and, with libpmix made unloadable, through Open MPI's environment alone.
+# with 2 and 4 PEs; with libpmix made unloadable the job is refused (no private channel).
 # NVSHMEMX_INIT_WITH_MPI_COMM over Open MPI's communicators.
 source "$(dirname "$0")/../programs/common.sh"
 MPIRUN=$(command -v mpirun) OSHRUN=$(command -v oshrun)
@@ -28,11 +28,11 @@ check_run "mpirun -np 2, two rounds, implicit finalize" 2 2 "$MPIRUN" "${FLAGS[@
 out=$(timeout 60 "$MPIRUN" "${FLAGS[@]}" -np 2 -x RSHMEM_DEBUG=INFO "$WORK/launch_check" 2>&1)
 grep -q "bootstrap pmix" <<<"$out" && pass "the PEs used the PMIx bootstrap" || fail "the PMIx bootstrap was not used: $out"
 
-# Without libpmix: Open MPI's OMPI_COMM_WORLD_RANK/SIZE and job id are enough on one host.
-check_run "mpirun -np 2 without libpmix" 2 2 "$MPIRUN" "${FLAGS[@]}" -np 2 -x RSHMEM_PMIX_LIBRARY=/nonexistent/libpmix.so "$WORK/launch_check" 2
-out=$(timeout 60 "$MPIRUN" "${FLAGS[@]}" -np 2 -x RSHMEM_PMIX_LIBRARY=/nonexistent/libpmix.so -x RSHMEM_DEBUG=INFO "$WORK/launch_check" 2>&1)
-grep -q "libpmix could not be loaded (/nonexistent/libpmix.so" <<<"$out" && grep -q "bootstrap ompi-env" <<<"$out" \
-    && pass "without libpmix the PEs say so and use Open MPI's environment" || fail "fallback not reported: $out"
+# Without libpmix there is no private channel for the job secret: refuse, saying what to do.
+out=$(timeout 60 "$MPIRUN" "${FLAGS[@]}" -np 2 -x RSHMEM_PMIX_LIBRARY=/nonexistent/libpmix.so "$WORK/launch_check" 2 2>&1); rc=$?
+[ $rc -ne 0 ] && grep -q "libpmix could not be loaded (/nonexistent/libpmix.so" <<<"$out" && grep -q "Install libpmix" <<<"$out" \
+    && grep -q "rshmemrun -n N prog" <<<"$out" \
+    && pass "without libpmix the job is refused, naming libpmix and rshmemrun" || fail "without libpmix (exit $rc): $out"
 
 # nvshmemx_init_attr over an Open MPI communicator (a pointer handle).
 check_mpi_comm_init "$(command -v mpicc.openmpi || echo mpicc.openmpi)" "$MPIRUN" "${FLAGS[@]}"

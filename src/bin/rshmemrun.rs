@@ -12,7 +12,7 @@ use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use rshmem::bootstrap::{star::StarServer, ENV_CONTROL_FD, ENV_RANK, ENV_SIZE, ENV_STAR};
+use rshmem::bootstrap::{auth, new_job_secret, star::StarServer, ENV_CONTROL_FD, ENV_RANK, ENV_SECRET, ENV_SIZE, ENV_STAR};
 use rshmem::sys::process;
 
 const USAGE: &str = "usage: rshmemrun -n N [--] program [args...]
@@ -202,20 +202,25 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let server = match StarServer::bind(args.npes) {
+    // Refused strangers are logged at INFO (RSHMEM_DEBUG=INFO); the PEs check every setting.
+    if let Ok(cfg) = rshmem::env::Config::from_env() {
+        rshmem::runtime::log::set(cfg.log_level, usize::MAX);
+    }
+    // The job secret: only the PEs get it (in their environment, which other users cannot read).
+    let server = match new_job_secret().and_then(|secret| Ok((StarServer::bind(args.npes, secret)?, secret))) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("rshmemrun: {e}");
             std::process::exit(1);
         }
     };
+    let (server, secret) = server;
     let address = server.address().to_string();
     // One session per shmem_init .. shmem_finalize of the PEs; a program may initialise again.
     let star = std::thread::spawn(move || -> rshmem::error::Result<()> {
         server.serve(Duration::from_secs_f64(timeout))?;
         loop {
-            server.wait_for_client();
-            server.serve(Duration::from_secs_f64(timeout))?;
+            server.serve_next(Duration::from_secs_f64(timeout))?;
         }
     });
 
@@ -244,6 +249,7 @@ fn main() {
             .env(ENV_RANK, rank.to_string())
             .env(ENV_SIZE, args.npes.to_string())
             .env(ENV_STAR, &address)
+            .env(ENV_SECRET, auth::to_hex(&secret))
             .env(ENV_CONTROL_FD, control_write.as_raw_fd().to_string());
         // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid, raise,
         // signal).

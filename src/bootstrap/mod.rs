@@ -6,8 +6,14 @@
 //! - `rshmemrun` puts them in the environment and runs the star itself;
 //! - under PMI-1 (MPICH hydra, `PMI_FD`) or PMIx (Open MPI `mpirun`/`oshrun`) rank 0 starts the
 //!   star in a thread and publishes its address through the launcher's key-value store;
+//! - a unique id (`nvshmemx_get_uniqueid`) carries the star's name and secret itself;
 //! - alone, a program is a single PE.
+//!
+//! Every connection to a star proves it belongs to the job ([`auth`]): the star's address is
+//! public, the job secret is not. It reaches PEs only through `rshmemrun`'s environment, the
+//! launcher's key-value store, or the unique id.
 
+pub mod auth;
 pub mod pmi1;
 pub mod pmix;
 pub mod star;
@@ -67,6 +73,25 @@ pub const ENV_RANK: &str = "RSHMEM_RANK";
 pub const ENV_SIZE: &str = "RSHMEM_NPES";
 pub const ENV_STAR: &str = "RSHMEM_STAR_ADDR";
 pub const ENV_CONTROL_FD: &str = "RSHMEM_CONTROL_FD";
+/// The job secret (hex) that proves a PE belongs to the job; see [`auth`].
+pub const ENV_SECRET: &str = "RSHMEM_JOB_SECRET";
+
+/// A fresh job secret, or the error that says why start-up cannot be made safe.
+pub fn new_job_secret() -> Result<auth::Secret> {
+    auth::new_secret().map_err(|e| {
+        Error::bootstrap(format!(
+            "bootstrap: no randomness for the job secret (getrandom: {e}); refusing to start a job anybody could join"
+        ))
+    })
+}
+
+/// The control pipe rshmemrun gave this PE: kept from the PE's own children (close-on-exec),
+/// which could otherwise end the job with any status.
+fn control_fd() -> Option<RawFd> {
+    let fd = env_usize(ENV_CONTROL_FD)? as RawFd;
+    // SAFETY: F_SETFD only changes a flag of the descriptor; a wrong number fails harmlessly.
+    (unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == 0).then_some(fd)
+}
 
 fn env_usize(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
@@ -84,8 +109,13 @@ pub fn connect(cfg: &Config) -> Result<Box<dyn Bootstrap>> {
                 "bootstrap 'rshmemrun' was chosen but {ENV_RANK}, {ENV_SIZE} or {ENV_STAR} is missing or malformed; start the program with `rshmemrun -n N prog`"
             )));
         };
-        let control = env_usize(ENV_CONTROL_FD).map(|fd| fd as RawFd);
-        let client = star::StarClient::connect(&addr, rank, size, timeout, control)?;
+        let secret = std::env::var(ENV_SECRET).ok().and_then(|s| auth::from_hex(&s)).ok_or_else(|| {
+            Error::bootstrap(format!(
+                "bootstrap 'rshmemrun' was chosen but {ENV_SECRET} is missing or malformed, so this process cannot prove it belongs to the job; \
+                 start the program with `rshmemrun -n N prog` (of the same rshmem version)"
+            ))
+        })?;
+        let client = star::StarClient::connect(&addr, rank, size, timeout, control_fd(), &secret)?;
         return Ok(Box::new(client.named("rshmemrun")));
     }
     if want == "pmi" || (want == "auto" && pmi1::detected()) {
@@ -139,20 +169,27 @@ pub struct JobStar {
 }
 
 impl JobStar {
-    /// Collective over the job: rank 0 starts the server and publishes `host/address` under
-    /// `key`; after the fence every rank reads it and connects.
+    /// Collective over the job: rank 0 makes a job secret, starts the server and publishes
+    /// `host/address/secret` under `key` (the launcher's store is private to the job); after
+    /// the fence every rank reads it and connects.
     pub fn join(
         kvs: &mut dyn KeyValueStore, key: &str, rank: usize, size: usize, timeout: std::time::Duration, launcher: &'static str,
     ) -> Result<JobStar> {
         let here = hostname();
         let server = start_star_for_job(rank, size, timeout)?;
-        if let Some((addr, _)) = &server {
-            kvs.put(key, &format!("{here}/{addr}"))?;
+        if let Some((addr, secret, _)) = &server {
+            kvs.put(key, &format!("{here}/{addr}/{}", auth::to_hex(secret)))?;
         }
         kvs.fence()?;
         let value = kvs.get_from_rank0(key)?;
-        let (host, address) = value.split_once('/').ok_or_else(|| {
-            Error::bootstrap(format!("bootstrap ({launcher}): PE 0 published {value:?} under {key}, expected host/address"))
+        let parts: Vec<&str> = value.split('/').collect();
+        let (host, address, secret) = match parts[..] {
+            [host, address, secret] => (host, address, auth::from_hex(secret)),
+            _ => (value.as_str(), "", None),
+        };
+        let secret = secret.ok_or_else(|| {
+            // Never echo the value: it holds the secret.
+            Error::bootstrap(format!("bootstrap ({launcher}): PE 0 published a malformed value under {key}, expected host/address/secret"))
         })?;
         let wrong_host = |why: String| {
             Error::bootstrap(format!(
@@ -163,10 +200,10 @@ impl JobStar {
         if host != here {
             return Err(wrong_host("they are on different hosts".into()));
         }
-        let client = star::StarClient::connect(address, rank, size, timeout, None)
-            .map_err(|e| wrong_host(e.message))?
+        let client = star::StarClient::connect(address, rank, size, timeout, None, &secret)
+            .map_err(|e| if e.message.contains("could not reach") { wrong_host(e.message) } else { e })?
             .named(launcher);
-        Ok(JobStar { client: Some(client), server: server.map(|(_, h)| h), timeout, on_global_exit: None })
+        Ok(JobStar { client: Some(client), server: server.map(|(_, _, h)| h), timeout, on_global_exit: None })
     }
 
     /// A star joined some other way (e.g. a name every PE derives from the job id).
@@ -226,17 +263,19 @@ impl Drop for JobStar {
     }
 }
 
-/// Rank 0's half of a launcher-less start: start the star server in a thread and return its
-/// address (for the caller to publish) and the thread; every rank then connects as a client.
+/// Rank 0's half of a start through a launcher's store: make a job secret, start the star
+/// server in a thread and return its address and the secret (for the caller to publish) and
+/// the thread; every rank then connects as a client.
 #[allow(clippy::type_complexity)]
 pub fn start_star_for_job(
     rank: usize, size: usize, timeout: std::time::Duration,
-) -> Result<Option<(String, std::thread::JoinHandle<Result<Vec<i32>>>)>> {
+) -> Result<Option<(String, auth::Secret, std::thread::JoinHandle<Result<Vec<i32>>>)>> {
     if rank != 0 {
         return Ok(None);
     }
-    let server = star::StarServer::bind(size)?;
-    Ok(Some(serve_in_thread(server, timeout)?))
+    let secret = new_job_secret()?;
+    let (address, thread) = serve_in_thread(star::StarServer::bind(size, secret)?, timeout)?;
+    Ok(Some((address, secret, thread)))
 }
 
 pub(crate) fn serve_in_thread(
@@ -285,7 +324,7 @@ mod tests {
 
     #[test]
     fn a_pe_on_another_host_is_told_why_it_cannot_join() {
-        let mut kvs = Fixed("some-other-host.example/rshmem-1-0".into());
+        let mut kvs = Fixed(format!("some-other-host.example/rshmem-1-0/{}", "ab".repeat(32)));
         let e = JobStar::join(&mut kvs, "k", 1, 2, Duration::from_secs(5), "pmi-1").err().unwrap();
         assert!(e.message.contains("needs all PEs on one host"), "{}", e.message);
         assert!(e.message.contains("some-other-host.example"), "{}", e.message);
@@ -293,7 +332,7 @@ mod tests {
 
     #[test]
     fn an_unreachable_rendezvous_says_the_same() {
-        let mut kvs = Fixed(format!("{}/rshmem-nobody-listens-{}", hostname(), std::process::id()));
+        let mut kvs = Fixed(format!("{}/rshmem-nobody-listens-{}/{}", hostname(), std::process::id(), "ab".repeat(32)));
         let e = JobStar::join(&mut kvs, "k", 1, 2, Duration::from_millis(200), "pmix").err().unwrap();
         assert!(e.message.contains("needs all PEs on one host"), "{}", e.message);
         assert!(e.message.contains("could not reach"), "{}", e.message);
@@ -303,6 +342,10 @@ mod tests {
     fn a_malformed_value_is_named() {
         let mut kvs = Fixed("no-slash".into());
         let e = JobStar::join(&mut kvs, "rshmem-star-0", 1, 2, Duration::from_secs(5), "pmi-1").err().unwrap();
-        assert!(e.message.contains("\"no-slash\""), "{}", e.message);
+        assert!(e.message.contains("malformed value under rshmem-star-0"), "{}", e.message);
+        let mut kvs = Fixed(format!("{}/addr/{}", hostname(), "zz".repeat(32)));
+        let e = JobStar::join(&mut kvs, "rshmem-star-0", 1, 2, Duration::from_secs(5), "pmi-1").err().unwrap();
+        assert!(e.message.contains("expected host/address/secret"), "{}", e.message);
+        assert!(!e.message.contains("zzzz"), "the message echoes the secret: {}", e.message);
     }
 }

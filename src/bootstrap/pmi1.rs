@@ -167,6 +167,12 @@ fn env_number(name: &str) -> Result<usize> {
 }
 
 fn open_session(timeout: Duration) -> Result<Pmi1> {
+    if std::env::var_os(ENV_FD).is_none() {
+        return Err(err(format!(
+            "the PMI bootstrap was chosen but {ENV_FD} is not set: this process was not started by a PMI-1 launcher \
+             (MPICH's mpiexec.hydra). Start it with one, or leave RSHMEM_BOOTSTRAP unset to use the launcher it has"
+        )));
+    }
     let fd: RawFd = env_number(ENV_FD)? as RawFd;
     let (rank, size) = (env_number(ENV_RANK)?, env_number(ENV_SIZE)?);
     if size == 0 || rank >= size {
@@ -264,6 +270,15 @@ mod tests {
                 ours
             })
             .collect()
+    }
+
+    #[test]
+    fn forcing_pmi_without_a_pmi_launcher_names_the_missing_variable() {
+        // Only this test touches PMI_FD, and no test in this binary reads it.
+        std::env::remove_var(ENV_FD);
+        let e = open_session(Duration::from_secs(1)).err().unwrap();
+        assert!(e.message.contains("PMI_FD is not set"), "{}", e.message);
+        assert!(!e.message.contains("PMI_FD is set but"), "{}", e.message);
     }
 
     #[test]

@@ -5,9 +5,8 @@
 //! namespace that collects data makes it visible; every rank gets it from rank 0. The PMIx
 //! session stays open until process exit (PMIx_Finalize then), so re-initialisation works.
 //!
-//! Without libpmix, an Open MPI job still describes itself in OMPI_COMM_WORLD_RANK/SIZE and
-//! a job id; then rank 0 binds a rendezvous name derived from the job id and the others
-//! connect to it (same host only, like every CPU job).
+//! Without libpmix the job is refused: Open MPI's environment (OMPI_COMM_WORLD_RANK/SIZE, a
+//! job id) is no private channel for the job secret.
 
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::Mutex;
@@ -19,7 +18,6 @@ use crate::error::{Error, Result};
 pub const ENV_RANK: &str = "PMIX_RANK";
 pub const ENV_NAMESPACE: &str = "PMIX_NAMESPACE";
 pub const ENV_OMPI_RANK: &str = "OMPI_COMM_WORLD_RANK";
-pub const ENV_OMPI_SIZE: &str = "OMPI_COMM_WORLD_SIZE";
 
 pub fn detected() -> bool {
     std::env::var_os(ENV_RANK).is_some() || std::env::var_os(ENV_OMPI_RANK).is_some()
@@ -352,10 +350,6 @@ fn library_name() -> String {
     crate::env::current("PMIX_LIBRARY").1
 }
 
-fn env_number(name: &str) -> Option<usize> {
-    std::env::var(name).ok()?.trim().parse().ok()
-}
-
 /// Connects to the PMIx server (once per process) and joins the job's star; without libpmix,
 /// uses Open MPI's environment instead (see the module comment).
 pub fn bootstrap(timeout: Duration) -> Result<Box<dyn Bootstrap>> {
@@ -365,7 +359,7 @@ pub fn bootstrap(timeout: Duration) -> Result<Box<dyn Bootstrap>> {
         let lib = library_name();
         match Api::load(&lib) {
             Ok(api) => *guard = Some(Pmix::start(api, timeout)?),
-            Err(why) => return ompi_env_fallback(&lib, &why, epoch, timeout),
+            Err(why) => return ompi_env_fallback(&lib, &why),
         }
     }
     let pmix = guard.as_mut().expect("set above");
@@ -374,36 +368,15 @@ pub fn bootstrap(timeout: Duration) -> Result<Box<dyn Bootstrap>> {
     Ok(Box::new(JobStar::join(pmix, &key, rank, size, timeout, "pmix")?))
 }
 
-/// The job id every process of an Open MPI job sees, to name the rendezvous.
-fn ompi_job_id() -> Option<String> {
-    ["PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "OMPI_MCA_orte_ess_jobid"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
-}
-
-fn ompi_env_fallback(lib: &str, why: &str, epoch: u32, timeout: Duration) -> Result<Box<dyn Bootstrap>> {
-    let no_pmix = format!("libpmix could not be loaded ({lib}: {why})");
-    let (Some(rank), Some(size), Some(job)) = (env_number(ENV_OMPI_RANK), env_number(ENV_OMPI_SIZE), ompi_job_id()) else {
-        return Err(err(format!(
-            "{no_pmix}, and {ENV_OMPI_RANK}/{ENV_OMPI_SIZE} and a job id are not all set, so this process cannot find its peers. \
-             Install libpmix (Debian: libpmix2), point RSHMEM_PMIX_LIBRARY at it, or start the job with `rshmemrun -n N prog`"
-        )));
-    };
-    if size == 0 || rank >= size {
-        return Err(err(format!("{ENV_OMPI_RANK}={rank} is not below {ENV_OMPI_SIZE}={size}")));
-    }
-    crate::runtime::log::info(&format!("{no_pmix}; using {ENV_OMPI_RANK}={rank}, {ENV_OMPI_SIZE}={size}, job {job}"));
-    let safe_job: String = job.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-    let address = format!("rshmem-ompi-{safe_job}-{epoch}");
-    let server = if rank == 0 { Some(super::serve_in_thread(super::star::StarServer::bind_named(size, &address)?, timeout)?) } else { None };
-    let client = super::star::StarClient::connect(&address, rank, size, timeout, None).map_err(|e| {
-        err(format!(
-            "{no_pmix}; without it PE {rank} found PE 0 by the name @{address}, but could not reach it ({}). \
-             The CPU runtime needs all PEs on one host; with several hosts, install libpmix",
-            e.message
-        ))
-    })?;
-    Ok(Box::new(JobStar::from_parts(client.named("ompi-env"), server.map(|(_, h)| h), timeout)))
+/// Without libpmix an Open MPI job has no channel private to the job: everything in its
+/// environment (job id, ranks) is known to other local users, so no secret could reach the PEs.
+/// Refuse rather than run a job anybody could join.
+fn ompi_env_fallback(lib: &str, why: &str) -> Result<Box<dyn Bootstrap>> {
+    Err(err(format!(
+        "libpmix could not be loaded ({lib}: {why}). Without it this Open MPI job has no private channel to share its job secret, \
+         and rshmem does not start a job other users could join. Install libpmix (Debian: libpmix2) or point RSHMEM_PMIX_LIBRARY at it, \
+         or start the job with `rshmemrun -n N prog`"
+    )))
 }
 
 /// Calls PMIx_Finalize if a session is open (at process exit).

@@ -1,22 +1,45 @@
 //! The star rendezvous: one server, every PE a client, over an abstract Unix socket (no file
 //! on disk; it disappears with its process). Operations are lock-step collectives: the server
 //! reads one request from every rank, then answers each with everybody's contributions.
+//!
+//! The socket's name is visible to every local user (/proc/net/unix), so nothing is sent to a
+//! connection before it has proven it belongs to the job: the kernel's SO_PEERCRED must show
+//! the job's user, then both sides run the mutual handshake of [`super::auth`] over the job
+//! secret. Connections are admitted concurrently, each with its own deadline, so a stranger
+//! that connects and stays silent holds up nobody; strangers are dropped with an INFO line.
+//!
+//! After the handshake a PE sends its hello (rank, job size: two u32); then each collective is
+//! a request header (op, fd count, payload length), the payload and the descriptors, answered
+//! by a reply header, every rank's (length, fd count), the payloads and the descriptors.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::auth::{self, AuthError, Conn, Secret};
 use crate::error::{Error, Result};
-use crate::sys::fdpass::{self, MAX_FDS};
+use crate::runtime::log;
+use crate::sys::fdpass::{self, PeerCred, MAX_FDS};
 
-const MAGIC: u32 = 0x5253_484d; // "RSHM"
 const OP_GATHER: u8 = 1;
 const OP_BYE: u8 = 2;
 const REPLY_OK: u8 = 0;
 const REPLY_ERR: u8 = 1;
+
+/// Largest contribution one PE may make to one exchange. The largest in use (IBGDA's
+/// connection records, a few hundred bytes per peer) stays far below it; a header announcing
+/// more is refused instead of allocated.
+pub const MAX_PAYLOAD: usize = 16 << 20;
+/// Most descriptors one PE may contribute to one exchange (the runtime sends one or two).
+pub const MAX_PE_FDS: usize = 64;
+/// Longest error text a server sends back.
+const MAX_REASON: usize = 64 << 10;
+/// Handshakes in progress at once; more connections wait in the listen queue.
+const MAX_PENDING: usize = 128;
 
 fn io_err(what: &str, e: std::io::Error) -> Error {
     Error::bootstrap(format!("bootstrap: {what}: {e}"))
@@ -60,12 +83,27 @@ fn send_fds(sock: &UnixStream, fds: &[RawFd]) -> std::io::Result<()> {
     Ok(())
 }
 
-fn fresh_address() -> String {
-    let mut seed = [0u8; 8];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        let _ = f.read_exact(&mut seed);
+/// Reads a message body (payload and descriptors) that must arrive by `deadline`: the header
+/// announcing it has already come, so the sender has no reason to pause.
+fn read_body(sock: &UnixStream, len: usize, nfds: usize, deadline: Instant) -> std::io::Result<(Vec<u8>, Vec<OwnedFd>)> {
+    let mut data = vec![0u8; len];
+    auth::read_exact_by(&mut &*sock, &mut data, deadline)?;
+    let limit = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    sock.set_timeouts(Some(limit))?;
+    let fds = recv_fds(sock, nfds);
+    sock.set_timeouts(None)?;
+    Ok((data, fds?))
+}
+
+impl Conn for &UnixStream {
+    fn set_timeouts(&self, limit: Option<Duration>) -> std::io::Result<()> {
+        (**self).set_timeouts(limit)
     }
-    format!("rshmem-{}-{:016x}", std::process::id(), u64::from_le_bytes(seed))
+}
+
+fn fresh_address() -> Result<String> {
+    let tag: [u8; 8] = crate::sys::random::bytes().map_err(|e| io_err("no randomness for the rendezvous name (getrandom)", e))?;
+    Ok(format!("rshmem-{}-{:016x}", std::process::id(), u64::from_le_bytes(tag)))
 }
 
 /// The server side (run by `rshmemrun`, or by rank 0 in a thread).
@@ -73,6 +111,7 @@ pub struct StarServer {
     listener: UnixListener,
     address: String,
     size: usize,
+    secret: Secret,
 }
 
 struct Member {
@@ -80,29 +119,30 @@ struct Member {
     pid: i32,
 }
 
+/// What a connection's handshake thread reports to the accepting loop.
+struct Arrival {
+    stream: UnixStream,
+    cred: PeerCred,
+    rank: usize,
+    size: usize,
+}
+
 impl StarServer {
-    pub fn bind(size: usize) -> Result<StarServer> {
-        StarServer::bind_named(size, &fresh_address())
+    pub fn bind(size: usize, secret: Secret) -> Result<StarServer> {
+        StarServer::bind_named(size, &fresh_address()?, secret)
     }
 
-    /// Binds a name every PE can work out for itself (used when no launcher store exists).
-    pub fn bind_named(size: usize, address: &str) -> Result<StarServer> {
+    /// Binds a name every PE can work out for itself (the unique id's rendezvous).
+    pub fn bind_named(size: usize, address: &str, secret: Secret) -> Result<StarServer> {
         let address = address.to_string();
         let sa = SocketAddr::from_abstract_name(address.as_bytes()).map_err(|e| io_err("socket name", e))?;
         let listener = UnixListener::bind_addr(&sa).map_err(|e| io_err("bind", e))?;
-        Ok(StarServer { listener, address, size })
+        listener.set_nonblocking(true).map_err(|e| io_err("listen", e))?;
+        Ok(StarServer { listener, address, size, secret })
     }
 
     pub fn address(&self) -> &str {
         &self.address
-    }
-
-    /// Blocks until some PE is connecting (between sessions: after a shmem_finalize, a PE
-    /// may call shmem_init again, and the deadline starts only when one does).
-    pub fn wait_for_client(&self) {
-        let mut pfd = libc::pollfd { fd: self.listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd for a descriptor we own; -1 waits without limit.
-        while unsafe { libc::poll(&mut pfd, 1, -1) } < 0 {}
     }
 
     /// Tells the PEs that already joined why start-up failed, so each can report it.
@@ -113,89 +153,171 @@ impl StarServer {
         }
     }
 
-    fn accept_all(&self, timeout: Duration) -> Result<Vec<Member>> {
-        let deadline = Instant::now() + timeout;
-        let mut members: Vec<Option<Member>> = (0..self.size).map(|_| None).collect();
-        self.listener.set_nonblocking(true).map_err(|e| io_err("listen", e))?;
-        let mut joined = 0;
-        while joined < self.size {
-            match self.listener.accept() {
-                Ok((mut stream, _)) => {
-                    stream.set_nonblocking(false).map_err(|e| io_err("accept", e))?;
-                    stream.set_read_timeout(Some(timeout)).ok();
-                    let mut hello = [0u8; 16];
-                    stream.read_exact(&mut hello).map_err(|e| io_err("reading a PE's hello", e))?;
-                    let (magic, rank, size, pid) =
-                        (read_u32(&hello), read_u32(&hello[4..]) as usize, read_u32(&hello[8..]) as usize, read_u32(&hello[12..]) as i32);
-                    if magic != MAGIC || size != self.size || rank >= self.size || members[rank].is_some() {
-                        let err = Error::bootstrap(format!(
-                            "bootstrap: a process joined as PE {rank} of {size}, but this job has {} PEs (or PE {rank} joined twice)",
-                            self.size
-                        ));
-                        StarServer::refuse(&members, &err);
-                        return Err(err);
-                    }
-                    stream.set_read_timeout(None).ok();
-                    members[rank] = Some(Member { stream, pid });
-                    joined += 1;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    if Instant::now() > deadline {
-                        let missing: Vec<String> =
-                            members.iter().enumerate().filter(|(_, m)| m.is_none()).map(|(r, _)| r.to_string()).collect();
-                        let err = Error::bootstrap(format!(
-                            "bootstrap: timed out after {:.0} s waiting for PE(s) {} to start (raise RSHMEM_BOOTSTRAP_TIMEOUT if start-up is slow)",
-                            timeout.as_secs_f64(),
-                            missing.join(", ")
-                        ));
-                        StarServer::refuse(&members, &err);
-                        return Err(err);
-                    }
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-                Err(e) => return Err(io_err("accept", e)),
-            }
-        }
-        Ok(members.into_iter().map(|m| m.unwrap()).collect())
+    fn log_refusal(&self, cred: Option<PeerCred>, why: &str) {
+        let who = match cred {
+            Some(c) => format!("uid {} (pid {})", c.uid, c.pid),
+            None => "an unknown process".into(),
+        };
+        log::info(&format!("rendezvous @{}: refused a connection from {who}: {why}", self.address));
     }
 
-    /// Serves collectives until every PE says goodbye. Returns the PEs' process ids on success.
-    /// The server can serve again afterwards (a later shmem_init of the same PEs).
+    /// Checks a new connection's user, then proves it (in a thread of its own, so a silent one
+    /// delays nobody) and reads its hello; what it learns goes to `arrivals`.
+    fn admit(&self, stream: UnixStream, arrivals: &mpsc::Sender<Arrival>, pending: &Arc<AtomicUsize>, limit: Duration) {
+        let cred = match fdpass::peer_credentials(&stream) {
+            Ok(c) => c,
+            Err(e) => return self.log_refusal(None, &format!("its credentials are unreadable ({e})")),
+        };
+        let uid = fdpass::own_uid();
+        if cred.uid != uid {
+            return self.log_refusal(Some(cred), &format!("another user (this job runs as uid {uid})"));
+        }
+        if pending.load(Ordering::Relaxed) >= MAX_PENDING {
+            return self.log_refusal(Some(cred), &format!("{MAX_PENDING} handshakes are already in progress"));
+        }
+        pending.fetch_add(1, Ordering::Relaxed);
+        let (secret, address, tx, count) = (self.secret, self.address.clone(), arrivals.clone(), pending.clone());
+        let handshake = move || {
+            let deadline = Instant::now() + limit;
+            let mut stream = stream;
+            let outcome = stream
+                .set_nonblocking(false)
+                .map_err(|err| AuthError::Io { what: "setup", err })
+                .and_then(|_| auth::serve(&mut stream, &secret, deadline))
+                .and_then(|_| {
+                    let mut hello = [0u8; 8];
+                    auth::read_exact_by(&mut stream, &mut hello, deadline).map_err(|err| AuthError::Io { what: "PE hello", err })?;
+                    let _ = stream.set_timeouts(None);
+                    Ok((read_u32(&hello) as usize, read_u32(&hello[4..]) as usize))
+                });
+            match outcome {
+                Ok((rank, size)) => {
+                    let _ = tx.send(Arrival { stream, cred, rank, size });
+                }
+                Err(e) => log::info(&format!(
+                    "rendezvous @{address}: refused a connection from uid {} (pid {}): {e}",
+                    cred.uid, cred.pid
+                )),
+            }
+            count.fetch_sub(1, Ordering::Relaxed);
+        };
+        if let Err(e) = std::thread::Builder::new().name("rshmem-admit".into()).spawn(handshake) {
+            pending.fetch_sub(1, Ordering::Relaxed);
+            self.log_refusal(Some(cred), &format!("no thread for its handshake ({e})"));
+        }
+    }
+
+    /// Admits connections until every rank has joined. The deadline starts now, or with the
+    /// first PE when `from_first` (a later session: PEs may call shmem_init again at any time).
+    fn accept_all(&self, timeout: Duration, from_first: bool) -> Result<Vec<Member>> {
+        let mut deadline = (!from_first).then(|| Instant::now() + timeout);
+        let mut members: Vec<Option<Member>> = (0..self.size).map(|_| None).collect();
+        let (tx, arrivals) = mpsc::channel();
+        let pending = Arc::new(AtomicUsize::new(0));
+        let mut joined = 0;
+        while joined < self.size {
+            loop {
+                match self.listener.accept() {
+                    Ok((stream, _)) => self.admit(stream, &tx, &pending, timeout),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) if matches!(e.kind(), std::io::ErrorKind::Interrupted | std::io::ErrorKind::ConnectionAborted) => {}
+                    Err(e) => return Err(io_err("accept", e)),
+                }
+            }
+            match arrivals.recv_timeout(Duration::from_millis(2)) {
+                Ok(a) => {
+                    // Only the job's own processes get here: a mismatch is a real mistake.
+                    let taken = members.get(a.rank).and_then(|m| m.as_ref()).map(|m| m.pid);
+                    if a.size != self.size || a.rank >= self.size || taken.is_some() {
+                        let why = match taken {
+                            Some(first) => format!("two processes of this job joined as PE {} (pids {first} and {})", a.rank, a.cred.pid),
+                            None => format!(
+                                "a process of this job (pid {}) joined as PE {} of {}, but this job has {} PEs",
+                                a.cred.pid, a.rank, a.size, self.size
+                            ),
+                        };
+                        let err = Error::bootstrap(format!("bootstrap: {why}"));
+                        StarServer::refuse(&members, &err);
+                        let _ = (&a.stream).write_all(&header(REPLY_ERR, 0, why.len() as u64)).and_then(|_| (&a.stream).write_all(why.as_bytes()));
+                        return Err(err);
+                    }
+                    members[a.rank] = Some(Member { stream: a.stream, pid: a.cred.pid });
+                    joined += 1;
+                    deadline.get_or_insert_with(|| Instant::now() + timeout);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => unreachable!("the loop holds a sender"),
+            }
+            if deadline.is_some_and(|d| Instant::now() > d) {
+                let missing: Vec<String> = members.iter().enumerate().filter(|(_, m)| m.is_none()).map(|(r, _)| r.to_string()).collect();
+                let err = Error::bootstrap(format!(
+                    "bootstrap: timed out after {:.0} s waiting for PE(s) {} to start (raise RSHMEM_BOOTSTRAP_TIMEOUT if start-up is slow)",
+                    timeout.as_secs_f64(),
+                    missing.join(", ")
+                ));
+                StarServer::refuse(&members, &err);
+                return Err(err);
+            }
+        }
+        Ok(members.into_iter().map(|m| m.expect("every rank joined")).collect())
+    }
+
+    /// Serves one session (shmem_init .. shmem_finalize) until every PE says goodbye; every PE
+    /// must join within `timeout`. Returns the PEs' process ids.
     pub fn serve(&self, timeout: Duration) -> Result<Vec<i32>> {
-        let members = self.accept_all(timeout)?;
+        let members = self.accept_all(timeout, false)?;
+        self.session(&members, timeout)
+    }
+
+    /// Serves the next session (after every PE said goodbye, a program may call shmem_init
+    /// again): waits without limit for a first PE, then like [`serve`](Self::serve).
+    pub fn serve_next(&self, timeout: Duration) -> Result<Vec<i32>> {
+        let members = self.accept_all(timeout, true)?;
+        self.session(&members, timeout)
+    }
+
+    /// Reads one request from every member; Err(reason) when one cannot be read.
+    fn gather_requests(members: &[Member], timeout: Duration) -> std::result::Result<(Vec<Vec<u8>>, Vec<Vec<OwnedFd>>, usize), String> {
+        let mut payloads = Vec::with_capacity(members.len());
+        let mut fds = Vec::with_capacity(members.len());
+        let mut byes = 0;
+        for (rank, m) in members.iter().enumerate() {
+            // The next request may come much later (a collective shmem_malloc after hours of
+            // compute): wait for its header without limit, but for its body only so long.
+            let mut h = [0u8; 16];
+            if let Err(e) = std::io::Read::read_exact(&mut &m.stream, &mut h) {
+                return Err(format!("PE {rank} (pid {}) left the job during start-up or shutdown: {e}", m.pid));
+            }
+            let (op, nfds, len) = (h[0], read_u32(&h[4..]) as usize, read_u64(&h[8..]));
+            if op != OP_GATHER && op != OP_BYE {
+                return Err(format!("PE {rank} (pid {}) sent an unknown request {op}", m.pid));
+            }
+            if len > MAX_PAYLOAD as u64 || nfds > MAX_PE_FDS {
+                return Err(format!(
+                    "PE {rank} (pid {}) announced {len} bytes and {nfds} descriptors, more than one exchange may carry ({MAX_PAYLOAD} bytes, {MAX_PE_FDS} descriptors)",
+                    m.pid
+                ));
+            }
+            let (data, f) = read_body(&m.stream, len as usize, nfds, Instant::now() + timeout).map_err(|e| format!("PE {rank} (pid {}): {e}", m.pid))?;
+            byes += usize::from(op == OP_BYE);
+            payloads.push(data);
+            fds.push(f);
+        }
+        Ok((payloads, fds, byes))
+    }
+
+    fn session(&self, members: &[Member], timeout: Duration) -> Result<Vec<i32>> {
         let pids: Vec<i32> = members.iter().map(|m| m.pid).collect();
         loop {
-            let mut payloads = Vec::with_capacity(members.len());
-            let mut fds: Vec<Vec<OwnedFd>> = Vec::with_capacity(members.len());
-            let mut byes = 0;
-            let mut failure: Option<String> = None;
-            for (rank, m) in members.iter().enumerate() {
-                let mut h = [0u8; 16];
-                if let Err(e) = (&m.stream).read_exact(&mut h) {
-                    failure = Some(format!("PE {rank} (pid {}) left the job during start-up or shutdown: {e}", m.pid));
-                    break;
-                }
-                let (op, nfds, len) = (h[0], read_u32(&h[4..]) as usize, read_u64(&h[8..]) as usize);
-                let mut data = vec![0u8; len];
-                let got = (&m.stream).read_exact(&mut data).and_then(|_| recv_fds(&m.stream, nfds));
-                match got {
-                    Ok(f) => fds.push(f),
-                    Err(e) => {
-                        failure = Some(format!("PE {rank}: {e}"));
-                        break;
+            let (payloads, fds, byes) = match StarServer::gather_requests(members, timeout) {
+                Ok(r) => r,
+                Err(why) => {
+                    for m in members {
+                        let _ = (&m.stream).write_all(&header(REPLY_ERR, 0, why.len() as u64)).and_then(|_| (&m.stream).write_all(why.as_bytes()));
                     }
+                    return Err(Error::bootstrap(format!("bootstrap: {why}")));
                 }
-                if op == OP_BYE {
-                    byes += 1;
-                }
-                payloads.push(data);
-            }
-            if let Some(why) = failure {
-                for m in &members {
-                    let _ = (&m.stream).write_all(&header(REPLY_ERR, 0, why.len() as u64)).and_then(|_| (&m.stream).write_all(why.as_bytes()));
-                }
-                return Err(Error::bootstrap(format!("bootstrap: {why}")));
-            }
+            };
             if byes == members.len() {
                 return Ok(pids);
             }
@@ -230,12 +352,17 @@ pub struct StarClient {
     stream: Mutex<UnixStream>,
     rank: usize,
     size: usize,
+    timeout: Duration,
     control_fd: Option<RawFd>,
     name: &'static str,
 }
 
 impl StarClient {
-    pub fn connect(address: &str, rank: usize, size: usize, timeout: Duration, control_fd: Option<RawFd>) -> Result<StarClient> {
+    /// Connects to the star at `address`, checks that it runs as this user and holds `secret`,
+    /// proves that we do, and joins as `rank` of `size`.
+    pub fn connect(
+        address: &str, rank: usize, size: usize, timeout: Duration, control_fd: Option<RawFd>, secret: &Secret,
+    ) -> Result<StarClient> {
         if rank >= size {
             return Err(Error::bootstrap(format!("bootstrap: rank {rank} is not below the job size {size}")));
         }
@@ -253,13 +380,30 @@ impl StarClient {
                 Err(_) => std::thread::sleep(Duration::from_millis(5)),
             }
         };
-        let mut hello = [0u8; 16];
-        hello[..4].copy_from_slice(&MAGIC.to_le_bytes());
-        hello[4..8].copy_from_slice(&(rank as u32).to_le_bytes());
-        hello[8..12].copy_from_slice(&(size as u32).to_le_bytes());
-        hello[12..16].copy_from_slice(&(std::process::id()).to_le_bytes());
-        stream.write_all(&hello).map_err(|e| io_err("hello", e))?;
-        Ok(StarClient { stream: Mutex::new(stream), rank, size, control_fd, name: "star" })
+        let server = fdpass::peer_credentials(&stream).map_err(|e| io_err("reading the rendezvous's credentials", e))?;
+        let uid = fdpass::own_uid();
+        if server.uid != uid {
+            return Err(Error::bootstrap(format!(
+                "bootstrap: the process listening at @{address} (pid {}) runs as uid {}, not as this job's user (uid {uid}); PE {rank} refuses to join it",
+                server.pid, server.uid
+            )));
+        }
+        auth::join(&mut stream, secret, deadline).map_err(|e| {
+            Error::bootstrap(match e {
+                AuthError::Refused | AuthError::BadProof => format!(
+                    "bootstrap: PE {rank} and the process listening at @{address} (pid {}) do not hold the same job secret: \
+                     that is not this job's rendezvous, or this PE was not started by the job's launcher; PE {rank} sends it nothing",
+                    server.pid
+                ),
+                other => format!("bootstrap: PE {rank}: handshake with the rendezvous at @{address}: {other}"),
+            })
+        })?;
+        let mut hello = [0u8; 8];
+        hello[..4].copy_from_slice(&(rank as u32).to_le_bytes());
+        hello[4..].copy_from_slice(&(size as u32).to_le_bytes());
+        auth::write_all_by(&mut stream, &hello, deadline).map_err(|e| io_err("hello", e))?;
+        stream.set_timeouts(None).map_err(|e| io_err("socket", e))?;
+        Ok(StarClient { stream: Mutex::new(stream), rank, size, timeout, control_fd, name: "star" })
     }
 
     pub fn named(mut self, name: &'static str) -> StarClient {
@@ -268,35 +412,67 @@ impl StarClient {
     }
 
     fn exchange(&self, op: u8, mine: &[u8], fds: &[RawFd]) -> Result<Gathered> {
+        if mine.len() > MAX_PAYLOAD || fds.len() > MAX_PE_FDS {
+            return Err(Error::bootstrap(format!(
+                "bootstrap: internal: an exchange of {} bytes and {} descriptors exceeds the limits ({MAX_PAYLOAD}, {MAX_PE_FDS})",
+                mine.len(),
+                fds.len()
+            )));
+        }
         let s = self.stream.lock().unwrap_or_else(|p| p.into_inner());
         let sent = (&*s)
             .write_all(&header(op, fds.len() as u32, mine.len() as u64))
             .and_then(|_| (&*s).write_all(mine))
             .and_then(|_| send_fds(&s, fds));
-        sent.map_err(|e| io_err("lost the rendezvous server", e))?;
+        if let Err(e) = sent {
+            // The server may have refused the job and said why before it closed.
+            return Err(self.reason_left(&s).unwrap_or_else(|| io_err("lost the rendezvous server", e)));
+        }
         if op == OP_BYE {
             return Ok((Vec::new(), Vec::new()));
         }
+        // Every other PE must reach this exchange first: wait for the header without limit.
         let mut h = [0u8; 16];
-        (&*s).read_exact(&mut h).map_err(|e| io_err("lost the rendezvous server", e))?;
-        let (status, nfds, len) = (h[0], read_u32(&h[4..]) as usize, read_u64(&h[8..]) as usize);
-        let mut body = vec![0u8; len];
-        (&*s).read_exact(&mut body).map_err(|e| io_err("reading a reply", e))?;
+        std::io::Read::read_exact(&mut &*s, &mut h).map_err(|e| io_err("lost the rendezvous server", e))?;
+        let (status, nfds, len) = (h[0], read_u32(&h[4..]) as usize, read_u64(&h[8..]));
+        let max_len = if status == REPLY_ERR { MAX_REASON } else { self.size * (16 + MAX_PAYLOAD) };
+        if len > max_len as u64 || nfds > self.size * MAX_PE_FDS || (status != REPLY_OK && status != REPLY_ERR) {
+            return Err(Error::bootstrap(format!("bootstrap: garbled reply from the rendezvous (status {status}, {len} bytes, {nfds} descriptors)")));
+        }
+        let nfds = if status == REPLY_ERR { 0 } else { nfds };
+        let (body, all_fds) =
+            read_body(&s, len as usize, nfds, Instant::now() + self.timeout).map_err(|e| io_err("reading a reply from the rendezvous", e))?;
         if status == REPLY_ERR {
             return Err(Error::bootstrap(format!("bootstrap: {}", String::from_utf8_lossy(&body))));
         }
-        let mut all_fds = recv_fds(&s, nfds).map_err(|e| io_err("receiving descriptors", e))?.into_iter();
+        let garbled = || Error::bootstrap("bootstrap: garbled reply from the rendezvous (lengths do not add up)");
+        let mut all_fds = all_fds.into_iter();
         let mut out = Vec::with_capacity(self.size);
         let mut out_fds = Vec::with_capacity(self.size);
         let mut at = 16 * self.size;
         for r in 0..self.size {
-            let plen = read_u64(&body[16 * r..]) as usize;
-            let pfds = read_u64(&body[16 * r + 8..]) as usize;
-            out.push(body[at..at + plen].to_vec());
+            let entry = body.get(16 * r..16 * r + 16).ok_or_else(garbled)?;
+            let (plen, pfds) = (read_u64(entry) as usize, read_u64(&entry[8..]) as usize);
+            let payload = body.get(at..at.checked_add(plen).ok_or_else(garbled)?).ok_or_else(garbled)?;
+            out.push(payload.to_vec());
             out_fds.push(all_fds.by_ref().take(pfds).collect());
             at += plen;
         }
         Ok((out, out_fds))
+    }
+
+    /// The error message a server left on the connection before closing it, if any.
+    fn reason_left(&self, s: &UnixStream) -> Option<Error> {
+        let deadline = Instant::now() + Duration::from_millis(500);
+        let mut h = [0u8; 16];
+        auth::read_exact_by(&mut &*s, &mut h, deadline).ok()?;
+        let len = read_u64(&h[8..]);
+        if h[0] != REPLY_ERR || len > MAX_REASON as u64 {
+            return None;
+        }
+        let mut why = vec![0u8; len as usize];
+        auth::read_exact_by(&mut &*s, &mut why, deadline).ok()?;
+        Some(Error::bootstrap(format!("bootstrap: {}", String::from_utf8_lossy(&why))))
     }
 
     /// Tells the server this PE is done; it stops once all have.
@@ -340,17 +516,48 @@ impl Drop for StarClient {
 mod tests {
     use super::*;
     use crate::bootstrap::Bootstrap;
+    use std::io::Read;
+
+    const LONG: Duration = Duration::from_secs(20);
+
+    fn server(size: usize) -> (StarServer, String, Secret) {
+        let secret = auth::new_secret().unwrap();
+        let s = StarServer::bind(size, secret).unwrap();
+        let addr = s.address().to_string();
+        (s, addr, secret)
+    }
+
+    fn connect(addr: &str, rank: usize, size: usize, secret: &Secret) -> Result<StarClient> {
+        StarClient::connect(addr, rank, size, LONG, None, secret)
+    }
+
+    fn raw(addr: &str) -> UnixStream {
+        UnixStream::connect_addr(&SocketAddr::from_abstract_name(addr.as_bytes()).unwrap()).unwrap()
+    }
+
+    /// `n` PEs join and allgather their rank; returns when all have checked the result.
+    fn run_pes(addr: &str, n: usize, secret: Secret) {
+        let pes: Vec<_> = (0..n)
+            .map(|r| {
+                let addr = addr.to_string();
+                std::thread::spawn(move || {
+                    let c = connect(&addr, r, n, &secret).unwrap();
+                    assert_eq!(c.allgather(&[r as u8]).unwrap(), (0..n as u8).map(|i| vec![i]).collect::<Vec<_>>());
+                })
+            })
+            .collect();
+        pes.into_iter().for_each(|p| p.join().unwrap());
+    }
 
     #[test]
     fn three_clients_allgather_bytes_and_descriptors() {
-        let server = StarServer::bind(3).unwrap();
-        let addr = server.address().to_string();
+        let (server, addr, secret) = server(3);
         let t = std::thread::spawn(move || server.serve(Duration::from_secs(10)));
         let clients: Vec<_> = (0..3)
             .map(|r| {
                 let addr = addr.clone();
                 std::thread::spawn(move || {
-                    let c = StarClient::connect(&addr, r, 3, Duration::from_secs(10), None).unwrap();
+                    let c = connect(&addr, r, 3, &secret).unwrap();
                     let all = c.allgather(&[r as u8; 5][..r + 1]).unwrap();
                     assert_eq!(all, vec![vec![0u8], vec![1, 1], vec![2, 2, 2]]);
                     let f = crate::sys::shm::memfd("t", 4096).unwrap();
@@ -368,20 +575,18 @@ mod tests {
 
     #[test]
     fn a_missing_pe_is_named_after_the_timeout() {
-        let server = StarServer::bind(2).unwrap();
-        let addr = server.address().to_string();
+        let (server, addr, secret) = server(2);
         let t = std::thread::spawn(move || server.serve(Duration::from_millis(300)));
-        let _c = StarClient::connect(&addr, 0, 2, Duration::from_secs(5), None).unwrap();
+        let _c = connect(&addr, 0, 2, &secret).unwrap();
         let err = t.join().unwrap().unwrap_err();
         assert!(err.message.contains("PE(s) 1"), "{}", err.message);
     }
 
     #[test]
     fn the_pes_that_came_are_told_who_is_missing() {
-        let server = StarServer::bind(3).unwrap();
-        let addr = server.address().to_string();
+        let (server, addr, secret) = server(3);
         let t = std::thread::spawn(move || server.serve(Duration::from_millis(300)));
-        let c = StarClient::connect(&addr, 2, 3, Duration::from_secs(5), None).unwrap();
+        let c = connect(&addr, 2, 3, &secret).unwrap();
         let err = c.allgather(b"x").unwrap_err();
         assert!(err.message.contains("waiting for PE(s) 0, 1"), "{}", err.message);
         assert!(!err.message.contains("bootstrap: bootstrap"), "{}", err.message);
@@ -390,39 +595,160 @@ mod tests {
 
     #[test]
     fn a_server_serves_a_second_session_after_finalize() {
-        let server = StarServer::bind(2).unwrap();
-        let addr = server.address().to_string();
+        let (server, addr, secret) = server(2);
         let t = std::thread::spawn(move || {
             server.serve(Duration::from_secs(10)).unwrap();
-            server.wait_for_client();
-            server.serve(Duration::from_secs(10)).unwrap();
+            server.serve_next(Duration::from_secs(10)).unwrap();
         });
-        for session in 0..2u8 {
-            let pes: Vec<_> = (0..2)
-                .map(|r| {
-                    let addr = addr.clone();
-                    std::thread::spawn(move || {
-                        let c = StarClient::connect(&addr, r, 2, Duration::from_secs(10), None).unwrap();
-                        assert_eq!(c.allgather(&[session, r as u8]).unwrap(), vec![vec![session, 0], vec![session, 1]]);
-                    })
-                })
-                .collect();
-            pes.into_iter().for_each(|p| p.join().unwrap());
-        }
+        run_pes(&addr, 2, secret);
+        run_pes(&addr, 2, secret);
         t.join().unwrap();
     }
 
     #[test]
+    fn garbage_and_silence_between_sessions_do_not_break_the_next_one() {
+        let (server, addr, secret) = server(2);
+        let t = std::thread::spawn(move || {
+            server.serve(Duration::from_secs(10)).unwrap();
+            server.serve_next(Duration::from_millis(1500)).unwrap();
+        });
+        run_pes(&addr, 2, secret);
+        let mut garbage = raw(&addr);
+        garbage.write_all(&[0xee; 64]).unwrap();
+        let _silent = raw(&addr);
+        std::thread::sleep(Duration::from_millis(300));
+        run_pes(&addr, 2, secret);
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn strangers_before_the_pes_delay_nobody_and_get_nothing() {
+        let (server, addr, secret) = server(2);
+        let t = std::thread::spawn(move || server.serve(LONG));
+        // Silent, garbage, truncated, a huge announced length, a wrong secret: all first.
+        let silent = raw(&addr);
+        let mut garbage = raw(&addr);
+        garbage.write_all(b"not a handshake at all, just bytes......").unwrap();
+        let mut truncated = raw(&addr);
+        truncated.write_all(b"RSHc\x01").unwrap();
+        drop(truncated);
+        let mut huge = raw(&addr);
+        huge.write_all(&header(OP_GATHER, 0, 1 << 62)).unwrap();
+        huge.write_all(&[0u8; 24]).unwrap();
+        let wrong = connect(&addr, 0, 2, &auth::new_secret().unwrap()).err().unwrap();
+        assert!(wrong.message.contains("do not hold the same job secret"), "{}", wrong.message);
+        let started = Instant::now();
+        run_pes(&addr, 2, secret);
+        assert!(started.elapsed() < Duration::from_secs(5), "strangers delayed the PEs: {:?}", started.elapsed());
+        assert_eq!(t.join().unwrap().unwrap().len(), 2);
+        // What the garbage sender got back: at most a refusal, never a PE's data.
+        garbage.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        let mut got = Vec::new();
+        let _ = garbage.read_to_end(&mut got);
+        assert!(got.is_empty(), "a stranger received {got:?}");
+        drop(silent);
+    }
+
+    #[test]
+    fn a_replayed_join_is_refused() {
+        // Record a real PE's bytes through a relay, then replay them as a stranger.
+        let (server, addr, secret) = server(1);
+        let relay_name = format!("rshmem-test-relay-{}", std::process::id());
+        let relay = UnixListener::bind_addr(&SocketAddr::from_abstract_name(relay_name.as_bytes()).unwrap()).unwrap();
+        let t = std::thread::spawn(move || {
+            server.serve(LONG).unwrap();
+            server.serve(Duration::from_secs(3))
+        });
+        let to_server = raw(&addr);
+        let pe = std::thread::spawn(move || {
+            let c = connect(&relay_name, 0, 1, &secret).unwrap();
+            assert_eq!(c.allgather(b"x").unwrap(), vec![b"x".to_vec()]);
+        });
+        let (from_pe, _) = relay.accept().unwrap();
+        let recorded = Arc::new(Mutex::new(Vec::new()));
+        let copy = |mut from: UnixStream, mut to: UnixStream, log: Option<Arc<Mutex<Vec<u8>>>>| {
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n @ 1..) = from.read(&mut buf) {
+                    if let Some(l) = &log {
+                        l.lock().unwrap().extend_from_slice(&buf[..n]);
+                    }
+                    if to.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            })
+        };
+        copy(from_pe.try_clone().unwrap(), to_server.try_clone().unwrap(), Some(recorded.clone()));
+        copy(to_server, from_pe, None);
+        pe.join().unwrap();
+        let bytes = recorded.lock().unwrap().clone();
+        assert!(bytes.len() >= 40 + 32 + 8, "recorded {} bytes", bytes.len());
+        let mut replay = raw(&addr);
+        replay.write_all(&bytes).unwrap();
+        replay.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut answer = Vec::new();
+        let _ = replay.read_to_end(&mut answer);
+        // The server's reply (72 bytes) then a refusal: nothing of the job.
+        assert_eq!(answer.len(), 73, "{answer:?}");
+        assert_eq!(answer[72], 0, "the replay was accepted");
+        let second = t.join().unwrap().unwrap_err();
+        assert!(second.message.contains("timed out") || second.message.contains("PE(s) 0"), "{}", second.message);
+    }
+
+    #[test]
+    fn a_pe_will_not_talk_to_a_squatter() {
+        let name = format!("rshmem-test-squat-{}", std::process::id());
+        let squatter = UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap()).unwrap();
+        let fake = std::thread::spawn(move || {
+            let (mut s, _) = squatter.accept().unwrap();
+            let mut hello = [0u8; 40];
+            s.read_exact(&mut hello).unwrap();
+            let mut reply = b"RSHs\x01\0\0\0".to_vec();
+            reply.extend_from_slice(&[3u8; 64]);
+            s.write_all(&reply).unwrap();
+            let mut rest = Vec::new();
+            let _ = s.read_to_end(&mut rest);
+            rest
+        });
+        let e = connect(&name, 0, 2, &auth::new_secret().unwrap()).err().unwrap();
+        assert!(e.message.contains("do not hold the same job secret"), "{}", e.message);
+        assert!(fake.join().unwrap().is_empty(), "the PE sent something to the squatter");
+    }
+
+    #[test]
+    fn a_pe_announcing_a_huge_message_is_refused_not_allocated() {
+        let (server, addr, secret) = server(1);
+        let t = std::thread::spawn(move || server.serve(LONG));
+        let c = connect(&addr, 0, 1, &secret).unwrap();
+        (&*c.stream.lock().unwrap()).write_all(&header(OP_GATHER, 0, 1 << 62)).unwrap();
+        let err = t.join().unwrap().unwrap_err();
+        assert!(err.message.contains("more than one exchange may carry"), "{}", err.message);
+        std::mem::forget(c);
+    }
+
+    #[test]
     fn a_pe_that_leaves_fails_the_others() {
-        let server = StarServer::bind(2).unwrap();
-        let addr = server.address().to_string();
+        let (server, addr, secret) = server(2);
         let t = std::thread::spawn(move || server.serve(Duration::from_secs(5)));
-        let a = StarClient::connect(&addr, 0, 2, Duration::from_secs(5), None).unwrap();
-        let b = StarClient::connect(&addr, 1, 2, Duration::from_secs(5), None).unwrap();
+        let a = connect(&addr, 0, 2, &secret).unwrap();
+        let b = connect(&addr, 1, 2, &secret).unwrap();
         std::mem::forget(b.stream.lock().unwrap().try_clone().unwrap().shutdown(std::net::Shutdown::Both));
         let err = a.allgather(b"x").unwrap_err();
         assert!(err.message.contains("PE 1"), "{}", err.message);
         assert!(t.join().unwrap().is_err());
         std::mem::forget(b);
+    }
+
+    #[test]
+    fn two_pes_with_one_rank_are_named() {
+        let (server, addr, secret) = server(2);
+        let t = std::thread::spawn(move || server.serve(LONG));
+        let _a = connect(&addr, 1, 2, &secret).unwrap();
+        let b = connect(&addr, 1, 2, &secret).unwrap();
+        let err = t.join().unwrap().unwrap_err();
+        assert!(err.message.contains("two processes of this job joined as PE 1"), "{}", err.message);
+        let e = b.allgather(b"x").unwrap_err();
+        assert!(e.message.contains("joined as PE 1"), "{}", e.message);
     }
 }

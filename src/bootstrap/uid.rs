@@ -3,56 +3,45 @@
 //! itself (MPI, a file, torch.distributed), and the id is all the PEs need to find each other.
 //!
 //! The id holds a rendezvous name (an abstract Unix socket: nothing on disk) and a random
-//! 128-bit secret. At init, rank 0 starts a star server (the same one `rshmemrun` runs) and a
-//! doorman on the rendezvous name; every other rank connects to the doorman, proves it knows
-//! the secret, and only then learns the star's address. A process that does not hold the id
-//! cannot join. The star then provides every collective the runtime needs, descriptor passing
-//! included. One host for now (the socket is local); a TCP doorman is the multi-host step.
+//! 256-bit job secret. At init, rank 0 starts the star (the same server `rshmemrun` runs) on
+//! that name, and every rank joins it by proving it holds the secret (see `super::auth`): a
+//! process that does not hold the id cannot join, and the id must be kept like a password.
+//! One host for now (the socket is local); a TCP rendezvous is the multi-host step.
 
-use std::io::{Read, Write};
 use std::os::fd::{OwnedFd, RawFd};
-use std::os::linux::net::SocketAddrExt;
-use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::auth::{Secret, SECRET_BYTES};
 use super::star::{StarClient, StarServer};
 use super::Bootstrap;
 use crate::error::{Error, Result};
 
 /// Bytes of the opaque part of nvshmemx_uniqueid_t (after its `int version`).
 pub const ID_BYTES: usize = 124;
-const ID_MAGIC: &[u8; 4] = b"RUID";
-const SECRET: usize = 16;
-const NAME_AT: usize = 4 + SECRET + 1;
-
-fn random_bytes<const N: usize>() -> [u8; N] {
-    let mut b = [0u8; N];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        let _ = f.read_exact(&mut b);
-    }
-    b
-}
+const ID_MAGIC: &[u8; 4] = b"RUI2";
+const NAME_AT: usize = 4 + SECRET_BYTES + 1;
 
 /// A fresh id: rendezvous name and secret. Touches nothing else (no socket, no GPU).
-pub fn new_id() -> [u8; ID_BYTES] {
-    let mut id = [0u8; ID_BYTES];
-    let tag: [u8; 8] = random_bytes();
+pub fn new_id() -> Result<[u8; ID_BYTES]> {
+    let secret = super::new_job_secret()?;
+    let tag: [u8; 8] = crate::sys::random::bytes().map_err(|e| Error::bootstrap(format!("bootstrap: no randomness (getrandom: {e})")))?;
     let name = format!("rshmem-uid-{}-{:016x}", std::process::id(), u64::from_le_bytes(tag));
+    let mut id = [0u8; ID_BYTES];
     id[..4].copy_from_slice(ID_MAGIC);
-    id[4..4 + SECRET].copy_from_slice(&random_bytes::<SECRET>());
-    id[4 + SECRET] = name.len() as u8;
+    id[4..4 + SECRET_BYTES].copy_from_slice(&secret);
+    id[4 + SECRET_BYTES] = name.len() as u8;
     id[NAME_AT..NAME_AT + name.len()].copy_from_slice(name.as_bytes());
-    id
+    Ok(id)
 }
 
 struct Parsed {
-    secret: [u8; SECRET],
+    secret: Secret,
     name: String,
 }
 
 fn parse(id: &[u8; ID_BYTES], routine: &'static str) -> Result<Parsed> {
-    let len = id[4 + SECRET] as usize;
+    let len = id[4 + SECRET_BYTES] as usize;
     if &id[..4] != ID_MAGIC || len == 0 || NAME_AT + len > ID_BYTES {
         return Err(Error::invalid(
             routine,
@@ -61,14 +50,14 @@ fn parse(id: &[u8; ID_BYTES], routine: &'static str) -> Result<Parsed> {
     }
     let name = String::from_utf8(id[NAME_AT..NAME_AT + len].to_vec())
         .map_err(|_| Error::invalid(routine, "the unique id is corrupt (its rendezvous name is not text)"))?;
-    Ok(Parsed { secret: id[4..4 + SECRET].try_into().unwrap(), name })
+    Ok(Parsed { secret: id[4..4 + SECRET_BYTES].try_into().expect("secret bytes"), name })
 }
 
 fn err(routine: &'static str, what: String) -> Error {
     Error::bootstrap(what).in_routine(routine)
 }
 
-/// A star joined through a unique id; rank 0 also runs the server and the doorman.
+/// A star joined through a unique id; rank 0 also runs the server.
 pub struct UidStar {
     client: Option<StarClient>,
     server: Option<JoinHandle<()>>,
@@ -82,88 +71,34 @@ impl UidStar {
             return Err(Error::invalid(routine, format!("rank {rank} of {nranks}: the rank must be below the number of ranks")));
         }
         let p = parse(id, routine)?;
-        let (address, server) = if rank == 0 { Self::host(&p, nranks, timeout, routine)? } else { (Self::ask(&p, rank, timeout, routine)?, None) };
-        let client = StarClient::connect(&address, rank, nranks, timeout, None)?.named("uniqueid");
-        Ok(UidStar { client: Some(client), server, timeout })
+        let server = if rank == 0 { Some(Self::host(&p, nranks, timeout, routine)?) } else { None };
+        let client = StarClient::connect(&p.name, rank, nranks, timeout, None, &p.secret).map_err(|e| {
+            if e.message.contains("could not reach") {
+                err(routine, format!("{}; rank 0 must call nvshmemx_init_attr with the same id (on this host)", e.message))
+            } else {
+                e.in_routine(routine)
+            }
+        })?;
+        Ok(UidStar { client: Some(client.named("uniqueid")), server, timeout })
     }
 
-    /// Rank 0: start the star and a doorman that hands its address to holders of the secret.
-    fn host(p: &Parsed, nranks: usize, timeout: Duration, routine: &'static str) -> Result<(String, Option<JoinHandle<()>>)> {
-        let server = StarServer::bind(nranks)?;
-        let address = server.address().to_string();
-        let sa = SocketAddr::from_abstract_name(p.name.as_bytes()).map_err(|e| err(routine, format!("rendezvous name: {e}")))?;
-        let door = UnixListener::bind_addr(&sa).map_err(|e| {
-            err(routine, format!("binding the rendezvous of this unique id failed ({e}); was the same id used for two jobs at once? Make a new one with nvshmemx_get_uniqueid"))
+    /// Rank 0: start the star on the id's name, guarded by the id's secret.
+    fn host(p: &Parsed, nranks: usize, timeout: Duration, routine: &'static str) -> Result<JoinHandle<()>> {
+        let server = StarServer::bind_named(nranks, &p.name, p.secret).map_err(|e| {
+            err(routine, format!("{}: binding the rendezvous of this unique id failed; was the same id used for two jobs at once? Make a new one with nvshmemx_get_uniqueid", e.message))
         })?;
-        let secret = p.secret;
-        let reply = address.clone();
-        let handle = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("rshmem-uid".into())
             .spawn(move || {
-                let doorman = std::thread::spawn(move || doorman(door, secret, reply, nranks - 1, timeout));
                 if let Err(e) = server.serve(timeout) {
                     eprintln!("rshmem: unique-id bootstrap: {e}");
                 }
-                let _ = doorman.join();
             })
-            .map_err(|e| Error::system(routine, "spawning the bootstrap thread", e))?;
-        Ok((address, Some(handle)))
-    }
-
-    /// Other ranks: prove we hold the id, learn the star's address.
-    fn ask(p: &Parsed, rank: usize, timeout: Duration, routine: &'static str) -> Result<String> {
-        let sa = SocketAddr::from_abstract_name(p.name.as_bytes()).map_err(|e| err(routine, format!("rendezvous name: {e}")))?;
-        let deadline = Instant::now() + timeout;
-        let mut s = loop {
-            match UnixStream::connect_addr(&sa) {
-                Ok(s) => break s,
-                Err(e) if Instant::now() > deadline => {
-                    return Err(err(routine, format!(
-                        "rank {rank} could not reach rank 0's rendezvous within {:.0} s ({e}); rank 0 must call nvshmemx_init_attr with the same id (on this host)",
-                        timeout.as_secs_f64()
-                    )))
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(5)),
-            }
-        };
-        s.set_read_timeout(Some(timeout)).ok();
-        let mut hello = [0u8; SECRET + 4];
-        hello[..SECRET].copy_from_slice(&p.secret);
-        hello[SECRET..].copy_from_slice(&(rank as u32).to_le_bytes());
-        s.write_all(&hello).map_err(|e| err(routine, format!("rendezvous: {e}")))?;
-        let mut len = [0u8; 2];
-        s.read_exact(&mut len).map_err(|e| err(routine, format!("rank 0 refused rank {rank} at the rendezvous ({e})")))?;
-        let mut addr = vec![0u8; u16::from_le_bytes(len) as usize];
-        s.read_exact(&mut addr).map_err(|e| err(routine, format!("rendezvous: {e}")))?;
-        String::from_utf8(addr).map_err(|_| err(routine, "rendezvous: garbled reply".into()))
+            .map_err(|e| Error::system(routine, "spawning the bootstrap thread", e))
     }
 
     fn client(&self) -> &StarClient {
         self.client.as_ref().expect("the star client lives until drop")
-    }
-}
-
-/// Serves `expected` genuine ranks (or stops at the deadline); strangers get nothing.
-fn doorman(door: UnixListener, secret: [u8; SECRET], address: String, expected: usize, timeout: Duration) {
-    let deadline = Instant::now() + timeout;
-    let _ = door.set_nonblocking(true);
-    let mut served = 0;
-    while served < expected && Instant::now() < deadline {
-        match door.accept() {
-            Ok((mut s, _)) => {
-                let _ = s.set_nonblocking(false);
-                s.set_read_timeout(Some(Duration::from_secs(5))).ok();
-                let mut hello = [0u8; SECRET + 4];
-                if s.read_exact(&mut hello).is_ok() && hello[..SECRET] == secret {
-                    let mut reply = (address.len() as u16).to_le_bytes().to_vec();
-                    reply.extend_from_slice(address.as_bytes());
-                    if s.write_all(&reply).is_ok() {
-                        served += 1;
-                    }
-                }
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(2)),
-        }
     }
 }
 
@@ -207,10 +142,10 @@ mod tests {
 
     #[test]
     fn three_ranks_join_with_one_id_and_a_stranger_cannot() {
-        let id = new_id();
+        let id = new_id().unwrap();
         let t = Duration::from_secs(10);
         let mut forged = id;
-        forged[5] ^= 0xff; // wrong secret, right name
+        forged[5] ^= 0xff; // wrong secret, right name: it must not join, nor hold the others up
         let stranger = std::thread::spawn(move || UidStar::join(&forged, 2, 3, Duration::from_millis(300), "t").map(|_| ()));
         let ranks: Vec<_> = (0..3)
             .map(|r| {

@@ -97,3 +97,32 @@ pub fn recv_with_fds(sock: &UnixStream, data: &mut [u8], max_fds: usize) -> io::
     }
     Ok(fds)
 }
+
+/// Who is at the other end of a connected Unix socket, as the kernel recorded it when the
+/// connection (or, for a client, the listening socket) was made: it cannot be forged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerCred {
+    pub pid: i32,
+    pub uid: u32,
+}
+
+/// SO_PEERCRED of `sock`.
+pub fn peer_credentials(sock: &UnixStream) -> io::Result<PeerCred> {
+    // SAFETY: ucred is plain data; zeroed is a valid initial state.
+    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`.
+    let rc = unsafe {
+        libc::getsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_PEERCRED, (&mut cred as *mut libc::ucred).cast(), &mut len)
+    };
+    if rc != 0 {
+        return Err(last_os_error());
+    }
+    Ok(PeerCred { pid: cred.pid, uid: cred.uid })
+}
+
+/// This process's effective user id: the only one allowed to join its jobs.
+pub fn own_uid() -> u32 {
+    // SAFETY: geteuid has no failure mode.
+    unsafe { libc::geteuid() }
+}

@@ -5,6 +5,7 @@ pub mod fdpass;
 pub mod longdouble;
 pub mod phdr;
 pub mod process;
+pub mod random;
 pub mod shm;
 
 /// The last OS error as an `io::Error`.

@@ -106,7 +106,7 @@ pub extern "C" fn nvshmemx_get_uniqueid(id: *mut RshmemUniqueId) -> c_int {
         if id.is_null() {
             return Err(Error::invalid("nvshmemx_get_uniqueid", "the id pointer is NULL"));
         }
-        let fresh = RshmemUniqueId { version: version_word::<RshmemUniqueId>(), internal: uid::new_id() };
+        let fresh = RshmemUniqueId { version: version_word::<RshmemUniqueId>(), internal: uid::new_id().map_err(|e| e.in_routine("nvshmemx_get_uniqueid"))? };
         const _: () = assert!(uid::ID_BYTES == RSHMEM_UNIQUEID_BYTES);
         // SAFETY: the caller passes a writable nvshmemx_uniqueid_t.
         unsafe { id.write(fresh) };

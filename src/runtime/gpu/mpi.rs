@@ -114,7 +114,7 @@ pub fn uniqueid_over(comm: *const c_void, routine: &'static str) -> Result<(usiz
                 check(std::mem::transmute::<*mut c_void, RankFn>(mpi.rank)(c, &mut rank), "MPI_Comm_rank", routine)?;
                 check(std::mem::transmute::<*mut c_void, RankFn>(mpi.size)(c, &mut size), "MPI_Comm_size", routine)?;
                 if rank == 0 {
-                    id = uid::new_id();
+                    id = uid::new_id().map_err(|e| e.in_routine(routine))?;
                 }
                 check(std::mem::transmute::<*mut c_void, BcastFn>(mpi.bcast)(id.as_mut_ptr().cast(), id.len() as c_int, byte, 0, c), "MPI_Bcast", routine)?;
             }
@@ -125,7 +125,7 @@ pub fn uniqueid_over(comm: *const c_void, routine: &'static str) -> Result<(usiz
                 check(std::mem::transmute::<*mut c_void, RankFn>(mpi.rank)(c, &mut rank), "MPI_Comm_rank", routine)?;
                 check(std::mem::transmute::<*mut c_void, RankFn>(mpi.size)(c, &mut size), "MPI_Comm_size", routine)?;
                 if rank == 0 {
-                    id = uid::new_id();
+                    id = uid::new_id().map_err(|e| e.in_routine(routine))?;
                 }
                 check(std::mem::transmute::<*mut c_void, BcastFn>(mpi.bcast)(id.as_mut_ptr().cast(), id.len() as c_int, MPICH_MPI_BYTE, 0, c), "MPI_Bcast", routine)?;
             }
