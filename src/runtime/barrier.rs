@@ -5,9 +5,16 @@
 //! j in PE i's header (header.rs): the name line and words first, then tag and ack, then
 //! `seq = m` with Release. PE i, expecting its m-th message from j, polls that slot until
 //! `seq >= m` (Acquire) and reads it. Each side counts on its own (`Peer`), so sending is a few
-//! plain stores into one line (no read-modify-write, no lock) and nothing is ever reset; one
-//! pair of PEs serves every team and active set, because SHMEM programs issue their
-//! collectives in the same order on every PE that takes part.
+//! plain stores into one line (no read-modify-write, no lock) and nothing is ever reset.
+//!
+//! Every team has a channel of its own (its handle; the world team and the active sets of the
+//! deprecated collectives share channel 0): mailboxes, acks and counts per pair of PEs. Within
+//! a team, SHMEM programs issue collectives in the same order on every member, which is all one
+//! stream needs; teams are independent, and under SHMEM_THREAD_MULTIPLE two threads may run
+//! collectives on two teams with common members at the same time, so their messages must not
+//! share a stream. A handle always names the same team on both PEs of a pair (splits agree on
+//! it), and a destroyed team's last call left its counts matched, so a later team with the same
+//! handle simply goes on counting.
 //!
 //! The tag says which routine sent the message (0: a barrier or sync; else a hash of the
 //! routine's name, whose text rides in the name line), so a PE that receives a message from a
@@ -38,17 +45,19 @@ use super::header::{Slot, MSG_WORDS, NAME_BYTES, SLOTS};
 use super::State;
 use crate::error::{Error, ErrorKind, Result};
 
-/// A set of PEs `start, start+stride, ...` (`size` of them): a team or an active set.
+/// A set of PEs `start, start+stride, ...` (`size` of them): a team or an active set, and the
+/// message channel its collectives use (the team's handle; 0 for the world and active sets).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PeSet {
     pub start: usize,
     pub stride: usize,
     pub size: usize,
+    pub chan: usize,
 }
 
 impl PeSet {
     pub fn world(npes: usize) -> PeSet {
-        PeSet { start: 0, stride: 1, size: npes }
+        PeSet { start: 0, stride: 1, size: npes, chan: 0 }
     }
     /// World PE number of member `i`.
     #[inline]
@@ -141,6 +150,8 @@ pub struct Msg {
     pub slot: Slot,
     /// Sender's world PE number.
     pub from: usize,
+    /// The channel it came through.
+    pub chan: usize,
 }
 
 impl Msg {
@@ -150,8 +161,8 @@ impl Msg {
     }
 }
 
-/// This PE's counts for one peer. Only this PE touches them (under the collective lock when
-/// threads share it), so relaxed loads and stores suffice.
+/// This PE's counts for one peer in one channel. Only this PE touches them (under the
+/// channel's collective lock when threads share it), so relaxed loads and stores suffice.
 #[derive(Default)]
 pub struct Peer {
     /// Messages sent to the peer.
@@ -177,20 +188,20 @@ impl Peer {
 }
 
 impl State {
-    /// Sends PE `to` a message: the words of `head` and `own`, then `bytes` (raw, right after
-    /// the words; at most MSG_WORDS words in all), tagged with the caller.
+    /// Sends PE `to` a message in channel `chan`: the words of `head` and `own`, then `bytes`
+    /// (raw, right after the words; at most MSG_WORDS words in all), tagged with the caller.
     #[inline(always)]
-    pub fn send(&self, to: usize, caller: &Caller, head: &[u64], own: &[u64], bytes: &[u8]) {
+    pub fn send(&self, chan: usize, to: usize, caller: &Caller, head: &[u64], own: &[u64], bytes: &[u8]) {
         let (nwords, nbytes) = (head.len() + own.len(), bytes.len());
         assert!(nwords * 8 + nbytes <= MSG_WORDS * 8, "{nbytes} bytes after {nwords} words do not fit a message");
-        let peer = &self.peers[to];
+        let peer = &self.peers(chan)[to];
         let m = peer.sent.load(Ordering::Relaxed) + 1;
         peer.sent.store(m, Ordering::Relaxed);
         if m > peer.acked.load(Ordering::Relaxed) + SLOTS as u64 {
-            self.await_credit(to, m - SLOTS as u64, caller);
+            self.await_credit(chan, to, m - SLOTS as u64, caller);
         }
         let s = (m % SLOTS as u64) as usize;
-        let slot = self.headers[to].slot(self.me, s);
+        let slot = self.headers[to].slot(chan, self.me, s);
         // The name line changes only with the routine (it is read only to report a mismatch).
         if caller.tag != 0 && peer.named[s].load(Ordering::Relaxed) != caller.tag {
             for (i, &w) in caller.name.iter().enumerate() {
@@ -217,28 +228,28 @@ impl State {
 
     /// Waits until PE `to` says it has finished with our message `done` (rule 3).
     #[cold]
-    fn await_credit(&self, to: usize, done: u64, caller: &Caller) {
-        let ack = self.headers[to].ack(self.me);
+    fn await_credit(&self, chan: usize, to: usize, done: u64, caller: &Caller) {
+        let ack = self.headers[to].ack(chan, self.me);
         self.wait_for(caller.routine, || ack.load(Ordering::Acquire) >= done, || {
             format!("for PE {to} to read this PE's earlier messages ({})", self.doing(to))
         });
-        self.peers[to].note_ack(ack.load(Ordering::Relaxed));
+        self.peers(chan)[to].note_ack(ack.load(Ordering::Relaxed));
     }
 
     /// Waits for the next message from PE `from` and checks that it comes from the same
     /// routine as `caller` (the error names both).
     #[inline(always)]
-    pub fn receive(&self, from: usize, caller: &Caller) -> Result<Msg> {
-        let peer = &self.peers[from];
+    pub fn receive(&self, chan: usize, from: usize, caller: &Caller) -> Result<Msg> {
+        let peer = &self.peers(chan)[from];
         let want = peer.received.load(Ordering::Relaxed) + 1;
         peer.received.store(want, Ordering::Relaxed);
         // The previous message from `from` is finished (rule 2): say so, for a sender that
         // has nothing else to go by.
-        self.my_header().ack(from).store(want - 1, Ordering::Release);
-        let slot = self.my_header().slot(from, (want % SLOTS as u64) as usize);
+        self.my_header().ack(chan, from).store(want - 1, Ordering::Release);
+        let slot = self.my_header().slot(chan, from, (want % SLOTS as u64) as usize);
         let seq = slot.seq();
         self.wait_for(caller.routine, || seq.load(Ordering::Acquire) >= want, || self.awaiting(from));
-        let msg = Msg { slot, from };
+        let msg = Msg { slot, from, chan };
         if seq.load(Ordering::Relaxed) != want || slot.tag().load(Ordering::Relaxed) != caller.tag {
             return Err(self.mismatch(msg, want, caller));
         }
@@ -273,8 +284,8 @@ impl State {
         let theirs = slot_routine(msg.slot);
         let seen = msg.slot.ack().load(Ordering::Relaxed);
         // Our message seen+1, if we sent it and it is not the current call's.
-        let ours_then = (seen < self.peers[msg.from].sent.load(Ordering::Relaxed))
-            .then(|| self.headers[msg.from].slot(self.me, ((seen + 1) % SLOTS as u64) as usize))
+        let ours_then = (seen < self.peers(msg.chan)[msg.from].sent.load(Ordering::Relaxed))
+            .then(|| self.headers[msg.from].slot(msg.chan, self.me, ((seen + 1) % SLOTS as u64) as usize))
             .filter(|s| s.seq().load(Ordering::Relaxed) == seen + 1 && s.tag().load(Ordering::Relaxed) != caller.tag)
             .map(slot_routine);
         let (ours, since) = match ours_then {
@@ -311,8 +322,8 @@ impl State {
             // (i + dist) mod n and (i - dist) mod n, without a division: both are below 2n.
             let to = if i + dist >= n { i + dist - n } else { i + dist };
             let from = if i >= dist { i - dist } else { i + n - dist };
-            self.send(set.pe(to), caller, &[], &[], &[]);
-            self.receive(set.pe(from), caller)?;
+            self.send(set.chan, set.pe(to), caller, &[], &[], &[]);
+            self.receive(set.chan, set.pe(from), caller)?;
             dist *= 2;
         }
         Ok(())
@@ -351,13 +362,13 @@ mod tests {
 
     #[test]
     fn strided_membership() {
-        let s = PeSet { start: 1, stride: 2, size: 3 };
+        let s = PeSet { start: 1, stride: 2, size: 3, chan: 0 };
         assert_eq!(s.members().collect::<Vec<_>>(), vec![1, 3, 5]);
         assert_eq!(s.index_of(5), Some(2));
         assert_eq!(s.index_of(4), None);
         assert_eq!(s.index_of(7), None);
         assert_eq!(s.index_of(0), None);
-        let one = PeSet { start: 4, stride: 0, size: 1 };
+        let one = PeSet { start: 4, stride: 0, size: 1, chan: 0 };
         assert_eq!(one.index_of(4), Some(0));
     }
 

@@ -109,7 +109,7 @@ impl State {
         for (w, (_, v)) in head.iter_mut().zip(agreed) {
             *w = *v as u64;
         }
-        let serial = self.serialize_collectives();
+        let serial = self.serialize_channel(set.chan);
         Ok(Coll { st: self, set, me, caller, agreed, head, _serial: serial })
     }
 }
@@ -143,13 +143,13 @@ impl Coll<'_> {
             Some((p, n)) if n > 0 => unsafe { std::slice::from_raw_parts(p, n) },
             _ => &[],
         };
-        self.st.send(self.pe(k), &self.caller, &self.head[..self.agreed.len()], own, bytes);
+        self.st.send(self.set.chan, self.pe(k), &self.caller, &self.head[..self.agreed.len()], own, bytes);
     }
 
     /// Receives member `k`'s message of this step and checks routine and agreed arguments.
     #[inline(always)]
     fn receive(&self, agreed: &[(&'static str, i64)], k: usize) -> Result<Msg> {
-        let msg = self.st.receive(self.pe(k), &self.caller)?;
+        let msg = self.st.receive(self.set.chan, self.pe(k), &self.caller)?;
         for (i, (what, v)) in agreed.iter().enumerate() {
             let t = msg.word(i) as i64;
             if t != *v {
@@ -209,8 +209,9 @@ impl Coll<'_> {
     /// The last message received from member `k` (k != me) in this call.
     fn last_from(&self, k: usize) -> Msg {
         let pe = self.pe(k);
-        let m = self.st.peers[pe].received();
-        Msg { slot: self.st.my_header().slot(pe, (m % SLOTS as u64) as usize), from: pe }
+        let chan = self.set.chan;
+        let m = self.st.peers(chan)[pe].received();
+        Msg { slot: self.st.my_header().slot(chan, pe, (m % SLOTS as u64) as usize), from: pe, chan }
     }
 
     /// Where a message's payload starts, after the agreed arguments and `own` words.
@@ -231,7 +232,7 @@ impl Coll<'_> {
         let mut all = own.to_vec();
         self.exchange_agreeing(
             agreed,
-            |k| self.st.send(self.pe(k), &self.caller, &head, own, &[]),
+            |k| self.st.send(self.set.chan, self.pe(k), &self.caller, &head, own, &[]),
             |_, msg| {
                 for (j, w) in all.iter_mut().enumerate() {
                     *w &= msg.word(agreed.len() + j);
@@ -305,14 +306,14 @@ impl State {
     /// Barrier over a set: quiet, then sync (`caller` is a `Caller::sync`).
     pub fn coll_barrier(&self, set: PeSet, caller: &Caller) -> Result<()> {
         self.member_index(&set, caller.routine)?;
-        let _serial = self.serialize_collectives();
+        let _serial = self.serialize_channel(set.chan);
         self.barrier_set(&set, caller)
     }
 
     /// Sync over a set (no memory completion).
     pub fn coll_sync(&self, set: PeSet, caller: &Caller) -> Result<()> {
         self.member_index(&set, caller.routine)?;
-        let _serial = self.serialize_collectives();
+        let _serial = self.serialize_channel(set.chan);
         self.sync_set(&set, caller)
     }
 

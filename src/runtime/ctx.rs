@@ -190,6 +190,7 @@ impl CtxTable {
             start: s.start.load(Ordering::Relaxed),
             stride: s.stride.load(Ordering::Relaxed),
             size: s.size.load(Ordering::Relaxed),
+            chan: 0,
         };
         fence(Ordering::Acquire);
         let again = s.state.load(Ordering::Relaxed);
@@ -342,7 +343,7 @@ mod tests {
     use super::*;
 
     fn strided() -> PeSet {
-        PeSet { start: 1, stride: 2, size: 3 }
+        PeSet { start: 1, stride: 2, size: 3, chan: 0 }
     }
 
     #[test]

@@ -5,16 +5,21 @@
 //! 8      global-exit word (i64::MIN = none; else the status a PE passed to shmem_global_exit)
 //! 64     waiting-in line: the routine this PE is waiting in, NUL-padded; zero while it is not
 //!        (written by wait.rs; read by a peer whose wait outlasts HANG_TIMEOUT)
-//! 128    mailboxes: one per source PE, MAILBOX_BYTES each. PE j writes only into mailbox j
-//!        of PE i, to send i a message (barriers and every collective build on these; see
-//!        barrier.rs for the protocol). A mailbox is SLOTS slots; a slot is SLOT_LINES lines:
-//!          line 0     seq (the message's number; the receiver polls it), tag, ack, words 0..5
-//!          lines 1-2  words 5..21 (arguments and small payloads)
-//!          line 3     the sending routine's name, NUL-padded (read only to name a mismatch)
-//! ...    acks: one line per source PE. PE i writes into line j how many of j's messages it
-//!        has finished with; j reads it only when it has no fresher word (barrier.rs)
+//! 128    channels: CHANNELS of them, one per team handle (channel 0: the world team and
+//!        active sets), so that collectives on different teams never share a message stream
+//!        and may run at the same time on different threads. Each channel holds:
+//!        mailboxes: one per source PE, MAILBOX_BYTES each. PE j writes only into mailbox j
+//!          of PE i, to send i a message (barriers and every collective build on these; see
+//!          barrier.rs for the protocol). A mailbox is SLOTS slots; a slot is SLOT_LINES lines:
+//!            line 0     seq (the message's number; the receiver polls it), tag, ack, words 0..5
+//!            lines 1-2  words 5..21 (arguments and small payloads)
+//!            line 3     the sending routine's name, NUL-padded (read only to name a mismatch)
+//!        acks: one line per source PE. PE i writes into line j how many of j's messages it
+//!          has finished with; j reads it only when it has no fresher word (barrier.rs)
 //! ...    scratch: SCRATCH_BYTES per PE (allocation-agreement words of memory.rs)
 //! ```
+//! The heap's memory file is backed on first touch, so a channel costs memory only once a team
+//! with its handle has communicated.
 //! Line 0 carries everything a barrier needs and the arguments of most collectives, so a
 //! message usually costs the receiver one cache line.
 
@@ -35,6 +40,8 @@ pub const MSG_WORDS: usize = (SLOT_BYTES - LINE) / 8 - 3;
 /// Bytes of the name line.
 pub const NAME_BYTES: usize = LINE;
 pub const SCRATCH_BYTES: usize = 4096;
+/// Message channels: one per team handle a split can give (team.rs).
+pub const CHANNELS: usize = super::team::MAX_TEAMS;
 
 /// Where things are, for a job of `npes` PEs.
 #[derive(Clone, Copy, Debug)]
@@ -43,11 +50,18 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub fn acks_at(&self) -> usize {
-        MAILBOXES_AT + MAILBOX_BYTES * self.npes
+    /// Bytes of one channel: a mailbox and an ack line per source PE.
+    fn channel_bytes(&self) -> usize {
+        (MAILBOX_BYTES + LINE) * self.npes
+    }
+    pub fn channel_at(&self, chan: usize) -> usize {
+        MAILBOXES_AT + self.channel_bytes() * chan
+    }
+    pub fn acks_at(&self, chan: usize) -> usize {
+        self.channel_at(chan) + MAILBOX_BYTES * self.npes
     }
     pub fn scratch_at(&self) -> usize {
-        self.acks_at() + LINE * self.npes
+        self.channel_at(CHANNELS)
     }
     /// Bytes reserved for the header; user allocations start here.
     pub fn reserved(&self) -> usize {
@@ -82,17 +96,20 @@ impl Header {
     pub fn waiting_in(&self) -> &'static [AtomicU64; 8] {
         self.word(WAITING_IN_AT)
     }
-    /// Slot `s` (< SLOTS) of the mailbox that PE `from` writes on this PE.
+    /// Slot `s` (< SLOTS) of the mailbox that PE `from` writes on this PE in channel `chan`.
     #[inline]
-    pub fn slot(&self, from: usize, s: usize) -> Slot {
+    pub fn slot(&self, chan: usize, from: usize, s: usize) -> Slot {
+        assert!(chan < CHANNELS, "message channel {chan} is beyond the header");
         debug_assert!(from < self.layout.npes && s < SLOTS);
-        Slot { base: self.base + MAILBOXES_AT + MAILBOX_BYTES * from + SLOT_BYTES * s }
+        Slot { base: self.base + self.layout.channel_at(chan) + MAILBOX_BYTES * from + SLOT_BYTES * s }
     }
-    /// The word where this PE says how many of PE `from`'s messages it has finished with.
+    /// The word where this PE says how many of PE `from`'s messages in channel `chan` it has
+    /// finished with.
     #[inline]
-    pub fn ack(&self, from: usize) -> &'static AtomicU64 {
+    pub fn ack(&self, chan: usize, from: usize) -> &'static AtomicU64 {
+        assert!(chan < CHANNELS, "message channel {chan} is beyond the header");
         debug_assert!(from < self.layout.npes);
-        self.word(self.layout.acks_at() + LINE * from)
+        self.word(self.layout.acks_at(chan) + LINE * from)
     }
     /// This PE's scratch area (SCRATCH_BYTES), as an address.
     pub fn scratch(&self) -> usize {
@@ -149,8 +166,10 @@ mod tests {
         assert_eq!(24 + 8 * MSG_WORDS, SLOT_BYTES - NAME_BYTES);
         assert_eq!(MAILBOX_BYTES % (2 * LINE), 0);
         let l = Layout { npes: 3 };
-        assert_eq!(l.acks_at(), 128 + 3 * 1024);
-        assert_eq!(l.scratch_at(), 128 + 3 * 1024 + 3 * 64);
+        assert_eq!(l.acks_at(0), 128 + 3 * 1024);
+        assert_eq!(l.channel_at(1), 128 + 3 * 1024 + 3 * 64);
+        assert_eq!(l.acks_at(2), 128 + 2 * 3 * 1088 + 3 * 1024);
+        assert_eq!(l.scratch_at(), 128 + CHANNELS * 3 * 1088);
         assert_eq!(l.reserved() % 4096, 0);
         assert!(l.reserved() >= l.scratch_at() + SCRATCH_BYTES);
     }

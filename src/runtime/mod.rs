@@ -12,7 +12,7 @@ pub mod team;
 pub mod wait;
 
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use crate::bootstrap::{self, Bootstrap};
 use crate::env::Config;
@@ -39,15 +39,16 @@ pub struct State {
     /// Every PE's header, as mapped here.
     pub headers: Vec<Header>,
     pub alloc: Mutex<Allocator>,
-    /// This PE's message counts for each peer (see barrier.rs).
-    pub peers: Vec<barrier::Peer>,
+    /// This PE's message counts for each peer, per channel (see barrier.rs), made when a
+    /// channel is first used.
+    channels: Box<[OnceLock<Box<[barrier::Peer]>>]>,
     pub thread_level: i32,
     pub teams: team::TeamTable,
     /// Communication contexts (see ctx.rs).
     pub ctxs: ctx::CtxTable,
-    /// Serialises collective calls made by several threads of this PE (THREAD_MULTIPLE only;
-    /// see `serialize_collectives`).
-    collective_lock: Mutex<()>,
+    /// Serialise collective calls made by several threads of this PE on one channel
+    /// (THREAD_MULTIPLE only; see `serialize_channel`).
+    collective_locks: Box<[Mutex<()>]>,
     /// How long a waiting PE polls before yielding (see wait.rs).
     pub spin: wait::Spin,
     /// What a wait that takes too long does (see wait.rs).
@@ -146,11 +147,11 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
         layout,
         headers,
         alloc: Mutex::new(alloc),
-        peers: (0..npes).map(|_| barrier::Peer::default()).collect(),
+        channels: (0..header::CHANNELS).map(|_| OnceLock::new()).collect(),
         thread_level,
         teams,
         ctxs: ctx::CtxTable::new(npes),
-        collective_lock: Mutex::new(()),
+        collective_locks: (0..header::CHANNELS).map(|_| Mutex::new(())).collect(),
         spin: wait::spin_policy(cfg_spin_us, npes, std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
         hang,
         gpu,
@@ -225,13 +226,27 @@ pub fn finalize() -> Result<()> {
 }
 
 impl State {
-    /// Holds off other threads' collectives for the duration of one collective. Only under
-    /// SHMEM_THREAD_MULTIPLE can two threads of a PE be in collectives at once (all collectives
-    /// share the pair counters, so they must not interleave); at the other levels the program
-    /// already calls one at a time and the barrier path takes no lock at all.
+    /// Holds off other threads' collectives on the world team (and active sets, and the
+    /// runtime's own allocation barriers) for the duration of one call; see `serialize_channel`.
     #[inline]
     pub fn serialize_collectives(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
-        (self.thread_level == THREAD_MULTIPLE).then(|| self.collective_lock.lock().unwrap_or_else(|p| p.into_inner()))
+        self.serialize_channel(0)
+    }
+
+    /// Holds off other threads' collectives on channel `chan` (one team's) for the duration of
+    /// one collective. Only under SHMEM_THREAD_MULTIPLE can two threads of a PE be in
+    /// collectives at once: calls on one team share its pair counters, so they must not
+    /// interleave, while calls on different teams use different channels and run side by side.
+    /// At the other levels the program already calls one at a time and nothing is locked.
+    #[inline]
+    pub fn serialize_channel(&self, chan: usize) -> Option<std::sync::MutexGuard<'_, ()>> {
+        (self.thread_level == THREAD_MULTIPLE).then(|| self.collective_locks[chan].lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// This PE's counts for every peer in channel `chan` (barrier.rs).
+    #[inline]
+    pub fn peers(&self, chan: usize) -> &[barrier::Peer] {
+        self.channels[chan].get_or_init(|| (0..self.npes).map(|_| barrier::Peer::default()).collect())
     }
 
     pub fn my_header(&self) -> Header {

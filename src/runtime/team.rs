@@ -52,8 +52,8 @@ fn take_handle(free: &mut [u64]) -> Option<usize> {
 
 impl TeamTable {
     pub fn new(me: usize, npes: usize) -> TeamTable {
-        let all = Team { set: PeSet::world(npes), my_index: me, num_contexts: 0, parent: None };
-        TeamTable { slots: RwLock::new(vec![Some(Arc::new(all.clone())), Some(Arc::new(all.clone())), Some(Arc::new(all))]) }
+        let all = |chan| Some(Arc::new(Team { set: PeSet { chan, ..PeSet::world(npes) }, my_index: me, num_contexts: 0, parent: None }));
+        TeamTable { slots: RwLock::new(vec![all(WORLD), all(SHARED), all(NODE)]) }
     }
 
     /// The team behind handle index `id`, or an error naming the routine.
@@ -149,7 +149,7 @@ pub enum Split {
 /// The world PEs of members `start, start+stride, ...` (`size` of them) of `parent`.
 fn subset(parent: &PeSet, start: usize, stride: usize, size: usize) -> PeSet {
     let stride = if size == 1 { 1 } else { parent.stride * stride };
-    PeSet { start: parent.pe(start), stride, size }
+    PeSet { start: parent.pe(start), stride, size, chan: parent.chan }
 }
 
 /// Every member fails alike when no handle is free on all of them (they all see the same AND).
@@ -164,6 +164,8 @@ fn no_free_handle(routine: &'static str) -> Split {
 impl State {
     /// Stores the new team at the agreed handle `id` on its members.
     fn new_team(&self, set: PeSet, num_contexts: i32, parent: usize, id: usize, routine: &'static str) -> Result<Split> {
+        // The team's collectives use the channel of its handle (barrier.rs).
+        let set = PeSet { chan: id, ..set };
         match set.index_of(self.me) {
             Some(my_index) => {
                 self.teams.insert_at(id, Team { set, my_index, num_contexts, parent: Some(parent) }, routine)?;
@@ -255,7 +257,7 @@ impl State {
         if last >= self.npes as i64 {
             return bad(format!("its last PE would be {last}"));
         }
-        Ok(PeSet { start: start as usize, stride: 1 << log_stride, size: size as usize })
+        Ok(PeSet { start: start as usize, stride: 1 << log_stride, size: size as usize, chan: 0 })
     }
 }
 
@@ -270,7 +272,7 @@ mod tests {
     #[test]
     fn translate_between_teams() {
         let world = team(PeSet::world(8), 3);
-        let odd = team(PeSet { start: 1, stride: 2, size: 4 }, 1);
+        let odd = team(PeSet { start: 1, stride: 2, size: 4, chan: 0 }, 1);
         assert_eq!(world.translate(3, &odd), 1);
         assert_eq!(world.translate(4, &odd), -1);
         assert_eq!(odd.translate(3, &world), 7);
@@ -304,7 +306,7 @@ mod tests {
 
     #[test]
     fn subsets_compose() {
-        let odd = PeSet { start: 1, stride: 2, size: 5 }; // 1 3 5 7 9
+        let odd = PeSet { start: 1, stride: 2, size: 5, chan: 0 }; // 1 3 5 7 9
         let s = subset(&odd, 1, 2, 2); // members 1, 3 -> world 3, 7
         assert_eq!(s.members().collect::<Vec<_>>(), vec![3, 7]);
         let one = subset(&odd, 4, 0, 1);

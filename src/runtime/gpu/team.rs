@@ -68,12 +68,12 @@ impl State {
     /// start at NVSHMEM_TEAMS_MIN), and the device's copy of all six.
     pub(super) fn gpu_teams_init(&self, g: &GpuState) -> Result<()> {
         const R: &str = "nvshmem_init";
-        let me = PeSet { start: self.me, stride: 1, size: 1 };
+        let me = PeSet { start: self.me, stride: 1, size: 1, chan: 0 };
         // One host: the PEs with this node-local rank on every node are this PE alone; the PEs
         // on this PE's GPU are taken to be this PE alone; every PE leads its GPU.
         let extra = [(3, me, 0), (4, me, 0), (5, PeSet::world(self.npes), self.me)];
         for (want, set, my_index) in extra {
-            let got = self.teams.insert(Team { set, my_index, num_contexts: 0, parent: None });
+            let got = self.teams.insert(Team { set: PeSet { chan: want, ..set }, my_index, num_contexts: 0, parent: None });
             if got != want {
                 return Err(Error::new(ErrorKind::Internal, R, format!("predefined team {want} landed in slot {got}")));
             }
@@ -113,7 +113,7 @@ impl State {
             let cleared = g.clear_device_coll_state(*id, routine)?;
             g.write_device_team(*id, Some(&t), routine)?;
             if cleared {
-                let _serial = self.serialize_collectives();
+                let _serial = self.serialize_channel(t.set.chan);
                 self.sync_set(&t.set, &Caller::sync(routine))?;
             }
         }
@@ -173,7 +173,7 @@ impl State {
         if quiet {
             self.gpu_quiet(routine)?;
         }
-        let _serial = self.serialize_collectives();
+        let _serial = self.serialize_channel(t.set.chan);
         self.sync_set(&t.set, &Caller::sync(routine))
     }
 }
