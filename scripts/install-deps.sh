@@ -20,6 +20,8 @@ want mpiexec.hydra mpich            # PMI-1 launcher (bootstrap tests)
 want oshcc libopenmpi-dev           # Open MPI OSHMEM: LD_PRELOAD tests and the CPU reference
 want oshrun openmpi-bin
 want strace strace
+want fi_info libfabric-bin          # libfabric1 (the fabric layer loads it) + fi_info for diagnosis
+want ip iproute2                    # namespaced test hosts (scripts/netns-hosts.sh)
 { [ -e /usr/include/pmix.h ] || ls /usr/lib/*/pmix2/include/pmix.h >/dev/null 2>&1; } || need_pkgs+=(libpmix-dev)
 [ -e /usr/include/infiniband/mlx5dv.h ] || need_pkgs+=(libibverbs-dev)   # IBGDA layout tests (tests/ibgda_layout.rs)
 

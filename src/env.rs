@@ -155,6 +155,37 @@ pub const SETTINGS: &[Setting] = &[
         aliases: &[],
         help: "the PMIx client library loaded under Open MPI's mpirun/oshrun (name or path)",
     },
+    // ---- multi-host: libfabric (src/fabric) and node identity (src/transport/node.rs) ----
+    Setting {
+        name: "FABRIC_LIBRARY",
+        default: "libfabric.so.1",
+        aliases: &[],
+        help: "the libfabric library loaded for PEs on other hosts (name or path)",
+    },
+    Setting {
+        name: "FABRIC_PROVIDER",
+        default: "auto",
+        aliases: &[],
+        help: "libfabric provider for PEs on other hosts (e.g. verbs;ofi_rxm, efa, cxi, tcp;ofi_rxm); auto: hardware first, else tcp;ofi_rxm (FI_PROVIDER also limits the choice)",
+    },
+    Setting {
+        name: "FABRIC_DOMAIN",
+        default: "auto",
+        aliases: &[],
+        help: "libfabric domain (interface or NIC, e.g. eth0, mlx5_0) to use; auto: the first one that is not loopback",
+    },
+    Setting {
+        name: "FABRIC_TIMEOUT",
+        default: "60",
+        aliases: &[],
+        help: "seconds a fabric operation may wait for its completion before it is reported as stuck",
+    },
+    Setting {
+        name: "HOSTNAME",
+        default: "",
+        aliases: &[],
+        help: "tests: the host name this PE reports (PEs share memory only when host name, boot id and network namespace all match)",
+    },
     Setting {
         name: "WAIT_SPIN_US",
         default: "auto",

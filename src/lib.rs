@@ -8,9 +8,12 @@ pub mod capi;
 pub mod cuda;
 pub mod env;
 pub mod error;
+// Multi-host (issue 18): libfabric layer, node identity and the transport seam.
+pub mod fabric;
 pub mod heap;
 // GPU-initiated InfiniBand (issue 4): rdma-core layer and IBGDA descriptors / HCA model.
 pub mod ib;
 pub mod ibgda;
 pub mod runtime;
 pub mod sys;
+pub mod transport;

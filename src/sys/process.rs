@@ -86,3 +86,9 @@ pub fn decode_status(status: i32) -> Result<i32, i32> {
         Err(libc::WTERMSIG(status))
     }
 }
+
+/// Whether this process runs as root (effective uid 0): tests that need namespaces ask.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}

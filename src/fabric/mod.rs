@@ -1,0 +1,333 @@
+//! The fabric layer: one-sided RMA and atomics to other hosts over libfabric, which is loaded
+//! at run time (a program that never leaves its host never needs the library).
+//!
+//! One `Fabric` is one RDM endpoint with everything it needs: the provider chosen for it
+//! (`provider.rs`), its fabric, domain, address vector, a completion queue that only ever holds
+//! errors (selective completion), and two counters, one for writes and non-fetching atomics,
+//! one for reads and fetching atomics. Every operation posted adds one to the matching
+//! "posted" count; `quiet` waits until the counters (successes plus errors) catch up. Errors
+//! are read from the CQ's error queue and reported with the provider's name and a fix.
+//! Providers without automatic data progress get a progress thread that sleeps on the CQ's
+//! wait descriptor when there is nothing to do (`progress.rs`).
+//!
+//! Memory registration (`mr.rs`) follows the memory-registration modes the provider demands;
+//! RMA and atomics are in `ops.rs`. The raw interface is `sys`.
+
+mod mr;
+mod ops;
+mod progress;
+mod provider;
+pub mod sys;
+
+use std::ffi::CString;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use mr::{Region, RemoteRegion};
+pub use ops::{AtomicKind, AtomicOp, AtomicSupport, AtomicValue};
+pub use provider::ProviderInfo;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The libfabric API version we ask for: FI_MR_ENDPOINT and FI_HMEM are there since 1.7/1.10.
+pub const API_VERSION: u32 = sys::version(1, 11);
+
+/// Where to find libfabric and which provider to use (RSHMEM_FABRIC_* settings).
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub library: String,
+    /// None: the best provider present (hardware first, else tcp;ofi_rxm). FI_PROVIDER, when
+    /// set, is applied by libfabric itself before we see the list.
+    pub provider: Option<String>,
+    /// None: the first non-loopback interface / NIC the provider lists.
+    pub domain: Option<String>,
+    /// How long an operation may wait for completions before it is reported as stuck.
+    pub timeout: Duration,
+}
+
+impl Settings {
+    pub fn from_env() -> Result<Settings> {
+        let text = |name: &str| {
+            let v = crate::env::current(name).1;
+            let v = v.trim();
+            (!v.is_empty() && v != "auto").then(|| v.to_string())
+        };
+        let (var, t) = crate::env::current("FABRIC_TIMEOUT");
+        let secs: f64 = t.trim().parse().ok().filter(|s: &f64| *s > 0.0).ok_or_else(|| {
+            Error::invalid("shmem_init", format!("environment variable {var}={t:?} is not valid: expected a positive number of seconds"))
+        })?;
+        Ok(Settings {
+            library: text("FABRIC_LIBRARY").unwrap_or_else(|| "libfabric.so.1".into()),
+            provider: text("FABRIC_PROVIDER"),
+            domain: text("FABRIC_DOMAIN"),
+            timeout: Duration::from_secs_f64(secs),
+        })
+    }
+}
+
+/// A fabric-layer error, reported under `routine`.
+pub(crate) fn error(routine: &'static str, message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::System, routine, format!("fabric: {}", message.into()))
+}
+
+/// The loaded library.
+pub struct Library {
+    api: sys::Api,
+    name: String,
+}
+
+impl Library {
+    /// Loads libfabric; a named error (with the fix) when it is not installed.
+    pub fn load(name: &str) -> Result<Library> {
+        let missing = |why: String| {
+            Error::new(
+                ErrorKind::Unsupported,
+                "shmem_init",
+                format!(
+                    "fabric: libfabric could not be loaded from {name:?} ({why}); install it (Debian/Ubuntu: \
+                     apt-get install libfabric1) or name its path in RSHMEM_FABRIC_LIBRARY"
+                ),
+            )
+        };
+        let c = CString::new(name).map_err(|_| missing("the name contains a NUL byte".into()))?;
+        let api = sys::Api::load(&c).map_err(missing)?;
+        // SAFETY: fi_version takes no arguments and returns the library's API version.
+        let have = unsafe { (api.version)() };
+        if have < API_VERSION {
+            return Err(missing(format!(
+                "it is version {}.{}, rshmem needs 1.11 or newer",
+                have >> 16,
+                have & 0xffff
+            )));
+        }
+        Ok(Library { api, name: name.to_string() })
+    }
+
+    /// "1.17" (the library's own API version).
+    pub fn version(&self) -> String {
+        // SAFETY: as in `load`.
+        let v = unsafe { (self.api.version)() };
+        format!("{}.{}", v >> 16, v & 0xffff)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// The open objects of one endpoint, shared by the handle, its regions and the progress thread.
+struct Inner {
+    lib: Library,
+    info: ProviderInfo,
+    fabric: *mut sys::fid_fabric,
+    domain: *mut sys::fid_domain,
+    av: *mut sys::fid_av,
+    cq: *mut sys::fid_cq,
+    writes: *mut sys::fid_cntr,
+    reads: *mut sys::fid_cntr,
+    ep: *mut sys::fid_ep,
+    /// The CQ's wait descriptor, where the provider offers one.
+    wait_fd: Option<i32>,
+    writes_posted: AtomicU64,
+    reads_posted: AtomicU64,
+    next_key: AtomicU64,
+    /// The first error completion read from the CQ (all later operations fail with it).
+    failure: Mutex<Option<String>>,
+    timeout: Duration,
+}
+
+// SAFETY: the domain is opened with FI_THREAD_SAFE (checked when the provider is chosen), so
+// every object may be used from any thread; our own state is atomics and a mutex.
+unsafe impl Send for Inner {}
+// SAFETY: as above.
+unsafe impl Sync for Inner {}
+
+impl Inner {
+    fn check(&self, routine: &'static str, what: &str, rc: isize) -> Result<()> {
+        if rc >= 0 {
+            return Ok(());
+        }
+        Err(error(routine, format!("{what} failed with provider {}: {}", self.info.provider, self.lib.api.describe(rc))))
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Children before parents: endpoint, then what it was bound to, then domain and fabric.
+        let fids: [*mut sys::fid; 7] = [
+            self.ep.cast(),
+            self.av.cast(),
+            self.cq.cast(),
+            self.writes.cast(),
+            self.reads.cast(),
+            self.domain.cast(),
+            self.fabric.cast(),
+        ];
+        for f in fids.into_iter().filter(|f| !f.is_null()) {
+            // SAFETY: each object was opened by this Inner, is closed once, and nothing uses it
+            // any more (the progress thread and every Region hold this Inner alive until now).
+            let rc = unsafe { sys::close(f) };
+            if rc < 0 {
+                crate::runtime::log::warn(&format!("fabric: closing a libfabric object failed: {}", self.lib.api.describe(rc)));
+            }
+        }
+    }
+}
+
+/// One endpoint on a fabric: the handle the transport uses.
+pub struct Fabric {
+    inner: Arc<Inner>,
+    progress: Option<progress::Progress>,
+}
+
+impl Fabric {
+    /// Loads libfabric, chooses the provider and opens an endpoint with its counters.
+    pub fn open(settings: &Settings) -> Result<Fabric> {
+        let lib = Library::load(&settings.library)?;
+        let info = provider::choose(&lib, settings)?;
+        let mut inner = Inner {
+            lib,
+            info,
+            fabric: std::ptr::null_mut(),
+            domain: std::ptr::null_mut(),
+            av: std::ptr::null_mut(),
+            cq: std::ptr::null_mut(),
+            writes: std::ptr::null_mut(),
+            reads: std::ptr::null_mut(),
+            ep: std::ptr::null_mut(),
+            wait_fd: None,
+            writes_posted: AtomicU64::new(0),
+            reads_posted: AtomicU64::new(0),
+            next_key: AtomicU64::new(1),
+            failure: Mutex::new(None),
+            timeout: settings.timeout,
+        };
+        open_objects(&mut inner)?;
+        let inner = Arc::new(inner);
+        let progress = (!inner.info.auto_progress).then(|| progress::Progress::start(inner.clone()));
+        Ok(Fabric { inner, progress })
+    }
+
+    /// What was chosen, for logs and rshmem-info.
+    pub fn info(&self) -> &ProviderInfo {
+        &self.inner.info
+    }
+
+    /// Whether a progress thread drives this endpoint (the provider has no automatic progress).
+    pub fn has_progress_thread(&self) -> bool {
+        self.progress.is_some()
+    }
+
+    /// This endpoint's address, to be sent to the peers (fi_getname).
+    pub fn address(&self) -> Result<Vec<u8>> {
+        let inner = &self.inner;
+        let mut len = 0usize;
+        // SAFETY: asking for the length only: a zero-length buffer and a valid length pointer.
+        let rc = unsafe { sys::getname(inner.ep, std::ptr::null_mut(), &mut len) };
+        if rc < 0 && rc != -sys::FI_ETOOSMALL {
+            inner.check("shmem_init", "fi_getname", rc)?;
+        }
+        let mut name = vec![0u8; len.max(1)];
+        len = name.len();
+        // SAFETY: the buffer is `len` bytes long and writable.
+        let rc = unsafe { sys::getname(inner.ep, name.as_mut_ptr().cast(), &mut len) };
+        inner.check("shmem_init", "fi_getname", rc)?;
+        name.truncate(len);
+        Ok(name)
+    }
+
+    /// Adds peers' addresses (from `address` on their side) to the address vector, in order.
+    pub fn insert_peers(&self, addresses: &[Vec<u8>]) -> Result<Vec<Peer>> {
+        let inner = &self.inner;
+        let mut peers = Vec::with_capacity(addresses.len());
+        for (i, a) in addresses.iter().enumerate() {
+            if a.is_empty() || a.len() > 4096 {
+                return Err(error("shmem_init", format!("peer address {i} is {} bytes long: not an endpoint address", a.len())));
+            }
+            let mut out: sys::fi_addr_t = u64::MAX;
+            // SAFETY: one address of the provider's format (its length is implied by the format,
+            // and `a` holds a whole one from fi_getname); `out` receives one fi_addr_t.
+            let rc = unsafe { sys::av_insert(inner.av, a.as_ptr().cast(), 1, &mut out) };
+            if rc != 1 {
+                inner.check("shmem_init", &format!("fi_av_insert of peer address {i}"), rc.min(-1))?;
+            }
+            peers.push(Peer(out));
+        }
+        Ok(peers)
+    }
+}
+
+impl Drop for Fabric {
+    fn drop(&mut self) {
+        if let Some(p) = self.progress.take() {
+            p.stop(&self.inner);
+        }
+    }
+}
+
+/// A peer endpoint in this endpoint's address vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Peer(pub sys::fi_addr_t);
+
+/// Opens fabric, domain, AV, CQ, counters and endpoint, binds them and enables the endpoint.
+fn open_objects(inner: &mut Inner) -> Result<()> {
+    let what = "shmem_init";
+    let info = inner.info.raw();
+    // SAFETY: `info` is a whole fi_info from fi_getinfo (duplicated and owned by ProviderInfo);
+    // every out pointer is a field of `inner`, closed in Inner's Drop if this fails half-way.
+    unsafe {
+        let rc = (inner.lib.api.fabric)((*info).fabric_attr, &mut inner.fabric, std::ptr::null_mut()) as isize;
+        inner.check(what, "fi_fabric", rc)?;
+        let rc = sys::domain(inner.fabric, info, &mut inner.domain);
+        inner.check(what, "fi_domain", rc)?;
+        let mut av_attr: sys::fi_av_attr = std::mem::zeroed();
+        av_attr.type_ = sys::FI_AV_TABLE;
+        let rc = sys::av_open(inner.domain, &mut av_attr, &mut inner.av);
+        inner.check(what, "fi_av_open", rc)?;
+        let mut cq_attr: sys::fi_cq_attr = std::mem::zeroed();
+        cq_attr.format = sys::FI_CQ_FORMAT_CONTEXT;
+        cq_attr.wait_obj = if inner.info.auto_progress { sys::FI_WAIT_NONE } else { sys::FI_WAIT_FD };
+        if sys::cq_open(inner.domain, &mut cq_attr, &mut inner.cq) < 0 {
+            // No wait descriptor on this provider: the progress thread backs off by sleeping.
+            cq_attr.wait_obj = sys::FI_WAIT_NONE;
+            let rc = sys::cq_open(inner.domain, &mut cq_attr, &mut inner.cq);
+            inner.check(what, "fi_cq_open", rc)?;
+        }
+        if cq_attr.wait_obj == sys::FI_WAIT_FD {
+            let mut fd: libc::c_int = -1;
+            if sys::control(inner.cq.cast(), sys::FI_GETWAIT, (&mut fd as *mut libc::c_int).cast()) >= 0 && fd >= 0 {
+                inner.wait_fd = Some(fd);
+            }
+        }
+        inner.writes = open_counter(inner)?;
+        inner.reads = open_counter(inner)?;
+        let rc = sys::endpoint(inner.domain, info, &mut inner.ep);
+        inner.check(what, "fi_endpoint", rc)?;
+        let ep: *mut sys::fid = inner.ep.cast();
+        inner.check(what, "fi_ep_bind (address vector)", sys::bind(ep, inner.av.cast(), 0))?;
+        let cq_flags = sys::FI_TRANSMIT | sys::FI_RECV | sys::FI_SELECTIVE_COMPLETION;
+        inner.check(what, "fi_ep_bind (completion queue)", sys::bind(ep, inner.cq.cast(), cq_flags))?;
+        inner.check(what, "fi_ep_bind (write counter)", sys::bind(ep, inner.writes.cast(), sys::FI_WRITE))?;
+        inner.check(what, "fi_ep_bind (read counter)", sys::bind(ep, inner.reads.cast(), sys::FI_READ))?;
+        inner.check(what, "fi_enable", sys::control(ep, sys::FI_ENABLE, std::ptr::null_mut()))?;
+    }
+    Ok(())
+}
+
+fn open_counter(inner: &Inner) -> Result<*mut sys::fid_cntr> {
+    let mut out = std::ptr::null_mut();
+    // SAFETY: a zeroed fi_cntr_attr is valid (completion events, no wait object); the domain is
+    // open, and the caller stores the counter in `inner` at once, which closes it on Drop.
+    let rc = unsafe {
+        let mut attr: sys::fi_cntr_attr = std::mem::zeroed();
+        attr.events = sys::FI_CNTR_EVENTS_COMP;
+        attr.wait_obj = sys::FI_WAIT_NONE;
+        sys::cntr_open(inner.domain, &mut attr, &mut out)
+    };
+    inner.check("shmem_init", "fi_cntr_open", rc)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,441 @@
+//! RMA and atomics on one endpoint, and waiting for their completion.
+//!
+//! Completion counting: every operation adds one to its class's "posted" count *before* it is
+//! posted (and takes it back if posting fails); the provider adds one to the class's counter
+//! when it completes (in error or not). `settle` waits until the counter, read first, reaches
+//! the posted count, read after it: then every operation posted before the counter was read is
+//! complete, including the caller's own, whatever other threads post meanwhile. Reads and
+//! fetching atomics are one class, writes and plain atomics the other (FI_READ / FI_WRITE
+//! counter bindings).
+
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use super::mr::{register, Region, RemoteRegion};
+use super::{error, sys, Fabric, Inner, Peer};
+use crate::error::{Error, ErrorKind, Result};
+
+/// An element type libfabric atomics know.
+pub trait AtomicValue: Copy + Default + Send + PartialEq + std::fmt::Debug {
+    const DATATYPE: u32;
+    const NAME: &'static str;
+    const INTEGER: bool;
+}
+
+macro_rules! atomic_value {
+    ($($t:ty => $dt:ident, $int:literal;)*) => {$(
+        impl AtomicValue for $t {
+            const DATATYPE: u32 = sys::$dt;
+            const NAME: &'static str = stringify!($t);
+            const INTEGER: bool = $int;
+        }
+    )*};
+}
+atomic_value! {
+    i32 => FI_INT32, true;
+    u32 => FI_UINT32, true;
+    i64 => FI_INT64, true;
+    u64 => FI_UINT64, true;
+    f32 => FI_FLOAT, false;
+    f64 => FI_DOUBLE, false;
+}
+
+/// The OpenSHMEM AMOs, as libfabric operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    /// add, inc (and fetch_add, fetch_inc)
+    Add,
+    And,
+    Or,
+    Xor,
+    /// set (and swap, when fetching)
+    Set,
+    /// fetch (fetching only)
+    Read,
+    /// compare_swap (compare only)
+    CompareSwap,
+}
+
+impl AtomicOp {
+    fn fi_op(self) -> u32 {
+        match self {
+            AtomicOp::Add => sys::FI_SUM,
+            AtomicOp::And => sys::FI_BAND,
+            AtomicOp::Or => sys::FI_BOR,
+            AtomicOp::Xor => sys::FI_BXOR,
+            AtomicOp::Set => sys::FI_ATOMIC_WRITE,
+            AtomicOp::Read => sys::FI_ATOMIC_READ,
+            AtomicOp::CompareSwap => sys::FI_CSWAP,
+        }
+    }
+}
+
+/// Which form of an atomic: plain (no result), fetching, or compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicKind {
+    Plain,
+    Fetching,
+    Compare,
+}
+
+impl AtomicKind {
+    fn flags(self) -> u64 {
+        match self {
+            AtomicKind::Plain => 0,
+            AtomicKind::Fetching => sys::FI_FETCH_ATOMIC,
+            AtomicKind::Compare => sys::FI_COMPARE_ATOMIC,
+        }
+    }
+}
+
+/// One row of the atomics table: whether the provider does it natively.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AtomicSupport {
+    pub op: AtomicOp,
+    pub kind: AtomicKind,
+    pub datatype: &'static str,
+    pub native: bool,
+}
+
+/// The AMOs OpenSHMEM has, per element kind (bitwise and add only on integers).
+fn amo_rows(integer: bool) -> Vec<(AtomicOp, AtomicKind)> {
+    use AtomicKind::*;
+    use AtomicOp::*;
+    let mut rows = vec![(Set, Plain), (Set, Fetching), (Read, Fetching)];
+    if integer {
+        for op in [Add, And, Or, Xor] {
+            rows.push((op, Plain));
+            rows.push((op, Fetching));
+        }
+        rows.push((CompareSwap, Compare));
+    }
+    rows
+}
+
+#[derive(Clone, Copy)]
+enum Class {
+    Writes,
+    Reads,
+}
+
+impl Inner {
+    fn class(&self, c: Class) -> (*mut sys::fid_cntr, &AtomicU64, &'static str) {
+        match c {
+            Class::Writes => (self.writes, &self.writes_posted, "writes and atomics"),
+            Class::Reads => (self.reads, &self.reads_posted, "reads and fetching atomics"),
+        }
+    }
+
+    /// Reads the CQ, which also drives progress on manual-progress providers; records errors.
+    pub(super) fn poll(&self) {
+        let mut entries = [std::ptr::null_mut::<c_void>(); 8];
+        loop {
+            // SAFETY: the CQ is open with FI_CQ_FORMAT_CONTEXT (one pointer per entry) and the
+            // buffer holds `entries.len()` of them.
+            let rc = unsafe { sys::cq_read(self.cq, entries.as_mut_ptr().cast(), entries.len()) };
+            if rc == -sys::FI_EAVAIL {
+                self.read_error();
+            } else if rc <= 0 {
+                return;
+            }
+        }
+    }
+
+    fn read_error(&self) {
+        // SAFETY: a zeroed entry (err_data_size 0: the provider lends its own buffer) is valid.
+        let mut e: sys::fi_cq_err_entry = unsafe { std::mem::zeroed() };
+        // SAFETY: the CQ is open; `e` is writable.
+        if unsafe { sys::cq_readerr(self.cq, &mut e) } < 0 {
+            return;
+        }
+        let what = if e.flags & sys::FI_ATOMIC != 0 {
+            "an atomic"
+        } else if e.flags & sys::FI_READ != 0 {
+            "an RMA read"
+        } else if e.flags & sys::FI_WRITE != 0 {
+            "an RMA write"
+        } else {
+            "an operation"
+        };
+        // SAFETY: prov_errno and err_data are from this CQ's last error entry, read just now.
+        let detail = unsafe { sys::cq_strerror(self.cq, e.prov_errno, e.err_data) }
+            .filter(|s| !s.is_empty())
+            .map(|s| format!(" (provider says: {s})"))
+            .unwrap_or_default();
+        let message = format!(
+            "{what} failed on provider {}: {}{detail}. Fix: {}",
+            self.info.provider,
+            self.lib.api.describe(e.err as isize),
+            fix_for(e.err)
+        );
+        self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(message);
+    }
+
+    fn failed(&self, routine: &'static str, errors: u64) -> Error {
+        // The error entry may trail the counter's error count a little.
+        for _ in 0..1000 {
+            if let Some(m) = self.failure.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+                return error(routine, m);
+            }
+            self.poll();
+            std::thread::yield_now();
+        }
+        error(routine, format!("{errors} operations failed on provider {} (it gave no details; FI_LOG_LEVEL=warn makes it say more)", self.info.provider))
+    }
+
+    /// Waits until every operation of class `c` posted so far has completed.
+    fn settle(&self, routine: &'static str, c: Class) -> Result<()> {
+        let (cntr, posted, what) = self.class(c);
+        let start = Instant::now();
+        let mut rounds = 0u32;
+        loop {
+            // SAFETY: the counter is open; reading it also drives manual progress.
+            let (done, errors) = unsafe { (sys::cntr_read(cntr), sys::cntr_readerr(cntr)) };
+            if errors > 0 {
+                return Err(self.failed(routine, errors));
+            }
+            let want = posted.load(Ordering::Acquire);
+            if done >= want {
+                return Ok(());
+            }
+            self.poll();
+            rounds += 1;
+            if rounds % 64 == 0 {
+                std::thread::yield_now();
+                if start.elapsed() > self.timeout {
+                    return Err(error(
+                        routine,
+                        format!(
+                            "{} {what} posted on provider {} did not complete in {:.0} s (a peer that exited or stopped \
+                             making progress?). Fix: check that every PE is alive and reachable; RSHMEM_FABRIC_TIMEOUT sets the limit",
+                            want - done,
+                            self.info.provider,
+                            self.timeout.as_secs_f64()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Posts one operation of class `c`, retrying while the provider's queue is full.
+    fn post(&self, routine: &'static str, what: &str, c: Class, mut op: impl FnMut() -> isize) -> Result<()> {
+        let (_, posted, _) = self.class(c);
+        let start = Instant::now();
+        loop {
+            posted.fetch_add(1, Ordering::AcqRel);
+            let rc = op();
+            if rc >= 0 {
+                return Ok(());
+            }
+            posted.fetch_sub(1, Ordering::AcqRel);
+            if rc != -sys::FI_EAGAIN {
+                return self.check(routine, what, rc);
+            }
+            self.poll();
+            if start.elapsed() > self.timeout {
+                return Err(error(routine, format!("{what}: the provider's send queue stayed full for {:.0} s", self.timeout.as_secs_f64())));
+            }
+        }
+    }
+}
+
+fn fix_for(err: i32) -> &'static str {
+    match err {
+        libc::ECONNREFUSED | libc::ECONNRESET | libc::EHOSTUNREACH | libc::ENETUNREACH | libc::ETIMEDOUT | libc::EPIPE => {
+            "the peer may have exited, or its address is not reachable from this interface (RSHMEM_FABRIC_DOMAIN names it on every host)"
+        }
+        libc::EACCES | libc::EINVAL | libc::EFAULT | libc::EPERM | 266 => {
+            "the remote address or key is outside a registered region (register the memory on the peer and send its key before use)"
+        }
+        _ => "see the provider's message; FI_LOG_LEVEL=warn makes libfabric say more",
+    }
+}
+
+/// A local buffer's descriptor, and the temporary registration behind it if one was needed.
+struct Local {
+    desc: sys::Ptr,
+    _temp: Option<Region>,
+}
+
+impl Fabric {
+    fn local(&self, routine: &'static str, ptr: *const u8, len: usize, region: Option<&Region>) -> Result<Local> {
+        if let Some(r) = region {
+            if !r.contains(ptr as usize, len) {
+                return Err(Error::invalid(routine, format!("the local buffer of {len} bytes at {ptr:p} is not inside the region given for it")));
+            }
+            return Ok(Local { desc: r.desc(), _temp: None });
+        }
+        if !self.inner.info.requires(sys::FI_MR_LOCAL) || len == 0 {
+            return Ok(Local { desc: std::ptr::null_mut(), _temp: None });
+        }
+        // FI_MR_LOCAL: this buffer must be registered for the operation.
+        let temp = register(&self.inner, ptr.cast_mut(), len)?;
+        Ok(Local { desc: temp.desc(), _temp: Some(temp) })
+    }
+
+    fn target(routine: &'static str, dst: &RemoteRegion, off: usize, len: usize) -> Result<u64> {
+        dst.at(off, len).ok_or_else(|| {
+            Error::invalid(routine, format!("{len} bytes at offset {off} are outside the peer's registered region of {} bytes", dst.len))
+        })
+    }
+
+    /// Posts one RMA write (Class::Writes) or read (Class::Reads) of `len` bytes at `buf`, and
+    /// with `wait`, waits for it. The caller keeps `buf` valid (and, for a read, untouched)
+    /// until the operation is complete.
+    #[allow(clippy::too_many_arguments)]
+    fn rma(&self, r: &'static str, c: Class, peer: Peer, buf: *mut u8, len: usize, local: Option<&Region>, remote: &RemoteRegion, off: usize, wait: bool) -> Result<()> {
+        let addr = Self::target(r, remote, off, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let l = self.local(r, buf, len, local)?;
+        let inner = &self.inner;
+        let (what, ep, key) = (if matches!(c, Class::Writes) { "fi_write" } else { "fi_read" }, inner.ep, remote.key);
+        // SAFETY: the caller keeps `buf` valid for `len` bytes until completion (see above).
+        inner.post(r, what, c, || unsafe {
+            match c {
+                Class::Writes => sys::write(ep, buf.cast_const().cast(), len, l.desc, peer.0, addr, key),
+                Class::Reads => sys::read(ep, buf.cast(), len, l.desc, peer.0, addr, key),
+            }
+        })?;
+        if wait {
+            inner.settle(r, c)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `src` to the peer; returns when `src` may be reused (small puts are injected).
+    pub fn put(&self, peer: Peer, src: &[u8], local: Option<&Region>, dst: &RemoteRegion, off: usize) -> Result<()> {
+        let r = "shmem_put";
+        let inner = &self.inner;
+        if !src.is_empty() && src.len() <= inner.info.inject_size {
+            let addr = Self::target(r, dst, off, src.len())?;
+            // SAFETY: inject copies `src` before returning.
+            return inner.post(r, "fi_inject_write", Class::Writes, || unsafe {
+                sys::inject_write(inner.ep, src.as_ptr().cast(), src.len(), peer.0, addr, dst.key)
+            });
+        }
+        // `src` stays borrowed until the write is complete (wait).
+        self.rma(r, Class::Writes, peer, src.as_ptr().cast_mut(), src.len(), local, dst, off, true)
+    }
+
+    /// Starts a write of `len` bytes at `src` (inside `local`) to the peer; `quiet` completes it.
+    ///
+    /// # Safety
+    /// `src` must stay valid and unchanged until the next `quiet` returns.
+    pub unsafe fn put_nbi(&self, peer: Peer, src: *const u8, len: usize, local: &Region, dst: &RemoteRegion, off: usize) -> Result<()> {
+        self.rma("shmem_put_nbi", Class::Writes, peer, src.cast_mut(), len, Some(local), dst, off, false)
+    }
+
+    /// Reads from the peer into `dst`; returns when the data has arrived.
+    pub fn get(&self, peer: Peer, dst: &mut [u8], local: Option<&Region>, src: &RemoteRegion, off: usize) -> Result<()> {
+        // `dst` stays mutably borrowed until the read is complete (wait).
+        self.rma("shmem_get", Class::Reads, peer, dst.as_mut_ptr(), dst.len(), local, src, off, true)
+    }
+
+    /// Starts a read of `len` bytes from the peer into `dst` (inside `local`); `quiet`
+    /// completes it.
+    ///
+    /// # Safety
+    /// `dst` must stay valid, and not be read or written, until the next `quiet` returns.
+    pub unsafe fn get_nbi(&self, peer: Peer, dst: *mut u8, len: usize, local: &Region, src: &RemoteRegion, off: usize) -> Result<()> {
+        self.rma("shmem_get_nbi", Class::Reads, peer, dst, len, Some(local), src, off, false)
+    }
+
+    /// Completes every operation this endpoint has posted (OpenSHMEM quiet).
+    pub fn quiet(&self) -> Result<()> {
+        self.inner.settle("shmem_quiet", Class::Writes)?;
+        self.inner.settle("shmem_quiet", Class::Reads)
+    }
+
+    /// Orders earlier writes to each peer before later ones (OpenSHMEM fence): nothing to do
+    /// where the provider delivers writes in order, else a quiet of the writes.
+    pub fn fence(&self) -> Result<()> {
+        if self.inner.info.ordered_writes {
+            return Ok(());
+        }
+        self.inner.settle("shmem_fence", Class::Writes)
+    }
+
+    fn amo_target<T: AtomicValue>(&self, routine: &'static str, peer: Peer, op: AtomicOp, dst: &RemoteRegion, off: usize) -> Result<sys::AtomicTarget> {
+        let size = std::mem::size_of::<T>();
+        if off % size != 0 {
+            return Err(Error::invalid(routine, format!("offset {off} is not aligned to the {size}-byte {}", T::NAME)));
+        }
+        if !self.inner.info.atomics {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                routine,
+                format!("fabric: provider {} has no native atomics; this AMO needs the fallback", self.inner.info.provider),
+            ));
+        }
+        let addr = Self::target(routine, dst, off, size)?;
+        Ok(sys::AtomicTarget { peer: peer.0, addr, key: dst.key, datatype: T::DATATYPE, op: op.fi_op() })
+    }
+
+    /// A non-fetching AMO (add, and, or, xor, set); complete at the next quiet.
+    pub fn atomic<T: AtomicValue>(&self, peer: Peer, op: AtomicOp, value: T, dst: &RemoteRegion, off: usize) -> Result<()> {
+        let r = "shmem_atomic";
+        let t = self.amo_target::<T>(r, peer, op, dst, off)?;
+        let inner = &self.inner;
+        // SAFETY: inject copies the operand before returning.
+        inner.post(r, "fi_inject_atomic", Class::Writes, || unsafe { sys::inject_atomic(inner.ep, (&value as *const T).cast(), t) })
+    }
+
+    /// A fetching AMO (fetch_add/and/or/xor, swap, fetch); returns the old value.
+    pub fn fetch_atomic<T: AtomicValue>(&self, peer: Peer, op: AtomicOp, value: T, dst: &RemoteRegion, off: usize) -> Result<T> {
+        let r = "shmem_atomic_fetch";
+        let t = self.amo_target::<T>(r, peer, op, dst, off)?;
+        // operand, result: one buffer, so FI_MR_LOCAL needs one registration.
+        let mut buf = [value, T::default()];
+        let l = self.local(r, buf.as_ptr().cast(), std::mem::size_of_val(&buf), None)?;
+        let inner = &self.inner;
+        let (operand, result) = (buf.as_ptr(), buf[1..].as_mut_ptr());
+        // SAFETY: `buf` lives until `settle` has seen the fetch complete.
+        inner.post(r, "fi_fetch_atomic", Class::Reads, || unsafe {
+            sys::fetch_atomic(inner.ep, operand.cast(), l.desc, result.cast(), l.desc, t)
+        })?;
+        inner.settle(r, Class::Reads)?;
+        Ok(buf[1])
+    }
+
+    /// compare_swap: writes `value` where the remote element equals `compare`; returns the old.
+    pub fn compare_swap<T: AtomicValue>(&self, peer: Peer, compare: T, value: T, dst: &RemoteRegion, off: usize) -> Result<T> {
+        let r = "shmem_atomic_compare_swap";
+        let t = self.amo_target::<T>(r, peer, AtomicOp::CompareSwap, dst, off)?;
+        let mut buf = [value, compare, T::default()];
+        let l = self.local(r, buf.as_ptr().cast(), std::mem::size_of_val(&buf), None)?;
+        let inner = &self.inner;
+        let (operand, cmp, result) = (buf.as_ptr(), buf[1..].as_ptr(), buf[2..].as_mut_ptr());
+        // SAFETY: `buf` lives until `settle` has seen the compare-swap complete.
+        inner.post(r, "fi_compare_atomic", Class::Reads, || unsafe {
+            sys::compare_atomic(inner.ep, operand.cast(), cmp.cast(), result.cast(), [l.desc; 3], t)
+        })?;
+        inner.settle(r, Class::Reads)?;
+        Ok(buf[2])
+    }
+
+    /// Which AMOs the provider does natively for `T`; the others need the fallback.
+    pub fn atomic_support<T: AtomicValue>(&self) -> Vec<AtomicSupport> {
+        let inner = &self.inner;
+        amo_rows(T::INTEGER)
+            .into_iter()
+            .map(|(op, kind)| {
+                let native = inner.info.atomics && {
+                    let mut attr = sys::fi_atomic_attr { count: 0, size: 0 };
+                    // SAFETY: the domain and endpoint are open; `attr` is writable.
+                    let rc = unsafe { sys::query_atomic(inner.domain, T::DATATYPE, op.fi_op(), &mut attr, kind.flags()) };
+                    if rc == -sys::FI_ENOSYS {
+                        // SAFETY: as above (the endpoint's *valid calls, for older providers).
+                        unsafe { sys::atomic_valid(inner.ep, T::DATATYPE, op.fi_op(), kind.flags()) >= 1 }
+                    } else {
+                        rc == 0 && attr.count >= 1
+                    }
+                };
+                AtomicSupport { op, kind, datatype: T::NAME, native }
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,254 @@
+//! Choosing the provider: fi_getinfo with our hints, then the best of what comes back.
+//!
+//! We ask for RDM endpoints with RMA and atomics, a thread-safe domain, delivery-complete
+//! writes, and say which memory-registration modes we can handle. Where nothing matches we ask
+//! again with less (transmit-complete, then no native atomics: those then need a fallback), and
+//! say so in the description. Among the answers, hardware providers win over tcp;ofi_rxm,
+//! which wins over the other software ones; providers that only reach the same host (shm) are
+//! never taken, and a loopback interface only when asked for or when there is nothing else.
+
+use std::ffi::{c_char, CStr};
+
+use super::{error, sys, Library, Settings, API_VERSION};
+use crate::error::Result;
+
+/// The memory-registration modes we can honour (see mr.rs).
+const MR_MODES: i32 = sys::FI_MR_LOCAL | sys::FI_MR_VIRT_ADDR | sys::FI_MR_ALLOCATED | sys::FI_MR_PROV_KEY | sys::FI_MR_ENDPOINT;
+
+/// The provider chosen, and what it demands of us.
+pub struct ProviderInfo {
+    /// e.g. "tcp;ofi_rxm"
+    pub provider: String,
+    /// e.g. "127.0.0.1/32"
+    pub fabric: String,
+    /// e.g. "lo", "eth0", "mlx5_0"
+    pub domain: String,
+    /// FI_MR_* bits the provider requires.
+    pub mr_mode: i32,
+    /// FI_PROGRESS_AUTO for data: no progress thread needed.
+    pub auto_progress: bool,
+    /// Largest put sent with fi_inject_write (buffer reusable at once).
+    pub inject_size: usize,
+    /// Writes complete when the target has processed them (else only when sent).
+    pub delivery_complete: bool,
+    /// Native atomics were granted (else every AMO needs the fallback).
+    pub atomics: bool,
+    /// Writes and atomics to one peer arrive in order (fence needs no flush).
+    pub ordered_writes: bool,
+    raw: *mut sys::fi_info,
+    free: unsafe extern "C" fn(*mut sys::fi_info),
+}
+
+impl ProviderInfo {
+    pub(super) fn raw(&self) -> *mut sys::fi_info {
+        self.raw
+    }
+
+    pub fn requires(&self, mode: i32) -> bool {
+        self.mr_mode & mode != 0
+    }
+
+    /// One line for logs: provider, interface, and what it demands.
+    pub fn describe(&self) -> String {
+        let modes: Vec<&str> = [
+            (sys::FI_MR_LOCAL, "local"),
+            (sys::FI_MR_VIRT_ADDR, "virt_addr"),
+            (sys::FI_MR_ALLOCATED, "allocated"),
+            (sys::FI_MR_PROV_KEY, "prov_key"),
+            (sys::FI_MR_ENDPOINT, "endpoint"),
+        ]
+        .iter()
+        .filter(|(bit, _)| self.requires(*bit))
+        .map(|(_, n)| *n)
+        .collect();
+        format!(
+            "{} on {} ({}); mr_mode [{}]; progress {}; inject {} B; {} writes; atomics {}",
+            self.provider,
+            self.domain,
+            self.fabric,
+            modes.join(","),
+            if self.auto_progress { "auto" } else { "manual (progress thread)" },
+            self.inject_size,
+            if self.delivery_complete { "delivery-complete" } else { "transmit-complete" },
+            if self.atomics { "native" } else { "by fallback" },
+        )
+    }
+}
+
+impl Drop for ProviderInfo {
+    fn drop(&mut self) {
+        // SAFETY: `raw` came from fi_dupinfo and is freed once, after every object opened from
+        // it is closed (ProviderInfo is dropped after Inner closes them).
+        unsafe { (self.free)(self.raw) };
+    }
+}
+
+// SAFETY: the fi_info is only read after construction, and freed once on drop.
+unsafe impl Send for ProviderInfo {}
+// SAFETY: as above.
+unsafe impl Sync for ProviderInfo {}
+
+fn text(p: *const c_char) -> String {
+    if p.is_null() {
+        return String::new();
+    }
+    // SAFETY: non-null strings in fi_info are NUL-terminated and owned by the info list.
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+/// Smaller is better; None: never (reaches only the same host). IPv6 link-local fabrics
+/// (fe80::/64) come after routable ones: their addresses need a scope to be reached.
+fn rank(provider: &str, fabric: &str, domain: &str, domain_asked: bool) -> Option<u32> {
+    let core = provider.split(';').next().unwrap_or("");
+    let base = match core {
+        "shm" | "sm2" => return None,
+        "tcp" if provider.contains("ofi_rxm") => 10,
+        "tcp" => 20,
+        "sockets" | "net" => 30,
+        "udp" => 40,
+        _ => 0,
+    };
+    let loopback = domain == "lo" && !domain_asked;
+    let link_local = fabric.starts_with("fe80:");
+    Some(base + if loopback { 100 } else { 0 } + if link_local { 50 } else { 0 })
+}
+
+/// A malloc'd copy (fi_freeinfo frees the strings in hints).
+fn c_dup(s: &str) -> *mut c_char {
+    let c = std::ffi::CString::new(s).unwrap_or_default();
+    // SAFETY: strdup of a NUL-terminated string; the copy is freed by fi_freeinfo.
+    unsafe { libc::strdup(c.as_ptr()) }
+}
+
+/// fi_getinfo with our hints; Ok(None) when no provider matches them (-FI_ENODATA).
+fn getinfo(lib: &Library, s: &Settings, atomics: bool, delivery: bool) -> Result<Option<*mut sys::fi_info>> {
+    let api = &lib.api;
+    // SAFETY: fi_dupinfo(NULL) allocates zeroed hints with every attribute struct present; we
+    // set fields of those structs, hand them to fi_getinfo, and free them with fi_freeinfo.
+    unsafe {
+        let hints = (api.dupinfo)(std::ptr::null());
+        if hints.is_null() {
+            return Err(error("shmem_init", "fi_dupinfo could not allocate hints (out of memory)"));
+        }
+        let h = &mut *hints;
+        h.caps = sys::FI_RMA | sys::FI_READ | sys::FI_WRITE | sys::FI_REMOTE_READ | sys::FI_REMOTE_WRITE;
+        if atomics {
+            h.caps |= sys::FI_ATOMIC;
+        }
+        h.mode = sys::FI_CONTEXT | sys::FI_CONTEXT2;
+        (*h.ep_attr).type_ = sys::FI_EP_RDM;
+        let d = &mut *h.domain_attr;
+        d.mr_mode = MR_MODES;
+        d.threading = sys::FI_THREAD_SAFE;
+        d.av_type = sys::FI_AV_TABLE;
+        if let Some(name) = &s.domain {
+            d.name = c_dup(name);
+        }
+        if let Some(p) = &s.provider {
+            (*h.fabric_attr).prov_name = c_dup(p);
+        }
+        (*h.tx_attr).op_flags = if delivery { sys::FI_DELIVERY_COMPLETE } else { sys::FI_TRANSMIT_COMPLETE };
+        let mut list = std::ptr::null_mut();
+        let rc = (api.getinfo)(API_VERSION, std::ptr::null(), std::ptr::null(), 0, hints, &mut list) as isize;
+        (api.freeinfo)(hints);
+        if rc == -sys::FI_ENODATA {
+            return Ok(None);
+        }
+        if rc < 0 {
+            return Err(error("shmem_init", format!("fi_getinfo failed: {}", api.describe(rc))));
+        }
+        Ok((!list.is_null()).then_some(list))
+    }
+}
+
+/// Chooses the provider for `settings`, or says why none fits and what to do.
+pub(super) fn choose(lib: &Library, settings: &Settings) -> Result<ProviderInfo> {
+    for (atomics, delivery) in [(true, true), (true, false), (false, true), (false, false)] {
+        let Some(list) = getinfo(lib, settings, atomics, delivery)? else { continue };
+        let picked = best(list, settings.domain.is_some());
+        let chosen = picked.map(|entry| {
+            // SAFETY: `entry` is an element of `list`, still alive; fi_dupinfo copies one entry.
+            let raw = unsafe { (lib.api.dupinfo)(entry) };
+            describe_entry(raw, lib, atomics, delivery)
+        });
+        // SAFETY: `list` came from fi_getinfo and is freed once; the chosen entry was copied.
+        unsafe { (lib.api.freeinfo)(list) };
+        if let Some(info) = chosen {
+            return info;
+        }
+    }
+    let wanted = match (&settings.provider, &settings.domain) {
+        (Some(p), Some(d)) => format!(" from provider {p:?} on {d:?}"),
+        (Some(p), None) => format!(" from provider {p:?}"),
+        (None, Some(d)) => format!(" on {d:?}"),
+        (None, None) => String::new(),
+    };
+    let fi_provider = std::env::var("FI_PROVIDER").map(|p| format!(" (FI_PROVIDER={p} limits the choice)")).unwrap_or_default();
+    Err(error(
+        "shmem_init",
+        format!(
+            "no libfabric provider offers thread-safe RDM endpoints with RMA{wanted}{fi_provider}; `fi_info -t FI_EP_RDM -c FI_RMA` \
+             lists what is there. Fix: set RSHMEM_FABRIC_PROVIDER to one it lists (tcp;ofi_rxm works on any IP network) and \
+             RSHMEM_FABRIC_DOMAIN to an interface it lists"
+        ),
+    ))
+}
+
+/// The best entry of a getinfo list, by `rank`, first in libfabric's order among equals.
+fn best(list: *mut sys::fi_info, domain_asked: bool) -> Option<*mut sys::fi_info> {
+    let mut best: Option<(u32, *mut sys::fi_info)> = None;
+    let mut p = list;
+    while !p.is_null() {
+        // SAFETY: `p` walks the list fi_getinfo returned; every entry has its attribute structs.
+        let (prov, fab, dom, next) = unsafe {
+            let f = &*(*p).fabric_attr;
+            (text(f.prov_name), text(f.name), text((*(*p).domain_attr).name), (*p).next)
+        };
+        if let Some(r) = rank(&prov, &fab, &dom, domain_asked) {
+            if best.is_none_or(|(b, _)| r < b) {
+                best = Some((r, p));
+            }
+        }
+        p = next;
+    }
+    best.map(|(_, p)| p)
+}
+
+fn describe_entry(raw: *mut sys::fi_info, lib: &Library, atomics: bool, delivery: bool) -> Result<ProviderInfo> {
+    if raw.is_null() {
+        return Err(error("shmem_init", "fi_dupinfo could not copy the provider's info (out of memory)"));
+    }
+    // SAFETY: `raw` is a whole fi_info copied by fi_dupinfo, with its attribute structs.
+    let (fab, dom, tx) = unsafe { (&*(*raw).fabric_attr, &*(*raw).domain_attr, &*(*raw).tx_attr) };
+    let order = tx.msg_order;
+    Ok(ProviderInfo {
+        provider: text(fab.prov_name),
+        fabric: text(fab.name),
+        domain: text(dom.name),
+        mr_mode: dom.mr_mode,
+        auto_progress: dom.data_progress == sys::FI_PROGRESS_AUTO,
+        inject_size: tx.inject_size,
+        delivery_complete: delivery,
+        atomics,
+        ordered_writes: order & (sys::FI_ORDER_WAW | sys::FI_ORDER_RMA_WAW) != 0 && (!atomics || order & sys::FI_ORDER_ATOMIC_WAW != 0),
+        raw,
+        free: lib.api.freeinfo,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rank;
+
+    #[test]
+    fn hardware_beats_tcp_beats_sockets_and_shm_is_never_taken() {
+        let ip = "10.77.0.0/24";
+        assert!(rank("verbs;ofi_rxm", "IB-0x0", "mlx5_0", false) < rank("tcp;ofi_rxm", ip, "eth0", false));
+        assert!(rank("efa", "efa", "rdmap0", false) < rank("tcp;ofi_rxm", ip, "eth0", false));
+        assert!(rank("tcp;ofi_rxm", ip, "eth0", false) < rank("sockets", ip, "eth0", false));
+        assert_eq!(rank("shm", "shm", "shm", false), None);
+        assert!(rank("tcp;ofi_rxm", "127.0.0.1/32", "lo", false) > rank("sockets", ip, "eth0", false), "loopback last unless asked for");
+        assert_eq!(rank("tcp;ofi_rxm", "127.0.0.1/32", "lo", true), rank("tcp;ofi_rxm", ip, "eth0", false));
+        assert!(rank("tcp;ofi_rxm", "fe80::/64", "eth0", false) > rank("tcp;ofi_rxm", ip, "eth0", false));
+    }
+}
