@@ -4,7 +4,8 @@
  * starts, allocates the whole size in one nvshmem_malloc, then in 4 aligned blocks; each block
  * is written by the neighbour (nvshmem_putmem) and read back. An allocation far beyond the heap
  * returns NULL on every PE (a warning, not the end of the job), and the heap stays usable;
- * nvshmem_align gives absolute alignment. */
+ * nvshmem_align gives absolute alignment. Last, a heap larger than the GPU: an allocation whose
+ * backing no GPU can provide returns NULL on every PE together. */
 #include "cuda_test.h"
 
 static void put_and_check(char *block, size_t n, int me, int npes) {
@@ -51,7 +52,23 @@ int main(void) {
         CHECK(aligned != NULL && (uintptr_t)aligned % (1 << 20) == 0, "nvshmem_align(1 MiB) returned %p", (void *)aligned);
         put_and_check(aligned, 4096, me, npes);
         nvshmem_free(aligned);
-        if (s < 2) nvshmem_finalize();
+        nvshmem_finalize();
     }
+
+    /* A heap larger than the GPU: growing it fails on every PE (no physical memory), every PE
+     * gets NULL together, and the heap stays usable. */
+    setenv("NVSHMEM_SYMMETRIC_SIZE", "1T", 1);
+    test_init();
+    int me = nvshmem_my_pe(), npes = nvshmem_n_pes();
+    capture_stderr_begin();
+    void *big = nvshmem_malloc((size_t)768 << 30);
+    char *text = capture_end();
+    CHECK(big == NULL, "a 768 GiB nvshmem_malloc returned %p, want NULL", big);
+    CHECK(strstr(text, "GPU memory for") != NULL && strstr(text, "returning NULL") != NULL, "no warning: %s", text);
+    free(text);
+    char *after = (char *)nvshmem_malloc(1 << 20);
+    CHECK(after != NULL, "nvshmem_malloc(1 MiB) after the failed growth returned NULL");
+    put_and_check(after, 1 << 20, me, npes);
+    nvshmem_free(after);
     return test_pass("heap_exact");
 }

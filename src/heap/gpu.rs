@@ -104,13 +104,16 @@ impl GpuHeap {
             ));
         }
         let bytes = round_up(want - self.mapped, self.granularity).min(self.stride - self.mapped);
-        let mine = PhysMem::create(self.device, bytes).map_err(|e| {
-            Error::new(
-                crate::error::ErrorKind::OutOfMemory,
-                routine,
-                format!("allocating {bytes} bytes of GPU memory for the symmetric heap failed: {e}"),
-            )
-        })?;
+        let mine = PhysMem::create(self.device, bytes);
+        // Every PE learns whether every PE got its memory, so that all of them give up together
+        // (the heap stays as it was) instead of some waiting for the others' descriptors.
+        let got = boot.allgather(&[u8::from(mine.is_ok())]).map_err(|e| e.in_routine(routine))?;
+        let short = got.iter().position(|v| v.first() != Some(&1));
+        let mine = match (mine, short) {
+            (Ok(m), None) => m,
+            (Err(e), _) => return Err(no_gpu_memory(routine, format!("allocating {bytes} bytes of GPU memory for this PE's symmetric heap failed: {e}"))),
+            (Ok(_), Some(pe)) => return Err(no_gpu_memory(routine, format!("PE {pe} could not allocate {bytes} bytes of GPU memory for its symmetric heap"))),
+        };
         let fd = mine.export_fd().map_err(|e| e.into_error(routine))?;
         let all = boot.allgather_fds(&[fd.as_raw_fd()]).map_err(|e| e.in_routine(routine))?;
         drop(fd);
@@ -134,6 +137,11 @@ impl GpuHeap {
     pub fn own_bytes(&self) -> usize {
         self.mapped
     }
+}
+
+/// Running out of GPU memory while growing the heap (every PE gets it together; see `grow`).
+fn no_gpu_memory(routine: &'static str, what: String) -> Error {
+    Error::new(crate::error::ErrorKind::OutOfMemory, routine, format!("{what}; free GPU memory, or lower NVSHMEM_SYMMETRIC_SIZE / NVSHMEM_CUMEM_GRANULARITY"))
 }
 
 fn peer_error(e: cuda::CuError, pe: usize, routine: &'static str) -> Error {

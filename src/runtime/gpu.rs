@@ -647,7 +647,16 @@ impl State {
         } else {
             let off = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).alloc(size, align.max(crate::heap::gpu::ALLOC_ALIGN));
             match off {
-                Some(off) => g.ensure_mapped(self.boot.as_ref(), off + size, routine).map(|_| (g.base + off as u64) as *mut u8),
+                Some(off) => match g.ensure_mapped(self.boot.as_ref(), off + size, routine) {
+                    Ok(()) => Ok((g.base + off as u64) as *mut u8),
+                    // No PE could grow its heap (they agree: GpuHeap::grow): the block goes back
+                    // on every PE and the call returns NULL.
+                    Err(e) if e.kind == ErrorKind::OutOfMemory => {
+                        let _ = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).free(off);
+                        crate::heap::out_of_room(e)
+                    }
+                    Err(e) => Err(e),
+                },
                 None => {
                     let (largest, capacity) = {
                         let a = g.alloc.lock().unwrap_or_else(|p| p.into_inner());
