@@ -13,6 +13,7 @@ extern "C" {
 #endif
 
 /* Seconds from a monotonic clock (arbitrary origin): for timing intervals, like MPI_Wtime. */
+#define HAVE_SHMEMX_WTIME 1
 double shmemx_wtime(void);
 
 #ifdef __cplusplus

@@ -36,6 +36,7 @@ ABI notes (values follow Open MPI's OSHMEM so binaries built against it run on r
 
 import difflib
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -157,6 +158,12 @@ HEADER_ABOUT = """shmem.h: the OpenSHMEM 1.5 C API of rshmem.
  * Constant values and the shmem_ctx_t representation match Open MPI's OSHMEM."""
 
 
+def vendor():
+    """shmem_info_get_name's string (src/capi/setup.rs), which SHMEM_VENDOR_STRING must equal."""
+    text = open(os.path.join(ROOT, "src/capi/setup.rs")).read()
+    return re.search(r'pub const VENDOR: &str = "([^"]*)";', text).group(1)
+
+
 def prelude():
     return BANNER.format(what=HEADER_ABOUT).splitlines() + """
 #ifndef RSHMEM_SHMEM_H
@@ -177,7 +184,7 @@ def prelude():
 /* Library and specification version */
 #define SHMEM_MAJOR_VERSION 1
 #define SHMEM_MINOR_VERSION 5
-#define SHMEM_VENDOR_STRING "rshmem"
+#define SHMEM_VENDOR_STRING "%s"
 #define SHMEM_MAX_NAME_LEN 256
 
 /* Thread support levels (shmem_init_thread) */
@@ -261,7 +268,7 @@ extern "C" {
 #endif
 
 /* The default context, an object exported by the library */
-extern shmem_ctx_t oshmem_ctx_default;""".splitlines()
+extern shmem_ctx_t oshmem_ctx_default;""".replace('"%s"', '"%s"' % vendor()).splitlines()
 
 # --------------------------------------------------------------------------------------------
 # Declarations, one function per chapter of the specification
@@ -679,6 +686,7 @@ def shmemx_h():
     lines += ["#ifndef RSHMEM_SHMEMX_H", "#define RSHMEM_SHMEMX_H", "", "#include <shmem.h>", "",
               "#ifdef __cplusplus", "extern \"C\" {", "#endif", "",
               "/* Seconds from a monotonic clock (arbitrary origin): for timing intervals, like MPI_Wtime. */",
+              "#define HAVE_SHMEMX_WTIME 1",
               decl("double shmemx_wtime(void)"),
               "", "#ifdef __cplusplus", "} /* extern \"C\" */", "#endif", "",
               "#endif /* RSHMEM_SHMEMX_H */"]

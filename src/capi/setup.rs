@@ -11,9 +11,10 @@ pub const SPEC_MINOR: c_int = 5;
 /// shmem_info_get_name's buffer size (SHMEM_MAX_NAME_LEN).
 pub const MAX_NAME_LEN: usize = 256;
 
-pub fn vendor_string() -> String {
-    format!("rshmem {}", env!("CARGO_PKG_VERSION"))
-}
+/// What shmem_info_get_name returns: the header's SHMEM_VENDOR_STRING, as the specification
+/// wants (scripts/gen_headers.py writes the same string; ctest/host/vendor_info.c compares).
+pub const VENDOR: &str = "rshmem";
+
 
 /// Like shmem_init_thread(SHMEM_THREAD_SINGLE): programs that call into the library from
 /// several threads at once ask for SHMEM_THREAD_MULTIPLE with shmem_init_thread.
@@ -98,7 +99,7 @@ pub extern "C" fn shmem_info_get_version(major: *mut c_int, minor: *mut c_int) {
 pub extern "C" fn shmem_info_get_name(name: *mut c_char) {
     fence("shmem_info_get_name", || {
         if !name.is_null() {
-            let v = vendor_string();
+            let v = VENDOR;
             let n = v.len().min(MAX_NAME_LEN - 1);
             // SAFETY: the caller provides SHMEM_MAX_NAME_LEN bytes.
             unsafe {
