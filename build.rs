@@ -18,7 +18,38 @@ fn main() {
     let major = env!("CARGO_PKG_VERSION_MAJOR");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,librshmem.so.{major}");
     println!("cargo:rerun-if-changed=build.rs");
+    build_identity();
     kernel_cubins();
+}
+
+/// RSHMEM_BUILD_COMMIT (short hash, "-dirty" with uncommitted changes; "unknown" outside git)
+/// and RSHMEM_BUILD_DATE (UTC; SOURCE_DATE_EPOCH for reproducible builds) for rshmem-info.
+/// Reruns when HEAD moves, so the commit is current after a commit, checkout or rebase.
+fn build_identity() {
+    let git = |args: &[&str]| {
+        Command::new("git").args(args).output().ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = match git(&["rev-parse", "--short=12", "HEAD"]) {
+        Some(hash) => {
+            let dirty = !Command::new("git").args(["diff", "--quiet", "HEAD", "--", "src", "include", "device", "build.rs", "Cargo.toml"]).status().is_ok_and(|s| s.success());
+            if dirty { format!("{hash}-dirty") } else { hash }
+        }
+        None => "unknown".into(),
+    };
+    let branch = git(&["rev-parse", "--symbolic-full-name", "HEAD"]).filter(|r| r.starts_with("refs/"));
+    let watched = [Some("HEAD".to_string()), branch, Some("packed-refs".into())];
+    for path in watched.into_iter().flatten().filter_map(|p| git(&["rev-parse", "--git-path", &p])) {
+        println!("cargo:rerun-if-changed={path}");
+    }
+    println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
+    let mut date = Command::new("date");
+    date.args(["-u", "+%Y-%m-%d %H:%M UTC"]);
+    if let Ok(epoch) = std::env::var("SOURCE_DATE_EPOCH") {
+        date.arg(format!("--date=@{epoch}"));
+    }
+    let date = date.output().ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    println!("cargo:rustc-env=RSHMEM_BUILD_COMMIT={commit}");
+    println!("cargo:rustc-env=RSHMEM_BUILD_DATE={}", date.unwrap_or_else(|| "unknown".into()));
 }
 
 /// The library's kernel modules: (name, PTX file). The names are the ones src/cuda/image.rs asks for.
@@ -97,6 +128,9 @@ fn kernel_cubins() {
                     let Some(&(m, arch)) = jobs.get(i) else { break };
                     let (name, ptx) = &modules[m];
                     let cubin = out.join(format!("{name}.sm_{arch}.cubin"));
+                    if newer_than(&cubin, &[ptx.as_path(), ptxas.as_path()]) {
+                        continue; // built by an earlier run of this script (e.g. one for a new commit)
+                    }
                     let r = Command::new(ptxas).arg(format!("-arch=sm_{arch}")).arg("-O3").arg(ptx).arg("-o").arg(&cubin).output();
                     if !r.as_ref().is_ok_and(|o| o.status.success()) {
                         let why = r.map(|o| String::from_utf8_lossy(&o.stderr).trim().to_string()).unwrap_or_else(|e| e.to_string());
@@ -136,4 +170,11 @@ fn kernel_cubins() {
     }
     code += &format!("pub fn cubins(module: &str) -> &'static [(u32, &'static [u8])] {{\n    match module {{\n{arms}        _ => &[],\n    }}\n}}\n");
     std::fs::write(out.join("cubins.rs"), code).expect("build.rs: writing cubins.rs");
+}
+
+/// Whether `file` exists and was modified after every one of `inputs`.
+fn newer_than(file: &Path, inputs: &[&Path]) -> bool {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let Some(t) = modified(file) else { return false };
+    inputs.iter().all(|i| modified(i).is_some_and(|ti| ti < t))
 }

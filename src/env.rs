@@ -306,7 +306,12 @@ fn bad(var: &str, value: &str, expected: &str) -> Error {
 
 impl Config {
     pub fn from_env() -> Result<Config> {
-        let get = |name: &str| current(name);
+        Config::from_lookup(current)
+    }
+
+    /// Parses the settings as `get(name)` gives them: (variable, value). check() uses it to
+    /// judge one value with every other setting at its default.
+    pub fn from_lookup(get: impl Fn(&str) -> (String, String)) -> Result<Config> {
         let (var, v) = get("SYMMETRIC_SIZE");
         let symmetric_size = parse_size(&v)
             .filter(|s| *s > 0)
@@ -355,6 +360,45 @@ impl Config {
     }
 }
 
+/// Whether `value` is acceptable for setting `name` (rshmem-info shows the verdict): the
+/// runtime's own parse for the settings `Config` reads, else the shape of the default (a whole
+/// number, a size, 0/1); free-form settings pass.
+pub fn check(name: &str, value: &str) -> std::result::Result<(), String> {
+    let var = lookup(name).map(|(var, _)| var).unwrap_or_else(|| format!("RSHMEM_{name}"));
+    let only_this = |n: &str| if n == name { (var.clone(), value.to_string()) } else { ("default".into(), default_of(n).into()) };
+    if let Err(e) = Config::from_lookup(only_this) {
+        return Err(e.message);
+    }
+    let default = default_of(name);
+    let fits = if default == "0" || default == "1" {
+        parse_bool(value).is_some()
+    } else if default.parse::<i64>().is_ok() {
+        value.trim().parse::<i64>().is_ok()
+    } else if default.len() > 1 && default[..default.len() - 1].parse::<u64>().is_ok() && parse_size(default).is_some() {
+        parse_size(value).is_some_and(|n| n > 0)
+    } else {
+        true
+    };
+    let expected = if default == "0" || default == "1" { "0 or 1" } else if default.parse::<i64>().is_ok() { "a whole number" } else { "a size such as 512M or 2G" };
+    if fits { Ok(()) } else { Err(format!("{var}={value:?}: expected {expected}")) }
+}
+
+/// README.md's environment table (Markdown), one row per setting; scripts/gen_env_table.py
+/// writes the same table from this file's source.
+pub fn markdown_table() -> String {
+    let mut out = String::from("| setting | default | meaning |\n| --- | --- | --- |\n");
+    for s in SETTINGS {
+        let default = if s.default.is_empty() { "(empty)".to_string() } else { format!("`{}`", s.default) };
+        let mut meaning = s.help.replace('|', "\\|");
+        if !s.aliases.is_empty() {
+            let aliases: Vec<String> = s.aliases.iter().map(|a| format!("`{a}`")).collect();
+            meaning += &format!(". Also read as {}", aliases.join(", "));
+        }
+        out += &format!("| `{}` | {} | {} |\n", s.name, default, meaning);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,6 +414,28 @@ mod tests {
         assert_eq!(parse_size("12X"), None);
         assert_eq!(parse_size("G"), None);
         assert_eq!(parse_size("-1"), None);
+    }
+
+    #[test]
+    fn values_are_checked_one_by_one() {
+        let msg = check("DEBUG", "LOUD").unwrap_err();
+        assert!(msg.contains("DEBUG=\"LOUD\"") && msg.contains("NONE, WARN, INFO or TRACE"), "{msg}");
+        assert!(check("DEBUG", "info").is_ok());
+        assert!(check("SYMMETRIC_SIZE", "2G").is_ok());
+        assert!(check("SYMMETRIC_SIZE", "lots").unwrap_err().contains("positive size"));
+        assert!(check("CUMEM_GRANULARITY", "0").unwrap_err().contains("a size such as"));
+        assert!(check("QP_DEPTH", "abc").unwrap_err().contains("a whole number"));
+        assert!(check("DEVICE_CHECKS", "yes").is_ok());
+        assert!(check("DEVICE_CHECKS", "maybe").unwrap_err().contains("0 or 1"));
+        assert!(check("HCA_LIST", "mlx5_0").is_ok());
+    }
+
+    #[test]
+    fn markdown_table_has_a_row_per_setting() {
+        let table = markdown_table();
+        assert_eq!(table.lines().count(), SETTINGS.len() + 2);
+        assert!(table.contains("| `SYMMETRIC_SIZE` | `1G` |"), "{table}");
+        assert!(table.contains("Also read as `SHMEM_SYMMETRIC_HEAP_SIZE`, `SMA_SYMMETRIC_SIZE`"), "{table}");
     }
 
     #[test]

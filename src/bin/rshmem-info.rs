@@ -1,34 +1,110 @@
-//! rshmem-info: what this build is and how it would run here.
+//! rshmem-info: what this build is and how it would run here (options like nvshmem-info's).
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use rshmem::env::{self, Setting, SETTINGS};
+
+const USAGE: &str = "usage: rshmem-info [option]
+With no option: the build, the transports and GPUs of this host, and every setting.
+  -a, --all        every setting: current value, where it came from, default, description
+  -e, --env        only the settings given in the environment
+  -r, --markdown   every setting as a Markdown table (README.md's environment table)
+  -V, --version    version, commit and build date
+  -h, --help       this text
+Values are checked as shown: an invalid one is marked and the exit status is 1.";
+
+/// Commit and date of the build (build.rs).
+const COMMIT: &str = env!("RSHMEM_BUILD_COMMIT");
+const BUILD_DATE: &str = env!("RSHMEM_BUILD_DATE");
 
 fn main() {
-    println!("rshmem {}", env!("CARGO_PKG_VERSION"));
-    println!("OpenSHMEM specification: 1.5 (ABI of Open MPI OSHMEM); NVSHMEM API: 3.x names");
-    println!("build: {} profile, target {}", if cfg!(debug_assertions) { "debug" } else { "release" }, std::env::consts::ARCH);
-    println!();
-    println!("Transports on this host:");
-    println!("  shm     CPU PEs on one host: loads/stores into mapped peer heaps (always available)");
-    println!("  p2p     GPU PEs on one host: loads/stores/atomics into mapped peer GPU heaps (needs peer access)");
-    println!("  ibgda   GPU PEs across the network: GPU threads post to the NIC (RSHMEM_IBGDA_NIC=model: a software HCA)");
+    let arg = std::env::args().nth(1);
+    let mut out = String::new();
+    let mut ok = true;
+    match arg.as_deref() {
+        None => ok = report(&mut out),
+        Some("-a" | "--all") => ok = settings(&mut out, |_| true),
+        Some("-e" | "--env") => ok = settings(&mut out, |s| env::lookup(s.name).is_some()),
+        Some("-r" | "--markdown") => out = env::markdown_table(),
+        Some("-V" | "--version") => out = version() + "\n",
+        Some("-h" | "--help") => out = format!("{USAGE}\n"),
+        Some(other) => {
+            eprintln!("rshmem-info: unknown option {other}\n{USAGE}");
+            std::process::exit(2);
+        }
+    }
+    emit(&out);
+    std::process::exit(if ok { 0 } else { 1 });
+}
+
+/// Writes the output; a reader that went away (`rshmem-info | head`) ends the program quietly.
+fn emit(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("rshmem-info: cannot write the output: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn version() -> String {
+    format!(
+        "rshmem {} (commit {COMMIT}, built {BUILD_DATE}); OpenSHMEM 1.5 (Open MPI OSHMEM ABI), NVSHMEM 3.4.5 API",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// One setting's lines; false when its value is not valid.
+fn setting(out: &mut String, s: &Setting) -> bool {
+    let (source, value) = env::current(s.name);
+    let verdict = env::check(s.name, &value);
+    let _ = writeln!(out, "  {:<28} = {:<12} [{}; default {}]", s.name, value, source, shown(s.default));
+    let _ = writeln!(out, "  {:<28}   {}", "", s.help);
+    if let Err(why) = &verdict {
+        let _ = writeln!(out, "  {:<28}   INVALID: {why}", "");
+    }
+    verdict.is_ok()
+}
+
+fn shown(default: &str) -> &str {
+    if default.is_empty() { "(empty)" } else { default }
+}
+
+fn settings(out: &mut String, wanted: impl Fn(&Setting) -> bool) -> bool {
+    let _ = writeln!(out, "Settings (RSHMEM_<NAME> overrides SHMEM_<NAME>, which overrides NVSHMEM_<NAME>):");
+    let mut ok = true;
+    for s in SETTINGS.iter().filter(|s| wanted(s)) {
+        ok &= setting(out, s);
+    }
+    ok
+}
+
+fn report(out: &mut String) -> bool {
+    let _ = writeln!(out, "{}", version());
+    let _ = writeln!(out, "build: {} profile, target {}", if cfg!(debug_assertions) { "debug" } else { "release" }, std::env::consts::ARCH);
+    let _ = writeln!(out);
+    let _ = writeln!(out, "Transports on this host:");
+    let _ = writeln!(out, "  shm     CPU PEs on one host: loads/stores into mapped peer heaps (always available)");
+    let _ = writeln!(out, "  p2p     GPU PEs on one host: loads/stores/atomics into mapped peer GPU heaps (needs peer access)");
+    let _ = writeln!(out, "  ibgda   GPU PEs across the network: GPU threads post to the NIC (RSHMEM_IBGDA_NIC=model: a software HCA)");
     for line in rshmem::ibgda::nic::info_lines() {
-        println!("  {line}");
+        let _ = writeln!(out, "  {line}");
     }
-    println!();
+    let _ = writeln!(out);
     for line in rshmem::cuda::info::report() {
-        println!("{line}");
+        let _ = writeln!(out, "{line}");
     }
-    let (_, size) = rshmem::env::current("SYMMETRIC_SIZE");
-    let (_, gran) = rshmem::env::current("CUMEM_GRANULARITY");
-    println!("Library kernels: {}", rshmem::cuda::image::describe());
-    println!("GPU heap: NVSHMEM_SYMMETRIC_SIZE={size} reserved per PE (virtual; backed as allocations need it), grown in chunks of NVSHMEM_CUMEM_GRANULARITY={gran}");
-    println!();
+    let (_, size) = env::current("SYMMETRIC_SIZE");
+    let (_, gran) = env::current("CUMEM_GRANULARITY");
+    let _ = writeln!(out, "Library kernels: {}", rshmem::cuda::image::describe());
+    let _ = writeln!(out, "GPU heap: NVSHMEM_SYMMETRIC_SIZE={size} reserved per PE (virtual; backed as allocations need it), grown in chunks of NVSHMEM_CUMEM_GRANULARITY={gran}");
+    let _ = writeln!(out);
     for line in rshmem::ibgda::info::lines() {
-        println!("{line}");
+        let _ = writeln!(out, "{line}");
     }
-    println!();
-    println!("Environment (RSHMEM_<NAME> overrides SHMEM_<NAME>, which overrides NVSHMEM_<NAME>):");
-    for s in rshmem::env::SETTINGS {
-        let (source, value) = rshmem::env::current(s.name);
-        println!("  {:<22} = {:<10} [{}; default {}]", s.name, value, source, s.default);
-        println!("  {:<22}   {}", "", s.help);
-    }
+    let _ = writeln!(out);
+    settings(out, |_| true)
 }
