@@ -1,6 +1,6 @@
 # rshmem build, install, test and benchmark entry points.
 #   make                 build librshmem.so, rshmemrun, rshmem-info (release)
-#   make install PREFIX=/opt/rshmem
+#   make install PREFIX=/opt/rshmem   (copies what make built; make uninstall PREFIX=... removes it)
 #   make test            unit tests + C tests (CTest) against a staged install
 #   make run             the demo benchmark with 4 PEs on this host
 #   make bench           CPU benchmark: rshmem vs the physical floor vs Open MPI OSHMEM
@@ -18,7 +18,7 @@ CTEST_DIR  := $(CURDIR)/build/ctest
 NP         ?= 4
 CBINDGEN   ?= cbindgen
 
-.PHONY: all deps build install stage test unit-test ctest check-exports check-header header run bench bench-compare clean
+.PHONY: all deps build install uninstall stage test unit-test ctest check-exports check-header header run bench bench-compare clean
 
 all: build
 
@@ -29,19 +29,17 @@ deps:
 build:
 	$(CARGO) build --$(PROFILE) --locked
 
-install: build
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
-	install -m755 $(TARGET)/librshmem.so $(DESTDIR)$(PREFIX)/lib/librshmem.so.$(VERSION)
-	ln -sf librshmem.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/librshmem.so.$(MAJOR)
-	ln -sf librshmem.so.$(MAJOR) $(DESTDIR)$(PREFIX)/lib/librshmem.so
-	install -m755 $(TARGET)/rshmemrun $(TARGET)/rshmem-info $(DESTDIR)$(PREFIX)/bin/
-	cp -r include/. $(DESTDIR)$(PREFIX)/include/
-	if [ -d device ] && [ -n "$$(ls -A device 2>/dev/null)" ]; then \
-	  install -d $(DESTDIR)$(PREFIX)/include/rshmem/device && cp -r device/. $(DESTDIR)$(PREFIX)/include/rshmem/device/; fi
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' pkgconfig/rshmem.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rshmem.pc
+# Copies what `make build` built (no cargo: `make && sudo make install` works where root has
+# no Rust); refuses with a message when nothing is built. `make uninstall` removes it again.
+install:
+	@bash scripts/install.sh install $(PREFIX) $(TARGET) $(VERSION)
+
+uninstall:
+	@bash scripts/install.sh uninstall $(PREFIX)
 
 # A private install under build/stage that the C tests and benchmarks build against.
-stage:
+stage: build
+	rm -rf $(STAGE)
 	$(MAKE) --no-print-directory install PREFIX=$(STAGE)
 
 unit-test:

@@ -1,5 +1,5 @@
 # Sourced by ctest/scripts/launch_*.sh and faults_*.sh: $1 = install prefix, $2 = ctest build dir.
-# Gives: PREFIX, WORK (a fresh directory for this script), RUN (rshmemrun), build NAME,
+# Gives: PREFIX, WORK (a fresh directory for this script), RUN (rshmemrun), PATH_WITHOUT_PREFIX, build NAME,
 # pass MSG, fail MSG, pids_gone DIR SECONDS, shm_listing.
 set -u
 PREFIX=${1:?usage: $0 PREFIX BUILD_DIR}
@@ -10,6 +10,9 @@ WORK=$BUILD/script-work/$SCRIPT
 RUN=$PREFIX/bin/rshmemrun
 rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
 FAILURES=0
+
+# PATH without the install's bin: there rshmem's own oshcc/oshrun shadow Open MPI's.
+PATH_WITHOUT_PREFIX=$(echo ":$PATH:" | sed "s|:$PREFIX/bin:|:|g; s|^:||; s|:$||")
 
 pass() { echo "ok:   $*"; }
 fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }

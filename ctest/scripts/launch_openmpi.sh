@@ -3,7 +3,8 @@
 # with 2 and 4 PEs; with libpmix made unloadable the job is refused (no private channel).
 # NVSHMEMX_INIT_WITH_MPI_COMM over Open MPI's communicators.
 source "$(dirname "$0")/../programs/common.sh"
-MPIRUN=$(command -v mpirun) OSHRUN=$(command -v oshrun)
+# Open MPI's launchers, not rshmem's oshrun (an alias of rshmemrun in the install's bin).
+MPIRUN=$(PATH=$PATH_WITHOUT_PREFIX command -v mpirun) OSHRUN=$(PATH=$PATH_WITHOUT_PREFIX command -v oshrun)
 if [ -z "$MPIRUN" ] || ! "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then
     echo "FAIL: Open MPI's mpirun is not installed (Debian/Ubuntu: apt-get install openmpi-bin)"
     exit 1

@@ -64,6 +64,8 @@ WORK=${2:-$(mktemp -d /tmp/rshmem-ldpreload.XXXXXX)}/oshmem_preload
 LIB=$PREFIX/lib/librshmem.so
 RSHMEMRUN=$PREFIX/bin/rshmemrun
 TIMEOUT=${LDPRELOAD_TIMEOUT:-120}
+# Open MPI's oshcc/oshrun: rshmem's own (in the install's bin, maybe on PATH) must not shadow them.
+PATH=$(echo ":$PATH:" | sed "s|:$PREFIX/bin:|:|g; s|^:||; s|:$||")
 
 if ! command -v oshcc >/dev/null || ! command -v oshrun >/dev/null; then
     echo "SKIP: Open MPI's oshcc/oshrun are not installed (apt-get install openmpi-bin libopenmpi-dev)"

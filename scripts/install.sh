@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Installs (or removes) what `make build` built; called by `make install` / `make uninstall`.
+#   bash scripts/install.sh install   PREFIX TARGET_DIR VERSION   (DESTDIR from the environment)
+#   bash scripts/install.sh uninstall PREFIX
+# It never runs cargo, so `sudo make install` works where root has no Rust. Every installed
+# path is listed in PREFIX/share/rshmem/install-manifest, which uninstall reads back.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+action=${1:?usage: install.sh install|uninstall PREFIX [TARGET_DIR VERSION]}
+PREFIX=${2:?missing PREFIX}
+ROOT=${DESTDIR:-}$PREFIX
+MANIFEST=share/rshmem/install-manifest
+
+if [ "$action" = uninstall ]; then
+    if [ ! -f "$ROOT/$MANIFEST" ]; then
+        echo "make uninstall: no rshmem install under $ROOT ($MANIFEST is missing)" >&2
+        exit 1
+    fi
+    # Files first, then the directories they leave empty (deepest first).
+    list=$(cat "$ROOT/$MANIFEST"; echo "$MANIFEST")
+    while read -r rel; do rm -f "$ROOT/$rel"; done <<<"$list"
+    # rmdir -p relative to ROOT: removes what became empty, never ROOT itself.
+    while read -r dir; do
+        (cd "$ROOT" && rmdir -p --ignore-fail-on-non-empty "$dir" 2>/dev/null) || true
+    done < <(sed -n 's|/[^/]*$||p' <<<"$list" | sort -ru)
+    echo "rshmem removed from $ROOT"
+    exit 0
+fi
+
+TARGET=${3:?missing TARGET_DIR}
+VERSION=${4:?missing VERSION}
+MAJOR=${VERSION%%.*}
+for f in librshmem.so rshmemrun rshmem-info; do
+    if [ ! -f "$TARGET/$f" ]; then
+        echo "make install: $TARGET/$f is missing: build first with 'make' (as a user with cargo)," \
+             "then run 'make install' (it only copies)" >&2
+        exit 1
+    fi
+done
+
+installed=()
+# put MODE SOURCE DEST(relative to PREFIX)
+put() {
+    install -D -m "$1" "$2" "$ROOT/$3"
+    installed+=("$3")
+}
+# link TARGET NAME(relative to PREFIX)
+link() {
+    mkdir -p "$(dirname "$ROOT/$2")"
+    ln -sfn "$1" "$ROOT/$2"
+    installed+=("$2")
+}
+# fill MODE FILE.in DEST: a template with @PREFIX@, @VERSION@ and @MAJOR@ replaced.
+fill() {
+    mkdir -p "$(dirname "$ROOT/$3")"
+    sed -e "s|@PREFIX@|$PREFIX|g" -e "s|@VERSION@|$VERSION|g" -e "s|@MAJOR@|$MAJOR|g" "$2" >"$ROOT/$3"
+    chmod "$1" "$ROOT/$3"
+    installed+=("$3")
+}
+
+# The library, stripped, with its debug info beside it (found by gdb through the debuglink).
+lib=lib/librshmem.so.$VERSION
+put 755 "$TARGET/librshmem.so" "$lib"
+if command -v objcopy >/dev/null; then
+    objcopy --only-keep-debug "$ROOT/$lib" "$ROOT/$lib.debug"
+    chmod 644 "$ROOT/$lib.debug"
+    installed+=("$lib.debug")
+    objcopy --strip-debug --strip-unneeded --add-gnu-debuglink="$ROOT/$lib.debug" "$ROOT/$lib"
+fi
+link "librshmem.so.$VERSION" "lib/librshmem.so.$MAJOR"
+link "librshmem.so.$MAJOR" lib/librshmem.so
+
+# Programs: the launcher under its other names, the compiler wrappers.
+put 755 "$TARGET/rshmemrun" bin/rshmemrun
+put 755 "$TARGET/rshmem-info" bin/rshmem-info
+for name in oshrun nvshmrun; do link rshmemrun "bin/$name"; done
+fill 755 scripts/oshcc.in bin/oshcc
+for name in oshc++ oshCC oshcxx; do link oshcc "bin/$name"; done
+
+# Headers: the C API, and the header-only CUDA device library under include/rshmem/device.
+while IFS= read -r f; do put 644 "include/$f" "include/$f"; done < <(cd include && find . -type f | sed 's|^\./||' | sort)
+if [ -d device ]; then
+    while IFS= read -r f; do put 644 "device/$f" "include/rshmem/device/$f"; done < <(cd device && find . -type f | sed 's|^\./||' | sort)
+fi
+
+# Build-system integration.
+fill 644 pkgconfig/rshmem.pc.in lib/pkgconfig/rshmem.pc
+for f in cmake/*.cmake.in; do
+    name=$(basename "$f" .in)
+    case $name in
+        nvshmem-*) fill 644 "$f" "lib/cmake/nvshmem/$name" ;;  # find_package(NVSHMEM) finds it too
+        *) fill 644 "$f" "lib/cmake/rshmem/$name" ;;
+    esac
+done
+
+# Manual pages.
+for f in docs/man/*.[0-9]; do
+    [ -e "$f" ] || continue
+    put 644 "$f" "share/man/man${f##*.}/$(basename "$f")"
+done
+
+mkdir -p "$ROOT/share/rshmem"
+printf '%s\n' "${installed[@]}" >"$ROOT/$MANIFEST"
+echo "rshmem $VERSION installed under $ROOT (${#installed[@]} files; make uninstall PREFIX=$PREFIX removes them)"
