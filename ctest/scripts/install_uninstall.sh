@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# make install / make uninstall (issue 21 item 9): install copies what `make` built without
+# cargo on PATH (as under sudo), refuses with a message when nothing is built, installs a
+# stripped library whose debug information sits beside it behind a debuglink, and uninstall
+# removes every file it installed.
+source "$(dirname "$0")/../programs/common.sh"
+REPO=$(cd "$PROGRAMS/../.." && pwd)
+NOCARGO=(env PATH=/usr/local/bin:/usr/bin:/bin)
+
+# Nothing built: a message naming the missing file and what to run.
+"${NOCARGO[@]}" make -s -C "$REPO" install PREFIX="$WORK/none" TARGET="$WORK/empty" >"$WORK/none.log" 2>&1; rc=$?
+[ $rc -ne 0 ] && grep -q "librshmem.so is missing: build first with 'make'" "$WORK/none.log" \
+    && pass "install with nothing built: refused with a message" || { fail "install with nothing built: exit $rc"; cat "$WORK/none.log"; }
+[ ! -e "$WORK/none" ] && pass "nothing was written" || fail "$WORK/none was created"
+
+# A DESTDIR install of the build, with no cargo reachable.
+dest=$WORK/dest
+if "${NOCARGO[@]}" make -s -C "$REPO" install DESTDIR="$dest" PREFIX=/opt/rshmem >"$WORK/install.log" 2>&1; then
+    pass "make install without cargo on PATH"
+else
+    fail "make install without cargo on PATH:"; cat "$WORK/install.log"
+fi
+root=$dest/opt/rshmem
+lib=$(readlink -f "$root/lib/librshmem.so")
+[ -f "$lib" ] && [ "$(readlink "$root/lib/librshmem.so")" = librshmem.so.0 ] && pass "librshmem.so -> librshmem.so.0 -> $(basename "$lib")" || fail "library links wrong: $(ls -l "$root/lib")"
+readelf -S "$lib" | grep -qE '\.debug_|\.symtab' && fail "the installed library is not stripped" || pass "installed library stripped (no .debug_*, no .symtab)"
+readelf -p .gnu_debuglink "$lib" 2>/dev/null | grep -q "$(basename "$lib").debug" && pass "debuglink names $(basename "$lib").debug" || fail "no debuglink"
+readelf -S "$lib.debug" | grep -q '\.debug_line' && pass "the .debug file holds the line tables" || fail "$lib.debug has no .debug_line"
+grep -q "^prefix=/opt/rshmem$" "$root/lib/pkgconfig/rshmem.pc" && pass "rshmem.pc names the PREFIX, not DESTDIR" || fail "rshmem.pc prefix wrong"
+grep -q "^prefix='/opt/rshmem'" "$root/bin/oshcc" && pass "oshcc names the PREFIX" || fail "oshcc prefix wrong"
+n=$(wc -l <"$root/share/rshmem/install-manifest")
+[ "$n" -gt 20 ] && pass "manifest lists $n files" || fail "manifest lists $n files"
+
+if "${NOCARGO[@]}" make -s -C "$REPO" uninstall DESTDIR="$dest" PREFIX=/opt/rshmem >"$WORK/uninstall.log" 2>&1; then
+    left=$(find "$dest" -mindepth 1 | sed "s|^$dest||")
+    [ "$left" = "" ] || [ "$left" = "/opt" ] && pass "make uninstall removed everything" || { fail "left after uninstall:"; echo "$left" | head; }
+else
+    fail "make uninstall:"; cat "$WORK/uninstall.log"
+fi
+"${NOCARGO[@]}" make -s -C "$REPO" uninstall DESTDIR="$dest" PREFIX=/opt/rshmem >"$WORK/again.log" 2>&1
+[ $? -ne 0 ] && grep -q "no rshmem install under" "$WORK/again.log" && pass "uninstall twice: says there is nothing" || fail "uninstall twice: $(cat "$WORK/again.log")"
+finish
