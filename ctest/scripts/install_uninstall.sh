@@ -32,8 +32,10 @@ n=$(wc -l <"$root/share/rshmem/install-manifest")
 [ "$n" -gt 20 ] && pass "manifest lists $n files" || fail "manifest lists $n files"
 
 if "${NOCARGO[@]}" make -s -C "$REPO" uninstall DESTDIR="$dest" PREFIX=/opt/rshmem >"$WORK/uninstall.log" 2>&1; then
-    left=$(find "$dest" -mindepth 1 | sed "s|^$dest||")
-    [ "$left" = "" ] || [ "$left" = "/opt" ] && pass "make uninstall removed everything" || { fail "left after uninstall:"; echo "$left" | head; }
+    left=$(find "$dest" -mindepth 1 ! -type d | sed "s|^$dest||")
+    dirs=$(find "$dest/opt/rshmem" -mindepth 1 -type d 2>/dev/null)
+    [ -z "$left" ] && [ -z "$dirs" ] && pass "make uninstall removed every file and the directories it made" \
+        || { fail "left after uninstall:"; echo "$left" "$dirs" | head; }
 else
     fail "make uninstall:"; cat "$WORK/uninstall.log"
 fi
