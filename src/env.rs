@@ -365,9 +365,9 @@ impl Config {
 /// number, a size, 0/1); free-form settings pass.
 pub fn check(name: &str, value: &str) -> std::result::Result<(), String> {
     let var = lookup(name).map(|(var, _)| var).unwrap_or_else(|| format!("RSHMEM_{name}"));
-    let only_this = |n: &str| if n == name { (var.clone(), value.to_string()) } else { ("default".into(), default_of(n).into()) };
-    if let Err(e) = Config::from_lookup(only_this) {
-        return Err(e.message);
+    // A setting Config reads (it rejects a value no parser accepts) is judged by Config alone.
+    if config_with(name, &var, "\u{7f}?").is_err() {
+        return config_with(name, &var, value).map(|_| ()).map_err(|e| e.message);
     }
     let default = default_of(name);
     let fits = if default == "0" || default == "1" {
@@ -381,6 +381,11 @@ pub fn check(name: &str, value: &str) -> std::result::Result<(), String> {
     };
     let expected = if default == "0" || default == "1" { "0 or 1" } else if default.parse::<i64>().is_ok() { "a whole number" } else { "a size such as 512M or 2G" };
     if fits { Ok(()) } else { Err(format!("{var}={value:?}: expected {expected}")) }
+}
+
+/// Config with every setting at its default but `name`, which is `value` (read from `var`).
+fn config_with(name: &str, var: &str, value: &str) -> Result<Config> {
+    Config::from_lookup(|n| if n == name { (var.to_string(), value.to_string()) } else { ("default".into(), default_of(n).into()) })
 }
 
 /// README.md's environment table (Markdown), one row per setting; scripts/gen_env_table.py
@@ -428,6 +433,7 @@ mod tests {
         assert!(check("DEVICE_CHECKS", "yes").is_ok());
         assert!(check("DEVICE_CHECKS", "maybe").unwrap_err().contains("0 or 1"));
         assert!(check("HCA_LIST", "mlx5_0").is_ok());
+        assert!(check("BOOTSTRAP_TIMEOUT", "2.5").is_ok(), "Config's own parse decides, not the default's shape");
     }
 
     #[test]
