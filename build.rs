@@ -37,8 +37,10 @@ fn build_identity() {
         None => "unknown".into(),
     };
     let branch = git(&["rev-parse", "--symbolic-full-name", "HEAD"]).filter(|r| r.starts_with("refs/"));
-    let watched = [Some("HEAD".to_string()), branch, Some("packed-refs".into())];
-    for path in watched.into_iter().flatten().filter_map(|p| git(&["rev-parse", "--git-path", &p])) {
+    // Only files that exist: cargo reruns a build script on every build while one is missing.
+    let watched = [Some("HEAD".to_string()), branch];
+    let paths = watched.into_iter().flatten().filter_map(|p| git(&["rev-parse", "--git-path", &p]));
+    for path in paths.filter(|p| Path::new(p).exists()) {
         println!("cargo:rerun-if-changed={path}");
     }
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");

@@ -12,7 +12,8 @@ rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
 FAILURES=0
 
 # PATH without the install's bin: there rshmem's own oshcc/oshrun shadow Open MPI's.
-PATH_WITHOUT_PREFIX=$(echo ":$PATH:" | sed "s|:$PREFIX/bin:|:|g; s|^:||; s|:$||")
+source "$PROGRAMS/../common/path_without.sh"
+PATH_WITHOUT_PREFIX=$(path_without "$PREFIX/bin")
 
 pass() { echo "ok:   $*"; }
 fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }

@@ -65,7 +65,8 @@ LIB=$PREFIX/lib/librshmem.so
 RSHMEMRUN=$PREFIX/bin/rshmemrun
 TIMEOUT=${LDPRELOAD_TIMEOUT:-120}
 # Open MPI's oshcc/oshrun: rshmem's own (in the install's bin, maybe on PATH) must not shadow them.
-PATH=$(echo ":$PATH:" | sed "s|:$PREFIX/bin:|:|g; s|^:||; s|:$||")
+source "$HERE/../common/path_without.sh"
+PATH=$(path_without "$PREFIX/bin")
 
 if ! command -v oshcc >/dev/null || ! command -v oshrun >/dev/null; then
     echo "SKIP: Open MPI's oshcc/oshrun are not installed (apt-get install openmpi-bin libopenmpi-dev)"
