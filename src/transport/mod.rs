@@ -1,4 +1,140 @@
-//! How PEs reach each other. Today: node identity (which PEs share a host). The transport seam
-//! (one module per transport behind one interface, and the per-PE route table) grows here.
+//! How PEs reach each other: node identity, the per-PE route table, and the interface of a
+//! network transport with its fabric implementation.
+//!
+//! Not yet consulted by the runtime: wiring the table into `State` (branch `fabric-wiring`)
+//! made the shm `p` row 1.4-1.65x slower in A/B runs on a loaded 2-core machine, so it waits
+//! for a profile. The plan is in docs/ARCHITECTURE.md ("Transport seam").
 
+pub mod fabric;
 pub mod node;
+
+use crate::bootstrap::Bootstrap;
+use crate::error::{Error, Result};
+use node::NodeId;
+
+/// How this PE reaches another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// Same host: through the shared mapping of its memory.
+    Shm,
+    /// Another host: through the network transport.
+    Network,
+}
+
+/// Routes to every PE, the same table on every PE (built from one allgather at init).
+pub struct RouteTable {
+    routes: Vec<Route>,
+    /// Host index of each PE (hosts numbered in order of their lowest PE).
+    pub hosts: Vec<usize>,
+    pub ids: Vec<NodeId>,
+    me: usize,
+}
+
+impl RouteTable {
+    /// Collective: exchanges node identities and decides each PE's route.
+    pub fn build(boot: &dyn Bootstrap) -> Result<RouteTable> {
+        let all = boot.allgather(&NodeId::current().to_bytes())?;
+        let ids = all
+            .iter()
+            .enumerate()
+            .map(|(pe, b)| NodeId::from_bytes(b).ok_or_else(|| Error::bootstrap(format!("PE {pe} sent a malformed node identity ({} bytes)", b.len()))))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(RouteTable::from_ids(ids, boot.rank()))
+    }
+
+    pub fn from_ids(ids: Vec<NodeId>, me: usize) -> RouteTable {
+        let hosts = node::host_of_each(&ids);
+        let routes = hosts.iter().map(|h| if *h == hosts[me] { Route::Shm } else { Route::Network }).collect();
+        RouteTable { routes, hosts, ids, me }
+    }
+
+    /// The route to `pe` (which the caller has range-checked).
+    #[inline(always)]
+    pub fn route(&self, pe: usize) -> Route {
+        self.routes[pe]
+    }
+
+    /// Whether any PE of the job is on another host than some other (the same on every PE).
+    pub fn spans_hosts(&self) -> bool {
+        self.hosts.iter().any(|h| *h != 0)
+    }
+
+    pub fn host_count(&self) -> usize {
+        self.hosts.iter().max().map_or(0, |h| h + 1)
+    }
+
+    /// One line per host, for the INFO log and rshmem-info: which PEs, and how we reach them.
+    pub fn describe(&self, network: &str) -> Vec<String> {
+        (0..self.host_count())
+            .map(|h| {
+                let pes: Vec<String> = (0..self.hosts.len()).filter(|p| self.hosts[*p] == h).map(|p| p.to_string()).collect();
+                let first = self.hosts.iter().position(|x| *x == h).unwrap_or(0);
+                let how = if h == self.hosts[self.me] { "shm (this host)".to_string() } else { network.to_string() };
+                format!("host {h} {}: PEs {} via {how}", self.ids[first].describe(), pes.join(","))
+            })
+            .collect()
+    }
+}
+
+/// Where a symmetric address lies: which segment, and the offset in it (the same on every PE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Segment {
+    Heap,
+    Statics,
+}
+
+/// The element types network AMOs carry, as bit patterns in a u64.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AmoType {
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+}
+
+/// The interface of a transport to PEs on other hosts. Operations name the remote memory by
+/// segment and offset; local buffers are the caller's. Errors name the routine.
+pub trait Transport: Send + Sync {
+    /// For logs: e.g. "fabric tcp;ofi_rxm on eth0 (10.77.0.0/24)".
+    fn describe(&self) -> String;
+    /// Writes `src` to `pe`; returns when `src` may be reused.
+    fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()>;
+    /// Reads from `pe` into `dst`; returns when the data is there.
+    fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()>;
+    /// A non-fetching AMO (complete at quiet).
+    fn amo(&self, pe: usize, seg: Segment, off: usize, op: crate::fabric::AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()>;
+    /// A fetching AMO; returns the old value's bits.
+    fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: crate::fabric::AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<u64>;
+    /// compare_swap; returns the old value's bits.
+    fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64, routine: &'static str) -> Result<u64>;
+    /// Orders earlier puts/AMOs to each PE before later ones.
+    fn fence(&self, routine: &'static str) -> Result<()>;
+    /// Completes every operation posted so far.
+    fn quiet(&self, routine: &'static str) -> Result<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(host: &str) -> NodeId {
+        NodeId { hostname: host.into(), boot_id: "b".into(), netns: 1 }
+    }
+
+    #[test]
+    fn routes_follow_hosts() {
+        let ids = vec![id("a"), id("b"), id("a"), id("b")];
+        let t = RouteTable::from_ids(ids.clone(), 1);
+        assert_eq!((0..4).map(|p| t.route(p)).collect::<Vec<_>>(), vec![Route::Network, Route::Shm, Route::Network, Route::Shm]);
+        assert!(t.spans_hosts());
+        assert_eq!(t.host_count(), 2);
+        let lines = t.describe("fabric X");
+        assert!(lines[0].starts_with("host 0 a (boot b, netns 1): PEs 0,2 via fabric X"), "{lines:?}");
+        assert!(lines[1].contains("PEs 1,3 via shm (this host)"), "{lines:?}");
+        let one = RouteTable::from_ids(vec![id("a"), id("a")], 0);
+        assert!(!one.spans_hosts());
+        assert_eq!(one.route(1), Route::Shm);
+    }
+}

@@ -1,0 +1,209 @@
+//! The fabric transport: PEs on other hosts, over libfabric (the layer in `crate::fabric`).
+//!
+//! At init (collective, only in jobs that span hosts) every PE opens one endpoint, registers
+//! its whole symmetric heap and its symmetric static data once, and sends its endpoint address
+//! and the two regions' keys to all PEs in one allgather; peers are inserted into the address
+//! vector in PE order. A PE whose endpoint cannot be opened still takes part in the exchange
+//! (with an empty record), so every PE fails with a message instead of hanging.
+
+use super::{AmoType, Segment, Transport};
+use crate::bootstrap::Bootstrap;
+use crate::error::{Error, Result};
+use crate::fabric::{AtomicOp, AtomicValue, Fabric, Peer, Region, RemoteRegion, Settings};
+
+/// What one PE tells the others.
+struct Record {
+    address: Vec<u8>,
+    heap: RemoteRegion,
+    statics: Option<RemoteRegion>,
+}
+
+impl Record {
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut b = (self.address.len() as u32).to_le_bytes().to_vec();
+        b.extend_from_slice(&self.address);
+        b.extend_from_slice(&self.heap.to_bytes());
+        if let Some(s) = self.statics {
+            b.extend_from_slice(&s.to_bytes());
+        }
+        b
+    }
+
+    fn from_bytes(b: &[u8]) -> Option<Record> {
+        let n = u32::from_le_bytes(b.get(..4)?.try_into().ok()?) as usize;
+        let address = b.get(4..4usize.checked_add(n)?)?.to_vec();
+        let rest = &b[4 + n..];
+        let heap = RemoteRegion::from_bytes(rest.get(..RemoteRegion::BYTES)?)?;
+        let statics = match rest.len() - RemoteRegion::BYTES {
+            0 => None,
+            RemoteRegion::BYTES => Some(RemoteRegion::from_bytes(&rest[RemoteRegion::BYTES..])?),
+            _ => return None,
+        };
+        Some(Record { address, heap, statics })
+    }
+}
+
+pub struct FabricTransport {
+    fabric: Fabric,
+    /// Per PE (in PE order, this PE included): its endpoint, heap and static data.
+    peers: Vec<Peer>,
+    heaps: Vec<RemoteRegion>,
+    statics: Vec<Option<RemoteRegion>>,
+    /// Our own registrations, kept for as long as peers may use them.
+    _regions: Vec<Region>,
+}
+
+impl FabricTransport {
+    /// Collective: opens the endpoint, registers `heap` and `statics` (this PE's own memory,
+    /// which must outlive the transport) and exchanges addresses and keys with every PE.
+    pub fn start(boot: &dyn Bootstrap, heap: (*mut u8, usize), statics: Option<(*mut u8, usize)>) -> Result<FabricTransport> {
+        let opened = Settings::from_env().and_then(|s| Fabric::open(&s)).and_then(|f| {
+            // SAFETY: the caller's heap and static data outlive this transport (State drops the
+            // transport before it unmaps them), and are mapped (backed on first touch).
+            let mut regions = vec![unsafe { f.register(heap.0, heap.1) }?];
+            if let Some((p, n)) = statics {
+                // SAFETY: as above.
+                regions.push(unsafe { f.register(p, n) }?);
+            }
+            let record = Record { address: f.address()?, heap: regions[0].remote(), statics: regions.get(1).map(Region::remote) };
+            Ok((f, regions, record))
+        });
+        let mine = opened.as_ref().map(|(_, _, r)| r.to_bytes()).unwrap_or_default();
+        let all = boot.allgather(&mine)?;
+        let (fabric, regions, _) = opened?;
+        let mut records = Vec::with_capacity(all.len());
+        for (pe, b) in all.iter().enumerate() {
+            if b.is_empty() {
+                return Err(Error::bootstrap(format!("PE {pe} could not open its fabric endpoint (its own message says why)")));
+            }
+            records.push(Record::from_bytes(b).ok_or_else(|| Error::bootstrap(format!("PE {pe} sent a malformed fabric record ({} bytes)", b.len())))?);
+        }
+        let addresses: Vec<Vec<u8>> = records.iter().map(|r| r.address.clone()).collect();
+        let peers = fabric.insert_peers(&addresses)?;
+        Ok(FabricTransport {
+            heaps: records.iter().map(|r| r.heap).collect(),
+            statics: records.iter().map(|r| r.statics).collect(),
+            peers,
+            fabric,
+            _regions: regions,
+        })
+    }
+
+    fn region(&self, pe: usize, seg: Segment, routine: &'static str) -> Result<&RemoteRegion> {
+        match seg {
+            Segment::Heap => Ok(&self.heaps[pe]),
+            Segment::Statics => self.statics[pe]
+                .as_ref()
+                .ok_or_else(|| Error::invalid(routine, format!("PE {pe} has no symmetric static data (RSHMEM_SYMMETRIC_STATICS=0 there?)"))),
+        }
+    }
+}
+
+/// Element types as u64 bit patterns (floats by their bits, so NaN payloads survive).
+trait Bits: AtomicValue {
+    fn from_bits(b: u64) -> Self;
+    fn to_bits(self) -> u64;
+}
+
+macro_rules! bits {
+    ($($t:ty: $from:expr, $to:expr;)*) => {$(
+        impl Bits for $t {
+            fn from_bits(b: u64) -> $t {
+                ($from)(b)
+            }
+            fn to_bits(self) -> u64 {
+                ($to)(self)
+            }
+        }
+    )*};
+}
+bits! {
+    i32: |b: u64| b as u32 as i32, |v: i32| v as u32 as u64;
+    u32: |b: u64| b as u32, |v: u32| v as u64;
+    i64: |b: u64| b as i64, |v: i64| v as u64;
+    u64: |b: u64| b, |v: u64| v;
+    f32: |b: u64| f32::from_bits(b as u32), |v: f32| v.to_bits() as u64;
+    f64: f64::from_bits, f64::to_bits;
+}
+
+/// Runs `$body` with `$T` bound to the Rust type of an AmoType.
+macro_rules! typed {
+    ($ty:expr, $T:ident => $body:expr) => {
+        match $ty {
+            AmoType::I32 => { type $T = i32; $body }
+            AmoType::U32 => { type $T = u32; $body }
+            AmoType::I64 => { type $T = i64; $body }
+            AmoType::U64 => { type $T = u64; $body }
+            AmoType::F32 => { type $T = f32; $body }
+            AmoType::F64 => { type $T = f64; $body }
+        }
+    };
+}
+
+impl Transport for FabricTransport {
+    fn describe(&self) -> String {
+        format!("fabric {}", self.fabric.info().describe())
+    }
+
+    fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
+        let r = self.region(pe, seg, routine)?;
+        self.fabric.put(self.peers[pe], src, None, r, off).map_err(|e| e.in_routine(routine))
+    }
+
+    fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()> {
+        let r = self.region(pe, seg, routine)?;
+        self.fabric.get(self.peers[pe], dst, None, r, off).map_err(|e| e.in_routine(routine))
+    }
+
+    fn amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()> {
+        let r = self.region(pe, seg, routine)?;
+        typed!(ty, T => self.fabric.atomic(self.peers[pe], op, <T as Bits>::from_bits(value), r, off)).map_err(|e| e.in_routine(routine))
+    }
+
+    fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<u64> {
+        let r = self.region(pe, seg, routine)?;
+        typed!(ty, T => self.fabric.fetch_atomic(self.peers[pe], op, <T as Bits>::from_bits(value), r, off).map(<T as Bits>::to_bits))
+            .map_err(|e| e.in_routine(routine))
+    }
+
+    fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64, routine: &'static str) -> Result<u64> {
+        let r = self.region(pe, seg, routine)?;
+        typed!(ty, T => self.fabric.compare_swap(self.peers[pe], <T as Bits>::from_bits(cond), <T as Bits>::from_bits(value), r, off).map(<T as Bits>::to_bits))
+            .map_err(|e| e.in_routine(routine))
+    }
+
+    fn fence(&self, routine: &'static str) -> Result<()> {
+        self.fabric.fence().map_err(|e| e.in_routine(routine))
+    }
+
+    fn quiet(&self, routine: &'static str) -> Result<()> {
+        self.fabric.quiet().map_err(|e| e.in_routine(routine))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_reject_garbage() {
+        let heap = RemoteRegion { base: 0x7f00_0000_0000, key: 42, len: 1 << 30 };
+        let statics = Some(RemoteRegion { base: 0x40_0000, key: 43, len: 4096 });
+        for s in [None, statics] {
+            let r = Record { address: vec![1, 2, 3, 4, 5], heap, statics: s };
+            let back = Record::from_bytes(&r.to_bytes()).unwrap();
+            assert_eq!((back.address, back.heap, back.statics), (r.address.clone(), heap, s));
+        }
+        let b = Record { address: vec![9; 16], heap, statics }.to_bytes();
+        assert!(Record::from_bytes(&b[..b.len() - 1]).is_none());
+        assert!(Record::from_bytes(&[0xff, 0xff, 0xff, 0xff, 1]).is_none(), "address length past the end");
+        assert!(Record::from_bytes(&[]).is_none());
+    }
+
+    #[test]
+    fn bits_round_trip() {
+        assert_eq!(i32::from_bits((-5i32).to_bits()), -5);
+        assert_eq!(f64::from_bits(Bits::to_bits(-1.5f64)), -1.5);
+        assert_eq!(<f32 as Bits>::from_bits(Bits::to_bits(2.25f32)), 2.25);
+    }
+}
