@@ -52,6 +52,18 @@ pub const SETTINGS: &[Setting] = &[
         aliases: &[],
         help: "seconds to wait for all PEs at start-up before giving up and naming the missing ones",
     },
+    Setting {
+        name: "BOOTSTRAP_IFNAME",
+        default: "",
+        aliases: &[],
+        help: "network interface(s) of the cross-host rendezvous, like NCCL_SOCKET_IFNAME: a name prefix (eth), =exact name, ^ to exclude, comma-separated; empty: the first non-loopback interface that is up (IPv4 before IPv6)",
+    },
+    Setting {
+        name: "LAUNCH_AGENT",
+        default: "ssh",
+        aliases: &[],
+        help: "rshmemrun --hosts: the command that starts rshmemrun on another host, called as AGENT host command... (like hydra's -bootstrap-exec)",
+    },
     // ---- IBGDA (GPU-initiated InfiniBand; src/ibgda, src/ib) ----
     Setting {
         name: "IBGDA_NIC",

@@ -234,6 +234,20 @@ pub fn to_hex(secret: &Secret) -> String {
     secret.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Any bytes as hex text.
+pub fn to_hex_bytes(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The inverse of [`to_hex_bytes`]; None for odd lengths or non-hex text.
+pub fn from_hex_bytes(text: &str) -> Option<Vec<u8>> {
+    let text = text.trim();
+    if text.len() % 2 != 0 || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len() / 2).map(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()).collect()
+}
+
 /// The inverse of [`to_hex`]; None unless it is exactly a secret's worth of hex digits.
 pub fn from_hex(text: &str) -> Option<Secret> {
     let text = text.trim();

@@ -14,6 +14,10 @@
 //! launcher's key-value store, or the unique id.
 
 pub mod auth;
+pub mod hier;
+pub mod hosts;
+pub mod link;
+pub mod net;
 pub mod pmi1;
 pub mod pmix;
 pub mod star;
@@ -31,8 +35,22 @@ pub trait Bootstrap: Send + Sync {
     fn size(&self) -> usize;
     /// Each PE contributes `mine`; every PE receives all contributions in rank order.
     fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>>;
-    /// Each PE contributes descriptors; every PE receives duplicates of all of them, by rank.
+    /// Each PE contributes descriptors; every PE receives duplicates of those of the PEs on its
+    /// own host ([`local_pes`](Self::local_pes)), by rank; the entries of other hosts' PEs are
+    /// empty (descriptors never leave a host).
     fn allgather_fds(&self, mine: &[RawFd]) -> Result<Vec<Vec<OwnedFd>>>;
+    /// The PEs on this PE's host (which share memory with it), in rank order.
+    fn local_pes(&self) -> Vec<usize> {
+        (0..self.size()).collect()
+    }
+    /// How many hosts the job spans.
+    fn hosts(&self) -> usize {
+        1
+    }
+    /// Whether this PE's link to the rendezvous can pass descriptors (a Unix socket).
+    fn carries_fds(&self) -> bool {
+        true
+    }
     fn barrier(&self) -> Result<()> {
         self.allgather(&[]).map(|_| ())
     }
@@ -116,7 +134,7 @@ pub fn connect(cfg: &Config) -> Result<Box<dyn Bootstrap>> {
             ))
         })?;
         let client = star::StarClient::connect(&addr, rank, size, timeout, control_fd(), &secret)?;
-        return Ok(Box::new(client.named("rshmemrun")));
+        return hier::over(Box::new(client.named("rshmemrun")), &secret, timeout);
     }
     if want == "pmi" || (want == "auto" && pmi1::detected()) {
         return pmi1::bootstrap(timeout);
@@ -166,51 +184,67 @@ pub struct JobStar {
     timeout: std::time::Duration,
     /// Tells the launcher that this PE called shmem_global_exit (so it ends the whole job).
     on_global_exit: Option<fn(i32)>,
+    secret: auth::Secret,
 }
 
 impl JobStar {
-    /// Collective over the job: rank 0 makes a job secret, starts the server and publishes
-    /// `host/address/secret` under `key` (the launcher's store is private to the job); after
-    /// the fence every rank reads it and connects.
+    /// Collective over the job: rank 0 makes a job secret, starts the server (on an abstract
+    /// Unix name, and on TCP when this host has a network interface for it: see [`net`]) and
+    /// publishes `host/address/secret/tcp-address/node` under `key` (the launcher's store is
+    /// private to the job); after the fence every rank reads it and connects: over Unix from
+    /// PE 0's host (same node identity), over TCP from any other.
     pub fn join(
         kvs: &mut dyn KeyValueStore, key: &str, rank: usize, size: usize, timeout: std::time::Duration, launcher: &'static str,
     ) -> Result<JobStar> {
         let here = hostname();
+        let me = crate::transport::node::NodeId::current();
         let server = start_star_for_job(rank, size, timeout)?;
-        if let Some((addr, secret, _)) = &server {
-            kvs.put(key, &format!("{here}/{addr}/{}", auth::to_hex(secret)))?;
+        if let Some((addr, secret, tcp, _)) = &server {
+            let tcp = tcp.as_deref().unwrap_or("-");
+            kvs.put(key, &format!("{here}/{addr}/{}/{tcp}/{}", auth::to_hex(secret), auth::to_hex_bytes(&me.to_bytes())))?;
         }
         kvs.fence()?;
         let value = kvs.get_from_rank0(key)?;
         let parts: Vec<&str> = value.split('/').collect();
-        let (host, address, secret) = match parts[..] {
-            [host, address, secret] => (host, address, auth::from_hex(secret)),
-            _ => (value.as_str(), "", None),
+        let node = |hex: &str| auth::from_hex_bytes(hex).and_then(|b| crate::transport::node::NodeId::from_bytes(&b));
+        let (host, address, secret, tcp, node) = match parts[..] {
+            [host, address, secret, tcp, n] => (host, address, auth::from_hex(secret), tcp, node(n)),
+            _ => (value.as_str(), "", None, "-", None),
         };
-        let secret = secret.ok_or_else(|| {
+        let (Some(secret), Some(node)) = (secret, node) else {
             // Never echo the value: it holds the secret.
-            Error::bootstrap(format!("bootstrap ({launcher}): PE 0 published a malformed value under {key}, expected host/address/secret"))
-        })?;
-        let wrong_host = |why: String| {
-            Error::bootstrap(format!(
-                "bootstrap ({launcher}): PE {rank} on host {here} cannot reach PE 0's rendezvous on host {host}: {why}. \
-                 The CPU runtime needs all PEs on one host (start the job on a single node, e.g. `rshmemrun -n N prog`)"
-            ))
+            return Err(Error::bootstrap(format!(
+                "bootstrap ({launcher}): PE 0 published a malformed value under {key}, expected host/address/secret/tcp-address/node"
+            )));
         };
-        if host != here {
-            return Err(wrong_host("they are on different hosts".into()));
-        }
+        let address = if node == me {
+            address
+        } else if tcp != "-" {
+            tcp
+        } else {
+            return Err(Error::bootstrap(format!(
+                "bootstrap ({launcher}): PE {rank} on host {here} cannot reach PE 0's rendezvous on host {host}: that host listens on no network interface \
+                 (none but loopback is up there, or RSHMEM_BOOTSTRAP_IFNAME chose none); set RSHMEM_BOOTSTRAP_IFNAME to the interface the hosts share"
+            )));
+        };
         let client = star::StarClient::connect(address, rank, size, timeout, None, &secret)
-            .map_err(|e| if e.message.contains("could not reach") { wrong_host(e.message) } else { e })?
+            .map_err(|e| Error::bootstrap(format!("{} (PE 0 runs on host {host}; launcher {launcher})", e.message)))?
             .named(launcher);
-        Ok(JobStar { client: Some(client), server: server.map(|(_, _, h)| h), timeout, on_global_exit: None })
+        Ok(JobStar { client: Some(client), server: server.map(|(_, _, _, h)| h), timeout, on_global_exit: None, secret })
+    }
+
+    /// Adds the per-host level when PEs span hosts (see [`hier`]).
+    pub fn per_host(self) -> Result<Box<dyn Bootstrap>> {
+        let (secret, timeout) = (self.secret, self.timeout);
+        hier::over(Box::new(self), &secret, timeout)
     }
 
     /// A star joined some other way (e.g. a name every PE derives from the job id).
     pub fn from_parts(
         client: star::StarClient, server: Option<std::thread::JoinHandle<Result<Vec<i32>>>>, timeout: std::time::Duration,
+        secret: auth::Secret,
     ) -> JobStar {
-        JobStar { client: Some(client), server, timeout, on_global_exit: None }
+        JobStar { client: Some(client), server, timeout, on_global_exit: None, secret }
     }
 
     pub fn on_global_exit(mut self, f: fn(i32)) -> JobStar {
@@ -236,6 +270,9 @@ impl Bootstrap for JobStar {
     fn allgather_fds(&self, mine: &[RawFd]) -> Result<Vec<Vec<OwnedFd>>> {
         self.client().allgather_fds(mine)
     }
+    fn carries_fds(&self) -> bool {
+        self.client().carries_fds()
+    }
     fn report_global_exit(&self, status: i32) {
         if let Some(f) = self.on_global_exit {
             f(status)
@@ -251,31 +288,44 @@ impl Drop for JobStar {
     /// that its process does not leave while peers still talk to it.
     fn drop(&mut self) {
         drop(self.client.take());
-        if let Some(h) = self.server.take() {
-            let deadline = std::time::Instant::now() + self.timeout;
-            while !h.is_finished() && std::time::Instant::now() < deadline {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-            if h.is_finished() {
-                let _ = h.join();
-            }
-        }
+        join_server(self.server.take(), self.timeout);
+    }
+}
+
+/// Waits (at most `timeout`) for a star server thread to see every PE's goodbye, so that its
+/// process does not leave while peers still talk to it.
+pub(crate) fn join_server<T>(server: Option<std::thread::JoinHandle<T>>, timeout: std::time::Duration) {
+    let Some(h) = server else { return };
+    let deadline = std::time::Instant::now() + timeout;
+    while !h.is_finished() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    if h.is_finished() {
+        let _ = h.join();
     }
 }
 
 /// Rank 0's half of a start through a launcher's store: make a job secret, start the star
-/// server in a thread and return its address and the secret (for the caller to publish) and
-/// the thread; every rank then connects as a client.
+/// server in a thread (also on TCP when a network interface is there for it) and return its
+/// address, the secret and the TCP address (for the caller to publish) and the thread; every
+/// rank then connects as a client.
 #[allow(clippy::type_complexity)]
 pub fn start_star_for_job(
     rank: usize, size: usize, timeout: std::time::Duration,
-) -> Result<Option<(String, auth::Secret, std::thread::JoinHandle<Result<Vec<i32>>>)>> {
+) -> Result<Option<(String, auth::Secret, Option<String>, std::thread::JoinHandle<Result<Vec<i32>>>)>> {
     if rank != 0 {
         return Ok(None);
     }
     let secret = new_job_secret()?;
-    let (address, thread) = serve_in_thread(star::StarServer::bind(size, secret)?, timeout)?;
-    Ok(Some((address, secret, thread)))
+    let mut server = star::StarServer::bind(size, secret)?;
+    let tcp = match net::chosen_interface() {
+        Ok(iface) => Some(server.listen_tcp(iface.addr)?),
+        // Asked for by name and not there: say so now, on every start.
+        Err(why) if !crate::env::current("BOOTSTRAP_IFNAME").1.trim().is_empty() => return Err(Error::bootstrap(format!("bootstrap: {why}"))),
+        Err(_) => None,
+    };
+    let (address, thread) = serve_in_thread(server, timeout)?;
+    Ok(Some((address, secret, tcp, thread)))
 }
 
 pub(crate) fn serve_in_thread(
@@ -322,20 +372,42 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_pe_on_another_host_is_told_why_it_cannot_join() {
-        let mut kvs = Fixed(format!("some-other-host.example/rshmem-1-0/{}", "ab".repeat(32)));
-        let e = JobStar::join(&mut kvs, "k", 1, 2, Duration::from_secs(5), "pmi-1").err().unwrap();
-        assert!(e.message.contains("needs all PEs on one host"), "{}", e.message);
-        assert!(e.message.contains("some-other-host.example"), "{}", e.message);
+    /// What PE 0 publishes, for a node `node` and TCP address `tcp`.
+    fn published(address: &str, tcp: &str, node: &crate::transport::node::NodeId) -> String {
+        format!("{}/{address}/{}/{tcp}/{}", node.hostname, "ab".repeat(32), auth::to_hex_bytes(&node.to_bytes()))
+    }
+
+    fn elsewhere() -> crate::transport::node::NodeId {
+        let mut n = crate::transport::node::NodeId::current();
+        n.hostname = "some-other-host.example".into();
+        n
     }
 
     #[test]
-    fn an_unreachable_rendezvous_says_the_same() {
-        let mut kvs = Fixed(format!("{}/rshmem-nobody-listens-{}/{}", hostname(), std::process::id(), "ab".repeat(32)));
+    fn a_pe_on_another_host_without_tcp_is_told_the_fix() {
+        let mut kvs = Fixed(published("rshmem-1-0", "-", &elsewhere()));
+        let e = JobStar::join(&mut kvs, "k", 1, 2, Duration::from_secs(5), "pmi-1").err().unwrap();
+        assert!(e.message.contains("on host some-other-host.example"), "{}", e.message);
+        assert!(e.message.contains("set RSHMEM_BOOTSTRAP_IFNAME"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_pe_on_another_host_goes_over_tcp_and_names_what_it_could_not_reach() {
+        // Port 1 on loopback: nobody listens, so the PE retries until its timeout.
+        let mut kvs = Fixed(published("rshmem-1-0", "tcp:127.0.0.1:1", &elsewhere()));
+        let t = std::time::Instant::now();
+        let e = JobStar::join(&mut kvs, "k", 1, 2, Duration::from_millis(300), "pmix").err().unwrap();
+        assert!(e.message.contains("could not reach the rendezvous at tcp:127.0.0.1:1"), "{}", e.message);
+        assert!(e.message.contains("PE 0 runs on host some-other-host.example"), "{}", e.message);
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn an_unreachable_rendezvous_on_this_host_is_named() {
+        let name = format!("rshmem-nobody-listens-{}", std::process::id());
+        let mut kvs = Fixed(published(&name, "-", &crate::transport::node::NodeId::current()));
         let e = JobStar::join(&mut kvs, "k", 1, 2, Duration::from_millis(200), "pmix").err().unwrap();
-        assert!(e.message.contains("needs all PEs on one host"), "{}", e.message);
-        assert!(e.message.contains("could not reach"), "{}", e.message);
+        assert!(e.message.contains(&format!("could not reach the rendezvous at @{name}")), "{}", e.message);
     }
 
     #[test]
@@ -343,9 +415,9 @@ mod tests {
         let mut kvs = Fixed("no-slash".into());
         let e = JobStar::join(&mut kvs, "rshmem-star-0", 1, 2, Duration::from_secs(5), "pmi-1").err().unwrap();
         assert!(e.message.contains("malformed value under rshmem-star-0"), "{}", e.message);
-        let mut kvs = Fixed(format!("{}/addr/{}", hostname(), "zz".repeat(32)));
+        let mut kvs = Fixed(format!("{}/addr/{}/-/00", hostname(), "zz".repeat(32)));
         let e = JobStar::join(&mut kvs, "rshmem-star-0", 1, 2, Duration::from_secs(5), "pmi-1").err().unwrap();
-        assert!(e.message.contains("expected host/address/secret"), "{}", e.message);
+        assert!(e.message.contains("expected host/address/secret/tcp-address/node"), "{}", e.message);
         assert!(!e.message.contains("zzzz"), "the message echoes the secret: {}", e.message);
     }
 }

@@ -200,7 +200,7 @@ pub fn bootstrap(timeout: Duration) -> Result<Box<dyn Bootstrap>> {
     let pmi = guard.as_mut().expect("set above");
     let key = format!("rshmem-star-{}", super::next_star_epoch());
     let (rank, size) = (pmi.rank, pmi.size);
-    Ok(Box::new(JobStar::join(pmi, &key, rank, size, timeout, "pmi-1")?.on_global_exit(abort_job)))
+    JobStar::join(pmi, &key, rank, size, timeout, "pmi-1")?.on_global_exit(abort_job).per_host()
 }
 
 /// shmem_global_exit under hydra: `abort` makes the launcher end every process of the job

@@ -365,7 +365,7 @@ pub fn bootstrap(timeout: Duration) -> Result<Box<dyn Bootstrap>> {
     let pmix = guard.as_mut().expect("set above");
     let (rank, size) = (pmix.me.rank as usize, pmix.size);
     let key = format!("rshmem.star.{epoch}");
-    Ok(Box::new(JobStar::join(pmix, &key, rank, size, timeout, "pmix")?))
+    JobStar::join(pmix, &key, rank, size, timeout, "pmix")?.per_host()
 }
 
 /// Without libpmix an Open MPI job has no channel private to the job: everything in its

@@ -15,15 +15,16 @@
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::linux::net::SocketAddrExt;
-use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
+use std::os::unix::net::{SocketAddr, UnixListener};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::auth::{self, AuthError, Conn, Secret};
+use super::link::{Link, Listener};
 use crate::error::{Error, Result};
 use crate::runtime::log;
-use crate::sys::fdpass::{self, PeerCred, MAX_FDS};
+use crate::sys::fdpass::{self, PeerCred};
 
 const OP_GATHER: u8 = 1;
 const OP_BYE: u8 = 2;
@@ -61,46 +62,6 @@ fn read_u64(b: &[u8]) -> u64 {
     u64::from_le_bytes(b[..8].try_into().unwrap())
 }
 
-/// Receives `count` descriptors sent in chunks of at most MAX_FDS, each riding on one byte.
-fn recv_fds(sock: &UnixStream, count: usize) -> std::io::Result<Vec<OwnedFd>> {
-    let mut fds = Vec::with_capacity(count);
-    while fds.len() < count {
-        let chunk = (count - fds.len()).min(MAX_FDS);
-        let mut byte = [0u8; 1];
-        let got = fdpass::recv_with_fds(sock, &mut byte, chunk)?;
-        if got.len() != chunk {
-            return Err(std::io::Error::other(format!("expected {chunk} descriptors, got {}", got.len())));
-        }
-        fds.extend(got);
-    }
-    Ok(fds)
-}
-
-fn send_fds(sock: &UnixStream, fds: &[RawFd]) -> std::io::Result<()> {
-    for chunk in fds.chunks(MAX_FDS) {
-        fdpass::send_with_fds(sock, &[0u8], chunk)?;
-    }
-    Ok(())
-}
-
-/// Reads a message body (payload and descriptors) that must arrive by `deadline`: the header
-/// announcing it has already come, so the sender has no reason to pause.
-fn read_body(sock: &UnixStream, len: usize, nfds: usize, deadline: Instant) -> std::io::Result<(Vec<u8>, Vec<OwnedFd>)> {
-    let mut data = vec![0u8; len];
-    auth::read_exact_by(&mut &*sock, &mut data, deadline)?;
-    let limit = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
-    sock.set_timeouts(Some(limit))?;
-    let fds = recv_fds(sock, nfds);
-    sock.set_timeouts(None)?;
-    Ok((data, fds?))
-}
-
-impl Conn for &UnixStream {
-    fn set_timeouts(&self, limit: Option<Duration>) -> std::io::Result<()> {
-        (**self).set_timeouts(limit)
-    }
-}
-
 fn fresh_address() -> Result<String> {
     let tag: [u8; 8] = crate::sys::random::bytes().map_err(|e| io_err("no randomness for the rendezvous name (getrandom)", e))?;
     Ok(format!("rshmem-{}-{:016x}", std::process::id(), u64::from_le_bytes(tag)))
@@ -108,20 +69,22 @@ fn fresh_address() -> Result<String> {
 
 /// The server side (run by `rshmemrun`, or by rank 0 in a thread).
 pub struct StarServer {
-    listener: UnixListener,
+    /// The Unix listener, then the TCP one if [`listen_tcp`](Self::listen_tcp) added it.
+    listeners: Vec<Listener>,
     address: String,
+    tcp_address: Option<String>,
     size: usize,
     secret: Secret,
 }
 
 struct Member {
-    stream: UnixStream,
+    stream: Link,
     pid: i32,
 }
 
 /// What a connection's handshake thread reports to the accepting loop.
 struct Arrival {
-    stream: UnixStream,
+    stream: Link,
     cred: PeerCred,
     rank: usize,
     size: usize,
@@ -138,11 +101,23 @@ impl StarServer {
         let sa = SocketAddr::from_abstract_name(address.as_bytes()).map_err(|e| io_err("socket name", e))?;
         let listener = UnixListener::bind_addr(&sa).map_err(|e| io_err("bind", e))?;
         listener.set_nonblocking(true).map_err(|e| io_err("listen", e))?;
-        Ok(StarServer { listener, address, size, secret })
+        Ok(StarServer { listeners: vec![Listener::Unix(listener)], address, tcp_address: None, size, secret })
+    }
+
+    /// Also listens on TCP at `ip` (PEs on other hosts join there); returns `tcp:ADDR:PORT`.
+    pub fn listen_tcp(&mut self, ip: std::net::IpAddr) -> Result<String> {
+        let (l, addr) = Listener::tcp(ip).map_err(|e| io_err(&format!("listening on TCP at {ip}"), e))?;
+        self.listeners.push(l);
+        self.tcp_address = Some(addr.clone());
+        Ok(addr)
     }
 
     pub fn address(&self) -> &str {
         &self.address
+    }
+
+    pub fn tcp_address(&self) -> Option<&str> {
+        self.tcp_address.as_deref()
     }
 
     /// Tells the PEs that already joined why start-up failed, so each can report it.
@@ -163,12 +138,14 @@ impl StarServer {
 
     /// Checks a new connection's user, then proves it (in a thread of its own, so a silent one
     /// delays nobody) and reads its hello; what it learns goes to `arrivals`.
-    fn admit(&self, stream: UnixStream, arrivals: &mpsc::Sender<Arrival>, pending: &Arc<AtomicUsize>, limit: Duration) {
-        let cred = match fdpass::peer_credentials(&stream) {
-            Ok(c) => c,
-            Err(e) => return self.log_refusal(None, &format!("its credentials are unreadable ({e})")),
-        };
+    fn admit(&self, stream: Link, arrivals: &mpsc::Sender<Arrival>, pending: &Arc<AtomicUsize>, limit: Duration) {
         let uid = fdpass::own_uid();
+        // Over TCP the kernel cannot tell who connected: the handshake alone decides.
+        let cred = match stream.peer() {
+            Some(Ok(c)) => c,
+            Some(Err(e)) => return self.log_refusal(None, &format!("its credentials are unreadable ({e})")),
+            None => PeerCred { uid, pid: 0 },
+        };
         if cred.uid != uid {
             return self.log_refusal(Some(cred), &format!("another user (this job runs as uid {uid})"));
         }
@@ -179,20 +156,22 @@ impl StarServer {
         let (secret, address, tx, count) = (self.secret, self.address.clone(), arrivals.clone(), pending.clone());
         let handshake = move || {
             let deadline = Instant::now() + limit;
-            let mut stream = stream;
             let outcome = stream
                 .set_nonblocking(false)
                 .map_err(|err| AuthError::Io { what: "setup", err })
-                .and_then(|_| auth::serve(&mut stream, &secret, deadline))
+                .and_then(|_| auth::serve(&mut &stream, &secret, deadline))
                 .and_then(|_| {
                     let mut hello = [0u8; 8];
-                    auth::read_exact_by(&mut stream, &mut hello, deadline).map_err(|err| AuthError::Io { what: "PE hello", err })?;
-                    let _ = stream.set_timeouts(None);
+                    auth::read_exact_by(&mut &stream, &mut hello, deadline).map_err(|err| AuthError::Io { what: "PE hello", err })?;
+                    let _ = (&stream).set_timeouts(None);
                     Ok((read_u32(&hello) as usize, read_u32(&hello[4..]) as usize))
                 });
             match outcome {
                 Ok((rank, size)) => {
                     let _ = tx.send(Arrival { stream, cred, rank, size });
+                }
+                Err(e) if stream.is_tcp() => {
+                    log::info(&format!("rendezvous @{address}: refused a TCP connection from {}: {e}", stream.peer_place()))
                 }
                 Err(e) => log::info(&format!(
                     "rendezvous @{address}: refused a connection from uid {} (pid {}): {e}",
@@ -216,12 +195,14 @@ impl StarServer {
         let pending = Arc::new(AtomicUsize::new(0));
         let mut joined = 0;
         while joined < self.size {
-            loop {
-                match self.listener.accept() {
-                    Ok((stream, _)) => self.admit(stream, &tx, &pending, timeout),
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(e) if matches!(e.kind(), std::io::ErrorKind::Interrupted | std::io::ErrorKind::ConnectionAborted) => {}
-                    Err(e) => return Err(io_err("accept", e)),
+            for listener in &self.listeners {
+                loop {
+                    match listener.accept() {
+                        Ok(Some(stream)) => self.admit(stream, &tx, &pending, timeout),
+                        Ok(None) => break,
+                        Err(e) if matches!(e.kind(), std::io::ErrorKind::Interrupted | std::io::ErrorKind::ConnectionAborted) => {}
+                        Err(e) => return Err(io_err("accept", e)),
+                    }
                 }
             }
             match arrivals.recv_timeout(Duration::from_millis(2)) {
@@ -298,7 +279,7 @@ impl StarServer {
                     m.pid
                 ));
             }
-            let (data, f) = read_body(&m.stream, len as usize, nfds, Instant::now() + timeout).map_err(|e| format!("PE {rank} (pid {}): {e}", m.pid))?;
+            let (data, f) = m.stream.read_body(len as usize, nfds, Instant::now() + timeout).map_err(|e| format!("PE {rank} (pid {}): {e}", m.pid))?;
             byes += usize::from(op == OP_BYE);
             payloads.push(data);
             fds.push(f);
@@ -335,7 +316,7 @@ impl StarServer {
                 let sent = (&m.stream)
                     .write_all(&header(REPLY_OK, raw.len() as u32, reply.len() as u64))
                     .and_then(|_| (&m.stream).write_all(&reply))
-                    .and_then(|_| send_fds(&m.stream, &raw));
+                    .and_then(|_| m.stream.send_fds(&raw));
                 if let Err(e) = sent {
                     return Err(Error::bootstrap(format!("bootstrap: PE {rank} (pid {}) is gone: {e}", m.pid)));
                 }
@@ -349,7 +330,7 @@ type Gathered = (Vec<Vec<u8>>, Vec<Vec<OwnedFd>>);
 
 /// One PE's connection to the star.
 pub struct StarClient {
-    stream: Mutex<UnixStream>,
+    stream: Mutex<Link>,
     rank: usize,
     size: usize,
     timeout: Duration,
@@ -366,43 +347,56 @@ impl StarClient {
         if rank >= size {
             return Err(Error::bootstrap(format!("bootstrap: rank {rank} is not below the job size {size}")));
         }
-        let sa = SocketAddr::from_abstract_name(address.as_bytes()).map_err(|e| io_err("socket name", e))?;
         let deadline = Instant::now() + timeout;
-        let mut stream = loop {
-            match UnixStream::connect_addr(&sa) {
+        let shown = if address.starts_with(super::net::TCP_PREFIX) { address.to_string() } else { format!("@{address}") };
+        let stream = loop {
+            match Link::connect(address, deadline.saturating_duration_since(Instant::now())) {
                 Ok(s) => break s,
-                Err(e) if Instant::now() > deadline => {
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidInput || Instant::now() > deadline => {
+                    let hint = if address.starts_with(super::net::TCP_PREFIX) {
+                        format!(
+                            " from host {}; check that the host is up and reachable there, or choose the interface the hosts share with RSHMEM_BOOTSTRAP_IFNAME",
+                            super::hostname()
+                        )
+                    } else {
+                        String::new()
+                    };
                     return Err(Error::bootstrap(format!(
-                        "bootstrap: PE {rank} could not reach the rendezvous at @{address} within {:.0} s: {e}",
+                        "bootstrap: PE {rank} could not reach the rendezvous at {shown} within {:.0} s: {e}{hint}",
                         timeout.as_secs_f64()
-                    )))
+                    )));
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(5)),
             }
         };
-        let server = fdpass::peer_credentials(&stream).map_err(|e| io_err("reading the rendezvous's credentials", e))?;
-        let uid = fdpass::own_uid();
-        if server.uid != uid {
-            return Err(Error::bootstrap(format!(
-                "bootstrap: the process listening at @{address} (pid {}) runs as uid {}, not as this job's user (uid {uid}); PE {rank} refuses to join it",
-                server.pid, server.uid
-            )));
-        }
-        auth::join(&mut stream, secret, deadline).map_err(|e| {
+        let server = match stream.peer() {
+            Some(cred) => {
+                let server = cred.map_err(|e| io_err("reading the rendezvous's credentials", e))?;
+                let uid = fdpass::own_uid();
+                if server.uid != uid {
+                    return Err(Error::bootstrap(format!(
+                        "bootstrap: the process listening at {shown} (pid {}) runs as uid {}, not as this job's user (uid {uid}); PE {rank} refuses to join it",
+                        server.pid, server.uid
+                    )));
+                }
+                format!(" (pid {})", server.pid)
+            }
+            None => String::new(),
+        };
+        auth::join(&mut &stream, secret, deadline).map_err(|e| {
             Error::bootstrap(match e {
                 AuthError::Refused | AuthError::BadProof => format!(
-                    "bootstrap: PE {rank} and the process listening at @{address} (pid {}) do not hold the same job secret: \
-                     that is not this job's rendezvous, or this PE was not started by the job's launcher; PE {rank} sends it nothing",
-                    server.pid
+                    "bootstrap: PE {rank} and the process listening at {shown}{server} do not hold the same job secret: \
+                     that is not this job's rendezvous, or this PE was not started by the job's launcher; PE {rank} sends it nothing"
                 ),
-                other => format!("bootstrap: PE {rank}: handshake with the rendezvous at @{address}: {other}"),
+                other => format!("bootstrap: PE {rank}: handshake with the rendezvous at {shown}: {other}"),
             })
         })?;
         let mut hello = [0u8; 8];
         hello[..4].copy_from_slice(&(rank as u32).to_le_bytes());
         hello[4..].copy_from_slice(&(size as u32).to_le_bytes());
-        auth::write_all_by(&mut stream, &hello, deadline).map_err(|e| io_err("hello", e))?;
-        stream.set_timeouts(None).map_err(|e| io_err("socket", e))?;
+        auth::write_all_by(&mut &stream, &hello, deadline).map_err(|e| io_err("hello", e))?;
+        (&stream).set_timeouts(None).map_err(|e| io_err("socket", e))?;
         Ok(StarClient { stream: Mutex::new(stream), rank, size, timeout, control_fd, name: "star" })
     }
 
@@ -423,7 +417,7 @@ impl StarClient {
         let sent = (&*s)
             .write_all(&header(op, fds.len() as u32, mine.len() as u64))
             .and_then(|_| (&*s).write_all(mine))
-            .and_then(|_| send_fds(&s, fds));
+            .and_then(|_| s.send_fds(fds));
         if let Err(e) = sent {
             // The server may have refused the job and said why before it closed.
             return Err(self.reason_left(&s).unwrap_or_else(|| io_err("lost the rendezvous server", e)));
@@ -441,7 +435,7 @@ impl StarClient {
         }
         let nfds = if status == REPLY_ERR { 0 } else { nfds };
         let (body, all_fds) =
-            read_body(&s, len as usize, nfds, Instant::now() + self.timeout).map_err(|e| io_err("reading a reply from the rendezvous", e))?;
+            s.read_body(len as usize, nfds, Instant::now() + self.timeout).map_err(|e| io_err("reading a reply from the rendezvous", e))?;
         if status == REPLY_ERR {
             return Err(Error::bootstrap(format!("bootstrap: {}", String::from_utf8_lossy(&body))));
         }
@@ -462,7 +456,7 @@ impl StarClient {
     }
 
     /// The error message a server left on the connection before closing it, if any.
-    fn reason_left(&self, s: &UnixStream) -> Option<Error> {
+    fn reason_left(&self, s: &Link) -> Option<Error> {
         let deadline = Instant::now() + Duration::from_millis(500);
         let mut h = [0u8; 16];
         auth::read_exact_by(&mut &*s, &mut h, deadline).ok()?;
@@ -494,6 +488,9 @@ impl super::Bootstrap for StarClient {
     fn allgather_fds(&self, mine: &[RawFd]) -> Result<Vec<Vec<OwnedFd>>> {
         self.exchange(OP_GATHER, &[], mine).map(|(_, f)| f)
     }
+    fn carries_fds(&self) -> bool {
+        !self.stream.lock().unwrap_or_else(|p| p.into_inner()).is_tcp()
+    }
     fn report_global_exit(&self, status: i32) {
         if let Some(fd) = self.control_fd {
             let line = format!("exit {} {}\n", self.rank, status);
@@ -517,6 +514,7 @@ mod tests {
     use super::*;
     use crate::bootstrap::Bootstrap;
     use std::io::Read;
+    use std::os::unix::net::UnixStream;
 
     const LONG: Duration = Duration::from_secs(20);
 
@@ -733,7 +731,7 @@ mod tests {
         let t = std::thread::spawn(move || server.serve(Duration::from_secs(5)));
         let a = connect(&addr, 0, 2, &secret).unwrap();
         let b = connect(&addr, 1, 2, &secret).unwrap();
-        std::mem::forget(b.stream.lock().unwrap().try_clone().unwrap().shutdown(std::net::Shutdown::Both));
+        b.stream.lock().unwrap().shutdown();
         let err = a.allgather(b"x").unwrap_err();
         assert!(err.message.contains("PE 1"), "{}", err.message);
         assert!(t.join().unwrap().is_err());

@@ -10,7 +10,7 @@
 
 use std::os::fd::{OwnedFd, RawFd};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::auth::{Secret, SECRET_BYTES};
 use super::star::{StarClient, StarServer};
@@ -124,15 +124,7 @@ impl Drop for UidStar {
     /// Says goodbye; rank 0 waits (bounded) for its server to finish so peers are not cut off.
     fn drop(&mut self) {
         drop(self.client.take());
-        if let Some(h) = self.server.take() {
-            let deadline = Instant::now() + self.timeout;
-            while !h.is_finished() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            if h.is_finished() {
-                let _ = h.join();
-            }
-        }
+        super::join_server(self.server.take(), self.timeout);
     }
 }
 

@@ -123,7 +123,13 @@ impl GpuHeap {
             let mem = if pe == self.me {
                 mine.take().expect("own chunk is mapped once")
             } else {
-                let f = fds.first().ok_or_else(|| Error::bootstrap(format!("PE {pe} sent no GPU heap descriptor")).in_routine(routine))?;
+                let f = fds.first().ok_or_else(|| {
+                    Error::bootstrap(format!(
+                        "PE {pe} sent no GPU heap descriptor{}",
+                        if boot.local_pes().contains(&pe) { "" } else { ": it runs on another host, and GPU heaps across hosts are not supported yet" }
+                    ))
+                    .in_routine(routine)
+                })?;
                 PhysMem::import_fd(f.as_raw_fd(), bytes).map_err(|e| peer_error(e, pe, routine))?
             };
             let map = Mapping::map(self.base_of(pe) + at as u64, &mem, self.device).map_err(|e| peer_error(e, pe, routine))?;

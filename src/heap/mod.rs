@@ -60,9 +60,21 @@ impl HostHeap {
         let fd = memfd(&format!("rshmem-heap-pe{me}"), size)
             .map_err(|e| Error::system("shmem_init", &format!("creating a {size}-byte symmetric heap (SYMMETRIC_SIZE)"), e))?;
         let all = boot.allgather_fds(&[fd.as_raw_fd()])?;
+        let local = boot.local_pes();
         let mut maps = Vec::with_capacity(all.len());
         for (pe, fds) in all.iter().enumerate() {
-            let f = fds.first().ok_or_else(|| Error::bootstrap(format!("PE {pe} sent no heap descriptor")))?;
+            // A PE on another host shares no memory with this one: its slot is a private,
+            // untouched stand-in (data to it must go through a network transport).
+            let stand_in;
+            let f = match fds.first() {
+                Some(f) => f,
+                None if !local.contains(&pe) => {
+                    stand_in = memfd(&format!("rshmem-remote-pe{pe}"), size)
+                        .map_err(|e| Error::system("shmem_init", &format!("reserving address space for PE {pe} on another host"), e))?;
+                    &stand_in
+                }
+                None => return Err(Error::bootstrap(format!("PE {pe} sent no heap descriptor"))),
+            };
             let m = Mapping::map_aligned(if pe == me { &fd } else { f }, size, BASE_ALIGN).map_err(|e| {
                 Error::system("shmem_init", &format!("mapping PE {pe}'s {size}-byte heap (lower RSHMEM_SYMMETRIC_SIZE?)"), e)
             })?;

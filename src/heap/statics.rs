@@ -61,7 +61,7 @@ impl StaticData {
         // program starts other threads that would write globals concurrently).
         let own = unsafe { Mapping::map_fixed(&fd, len, range.start as *mut u8) }.map_err(|e| err("remapping static data", e))?;
         let all = boot.allgather_fds(&[fd.as_raw_fd()])?;
-        let me = boot.rank();
+        let (me, local) = (boot.rank(), boot.local_pes());
         let mut peers = Vec::new();
         let mut bases = Vec::with_capacity(all.len());
         for (pe, fds) in all.iter().enumerate() {
@@ -69,7 +69,16 @@ impl StaticData {
                 bases.push(range.start);
                 continue;
             }
-            let f = fds.first().ok_or_else(|| Error::bootstrap(format!("PE {pe} sent no static-data descriptor")))?;
+            let stand_in;
+            let f = match fds.first() {
+                Some(f) => f,
+                // On another host: a private stand-in, as for the heap (heap/mod.rs).
+                None if !local.contains(&pe) => {
+                    stand_in = memfd("rshmem-remote-static-data", len).map_err(|e| err("reserving address space for a remote PE", e))?;
+                    &stand_in
+                }
+                None => return Err(Error::bootstrap(format!("PE {pe} sent no static-data descriptor"))),
+            };
             let m = Mapping::map(f, len).map_err(|e| err("mapping a peer's static data", e))?;
             bases.push(m.base() as usize);
             peers.push(m);

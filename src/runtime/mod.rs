@@ -159,6 +159,13 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     // Everyone's header is written before anyone uses it.
     st.boot.barrier()?;
     log::info(&format!("initialised: {npes} PEs, bootstrap {}, heap {} bytes", st.boot.name(), st.cfg.symmetric_size));
+    if st.boot.hosts() > 1 && me == 0 {
+        log::warn(&format!(
+            "the job spans {} hosts; this build moves data only between PEs of one host (PEs {:?} here), so puts, gets, atomics and collectives that involve other hosts are not available yet",
+            st.boot.hosts(),
+            st.boot.local_pes()
+        ));
+    }
     STATE.store(Box::into_raw(st), Ordering::Release);
     register_exit_hook();
     let st = state("shmem_init")?;
@@ -216,7 +223,11 @@ pub fn finalize() -> Result<()> {
         let _ = g.ctx.synchronize();
     }
     st.quiet();
-    st.barrier_all();
+    // Across hosts the shared-memory barrier cannot reach the other hosts' PEs (until a network
+    // transport does); the bootstrap's barrier below orders the exit there.
+    if st.boot.hosts() == 1 {
+        st.barrier_all();
+    }
     st.boot.barrier()?;
     let p = STATE.swap(std::ptr::null_mut(), Ordering::AcqRel);
     // SAFETY: p came from Box::into_raw in init and is dropped exactly once, here.

@@ -1,9 +1,12 @@
-//! rshmemrun: starts N PEs of a program on this host.
+//! rshmemrun: starts N PEs of a program on this host, or on several (`--hosts`, see
+//! [`remote`]).
 //!
 //! It runs the bootstrap rendezvous, forwards signals to the PEs, and watches them: when one
 //! dies (crash, signal, non-zero exit, shmem_global_exit) it names that PE, stops the others
 //! and returns that PE's status. Its children die with it (PR_SET_PDEATHSIG), so `kill -9` of
 //! the launcher leaves nothing running and nothing on disk.
+
+mod remote;
 
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -15,13 +18,18 @@ use std::time::{Duration, Instant};
 use rshmem::bootstrap::{auth, new_job_secret, star::StarServer, ENV_CONTROL_FD, ENV_RANK, ENV_SECRET, ENV_SIZE, ENV_STAR};
 use rshmem::sys::process;
 
-const USAGE: &str = "usage: rshmemrun -n N [--] program [args...]
-Starts N processing elements (PEs) of program on this host.
-  -n, -np N        number of PEs (default 1; at most 4096, and fewer than RLIMIT_NPROC allows)
+const USAGE: &str = "usage: rshmemrun -n N [--hosts H | --hostfile F] [--] program [args...]
+Starts N processing elements (PEs) of program on this host, or on the hosts given.
+  -n, -np N        number of PEs (default 1, or every slot of the hosts given; at most 4096 per
+                   host, and fewer than RLIMIT_NPROC allows)
+  --hosts H        hosts and their slots, e.g. a:4,b:4 (ranks fill each host's slots in order)
+  --hostfile F     the same from a file: one host[:slots] per line, # comments
   -h, --help       this text
   -V, --version    print the version
 Environment: RSHMEM_BOOTSTRAP_TIMEOUT (seconds, default 60), and every RSHMEM_/SHMEM_/NVSHMEM_
-setting, which the PEs inherit (rshmem-info lists them).
+setting, which the PEs inherit (rshmem-info lists them). With --hosts: RSHMEM_LAUNCH_AGENT
+(default ssh) starts rshmemrun on each host as `AGENT host command...`; RSHMEM_BOOTSTRAP_IFNAME
+picks the interface the hosts reach this one on.
 Signals INT, TERM, HUP, QUIT, USR1 and USR2 are forwarded to every PE; a second INT, TERM, HUP
 or QUIT stops them all. When a PE fails, the others are stopped (TERM, then KILL after 2 s).
 Exit status: 0 when every PE exits 0; else the status given to shmem_global_exit, or that of
@@ -44,20 +52,37 @@ const TERMINATING: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP
 const MAX_PES: usize = 4096;
 
 struct Args {
-    npes: usize,
+    npes: Option<usize>,
+    hosts: Option<Vec<rshmem::bootstrap::hosts::Host>>,
+    /// This process is the per-host launcher of a multi-host job (started by the head).
+    per_host: bool,
     program: Vec<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1).peekable();
-    let mut npes = 1usize;
+    let (mut npes, mut hosts, mut per_host) = (None, None, false);
     while let Some(a) = it.peek().cloned() {
         match a.as_str() {
             "-n" | "-np" | "--np" | "-N" => {
                 it.next();
                 let v = it.next().ok_or_else(|| format!("{a} needs a number"))?;
-                npes = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| format!("{a} {v}: expected a positive number of PEs"))?;
-                check_pe_count(npes, process_limit())?;
+                npes = Some(v.parse().ok().filter(|n| *n > 0).ok_or_else(|| format!("{a} {v}: expected a positive number of PEs"))?);
+            }
+            "--hosts" | "-hosts" | "--host" | "-host" => {
+                it.next();
+                let v = it.next().ok_or_else(|| format!("{a} needs a list such as a:4,b:4"))?;
+                hosts = Some(rshmem::bootstrap::hosts::parse_list(&v)?);
+            }
+            "--hostfile" | "-hostfile" | "-f" => {
+                it.next();
+                let path = it.next().ok_or_else(|| format!("{a} needs a file name"))?;
+                let text = std::fs::read_to_string(&path).map_err(|e| format!("{a} {path}: {e}"))?;
+                hosts = Some(rshmem::bootstrap::hosts::parse_file(&text, &path)?);
+            }
+            "--per-host" => {
+                it.next();
+                per_host = true;
             }
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -79,7 +104,10 @@ fn parse_args() -> Result<Args, String> {
     if program.is_empty() {
         return Err("no program given".into());
     }
-    Ok(Args { npes, program })
+    if hosts.is_none() && !per_host {
+        check_pe_count(npes.unwrap_or(1), process_limit())?;
+    }
+    Ok(Args { npes, hosts, per_host, program })
 }
 
 /// The soft RLIMIT_NPROC (processes this user may have), if there is one.
@@ -113,15 +141,17 @@ fn describe(status: i32) -> (String, i32) {
     }
 }
 
-/// The PEs and what is known about them.
+/// The PEs (of this host) and what is known about them.
 struct Job {
+    /// The rank of `children[0]`; the others follow in order.
+    first: usize,
     children: Vec<Child>,
     alive: Vec<bool>,
 }
 
 impl Job {
-    fn pid(&self, rank: usize) -> i32 {
-        self.children[rank].id() as i32
+    fn pid(&self, index: usize) -> i32 {
+        self.children[index].id() as i32
     }
 
     fn any_alive(&self) -> bool {
@@ -129,9 +159,9 @@ impl Job {
     }
 
     fn signal_all(&self, sig: i32) {
-        for rank in 0..self.children.len() {
-            if self.alive[rank] {
-                process::kill(self.pid(rank), sig);
+        for index in 0..self.children.len() {
+            if self.alive[index] {
+                process::kill(self.pid(index), sig);
             }
         }
     }
@@ -140,10 +170,10 @@ impl Job {
     fn reap(&mut self) -> Vec<(usize, i32, i32)> {
         let mut ended = Vec::new();
         while let Some((pid, status)) = process::try_wait_any() {
-            if let Some(rank) = self.children.iter().position(|c| c.id() as i32 == pid) {
-                if self.alive[rank] {
-                    self.alive[rank] = false;
-                    ended.push((rank, pid, status));
+            if let Some(index) = self.children.iter().position(|c| c.id() as i32 == pid) {
+                if self.alive[index] {
+                    self.alive[index] = false;
+                    ended.push((self.first + index, pid, status));
                 }
             }
         }
@@ -186,6 +216,95 @@ fn read_control(control: &mut std::fs::File, pending: &mut String) -> Option<(St
     None
 }
 
+/// What every PE started here gets in its environment.
+struct PeEnv<'a> {
+    npes: usize,
+    star: &'a str,
+    secret_hex: &'a str,
+    control_fd: std::os::fd::RawFd,
+    /// Settings from the head launcher (per-host role).
+    extra: &'a [(String, String)],
+}
+
+/// Makes the child `cmd` starts die with this launcher (`launcher_pid`), and take the default
+/// action for the signals the launcher forwards.
+fn dies_with_launcher(cmd: &mut Command, launcher_pid: i32) {
+    // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid, raise, signal).
+    unsafe {
+        cmd.pre_exec(move || {
+            process::die_with_parent(libc::SIGKILL)?;
+            // The launcher may have died before prctl took effect: then go now.
+            if process::getppid() != launcher_pid {
+                libc::raise(libc::SIGKILL);
+            }
+            for sig in FORWARDED {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Starts the PEs `ranks` of `program`; on failure stops those started and exits.
+fn start_pes(program: &[String], ranks: std::ops::Range<usize>, env: &PeEnv) -> Job {
+    let launcher_pid = process::getpid();
+    let mut job = Job { first: ranks.start, children: Vec::with_capacity(ranks.len()), alive: Vec::new() };
+    for rank in ranks {
+        let mut cmd = Command::new(&program[0]);
+        cmd.args(&program[1..])
+            .envs(env.extra.iter().map(|(k, v)| (k, v)))
+            .env(ENV_RANK, rank.to_string())
+            .env(ENV_SIZE, env.npes.to_string())
+            .env(ENV_STAR, env.star)
+            .env(ENV_SECRET, env.secret_hex)
+            .env(ENV_CONTROL_FD, env.control_fd.to_string());
+        dies_with_launcher(&mut cmd, launcher_pid);
+        match cmd.spawn() {
+            Ok(c) => {
+                job.children.push(c);
+                job.alive.push(true);
+            }
+            Err(e) => {
+                eprintln!("rshmemrun: cannot start PE {rank} ({}) on host {}: {e}", program[0], rshmem::bootstrap::hostname());
+                job.stop_all();
+                std::process::exit(if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 });
+            }
+        }
+    }
+    job
+}
+
+/// The control pipe: PEs write "exit <pe> <status>" lines (shmem_global_exit). Returns the
+/// read end (non-blocking, close-on-exec) and the write end the PEs inherit.
+fn control_pipe() -> (OwnedFd, OwnedFd) {
+    let mut fds = [0; 2];
+    // SAFETY: pipe writes two descriptors into the array.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        eprintln!("rshmemrun: pipe: {}", std::io::Error::last_os_error());
+        std::process::exit(1);
+    }
+    // SAFETY: both descriptors were just created and are owned here.
+    let (control_read, control_write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe {
+        libc::fcntl(control_read.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC);
+        libc::fcntl(control_read.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK);
+    }
+    (control_read, control_write)
+}
+
+/// RSHMEM_BOOTSTRAP_TIMEOUT in seconds, or exit with the reason.
+fn bootstrap_timeout() -> f64 {
+    let (var, text) = rshmem::env::current("BOOTSTRAP_TIMEOUT");
+    match text.trim().parse::<f64>() {
+        Ok(t) if t > 0.0 && t.is_finite() => t,
+        _ => {
+            eprintln!("rshmemrun: {var}={text:?} is not valid: expected a positive number of seconds");
+            std::process::exit(2);
+        }
+    }
+}
+
 fn main() {
     let args = match parse_args() {
         Ok(a) => a,
@@ -194,20 +313,20 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let (var, text) = rshmem::env::current("BOOTSTRAP_TIMEOUT");
-    let timeout = match text.trim().parse::<f64>() {
-        Ok(t) if t > 0.0 && t.is_finite() => t,
-        _ => {
-            eprintln!("rshmemrun: {var}={text:?} is not valid: expected a positive number of seconds");
-            std::process::exit(2);
-        }
-    };
+    let timeout = bootstrap_timeout();
     // Refused strangers are logged at INFO (RSHMEM_DEBUG=INFO); the PEs check every setting.
     if let Ok(cfg) = rshmem::env::Config::from_env() {
         rshmem::runtime::log::set(cfg.log_level, usize::MAX);
     }
+    if args.per_host {
+        remote::per_host(&args.program, timeout);
+    }
+    if let Some(hosts) = &args.hosts {
+        remote::head(hosts, args.npes, &args.program, timeout);
+    }
+    let npes = args.npes.unwrap_or(1);
     // The job secret: only the PEs get it (in their environment, which other users cannot read).
-    let server = match new_job_secret().and_then(|secret| Ok((StarServer::bind(args.npes, secret)?, secret))) {
+    let server = match new_job_secret().and_then(|secret| Ok((StarServer::bind(npes, secret)?, secret))) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("rshmemrun: {e}");
@@ -224,60 +343,12 @@ fn main() {
         }
     });
 
-    // The control pipe: PEs write "exit <pe> <status>" lines (shmem_global_exit).
-    let mut fds = [0; 2];
-    // SAFETY: pipe writes two descriptors into the array.
-    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-        eprintln!("rshmemrun: pipe: {}", std::io::Error::last_os_error());
-        std::process::exit(1);
-    }
-    // SAFETY: both descriptors were just created and are owned here.
-    let (control_read, control_write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // SAFETY: fcntl on a descriptor we own.
-    unsafe {
-        libc::fcntl(control_read.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC);
-        libc::fcntl(control_read.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK);
-    }
+    let (control_read, control_write) = control_pipe();
 
     process::set_signal_handler(&FORWARDED, on_signal);
 
-    let launcher_pid = process::getpid();
-    let mut job = Job { children: Vec::with_capacity(args.npes), alive: Vec::new() };
-    for rank in 0..args.npes {
-        let mut cmd = Command::new(&args.program[0]);
-        cmd.args(&args.program[1..])
-            .env(ENV_RANK, rank.to_string())
-            .env(ENV_SIZE, args.npes.to_string())
-            .env(ENV_STAR, &address)
-            .env(ENV_SECRET, auth::to_hex(&secret))
-            .env(ENV_CONTROL_FD, control_write.as_raw_fd().to_string());
-        // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid, raise,
-        // signal).
-        unsafe {
-            cmd.pre_exec(move || {
-                process::die_with_parent(libc::SIGKILL)?;
-                // The launcher may have died before prctl took effect: then go now.
-                if process::getppid() != launcher_pid {
-                    libc::raise(libc::SIGKILL);
-                }
-                for sig in FORWARDED {
-                    libc::signal(sig, libc::SIG_DFL);
-                }
-                Ok(())
-            });
-        }
-        match cmd.spawn() {
-            Ok(c) => {
-                job.children.push(c);
-                job.alive.push(true);
-            }
-            Err(e) => {
-                eprintln!("rshmemrun: cannot start PE {rank} ({}): {e}", args.program[0]);
-                job.stop_all();
-                std::process::exit(if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 });
-            }
-        }
-    }
+    let env = PeEnv { npes, star: &address, secret_hex: &auth::to_hex(&secret), control_fd: control_write.as_raw_fd(), extra: &[] };
+    let mut job = start_pes(&args.program, 0..npes, &env);
     drop(control_write);
 
     let mut control = std::fs::File::from(control_read);
