@@ -26,7 +26,19 @@ pub const SETTINGS: &[Setting] = &[
         name: "DEBUG",
         default: "WARN",
         aliases: &[],
-        help: "log level: NONE, WARN, INFO, TRACE",
+        help: "log level: NONE, WARN, INFO, TRACE (every collective, barrier and allocation with its PEs and size, and the start-up steps); SHMEM_DEBUG set to anything else means INFO",
+    },
+    Setting {
+        name: "VERSION",
+        default: "",
+        aliases: &[],
+        help: "set (to anything but 0/no/false/off): PE 0 prints the library version at start-up",
+    },
+    Setting {
+        name: "INFO",
+        default: "",
+        aliases: &[],
+        help: "set (to anything but 0/no/false/off): PE 0 prints every setting with its value, default and meaning at start-up",
     },
     Setting {
         name: "ABORT_ON_OOM",
@@ -236,6 +248,135 @@ pub const SETTINGS: &[Setting] = &[
     },
 ];
 
+/// Variables rshmem's own launcher and bootstrap set for the PEs (not settings a user sets).
+pub const LAUNCHER_VARS: &[&str] = &["RSHMEM_RANK", "RSHMEM_NPES", "RSHMEM_STAR_ADDR", "RSHMEM_CONTROL_FD", "RSHMEM_JOB_SECRET"];
+
+/// Variables of other OpenSHMEM/NVSHMEM implementations (NVSHMEM, Open MPI's OSHMEM, Sandia
+/// OpenSHMEM, Cray SHMEM) that rshmem does not implement: real job scripts set them, so they
+/// get no misspelling warning. A trailing or inner `*` matches any text; a name under a
+/// pattern that is within 2 edits of one of ours is still reported.
+pub const FOREIGN_VARS: &[&str] = &[
+    "NVSHMEM_REMOTE_TRANSPORT",
+    "NVSHMEM_BOOTSTRAP_*",
+    "NVSHMEM_IB_*",
+    "NVSHMEM_IBGDA_*",
+    "NVSHMEM_ENABLE_*",
+    "NVSHMEM_DISABLE_*",
+    "NVSHMEM_DEBUG_*",
+    "NVSHMEM_CUDA_*",
+    "NVSHMEM_CUMEM_HANDLE_TYPE",
+    "NVSHMEM_HCA_PE_MAPPING",
+    "NVSHMEM_HCA_PREFIX",
+    "NVSHMEM_LIBFABRIC_*",
+    "NVSHMEM_UCX_*",
+    "NVSHMEM_NVTX",
+    "NVSHMEM_MAX_TEAMS",
+    "NVSHMEM_MAX_MEMORY_PER_GPU",
+    "NVSHMEM_MAX_P2P_GPUS",
+    "NVSHMEM_ASSERT_ATOMICS_SYNC",
+    "NVSHMEM_BYPASS_ACCESSIBILITY_CHECK",
+    "NVSHMEM_TEAM_*",
+    "NVSHMEM_REDUCE_*",
+    "NVSHMEM_FCOLLECT_*",
+    "NVSHMEM_BCAST_*",
+    "NVSHMEM_REDUCESCATTER_*",
+    "NVSHMEM_ALLTOALL_*",
+    "NVSHMEM_BARRIER_*",
+    "NVSHMEM_HOME",
+    "NVSHMEM_PREFIX",
+    "NVSHMEM_DIR",
+    "SHMEM_OFI_*",
+    "SHMEM_XPMEM_*",
+    "SHMEM_CMA_*",
+    "SHMEM_BOUNCE_*",
+    "SHMEM_MAX_BOUNCE_BUFFERS",
+    "SHMEM_*_ALGORITHM",
+    "SHMEM_*_RADIX",
+    "SHMEM_COLL_*",
+    "SHMEM_SYMMETRIC_HEAP_*",
+    "SHMEM_TRAP_ON_ABORT",
+    "SHMEM_BACKTRACE",
+    "SHMEM_TEAMS_MAX",
+    "SHMEM_TEAM_SHARED_ONLY_SELF",
+    "SHMEM_PROGRESS_INTERVAL",
+    "SHMEM_ENV_DISPLAY",
+    "SHMEM_VERSION_DISPLAY",
+    "SHMEM_DEBUG_FILE",
+    "SHMEM_HOME",
+];
+
+/// Every variable name rshmem reads: each setting under its three prefixes and its aliases.
+fn known_names() -> Vec<String> {
+    let mut names: Vec<String> = LAUNCHER_VARS.iter().map(|v| v.to_string()).collect();
+    for s in SETTINGS {
+        names.extend(["RSHMEM_", "SHMEM_", "NVSHMEM_"].iter().map(|p| format!("{p}{}", s.name)));
+        names.extend(s.aliases.iter().map(|a| a.to_string()));
+    }
+    names
+}
+
+/// Levenshtein distance (names are short ASCII).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// `name` matches a FOREIGN_VARS pattern (`*` matches any text, at most one per pattern).
+fn matches_pattern(name: &str, pattern: &str) -> bool {
+    match pattern.split_once('*') {
+        None => name == pattern,
+        Some((head, tail)) => name.len() >= head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail),
+    }
+}
+
+/// One warning for each RSHMEM_/SHMEM_/NVSHMEM_ variable in `vars` that rshmem does not know,
+/// naming the closest known name; variables of other implementations (FOREIGN_VARS) pass.
+pub fn unknown_variables<I: IntoIterator<Item = String>>(vars: I) -> Vec<String> {
+    let known = known_names();
+    let mut warnings = Vec::new();
+    for var in vars {
+        if !["RSHMEM_", "SHMEM_", "NVSHMEM_"].iter().any(|p| var.starts_with(p)) || known.contains(&var) {
+            continue;
+        }
+        let Some((dist, closest)) = known.iter().map(|k| (edit_distance(&var, k), k)).min() else { continue };
+        let foreign_exact = FOREIGN_VARS.iter().any(|p| !p.contains('*') && *p == var);
+        let foreign_family = FOREIGN_VARS.iter().any(|p| p.contains('*') && matches_pattern(&var, p));
+        if foreign_exact || (foreign_family && dist > 2) {
+            continue;
+        }
+        warnings.push(format!(
+            "environment variable {var} is not a setting rshmem knows (ignored); did you mean {closest}? (rshmem-info lists them all)"
+        ));
+    }
+    warnings
+}
+
+/// Whether a flag setting (VERSION, INFO) is on: set to anything but a false boolean.
+pub fn flag_on(name: &str) -> bool {
+    lookup(name).is_some_and(|(_, v)| parse_bool(&v) != Some(false))
+}
+
+/// The settings with their values, defaults and meanings (SHMEM_INFO / NVSHMEM_INFO, rshmem-info).
+pub fn settings_report() -> Vec<String> {
+    let mut lines = Vec::new();
+    for s in SETTINGS {
+        let (source, value) = current(s.name);
+        lines.push(format!("  {:<22} = {:<10} [{}; default {}]", s.name, value, source, if s.default.is_empty() { "unset" } else { s.default }));
+        lines.push(format!("  {:<22}   {}", "", s.help));
+    }
+    lines
+}
+
 /// Raw lookup of one setting by its short name, in precedence order.
 pub fn lookup(name: &str) -> Option<(String, String)> {
     let setting = SETTINGS.iter().find(|s| s.name == name);
@@ -330,10 +471,16 @@ impl Config {
             .ok_or_else(|| bad(&var, &v, "a positive size such as 512M or 2G"))?;
         let (var, v) = get("DEBUG");
         let log_level = match v.trim().to_ascii_uppercase().as_str() {
-            "NONE" | "0" => LogLevel::None,
-            "WARN" | "1" => LogLevel::Warn,
-            "INFO" | "2" | "VERSION" => LogLevel::Info,
-            "TRACE" | "3" | "ABORT" => LogLevel::Trace,
+            "NONE" => LogLevel::None,
+            "WARN" => LogLevel::Warn,
+            "INFO" | "VERSION" => LogLevel::Info,
+            "TRACE" | "ABORT" => LogLevel::Trace,
+            // OpenSHMEM: SHMEM_DEBUG set to any value enables debugging output.
+            _ if var == "SHMEM_DEBUG" => LogLevel::Info,
+            "0" => LogLevel::None,
+            "1" => LogLevel::Warn,
+            "2" => LogLevel::Info,
+            "3" => LogLevel::Trace,
             _ => return Err(bad(&var, &v, "NONE, WARN, INFO or TRACE")),
         };
         let (var, v) = get("SYMMETRIC_STATICS");
@@ -476,6 +623,40 @@ mod tests {
         std::env::set_var("RSHMEM_PRECEDENCE_PROBE", "");
         assert_eq!(lookup(name).unwrap().1, "sh", "an empty value counts as unset");
         assert_eq!(current("NO_SUCH_SETTING"), ("default".into(), "".into()));
+    }
+
+    #[test]
+    fn misspelled_variables_name_the_closest_setting() {
+        let w = unknown_variables(["RSHMEM_SYMMETRIC_SIZ".to_string()]);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("RSHMEM_SYMMETRIC_SIZ is not a setting rshmem knows (ignored); did you mean RSHMEM_SYMMETRIC_SIZE?"), "{}", w[0]);
+        let w = unknown_variables(["SHMEM_HANG_TIMOUT".to_string(), "NVSHMEM_BOOTSTARP".to_string()]);
+        assert!(w[0].contains("did you mean SHMEM_HANG_TIMEOUT?") && w[1].contains("did you mean NVSHMEM_BOOTSTRAP?"), "{w:?}");
+        // Known names, launcher variables, other implementations' variables and other
+        // prefixes stay quiet.
+        let quiet = ["RSHMEM_DEBUG", "SHMEM_SYMMETRIC_HEAP_SIZE", "SMA_SYMMETRIC_SIZE", "RSHMEM_RANK", "NVSHMEM_REMOTE_TRANSPORT",
+            "NVSHMEM_BOOTSTRAP_PMI", "SHMEM_OFI_PROVIDER", "SHMEM_BARRIER_ALGORITHM", "NVSHMEM_IB_ENABLE_IBGDA", "PATH", "OMPI_COMM_WORLD_RANK"];
+        assert_eq!(unknown_variables(quiet.iter().map(|s| s.to_string())), Vec::<String>::new());
+        // A pattern does not hide a near miss of one of ours.
+        let w = unknown_variables(["NVSHMEM_IBGDA_NUM_DCII".to_string()]);
+        assert!(w.len() == 1 && w[0].contains("did you mean NVSHMEM_IBGDA_NUM_DCI?"), "{w:?}");
+    }
+
+    #[test]
+    fn the_launchers_variables_are_known() {
+        use crate::bootstrap::{ENV_CONTROL_FD, ENV_RANK, ENV_SECRET, ENV_SIZE, ENV_STAR};
+        for v in [ENV_RANK, ENV_SIZE, ENV_STAR, ENV_CONTROL_FD, ENV_SECRET] {
+            assert!(LAUNCHER_VARS.contains(&v), "{v} is missing from LAUNCHER_VARS");
+        }
+    }
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("SAME", "SAME"), 0);
+        assert!(matches_pattern("SHMEM_REDUCE_ALGORITHM", "SHMEM_*_ALGORITHM"));
+        assert!(!matches_pattern("SHMEM_ALGORITHM", "SHMEM_*_ALGORITHM"));
     }
 
     proptest::proptest! {

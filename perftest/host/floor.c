@@ -13,6 +13,8 @@
  *   barrier_all 0    two-process barrier on shared counters: each signals, then waits
  *   put_bw SIZE      memcpy private -> shared page, GB/s
  *   get_bw SIZE      memcpy shared page -> private, GB/s
+ *   put_mr SIZE      message rate of memcpy private -> shared, each to the next SIZE bytes,
+ *                    on freshly rewritten buffers (shmem_bench's put_mr method): M msgs/s
  * Output: CSV lines `name,size,value,unit` (same format as shmem_bench), then a table.
  * Usage: floor [--csv] [row-name ...]   (exact row names, 'put*' for a prefix; default: all) */
 #define _GNU_SOURCE
@@ -30,6 +32,7 @@
 #define REPS 5
 #define LINE 128 /* keep flags on separate cache-line pairs (adjacent-line prefetch) */
 #define MAX_SIZE (4u << 20)
+#define MR_BYTES (8u << 20) /* put_mr window (at least MAX_SIZE) */
 
 struct shared {
     _Alignas(LINE) _Atomic uint64_t ping;
@@ -40,7 +43,7 @@ struct shared {
     _Alignas(4096) unsigned char buf[];     /* the "remote heap" for memcpy */
 };
 
-enum { CMD_IDLE, CMD_PINGPONG, CMD_FADD_PINGPONG, CMD_BARRIER, CMD_EXIT };
+enum { CMD_IDLE, CMD_PINGPONG, CMD_FADD_PINGPONG, CMD_BARRIER, CMD_FILL, CMD_EXIT };
 
 static struct shared *sh;
 static int csv_only;
@@ -101,6 +104,20 @@ static void child_loop(void)
                     atomic_fetch_add_explicit(&sh->word, 1, memory_order_acq_rel);
                 else
                     cpu_relax();
+            }
+        } else if (c == CMD_FILL) {
+            /* put_mr: for each new request number in ping, the peer rewrites its own buffer
+             * (with the byte in `word`) and answers with the number in pong. */
+            uint64_t done = atomic_load_explicit(&sh->pong, memory_order_relaxed);
+            while (atomic_load_explicit(&sh->cmd, memory_order_acquire) == CMD_FILL) {
+                uint64_t want = atomic_load_explicit(&sh->ping, memory_order_acquire);
+                if (want != done) {
+                    memset(sh->buf, (int)atomic_load(&sh->word), MR_BYTES);
+                    done = want;
+                    atomic_store_explicit(&sh->pong, done, memory_order_release);
+                } else {
+                    usleep(20);
+                }
             }
         } else if (c == CMD_BARRIER) {
             uint64_t k = 0;
@@ -280,6 +297,30 @@ static void body_get_bw(long iters, size_t size)
     }
 }
 
+/* put_mr: one burst of `iters` copies of `size` bytes to consecutive offsets after both
+ * buffers were rewritten; returns messages per second. */
+static double put_mr_burst(long iters, size_t size, int fill)
+{
+    memset(priv, fill, MR_BYTES);
+    atomic_store(&sh->word, (uint64_t)(fill - 1));
+    uint64_t request = atomic_load(&sh->ping) + 1;
+    atomic_store_explicit(&sh->ping, request, memory_order_release);
+    while (atomic_load_explicit(&sh->pong, memory_order_acquire) != request)
+        usleep(20);
+    double t0 = now();
+    for (long i = 0; i < iters; i++) {
+        memcpy(sh->buf + (size_t)i * size, priv + (size_t)i * size, size);
+        __asm__ __volatile__("" ::: "memory");
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+    double rate = (double)iters / (now() - t0);
+    if (sh->buf[(size_t)iters * size - 1] != (unsigned char)fill) {
+        fprintf(stderr, "floor: put_mr: the last byte did not arrive\n");
+        exit(1);
+    }
+    return rate;
+}
+
 static long bw_iters(size_t size)
 {
     long it = (long)((64u << 20) / size);
@@ -306,7 +347,7 @@ int main(int argc, char **argv)
             sel[nsel++] = argv[i];
     }
 
-    size_t bytes = sizeof(struct shared) + MAX_SIZE;
+    size_t bytes = sizeof(struct shared) + MR_BYTES;
     int fd = memfd_create("floor", 0);
     if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0) {
         perror("floor: memfd_create/ftruncate");
@@ -317,15 +358,15 @@ int main(int argc, char **argv)
         perror("floor: mmap");
         return 1;
     }
-    priv = aligned_alloc(4096, MAX_SIZE);
-    memset(priv, 1, MAX_SIZE);
+    priv = aligned_alloc(4096, MR_BYTES);
+    memset(priv, 1, MR_BYTES);
     pid_t child = fork();
     if (child < 0) {
         perror("floor: fork");
         return 1;
     }
     if (child == 0) {
-        memset(sh->buf, 0, MAX_SIZE); /* the peer first-touches its own heap */
+        memset(sh->buf, 0, MR_BYTES); /* the peer first-touches its own heap */
         child_loop();
     }
     usleep(20000);
@@ -370,6 +411,20 @@ int main(int argc, char **argv)
             double t = measure(pass ? body_get_bw : body_put_bw, bw_iters(s), s);
             emit(name, s, (double)s / t / 1e9, "GB/s");
         }
+    }
+    if (selected(nsel, sel, "put_mr")) {
+        static const size_t sizes[] = {8, 4096, 16384, 65536, 131072};
+        child_do(CMD_FILL);
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+            long iters = sizes[k] < 8192 ? 500 : 50;
+            double t[REPS];
+            put_mr_burst(iters, sizes[k], 2);
+            for (int r = 0; r < REPS; r++)
+                t[r] = put_mr_burst(iters, sizes[k], 3 + r);
+            emit("put_mr", sizes[k], median(t, REPS) / 1e6, "Mmsg/s");
+        }
+        child_do(CMD_IDLE);
+        wait_child_idle();
     }
     child_do(CMD_EXIT);
     waitpid(child, NULL, 0);

@@ -10,8 +10,14 @@
  *   fetch_add 8        shmem_long_atomic_fetch_add
  *   atomic_add 8       shmem_long_atomic_add (one quiet at the end of each repetition)
  *   barrier_all 0      shmem_barrier_all, all PEs
+ *   barrier_all_long 0 shmem_barrier_all back to back for 0.5 s per repetition (mean): spans
+ *                      many scheduler slices, for runs that share the CPUs with other work
  *   put_bw SIZE        shmem_putmem of SIZE bytes, back to back, quiet at the end: GB/s
  *   get_bw SIZE        shmem_getmem of SIZE bytes, back to back: GB/s
+ *   put_mr SIZE        put message rate, as the public OSU benchmark osu_oshm_put_mr measures
+ *                      it: a burst of shmem_putmem of SIZE bytes, each to the next SIZE bytes
+ *                      of the peer's buffer (from the same offset here), one quiet at the end,
+ *                      on buffers every PE has just rewritten (cold caches): M msgs/s
  *   bcast SIZE         shmem_broadcast64 from PE 0 to all PEs (8 B and 64 KiB), average over PEs
  *   sum_reduce SIZE    shmem_long_sum_to_all over all PEs (8 B and 64 KiB), average over PEs
  * Method: a warm-up (a tenth of the iterations) is not counted; each row runs REPS repetitions
@@ -35,6 +41,7 @@
 #define MAX_BW (4L << 20)      /* largest bandwidth message */
 #define BW_BYTES (32L << 20)   /* bytes moved per bandwidth repetition */
 #define COLL_BIG (64L << 10)   /* large collective size */
+#define MR_BYTES (8L << 20)    /* put_mr buffer: every PE rewrites it before each burst */
 #define COLL_NLONG (COLL_BIG / 8)
 
 static int me, npes, peer, reps = 5, csv_only;
@@ -43,10 +50,12 @@ static char **sel;
 
 /* Symmetric data. */
 static long *bw_src, *bw_dst;    /* MAX_BW bytes each (as longs, 8-byte aligned) */
+static char *mr_buf;             /* MR_BYTES */
 static long *coll_src, *coll_dst; /* COLL_NLONG longs each */
 static long *pwrk;               /* reduction work array */
 static long *psync_bcast, *psync_reduce;
 static long *word, *counter;     /* targets of the 8-byte rows */
+static long *stop;               /* barrier_all_long: PE 0 says when time is up */
 static long *expect;             /* what the peer must find after a row */
 static double *times_all;        /* per-PE figures gathered on PE 0 */
 
@@ -252,6 +261,42 @@ static void bandwidth_rows(void)
     }
 }
 
+/* One put_mr burst of `iters` puts of `size` bytes; returns messages per second (PE 0). PE 0
+ * fills its buffer with fill + 1 and the peer with fill, so the peer can see the bytes arrive. */
+static double put_mr_burst(long iters, long size, int fill)
+{
+    memset(mr_buf, me == 0 ? fill + 1 : fill, (size_t)MR_BYTES);
+    shmem_barrier_all();
+    double rate = 0;
+    if (me == 0) {
+        double t0 = now();
+        for (long i = 0, off = 0; i < iters; i++, off += size)
+            shmem_putmem(mr_buf + off, mr_buf + off, (size_t)size, peer);
+        shmem_quiet();
+        rate = (double)iters / (now() - t0);
+    }
+    shmem_barrier_all();
+    if (me == peer && me != 0 && (mr_buf[0] != (char)(fill + 1) || mr_buf[iters * size - 1] != (char)(fill + 1)))
+        fail("put_mr", "byte put", mr_buf[iters * size - 1], (char)(fill + 1));
+    return rate;
+}
+
+static void put_mr_rows(void)
+{
+    static const long sizes[] = {8, 4096, 16384, 65536, 131072};
+    if (!selected("put_mr"))
+        return;
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        long size = sizes[k];
+        long iters = size < 8192 ? 500 : 50; /* osu_oshm_put_mr's counts */
+        double t[MAX_REPS];
+        put_mr_burst(iters, size, 1);
+        for (int r = 0; r < reps; r++)
+            t[r] = put_mr_burst(iters, size, 2 * r + 3);
+        emit("put_mr", size, median(t, reps) / 1e6, "Mmsg/s");
+    }
+}
+
 /* ---------- all-PE rows ---------- */
 
 static void barrier_row(void)
@@ -268,6 +313,36 @@ static void barrier_row(void)
         t[r] = (now() - t0) / (double)iters;
     }
     emit("barrier_all", 0, median(t, reps) * 1e6, "us");
+}
+
+/* Barriers for `seconds` (PE 0's clock; it tells everyone when to stop): mean time per barrier. */
+static double barriers_for(double seconds)
+{
+    long n = 0;
+    *stop = 0;
+    shmem_barrier_all();
+    double t0 = now();
+    for (;;) {
+        for (int i = 0; i < 100; i++)
+            shmem_barrier_all();
+        if (me == 0 && now() - t0 >= seconds)
+            for (int pe = 0; pe < npes; pe++)
+                shmem_long_p(stop, 1, pe);
+        shmem_barrier_all(); /* makes PE 0's decision visible to all: every PE stops here */
+        n += 101;
+        if (*stop)
+            break;
+    }
+    return (now() - t0) / (double)n;
+}
+
+static void barrier_long_row(void)
+{
+    double t[MAX_REPS];
+    barriers_for(0.05);
+    for (int r = 0; r < reps; r++)
+        t[r] = barriers_for(0.5);
+    emit("barrier_all_long", 0, median(t, reps) * 1e6, "us");
 }
 
 /* One collective call of `nlong` longs, iteration `it` (checked against what it must give). */
@@ -376,7 +451,7 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             printf("usage: %s [--csv] [--reps N] [row-name ...]\n"
-                   "rows: put8_quiet get8 p fetch_add atomic_add barrier_all put_bw get_bw bcast sum_reduce\n",
+                   "rows: put8_quiet get8 p fetch_add atomic_add barrier_all barrier_all_long put_bw get_bw put_mr bcast sum_reduce\n",
                    argv[0]);
             return 0;
         } else {
@@ -391,6 +466,7 @@ int main(int argc, char **argv)
 
     bw_src = sym_longs(MAX_BW / 8);
     bw_dst = sym_longs(MAX_BW / 8);
+    mr_buf = (char *)sym_longs(MR_BYTES / 8);
     coll_src = sym_longs(COLL_NLONG);
     coll_dst = sym_longs(COLL_NLONG);
     long nwrk = COLL_NLONG / 2 + 1;
@@ -406,6 +482,7 @@ int main(int argc, char **argv)
     word = sym_longs(1);
     counter = sym_longs(1);
     expect = sym_longs(1);
+    stop = sym_longs(1);
     times_all = (double *)sym_longs(npes);
     shmem_barrier_all();
 
@@ -434,7 +511,10 @@ int main(int argc, char **argv)
     }
     if (selected("barrier_all"))
         barrier_row();
+    if (selected("barrier_all_long"))
+        barrier_long_row();
     bandwidth_rows();
+    put_mr_rows();
     if (selected("bcast")) {
         collective_row("bcast", 8, bcast_once, bcast_check);
         collective_row("bcast", COLL_BIG, bcast_once, bcast_check);
@@ -447,6 +527,7 @@ int main(int argc, char **argv)
     print_table();
     shmem_barrier_all();
     shmem_free(times_all);
+    shmem_free(stop);
     shmem_free(expect);
     shmem_free(counter);
     shmem_free(word);
@@ -457,6 +538,7 @@ int main(int argc, char **argv)
     shmem_free(coll_src);
     shmem_free(bw_dst);
     shmem_free(bw_src);
+    shmem_free(mr_buf);
     shmem_finalize();
     free(sel);
     return 0;

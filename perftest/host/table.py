@@ -2,6 +2,7 @@
 """Prints the comparison table of perftest/host/bench.sh from its raw CSV.
 
 Input columns: impl,round,name,size,value,unit (impl is floor, rshmem or oshmem).
+Rows measured under a competing CPU load carry a suffix in their name (bench.sh).
 Each implementation's value for a row is the median over rounds (each round's value is
 already a median of repetitions). Latency rows (unit us): lower is better; bandwidth rows
 (GB/s): higher is better. Standard library only."""
@@ -17,6 +18,8 @@ def fmt(v, unit):
         return "-"
     if unit == "us":
         return f"{v:.4f}" if v < 10 else f"{v:.2f}"
+    if unit == "Mmsg/s":
+        return f"{v:.3g}"
     return f"{v:.1f}"
 
 
@@ -59,7 +62,7 @@ def main(path):
                 better = "OSHMEM"
         label = name if key in bench_rows else name + " (floor)"
         print(f"{label:<26} {size:>8} {unit:<5} {fmt(fl, unit):>9} {fmt(rs, unit):>9} {fmt(om, unit):>9} {ratio:>14}  {better}")
-    print("latency rows (us): lower is better; bandwidth rows (GB/s): higher is better; "
+    print("latency rows (us): lower is better; bandwidth (GB/s) and message-rate (Mmsg/s) rows: higher is better; "
           "ratio < 1 on latency and > 1 on bandwidth favour rshmem")
 
 

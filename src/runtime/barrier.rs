@@ -77,6 +77,14 @@ impl PeSet {
     pub fn members(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.size).map(|i| self.pe(i))
     }
+    /// "0..3" or "1, 3, 5 (start 1, stride 2, 3 PEs)", for traces.
+    pub fn describe(&self) -> String {
+        if self.stride == 1 || self.size == 1 {
+            format!("{}..={}", self.start, self.start + self.size.saturating_sub(1))
+        } else {
+            format!("start {}, stride {}, {} PEs", self.start, self.stride, self.size)
+        }
+    }
 }
 
 const NAME_WORDS: usize = NAME_BYTES / 8;
@@ -331,6 +339,7 @@ impl State {
 
     /// quiet + sync: on return every member's earlier puts are visible everywhere.
     pub fn barrier_set(&self, set: &PeSet, caller: &Caller) -> Result<()> {
+        super::log::trace(|| format!("{}: PEs {}", caller.routine, set.describe()));
         self.quiet();
         self.sync_set(set, caller)
     }

@@ -104,6 +104,7 @@ impl State {
     #[inline(always)]
     fn collective_agreeing<'a>(&'a self, set: PeSet, caller: Cow<'a, Caller>, agreed: &'a [(&'static str, i64)]) -> Result<Coll<'a>> {
         let me = self.member_index(&set, caller.routine)?;
+        super::log::trace(|| format!("{}: PEs {}{}", caller.routine, set.describe(), agreed.iter().map(|(k, v)| format!(", {k} {v}")).collect::<String>()));
         debug_assert!(agreed.len() <= MAX_AGREED);
         let mut head = [0u64; MAX_AGREED];
         for (w, (_, v)) in head.iter_mut().zip(agreed) {

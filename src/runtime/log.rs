@@ -1,4 +1,5 @@
-//! Diagnostics to stderr, prefixed with the PE, filtered by RSHMEM_DEBUG / NVSHMEM_DEBUG.
+//! Diagnostics to stderr, prefixed with the PE, filtered by RSHMEM_DEBUG / SHMEM_DEBUG /
+//! NVSHMEM_DEBUG (TRACE adds every collective, barrier and allocation, and the start-up steps).
 
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
@@ -43,4 +44,12 @@ pub fn warn(message: &str) {
 
 pub fn info(message: &str) {
     emit(LogLevel::Info, message)
+}
+
+/// RSHMEM_DEBUG=TRACE: the message is built only when tracing is on.
+#[inline]
+pub fn trace(message: impl FnOnce() -> String) {
+    if enabled(LogLevel::Trace) {
+        emit(LogLevel::Trace, &message());
+    }
 }

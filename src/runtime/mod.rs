@@ -110,6 +110,10 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     };
     let (me, npes) = (boot.rank(), boot.size());
     log::set(cfg.log_level, me);
+    log::trace(|| format!("bootstrap {}: joined as PE {me} of {npes}", boot.name()));
+    if me == 0 {
+        announce();
+    }
     let layout = Layout { npes };
     // SYMMETRIC_SIZE is what the program may allocate; the runtime's header comes on top. GPU
     // mode keeps user data on the GPU: a small host heap, and no shared statics (CUDA's own
@@ -119,11 +123,13 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
         Error::invalid("shmem_init", format!("SYMMETRIC_SIZE={} is too large for the address space; set RSHMEM_SYMMETRIC_SIZE lower", cfg.symmetric_size))
     })?;
     let heap = HostHeap::create(boot.as_ref(), host_size, layout.reserved())?;
+    log::trace(|| format!("symmetric heap: {host_size} bytes per PE, every PE's mapped"));
     let statics = if cfg.symmetric_statics && !opts.gpu {
         StaticData::share(boot.as_ref())?
     } else {
         None
     };
+    log::trace(|| format!("static data {}", if statics.is_some() { "shared" } else { "not shared" }));
     let headers: Vec<Header> = heap.bases.iter().map(|&b| Header::at(b, layout)).collect();
     let mine = headers[me];
     mine.magic().store(header::MAGIC, Ordering::Relaxed);
@@ -173,6 +179,27 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
         gpu::publish(g)?;
     }
     Ok(st)
+}
+
+/// What PE 0 says at start-up: misspelled settings (WARN), and the version and settings when
+/// VERSION / INFO ask for them (stdout, as NVSHMEM and other OpenSHMEMs print them).
+fn announce() {
+    let names = std::env::vars_os().filter_map(|(k, _)| k.into_string().ok());
+    for line in crate::env::unknown_variables(names) {
+        log::warn(&line);
+    }
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if crate::env::flag_on("VERSION") {
+        let _ = writeln!(out, "rshmem {}: OpenSHMEM 1.5, NVSHMEM 3.4.5 API", env!("CARGO_PKG_VERSION"));
+    }
+    if crate::env::flag_on("INFO") {
+        let _ = writeln!(out, "rshmem {} settings (RSHMEM_<NAME> overrides SHMEM_<NAME>, which overrides NVSHMEM_<NAME>):", env!("CARGO_PKG_VERSION"));
+        for line in crate::env::settings_report() {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    let _ = out.flush();
 }
 
 /// A program that returns from main (or calls exit(0)) without shmem_finalize is finalized

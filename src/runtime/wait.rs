@@ -8,8 +8,11 @@
 //! covers every normal hand-off without a system call and rides out a peer that was briefly
 //! descheduled; but every PROBE_EVERY of polling we yield once and time it: a yield that took
 //! long means another thread wanted this core (more threads than CPUs, or a build sharing the
-//! machine), and then polling only keeps the peer we wait for off the CPU, so we yield from
-//! then on. WAIT_SPIN_US=<n> polls exactly n µs and never probes.
+//! machine). Then polling, or even yielding, only keeps the peer we wait for off the CPU (a
+//! thread that yields stays runnable and the scheduler ranks it below the peer's competitors),
+//! so the rest of the wait sleeps between looks: a short sleep (about 50 µs with the kernel's
+//! default timer slack) leaves the core to the others, and a thread waking from sleep is
+//! scheduled promptly. WAIT_SPIN_US=<n> polls exactly n µs, then yields, and never probes.
 //!
 //! While a wait yields, this PE's header names the routine it waits in, so a peer whose own
 //! wait times out can say what this PE is doing (see `WaitingIn`).
@@ -28,6 +31,9 @@ const PROBE_EVERY: Duration = Duration::from_micros(20);
 /// A yield that took longer than this ran another thread: the core is contended. An idle
 /// core's yield returns in about a microsecond.
 const CONTENDED_YIELD: Duration = Duration::from_micros(10);
+/// Auto, once the core proved contended: the sleep between looks (the kernel rounds it up by
+/// the thread's timer slack, 50 µs by default).
+const CONTENDED_SLEEP: Duration = Duration::from_micros(1);
 
 /// How long a waiting PE polls before yielding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,8 +61,34 @@ pub struct HangPolicy {
     pub abort: bool,
 }
 
-/// Yields once; true when that ran another thread (the core is contended).
-fn core_contended() -> bool {
+/// How a wait goes on once polling is over.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Then {
+    /// Yield between looks (WAIT_SPIN_US=<n>; auto until a yield shows contention).
+    Yield,
+    /// Auto: yield, and sleep instead once a yield shows the core is contended.
+    YieldOrSleep,
+    /// Auto on a contended core: sleep between looks.
+    Sleep,
+}
+
+/// Times the scheduler took this thread off its core for another one (involuntary context
+/// switches); one system call, no /proc.
+fn preemptions() -> i64 {
+    // SAFETY: getrusage fills the rusage struct we pass; RUSAGE_THREAD is Linux's.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut u);
+        u.ru_nivcsw as i64
+    }
+}
+
+/// Whether the core is contended: this thread was preempted since `preempted_before` (the
+/// count at the start of the wait), or a yield ran another thread.
+fn core_contended(preempted_before: i64) -> bool {
+    if preemptions() != preempted_before {
+        return true;
+    }
     let t = Instant::now();
     std::thread::yield_now();
     t.elapsed() > CONTENDED_YIELD
@@ -72,33 +104,40 @@ impl State {
             return;
         }
         let start = Instant::now();
-        if !self.poll(start, &mut done) {
-            self.yield_until(routine, start, done, what);
+        if let Some(then) = self.poll(start, &mut done) {
+            self.wait_on(routine, start, then, done, what);
         }
     }
 
-    /// Polls while the spin policy allows; true when `done()` became true.
+    /// Polls while the spin policy allows; None when `done()` became true, else how to go on.
     #[inline]
-    fn poll(&self, start: Instant, done: &mut impl FnMut() -> bool) -> bool {
+    fn poll(&self, start: Instant, done: &mut impl FnMut() -> bool) -> Option<Then> {
         let (budget, probing) = match self.spin {
             Spin::Fixed(d) => (d, false),
             Spin::Auto { max } => (max, true),
         };
         let mut next_probe = PROBE_EVERY;
+        let mut preempted = None;
         loop {
             for _ in 0..POLLS_PER_CLOCK_READ {
                 if done() {
-                    return true;
+                    return None;
                 }
                 std::hint::spin_loop();
             }
             let waited = start.elapsed();
             if waited >= budget {
-                return false;
+                // Auto: a wait that outlasted the whole budget is not a quick hand-off either.
+                return Some(match (probing, budget.is_zero()) {
+                    (false, _) => Then::Yield,
+                    (true, true) => Then::YieldOrSleep,
+                    (true, false) => Then::Sleep,
+                });
             }
             if probing && waited >= next_probe {
-                if core_contended() {
-                    return false;
+                let before = *preempted.get_or_insert_with(preemptions);
+                if core_contended(before) {
+                    return Some(Then::Sleep);
                 }
                 next_probe = waited + PROBE_EVERY;
             }
@@ -107,12 +146,17 @@ impl State {
 
     #[cold]
     #[inline(never)]
-    fn yield_until(&self, routine: &'static str, start: Instant, mut done: impl FnMut() -> bool, what: impl Fn() -> String) {
+    fn wait_on(&self, routine: &'static str, start: Instant, mut then: Then, mut done: impl FnMut() -> bool, what: impl Fn() -> String) {
         let _shown = WaitingIn::show(self.my_header(), routine);
         let mut next_report = self.hang.timeout.map(|t| (t, start + t));
         while !done() {
             self.check_global_exit();
-            std::thread::yield_now();
+            match then {
+                Then::Yield => std::thread::yield_now(),
+                Then::YieldOrSleep if core_contended(preemptions()) => then = Then::Sleep,
+                Then::YieldOrSleep => {}
+                Then::Sleep => std::thread::sleep(CONTENDED_SLEEP),
+            }
             if let Some((timeout, at)) = next_report {
                 let now = Instant::now();
                 if now >= at {
@@ -200,9 +244,10 @@ mod tests {
 
     #[test]
     fn a_lone_thread_does_not_find_its_core_contended_every_time() {
+        // (On an idle core a yield returns at once; see CONTENDED_YIELD.)
         // Other processes may share this machine: a single slow yield proves nothing, but an
         // idle core (or one shared with mostly idle threads) gives back fast yields.
-        assert!((0..1000).any(|_| !core_contended()));
+        assert!((0..1000).any(|_| !core_contended(preemptions())));
     }
 
     #[test]
