@@ -8,7 +8,8 @@
  *   signal_op          a relaxed .sys store (SET) or red.add (ADD)
  *   put_signal         the data, then the signal with release semantics (st/red.release.sys),
  *                      so a PE that sees the signal sees the data
- *   g, fetch           relaxed .sys loads
+ *   g                  a weak load (why: rshmem_rma.cuh, before nvshmem_*_g)
+ *   fetch              relaxed .sys loads
  *   wait_until         spins on acquire .sys loads: what the writer released before the value it
  *                      waited for is visible to the loads that follow; no fence afterwards */
 #ifndef RSHMEM_P2P_CUH

@@ -72,6 +72,42 @@ RSHMEMI_DEV void rshmemi_put_signal(void *dest, const void *src, size_t bytes, u
     if (g.tid == 0) rshmemi_signal_release((uint64_t *)rshmemi_peer(sig_addr, pe), signal, sig_op);
 }
 
+/* g is a weak load: a plain ld.global, which the L1 may serve and the compiler may merge with
+ * an identical load it is not ordered against. That is the contract of OpenSHMEM 1.5 (9.5) and
+ * NVSHMEM (whose g is a plain dereference), not a shortcut:
+ *   - g orders nothing and synchronizes with nothing. A value another PE writes concurrently is
+ *     a data race; a program that must see it waits for it (wait_until, signal_wait_until) or
+ *     reads it atomically (atomic_fetch, which stays a relaxed .sys load).
+ *   - What a PE published before a barrier, a sync, a signal or a wait the reader has passed
+ *     is visible: every one of those ends in an acquire at system scope (ld.acquire.sys or
+ *     fence.acquire.sys, see rshmemi_acquire_after), and in the PTX memory model a weak load
+ *     after an acquire in program order reads nothing older than what was released before it
+ *     (the hardware invalidates the L1 there). ctest/cuda/g_visibility.cu checks exactly this
+ *     against a stale line the reader cached on purpose.
+ * The relaxed .sys load rshmem used before (volatile: it bypasses the L1 on every call) made
+ * repeated g of one address, NVSHMEM's shmem_g_latency loop, 3.7-10x slower and bought no
+ * guarantee a correct program can use. */
+static __device__ unsigned rshmemi_g_no_pe_said;
+/* A g from a PE the job does not have: NVSHMEM leaves it undefined (its peer table is read past
+ * its end); its moe_shuffle example relies on it not faulting (it fetches from PEs 0..15
+ * whatever the job size). Here it reads as 0, said once per module; RSHMEM_DEVICE_CHECKS=1
+ * stops at the first such call instead. */
+static __device__ __noinline__ void rshmemi_g_no_pe(int pe, const char *who) {
+    if (atomicExch(&rshmemi_g_no_pe_said, 1u) == 0)
+        printf("rshmem: PE %d: %s: PE %d is out of range (0..%d); the value reads as 0 (set RSHMEM_DEVICE_CHECKS=1 to stop "
+               "at the first such call)\n",
+               RSHMEMI_STATE.mype, who, pe, RSHMEMI_STATE.npes - 1);
+}
+template <typename T>
+RSHMEMI_DEV T rshmemi_g(const T *source, int pe, const char *who) {
+    typedef typename rshmemi_word_of<sizeof(T)>::type W;
+    if (__builtin_expect((unsigned)pe >= (unsigned)RSHMEMI_STATE.npes, 0)) {
+        rshmemi_g_no_pe(pe, who);
+        return rshmemi_from_bits<T>((W)0);
+    }
+    return rshmemi_from_bits<T>(*(const W *)rshmemi_peer(source, pe));
+}
+
 RSHMEMI_EXTERN_C_BEGIN
 
 /* ---- routines that also exist on the host: device definitions ------------------------------ */
@@ -95,7 +131,7 @@ RSHMEMI_API void *nvshmem_ptr(const void *ptr, int pe) {
     }                                                                                                            \
     RSHMEMI_API TYPE nvshmem_##NAME##_g(const TYPE *source, int pe) {                                            \
         RSHMEMI_CAREFUL(pe, source, sizeof(TYPE), __func__, rshmemi_ibgda_g<TYPE>(source, pe, __func__))         \
-        return rshmemi_load((const TYPE *)rshmemi_peer(source, pe));                                             \
+        return rshmemi_g<TYPE>(source, pe, __func__);                                                            \
     }                                                                                                            \
     RSHMEMI_API void nvshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe) {               \
         rshmemi_put_thread(dest, source, nelems * sizeof(TYPE), pe, __func__); \
