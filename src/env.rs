@@ -229,6 +229,12 @@ pub const SETTINGS: &[Setting] = &[
         help: "what a wait past HANG_TIMEOUT does: warn (say so and keep waiting) or abort (say so and end the job)",
     },
     Setting {
+        name: "REGISTER_SYMMETRIC_SPACE",
+        default: "4G",
+        aliases: &[],
+        help: "GPU mode: address space per PE, beside the heap, for the user allocations nvshmemx_buffer_register_symmetric maps (reserved, not allocated)",
+    },
+    Setting {
         name: "CUMEM_GRANULARITY",
         default: "512M",
         aliases: &[],

@@ -92,6 +92,20 @@ static inline char *capture_end(void) {
     return text;
 }
 
+#ifdef __cplusplus
+/* A driver API entry point, found through the runtime: tests need no libcuda at link time.
+ * DRIVER(cuMemCreate)(...) calls one by its name, typed from cuda.h's declaration. */
+template <typename F>
+static F driver_entry(const char *name) {
+    void *p = NULL;
+    cudaDriverEntryPointQueryResult q;
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q));
+    CHECK(p != NULL && q == cudaDriverEntryPointSuccess, "driver entry point %s", name);
+    return (F)p;
+}
+#define DRIVER(fn) driver_entry<decltype(&fn)>(#fn)
+#endif
+
 static inline void test_init(void) {
     nvshmem_init();
     test_pe = nvshmem_my_pe();

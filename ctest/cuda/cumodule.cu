@@ -15,14 +15,6 @@ typedef CUresult (*LibraryGetKernel)(CUkernel *, CUlibrary, const char *);
 typedef CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                                  void **, void **);
 
-template <typename F>
-static F entry(const char *name) {
-    void *p = NULL;
-    cudaDriverEntryPointQueryResult q;
-    CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q));
-    CHECK(p != NULL && q == cudaDriverEntryPointSuccess, "driver entry point %s", name);
-    return (F)p;
-}
 
 static std::vector<char> slurp(const char *dir, const char *file) {
     char path[4096];
@@ -65,11 +57,11 @@ int main(int argc, char **argv) {
     int *out;
     CUDA_CHECK(cudaMalloc(&out, 2 * sizeof(int)));
     CUDA_CHECK(cudaFree(0)); /* the runtime's context is current: the driver calls use it */
-    ModuleLoadData load = entry<ModuleLoadData>("cuModuleLoadData");
-    ModuleGetFunction getfn = entry<ModuleGetFunction>("cuModuleGetFunction");
-    LibraryLoadData libload = entry<LibraryLoadData>("cuLibraryLoadData");
-    LibraryGetKernel libkernel = entry<LibraryGetKernel>("cuLibraryGetKernel");
-    LaunchKernel launch = entry<LaunchKernel>("cuLaunchKernel");
+    ModuleLoadData load = driver_entry<ModuleLoadData>("cuModuleLoadData");
+    ModuleGetFunction getfn = driver_entry<ModuleGetFunction>("cuModuleGetFunction");
+    LibraryLoadData libload = driver_entry<LibraryLoadData>("cuLibraryLoadData");
+    LibraryGetKernel libkernel = driver_entry<LibraryGetKernel>("cuLibraryGetKernel");
+    LaunchKernel launch = driver_entry<LaunchKernel>("cuLaunchKernel");
 
     const char *images[] = {"cumodule.kernel.cubin", "cumodule.kernel.ptx"};
     int bad = 0;

@@ -126,14 +126,6 @@ typedef CUresult (*ModuleLoadData)(CUmodule *, const void *);
 typedef CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
 typedef CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                                  void **, void **);
-template <typename F>
-static F entry(const char *name) {
-    void *p = NULL;
-    cudaDriverEntryPointQueryResult q;
-    CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q));
-    CHECK(p != NULL && q == cudaDriverEntryPointSuccess, "driver entry point %s", name);
-    return (F)p;
-}
 
 int main(int argc, char **argv) {
     Nvrtc rtc = load_nvrtc();
@@ -154,10 +146,10 @@ int main(int argc, char **argv) {
 
     CUDA_CHECK(cudaFree(0)); /* the runtime's context is current: the driver calls use it */
     CUmodule mod;
-    CHECK(entry<ModuleLoadData>("cuModuleLoadData")(&mod, cubin.data()) == CUDA_SUCCESS, "cuModuleLoadData");
+    CHECK(driver_entry<ModuleLoadData>("cuModuleLoadData")(&mod, cubin.data()) == CUDA_SUCCESS, "cuModuleLoadData");
     CHECK_EQ(nvshmemx_cumodule_init(mod), 0);
     CUfunction fn;
-    CHECK(entry<ModuleGetFunction>("cuModuleGetFunction")(&fn, mod, "rtc_kernel") == CUDA_SUCCESS, "cuModuleGetFunction");
+    CHECK(driver_entry<ModuleGetFunction>("cuModuleGetFunction")(&fn, mod, "rtc_kernel") == CUDA_SUCCESS, "cuModuleGetFunction");
 
     int *data = (int *)nvshmem_calloc(512, sizeof(int));
     long long *counter = (long long *)nvshmem_calloc(1, sizeof(long long));
@@ -169,7 +161,7 @@ int main(int argc, char **argv) {
     CUDA_CHECK(cudaMemcpy(data, h.data(), 512 * sizeof(int), cudaMemcpyHostToDevice));
     ready();
     void *args[] = {&data, &counter, &sig, &out};
-    CHECK(entry<LaunchKernel>("cuLaunchKernel")(fn, 1, 1, 1, 128, 1, 1, 0, 0, args, NULL) == CUDA_SUCCESS, "cuLaunchKernel");
+    CHECK(driver_entry<LaunchKernel>("cuLaunchKernel")(fn, 1, 1, 1, 128, 1, 1, 0, 0, args, NULL) == CUDA_SUCCESS, "cuLaunchKernel");
     step_done();
 
     int o[3];

@@ -377,6 +377,15 @@ impl PhysMem {
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })
     }
 
+    /// The allocation (cuMemCreate) mapped at `va` by the program itself, `size` bytes of it:
+    /// another reference to its handle, released on drop (the program keeps its own).
+    pub fn retain(va: CUdeviceptr, size: usize) -> CuResult<PhysMem> {
+        let d = driver()?;
+        let mut handle = 0;
+        cu!(d, cuMemRetainAllocationHandle(&mut handle, va as usize as *mut c_void))?;
+        Ok(PhysMem { handle, size })
+    }
+
     /// Imports memory a peer exported; the descriptor may be closed afterwards.
     pub fn import_fd(fd: RawFd, size: usize) -> CuResult<PhysMem> {
         let d = driver()?;

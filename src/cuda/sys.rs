@@ -163,6 +163,7 @@ entry_points! {
     cuMemSetAccess = "cuMemSetAccess"(CUdeviceptr, usize, *const CUmemAccessDesc, usize);
     cuMemExportToShareableHandle = "cuMemExportToShareableHandle"(*mut c_void, CUmemGenericAllocationHandle, c_int, u64);
     cuMemImportFromShareableHandle = "cuMemImportFromShareableHandle"(*mut CUmemGenericAllocationHandle, *mut c_void, c_int);
+    cuMemRetainAllocationHandle = "cuMemRetainAllocationHandle"(*mut CUmemGenericAllocationHandle, *mut c_void);
     cuMemcpyAsync = "cuMemcpyAsync"(CUdeviceptr, CUdeviceptr, usize, CUstream);
     cuMemsetD8Async = "cuMemsetD8Async"(CUdeviceptr, u8, usize, CUstream);
     cuMemcpy2DAsync = "cuMemcpy2DAsync_v2"(*const CUDA_MEMCPY2D, CUstream);

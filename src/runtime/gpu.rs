@@ -32,6 +32,7 @@ mod coll;
 pub mod host_rma;
 pub mod mpi;
 mod team;
+mod user_buffer;
 
 pub use coll::Gather;
 pub use team::{MAX_DEVICE_TEAMS, TEAMS_MIN};
@@ -176,6 +177,9 @@ pub struct GpuState {
     mapped: AtomicUsize,
     /// Smallest step in which the heap grows (CUMEM_GRANULARITY).
     chunk: usize,
+    /// Where the heap's part of every PE's window ends; from here to `stride`, the user
+    /// allocations of nvshmemx_buffer_register_symmetric (gpu/user_buffer.rs).
+    heap_end: usize,
     pub alloc: Mutex<Allocator>,
     pub dstate: RshmemDeviceState,
     pub memory: MemoryReport,
@@ -200,6 +204,8 @@ pub struct GpuState {
     ll_kernel: std::sync::OnceLock<crate::cuda::coll::LlKernel>,
     pair_steps: Mutex<Vec<u32>>,
     ticket_slot: AtomicUsize,
+    /// Mapped before the heap's window is freed (fields drop in declaration order).
+    symmetric: Mutex<user_buffer::Registry>,
     heap: Mutex<GpuHeap>,
     /// Declared last: released only after every mapping and the stream are gone.
     pub ctx: PrimaryContext,
@@ -302,9 +308,12 @@ impl GpuState {
         let (free_before, _) = cu(ctx.memory_info(), routine)?;
         let area = Area::new(npes);
         // NVSHMEM_SYMMETRIC_SIZE is what the program may allocate (rounded up); the runtime
-        // area comes on top.
+        // area comes on top. Registered user allocations (gpu/user_buffer.rs) take the address
+        // space after the heap's.
         let heap_bytes = crate::heap::heap_bytes(area.reserved(), cfg.symmetric_size).ok_or_else(|| Error::invalid(routine, "NVSHMEM_SYMMETRIC_SIZE is too large"))?;
-        let heap = GpuHeap::create(boot, device, heap_bytes, area.reserved())?;
+        let register_space = size_setting("REGISTER_SYMMETRIC_SPACE", routine)?;
+        let heap = GpuHeap::create(boot, device, heap_bytes.saturating_add(register_space), area.reserved())?;
+        let heap_end = heap_bytes.div_ceil(heap.granularity) * heap.granularity;
         let stream = cu(Stream::create(), routine)?;
         let (base, stride, mapped) = (heap.my_base(), heap.stride, heap.mapped);
 
@@ -380,6 +389,7 @@ impl GpuState {
             stride,
             mapped: AtomicUsize::new(mapped),
             chunk,
+            heap_end,
             alloc: Mutex::new(Allocator::new(area.reserved(), heap_bytes)),
             dstate,
             memory,
@@ -394,6 +404,7 @@ impl GpuState {
             ll_kernel: std::sync::OnceLock::new(),
             pair_steps: Mutex::new(vec![0; npes]),
             ticket_slot: AtomicUsize::new(0),
+            symmetric: Mutex::new(user_buffer::Registry::default()),
             heap: Mutex::new(heap),
             ctx,
         })
@@ -411,12 +422,16 @@ impl GpuState {
     }
 
     /// Offset of `addr..addr+len` in this PE's heap, if it lies in the mapped part after the
-    /// runtime area (which is not symmetric memory for the program).
+    /// runtime area (which is not symmetric memory for the program), or in a user allocation
+    /// registered with nvshmemx_buffer_register_symmetric.
     #[inline]
     pub fn offset_of(&self, addr: u64, len: usize) -> Option<usize> {
         let off = addr.wrapping_sub(self.base) as usize;
         let mapped = self.mapped();
-        (off >= self.area.reserved() && off < mapped && len <= mapped - off).then_some(off)
+        if off >= self.area.reserved() && off < mapped && len <= mapped - off {
+            return Some(off);
+        }
+        (off >= self.heap_end && off < self.stride && self.symmetric.lock().unwrap_or_else(|p| p.into_inner()).covers(off, len)).then_some(off)
     }
 
     /// Collective: makes sure `want` bytes of every heap are backed (the allocator decides
@@ -427,7 +442,7 @@ impl GpuState {
         }
         cu(self.ctx.make_current(), routine)?;
         let mut heap = self.heap.lock().unwrap_or_else(|p| p.into_inner());
-        let target = want.max(heap.mapped.saturating_add(self.chunk)).min(self.stride).max(want);
+        let target = want.max(heap.mapped.saturating_add(self.chunk)).min(self.heap_end).max(want);
         heap.grow(boot, target, routine)?;
         if let Some(ib) = &self.ibgda {
             // Collective like the growth itself; on failure the new part stays unpublished
@@ -603,6 +618,8 @@ pub fn published() -> Option<RshmemDeviceState> {
 enum Op {
     Alloc = 11,
     Free = 12,
+    RegisterSymmetric = 13,
+    UnregisterSymmetric = 14,
 }
 
 // The on-stream routines take the caller's CUstream: an opaque handle handed to the driver,

@@ -66,23 +66,23 @@ pub extern "C" fn nvshmemx_buffer_unregister_all() {
     with_state(R, |st| st.gpu_buffer_unregister(None, R))
 }
 
-/// Mapping memory the program allocated itself into the symmetric heap is not supported: NULL,
-/// with an error naming the alternative.
+/// Collective: maps every PE's allocation at `buf_ptr` (cuMemCreate, exportable as a POSIX file
+/// descriptor, `size` bytes, a multiple of the granularity) into the symmetric window; returns
+/// the symmetric address, or NULL with a message.
 #[no_mangle]
 pub extern "C" fn nvshmemx_buffer_register_symmetric(buf_ptr: *mut c_void, size: usize, _flags: c_int) -> *mut c_void {
     const R: &str = "nvshmemx_buffer_register_symmetric";
+    let mut out = std::ptr::null_mut();
     nv_status(R, || {
-        Err(crate::error::Error::new(
-            crate::error::ErrorKind::Unsupported,
-            R,
-            format!("rshmem cannot map an external allocation ({buf_ptr:p}, {size} bytes) into the symmetric heap; allocate it with nvshmem_malloc"),
-        ))
+        out = crate::runtime::state(R)?.gpu_register_symmetric(buf_ptr.cast(), size, R)?.cast();
+        Ok(())
     });
-    std::ptr::null_mut()
+    out
 }
 
+/// Collective: undoes nvshmemx_buffer_register_symmetric (the address it returned, the size).
 #[no_mangle]
-pub extern "C" fn nvshmemx_buffer_unregister_symmetric(mmap_ptr: *mut c_void, _size: usize) -> c_int {
+pub extern "C" fn nvshmemx_buffer_unregister_symmetric(mmap_ptr: *mut c_void, size: usize) -> c_int {
     const R: &str = "nvshmemx_buffer_unregister_symmetric";
-    nv_status(R, || Err(crate::error::Error::invalid(R, format!("{mmap_ptr:p} was not registered by nvshmemx_buffer_register_symmetric (which rshmem does not support)"))))
+    nv_status(R, || crate::runtime::state(R)?.gpu_unregister_symmetric(mmap_ptr.cast(), size, R))
 }
