@@ -7,38 +7,18 @@
 # reach each end the job with a message naming the host and the fix; nothing is left running
 # in any host; the job secret is on no command line.
 source "$(dirname "$0")/../programs/common.sh"
-ROOT=$(cd "$PROGRAMS/../.." && pwd)
-NETNS=$ROOT/scripts/netns-hosts.sh
-AGENT=$ROOT/ctest/multihost/netns-agent.sh
-if [ "$(id -u)" -ne 0 ] || ! command -v nsenter >/dev/null || ! ip netns list >/dev/null 2>&1; then
-    echo "FAIL: needs root, ip netns and nsenter (network namespaces play the hosts; CI runs as root)"
-    exit 1
-fi
-export RSHMEM_NETNS_PREFIX=rmh
-trap '"$NETNS" down >/dev/null 2>&1' EXIT
-"$NETNS" up 3 || { echo "FAIL: cannot create the namespaced hosts"; exit 1; }
+source "$(dirname "$0")/../multihost/hosts.sh"
+hosts_up rmh 3
 build hosts_check
 
 # run ARGS...: rshmemrun in host 1 with the agent.
-run() { timeout 90 "$NETNS" exec 1 env RSHMEM_LAUNCH_AGENT="$AGENT" "$RUN" "$@"; }
-# Processes left in the hosts (after a job: none).
-left_in_hosts() {
-    local k n=0
-    for k in 1 2 3; do n=$((n + $(ip netns pids "rmh-h$k" | wc -l))); done
-    echo $n
-}
+run() { on_host 1 timeout 90 env RSHMEM_LAUNCH_AGENT="$AGENT" "$RUN" "$@"; }
 # The rshmemrun process (not its timeout/nsenter wrappers) whose command line has $1.
 launcher_with() {
     local p
     for p in $(pgrep -f -- "$1"); do
         [ "$(readlink "/proc/$p/exe")" = "$(readlink -f "$RUN")" ] && echo "$p"
     done | head -1
-}
-no_leftovers() {
-    local label=$1 deadline=$((SECONDS + 10))
-    while [ "$(left_in_hosts)" -ne 0 ] && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
-    [ "$(left_in_hosts)" -eq 0 ] && pass "$label: no process is left in any host" \
-        || { fail "$label: processes left in the hosts"; for k in 1 2 3; do ps -o pid,args --no-headers $(ip netns pids "rmh-h$k") 2>/dev/null; done; }
 }
 shm_before=$(ls -a /dev/shm)
 
