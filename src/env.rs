@@ -56,7 +56,7 @@ pub const SETTINGS: &[Setting] = &[
         name: "BOOTSTRAP",
         default: "auto",
         aliases: &[],
-        help: "how PEs find each other: auto, rshmemrun, pmi, pmix, single",
+        help: "how PEs find each other: auto, rshmemrun, PMI, PMI2, PMIX, MPI, UID, single (any case)",
     },
     Setting {
         name: "BOOTSTRAP_TIMEOUT",
@@ -492,10 +492,7 @@ impl Config {
         let (var, v) = get("SYMMETRIC_STATICS");
         let symmetric_statics = parse_bool(&v).ok_or_else(|| bad(&var, &v, "0 or 1"))?;
         let (var, v) = get("BOOTSTRAP");
-        let bootstrap = v.trim().to_ascii_lowercase();
-        if !["auto", "rshmemrun", "pmi", "pmix", "single"].contains(&bootstrap.as_str()) {
-            return Err(bad(&var, &v, "auto, rshmemrun, pmi, pmix or single"));
-        }
+        let bootstrap = crate::bootstrap::parse_choice(&v).ok_or_else(|| bad(&var, &v, crate::bootstrap::CHOICES_TEXT))?.to_string();
         let (var, v) = get("BOOTSTRAP_TIMEOUT");
         let bootstrap_timeout_s: f64 = v
             .trim()

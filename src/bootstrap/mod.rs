@@ -111,6 +111,29 @@ fn control_fd() -> Option<RawFd> {
     (unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == 0).then_some(fd)
 }
 
+/// The bootstrap names the BOOTSTRAP setting accepts, in any case (NVSHMEM's spellings
+/// included), and the one each means here. PMI2 is served by the PMI-1 client: MPICH's hydra
+/// answers both on the same descriptor.
+const CHOICES: [(&str, &str); 9] = [
+    ("auto", "auto"),
+    ("rshmemrun", "rshmemrun"),
+    ("pmi", "pmi"),
+    ("pmi1", "pmi"),
+    ("pmi2", "pmi"),
+    ("pmix", "pmix"),
+    ("mpi", "mpi"),
+    ("uid", "uid"),
+    ("single", "single"),
+];
+/// The valid values, for the error that names them.
+pub const CHOICES_TEXT: &str = "one of auto, rshmemrun, PMI, PMI2, PMIX, MPI, UID or single (any case)";
+
+/// The bootstrap a BOOTSTRAP value means, if it is valid.
+pub fn parse_choice(text: &str) -> Option<&'static str> {
+    let t = text.trim().to_ascii_lowercase();
+    CHOICES.iter().find(|(name, _)| *name == t).map(|(_, means)| *means)
+}
+
 fn env_usize(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
@@ -141,6 +164,17 @@ pub fn connect(cfg: &Config) -> Result<Box<dyn Bootstrap>> {
     }
     if want == "pmix" || (want == "auto" && pmix::detected()) {
         return pmix::bootstrap(timeout);
+    }
+    if want == "mpi" {
+        let (rank, size, id) = crate::runtime::gpu::mpi::uniqueid_over_world("shmem_init")
+            .map_err(|e| Error::bootstrap(format!("bootstrap MPI (NVSHMEM_BOOTSTRAP=MPI): {}", e.message)))?;
+        return Ok(Box::new(uid::UidStar::join(&id, rank, size, timeout, "shmem_init")?));
+    }
+    if want == "uid" {
+        return Err(Error::bootstrap(
+            "bootstrap UID was chosen, but shmem_init/nvshmem_init have no unique id: call nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr) \
+             with the id from nvshmemx_get_uniqueid, or choose another bootstrap",
+        ));
     }
     if want == "single" || want == "auto" {
         return Ok(Box::new(Single));
@@ -370,6 +404,33 @@ mod tests {
         fn get_from_rank0(&mut self, _key: &str) -> Result<String> {
             Ok(self.0.clone())
         }
+    }
+
+    #[test]
+    fn nvshmem_spellings_of_the_bootstrap_are_understood() {
+        for (text, means) in [("MPI", "mpi"), ("mpi", "mpi"), ("PMI", "pmi"), ("PMI2", "pmi"), ("PMIX", "pmix"), ("PMIx", "pmix"), ("UID", "uid"), (" auto ", "auto")] {
+            assert_eq!(parse_choice(text), Some(means), "{text}");
+        }
+        assert_eq!(parse_choice("shmem"), None);
+        assert_eq!(parse_choice("plugin"), None);
+        for name in ["PMI", "PMI2", "PMIX", "MPI", "UID", "rshmemrun"] {
+            assert!(CHOICES_TEXT.contains(name), "{name} missing from the list in the error");
+        }
+    }
+
+    #[test]
+    fn choosing_uid_without_an_id_says_how_to_use_it() {
+        let cfg = crate::env::Config { bootstrap: "uid".into(), ..crate::env::Config::from_env().unwrap() };
+        let e = connect(&cfg).err().unwrap();
+        assert!(e.message.contains("nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID"), "{}", e.message);
+    }
+
+    #[test]
+    fn choosing_mpi_without_mpi_says_so() {
+        let cfg = crate::env::Config { bootstrap: "mpi".into(), ..crate::env::Config::from_env().unwrap() };
+        let e = connect(&cfg).err().unwrap();
+        assert!(e.message.contains("NVSHMEM_BOOTSTRAP=MPI"), "{}", e.message);
+        assert!(e.message.contains("no MPI library is loaded"), "{}", e.message);
     }
 
     /// What PE 0 publishes, for a node `node` and TCP address `tcp`.

@@ -18,8 +18,9 @@ const MPICH_MPI_BYTE: c_int = 0x4c00010d;
 type InitializedFn = unsafe extern "C" fn(*mut c_int) -> c_int;
 
 enum Flavour {
-    /// Open MPI: handles are pointers; MPI_BYTE is &ompi_mpi_byte.
-    Ompi { byte: *mut c_void },
+    /// Open MPI: handles are pointers; MPI_BYTE is &ompi_mpi_byte, MPI_COMM_WORLD
+    /// &ompi_mpi_comm_world.
+    Ompi { byte: *mut c_void, world: *mut c_void },
     /// MPICH ABI: handles are ints.
     Mpich,
 }
@@ -66,7 +67,8 @@ fn find(routine: &'static str) -> Result<Mpi> {
             Ok(p)
         }
     };
-    let flavour = if sym(lib, c"ompi_mpi_comm_world").is_null() { Flavour::Mpich } else { Flavour::Ompi { byte: need(c"ompi_mpi_byte")? } };
+    let world = sym(lib, c"ompi_mpi_comm_world");
+    let flavour = if world.is_null() { Flavour::Mpich } else { Flavour::Ompi { byte: need(c"ompi_mpi_byte")?, world } };
     let initialized = need(c"MPI_Initialized")?;
     Ok(Mpi {
         flavour,
@@ -83,6 +85,18 @@ fn check(rc: c_int, call: &str, routine: &'static str) -> Result<()> {
         Ok(())
     } else {
         Err(Error::new(ErrorKind::Bootstrap, routine, format!("NVSHMEMX_INIT_WITH_MPI_COMM: {call} returned MPI error {rc}")))
+    }
+}
+
+/// MPICH's MPI_COMM_WORLD (its mpi.h: `((MPI_Comm)0x44000000)`).
+const MPICH_COMM_WORLD: c_int = 0x44000000;
+
+/// (this rank, ranks, the job's unique id) over MPI_COMM_WORLD: NVSHMEM_BOOTSTRAP=MPI.
+pub fn uniqueid_over_world(routine: &'static str) -> Result<(usize, usize, [u8; uid::ID_BYTES])> {
+    let mpi = find(routine)?;
+    match mpi.flavour {
+        Flavour::Ompi { world, .. } => uniqueid_over((&world as *const *mut c_void).cast(), routine),
+        Flavour::Mpich => uniqueid_over((&MPICH_COMM_WORLD as *const c_int).cast(), routine),
     }
 }
 
@@ -107,7 +121,7 @@ pub fn uniqueid_over(comm: *const c_void, routine: &'static str) -> Result<(usiz
     // across the (blocking) calls.
     unsafe {
         match mpi.flavour {
-            Flavour::Ompi { byte } => {
+            Flavour::Ompi { byte, .. } => {
                 type RankFn = unsafe extern "C" fn(*mut c_void, *mut c_int) -> c_int;
                 type BcastFn = unsafe extern "C" fn(*mut c_void, c_int, *mut c_void, c_int, *mut c_void) -> c_int;
                 let c = *(comm as *const *mut c_void);
