@@ -5,6 +5,9 @@
 //! The program sees no difference, but now every local peer can map that file too, so a put
 //! to a global is a store and an AMO on a global is a real atomic instruction.
 //! Caveat (documented in the README): a child made with fork() and no exec shares these pages.
+//! Only whole pages can be remapped, so the page holding the end of the GOT (`.got.plt`, which
+//! lazy binding writes) is in the file too; but no RMA, AMO or shmem_ptr may address anything
+//! below the program's own data (`DataRange::usable_start`).
 
 use std::os::fd::AsRawFd;
 
@@ -86,10 +89,13 @@ impl StaticData {
         Ok(Some(StaticData { range, bases, own: Some(own), _peers: peers }))
     }
 
+    /// Offset from the mapping's start (`bases[pe]`) of `len` bytes at `addr`, if they lie in
+    /// the part peers may address: the program's own data, never the GOT or `.dynamic` that
+    /// share its first page.
     #[inline]
     pub fn offset_of(&self, addr: usize, len: usize) -> Option<usize> {
-        let off = addr.wrapping_sub(self.range.start);
-        let size = self.range.end - self.range.start;
-        (off < size && len <= size - off).then_some(off)
+        let off = addr.wrapping_sub(self.range.usable_start);
+        let size = self.range.usable_end - self.range.usable_start;
+        (off < size && len <= size - off).then_some(addr - self.range.start)
     }
 }
