@@ -1,5 +1,7 @@
 // Build steps beside cargo's own:
-// 1. The shared library's SONAME tracks the major ABI version (see Makefile for the symlink chain).
+// 1. The shared library's SONAME tracks the major ABI version (see Makefile for the symlink chain);
+//    its exports carry the version node of src/capi/librshmem.map, and src/capi/aliases.ld gives
+//    routines their second names (pshmem_ profiling names, OSHMEM's shmemx_ names).
 // 2. Machine code for the library's own GPU kernels. The kernels ship as PTX (src/cuda/*.ptx,
 //    committed), which any CUDA driver compiles on first use: 0.1-1 s per module with a cold
 //    driver cache, paid again in every fresh container. Where a `ptxas` is found at build time,
@@ -17,6 +19,13 @@ const ARCHS: [u32; 4] = [80, 90, 100, 120];
 fn main() {
     let major = env!("CARGO_PKG_VERSION_MAJOR");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,librshmem.so.{major}");
+    // Exports and symbol versions (scripts/link-gcc drops rustc's own version script), and the
+    // second names: OSHMEM's shmemx_ names and the pshmem_ profiling names.
+    let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={dir}/src/capi/librshmem.map");
+    println!("cargo:rustc-cdylib-link-arg={dir}/src/capi/aliases.ld");
+    println!("cargo:rerun-if-changed=src/capi/librshmem.map");
+    println!("cargo:rerun-if-changed=src/capi/aliases.ld");
     println!("cargo:rerun-if-changed=build.rs");
     build_identity();
     kernel_cubins();

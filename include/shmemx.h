@@ -16,6 +16,85 @@ extern "C" {
 #define HAVE_SHMEMX_WTIME 1
 double shmemx_wtime(void);
 
+/* Open MPI OSHMEM's extensions, for programs written for it (sized-integer names of
+ * standard routines; shmemx_malloc_with_hint ignores the hint). */
+void *shmemx_malloc_with_hint(size_t size, long hint);
+void shmemx_int16_p(int16_t *addr, int16_t value, int pe);
+int16_t shmemx_int16_g(const int16_t *addr, int pe);
+void shmemx_int32_p(int32_t *addr, int32_t value, int pe);
+int32_t shmemx_int32_g(const int32_t *addr, int pe);
+void shmemx_int64_p(int64_t *addr, int64_t value, int pe);
+int64_t shmemx_int64_g(const int64_t *addr, int pe);
+int32_t shmemx_int32_swap(int32_t *target, int32_t value, int pe);
+void shmemx_int32_set(int32_t *target, int32_t value, int pe);
+int32_t shmemx_int32_cswap(int32_t *target, int32_t cond, int32_t value, int pe);
+int32_t shmemx_int32_fadd(int32_t *target, int32_t value, int pe);
+int32_t shmemx_int32_fetch(const int32_t *target, int pe);
+int32_t shmemx_int32_finc(int32_t *target, int pe);
+void shmemx_int32_add(int32_t *target, int32_t value, int pe);
+void shmemx_int32_inc(int32_t *target, int pe);
+void shmemx_int32_wait(int32_t *addr, int32_t value);
+void shmemx_int32_wait_until(int32_t *addr, int cmp, int32_t value);
+void shmemx_int32_atomic_and(int32_t *target, int32_t value, int pe);
+int32_t shmemx_int32_atomic_fetch_and(int32_t *target, int32_t value, int pe);
+void shmemx_int32_atomic_or(int32_t *target, int32_t value, int pe);
+int32_t shmemx_int32_atomic_fetch_or(int32_t *target, int32_t value, int pe);
+void shmemx_int32_atomic_xor(int32_t *target, int32_t value, int pe);
+int32_t shmemx_int32_atomic_fetch_xor(int32_t *target, int32_t value, int pe);
+void shmemx_uint32_atomic_and(uint32_t *target, uint32_t value, int pe);
+uint32_t shmemx_uint32_atomic_fetch_and(uint32_t *target, uint32_t value, int pe);
+void shmemx_uint32_atomic_or(uint32_t *target, uint32_t value, int pe);
+uint32_t shmemx_uint32_atomic_fetch_or(uint32_t *target, uint32_t value, int pe);
+void shmemx_uint32_atomic_xor(uint32_t *target, uint32_t value, int pe);
+uint32_t shmemx_uint32_atomic_fetch_xor(uint32_t *target, uint32_t value, int pe);
+int64_t shmemx_int64_swap(int64_t *target, int64_t value, int pe);
+void shmemx_int64_set(int64_t *target, int64_t value, int pe);
+int64_t shmemx_int64_cswap(int64_t *target, int64_t cond, int64_t value, int pe);
+int64_t shmemx_int64_fadd(int64_t *target, int64_t value, int pe);
+int64_t shmemx_int64_fetch(const int64_t *target, int pe);
+int64_t shmemx_int64_finc(int64_t *target, int pe);
+void shmemx_int64_add(int64_t *target, int64_t value, int pe);
+void shmemx_int64_inc(int64_t *target, int pe);
+void shmemx_int64_wait(int64_t *addr, int64_t value);
+void shmemx_int64_wait_until(int64_t *addr, int cmp, int64_t value);
+void shmemx_int64_atomic_and(int64_t *target, int64_t value, int pe);
+int64_t shmemx_int64_atomic_fetch_and(int64_t *target, int64_t value, int pe);
+void shmemx_int64_atomic_or(int64_t *target, int64_t value, int pe);
+int64_t shmemx_int64_atomic_fetch_or(int64_t *target, int64_t value, int pe);
+void shmemx_int64_atomic_xor(int64_t *target, int64_t value, int pe);
+int64_t shmemx_int64_atomic_fetch_xor(int64_t *target, int64_t value, int pe);
+void shmemx_uint64_atomic_and(uint64_t *target, uint64_t value, int pe);
+uint64_t shmemx_uint64_atomic_fetch_and(uint64_t *target, uint64_t value, int pe);
+void shmemx_uint64_atomic_or(uint64_t *target, uint64_t value, int pe);
+uint64_t shmemx_uint64_atomic_fetch_or(uint64_t *target, uint64_t value, int pe);
+void shmemx_uint64_atomic_xor(uint64_t *target, uint64_t value, int pe);
+uint64_t shmemx_uint64_atomic_fetch_xor(uint64_t *target, uint64_t value, int pe);
+void shmemx_int16_and_to_all(int16_t *target, const int16_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int16_t *pWrk, long *pSync);
+void shmemx_int32_and_to_all(int32_t *target, const int32_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int32_t *pWrk, long *pSync);
+void shmemx_int64_and_to_all(int64_t *target, const int64_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int64_t *pWrk, long *pSync);
+void shmemx_int16_or_to_all(int16_t *target, const int16_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int16_t *pWrk, long *pSync);
+void shmemx_int32_or_to_all(int32_t *target, const int32_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int32_t *pWrk, long *pSync);
+void shmemx_int64_or_to_all(int64_t *target, const int64_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int64_t *pWrk, long *pSync);
+void shmemx_int16_xor_to_all(int16_t *target, const int16_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int16_t *pWrk, long *pSync);
+void shmemx_int32_xor_to_all(int32_t *target, const int32_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int32_t *pWrk, long *pSync);
+void shmemx_int64_xor_to_all(int64_t *target, const int64_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int64_t *pWrk, long *pSync);
+void shmemx_int16_max_to_all(int16_t *target, const int16_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int16_t *pWrk, long *pSync);
+void shmemx_int32_max_to_all(int32_t *target, const int32_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int32_t *pWrk, long *pSync);
+void shmemx_int64_max_to_all(int64_t *target, const int64_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int64_t *pWrk, long *pSync);
+void shmemx_int16_min_to_all(int16_t *target, const int16_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int16_t *pWrk, long *pSync);
+void shmemx_int32_min_to_all(int32_t *target, const int32_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int32_t *pWrk, long *pSync);
+void shmemx_int64_min_to_all(int64_t *target, const int64_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int64_t *pWrk, long *pSync);
+void shmemx_int16_sum_to_all(int16_t *target, const int16_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int16_t *pWrk, long *pSync);
+void shmemx_int32_sum_to_all(int32_t *target, const int32_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int32_t *pWrk, long *pSync);
+void shmemx_int64_sum_to_all(int64_t *target, const int64_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int64_t *pWrk, long *pSync);
+void shmemx_int16_prod_to_all(int16_t *target, const int16_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int16_t *pWrk, long *pSync);
+void shmemx_int32_prod_to_all(int32_t *target, const int32_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int32_t *pWrk, long *pSync);
+void shmemx_int64_prod_to_all(int64_t *target, const int64_t *source, int nreduce, int PE_start, int logPE_stride, int PE_size, int64_t *pWrk, long *pSync);
+/* Each PE puts size bytes to each PE (block j of source to PE j, landing in block
+ * my_pe of dest), then atomically adds 1 to counter on that PE once its data is
+ * there; returns when all of it is done (rshmem completes it before returning). */
+void shmemx_alltoall_global_nb(void *dest, const void *source, size_t size, long *counter);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

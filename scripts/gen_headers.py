@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Writes rshmem's public C headers and the link-coverage test from one description.
 
-    python3 scripts/gen_headers.py          # (re)write the three files below
+    python3 scripts/gen_headers.py          # (re)write the files below
     python3 scripts/gen_headers.py --check  # exit 1 if a committed file differs from the output
 
 Outputs:
     include/shmem.h           the OpenSHMEM 1.5 C API (typed routines, C11 generic macros)
     include/shmemx.h          rshmem extensions (includes shmem.h)
+    include/pshmem.h          the profiling interface: pshmem_NAME for each shmem_/shmemx_ routine
+    src/capi/aliases.ld       the linker script that defines those names (and OSHMEM's shmemx_
+                              names of standard routines) as aliases
     ctest/host/api_link.c     takes the address of every function declared in both headers,
                               so a test binary only links if librshmem defines all of them
 
@@ -98,12 +101,14 @@ SIZES = ["8", "16", "32", "64", "128"]
 # --------------------------------------------------------------------------------------------
 
 FUNCTIONS = []  # every function name declared, in order, for api_link.c
+SIGNATURES = []  # (name, signature, deprecated) of each, for pshmem.h
 
 
 def decl(signature, deprecated=False):
     """One prototype; records the function name for the link test."""
     name = signature.split("(")[0].split()[-1].lstrip("*")
     FUNCTIONS.append(name)
+    SIGNATURES.append((name, signature, deprecated))
     return signature + ";" + (" /* deprecated */" if deprecated else "")
 
 
@@ -290,6 +295,8 @@ def setup():
             "void *shmem_ptr(const void *dest, int pe)",
             "void shmem_info_get_version(int *major, int *minor)",
             "void shmem_info_get_name(char *name)",
+        ]) + block("Profiling control (rshmem does nothing with it; a profiling library may)", [
+            "void shmem_pcontrol(const int level, ...)",
         ]) + block("Deprecated setup and query (pre-1.2 names)", [
             "void start_pes(int npes)",
             "int _my_pe(void)",
@@ -666,6 +673,115 @@ def generics():
 
 
 # --------------------------------------------------------------------------------------------
+# Open MPI OSHMEM's shmemx_ routines (its shmemx.h): programs built with its oshcc call them, so
+# an LD_PRELOADed rshmem must define them. All but one are another name of a routine rshmem has
+# (same types on LP64: int16/32/64 = short/int/long): (name, prototype, target).
+# --------------------------------------------------------------------------------------------
+
+SIZED_INT = {"16": "short", "32": "int", "64": "long"}
+
+
+def oshmem_shmemx():
+    out = [("shmemx_malloc_with_hint", "void *shmemx_malloc_with_hint(size_t size, long hint)",
+            "shmem_malloc_with_hints")]
+    for b in ["16", "32", "64"]:
+        T = "int%s_t" % b
+        out += [("shmemx_int%s_p" % b, "void shmemx_int%s_p(%s *addr, %s value, int pe)" % (b, T, T), "shmem_int%s_p" % b),
+                ("shmemx_int%s_g" % b, "%s shmemx_int%s_g(const %s *addr, int pe)" % (T, b, T), "shmem_int%s_g" % b)]
+    for b in ["32", "64"]:
+        T, n = "int%s_t" % b, "int%s" % b
+        out += [
+            ("shmemx_%s_swap" % n, "%s shmemx_%s_swap(%s *target, %s value, int pe)" % (T, n, T, T), "shmem_%s_atomic_swap" % n),
+            ("shmemx_%s_set" % n, "void shmemx_%s_set(%s *target, %s value, int pe)" % (n, T, T), "shmem_%s_atomic_set" % n),
+            ("shmemx_%s_cswap" % n, "%s shmemx_%s_cswap(%s *target, %s cond, %s value, int pe)" % (T, n, T, T, T),
+             "shmem_%s_atomic_compare_swap" % n),
+            ("shmemx_%s_fadd" % n, "%s shmemx_%s_fadd(%s *target, %s value, int pe)" % (T, n, T, T), "shmem_%s_atomic_fetch_add" % n),
+            ("shmemx_%s_fetch" % n, "%s shmemx_%s_fetch(const %s *target, int pe)" % (T, n, T), "shmem_%s_atomic_fetch" % n),
+            ("shmemx_%s_finc" % n, "%s shmemx_%s_finc(%s *target, int pe)" % (T, n, T), "shmem_%s_atomic_fetch_inc" % n),
+            ("shmemx_%s_add" % n, "void shmemx_%s_add(%s *target, %s value, int pe)" % (n, T, T), "shmem_%s_atomic_add" % n),
+            ("shmemx_%s_inc" % n, "void shmemx_%s_inc(%s *target, int pe)" % (n, T), "shmem_%s_atomic_inc" % n),
+            ("shmemx_%s_wait" % n, "void shmemx_%s_wait(%s *addr, %s value)" % (n, T, T), "shmem_%s_wait" % SIZED_INT[b]),
+            ("shmemx_%s_wait_until" % n, "void shmemx_%s_wait_until(%s *addr, int cmp, %s value)" % (n, T, T),
+             "shmem_%s_wait_until" % n),
+        ]
+        for u in ["int", "uint"]:
+            T, n = "%s%s_t" % (u, b), "%s%s" % (u, b)
+            for op in ["and", "or", "xor"]:
+                out += [("shmemx_%s_atomic_%s" % (n, op), "void shmemx_%s_atomic_%s(%s *target, %s value, int pe)" % (n, op, T, T),
+                         "shmem_%s_atomic_%s" % (n, op)),
+                        ("shmemx_%s_atomic_fetch_%s" % (n, op),
+                         "%s shmemx_%s_atomic_fetch_%s(%s *target, %s value, int pe)" % (T, n, op, T, T),
+                         "shmem_%s_atomic_fetch_%s" % (n, op))]
+    for op in ["and", "or", "xor", "max", "min", "sum", "prod"]:
+        for b in ["16", "32", "64"]:
+            T = "int%s_t" % b
+            out.append(("shmemx_int%s_%s_to_all" % (b, op),
+                        "void shmemx_int%s_%s_to_all(%s *target, const %s *source, int nreduce, int PE_start,"
+                        " int logPE_stride, int PE_size, %s *pWrk, long *pSync)" % (b, op, T, T, T),
+                        "shmem_%s_%s_to_all" % (SIZED_INT[b], op)))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# C++ overloads of the generic interfaces (C++ has no _Generic): the same names and dispatch
+# as the C11 macros above, written as inline functions that call the typed routines.
+# --------------------------------------------------------------------------------------------
+
+
+def params_and_args(signature):
+    """("RET", "params", "arg names") of a prototype."""
+    head, params = signature.split("(", 1)
+    params = params.rsplit(")", 1)[0]
+    ret = head.rsplit(None, 1)[0] + ("*" if head.split()[-1].startswith("*") else "")
+    names = [p.split()[-1].lstrip("*") for p in params.split(", ")]
+    return ret.replace(" *", "*").replace("*", " *").strip(), params, ", ".join(names)
+
+
+def overloads(generic_name, template, table, ctx=True):
+    """One inline overload per distinct C++ type of `table` (and its ctx variant)."""
+    out = []
+    for _, n in generic_types(table):
+        for with_ctx in ([False, True] if ctx else [False]):
+            sig = template.format(N=n, T=C_TYPE[n], c="ctx_" if with_ctx else "",
+                                  C="shmem_ctx_t ctx, " if with_ctx else "")
+            typed_name = sig.split("(")[0].split()[-1].lstrip("*")
+            ret, params, args = params_and_args(sig)
+            out.append("inline %s %s(%s) { return %s(%s); }" % (ret, generic_name, params, typed_name, args))
+    return out
+
+
+def cxx_overloads():
+    lines = ["", "/* " + "-" * 92 + " */",
+             "/* C++ overloads of the generic interfaces (what the C11 macros give C programs)".ljust(95) + " */",
+             "/* " + "-" * 92 + " */", "", "#ifdef __cplusplus"]
+
+    def add(title, new):
+        lines.extend(["", "/* " + title + " */"] + new)
+
+    for op, template in RMA_TYPED.items():
+        add("shmem_" + op, overloads("shmem_" + op, template, RMA))
+    for nbi in ["", "_nbi"]:
+        add("shmem_put_signal" + nbi, overloads("shmem_put_signal" + nbi,
+            "void shmem_{c}{N}_put_signal" + nbi + "({C}{T} *dest, const {T} *source, " + SIGNAL_ARGS + ")", RMA))
+    for op, template, table in AMO + AMO_NBI:
+        add("shmem_" + op, overloads("shmem_" + op, template, table))
+    amo_templates = {op: (template, table) for op, template, table in AMO}
+    for op, _, table, new in AMO_DEPRECATED:
+        add("shmem_%s (deprecated)" % op, overloads("shmem_" + op, amo_templates[new][0], table, ctx=False))
+    for op, template in P2P:
+        add("shmem_" + op, overloads("shmem_" + op, template, SYNC, ctx=False))
+    for op, template in COLL_TYPED.items():
+        add("shmem_" + op, overloads("shmem_" + op, template, RMA, ctx=False))
+    for op, table, _ in REDUCE_OPS:
+        add("shmem_%s_reduce" % op, overloads("shmem_%s_reduce" % op,
+            "int shmem_{N}_%s_reduce(shmem_team_t team, {T} *dest, const {T} *source, size_t nreduce)" % op,
+            table, ctx=False))
+    add("shmem_sync(team)", ["inline int shmem_sync(shmem_team_t team) { return shmem_team_sync(team); }"])
+    lines += ["", "#endif /* __cplusplus */"]
+    return lines
+
+
+# --------------------------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------------------------
 
@@ -677,6 +793,7 @@ def shmem_h():
         lines += family()
     lines += ["", "#ifdef __cplusplus", "} /* extern \"C\" */", "#endif"]
     lines += generics()
+    lines += cxx_overloads()
     lines += ["", "#endif /* RSHMEM_SHMEM_H */"]
     return "\n".join(lines) + "\n"
 
@@ -688,15 +805,60 @@ def shmemx_h():
               "/* Seconds from a monotonic clock (arbitrary origin): for timing intervals, like MPI_Wtime. */",
               "#define HAVE_SHMEMX_WTIME 1",
               decl("double shmemx_wtime(void)"),
+              "",
+              "/* Open MPI OSHMEM's extensions, for programs written for it (sized-integer names of",
+              " * standard routines; shmemx_malloc_with_hint ignores the hint). */"]
+    lines += [decl(sig) for _, sig, _ in oshmem_shmemx()]
+    lines += ["/* Each PE puts size bytes to each PE (block j of source to PE j, landing in block",
+              " * my_pe of dest), then atomically adds 1 to counter on that PE once its data is",
+              " * there; returns when all of it is done (rshmem completes it before returning). */",
+              decl("void shmemx_alltoall_global_nb(void *dest, const void *source, size_t size, long *counter)"),
               "", "#ifdef __cplusplus", "} /* extern \"C\" */", "#endif", "",
               "#endif /* RSHMEM_SHMEMX_H */"]
+    return "\n".join(lines) + "\n"
+
+
+PSHMEM_ABOUT = """pshmem.h: the OpenSHMEM profiling interface of rshmem.
+ *
+ * Every routine of shmem.h and shmemx.h also exists as pshmem_NAME (pshmemx_NAME): the same
+ * code under a second name. A profiling library defines shmem_NAME itself (loaded before
+ * librshmem: linked first or LD_PRELOAD), does its accounting and calls pshmem_NAME, which
+ * always reaches rshmem's implementation. The library's aliases are src/capi/aliases.ld."""
+
+
+def profiled(name):
+    """The routines with a profiling name: shmem_* and shmemx_* (not the pre-1.2 names)."""
+    return name.startswith("shmem_") or name.startswith("shmemx_")
+
+
+def pshmem_h(signatures):
+    lines = BANNER.format(what=PSHMEM_ABOUT).splitlines()
+    lines += ["#ifndef RSHMEM_PSHMEM_H", "#define RSHMEM_PSHMEM_H", "", "#include <shmem.h>",
+              "#include <shmemx.h>", "", "#ifdef __cplusplus", "extern \"C\" {", "#endif", ""]
+    for name, signature, deprecated in signatures:
+        if profiled(name):
+            lines.append(signature.replace(name + "(", "p" + name + "(", 1) + ";"
+                         + (" /* deprecated */" if deprecated else ""))
+    lines += ["", "#ifdef __cplusplus", "} /* extern \"C\" */", "#endif", "", "#endif /* RSHMEM_PSHMEM_H */"]
+    return "\n".join(lines) + "\n"
+
+
+def aliases_ld(functions):
+    lines = ["/* Second names of rshmem's routines, defined when librshmem.so is linked (build.rs passes",
+             " * this linker script; src/capi/librshmem.map exports them):",
+             " *   - Open MPI OSHMEM's shmemx_ names of standard routines (shmemx.h);",
+             " *   - the profiling names (pshmem.h): pshmem_NAME is shmem_NAME's code.",
+             " *",
+             " * GENERATED by scripts/gen_headers.py -- do not edit; change the script and run it. */"]
+    lines += ["%s = %s;" % (name, target) for name, _, target in oshmem_shmemx()]
+    lines += ["p%s = %s;" % (f, f) for f in functions if profiled(f)]
     return "\n".join(lines) + "\n"
 
 
 def api_link_c(functions):
     lines = ["/* rshmem-test: pes=1 */",
              "/*",
-             " * api_link.c: every function declared in shmem.h and shmemx.h, by address. The test only links",
+             " * api_link.c: every function declared in shmem.h, shmemx.h and pshmem.h, by address. The test only links",
              " * when librshmem defines all of them; at run time it checks none is NULL.",
              " *",
              " * GENERATED by scripts/gen_headers.py -- do not edit; change the script and run it.",
@@ -704,11 +866,13 @@ def api_link_c(functions):
              "#include <stdio.h>",
              "#include <shmem.h>",
              "#include <shmemx.h>",
+             "#include <pshmem.h>",
              "",
              "typedef void (*api_fn)(void);",
              "",
              "static api_fn volatile functions[] = {"]
     lines += ["    (api_fn)%s," % f for f in functions]
+    lines += ["    (api_fn)p%s," % f for f in functions if profiled(f)]
     lines += ["};",
               "",
               "/* Exported objects */",
@@ -743,6 +907,7 @@ def api_link_c(functions):
 
 def outputs():
     FUNCTIONS.clear()
+    SIGNATURES.clear()
     h = shmem_h()
     hx = shmemx_h()
     dup = sorted({f for f in FUNCTIONS if FUNCTIONS.count(f) > 1})
@@ -751,6 +916,8 @@ def outputs():
     return {
         "include/shmem.h": h,
         "include/shmemx.h": hx,
+        "include/pshmem.h": pshmem_h(list(SIGNATURES)),
+        "src/capi/aliases.ld": aliases_ld(list(FUNCTIONS)),
         "ctest/host/api_link.c": api_link_c(list(FUNCTIONS)),
     }
 

@@ -14,8 +14,10 @@ pub mod lock;
 pub mod memory;
 pub mod nvshmem;
 pub mod p2p;
+pub mod profiling;
 pub mod rma;
 pub mod setup;
+pub mod shmemx;
 pub mod signal;
 pub mod team;
 
