@@ -197,6 +197,23 @@ impl Job {
     }
 }
 
+/// The other OpenSHMEM library `program` is linked with when librshmem is not preloaded: a
+/// program built with Open MPI's oshcc (liboshmem) or Sandia's (libsma) would never contact this
+/// launcher, and each PE would run alone. Looks for the library's name among the program's bytes
+/// (its dynamic string table names every library it needs) rather than parsing the ELF file.
+fn foreign_shmem(program: &str) -> Option<&'static str> {
+    if std::env::var("LD_PRELOAD").is_ok_and(|p| p.contains("librshmem")) {
+        return None;
+    }
+    let path = if program.contains('/') {
+        std::path::PathBuf::from(program)
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(program)).find(|p| p.is_file())?
+    };
+    let bytes = std::fs::read(path).ok()?;
+    ["liboshmem.so", "libsma.so"].into_iter().find(|lib| bytes.windows(lib.len()).any(|w| w == lib.as_bytes()))
+}
+
 /// Reads whatever PEs wrote on the control pipe; returns the first shmem_global_exit seen.
 fn read_control(control: &mut std::fs::File, pending: &mut String) -> Option<(String, i32)> {
     let mut buf = [0u8; 512];
@@ -317,6 +334,15 @@ fn main() {
     // Refused strangers are logged at INFO (RSHMEM_DEBUG=INFO); the PEs check every setting.
     if let Ok(cfg) = rshmem::env::Config::from_env() {
         rshmem::runtime::log::set(cfg.log_level, usize::MAX);
+    }
+    if let Some(lib) = foreign_shmem(&args.program[0]) {
+        let ours = std::env::current_exe().ok().and_then(|e| Some(e.parent()?.parent()?.join("lib/librshmem.so")));
+        let preload = ours.filter(|p| p.exists()).map(|p| p.display().to_string()).unwrap_or_else(|| "<prefix>/lib/librshmem.so".into());
+        eprintln!(
+            "rshmemrun: {} is linked with {lib}, another OpenSHMEM library: its PEs would never contact rshmemrun and each would run alone. Run it as LD_PRELOAD={preload} rshmemrun ..., or rebuild it with rshmem's oshcc",
+            args.program[0]
+        );
+        std::process::exit(1);
     }
     if args.per_host {
         remote::per_host(&args.program, timeout);
