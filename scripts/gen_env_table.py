@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Writes README.md's environment table from the one settings list, src/env.rs (SETTINGS).
+"""Writes the settings reference from the one settings list, src/env.rs (SETTINGS), into
+README.md (a Markdown table) and docs/man/rshmem.3 (its ENVIRONMENT section).
 
-    python3 scripts/gen_env_table.py          # rewrite the table between the markers
-    python3 scripts/gen_env_table.py --check  # exit 1 if README.md's table is not current
+    python3 scripts/gen_env_table.py          # rewrite both between their markers
+    python3 scripts/gen_env_table.py --check  # exit 1 if either is not current
 
-The table sits between `<!-- env-table:begin -->` and `<!-- env-table:end -->`. Its format is
-the one `rshmem-info -r` prints (src/env.rs, markdown_table); ctest/scripts/info_tool.sh checks
-that both agree.
+README's table sits between `<!-- env-table:begin -->` and `<!-- env-table:end -->`, in the
+format `rshmem-info -r` prints (src/env.rs, markdown_table; ctest/scripts/info_tool.sh checks
+that both agree); the man page's list between the roff comments `.\\" env-table:begin` / `end`.
 """
 
 import os
@@ -14,7 +15,8 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BEGIN, END = "<!-- env-table:begin -->", "<!-- env-table:end -->"
+MARKERS = {"README.md": ("<!-- env-table:begin -->", "<!-- env-table:end -->"),
+           "docs/man/rshmem.3": ('.\\" env-table:begin', '.\\" env-table:end')}
 STRING = r'"((?:[^"\\]|\\.)*)"'
 
 
@@ -48,23 +50,47 @@ def markdown():
     return "\n".join(lines) + "\n"
 
 
+def roff(text):
+    text = text.replace("\\", "\\e").replace("-", "\\-")
+    return "\\&" + text if text[:1] in ".'" else text
+
+
+def man_section():
+    lines = []
+    for name, default, aliases, help_text in settings():
+        lines += [".TP", ".B %s" % roff(name),
+                  roff("(default %s) %s" % (default if default else "empty", help_text)
+                       + (". Also read as " + ", ".join(aliases) if aliases else "") + ".")]
+    return "\n".join(lines) + "\n"
+
+
+def replace_between(rel, body):
+    """The file's text with `body` between its markers, or exit when the markers are missing."""
+    begin, end = MARKERS[rel]
+    text = open(os.path.join(ROOT, rel)).read()
+    if begin not in text or end not in text:
+        sys.exit("gen_env_table: %s has no %s ... %s markers" % (rel, begin, end))
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return text, head + begin + "\n" + body + end + tail
+
+
 def main(argv):
-    path = os.path.join(ROOT, "README.md")
-    text = open(path).read()
-    if BEGIN not in text or END not in text:
-        sys.exit("gen_env_table: README.md has no %s ... %s markers" % (BEGIN, END))
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    new = head + BEGIN + "\n" + markdown() + END + tail
+    stale = []
+    for rel, body in [("README.md", markdown()), ("docs/man/rshmem.3", man_section())]:
+        old, new = replace_between(rel, body)
+        if new == old:
+            continue
+        if "--check" in argv[1:]:
+            stale.append(rel)
+        else:
+            open(os.path.join(ROOT, rel), "w").write(new)
+            print("gen_env_table: wrote the settings of " + rel)
+    if stale:
+        sys.exit("gen_env_table: the settings in %s differ from src/env.rs; run python3 scripts/gen_env_table.py"
+                 % " and ".join(stale))
     if "--check" in argv[1:]:
-        if new != text:
-            sys.exit("gen_env_table: README.md's environment table differs from src/env.rs;"
-                     " run python3 scripts/gen_env_table.py")
-        print("README environment table: up to date")
-        return 0
-    if new != text:
-        open(path, "w").write(new)
-        print("gen_env_table: wrote README.md's environment table")
+        print("settings reference (README.md, docs/man/rshmem.3): up to date")
     return 0
 
 
