@@ -311,9 +311,12 @@ pub const FOREIGN_VARS: &[&str] = &[
     "SHMEM_HOME",
 ];
 
+/// Variables the compiler wrappers read (scripts/oshcc.in: the C and C++ compilers to run).
+pub const WRAPPER_VARS: &[&str] = &["RSHMEM_CC", "RSHMEM_CXX"];
+
 /// Every variable name rshmem reads: each setting under its three prefixes and its aliases.
 fn known_names() -> Vec<String> {
-    let mut names: Vec<String> = LAUNCHER_VARS.iter().map(|v| v.to_string()).collect();
+    let mut names: Vec<String> = LAUNCHER_VARS.iter().chain(WRAPPER_VARS).map(|v| v.to_string()).collect();
     for s in SETTINGS {
         names.extend(["RSHMEM_", "SHMEM_", "NVSHMEM_"].iter().map(|p| format!("{p}{}", s.name)));
         names.extend(s.aliases.iter().map(|a| a.to_string()));
@@ -643,6 +646,11 @@ mod tests {
         // A pattern does not hide a near miss of one of ours.
         let w = unknown_variables(["NVSHMEM_IBGDA_NUM_DCII".to_string()]);
         assert!(w.len() == 1 && w[0].contains("did you mean NVSHMEM_IBGDA_NUM_DCI?"), "{w:?}");
+    }
+
+    #[test]
+    fn the_wrappers_variables_are_known() {
+        assert!(unknown_variables(["RSHMEM_CC".to_string(), "RSHMEM_CXX".to_string()]).is_empty());
     }
 
     #[test]
