@@ -78,6 +78,9 @@ impl HostHeap {
             let m = Mapping::map_aligned(if pe == me { &fd } else { f }, size, BASE_ALIGN).map_err(|e| {
                 Error::system("shmem_init", &format!("mapping PE {pe}'s {size}-byte heap (lower RSHMEM_SYMMETRIC_SIZE?)"), e)
             })?;
+            if fds.is_empty() && pe != me {
+                m.forbid_access().map_err(|e| Error::system("shmem_init", &format!("fencing off PE {pe}'s stand-in heap"), e))?;
+            }
             maps.push(m);
         }
         let bases: Vec<usize> = maps.iter().map(|m| m.base() as usize).collect();

@@ -83,6 +83,9 @@ impl StaticData {
                 None => return Err(Error::bootstrap(format!("PE {pe} sent no static-data descriptor"))),
             };
             let m = Mapping::map(f, len).map_err(|e| err("mapping a peer's static data", e))?;
+            if fds.is_empty() {
+                m.forbid_access().map_err(|e| err("fencing off a remote PE's stand-in static data", e))?;
+            }
             bases.push(m.base() as usize);
             peers.push(m);
         }

@@ -167,7 +167,7 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     log::info(&format!("initialised: {npes} PEs, bootstrap {}, heap {} bytes", st.boot.name(), st.cfg.symmetric_size));
     if st.boot.hosts() > 1 && me == 0 {
         log::warn(&format!(
-            "the job spans {} hosts; this build moves data only between PEs of one host (PEs {:?} here), so puts, gets, atomics and collectives that involve other hosts are not available yet",
+            "the job spans {} hosts; this build moves data only between PEs of one host (PEs {:?} here), so puts, gets, atomics and collectives that involve other hosts are not available yet: such a call ends the PE with SIGSEGV (it never loses data silently)",
             st.boot.hosts(),
             st.boot.local_pes()
         ));
@@ -293,7 +293,8 @@ impl State {
 
     /// shmem_global_exit: make every PE exit with `status`, now.
     pub fn global_exit(&self, status: i32) -> ! {
-        for h in &self.headers {
+        // Only PEs of this host share memory with this one; the launcher ends the others.
+        for h in self.boot.local_pes().into_iter().map(|pe| &self.headers[pe]) {
             let _ = h.global_exit().compare_exchange(header::NO_EXIT, status as i64, Ordering::AcqRel, Ordering::Relaxed);
         }
         self.boot.report_global_exit(status);

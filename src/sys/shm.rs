@@ -110,6 +110,16 @@ impl Mapping {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// Makes every access to the mapping fault: for the stand-in of a PE on another host, so a
+    /// put or get that no transport can carry ends the PE (SIGSEGV) instead of losing data.
+    pub fn forbid_access(&self) -> io::Result<()> {
+        // SAFETY: base/len describe a live mapping owned by self; no reference into it exists.
+        if unsafe { libc::mprotect(self.base.cast(), self.len, libc::PROT_NONE) } != 0 {
+            return Err(last_os_error());
+        }
+        Ok(())
+    }
 }
 
 impl Drop for Mapping {
