@@ -4,6 +4,7 @@
 #   make test            unit tests + C tests (CTest) against a staged install
 #   make run             the demo benchmark with 4 PEs on this host
 #   make bench           CPU benchmark: rshmem vs the physical floor vs Open MPI OSHMEM
+#                        (HOSTS=2: then between two namespaced hosts over TCP; needs root)
 #   make bench-compare   GPU benchmarks, rshmem vs NVSHMEM side by side (on the GPU machine;
 #                        RSHMEM_PREFIX=<install>, NVSHMEM_HOME=<dir>, BENCH_COMPARE_ARGS=--quick)
 SHELL      := /bin/bash

@@ -12,6 +12,8 @@
 # RSHMEM_WAIT_SPIN_US=1000 (what WAIT_SPIN_US=auto did before it learnt to back off), so before
 # and after sit in one run. LOADED=0 skips them; naming barrier_all_loaded as a row runs only
 # them (with no other row named, only them).
+# HOSTS=2 adds the multi-host table after this one (perftest/net/bench.sh: PEs on two namespaced
+# hosts over libfabric tcp, beside OSHMEM over UCX tcp and the bare TCP floor; needs root).
 # SAVE=1 keeps the raw CSV (impl,round,name,size,value,unit) in perftest/results/cpu-<date>.csv
 # and the printed table beside it (.txt). The host is shared: look at the load average printed
 # with the table, and compare only columns measured in the same run.
@@ -23,6 +25,10 @@ if [ $# -lt 1 ]; then
 fi
 STAGE=$(realpath "$1")
 shift
+case ${HOSTS:-} in
+    '' | 2) ;;
+    *) echo "bench.sh: HOSTS=$HOSTS: the multi-host table runs between 2 hosts (HOSTS=2)" >&2; exit 2 ;;
+esac
 ROWS=("$@")
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RESULTS=$(cd "$HERE/.." && pwd)/results
@@ -139,4 +145,8 @@ if [ "${SAVE:-0}" = 1 ]; then
     cp "$RAW" "$out.csv"
     cp "$TABLE" "$out.txt" # the table as printed, with the host load at the time
     echo "raw CSV saved to $out.csv (table: $out.txt)"
+fi
+
+if [ "${HOSTS:-}" = 2 ]; then
+    bash "$HERE/../net/bench.sh" "$STAGE"
 fi

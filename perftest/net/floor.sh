@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The TCP floor between two namespaced hosts (scripts/netns-hosts.sh): builds tcp_floor, runs
-# its server in host 1 and its client in host 2, prints the two figures. Needs root.
+# its server in host 1 and its client in host 2, prints its CSV lines (the 8-byte round trip
+# and one stream per write size; perftest/net/bench.sh sets them beside rshmem and OSHMEM).
+# Needs root.
 #   perftest/net/floor.sh [ITERS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

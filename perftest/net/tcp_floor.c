@@ -1,8 +1,12 @@
 /* The floor of the multi-host path: plain TCP between two (namespaced) hosts, no library.
  *   tcp_floor server PORT               serve one client, then exit
- *   tcp_floor client HOST PORT [ITERS]  8-byte ping-pong (round trip / 2) and a 256 MiB stream
- * Prints one line per measurement: "pingpong_8B_us <half round trip>" and "stream_MBps <MB/s>".
- * TCP_NODELAY on both sides, as a latency-minded transport would set it. */
+ *   tcp_floor client HOST PORT [ITERS]  8-byte ping-pong, then one stream per message size
+ * Prints CSV lines as perftest/host/shmem_bench does (name,size,value,unit):
+ *   tcp_rtt,8,<us>,us          an 8-byte message there and back (median of 5 runs of ITERS/5)
+ *   tcp_stream,SIZE,<GB/s>,GB/s 128 MiB written in SIZE-byte writes, 1 KiB ... 4 MiB, until
+ *                               the server has read it all (it answers one byte)
+ * TCP_NODELAY on both sides, as a latency-minded transport would set it. Blocking reads: each
+ * side sleeps until its message arrives, which is the cheapest wake-up the kernel offers. */
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -14,8 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHUNK (1 << 20)
-#define STREAM_BYTES (256ull << 20)
+#define CHUNK (4 << 20)           /* the server's reads, and the largest stream write */
+#define STREAM_BYTES (128ull << 20) /* per stream size */
+#define MIN_WRITE 1024
+#define RUNS 5
 
 static double now(void) {
     struct timespec t;
@@ -37,6 +43,11 @@ static void full(int fd, void *buf, size_t n, int writing) {
         p += k;
         n -= (size_t)k;
     }
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 static void nodelay(int fd) {
@@ -61,8 +72,11 @@ static int serve(const char *port) {
         full(c, msg, 8, 1);
     }
     char *buf = malloc(CHUNK);
-    for (unsigned long long got = 0; got < STREAM_BYTES; got += CHUNK) full(c, buf, CHUNK, 0);
-    full(c, msg, 1, 1); /* stream received: the client stops its clock */
+    for (size_t size = MIN_WRITE; size <= CHUNK; size *= 4) {
+        for (unsigned long long got = 0; got < STREAM_BYTES; got += CHUNK) full(c, buf, CHUNK, 0);
+        full(c, msg, 1, 1); /* stream received: the client stops its clock */
+    }
+    free(buf);
     close(c);
     close(s);
     return 0;
@@ -82,22 +96,34 @@ static int client(const char *host, const char *port, unsigned long long iters) 
     if (c < 0) die("connect");
     freeaddrinfo(ai);
     nodelay(c);
+    /* a warm-up tenth, then RUNS timed runs sharing the rest; the median is printed */
+    if (iters < 10 * RUNS) iters = 10 * RUNS;
+    unsigned long long n = iters / 10, per_run = (iters - iters / 10) / RUNS;
+    iters = n + RUNS * per_run; /* what the server answers */
     full(c, &iters, sizeof iters, 1);
     char msg[8] = {0};
-    for (int warm = 0; warm < 2; warm++) {
-        unsigned long long n = warm ? iters - iters / 10 : iters / 10;
+    double rtt[RUNS];
+    for (int run = -1; run < RUNS; run++) {
         double t0 = now();
         for (unsigned long long i = 0; i < n; i++) {
             full(c, msg, 8, 1);
             full(c, msg, 8, 0);
         }
-        if (warm) printf("pingpong_8B_us %.2f\n", (now() - t0) / n / 2 * 1e6);
+        if (run >= 0) rtt[run] = (now() - t0) / n * 1e6;
+        n = per_run;
     }
+    qsort(rtt, RUNS, sizeof rtt[0], cmp_double);
+    printf("tcp_rtt,8,%.3f,us\n", rtt[RUNS / 2]);
+    fflush(stdout);
     char *buf = calloc(1, CHUNK);
-    double t0 = now();
-    for (unsigned long long sent = 0; sent < STREAM_BYTES; sent += CHUNK) full(c, buf, CHUNK, 1);
-    full(c, msg, 1, 0);
-    printf("stream_MBps %.0f\n", STREAM_BYTES / (now() - t0) / 1e6);
+    for (size_t size = MIN_WRITE; size <= CHUNK; size *= 4) {
+        double t0 = now();
+        for (unsigned long long sent = 0; sent < STREAM_BYTES; sent += size) full(c, buf, size, 1);
+        full(c, msg, 1, 0);
+        printf("tcp_stream,%zu,%.3f,GB/s\n", size, STREAM_BYTES / (now() - t0) / 1e9);
+        fflush(stdout);
+    }
+    free(buf);
     close(c);
     return 0;
 }
