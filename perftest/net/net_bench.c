@@ -122,6 +122,13 @@ static double p2p_row(void (*op)(long), long size)
     return t[reps / 2];
 }
 
+/* One long to `pe` and a quiet (shmem_putmem: the first routine a network transport serves). */
+static void put_long(long *dest, long value, int pe)
+{
+    shmem_putmem(dest, &value, sizeof value, pe);
+    shmem_quiet();
+}
+
 static void emit(const char *name, long size, double value, const char *unit)
 {
     if (me == 0)
@@ -132,10 +139,8 @@ static void emit(const char *name, long size, double value, const char *unit)
 /* After a row that wrote `got` on PE 1, PE 0 tells PE 1 what it must find there. */
 static void check_on_peer(const char *row, const long *got, long want)
 {
-    if (me == 0) {
-        shmem_long_p(&expect, want, 1);
-        shmem_quiet();
-    }
+    if (me == 0)
+        put_long(&expect, want, 1);
     shmem_barrier_all();
     if (me == 1)
         check(row, "value on PE 1", *got, expect);
@@ -159,10 +164,9 @@ static void barrier_row(void)
             shmem_barrier_all();
         double each = (now() - t0) / 20;
         long n = (long)(budget / (each > 1e-7 ? each : 1e-7));
-        for (int pe = 1; pe < npes; pe++)
-            shmem_long_p(&barrier_count, n < 10 ? 10 : n, pe);
         barrier_count = n < 10 ? 10 : n;
-        shmem_quiet();
+        for (int pe = 1; pe < npes; pe++)
+            put_long(&barrier_count, barrier_count, pe);
     } else {
         for (int i = 0; i < 20; i++)
             shmem_barrier_all();

@@ -90,8 +90,8 @@ pub fn selected(spec: &str, name: &str) -> bool {
 }
 
 /// The interface address to listen on, chosen from `ifaces` by `spec` (empty: automatic).
-/// The error names the setting, what exists, and how to fix it.
-pub fn choose(spec: &str, ifaces: &[Iface]) -> Result<Iface, String> {
+/// The error names the setting, the host (`host`), what exists there, and how to fix it.
+pub fn choose(spec: &str, ifaces: &[Iface], host: &str) -> Result<Iface, String> {
     let spec = spec.trim();
     let usable = |i: &&Iface| i.up && !link_local_v6(&i.addr);
     let candidates: Vec<&Iface> = if spec.is_empty() {
@@ -113,11 +113,11 @@ pub fn choose(spec: &str, ifaces: &[Iface]) -> Result<Iface, String> {
     let existing = if names.is_empty() { "none".into() } else { names.join(", ") };
     Err(if spec.is_empty() {
         format!(
-            "no network interface other than loopback is up on this host, so PEs on other hosts cannot reach it (interfaces: {existing}); set RSHMEM_BOOTSTRAP_IFNAME to the interface the hosts share"
+            "no network interface other than loopback is up on host {host}, so PEs on other hosts cannot reach it (interfaces: {existing}); set RSHMEM_BOOTSTRAP_IFNAME to the interface the hosts share"
         )
     } else {
         format!(
-            "RSHMEM_BOOTSTRAP_IFNAME={spec:?} matches no interface that is up with a usable address on this host; the interfaces are: {existing}. \
+            "RSHMEM_BOOTSTRAP_IFNAME={spec:?} matches no interface that is up with a usable address on host {host}; its interfaces are: {existing}. \
              Set it to one of them (a prefix such as eth, =name for an exact name, ^name to exclude)"
         )
     })
@@ -126,8 +126,9 @@ pub fn choose(spec: &str, ifaces: &[Iface]) -> Result<Iface, String> {
 /// The interface chosen by this process's RSHMEM_BOOTSTRAP_IFNAME (or automatically).
 pub fn chosen_interface() -> Result<Iface, String> {
     let (_, spec) = crate::env::current("BOOTSTRAP_IFNAME");
-    let ifaces = interfaces().map_err(|e| format!("listing this host's network interfaces (getifaddrs): {e}"))?;
-    choose(&spec, &ifaces)
+    let host = crate::transport::node::NodeId::current().hostname;
+    let ifaces = interfaces().map_err(|e| format!("listing the network interfaces of host {host} (getifaddrs): {e}"))?;
+    choose(&spec, &ifaces, &host)
 }
 
 #[cfg(test)]
@@ -153,32 +154,32 @@ mod tests {
 
     #[test]
     fn the_automatic_choice_skips_loopback_and_prefers_ipv4() {
-        let c = choose("", &host()).unwrap();
+        let c = choose("", &host(), "node7").unwrap();
         assert_eq!((c.name.as_str(), c.addr.to_string()), ("docker0", "172.17.0.1".into()));
         let only_v6 = vec![iface("lo", "127.0.0.1", true), iface("eth0", "fe80::1", true), iface("eth0", "2001:db8::5", true)];
-        assert_eq!(choose("", &only_v6).unwrap().addr.to_string(), "2001:db8::5");
+        assert_eq!(choose("", &only_v6, "node7").unwrap().addr.to_string(), "2001:db8::5");
     }
 
     #[test]
     fn prefixes_exact_names_and_exclusions_select_like_nccl() {
-        assert_eq!(choose("eth", &host()).unwrap().addr.to_string(), "10.0.0.5");
-        assert_eq!(choose("ib,eth", &host()).unwrap().addr.to_string(), "10.0.0.5");
-        assert_eq!(choose("=ib0", &host()).unwrap().name, "ib0");
-        assert_eq!(choose("^docker,lo,eth", &host()).unwrap().name, "ib0");
-        assert_eq!(choose("lo", &host()).unwrap().addr.to_string(), "127.0.0.1");
+        assert_eq!(choose("eth", &host(), "node7").unwrap().addr.to_string(), "10.0.0.5");
+        assert_eq!(choose("ib,eth", &host(), "node7").unwrap().addr.to_string(), "10.0.0.5");
+        assert_eq!(choose("=ib0", &host(), "node7").unwrap().name, "ib0");
+        assert_eq!(choose("^docker,lo,eth", &host(), "node7").unwrap().name, "ib0");
+        assert_eq!(choose("lo", &host(), "node7").unwrap().addr.to_string(), "127.0.0.1");
         assert!(selected("=eth0", "eth0") && !selected("=eth", "eth0"));
         assert!(selected("^lo", "eth0") && !selected("^lo", "lo"));
     }
 
     #[test]
     fn a_wrong_name_lists_the_interfaces_that_exist() {
-        let e = choose("wlan", &host()).unwrap_err();
-        assert!(e.contains("RSHMEM_BOOTSTRAP_IFNAME=\"wlan\" matches no interface"), "{e}");
+        let e = choose("wlan", &host(), "node7").unwrap_err();
+        assert!(e.contains("RSHMEM_BOOTSTRAP_IFNAME=\"wlan\" matches no interface that is up with a usable address on host node7"), "{e}");
         assert!(e.contains("eth0 (10.0.0.5)") && e.contains("eth1 (10.1.0.5, down)") && e.contains("ib0"), "{e}");
         // A down interface is not chosen, even by exact name.
-        assert!(choose("=eth1", &host()).is_err());
-        let e = choose("", &[iface("lo", "127.0.0.1", true)]).unwrap_err();
-        assert!(e.contains("no network interface other than loopback"), "{e}");
+        assert!(choose("=eth1", &host(), "node7").is_err());
+        let e = choose("", &[iface("lo", "127.0.0.1", true)], "node7").unwrap_err();
+        assert!(e.contains("no network interface other than loopback is up on host node7"), "{e}");
     }
 
     #[test]

@@ -163,9 +163,10 @@ fn getinfo(lib: &Library, s: &Settings, atomics: bool, delivery: bool) -> Result
 
 /// Chooses the provider for `settings`, or says why none fits and what to do.
 pub(super) fn choose(lib: &Library, settings: &Settings) -> Result<ProviderInfo> {
+    let mut one_host = Vec::new();
     for (atomics, delivery) in [(true, true), (true, false), (false, true), (false, false)] {
         let Some(list) = getinfo(lib, settings, atomics, delivery)? else { continue };
-        let picked = best(list, settings.domain.is_some());
+        let picked = best(list, settings.domain.is_some(), &mut one_host);
         let chosen = picked.map(|entry| {
             // SAFETY: `entry` is an element of `list`, still alive; fi_dupinfo copies one entry.
             let raw = unsafe { (lib.api.dupinfo)(entry) };
@@ -177,25 +178,37 @@ pub(super) fn choose(lib: &Library, settings: &Settings) -> Result<ProviderInfo>
             return info;
         }
     }
+    let host = crate::transport::node::NodeId::current().hostname;
+    let fi_provider = std::env::var("FI_PROVIDER").ok();
+    Err(error("shmem_init", none_fits(settings, fi_provider.as_deref(), &one_host, &host)))
+}
+
+/// Why no provider fits on `host`: what was asked (RSHMEM_FABRIC_PROVIDER/DOMAIN, FI_PROVIDER),
+/// which providers answered but reach only their own host, and the fix.
+fn none_fits(settings: &Settings, fi_provider: Option<&str>, one_host: &[String], host: &str) -> String {
     let wanted = match (&settings.provider, &settings.domain) {
         (Some(p), Some(d)) => format!(" from provider {p:?} on {d:?}"),
         (Some(p), None) => format!(" from provider {p:?}"),
         (None, Some(d)) => format!(" on {d:?}"),
         (None, None) => String::new(),
     };
-    let fi_provider = std::env::var("FI_PROVIDER").map(|p| format!(" (FI_PROVIDER={p} limits the choice)")).unwrap_or_default();
-    Err(error(
-        "shmem_init",
-        format!(
-            "no libfabric provider offers thread-safe RDM endpoints with RMA{wanted}{fi_provider}; `fi_info -t FI_EP_RDM -c FI_RMA` \
-             lists what is there. Fix: set RSHMEM_FABRIC_PROVIDER to one it lists (tcp;ofi_rxm works on any IP network) and \
-             RSHMEM_FABRIC_DOMAIN to an interface it lists"
-        ),
-    ))
+    let limited = fi_provider.map(|p| format!(" (FI_PROVIDER={p} limits the choice)")).unwrap_or_default();
+    let local = if one_host.is_empty() {
+        String::new()
+    } else {
+        format!("; {} answered, but reaches only PEs of its own host, not the other hosts' PEs", one_host.join(", "))
+    };
+    let unset = if fi_provider.is_some() { "unset FI_PROVIDER (or set it to tcp), or " } else { "" };
+    format!(
+        "no libfabric provider offers thread-safe RDM endpoints with RMA{wanted} on host {host}{limited}{local}; \
+         `fi_info -t FI_EP_RDM -c FI_RMA` lists what is there. Fix: {unset}set RSHMEM_FABRIC_PROVIDER to one it lists \
+         (tcp;ofi_rxm works on any IP network) and RSHMEM_FABRIC_DOMAIN to an interface it lists"
+    )
 }
 
-/// The best entry of a getinfo list, by `rank`, first in libfabric's order among equals.
-fn best(list: *mut sys::fi_info, domain_asked: bool) -> Option<*mut sys::fi_info> {
+/// The best entry of a getinfo list, by `rank`, first in libfabric's order among equals; the
+/// providers never taken (one host only) are added to `one_host`.
+fn best(list: *mut sys::fi_info, domain_asked: bool, one_host: &mut Vec<String>) -> Option<*mut sys::fi_info> {
     let mut best: Option<(u32, *mut sys::fi_info)> = None;
     let mut p = list;
     while !p.is_null() {
@@ -204,10 +217,11 @@ fn best(list: *mut sys::fi_info, domain_asked: bool) -> Option<*mut sys::fi_info
             let f = &*(*p).fabric_attr;
             (text(f.prov_name), text(f.name), text((*(*p).domain_attr).name), (*p).next)
         };
-        if let Some(r) = rank(&prov, &fab, &dom, domain_asked) {
-            if best.is_none_or(|(b, _)| r < b) {
-                best = Some((r, p));
-            }
+        match rank(&prov, &fab, &dom, domain_asked) {
+            Some(r) if best.is_none_or(|(b, _)| r < b) => best = Some((r, p)),
+            Some(_) => {}
+            None if !one_host.contains(&prov) => one_host.push(prov),
+            None => {}
         }
         p = next;
     }
@@ -238,7 +252,26 @@ fn describe_entry(raw: *mut sys::fi_info, lib: &Library, atomics: bool, delivery
 
 #[cfg(test)]
 mod tests {
-    use super::rank;
+    use super::{none_fits, rank};
+    use crate::fabric::Settings;
+
+    fn asking(provider: Option<&str>, domain: Option<&str>) -> Settings {
+        let text = |s: Option<&str>| s.map(str::to_string);
+        Settings { library: String::new(), provider: text(provider), domain: text(domain), timeout: std::time::Duration::from_secs(1) }
+    }
+
+    #[test]
+    fn no_provider_names_the_host_the_limit_and_the_fix() {
+        let plain = asking(None, None);
+        let e = none_fits(&plain, Some("shm"), &["shm".into()], "node7");
+        assert!(e.contains("no libfabric provider offers thread-safe RDM endpoints with RMA on host node7 (FI_PROVIDER=shm limits the choice)"), "{e}");
+        assert!(e.contains("; shm answered, but reaches only PEs of its own host"), "{e}");
+        assert!(e.contains("Fix: unset FI_PROVIDER (or set it to tcp), or set RSHMEM_FABRIC_PROVIDER"), "{e}");
+        let named = asking(Some("nosuch"), Some("eth9"));
+        let e = none_fits(&named, None, &[], "node7");
+        assert!(e.contains("with RMA from provider \"nosuch\" on \"eth9\" on host node7; `fi_info"), "{e}");
+        assert!(e.contains("Fix: set RSHMEM_FABRIC_PROVIDER") && !e.contains("answered"), "{e}");
+    }
 
     #[test]
     fn hardware_beats_tcp_beats_sockets_and_shm_is_never_taken() {
