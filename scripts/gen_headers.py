@@ -191,6 +191,12 @@ def prelude():
 #define SHMEM_MINOR_VERSION 5
 #define SHMEM_VENDOR_STRING "%s"
 #define SHMEM_MAX_NAME_LEN 256
+/* shmem4py (the OpenSHMEM Python binding) knows an implementation by its header macros, and
+ * replaces the 1.5 routines of one it does not know with stubs that clash with the declarations
+ * here. These two are what it looks for to know a complete 1.5 implementation (Sandia
+ * OpenSHMEM's names); SHMEM_VENDOR_STRING still says rshmem. */
+#define SHMEM_DEF_H 1
+#define SHMEM_FUNCTION_ATTRIBUTES
 
 /* Thread support levels (shmem_init_thread) */
 enum {
