@@ -6,8 +6,11 @@ round) and writes, into --out:
   summary.csv   one row per measurement key: the median over rounds of every library, the spread
                 (max-min)/median over rounds, and the ratio rshmem / NVSHMEM
   tables.md     the tables below in Markdown
-  <family>.png  value vs size (or bars, for single-size rows) for every library, one file per
-                benchmark family (needs matplotlib; skipped with a message without it)
+  <family>.png  the ratio per row on a linear axis, 1.0 marked: rshmem's speed over NVSHMEM's
+                (NVSHMEM time / rshmem time, or rshmem rate / NVSHMEM rate), so > 1 is rshmem
+                ahead; one file per benchmark family; rows one library lacks are named on it
+  <family>-values.png  value vs size for every library and the floors (size sweeps only)
+  (plots need matplotlib; skipped with a message without it)
 and prints one table per benchmark on stdout.
 
 Libraries: "nvshmem" (NVSHMEM as installed: NCCL path for on-stream collectives where NVSHMEM
@@ -223,59 +226,92 @@ def plot(out_dir, libs, summary):
                         panels.append(("%s: %s" % (bench, v), mine + floors, True))
                     continue
                 panels.append((bench, recs, True))
-            else:
-                panels.append((bench, recs, False))
+        panels = [p for p in panels if p[2]]  # single-size rows: their values are in the tables
         if not panels:
             continue
         n = len(panels)
         fig, axes = plt.subplots(n, 1, figsize=(12, 4.5 * n), squeeze=False)
-        for ax, (title, recs, lines) in zip(axes[:, 0], panels):
+        for ax, (title, recs, _) in zip(axes[:, 0], panels):
             units = sorted(set(r["unit"] for r in recs))
-            if lines:
-                series = OrderedDict()
-                for r in recs:
-                    series.setdefault((r["variant"], r["ctas"], r["threads"], r["unit"]), []).append(r)
-                cmap = plt.get_cmap("tab10")
-                shape_color = {}
-                for (variant, ctas, thr, unit), rs in series.items():
-                    rs = sorted(rs, key=lambda r: r["size"])
-                    is_floor = variant.startswith("floor")
-                    color = shape_color.setdefault((ctas, thr) if is_floor else (ctas, thr, variant),
-                                                   cmap(len(shape_color) % 10))
-                    label_base = variant + (" c=%d" % ctas if ctas else "") + (" t=%d" % thr if thr > 1 else "")
-                    for lib in libs:
-                        pts = [(r["size"], r[lib]) for r in rs if r.get(lib) is not None]
-                        if not pts:
-                            continue
-                        if is_floor and lib != libs[0]:
-                            continue  # the floor is the same code in every run: draw it once
-                        ax.plot([p[0] for p in pts], [p[1] for p in pts], ":" if is_floor else styles[lib],
-                                marker="." if is_floor else markers[lib], markersize=3, color=color,
-                                linewidth=0.9 if is_floor else 1.3,
-                                label=("" if is_floor else LIB_TITLE[lib] + " ") + label_base)
-                ax.set_xscale("log", base=2)
-                ax.set_yscale("log")
-                ax.set_xlabel("size (bytes)")
-                ax.set_ylabel(", ".join(units))
-            else:
-                labels = [r["variant"] + (" c=%d" % r["ctas"] if r["ctas"] else "") + (" t=%d" % r["threads"] if r["threads"] > 1 else "")
-                          for r in recs]
-                y = list(range(len(recs)))
-                libs_here = [l for l in libs if any(r.get(l) is not None for r in recs)]
-                h = 0.8 / max(1, len(libs_here))
-                for j, lib in enumerate(libs_here):
-                    vals = [r.get(lib) or 0 for r in recs]
-                    ax.barh([v + j * h for v in y], vals, height=h, label=LIB_TITLE[lib])
-                ax.set_yticks([v + h * (len(libs_here) - 1) / 2 for v in y])
-                ax.set_yticklabels(labels, fontsize=7)
-                ax.invert_yaxis()
-                if len(units) == 1 and units[0] in ("us", "ms", "s"):
-                    ax.set_xscale("log")
-                ax.set_xlabel(", ".join(units))
+            series = OrderedDict()
+            for r in recs:
+                series.setdefault((r["variant"], r["ctas"], r["threads"], r["unit"]), []).append(r)
+            cmap = plt.get_cmap("tab10")
+            shape_color = {}
+            for (variant, ctas, thr, unit), rs in series.items():
+                rs = sorted(rs, key=lambda r: r["size"])
+                is_floor = variant.startswith("floor")
+                color = shape_color.setdefault((ctas, thr) if is_floor else (ctas, thr, variant),
+                                               cmap(len(shape_color) % 10))
+                label_base = variant + (" c=%d" % ctas if ctas else "") + (" t=%d" % thr if thr > 1 else "")
+                for lib in libs:
+                    pts = [(r["size"], r[lib]) for r in rs if r.get(lib) is not None]
+                    if not pts:
+                        continue
+                    if is_floor and lib != libs[0]:
+                        continue  # the floor is the same code in every run: draw it once
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], ":" if is_floor else styles[lib],
+                            marker="." if is_floor else markers[lib], markersize=3, color=color,
+                            linewidth=0.9 if is_floor else 1.3,
+                            label=("" if is_floor else LIB_TITLE[lib] + " ") + label_base)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("size (bytes)")
+            ax.set_ylabel(", ".join(units))
             ax.set_title("%s (%s; %s is better; dotted = bare-CUDA floor)" % (
                 title, ", ".join(units), "higher" if higher_is_better(units[0]) else "lower"))
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=6, ncol=3, loc="best")
+        fig.tight_layout()
+        path = os.path.join(out_dir, fam + "-values.png")
+        fig.savefig(path, dpi=80)
+        plt.close(fig)
+        written.append(path)
+    return written + ratio_plots(out_dir, summary, plt)
+
+
+def speedup(rec, base):
+    """rshmem's speed over the base library's for one row (> 1: rshmem ahead); None if either is missing."""
+    rs, nv = rec.get("rshmem"), rec.get(base)
+    if rs is None or nv is None or rs == 0 or nv == 0 or rec["floor"]:
+        return None
+    return rs / nv if higher_is_better(rec["unit"]) else nv / rs
+
+
+def row_label(r):
+    return r["variant"] + (" c=%d" % r["ctas"] if r["ctas"] else "") + (" t=%d" % r["threads"] if r["threads"] > 1 else "")
+
+
+def ratio_plots(out_dir, summary, plt):
+    """One figure per family: every row's speed ratio on a linear axis with 1.0 marked, against
+    NVSHMEM as installed (and against NVSHMEM without NCCL where that ran)."""
+    bases = [b for b in ("nvshmem", "nvshmem-nonccl") if any(r.get(b) is not None for r in summary)]
+    written = []
+    for fam, benches in FAMILIES.items():
+        rows = [r for r in summary if r["bench"] in benches and not r["floor"]]
+        here = [b for b in bases if any(r.get(b) is not None for r in rows)]
+        if not rows or not here:
+            continue
+        fig, ax = plt.subplots(1, 1, figsize=(11, max(3.0, 0.16 * len(rows) * len(here) + 1.5)))
+        labels = ["%s %s %s" % (r["bench"], row_label(r), human_size(r["size"])) for r in rows]
+        h = 0.8 / len(here)
+        missing = [lab for lab, r in zip(labels, rows) if speedup(r, here[0]) is None]
+        for j, b in enumerate(here):
+            vals = [speedup(r, b) for r in rows]
+            ys = [i + j * h for i, v in enumerate(vals) if v is not None]
+            ax.barh(ys, [v - 1.0 for v in vals if v is not None], left=1.0, height=h,
+                    color="C%d" % j, label="vs " + LIB_TITLE[b])
+        ax.axvline(1.0, color="black", linewidth=1.0)
+        ax.set_yticks([i + h * (len(here) - 1) / 2 for i in range(len(rows))])
+        ax.set_yticklabels(labels, fontsize=6)
+        ax.invert_yaxis()
+        ax.set_xlabel("rshmem speed / NVSHMEM speed (linear; 1.0 = equal, > 1: rshmem ahead)")
+        title = "%s: rshmem against NVSHMEM, per row" % fam
+        if missing:
+            title += "\n(no ratio, a library lacks the row: %s)" % ", ".join(missing[:6] + (["..."] if len(missing) > 6 else []))
+        ax.set_title(title, fontsize=9)
+        ax.grid(True, axis="x", alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
         fig.tight_layout()
         path = os.path.join(out_dir, fam + ".png")
         fig.savefig(path, dpi=80)
