@@ -92,3 +92,39 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid has no arguments and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// A CPU set for `set_affinity`, built before fork (building it allocates nothing after).
+pub struct CpuSet(libc::cpu_set_t);
+
+impl CpuSet {
+    pub fn of(cpus: &[usize]) -> CpuSet {
+        // SAFETY: cpu_set_t is a plain bit array; all zeroes is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for &c in cpus.iter().filter(|c| **c < libc::CPU_SETSIZE as usize) {
+            // SAFETY: c is below CPU_SETSIZE (filtered), so the bit lies inside the set.
+            unsafe { libc::CPU_SET(c, &mut set) };
+        }
+        CpuSet(set)
+    }
+}
+
+/// Binds the calling thread (after fork: the child process) to `set`. Async-signal-safe.
+pub fn set_affinity(set: &CpuSet) -> io::Result<()> {
+    // SAFETY: sched_setaffinity reads size_of::<cpu_set_t>() bytes from the set we own.
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set.0) } != 0 {
+        return Err(last_os_error());
+    }
+    Ok(())
+}
+
+/// The CPUs this process may run on, ascending (empty if the kernel will not say).
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: as in CpuSet::of.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: sched_getaffinity writes at most the size we pass into the set we own.
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0 {
+        return Vec::new();
+    }
+    // SAFETY: CPU_ISSET reads the set initialised above.
+    (0..libc::CPU_SETSIZE as usize).filter(|c| unsafe { libc::CPU_ISSET(*c, &set) }).collect()
+}

@@ -6,6 +6,7 @@
 //! and returns that PE's status. Its children die with it (PR_SET_PDEATHSIG), so `kill -9` of
 //! the launcher leaves nothing running and nothing on disk.
 
+mod bind;
 mod remote;
 
 use std::io::Read;
@@ -24,6 +25,10 @@ Starts N processing elements (PEs) of program on this host, or on the hosts give
                    host, and fewer than RLIMIT_NPROC allows)
   --hosts H        hosts and their slots, e.g. a:4,b:4 (ranks fill each host's slots in order)
   --hostfile F     the same from a file: one host[:slots] per line, # comments
+  --bind-to B      core (each PE its own share of the CPUs, near its GPU where there are
+                   NVIDIA GPUs), numa (its GPU's NUMA node) or none; default core, or none
+                   when PEs outnumber the CPUs this launcher may use
+  --report-bindings  print each PE's CPUs on stderr
   -h, --help       this text
   -V, --version    print the version
 Environment: RSHMEM_BOOTSTRAP_TIMEOUT (seconds, default 60), and every RSHMEM_/SHMEM_/NVSHMEM_
@@ -53,6 +58,9 @@ const MAX_PES: usize = 4096;
 
 struct Args {
     npes: Option<usize>,
+    /// None: the default (core, or none when oversubscribed).
+    bind: Option<bind::BindTo>,
+    report_bindings: bool,
     hosts: Option<Vec<rshmem::bootstrap::hosts::Host>>,
     /// This process is the per-host launcher of a multi-host job (started by the head).
     per_host: bool,
@@ -62,6 +70,7 @@ struct Args {
 fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1).peekable();
     let (mut npes, mut hosts, mut per_host) = (None, None, false);
+    let (mut bind, mut report_bindings) = (None, false);
     while let Some(a) = it.peek().cloned() {
         match a.as_str() {
             "-n" | "-np" | "--np" | "-N" => {
@@ -79,6 +88,15 @@ fn parse_args() -> Result<Args, String> {
                 let path = it.next().ok_or_else(|| format!("{a} needs a file name"))?;
                 let text = std::fs::read_to_string(&path).map_err(|e| format!("{a} {path}: {e}"))?;
                 hosts = Some(rshmem::bootstrap::hosts::parse_file(&text, &path)?);
+            }
+            "--bind-to" | "-bind-to" => {
+                it.next();
+                let v = it.next().ok_or_else(|| format!("{a} needs core, numa or none"))?;
+                bind = Some(bind::BindTo::parse(&v)?);
+            }
+            "--report-bindings" | "-report-bindings" => {
+                it.next();
+                report_bindings = true;
             }
             "--per-host" => {
                 it.next();
@@ -107,7 +125,7 @@ fn parse_args() -> Result<Args, String> {
     if hosts.is_none() && !per_host {
         check_pe_count(npes.unwrap_or(1), process_limit())?;
     }
-    Ok(Args { npes, hosts, per_host, program })
+    Ok(Args { npes, bind, report_bindings, hosts, per_host, program })
 }
 
 /// The soft RLIMIT_NPROC (processes this user may have), if there is one.
@@ -241,6 +259,8 @@ struct PeEnv<'a> {
     control_fd: std::os::fd::RawFd,
     /// Settings from the head launcher (per-host role).
     extra: &'a [(String, String)],
+    bind: Option<bind::BindTo>,
+    report_bindings: bool,
 }
 
 /// Makes the child `cmd` starts die with this launcher (`launcher_pid`), and take the default
@@ -262,11 +282,26 @@ fn dies_with_launcher(cmd: &mut Command, launcher_pid: i32) {
     }
 }
 
+/// Binds the child `cmd` starts to `cpus` (a failure, e.g. CPUs outside a cgroup, leaves it
+/// unbound rather than not starting it).
+fn bind_child(cmd: &mut Command, cpus: &[usize]) {
+    let set = process::CpuSet::of(cpus);
+    // SAFETY: the closure makes one async-signal-safe call (sched_setaffinity) on a set built
+    // before fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            let _ = process::set_affinity(&set);
+            Ok(())
+        });
+    }
+}
+
 /// Starts the PEs `ranks` of `program`; on failure stops those started and exits.
 fn start_pes(program: &[String], ranks: std::ops::Range<usize>, env: &PeEnv) -> Job {
     let launcher_pid = process::getpid();
     let mut job = Job { first: ranks.start, children: Vec::with_capacity(ranks.len()), alive: Vec::new() };
-    for rank in ranks {
+    let cpus = bind::plan(env.bind, ranks.len(), &bind::read_host());
+    for (rank, cpus) in ranks.zip(cpus) {
         let mut cmd = Command::new(&program[0]);
         cmd.args(&program[1..])
             .envs(env.extra.iter().map(|(k, v)| (k, v)))
@@ -276,6 +311,13 @@ fn start_pes(program: &[String], ranks: std::ops::Range<usize>, env: &PeEnv) -> 
             .env(ENV_SECRET, env.secret_hex)
             .env(ENV_CONTROL_FD, env.control_fd.to_string());
         dies_with_launcher(&mut cmd, launcher_pid);
+        if !cpus.is_empty() {
+            bind_child(&mut cmd, &cpus);
+        }
+        if env.report_bindings {
+            let to = if cpus.is_empty() { "not bound".to_string() } else { format!("bound to CPUs {}", bind::describe(&cpus)) };
+            eprintln!("rshmemrun: PE {rank} on host {}: {to}", rshmem::bootstrap::hostname());
+        }
         match cmd.spawn() {
             Ok(c) => {
                 job.children.push(c);
@@ -345,10 +387,14 @@ fn main() {
         std::process::exit(1);
     }
     if args.per_host {
-        remote::per_host(&args.program, timeout);
+        remote::per_host(&args.program, args.bind, args.report_bindings, timeout);
     }
     if let Some(hosts) = &args.hosts {
-        remote::head(hosts, args.npes, &args.program, timeout);
+        let mut options: Vec<String> = args.bind.map(|b| vec!["--bind-to".into(), b.name().into()]).unwrap_or_default();
+        if args.report_bindings {
+            options.push("--report-bindings".into());
+        }
+        remote::head(hosts, args.npes, &args.program, &options, timeout);
     }
     let npes = args.npes.unwrap_or(1);
     // The job secret: only the PEs get it (in their environment, which other users cannot read).
@@ -373,7 +419,7 @@ fn main() {
 
     process::set_signal_handler(&FORWARDED, on_signal);
 
-    let env = PeEnv { npes, star: &address, secret_hex: &auth::to_hex(&secret), control_fd: control_write.as_raw_fd(), extra: &[] };
+    let env = PeEnv { npes, star: &address, secret_hex: &auth::to_hex(&secret), control_fd: control_write.as_raw_fd(), extra: &[], bind: args.bind, report_bindings: args.report_bindings };
     let mut job = start_pes(&args.program, 0..npes, &env);
     drop(control_write);
 

@@ -103,7 +103,8 @@ impl Remote {
 }
 
 /// The head launcher; never returns.
-pub fn head(host_list: &[Host], npes: Option<usize>, program: &[String], timeout_s: f64) -> ! {
+/// `options`: launcher options the per-host launchers get too (binding).
+pub fn head(host_list: &[Host], npes: Option<usize>, program: &[String], options: &[String], timeout_s: f64) -> ! {
     let placement = hosts::place(host_list, npes).unwrap_or_else(|e| {
         eprintln!("rshmemrun: {e}");
         std::process::exit(2)
@@ -147,7 +148,13 @@ pub fn head(host_list: &[Host], npes: Option<usize>, program: &[String], timeout
     for (host, ranks) in &placement {
         let mut words: Vec<String> = agent_words[1..].to_vec();
         words.push(host.clone());
-        words.extend([exe.to_string_lossy().into_owned(), "--per-host".into(), "--".into()].into_iter().chain(program.iter().cloned()).map(|w| hosts::shell_quote(&w)));
+        words.extend(
+            std::iter::once(exe.to_string_lossy().into_owned())
+                .chain(options.iter().cloned())
+                .chain(["--per-host".into(), "--".into()])
+                .chain(program.iter().cloned())
+                .map(|w| hosts::shell_quote(&w)),
+        );
         let mut cmd = Command::new(&agent_words[0]);
         cmd.args(&words).stdin(Stdio::piped());
         super::dies_with_launcher(&mut cmd, head_pid);
@@ -398,7 +405,7 @@ fn read_assignment() -> Result<Assignment, String> {
 }
 
 /// The per-host launcher: starts this host's PEs and reports to the head; never returns.
-pub fn per_host(program: &[String], timeout_s: f64) -> ! {
+pub fn per_host(program: &[String], bind: Option<super::bind::BindTo>, report_bindings: bool, timeout_s: f64) -> ! {
     let here = hostname();
     let fail_here = |msg: String| -> ! {
         eprintln!("rshmemrun (host {here}): {msg}");
@@ -434,7 +441,7 @@ pub fn per_host(program: &[String], timeout_s: f64) -> ! {
     let _ = conn.set_nonblocking(true);
     let (control_read, control_write) = super::control_pipe();
     process::set_signal_handler(&FORWARDED, super::on_signal);
-    let env = PeEnv { npes: a.npes, star: &a.star, secret_hex: &a.secret_hex, control_fd: std::os::fd::AsRawFd::as_raw_fd(&control_write), extra: &a.env };
+    let env = PeEnv { npes: a.npes, star: &a.star, secret_hex: &a.secret_hex, control_fd: std::os::fd::AsRawFd::as_raw_fd(&control_write), extra: &a.env, bind, report_bindings };
     let mut job = start_pes(program, a.ranks.clone(), &env);
     drop(control_write);
     let mut control = std::fs::File::from(control_read);
