@@ -29,6 +29,8 @@ deps:
 
 build:
 	$(CARGO) build --$(PROFILE) --locked
+	$(CC) -shared -fPIC -o $(TARGET)/libnvshmem_host.so.3 scripts/nvshmem_host_alias.c -Wl,-soname,libnvshmem_host.so.3 \
+	    -Wl,--no-as-needed -L$(TARGET) -lrshmem -Wl,-rpath,'$$ORIGIN'
 
 # Copies what `make build` built (no cargo: `make && sudo make install` works where root has
 # no Rust); refuses with a message when nothing is built. `make uninstall` removes it again.

@@ -69,6 +69,8 @@ if command -v objcopy >/dev/null; then
 fi
 link "librshmem.so.$VERSION" "lib/librshmem.so.$MAJOR"
 link "librshmem.so.$MAJOR" lib/librshmem.so
+# NVSHMEM's host library name (nvshmem4py loads it by name): a stub that pulls librshmem in.
+[ -f "$TARGET/libnvshmem_host.so.3" ] && put 755 "$TARGET/libnvshmem_host.so.3" lib/libnvshmem_host.so.3
 
 # Programs: the launcher under its other names, the compiler wrappers.
 put 755 "$TARGET/rshmemrun" bin/rshmemrun
