@@ -81,6 +81,9 @@ pub extern "C" fn shmem_addr_accessible(addr: *const c_void, pe: c_int) -> c_int
 pub extern "C" fn shmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_void {
     with_state("shmem_ptr", |st| {
         let pe = st.check_pe(pe, "shmem_ptr")?;
+        if st.network_pe(pe as i32).is_some() {
+            return Ok(std::ptr::null_mut()); // memory on another host: no load/store access
+        }
         Ok(st.translate(dest.cast(), 1, pe, "shmem_ptr").map(|p| p.cast()).unwrap_or(std::ptr::null_mut()))
     })
 }

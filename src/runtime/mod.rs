@@ -7,6 +7,7 @@ pub mod ctx;
 pub mod gpu;
 pub mod header;
 pub mod log;
+pub mod remote;
 pub mod rma;
 pub mod team;
 pub mod wait;
@@ -20,6 +21,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::heap::alloc::Allocator;
 use crate::heap::statics::StaticData;
 use crate::heap::HostHeap;
+use crate::transport::fabric::FabricTransport;
+use crate::transport::{RouteTable, Transport};
 use header::{Header, Layout};
 
 /// OpenSHMEM thread levels (values as Open MPI's OSHMEM defines them).
@@ -33,6 +36,14 @@ pub struct State {
     pub npes: usize,
     pub cfg: Config,
     pub boot: Box<dyn Bootstrap>,
+    /// The transport to PEs on other hosts (only in jobs that span hosts). Declared before the
+    /// heap and static data: it is dropped, and their registrations closed, before they are
+    /// unmapped.
+    pub net: Option<Box<dyn Transport>>,
+    /// How each PE is reached (built once at init; see transport/mod.rs).
+    pub routes: RouteTable,
+    /// Some PE is on another host (`routes.spans_hosts()`, kept for the hot paths).
+    pub multi_host: bool,
     pub heap: HostHeap,
     pub statics: Option<StaticData>,
     pub layout: Layout,
@@ -130,6 +141,8 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
         None
     };
     log::trace(|| format!("static data {}", if statics.is_some() { "shared" } else { "not shared" }));
+    let routes = RouteTable::build(boot.as_ref())?;
+    let net = network(&routes, boot.as_ref(), &heap, statics.as_ref(), opts.gpu)?;
     let headers: Vec<Header> = heap.bases.iter().map(|&b| Header::at(b, layout)).collect();
     let mine = headers[me];
     mine.magic().store(header::MAGIC, Ordering::Relaxed);
@@ -148,6 +161,9 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
         npes,
         cfg,
         boot,
+        multi_host: routes.spans_hosts(),
+        net,
+        routes,
         heap,
         statics,
         layout,
@@ -167,10 +183,14 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     log::info(&format!("initialised: {npes} PEs, bootstrap {}, heap {} bytes", st.boot.name(), st.cfg.symmetric_size));
     if st.boot.hosts() > 1 && me == 0 {
         log::warn(&format!(
-            "the job spans {} hosts; this build moves data only between PEs of one host (PEs {:?} here), so puts, gets, atomics and collectives that involve other hosts are not available yet: such a call ends the PE with SIGSEGV (it never loses data silently)",
+            "the job spans {} hosts; puts and gets reach the other hosts' PEs over the fabric, but other routines that involve them are not wired yet (PEs {:?} here): atomics to them return a named error, and collectives spanning hosts end the PE with SIGSEGV (never silently wrong data)",
             st.boot.hosts(),
             st.boot.local_pes()
         ));
+    }
+    let network_name = st.net.as_ref().map(|n| n.describe()).unwrap_or_default();
+    for line in st.routes.describe(&network_name) {
+        log::info(&line);
     }
     STATE.store(Box::into_raw(st), Ordering::Release);
     register_exit_hook();
@@ -200,6 +220,29 @@ fn announce() {
         }
     }
     let _ = out.flush();
+}
+
+/// The network transport, in jobs whose PEs span hosts (collective: the route table is the same
+/// on every PE, so all of them start it or none).
+fn network(
+    routes: &RouteTable, boot: &dyn Bootstrap, heap: &HostHeap, statics: Option<&StaticData>, gpu: bool,
+) -> Result<Option<Box<dyn Transport>>> {
+    if !routes.spans_hosts() {
+        return Ok(None);
+    }
+    if gpu {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            "nvshmem_init",
+            format!(
+                "this job's PEs are on {} hosts; GPU PEs reach other hosts only through the proxy transport, which is not there yet; run all PEs on one host",
+                routes.host_count()
+            ),
+        ));
+    }
+    let own_heap = (heap.my_base() as *mut u8, heap.size);
+    let own_statics = statics.map(|s| (s.range.start as *mut u8, s.range.end - s.range.start));
+    Ok(Some(Box::new(FabricTransport::start(boot, own_heap, own_statics)?)))
 }
 
 /// A program that returns from main (or calls exit(0)) without shmem_finalize is finalized
@@ -315,6 +358,11 @@ impl State {
     #[inline]
     pub fn quiet(&self) {
         std::sync::atomic::fence(Ordering::SeqCst);
+        if let Some(net) = &self.net {
+            if let Err(e) = net.quiet("shmem_quiet") {
+                fatal(&e);
+            }
+        }
     }
 
     #[inline]

@@ -3,6 +3,7 @@
 use crate::error::{Error, ErrorKind, Result};
 
 use super::State;
+use crate::transport::Route;
 
 impl State {
     /// Where `len` bytes at symmetric address `addr` of this PE lie for PE `pe`, as mapped here.
@@ -54,6 +55,7 @@ impl State {
     #[inline(always)]
     pub fn remote(&self, addr: *const u8, len: usize, pe: i32, routine: &'static str) -> Result<*mut u8> {
         match self.heap.bases.get(pe as usize) {
+            Some(_) if self.multi_host && self.routes.route(pe as usize) == Route::Network => Err(self.off_host(pe as usize, routine)),
             Some(&base) => match self.heap.offset_of(addr as usize, len) {
                 Some(off) => Ok((base + off) as *mut u8),
                 None => self.translate_static(addr, len, pe as usize, routine),
@@ -71,6 +73,9 @@ impl State {
             // Nothing moves, so no address needs to be valid (only the PE number).
             return self.check_pe(pe, routine).map(|_| ());
         }
+        if let Some(p) = self.network_pe(pe) {
+            return self.net_put(dest, src, n, p, routine);
+        }
         let r = self.remote(dest, n, pe, routine)?;
         check_local(src, routine, "source")?;
         // SAFETY: r..r+n lies inside a live shared mapping (remote checked the range); src is
@@ -86,6 +91,9 @@ impl State {
     pub fn get_bytes(&self, dest: *mut u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
         if n == 0 {
             return self.check_pe(pe, routine).map(|_| ());
+        }
+        if let Some(p) = self.network_pe(pe) {
+            return self.net_get(dest, src, n, p, routine);
         }
         let r = self.remote(src, n, pe, routine)?;
         check_local(dest, routine, "destination")?;

@@ -1,9 +1,10 @@
-//! How PEs reach each other: node identity, the per-PE route table, and the interface of a
-//! network transport with its fabric implementation.
+//! How PEs reach each other: node identity, the per-PE route table built once at init, and the
+//! interface of a network transport.
 //!
-//! Not yet consulted by the runtime: wiring the table into `State` (branch `fabric-wiring`)
-//! made the shm `p` row 1.4-1.65x slower in A/B runs on a loaded 2-core machine, so it waits
-//! for a profile. The plan is in docs/ARCHITECTURE.md ("Transport seam").
+//! Every host-side operation asks the route table first (through `State::remote` and the RMA
+//! entry points): PEs on this host share memory and are reached through the shared mappings
+//! (the shm path, inline in `runtime`, unchanged in speed); PEs on other hosts are reached
+//! through the network transport, behind `Transport`. See docs/ARCHITECTURE.md.
 
 pub mod fabric;
 pub mod node;

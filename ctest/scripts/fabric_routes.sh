@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# PEs that report different hosts (RSHMEM_HOSTNAME = h<rank mod H>) reach each other through
+# the fabric transport (libfabric tcp;ofi_rxm) while same-host PEs keep shared memory: puts
+# and gets checked on every PE, the routes in the INFO log, and an AMO to another host refused
+# by name. Skipped where libfabric is not installed.
+source "$(dirname "$0")/../programs/common.sh"
+if ! ldconfig -p | grep -q 'libfabric\.so\.1 '; then echo "SKIP: libfabric.so.1 is not installed"; exit 0; fi
+build fabric_routes
+
+# run NP HOSTS [ARGS]: every PE gets the host name h<rank mod HOSTS>.
+run() {
+    local np=$1 hosts=$2; shift 2
+    RSHMEM_DEBUG=INFO timeout 120 "$RUN" -n "$np" sh -c "RSHMEM_HOSTNAME=h\$((RSHMEM_RANK % $hosts)) exec \"\$0\" \"\$@\"" \
+        "$WORK/fabric_routes" "$@" >"$WORK/out" 2>&1
+}
+
+for spec in "2 2" "4 2" "3 3" "7 3"; do
+    set -- $spec
+    if run "$1" "$2" && grep -q "fabric_routes: $1 PEs ok" "$WORK/out"; then
+        pass "$1 PEs on $2 hosts: puts and gets checked"
+    else
+        fail "$1 PEs on $2 hosts"; tail -20 "$WORK/out"
+    fi
+    if grep -q "PEs .* via fabric .*tcp;ofi_rxm" "$WORK/out" && grep -q "via shm (this host)" "$WORK/out"; then
+        pass "$1 PEs on $2 hosts: the INFO log shows both routes"
+    else
+        fail "$1 PEs on $2 hosts: routes not in the INFO log"; grep -i "host" "$WORK/out" | head
+    fi
+done
+
+if ! run 2 2 amo && grep -q "shmem_long_atomic_fetch_add: PE 1 is on another host" "$WORK/out" && grep -q "not wired" "$WORK/out"; then
+    pass "an AMO to another host is refused by name"
+else
+    fail "AMO to another host"; tail -10 "$WORK/out"
+fi
+finish
