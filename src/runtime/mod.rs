@@ -22,7 +22,7 @@ use crate::heap::alloc::Allocator;
 use crate::heap::statics::StaticData;
 use crate::heap::HostHeap;
 use crate::transport::fabric::FabricTransport;
-use crate::transport::{RouteTable, Transport};
+use crate::transport::{Route, RouteTable, Transport};
 use header::{Header, Layout};
 
 /// OpenSHMEM thread levels (values as Open MPI's OSHMEM defines them).
@@ -42,8 +42,11 @@ pub struct State {
     pub net: Option<Box<dyn Transport>>,
     /// How each PE is reached (built once at init; see transport/mod.rs).
     pub routes: RouteTable,
-    /// Some PE is on another host (`routes.spans_hosts()`, kept for the hot paths).
+    /// Some PE is on another host (`routes.spans_hosts()`).
     pub multi_host: bool,
+    /// `heap.bases`, with 0 for PEs on other hosts: the one lookup of the shm hot path
+    /// (rma.rs `locate`) that also tells the route.
+    pub shm_bases: Vec<usize>,
     pub heap: HostHeap,
     pub statics: Option<StaticData>,
     pub layout: Layout,
@@ -162,6 +165,7 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
         cfg,
         boot,
         multi_host: routes.spans_hosts(),
+        shm_bases: heap.bases.iter().enumerate().map(|(pe, &b)| if routes.route(pe) == Route::Shm { b } else { 0 }).collect(),
         net,
         routes,
         heap,

@@ -1,7 +1,7 @@
 //! Host-side operations to PEs on other hosts. The route table (`State::routes`, built once
 //! at init) says which PEs those are; the network transport (`State::net`) carries the data.
-//! The shm path (rma.rs) asks `network_pe` first, which in a single-host job is one test of a
-//! flag that never changes.
+//! The shm path (rma.rs `locate`) learns the route from the same lookup that gives it the
+//! PE's heap base, so a single-host job pays nothing for it.
 
 use super::State;
 use crate::error::{Error, ErrorKind, Result};

@@ -3,7 +3,14 @@
 use crate::error::{Error, ErrorKind, Result};
 
 use super::State;
-use crate::transport::Route;
+
+/// Where symmetric memory of a PE lies, as seen from this PE.
+pub enum Where {
+    /// Mapped here (same host): load/store through this pointer.
+    Mapped(*mut u8),
+    /// On another host: reached through the network transport (the PE number).
+    Network(usize),
+}
 
 impl State {
     /// Where `len` bytes at symmetric address `addr` of this PE lie for PE `pe`, as mapped here.
@@ -50,17 +57,29 @@ impl State {
         )
     }
 
-    /// Like `translate`, after checking the PE number (one comparison: a negative `pe` becomes
-    /// a huge index and fails the same bound).
+    /// Where `len` bytes at symmetric `addr` lie for `pe`: mapped here (shm route), or on
+    /// another host (network route). One lookup serves the PE check, the route and the heap
+    /// base: `shm_bases[pe]` is 0 for PEs on other hosts (a negative `pe` becomes a huge index
+    /// and fails the same bound).
+    #[inline(always)]
+    pub fn locate(&self, addr: *const u8, len: usize, pe: i32, routine: &'static str) -> Result<Where> {
+        match self.shm_bases.get(pe as usize) {
+            Some(&base) if base != 0 => match self.heap.offset_of(addr as usize, len) {
+                Some(off) => Ok(Where::Mapped((base + off) as *mut u8)),
+                None => self.translate_static(addr, len, pe as usize, routine).map(Where::Mapped),
+            },
+            Some(_) => Ok(Where::Network(pe as usize)),
+            None => Err(self.bad_pe(pe, routine)),
+        }
+    }
+
+    /// Like `translate`, after checking the PE number; a PE on another host is an error here
+    /// (routines with a network path use `locate`).
     #[inline(always)]
     pub fn remote(&self, addr: *const u8, len: usize, pe: i32, routine: &'static str) -> Result<*mut u8> {
-        match self.heap.bases.get(pe as usize) {
-            Some(_) if self.multi_host && self.routes.route(pe as usize) == Route::Network => Err(self.off_host(pe as usize, routine)),
-            Some(&base) => match self.heap.offset_of(addr as usize, len) {
-                Some(off) => Ok((base + off) as *mut u8),
-                None => self.translate_static(addr, len, pe as usize, routine),
-            },
-            None => Err(self.bad_pe(pe, routine)),
+        match self.locate(addr, len, pe, routine)? {
+            Where::Mapped(p) => Ok(p),
+            Where::Network(p) => Err(self.off_host(p, routine)),
         }
     }
 
@@ -73,10 +92,10 @@ impl State {
             // Nothing moves, so no address needs to be valid (only the PE number).
             return self.check_pe(pe, routine).map(|_| ());
         }
-        if let Some(p) = self.network_pe(pe) {
-            return self.net_put(dest, src, n, p, routine);
-        }
-        let r = self.remote(dest, n, pe, routine)?;
+        let r = match self.locate(dest, n, pe, routine)? {
+            Where::Mapped(r) => r,
+            Where::Network(p) => return self.net_put(dest, src, n, p, routine),
+        };
         check_local(src, routine, "source")?;
         // SAFETY: r..r+n lies inside a live shared mapping (remote checked the range); src is
         // the caller's buffer of n bytes; copy_bytes tolerates overlap (put to self).
@@ -92,10 +111,10 @@ impl State {
         if n == 0 {
             return self.check_pe(pe, routine).map(|_| ());
         }
-        if let Some(p) = self.network_pe(pe) {
-            return self.net_get(dest, src, n, p, routine);
-        }
-        let r = self.remote(src, n, pe, routine)?;
+        let r = match self.locate(src, n, pe, routine)? {
+            Where::Mapped(r) => r,
+            Where::Network(p) => return self.net_get(dest, src, n, p, routine),
+        };
         check_local(dest, routine, "destination")?;
         // SAFETY: as in put_bytes, with the roles of the buffers swapped.
         unsafe { copy_bytes(r, dest, n) };
