@@ -65,11 +65,11 @@ macro_rules! standard_amos {
             entry!(pair [stringify!($tn), "_atomic_fetch_inc"] atomic_fetch_inc, ctx_atomic_fetch_inc (dest: *mut $t) -> $t
                 => |st, pe, r| Ok(st.word(dest, pe, r)?.fetch_inc()));
             entry!(pair [stringify!($tn), "_atomic_inc"] atomic_inc, ctx_atomic_inc (dest: *mut $t) -> ()
-                => |st, pe, r| st.word(dest, pe, r).map(|w| { w.fetch_inc(); }));
+                => |st, pe, r| st.word(dest, pe, r).map(|w| w.inc()));
             entry!(pair [stringify!($tn), "_atomic_fetch_add"] atomic_fetch_add, ctx_atomic_fetch_add (dest: *mut $t, value: $t) -> $t
                 => |st, pe, r| Ok(st.word(dest, pe, r)?.fetch_add(value)));
             entry!(pair [stringify!($tn), "_atomic_add"] atomic_add, ctx_atomic_add (dest: *mut $t, value: $t) -> ()
-                => |st, pe, r| st.word(dest, pe, r).map(|w| { w.fetch_add(value); }));
+                => |st, pe, r| st.word(dest, pe, r).map(|w| w.add(value)));
             entry!(pair [stringify!($tn), "_atomic_compare_swap_nbi"] atomic_compare_swap_nbi, ctx_atomic_compare_swap_nbi (fetch: *mut $t, dest: *mut $t, cond: $t, value: $t) -> ()
                 => |st, pe, r| write_fetch(fetch, st.word(dest, pe, r)?.compare_swap(cond, value), r));
             entry!(pair [stringify!($tn), "_atomic_fetch_inc_nbi"] atomic_fetch_inc_nbi, ctx_atomic_fetch_inc_nbi (fetch: *mut $t, dest: *mut $t) -> ()
@@ -92,11 +92,11 @@ macro_rules! bitwise_amos {
             entry!(pair [stringify!($tn), "_atomic_fetch_xor"] atomic_fetch_xor, ctx_atomic_fetch_xor (dest: *mut $t, value: $t) -> $t
                 => |st, pe, r| Ok(st.word(dest, pe, r)?.fetch_xor(value)));
             entry!(pair [stringify!($tn), "_atomic_and"] atomic_and, ctx_atomic_and (dest: *mut $t, value: $t) -> ()
-                => |st, pe, r| st.word(dest, pe, r).map(|w| { w.fetch_and(value); }));
+                => |st, pe, r| st.word(dest, pe, r).map(|w| w.and(value)));
             entry!(pair [stringify!($tn), "_atomic_or"] atomic_or, ctx_atomic_or (dest: *mut $t, value: $t) -> ()
-                => |st, pe, r| st.word(dest, pe, r).map(|w| { w.fetch_or(value); }));
+                => |st, pe, r| st.word(dest, pe, r).map(|w| w.or(value)));
             entry!(pair [stringify!($tn), "_atomic_xor"] atomic_xor, ctx_atomic_xor (dest: *mut $t, value: $t) -> ()
-                => |st, pe, r| st.word(dest, pe, r).map(|w| { w.fetch_xor(value); }));
+                => |st, pe, r| st.word(dest, pe, r).map(|w| w.xor(value)));
             entry!(pair [stringify!($tn), "_atomic_fetch_and_nbi"] atomic_fetch_and_nbi, ctx_atomic_fetch_and_nbi (fetch: *mut $t, dest: *mut $t, value: $t) -> ()
                 => |st, pe, r| write_fetch(fetch, st.word(dest, pe, r)?.fetch_and(value), r));
             entry!(pair [stringify!($tn), "_atomic_fetch_or_nbi"] atomic_fetch_or_nbi, ctx_atomic_fetch_or_nbi (fetch: *mut $t, dest: *mut $t, value: $t) -> ()
@@ -130,11 +130,11 @@ macro_rules! old_standard_amos {
             entry!(plain [stringify!($tn), "_finc"] finc (target: *mut $t) -> $t
                 => |st, pe, r| Ok(st.word(target, pe, r)?.fetch_inc()));
             entry!(plain [stringify!($tn), "_inc"] inc (target: *mut $t) -> ()
-                => |st, pe, r| st.word(target, pe, r).map(|w| { w.fetch_inc(); }));
+                => |st, pe, r| st.word(target, pe, r).map(|w| w.inc()));
             entry!(plain [stringify!($tn), "_fadd"] fadd (target: *mut $t, value: $t) -> $t
                 => |st, pe, r| Ok(st.word(target, pe, r)?.fetch_add(value)));
             entry!(plain [stringify!($tn), "_add"] add (target: *mut $t, value: $t) -> ()
-                => |st, pe, r| st.word(target, pe, r).map(|w| { w.fetch_add(value); }));
+                => |st, pe, r| st.word(target, pe, r).map(|w| w.add(value)));
         }
     )*};
 }

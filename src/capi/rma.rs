@@ -19,18 +19,12 @@ use crate::sys::longdouble::{x87_return_entry, x87_value_arg_entry};
 // closure would leave one out-of-line copy of the body behind `catch_unwind`). The default
 // context skips context resolution (`ctx_pe` decides that inline).
 
-/// Contiguous put of `nelems` elements of `size` bytes.
-macro_rules! rma_put {
-    ($routine:expr, $ctx:expr, $dest:expr, $src:expr, $nelems:expr, $size:expr, $pe:expr) => {{
+/// Contiguous put or get (`$method`: `ctx_put`, `ctx_get` or their `_nbi` forms) of `nelems`
+/// elements of `size` bytes.
+macro_rules! rma {
+    ($method:ident, $routine:expr, $ctx:expr, $dest:expr, $src:expr, $nelems:expr, $size:expr, $pe:expr) => {{
         const R: &str = $routine;
-        with_state(R, |st| st.ctx_put($ctx, $dest.cast(), $src.cast(), bytes($nelems, $size, R)?, $pe, R))
-    }};
-}
-
-macro_rules! rma_get {
-    ($routine:expr, $ctx:expr, $dest:expr, $src:expr, $nelems:expr, $size:expr, $pe:expr) => {{
-        const R: &str = $routine;
-        with_state(R, |st| st.ctx_get($ctx, $dest.cast(), $src.cast(), bytes($nelems, $size, R)?, $pe, R))
+        with_state(R, |st| st.$method($ctx, $dest.cast(), $src.cast(), bytes($nelems, $size, R)?, $pe, R))
     }};
 }
 
@@ -55,35 +49,35 @@ macro_rules! block_routines {
     ($pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr) => {
         #[export_name = concat!($pre, "put", $suf)]
         pub extern "C" fn put(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_put!(concat!($pre, "put", $suf), DEFAULT, dest, src, nelems, $size, pe)
+            rma!(ctx_put, concat!($pre, "put", $suf), DEFAULT, dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($pre, "get", $suf)]
         pub extern "C" fn get(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_get!(concat!($pre, "get", $suf), DEFAULT, dest, src, nelems, $size, pe)
+            rma!(ctx_get, concat!($pre, "get", $suf), DEFAULT, dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($pre, "put", $suf, "_nbi")]
         pub extern "C" fn put_nbi(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_put!(concat!($pre, "put", $suf, "_nbi"), DEFAULT, dest, src, nelems, $size, pe)
+            rma!(ctx_put_nbi, concat!($pre, "put", $suf, "_nbi"), DEFAULT, dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($pre, "get", $suf, "_nbi")]
         pub extern "C" fn get_nbi(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_get!(concat!($pre, "get", $suf, "_nbi"), DEFAULT, dest, src, nelems, $size, pe)
+            rma!(ctx_get_nbi, concat!($pre, "get", $suf, "_nbi"), DEFAULT, dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "put", $suf)]
         pub extern "C" fn ctx_put(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_put!(concat!($ctxpre, "put", $suf), ctx.value(), dest, src, nelems, $size, pe)
+            rma!(ctx_put, concat!($ctxpre, "put", $suf), ctx.value(), dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "get", $suf)]
         pub extern "C" fn ctx_get(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_get!(concat!($ctxpre, "get", $suf), ctx.value(), dest, src, nelems, $size, pe)
+            rma!(ctx_get, concat!($ctxpre, "get", $suf), ctx.value(), dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "put", $suf, "_nbi")]
         pub extern "C" fn ctx_put_nbi(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_put!(concat!($ctxpre, "put", $suf, "_nbi"), ctx.value(), dest, src, nelems, $size, pe)
+            rma!(ctx_put_nbi, concat!($ctxpre, "put", $suf, "_nbi"), ctx.value(), dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "get", $suf, "_nbi")]
         pub extern "C" fn ctx_get_nbi(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma_get!(concat!($ctxpre, "get", $suf, "_nbi"), ctx.value(), dest, src, nelems, $size, pe)
+            rma!(ctx_get_nbi, concat!($ctxpre, "get", $suf, "_nbi"), ctx.value(), dest, src, nelems, $size, pe)
         }
     };
 }

@@ -70,7 +70,7 @@ impl Region {
     }
 
     /// Whether [ptr, ptr+len) lies inside this region.
-    pub(super) fn contains(&self, ptr: usize, len: usize) -> bool {
+    pub fn contains(&self, ptr: usize, len: usize) -> bool {
         ptr >= self.base && ptr.checked_add(len).is_some_and(|end| end <= self.base + self.len)
     }
 

@@ -321,12 +321,19 @@ impl Fabric {
         self.rma(r, Class::Writes, peer, src.as_ptr().cast_mut(), src.len(), local, dst, off, true)
     }
 
-    /// Starts a write of `len` bytes at `src` (inside `local`) to the peer; `quiet` completes it.
+    /// Starts a write of `len` bytes at `src` (inside `local`, if given) to the peer; `quiet`
+    /// completes it. A buffer outside any region on a provider that needs local registrations
+    /// is registered for the call, which then waits (the registration cannot outlive it).
     ///
     /// # Safety
     /// `src` must stay valid and unchanged until the next `quiet` returns.
-    pub unsafe fn put_nbi(&self, peer: Peer, src: *const u8, len: usize, local: &Region, dst: &RemoteRegion, off: usize) -> Result<()> {
-        self.rma("shmem_put_nbi", Class::Writes, peer, src.cast_mut(), len, Some(local), dst, off, false)
+    pub unsafe fn put_nbi(&self, peer: Peer, src: *const u8, len: usize, local: Option<&Region>, dst: &RemoteRegion, off: usize) -> Result<()> {
+        let wait = self.temporary_registration(local);
+        self.rma("shmem_put_nbi", Class::Writes, peer, src.cast_mut(), len, local, dst, off, wait)
+    }
+
+    fn temporary_registration(&self, local: Option<&Region>) -> bool {
+        local.is_none() && self.inner.info.requires(sys::FI_MR_LOCAL)
     }
 
     /// Reads from the peer into `dst`; returns when the data has arrived.
@@ -335,13 +342,14 @@ impl Fabric {
         self.rma("shmem_get", Class::Reads, peer, dst.as_mut_ptr(), dst.len(), local, src, off, true)
     }
 
-    /// Starts a read of `len` bytes from the peer into `dst` (inside `local`); `quiet`
-    /// completes it.
+    /// Starts a read of `len` bytes from the peer into `dst` (inside `local`, if given; as
+    /// for put_nbi otherwise); `quiet` completes it.
     ///
     /// # Safety
     /// `dst` must stay valid, and not be read or written, until the next `quiet` returns.
-    pub unsafe fn get_nbi(&self, peer: Peer, dst: *mut u8, len: usize, local: &Region, src: &RemoteRegion, off: usize) -> Result<()> {
-        self.rma("shmem_get_nbi", Class::Reads, peer, dst, len, Some(local), src, off, false)
+    pub unsafe fn get_nbi(&self, peer: Peer, dst: *mut u8, len: usize, local: Option<&Region>, src: &RemoteRegion, off: usize) -> Result<()> {
+        let wait = self.temporary_registration(local);
+        self.rma("shmem_get_nbi", Class::Reads, peer, dst, len, local, src, off, wait)
     }
 
     /// Completes every operation this endpoint has posted (OpenSHMEM quiet).

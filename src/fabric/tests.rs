@@ -106,14 +106,14 @@ fn non_blocking_puts_and_gets_complete_at_quiet() {
     }
     for chunk in 0..4 {
         // SAFETY: src is unchanged until the quiet.
-        unsafe { p.a.put_nbi(p.to_b, src.as_ptr().add(chunk * 256).cast(), 2048, &region_a, &p.remote_b, 16384 + chunk * 2048) }.unwrap();
+        unsafe { p.a.put_nbi(p.to_b, src.as_ptr().add(chunk * 256).cast(), 2048, Some(&region_a), &p.remote_b, 16384 + chunk * 2048) }.unwrap();
     }
     p.a.quiet().unwrap();
     assert!((0..1024).all(|i| read_b(&p, 2048 + i) == 1000 + i as u64));
     let mut dst = vec![0u64; 1024];
     // SAFETY: dst is registered for the get and not touched until the quiet.
     let region_d = unsafe { p.a.register(dst.as_mut_ptr().cast(), dst.len() * 8) }.unwrap();
-    unsafe { p.a.get_nbi(p.to_b, dst.as_mut_ptr().cast(), 8192, &region_d, &p.remote_b, 16384) }.unwrap();
+    unsafe { p.a.get_nbi(p.to_b, dst.as_mut_ptr().cast(), 8192, Some(&region_d), &p.remote_b, 16384) }.unwrap();
     p.a.quiet().unwrap();
     assert_eq!(dst, src);
     drop((region_a, region_d));

@@ -15,8 +15,11 @@ use std::mem::size_of;
 use std::sync::atomic::Ordering::{self, AcqRel, Acquire, Release, SeqCst};
 use std::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU16, AtomicU32, AtomicU64, AtomicUsize};
 
-use super::State;
+use super::remote::NetWord;
+use super::{fatal, State};
 use crate::error::{Error, Result};
+use crate::fabric::AtomicOp;
+use crate::transport::AmoType;
 
 /// A word that atomics may be applied to: inside a live shared mapping (translated and
 /// range-checked by `State::word`/`State::local_words`) and naturally aligned. Only this module
@@ -34,6 +37,11 @@ impl<T> Copy for Word<T> {}
 
 /// Types the AMOs and waits can load, store and swap atomically.
 pub trait Atomic: Copy + PartialOrd + std::fmt::Debug + 'static {
+    /// The element type of this type's AMOs through a network transport (None: no network AMOs).
+    const NET: Option<AmoType>;
+    /// The value as the bit pattern network AMOs carry, and back.
+    fn to_net(self) -> u64;
+    fn from_net(bits: u64) -> Self;
     fn load(w: Word<Self>, order: Ordering) -> Self;
     fn store(w: Word<Self>, v: Self, order: Ordering);
     fn swap(w: Word<Self>, v: Self) -> Self;
@@ -51,7 +59,7 @@ pub trait AtomicInt: Atomic {
 }
 
 macro_rules! int_atomics {
-    ($($t:ty => $a:ty),* $(,)?) => {$(
+    ($($t:ty => $a:ty, $net:expr);* $(;)?) => {$(
         impl Word<$t> {
             #[inline]
             fn cell(self) -> &'static $a {
@@ -62,6 +70,15 @@ macro_rules! int_atomics {
             }
         }
         impl Atomic for $t {
+            const NET: Option<AmoType> = $net;
+            #[inline]
+            fn to_net(self) -> u64 {
+                self as u64
+            }
+            #[inline]
+            fn from_net(bits: u64) -> $t {
+                bits as $t
+            }
             #[inline]
             fn load(w: Word<$t>, order: Ordering) -> $t {
                 w.cell().load(order)
@@ -104,13 +121,23 @@ macro_rules! int_atomics {
 }
 
 int_atomics! {
-    i16 => AtomicI16, u16 => AtomicU16, i32 => AtomicI32, u32 => AtomicU32,
-    i64 => AtomicI64, u64 => AtomicU64, isize => AtomicIsize, usize => AtomicUsize,
+    i16 => AtomicI16, None; u16 => AtomicU16, None; i32 => AtomicI32, Some(AmoType::I32); u32 => AtomicU32, Some(AmoType::U32);
+    i64 => AtomicI64, Some(AmoType::I64); u64 => AtomicU64, Some(AmoType::U64);
+    isize => AtomicIsize, Some(AmoType::I64); usize => AtomicUsize, Some(AmoType::U64);
 }
 
 macro_rules! float_atomics {
-    ($($t:ty => $bits:ty),* $(,)?) => {$(
+    ($($t:ty => $bits:ty, $net:expr),* $(,)?) => {$(
         impl Atomic for $t {
+            const NET: Option<AmoType> = Some($net);
+            #[inline]
+            fn to_net(self) -> u64 {
+                self.to_bits() as u64
+            }
+            #[inline]
+            fn from_net(bits: u64) -> $t {
+                <$t>::from_bits(bits as $bits)
+            }
             #[inline]
             fn load(w: Word<$t>, order: Ordering) -> $t {
                 <$t>::from_bits(<$bits>::load(Word { p: w.p.cast() }, order))
@@ -127,7 +154,7 @@ macro_rules! float_atomics {
     )*};
 }
 
-float_atomics! { f32 => u32, f64 => u64 }
+float_atomics! { f32 => u32, AmoType::F32, f64 => u64, AmoType::F64 }
 
 impl<T: Atomic> Word<T> {
     /// shmem_atomic_fetch.
@@ -171,6 +198,133 @@ impl<T: AtomicInt> Word<T> {
     #[inline]
     pub fn fetch_xor(self, v: T) -> T {
         T::fetch_xor(self, v)
+    }
+}
+
+/// The word an AMO applies to: mapped here (one CPU atomic), or reached through the network
+/// transport (every AMO of a multi-host job: see `State::amo_bases`). A network AMO that fails
+/// ends the job with the transport's message (OpenSHMEM AMOs have no error return).
+pub enum Target<'a, T> {
+    Mapped(Word<T>),
+    Network(NetWord<'a>),
+}
+
+impl<T> Clone for Target<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Target<'_, T> {}
+
+/// A fetching AMO through the network.
+#[cold]
+#[inline(never)]
+fn net_fetch<T: Atomic>(n: NetWord<'_>, op: AtomicOp, v: T) -> T {
+    let ty = net_type::<T>(n);
+    match n.net.fetch_amo(n.pe, n.seg, n.off, op, ty, v.to_net(), n.routine) {
+        Ok(bits) => T::from_net(bits),
+        Err(e) => fatal(&e),
+    }
+}
+
+/// A non-fetching AMO through the network (complete at quiet).
+#[cold]
+#[inline(never)]
+fn net_post<T: Atomic>(n: NetWord<'_>, op: AtomicOp, v: T) {
+    let ty = net_type::<T>(n);
+    if let Err(e) = n.net.amo(n.pe, n.seg, n.off, op, ty, v.to_net(), n.routine) {
+        fatal(&e)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn net_compare_swap<T: Atomic>(n: NetWord<'_>, cond: T, v: T) -> T {
+    let ty = net_type::<T>(n);
+    match n.net.compare_swap(n.pe, n.seg, n.off, ty, cond.to_net(), v.to_net(), n.routine) {
+        Ok(bits) => T::from_net(bits),
+        Err(e) => fatal(&e),
+    }
+}
+
+fn net_type<T: Atomic>(n: NetWord<'_>) -> AmoType {
+    T::NET.unwrap_or_else(|| {
+        fatal(&Error::invalid(n.routine, format!("{}-byte elements have no AMOs across hosts; use a 32- or 64-bit type", size_of::<T>())))
+    })
+}
+
+impl<T: Atomic> Target<'_, T> {
+    /// shmem_atomic_fetch.
+    #[inline(always)]
+    pub fn fetch(self) -> T {
+        match self {
+            Target::Mapped(w) => w.fetch(),
+            Target::Network(n) => net_fetch(n, AtomicOp::Read, T::from_net(0)),
+        }
+    }
+    /// shmem_atomic_set.
+    #[inline(always)]
+    pub fn set(self, v: T) {
+        match self {
+            Target::Mapped(w) => w.set(v),
+            Target::Network(n) => net_post(n, AtomicOp::Set, v),
+        }
+    }
+    /// shmem_atomic_swap.
+    #[inline(always)]
+    pub fn swap(self, v: T) -> T {
+        match self {
+            Target::Mapped(w) => w.swap(v),
+            Target::Network(n) => net_fetch(n, AtomicOp::Set, v),
+        }
+    }
+}
+
+/// The integer AMOs; the `fetch_` forms return the old value, the others complete at quiet.
+macro_rules! target_int_ops {
+    ($($fetching:ident, $plain:ident => $op:ident;)*) => {
+        impl<T: AtomicInt> Target<'_, T> {$(
+            #[inline(always)]
+            pub fn $fetching(self, v: T) -> T {
+                match self {
+                    Target::Mapped(w) => w.$fetching(v),
+                    Target::Network(n) => net_fetch(n, AtomicOp::$op, v),
+                }
+            }
+            #[inline(always)]
+            pub fn $plain(self, v: T) {
+                match self {
+                    Target::Mapped(w) => {
+                        w.$fetching(v);
+                    }
+                    Target::Network(n) => net_post(n, AtomicOp::$op, v),
+                }
+            }
+        )*}
+    };
+}
+target_int_ops! {
+    fetch_add, add => Add;
+    fetch_and, and => And;
+    fetch_or, or => Or;
+    fetch_xor, xor => Xor;
+}
+
+impl<T: AtomicInt> Target<'_, T> {
+    #[inline(always)]
+    pub fn compare_swap(self, cond: T, v: T) -> T {
+        match self {
+            Target::Mapped(w) => w.compare_swap(cond, v),
+            Target::Network(n) => net_compare_swap(n, cond, v),
+        }
+    }
+    #[inline(always)]
+    pub fn fetch_inc(self) -> T {
+        self.fetch_add(T::ONE)
+    }
+    #[inline(always)]
+    pub fn inc(self) {
+        self.add(T::ONE)
     }
 }
 
@@ -219,11 +373,16 @@ pub(crate) fn write_fetch<T: Copy>(fetch: *mut T, v: T, routine: &'static str) -
 
 impl State {
     /// The word at symmetric `addr` on world PE `pe`, checked for PE range, symmetry and alignment.
-    #[inline]
-    pub fn word<T: Atomic>(&self, addr: *const T, pe: i32, routine: &'static str) -> Result<Word<T>> {
+    /// In a multi-host job this is a network word for every PE, this one included.
+    #[inline(always)]
+    pub fn word<T: Atomic>(&self, addr: *const T, pe: i32, routine: &'static str) -> Result<Target<'_, T>> {
         check_aligned(addr, routine)?;
-        let p = self.remote(addr.cast(), size_of::<T>(), pe, routine)?;
-        Ok(Word { p: p.cast() })
+        let base = self.base_in(&self.amo_bases, pe, routine)?;
+        if base == 0 {
+            return self.net_word(addr.cast(), size_of::<T>(), pe as usize, routine).map(Target::Network);
+        }
+        let p = self.mapped(base, addr.cast(), size_of::<T>(), pe, routine)?;
+        Ok(Target::Mapped(Word { p: p.cast() }))
     }
 
     /// `n` words at symmetric `addr` on this PE.
@@ -489,10 +648,21 @@ impl State {
             return Err(Error::invalid(routine, format!("the signal word {sig_addr:p} overlaps the destination [{dest:p}, +{nbytes} bytes); use a separate signal variable")));
         }
         self.put_bytes(dest, src, nbytes, pe, routine)?;
-        if sig_op == SIGNAL_SET {
-            u64::store(sig, signal, Release);
-        } else {
-            u64::fetch_add(sig, signal, AcqRel);
+        match sig {
+            Target::Mapped(w) if sig_op == SIGNAL_SET => u64::store(w, signal, Release),
+            Target::Mapped(w) => {
+                u64::fetch_add(w, signal, AcqRel);
+            }
+            Target::Network(n) => {
+                // The data (shm store or network write) is ordered before the signal.
+                std::sync::atomic::fence(SeqCst);
+                n.net.fence(routine)?;
+                if sig_op == SIGNAL_SET {
+                    sig.set(signal)
+                } else {
+                    sig.add(signal)
+                }
+            }
         }
         Ok(())
     }
@@ -515,24 +685,22 @@ fn serving(w: u64) -> u32 {
 }
 
 impl State {
-    fn lock_word(&self, lock: *const i64, routine: &'static str) -> Result<Word<u64>> {
+    fn lock_word(&self, lock: *const i64, routine: &'static str) -> Result<Target<'_, u64>> {
         self.word(lock.cast::<u64>(), 0, routine)
     }
 
     /// shmem_set_lock: take a ticket, wait until it is served. FIFO-fair across PEs and threads.
     pub fn set_lock(&self, lock: *const i64, routine: &'static str) -> Result<()> {
         let w = self.lock_word(lock, routine)?;
-        let mine = next_ticket(u64::fetch_add(w, TICKET, AcqRel));
-        self.wait_for(routine, || serving(u64::load(w, Acquire)) == mine, || {
-            format!("for the lock at {lock:p} (ticket {mine}, now serving {})", serving(u64::load(w, Acquire)))
-        });
+        let mine = next_ticket(w.fetch_add(TICKET));
+        self.wait_for(routine, || serving(w.fetch()) == mine, || format!("for the lock at {lock:p} (ticket {mine}, now serving {})", serving(w.fetch())));
         Ok(())
     }
 
     /// shmem_test_lock: take the lock only if it is free now; true when it was taken.
     pub fn test_lock(&self, lock: *const i64, routine: &'static str) -> Result<bool> {
         let w = self.lock_word(lock, routine)?;
-        let now = u64::load(w, Acquire);
+        let now = w.fetch();
         if next_ticket(now) != serving(now) {
             return Ok(false);
         }
@@ -544,7 +712,7 @@ impl State {
     pub fn clear_lock(&self, lock: *const i64, routine: &'static str) -> Result<()> {
         let w = self.lock_word(lock, routine)?;
         self.quiet();
-        let mut now = u64::load(w, Acquire);
+        let mut now = w.fetch();
         loop {
             if next_ticket(now) == serving(now) {
                 return Err(Error::invalid(routine, format!("the lock at {lock:p} is not held; call shmem_set_lock (or a successful shmem_test_lock) before shmem_clear_lock")));
@@ -566,6 +734,109 @@ mod tests {
 
     fn word<T>(x: &mut T) -> Word<T> {
         Word { p: x as *mut T }
+    }
+
+    /// A transport whose one remote word is a u64 in a mutex; it logs which call each AMO made.
+    #[derive(Default)]
+    struct OneWord {
+        word: std::sync::Mutex<u64>,
+        calls: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl OneWord {
+        fn apply(&self, op: AtomicOp, ty: AmoType, v: u64) -> u64 {
+            let mut w = self.word.lock().unwrap();
+            let old = *w;
+            let mask = if matches!(ty, AmoType::I32 | AmoType::U32 | AmoType::F32) { 0xffff_ffff } else { u64::MAX };
+            *w = match op {
+                AtomicOp::Add => old.wrapping_add(v) & mask,
+                AtomicOp::And => old & v,
+                AtomicOp::Or => old | v,
+                AtomicOp::Xor => old ^ v,
+                AtomicOp::Set => v & mask,
+                AtomicOp::Read | AtomicOp::CompareSwap => old,
+            };
+            old
+        }
+        fn log(&self, s: String) {
+            self.calls.lock().unwrap().push(s);
+        }
+    }
+
+    impl crate::transport::Transport for OneWord {
+        fn describe(&self) -> String {
+            "one word".into()
+        }
+        fn put(&self, _: usize, _: Segment, _: usize, _: &[u8], _: &'static str) -> Result<()> {
+            unreachable!()
+        }
+        fn get(&self, _: usize, _: Segment, _: usize, _: &mut [u8], _: &'static str) -> Result<()> {
+            unreachable!()
+        }
+        fn amo(&self, pe: usize, _: Segment, off: usize, op: AtomicOp, ty: AmoType, v: u64, _: &'static str) -> Result<()> {
+            self.log(format!("amo {op:?} {ty:?} pe {pe} off {off}"));
+            self.apply(op, ty, v);
+            Ok(())
+        }
+        fn fetch_amo(&self, _: usize, _: Segment, _: usize, op: AtomicOp, ty: AmoType, v: u64, _: &'static str) -> Result<u64> {
+            self.log(format!("fetch {op:?} {ty:?}"));
+            Ok(self.apply(op, ty, v))
+        }
+        fn compare_swap(&self, _: usize, _: Segment, _: usize, ty: AmoType, cond: u64, v: u64, _: &'static str) -> Result<u64> {
+            self.log(format!("cswap {ty:?}"));
+            let mut w = self.word.lock().unwrap();
+            let old = *w;
+            if old == cond {
+                *w = v;
+            }
+            Ok(old)
+        }
+        fn fence(&self, _: &'static str) -> Result<()> {
+            Ok(())
+        }
+        fn quiet(&self, _: &'static str) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    use crate::transport::Segment;
+
+    #[test]
+    fn network_targets_carry_each_amo_to_the_transport() {
+        let t = OneWord::default();
+        let target = || Target::<i64>::Network(NetWord { net: &t, pe: 3, seg: Segment::Heap, off: 64, routine: "test" });
+        target().set(-5);
+        assert_eq!(target().fetch(), -5);
+        target().add(7);
+        assert_eq!(target().fetch_add(10), 2);
+        assert_eq!(target().fetch_inc(), 12);
+        assert_eq!(target().compare_swap(99, 1), 13, "a failed compare_swap returns the old value");
+        assert_eq!(target().compare_swap(13, 1), 13);
+        assert_eq!(target().swap(6), 1);
+        target().xor(3);
+        assert_eq!(target().fetch_or(8), 5);
+        assert_eq!(target().fetch_and(12), 13);
+        assert_eq!(target().fetch(), 12);
+        let calls = t.calls.lock().unwrap().clone();
+        assert_eq!(calls[0], "amo Set I64 pe 3 off 64", "set is a plain (non-fetching) AMO");
+        assert_eq!(calls[2], "amo Add I64 pe 3 off 64", "add is a plain AMO, complete at quiet");
+        assert_eq!(calls[3], "fetch Add I64");
+        assert_eq!(calls[5], "cswap I64");
+        assert_eq!(calls[7], "fetch Set I64", "swap is a fetching set");
+        assert_eq!(calls[8], "amo Xor I64 pe 3 off 64");
+        // Floats travel as their bits: a NaN payload and -0.0 arrive exactly.
+        let f = Target::<f64>::Network(NetWord { net: &t, pe: 0, seg: Segment::Statics, off: 0, routine: "test" });
+        f.set(-0.0);
+        assert_eq!(f.fetch().to_bits(), (-0.0f64).to_bits());
+        let nan = f64::from_bits(0x7ff8_dead_beef_0001);
+        assert_eq!(f.swap(nan).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(f.fetch().to_bits(), nan.to_bits());
+        assert_eq!(t.calls.lock().unwrap().last().unwrap(), "fetch Read F64");
+        // 32-bit signed values survive the u64 carriage (sign bits dropped and restored).
+        let i = Target::<i32>::Network(NetWord { net: &t, pe: 0, seg: Segment::Heap, off: 0, routine: "test" });
+        i.set(-2);
+        assert_eq!(i.fetch_add(-3), -2);
+        assert_eq!(i.fetch(), -5);
     }
 
     #[test]

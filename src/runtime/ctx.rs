@@ -276,22 +276,40 @@ impl State {
     #[inline(always)]
     pub fn ctx_put(&self, ctx: usize, dest: *const u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
         let pe = self.ctx_pe(ctx, pe, routine)?;
-        self.put_bytes(dest, src, n, pe, routine)
+        self.put_bytes_as::<false>(dest, src, n, pe, routine)
     }
 
     /// Contiguous get of `n` bytes through a context.
     #[inline(always)]
     pub fn ctx_get(&self, ctx: usize, dest: *mut u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
         let pe = self.ctx_pe(ctx, pe, routine)?;
-        self.get_bytes(dest, src, n, pe, routine)
+        self.get_bytes_as::<false>(dest, src, n, pe, routine)
+    }
+
+    /// put_nbi through a context: complete at the next quiet.
+    #[inline(always)]
+    pub fn ctx_put_nbi(&self, ctx: usize, dest: *const u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
+        let pe = self.ctx_pe(ctx, pe, routine)?;
+        self.put_bytes_as::<true>(dest, src, n, pe, routine)
+    }
+
+    /// get_nbi through a context: the data is there at the next quiet.
+    #[inline(always)]
+    pub fn ctx_get_nbi(&self, ctx: usize, dest: *mut u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
+        let pe = self.ctx_pe(ctx, pe, routine)?;
+        self.get_bytes_as::<true>(dest, src, n, pe, routine)
     }
 
     /// One element stored into `dest` on `pe`: a single store of the whole element when `T` is
     /// a machine word or smaller, so a peer polling it never sees a torn value.
-    #[inline]
+    #[inline(always)]
     pub fn ctx_p<T: Copy>(&self, ctx: usize, dest: *mut T, value: T, pe: i32, routine: &'static str) -> Result<()> {
         let pe = self.ctx_pe(ctx, pe, routine)?;
-        let r = self.remote(dest.cast(), size_of::<T>(), pe, routine)?;
+        let base = self.base_in(&self.shm_bases, pe, routine)?;
+        if base == 0 {
+            return self.net_p(dest, value, pe as usize, routine);
+        }
+        let r = self.mapped(base, dest.cast(), size_of::<T>(), pe, routine)?;
         check_aligned::<T>(r, routine)?;
         // SAFETY: r points at size_of::<T>() bytes inside a live symmetric mapping (translate
         // checked the range) and is aligned for T (checked above).
@@ -300,10 +318,14 @@ impl State {
     }
 
     /// One element loaded from `src` on `pe` (a single load for word-sized types).
-    #[inline]
+    #[inline(always)]
     pub fn ctx_g<T: Copy>(&self, ctx: usize, src: *const T, pe: i32, routine: &'static str) -> Result<T> {
         let pe = self.ctx_pe(ctx, pe, routine)?;
-        let r = self.remote(src.cast(), size_of::<T>(), pe, routine)?;
+        let base = self.base_in(&self.shm_bases, pe, routine)?;
+        if base == 0 {
+            return self.net_g(src, pe as usize, routine);
+        }
+        let r = self.mapped(base, src.cast(), size_of::<T>(), pe, routine)?;
         check_aligned::<T>(r, routine)?;
         // SAFETY: as in ctx_p; every bit pattern is a valid value of the plain C types used here.
         Ok(unsafe { std::ptr::read_volatile(r.cast::<T>()) })

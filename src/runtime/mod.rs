@@ -45,8 +45,12 @@ pub struct State {
     /// Some PE is on another host (`routes.spans_hosts()`).
     pub multi_host: bool,
     /// `heap.bases`, with 0 for PEs on other hosts: the one lookup of the shm hot path
-    /// (rma.rs `locate`) that also tells the route.
+    /// (rma.rs `base_in`) that also tells the route.
     pub shm_bases: Vec<usize>,
+    /// The same for AMOs: `heap.bases` in a single-host job, all 0 in a multi-host one, where
+    /// every AMO goes through the network transport, to PEs on this host too, so that AMOs from
+    /// every host are atomic with each other (docs/ARCHITECTURE.md, "AMO atomicity").
+    pub amo_bases: Vec<usize>,
     pub heap: HostHeap,
     pub statics: Option<StaticData>,
     pub layout: Layout,
@@ -165,6 +169,7 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
         cfg,
         boot,
         multi_host: routes.spans_hosts(),
+        amo_bases: if routes.spans_hosts() { vec![0; npes] } else { heap.bases.clone() },
         shm_bases: heap.bases.iter().enumerate().map(|(pe, &b)| if routes.route(pe) == Route::Shm { b } else { 0 }).collect(),
         net,
         routes,
@@ -187,7 +192,7 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     log::info(&format!("initialised: {npes} PEs, bootstrap {}, heap {} bytes", st.boot.name(), st.cfg.symmetric_size));
     if st.boot.hosts() > 1 && me == 0 {
         log::warn(&format!(
-            "the job spans {} hosts; puts and gets reach the other hosts' PEs over the fabric, but other routines that involve them are not wired yet (PEs {:?} here): atomics to them return a named error, and collectives spanning hosts end the PE with SIGSEGV (never silently wrong data)",
+            "the job spans {} hosts; point-to-point routines (puts, gets, AMOs, signals, locks, fence, quiet) reach the other hosts' PEs over the fabric, but collectives (and shmem_malloc's barrier) that involve them are not wired yet (PEs {:?} here): such a call ends the PE with SIGSEGV (never silently wrong data)",
             st.boot.hosts(),
             st.boot.local_pes()
         ));

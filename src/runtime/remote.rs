@@ -1,7 +1,9 @@
 //! Host-side operations to PEs on other hosts. The route table (`State::routes`, built once
 //! at init) says which PEs those are; the network transport (`State::net`) carries the data.
-//! The shm path (rma.rs `locate`) learns the route from the same lookup that gives it the
+//! The shm path (rma.rs `base_in`) learns the route from the same lookup that gives it the
 //! PE's heap base, so a single-host job pays nothing for it.
+
+use std::mem::size_of;
 
 use super::State;
 use crate::error::{Error, ErrorKind, Result};
@@ -58,17 +60,110 @@ impl State {
         self.network(pe, routine)?.get(pe, seg, off, data, routine)
     }
 
-    /// The error of an operation that has no network path yet, to a PE on another host.
+    /// put_nbi to a PE on another host: posted now, complete at quiet.
+    #[inline(never)]
+    pub(super) fn net_put_nbi(&self, dest: *const u8, src: *const u8, n: usize, pe: usize, routine: &'static str) -> Result<()> {
+        let (seg, off) = self.segment_of(dest, n, routine)?;
+        if src.is_null() {
+            return Err(Error::invalid(routine, "the source buffer is NULL"));
+        }
+        // SAFETY: `src` is the caller's buffer of `n` bytes, which the specification of
+        // put_nbi keeps valid and unchanged until the next quiet.
+        unsafe { self.network(pe, routine)?.put_nbi(pe, seg, off, src, n, routine) }
+    }
+
+    /// get_nbi from a PE on another host: posted now, the data is there at quiet.
+    #[inline(never)]
+    pub(super) fn net_get_nbi(&self, dest: *mut u8, src: *const u8, n: usize, pe: usize, routine: &'static str) -> Result<()> {
+        let (seg, off) = self.segment_of(src, n, routine)?;
+        if dest.is_null() {
+            return Err(Error::invalid(routine, "the destination buffer is NULL"));
+        }
+        // SAFETY: `dest` is the caller's buffer of `n` bytes, which the specification of
+        // get_nbi leaves to the runtime until the next quiet.
+        unsafe { self.network(pe, routine)?.get_nbi(pe, seg, off, dest, n, routine) }
+    }
+
+    /// p (one element) to a PE on another host.
+    #[inline(never)]
+    pub(super) fn net_p<T: Copy>(&self, dest: *const T, value: T, pe: usize, routine: &'static str) -> Result<()> {
+        check_aligned_net::<T>(dest.cast(), routine)?;
+        self.net_put(dest.cast(), (&value as *const T).cast(), size_of::<T>(), pe, routine)
+    }
+
+    /// g (one element) from a PE on another host.
+    #[inline(never)]
+    pub(super) fn net_g<T: Copy>(&self, src: *const T, pe: usize, routine: &'static str) -> Result<T> {
+        check_aligned_net::<T>(src.cast(), routine)?;
+        let mut v = std::mem::MaybeUninit::<T>::uninit();
+        self.net_get(v.as_mut_ptr().cast(), src.cast(), size_of::<T>(), pe, routine)?;
+        // SAFETY: net_get filled all size_of::<T>() bytes; T is a plain C type (any bits valid).
+        Ok(unsafe { v.assume_init() })
+    }
+
+    /// iput to a PE on another host: one write per element (each source element may be
+    /// reused when the write returns, as for a blocking put).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    pub(super) fn net_put_strided(
+        &self, dest: *const u8, src: *const u8, dst: isize, sst: isize, nelems: usize, size: usize, pe: usize, routine: &'static str,
+    ) -> Result<()> {
+        for i in 0..nelems as isize {
+            let (d, s) = (dest.wrapping_offset(i * dst * size as isize), src.wrapping_offset(i * sst * size as isize));
+            self.net_put(d, s, size, pe, routine)?;
+        }
+        Ok(())
+    }
+
+    /// iget from a PE on another host: one read per element.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    pub(super) fn net_get_strided(
+        &self, dest: *mut u8, src: *const u8, dst: isize, sst: isize, nelems: usize, size: usize, pe: usize, routine: &'static str,
+    ) -> Result<()> {
+        for i in 0..nelems as isize {
+            let (d, s) = (dest.wrapping_offset(i * dst * size as isize), src.wrapping_offset(i * sst * size as isize));
+            self.net_get(d, s, size, pe, routine)?;
+        }
+        Ok(())
+    }
+
+    /// The word at symmetric `addr` on `pe`, for an AMO through the network transport (in a
+    /// multi-host job every AMO goes there, to PEs on this host too: see `State::amo_bases`).
+    #[inline(never)]
+    pub(super) fn net_word(&self, addr: *const u8, len: usize, pe: usize, routine: &'static str) -> Result<NetWord<'_>> {
+        let (seg, off) = self.segment_of(addr, len, routine)?;
+        Ok(NetWord { net: self.network(pe, routine)?, pe, seg, off, routine })
+    }
+
+    /// The error of an operation to a PE on another host when no network transport runs.
     #[cold]
     pub fn off_host(&self, pe: usize, routine: &'static str) -> Error {
         Error::new(
             ErrorKind::Unsupported,
             routine,
             format!(
-                "PE {pe} is on another host ({}); this routine is not wired to the network transport yet (only \
-                 put and get reach other hosts so far); run the job on one host",
+                "PE {pe} is on another host ({}) but no network transport was started for this job; run the job on one host",
                 self.routes.ids[pe].describe()
             ),
         )
     }
+}
+
+/// A word on some PE that AMOs reach through the network transport.
+#[derive(Clone, Copy)]
+pub struct NetWord<'a> {
+    pub net: &'a dyn Transport,
+    pub pe: usize,
+    pub seg: Segment,
+    pub off: usize,
+    pub routine: &'static str,
+}
+
+fn check_aligned_net<T>(addr: *const u8, routine: &'static str) -> Result<()> {
+    let align = std::mem::align_of::<T>();
+    if !(addr as usize).is_multiple_of(align) {
+        return Err(Error::invalid(routine, format!("address {addr:p} is not aligned to {align} bytes, as its element type requires")));
+    }
+    Ok(())
 }

@@ -4,14 +4,6 @@ use crate::error::{Error, ErrorKind, Result};
 
 use super::State;
 
-/// Where symmetric memory of a PE lies, as seen from this PE.
-pub enum Where {
-    /// Mapped here (same host): load/store through this pointer.
-    Mapped(*mut u8),
-    /// On another host: reached through the network transport (the PE number).
-    Network(usize),
-}
-
 impl State {
     /// Where `len` bytes at symmetric address `addr` of this PE lie for PE `pe`, as mapped here.
     /// The heap is tried inline (the common case); static data and the error out of line.
@@ -24,7 +16,7 @@ impl State {
     }
 
     #[inline(never)]
-    fn translate_static(&self, addr: *const u8, len: usize, pe: usize, routine: &'static str) -> Result<*mut u8> {
+    pub(super) fn translate_static(&self, addr: *const u8, len: usize, pe: usize, routine: &'static str) -> Result<*mut u8> {
         if let Some(s) = &self.statics {
             if let Some(off) = s.offset_of(addr as usize, len) {
                 return Ok((s.bases[pe] + off) as *mut u8);
@@ -57,47 +49,51 @@ impl State {
         )
     }
 
-    /// Where `len` bytes at symmetric `addr` lie for `pe`: mapped here (shm route), or on
-    /// another host (network route). One lookup serves the PE check, the route and the heap
-    /// base: `shm_bases[pe]` is 0 for PEs on other hosts (a negative `pe` becomes a huge index
-    /// and fails the same bound).
+    /// `pe`'s heap base in `bases` (`shm_bases` or `amo_bases`), after checking the PE number
+    /// (one comparison: a negative `pe` becomes a huge index and fails the same bound). 0 means
+    /// "on another host, through the network": one load gives the PE check, the route and the
+    /// base, so the shm path pays one compare-and-branch for the route.
     #[inline(always)]
-    pub fn locate(&self, addr: *const u8, len: usize, pe: i32, routine: &'static str) -> Result<Where> {
-        match self.shm_bases.get(pe as usize) {
-            Some(&base) if base != 0 => match self.heap.offset_of(addr as usize, len) {
-                Some(off) => Ok(Where::Mapped((base + off) as *mut u8)),
-                None => self.translate_static(addr, len, pe as usize, routine).map(Where::Mapped),
-            },
-            Some(_) => Ok(Where::Network(pe as usize)),
+    pub fn base_in(&self, bases: &[usize], pe: i32, routine: &'static str) -> Result<usize> {
+        match bases.get(pe as usize) {
+            Some(&base) => Ok(base),
             None => Err(self.bad_pe(pe, routine)),
         }
     }
 
-    /// Like `translate`, after checking the PE number; a PE on another host is an error here
-    /// (routines with a network path use `locate`).
+    /// Where `len` bytes at symmetric `addr` lie for `pe` (whose heap is mapped at `base`).
     #[inline(always)]
-    pub fn remote(&self, addr: *const u8, len: usize, pe: i32, routine: &'static str) -> Result<*mut u8> {
-        match self.locate(addr, len, pe, routine)? {
-            Where::Mapped(p) => Ok(p),
-            Where::Network(p) => Err(self.off_host(p, routine)),
+    pub fn mapped(&self, base: usize, addr: *const u8, len: usize, pe: i32, routine: &'static str) -> Result<*mut u8> {
+        match self.heap.offset_of(addr as usize, len) {
+            Some(off) => Ok((base + off) as *mut u8),
+            None => self.translate_static(addr, len, pe as usize, routine),
         }
     }
 
     /// Contiguous put: `n` bytes from local `src` to symmetric `dest` on `pe`.
     /// `src` is the C caller's buffer (NULL is rejected); the remote side is range-checked.
     #[inline(always)]
-    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn put_bytes(&self, dest: *const u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
+        self.put_bytes_as::<false>(dest, src, n, pe, routine)
+    }
+
+    /// put (NBI false) or put_nbi (NBI true: to another host, complete at quiet; on shared
+    /// memory the data is in place when it returns either way).
+    #[inline(always)]
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
+    pub fn put_bytes_as<const NBI: bool>(&self, dest: *const u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
         if n == 0 {
             // Nothing moves, so no address needs to be valid (only the PE number).
             return self.check_pe(pe, routine).map(|_| ());
         }
-        let r = match self.locate(dest, n, pe, routine)? {
-            Where::Mapped(r) => r,
-            Where::Network(p) => return self.net_put(dest, src, n, p, routine),
-        };
+        let base = self.base_in(&self.shm_bases, pe, routine)?;
+        if base == 0 {
+            let p = pe as usize;
+            return if NBI { self.net_put_nbi(dest, src, n, p, routine) } else { self.net_put(dest, src, n, p, routine) };
+        }
+        let r = self.mapped(base, dest, n, pe, routine)?;
         check_local(src, routine, "source")?;
-        // SAFETY: r..r+n lies inside a live shared mapping (remote checked the range); src is
+        // SAFETY: r..r+n lies inside a live shared mapping (mapped checked the range); src is
         // the caller's buffer of n bytes; copy_bytes tolerates overlap (put to self).
         unsafe { copy_bytes(src, r, n) };
         Ok(())
@@ -106,17 +102,25 @@ impl State {
     /// Contiguous get: `n` bytes from symmetric `src` on `pe` into local `dest`.
     /// `dest` is the C caller's buffer (NULL is rejected); the remote side is range-checked.
     #[inline(always)]
-    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn get_bytes(&self, dest: *mut u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
+        self.get_bytes_as::<false>(dest, src, n, pe, routine)
+    }
+
+    /// get (NBI false) or get_nbi (NBI true: from another host, the data is there at quiet).
+    #[inline(always)]
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
+    pub fn get_bytes_as<const NBI: bool>(&self, dest: *mut u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
         if n == 0 {
             return self.check_pe(pe, routine).map(|_| ());
         }
-        let r = match self.locate(src, n, pe, routine)? {
-            Where::Mapped(r) => r,
-            Where::Network(p) => return self.net_get(dest, src, n, p, routine),
-        };
+        let base = self.base_in(&self.shm_bases, pe, routine)?;
+        if base == 0 {
+            let p = pe as usize;
+            return if NBI { self.net_get_nbi(dest, src, n, p, routine) } else { self.net_get(dest, src, n, p, routine) };
+        }
+        let r = self.mapped(base, src, n, pe, routine)?;
         check_local(dest, routine, "destination")?;
-        // SAFETY: as in put_bytes, with the roles of the buffers swapped.
+        // SAFETY: as in put_bytes_as, with the roles of the buffers swapped.
         unsafe { copy_bytes(r, dest, n) };
         Ok(())
     }
@@ -130,7 +134,11 @@ impl State {
             return Ok(());
         }
         let (lo, len) = span(dest, dst, nelems, size, routine)?;
-        let r = self.remote(lo, len, pe, routine)?;
+        let base = self.base_in(&self.shm_bases, pe, routine)?;
+        if base == 0 {
+            return self.net_put_strided(dest, src, dst, sst, nelems, size, pe as usize, routine);
+        }
+        let r = self.mapped(base, lo, len, pe, routine)?;
         check_local(src, routine, "source")?;
         let base = r as isize - lo as isize + dest as isize;
         for i in 0..nelems as isize {
@@ -150,7 +158,11 @@ impl State {
             return Ok(());
         }
         let (lo, len) = span(src, sst, nelems, size, routine)?;
-        let r = self.remote(lo, len, pe, routine)?;
+        let base = self.base_in(&self.shm_bases, pe, routine)?;
+        if base == 0 {
+            return self.net_get_strided(dest, src, dst, sst, nelems, size, pe as usize, routine);
+        }
+        let r = self.mapped(base, lo, len, pe, routine)?;
         check_local(dest, routine, "destination")?;
         let base = r as isize - lo as isize + src as isize;
         for i in 0..nelems as isize {

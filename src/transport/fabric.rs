@@ -8,7 +8,7 @@
 
 use super::{AmoType, Segment, Transport};
 use crate::bootstrap::Bootstrap;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::fabric::{AtomicOp, AtomicValue, Fabric, Peer, Region, RemoteRegion, Settings};
 
 /// What one PE tells the others.
@@ -50,14 +50,14 @@ pub struct FabricTransport {
     heaps: Vec<RemoteRegion>,
     statics: Vec<Option<RemoteRegion>>,
     /// Our own registrations, kept for as long as peers may use them.
-    _regions: Vec<Region>,
+    regions: Vec<Region>,
 }
 
 impl FabricTransport {
     /// Collective: opens the endpoint, registers `heap` and `statics` (this PE's own memory,
     /// which must outlive the transport) and exchanges addresses and keys with every PE.
     pub fn start(boot: &dyn Bootstrap, heap: (*mut u8, usize), statics: Option<(*mut u8, usize)>) -> Result<FabricTransport> {
-        let opened = Settings::from_env().and_then(|s| Fabric::open(&s)).and_then(|f| {
+        let opened = Settings::from_env().and_then(|s| Fabric::open(&s)).and_then(needs_atomics).and_then(|f| {
             // SAFETY: the caller's heap and static data outlive this transport (State drops the
             // transport before it unmaps them), and are mapped (backed on first touch).
             let mut regions = vec![unsafe { f.register(heap.0, heap.1) }?];
@@ -85,8 +85,13 @@ impl FabricTransport {
             statics: records.iter().map(|r| r.statics).collect(),
             peers,
             fabric,
-            _regions: regions,
+            regions,
         })
+    }
+
+    /// This PE's registration holding a local buffer (symmetric memory), if any.
+    fn own_region(&self, p: *const u8, len: usize) -> Option<&Region> {
+        self.regions.iter().find(|r| r.contains(p as usize, len))
     }
 
     fn region(&self, pe: usize, seg: Segment, routine: &'static str) -> Result<&RemoteRegion> {
@@ -97,6 +102,23 @@ impl FabricTransport {
                 .ok_or_else(|| Error::invalid(routine, format!("PE {pe} has no symmetric static data (RSHMEM_SYMMETRIC_STATICS=0 there?)"))),
         }
     }
+}
+
+/// Every AMO of a multi-host job goes through the provider (docs/ARCHITECTURE.md, "AMO
+/// atomicity"), so a provider without atomics cannot run one: say so at init.
+fn needs_atomics(f: Fabric) -> Result<Fabric> {
+    if f.info().atomics {
+        return Ok(f);
+    }
+    Err(Error::new(
+        ErrorKind::Unsupported,
+        "shmem_init",
+        format!(
+            "fabric provider {} has no atomics, which OpenSHMEM AMOs, locks and signals across hosts need; \
+             choose a provider that has them with FI_PROVIDER (e.g. FI_PROVIDER=tcp, which runs with ofi_rxm, or verbs)",
+            f.info().provider
+        ),
+    ))
 }
 
 /// Element types as u64 bit patterns (floats by their bits, so NaN payloads survive).
@@ -153,6 +175,20 @@ impl Transport for FabricTransport {
     fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()> {
         let r = self.region(pe, seg, routine)?;
         self.fabric.get(self.peers[pe], dst, None, r, off).map_err(|e| e.in_routine(routine))
+    }
+
+    unsafe fn put_nbi(&self, pe: usize, seg: Segment, off: usize, src: *const u8, len: usize, routine: &'static str) -> Result<()> {
+        let r = self.region(pe, seg, routine)?;
+        let local = self.own_region(src, len);
+        // SAFETY: the caller keeps `src` valid and unchanged until quiet (the trait's contract).
+        unsafe { self.fabric.put_nbi(self.peers[pe], src, len, local, r, off) }.map_err(|e| e.in_routine(routine))
+    }
+
+    unsafe fn get_nbi(&self, pe: usize, seg: Segment, off: usize, dst: *mut u8, len: usize, routine: &'static str) -> Result<()> {
+        let r = self.region(pe, seg, routine)?;
+        let local = self.own_region(dst, len);
+        // SAFETY: the caller leaves `dst` alone until quiet (the trait's contract).
+        unsafe { self.fabric.get_nbi(self.peers[pe], dst, len, local, r, off) }.map_err(|e| e.in_routine(routine))
     }
 
     fn amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()> {

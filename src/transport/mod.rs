@@ -104,6 +104,23 @@ pub trait Transport: Send + Sync {
     fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()>;
     /// Reads from `pe` into `dst`; returns when the data is there.
     fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()>;
+    /// Starts writing `len` bytes at `src` to `pe`; complete at `quiet`. This default waits.
+    ///
+    /// # Safety
+    /// `src` must stay valid and unchanged until the next `quiet` returns.
+    unsafe fn put_nbi(&self, pe: usize, seg: Segment, off: usize, src: *const u8, len: usize, routine: &'static str) -> Result<()> {
+        // SAFETY: the caller's `len` bytes at `src` (see above).
+        self.put(pe, seg, off, unsafe { std::slice::from_raw_parts(src, len) }, routine)
+    }
+    /// Starts reading `len` bytes from `pe` into `dst`; the data is there at `quiet`. This
+    /// default waits.
+    ///
+    /// # Safety
+    /// `dst` must stay valid, and not be touched, until the next `quiet` returns.
+    unsafe fn get_nbi(&self, pe: usize, seg: Segment, off: usize, dst: *mut u8, len: usize, routine: &'static str) -> Result<()> {
+        // SAFETY: the caller's `len` writable bytes at `dst` (see above).
+        self.get(pe, seg, off, unsafe { std::slice::from_raw_parts_mut(dst, len) }, routine)
+    }
     /// A non-fetching AMO (complete at quiet).
     fn amo(&self, pe: usize, seg: Segment, off: usize, op: crate::fabric::AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()>;
     /// A fetching AMO; returns the old value's bits.
