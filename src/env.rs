@@ -255,7 +255,7 @@ pub const SETTINGS: &[Setting] = &[
 ];
 
 /// Variables rshmem's own launcher and bootstrap set for the PEs (not settings a user sets).
-pub const LAUNCHER_VARS: &[&str] = &["RSHMEM_RANK", "RSHMEM_NPES", "RSHMEM_STAR_ADDR", "RSHMEM_CONTROL_FD", "RSHMEM_JOB_SECRET"];
+pub const LAUNCHER_VARS: &[&str] = &["RSHMEM_RANK", "RSHMEM_NPES", "RSHMEM_STAR_ADDR", "RSHMEM_CONTROL_FD", "RSHMEM_JOB_SECRET", "RSHMEM_LAUNCH_CPUS"];
 
 /// Variables of other OpenSHMEM/NVSHMEM implementations (NVSHMEM, Open MPI's OSHMEM, Sandia
 /// OpenSHMEM, Cray SHMEM) that rshmem does not implement: real job scripts set them, so they
@@ -655,8 +655,8 @@ mod tests {
 
     #[test]
     fn the_launchers_variables_are_known() {
-        use crate::bootstrap::{ENV_CONTROL_FD, ENV_RANK, ENV_SECRET, ENV_SIZE, ENV_STAR};
-        for v in [ENV_RANK, ENV_SIZE, ENV_STAR, ENV_CONTROL_FD, ENV_SECRET] {
+        use crate::bootstrap::{ENV_CONTROL_FD, ENV_CPUS, ENV_RANK, ENV_SECRET, ENV_SIZE, ENV_STAR};
+        for v in [ENV_RANK, ENV_SIZE, ENV_STAR, ENV_CONTROL_FD, ENV_SECRET, ENV_CPUS] {
             assert!(LAUNCHER_VARS.contains(&v), "{v} is missing from LAUNCHER_VARS");
         }
     }

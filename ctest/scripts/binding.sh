@@ -2,7 +2,8 @@
 # rshmemrun's CPU binding (--bind-to core|numa|none, issue 20): by default each PE gets its own
 # share of the CPUs the launcher may use (here: disjoint sets that together cover them), none
 # when the PEs outnumber those CPUs; a launcher restricted with taskset binds inside its set;
-# --bind-to none leaves every PE the whole set; a bad value is refused naming the option.
+# --bind-to none leaves every PE the whole set; every PE is told how many CPUs the launcher has
+# (RSHMEM_LAUNCH_CPUS, for its wait policy); a bad value is refused naming the option.
 source "$(dirname "$0")/../programs/common.sh"
 allowed=$(grep Cpus_allowed_list /proc/$$/status | cut -f2)
 ncpu=$(nproc)
@@ -23,6 +24,9 @@ none=$("$RUN" -n 2 --bind-to none sh -c "$show" 2>&1 | sort -u)
 last=$(taskset -pc $$ | sed "s/.*: //" | tr "," "\n" | tail -1 | sed "s/.*-//")
 one=$(taskset -c "$last" "$RUN" -n 1 sh -c "$show" 2>&1)
 [ "$one" = "$last" ] && pass "launcher limited to CPU $last: its PE bound there" || fail "taskset -c $last rshmemrun -n 1: PE on [$one]"
+seen=$("$RUN" -n 2 sh -c 'echo $RSHMEM_LAUNCH_CPUS' 2>&1 | sort -u)
+[ "$seen" = "$ncpu" ] && pass "bound PEs are told the launcher's $ncpu CPUs (their wait policy counts those, not their own share)" \
+    || fail "RSHMEM_LAUNCH_CPUS in the PEs: [$seen], want $ncpu"
 report=$("$RUN" -n 1 --report-bindings true 2>&1)
 grep -q "PE 0 on host .*: bound to CPUs" <<<"$report" && pass "--report-bindings says where PE 0 runs" || fail "--report-bindings printed: $report"
 bad=$("$RUN" -n 1 --bind-to socket true 2>&1); rc=$?

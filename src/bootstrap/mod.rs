@@ -91,6 +91,9 @@ pub const ENV_RANK: &str = "RSHMEM_RANK";
 pub const ENV_SIZE: &str = "RSHMEM_NPES";
 pub const ENV_STAR: &str = "RSHMEM_STAR_ADDR";
 pub const ENV_CONTROL_FD: &str = "RSHMEM_CONTROL_FD";
+/// How many CPUs the launcher's PEs share on this host: a PE it bound to its own share of
+/// them sees only that share in its affinity, yet waits for peers running beside it.
+pub const ENV_CPUS: &str = "RSHMEM_LAUNCH_CPUS";
 /// The job secret (hex) that proves a PE belongs to the job; see [`auth`].
 pub const ENV_SECRET: &str = "RSHMEM_JOB_SECRET";
 

@@ -183,7 +183,7 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
         teams,
         ctxs: ctx::CtxTable::new(npes),
         collective_locks: (0..header::CHANNELS).map(|_| Mutex::new(())).collect(),
-        spin: wait::spin_policy(cfg_spin_us, npes, std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
+        spin: wait::spin_policy(cfg_spin_us, npes, wait::host_cpus()),
         hang,
         gpu,
     });

@@ -52,6 +52,13 @@ pub fn spin_policy(setting_us: Option<u32>, local_pes: usize, cpus: usize) -> Sp
     }
 }
 
+/// The CPUs this host's PEs share: what rshmemrun says (it binds each PE to its own share,
+/// so a PE's own affinity would undercount), else this process's affinity.
+pub fn host_cpus() -> usize {
+    let own = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    std::env::var(crate::bootstrap::ENV_CPUS).ok().and_then(|v| v.parse::<usize>().ok()).filter(|n| *n > 0).unwrap_or(own)
+}
+
 /// What a wait that outlasts HANG_TIMEOUT does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HangPolicy {

@@ -16,7 +16,7 @@ use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use rshmem::bootstrap::{auth, new_job_secret, star::StarServer, ENV_CONTROL_FD, ENV_RANK, ENV_SECRET, ENV_SIZE, ENV_STAR};
+use rshmem::bootstrap::{auth, new_job_secret, star::StarServer, ENV_CONTROL_FD, ENV_CPUS, ENV_RANK, ENV_SECRET, ENV_SIZE, ENV_STAR};
 use rshmem::sys::process;
 
 const USAGE: &str = "usage: rshmemrun -n N [--hosts H | --hostfile F] [--] program [args...]
@@ -300,7 +300,8 @@ fn bind_child(cmd: &mut Command, cpus: &[usize]) {
 fn start_pes(program: &[String], ranks: std::ops::Range<usize>, env: &PeEnv) -> Job {
     let launcher_pid = process::getpid();
     let mut job = Job { first: ranks.start, children: Vec::with_capacity(ranks.len()), alive: Vec::new() };
-    let cpus = bind::plan(env.bind, ranks.len(), &bind::read_host());
+    let host = bind::read_host();
+    let cpus = bind::plan(env.bind, ranks.len(), &host);
     for (rank, cpus) in ranks.zip(cpus) {
         let mut cmd = Command::new(&program[0]);
         cmd.args(&program[1..])
@@ -309,7 +310,8 @@ fn start_pes(program: &[String], ranks: std::ops::Range<usize>, env: &PeEnv) -> 
             .env(ENV_SIZE, env.npes.to_string())
             .env(ENV_STAR, env.star)
             .env(ENV_SECRET, env.secret_hex)
-            .env(ENV_CONTROL_FD, env.control_fd.to_string());
+            .env(ENV_CONTROL_FD, env.control_fd.to_string())
+            .env(ENV_CPUS, host.allowed.len().max(1).to_string());
         dies_with_launcher(&mut cmd, launcher_pid);
         if !cpus.is_empty() {
             bind_child(&mut cmd, &cpus);
