@@ -1,13 +1,15 @@
 /* net_bench: the rows of perftest/host/shmem_bench between two PEs on different hosts, timed
  * by the clock instead of by a fixed count, because a network operation costs 10 us to 10 ms
  * depending on the library and the machine's load, and a fixed count sized for one is useless
- * for the other. Standard OpenSHMEM 1.4 API only (builds with rshmem and with oshcc); its data
- * is symmetric statics, so the only collective it needs is shmem_barrier_all.
+ * for the other. Standard OpenSHMEM 1.4 API only (builds with rshmem and with oshcc). Its data
+ * is symmetric statics and its PEs meet through puts and waits (sync_all below), so only the
+ * barrier row needs a collective across hosts: the other rows run on a library whose
+ * collectives do not cross hosts yet.
  *   put8_quiet 8     shmem_putmem of 8 bytes + shmem_quiet
  *   get8 8           shmem_getmem of 8 bytes
  *   fetch_add 8      shmem_long_atomic_fetch_add
- *   barrier_all 0    shmem_barrier_all (all PEs)
  *   put_bw SIZE      shmem_putmem of SIZE bytes (1 KiB ... 4 MiB) back to back, one quiet: GB/s
+ *   barrier_all 0    shmem_barrier_all (all PEs)
  * PE 0 acts on PE 1; each repetition runs for --time seconds (default 0.25) after an untimed
  * tenth of that; a row's figure is the median of --reps repetitions (default 3). Every row
  * checks that its data arrived; a wrong value exits non-zero.
@@ -21,6 +23,7 @@
 
 #define MAX_REPS 15
 #define MAX_BW (4L << 20)
+#define MAX_PES 64
 
 static int me, npes, reps = 3;
 static double budget = 0.25;
@@ -29,6 +32,7 @@ static char **sel;
 
 /* symmetric data */
 static long word, counter, expect, source, barrier_count;
+static long arrived[MAX_PES], released; /* sync_all: rounds each PE reached, PE 0's release */
 static long bw_src[MAX_BW / 8], bw_dst[MAX_BW / 8];
 
 static double now(void)
@@ -58,6 +62,30 @@ static void check(const char *row, const char *what, long got, long want)
         return;
     fprintf(stderr, "net_bench: PE %d: CHECK FAILED in row %s: %s: got %ld, want %ld\n", me, row, what, got, want);
     shmem_global_exit(2);
+}
+
+/* One long to `pe` and a quiet (shmem_putmem: the first routine a network transport serves). */
+static void put_long(long *dest, long value, int pe)
+{
+    shmem_putmem(dest, &value, sizeof value, pe);
+    shmem_quiet();
+}
+
+/* Every PE waits for every other (a central barrier of puts and waits): PE 0 collects each
+ * PE's round number, then releases them. The quiets order the data before the signal. */
+static void sync_all(void)
+{
+    static long round;
+    round++;
+    if (me == 0) {
+        for (int pe = 1; pe < npes; pe++)
+            shmem_long_wait_until(&arrived[pe], SHMEM_CMP_GE, round);
+        for (int pe = 1; pe < npes; pe++)
+            put_long(&released, round, pe);
+    } else {
+        put_long(&arrived[me], round, 0);
+        shmem_long_wait_until(&released, SHMEM_CMP_GE, round);
+    }
 }
 
 /* ---------- point-to-point rows: PE 0 on PE 1 ---------- */
@@ -111,22 +139,15 @@ static double timed(void (*op)(long), long size, double seconds)
 static double p2p_row(void (*op)(long), long size)
 {
     double t[MAX_REPS] = {0};
-    shmem_barrier_all();
+    sync_all();
     if (me == 0) {
         timed(op, size, budget / 10);
         for (int r = 0; r < reps; r++)
             t[r] = timed(op, size, budget);
         qsort(t, (size_t)reps, sizeof t[0], by_value);
     }
-    shmem_barrier_all();
+    sync_all();
     return t[reps / 2];
-}
-
-/* One long to `pe` and a quiet (shmem_putmem: the first routine a network transport serves). */
-static void put_long(long *dest, long value, int pe)
-{
-    shmem_putmem(dest, &value, sizeof value, pe);
-    shmem_quiet();
 }
 
 static void emit(const char *name, long size, double value, const char *unit)
@@ -141,10 +162,10 @@ static void check_on_peer(const char *row, const long *got, long want)
 {
     if (me == 0)
         put_long(&expect, want, 1);
-    shmem_barrier_all();
+    sync_all();
     if (me == 1)
         check(row, "value on PE 1", *got, expect);
-    shmem_barrier_all();
+    sync_all();
 }
 
 static void fill(long *buf, long nlong, long salt)
@@ -208,13 +229,13 @@ int main(int argc, char **argv)
     shmem_init();
     me = shmem_my_pe();
     npes = shmem_n_pes();
-    if (npes < 2) {
+    if (npes < 2 || npes > MAX_PES) {
         if (me == 0)
-            fprintf(stderr, "net_bench: needs 2 PEs or more (PE 0 acts on PE 1), got %d\n", npes);
+            fprintf(stderr, "net_bench: needs 2 to %d PEs (PE 0 acts on PE 1), got %d\n", MAX_PES, npes);
         shmem_global_exit(2);
     }
     source = 4242;
-    shmem_barrier_all();
+    sync_all();
 
     if (selected("put8_quiet")) {
         emit("put8_quiet", 8, p2p_row(put8_quiet, 8) * 1e6, "us");
@@ -226,8 +247,6 @@ int main(int argc, char **argv)
         emit("fetch_add", 8, p2p_row(fetch_add, 8) * 1e6, "us");
         check_on_peer("fetch_add", &counter, adds_done);
     }
-    if (selected("barrier_all"))
-        barrier_row();
     if (selected("put_bw")) {
         for (long size = 1024; size <= MAX_BW; size *= 4) {
             if (me == 0)
@@ -239,7 +258,10 @@ int main(int argc, char **argv)
             }
         }
     }
-    shmem_barrier_all();
+    /* last: the one row that needs a collective across hosts */
+    if (selected("barrier_all"))
+        barrier_row();
+    sync_all();
     shmem_finalize();
     free(sel);
     return 0;
