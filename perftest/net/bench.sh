@@ -50,11 +50,12 @@ fi
 RSHMEM_NETNS_PREFIX=$PREFIX "$NETNS" up 2 || exit 1
 echo "impl,round,name,size,value,unit" >"$RAW"
 
-# run_one IMPL ROUND CMD...: runs CMD in host 1, keeps its CSV rows tagged with IMPL and ROUND.
+# run_one IMPL ROUND CMD...: runs CMD in host 1 (in the scratch directory, where a crash's
+# files land), keeps its CSV rows tagged with IMPL and ROUND.
 run_one() {
     local impl=$1 round=$2 rc=0
     shift 2
-    on_host 1 timeout "$TIMEOUT" "$@" >"$LOG" 2>&1 || rc=$?
+    (cd "$WORK" && on_host 1 timeout "$TIMEOUT" "$@") >"$LOG" 2>&1 || rc=$?
     if [ $rc -ne 0 ]; then
         echo "perftest/net/bench.sh: round $round: $impl failed (exit status $rc); its output ends with:" >&2
         tail -n 15 "$LOG" | sed 's/^/    /' >&2
