@@ -6,6 +6,8 @@
 #   - host 2's rendezvous and control connections cut mid-job (ss -K, as a firewall reset does)
 #   - host 2 unreachable from the start (its link down)
 #   - a wrong RSHMEM_BOOTSTRAP_IFNAME under MPICH's hydra (PMI-1: rank 0 picks the interface)
+#   - host 2 silent mid-job (its link down) while PEs read from each other
+#   - a libfabric provider that cannot reach other hosts (FI_PROVIDER=shm), or does not exist
 source "$(dirname "$0")/../programs/common.sh"
 source "$(dirname "$0")/../multihost/hosts.sh"
 hosts_up rmf 2
@@ -63,5 +65,64 @@ grep -q "Set it to one of them" <<<"$out" && pass "hydra, wrong interface: the f
 grep -q "ok$" <<<"$out" && fail "hydra, wrong interface: a PE reported ok"
 [ $took -le 20 ] && pass "hydra, wrong interface: over within the bootstrap timeout (${took}s)" || fail "hydra, wrong interface: took ${took}s"
 no_leftovers "hydra, wrong interface"
+
+# --- host 2 goes silent mid-job (its link down, no reset) while its PEs and host 1's read from
+# each other: the reads fail after RSHMEM_FABRIC_TIMEOUT, the job ends, nothing is left
+cat >"$WORK/get_loop.c" <<'EOF'
+/* Every PE reads its neighbour's word over and over, after writing DIR/pid.<pe>. */
+#include <shmem.h>
+#include <stdio.h>
+#include <unistd.h>
+static long word;
+int main(int argc, char **argv) {
+    shmem_init();
+    int me = shmem_my_pe(), peer = (me + 1) % shmem_n_pes();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pid.%d", argc > 1 ? argv[1] : ".", me);
+    FILE *f = fopen(path, "w");
+    if (!f) return 2;
+    fprintf(f, "%d\n", (int)getpid());
+    fclose(f);
+    for (long v;;) shmem_getmem(&v, &word, sizeof v, peer);
+}
+EOF
+# shellcheck disable=SC2046
+gcc -std=gnu11 -O1 -o "$WORK/get_loop" "$WORK/get_loop.c" $(PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig pkg-config --cflags --libs rshmem) \
+    -Wl,-rpath,"$PREFIX/lib" || { echo "FAIL: cannot compile get_loop.c"; exit 1; }
+dir=$WORK/silent && mkdir -p "$dir"
+RSHMEM_FABRIC_TIMEOUT=3 run --hosts rmf-h1:1,rmf-h2:1 "$WORK/get_loop" "$dir" >"$dir/out" 2>&1 &
+job=$!
+wait_files "$dir/pid.*" 2 30 || fail "silent host: the PEs did not start"
+sleep 0.5
+ip -n rmf-h2 link set eth0 down
+start=$SECONDS
+wait $job; rc=$?
+took=$((SECONDS - start)); echo "--- silent host: exit $rc after ${took}s"; cat "$dir/out"
+[ $rc -ne 0 ] && pass "silent host: the job fails (exit $rc)" || fail "silent host: exit 0"
+grep -q "shmem_getmem.*did not complete in 3 s.*RSHMEM_FABRIC_TIMEOUT" "$dir/out" \
+    && pass "silent host: the read that never completed is reported with the setting" || fail "silent host: no fabric timeout report"
+[ $took -le 10 ] && pass "silent host: over within 10 s (${took}s)" || fail "silent host: took ${took}s"
+no_leftovers "silent host"
+ip -n rmf-h2 link set eth0 up
+
+# --- a provider that reaches only its own host, and one that does not exist: shmem_init fails
+# on every PE with the host, the provider and the fix
+for setting in FI_PROVIDER=shm RSHMEM_FABRIC_PROVIDER=nosuch; do
+    start=$SECONDS
+    out=$(export "$setting"; run --hosts rmf-h1:1,rmf-h2:1 "$WORK/hosts_check" report "$WORK" 2>&1); rc=$?
+    took=$((SECONDS - start)); echo "--- $setting: exit $rc after ${took}s"; echo "$out"
+    [ $rc -ne 0 ] && ! grep -q "ok$" <<<"$out" && pass "$setting: the job fails, no PE reports ok" || fail "$setting: exit $rc"
+    for k in 1 2; do
+        grep -q "PE $((k - 1)): shmem_init: fabric: no libfabric provider offers thread-safe RDM endpoints with RMA.* on host rmf-h$k" <<<"$out" \
+            && pass "$setting: PE $((k - 1)) names its host rmf-h$k" || fail "$setting: PE $((k - 1)) does not name rmf-h$k"
+    done
+    case $setting in
+        FI_PROVIDER=*) want="(FI_PROVIDER=shm limits the choice); shm answered, but reaches only PEs of its own host.*Fix: unset FI_PROVIDER" ;;
+        *) want='from provider "nosuch" on host rmf-h.*Fix: set RSHMEM_FABRIC_PROVIDER to one it lists' ;;
+    esac
+    grep -q "$want" <<<"$out" && pass "$setting: the provider and the fix are named" || fail "$setting: provider or fix missing"
+    [ $took -le 10 ] && pass "$setting: over within 10 s (${took}s)" || fail "$setting: took ${took}s"
+    no_leftovers "$setting"
+done
 
 finish
