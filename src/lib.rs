@@ -11,6 +11,7 @@ pub mod error;
 // Multi-host (issue 18): libfabric layer, node identity and the transport seam.
 pub mod fabric;
 pub mod heap;
+pub mod proxy;
 // GPU-initiated InfiniBand (issue 4): rdma-core layer and IBGDA descriptors / HCA model.
 pub mod ib;
 pub mod ibgda;

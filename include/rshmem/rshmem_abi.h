@@ -47,6 +47,114 @@
  */
 #define RSHMEM_DEVICE_FLAG_IBGDA 4
 
+#define RSHMEM_PROXY_MAGIC 1380997187
+
+#define RSHMEM_PROXY_VERSION 1
+
+/*
+ Command opcodes (`RshmemProxyCmd::op`, low 16 bits).
+ */
+#define RSHMEM_PROXY_OP_PUT 1
+
+#define RSHMEM_PROXY_OP_GET 2
+
+/*
+ Put of `bytes` (1..=8) taken from `value`.
+ */
+#define RSHMEM_PROXY_OP_P 3
+
+/*
+ Get of `bytes` (1..=8) into the command's result.
+ */
+#define RSHMEM_PROXY_OP_G 4
+
+/*
+ Non-fetching AMO (`amo` = RSHMEM_PROXY_AMO_*, `amo_type` = RSHMEM_PROXY_TYPE_*).
+ */
+#define RSHMEM_PROXY_OP_AMO 5
+
+/*
+ Fetching AMO (compare-swap takes `compare`); the old value goes to the command's result.
+ */
+#define RSHMEM_PROXY_OP_FETCH_AMO 6
+
+/*
+ Put, then the signal AMO (`amo`: SET or ADD, `value`, at heap offset `compare`) ordered after it.
+ */
+#define RSHMEM_PROXY_OP_PUT_SIGNAL 7
+
+/*
+ Orders earlier puts and AMOs of this lane before later ones.
+ */
+#define RSHMEM_PROXY_OP_FENCE 8
+
+/*
+ Completes every operation posted before it.
+ */
+#define RSHMEM_PROXY_OP_QUIET 9
+
+/*
+ Bit of `op`: the issuer waits for `completed` to pass this command's ticket.
+ */
+#define RSHMEM_PROXY_FLAG_WAIT (1 << 16)
+
+/*
+ Bit of `op`: the issuer waits for the command's result (G, FETCH_AMO).
+ */
+#define RSHMEM_PROXY_FLAG_RESULT (1 << 17)
+
+/*
+ AMO operations (`RshmemProxyCmd::amo`).
+ */
+#define RSHMEM_PROXY_AMO_ADD 0
+
+#define RSHMEM_PROXY_AMO_AND 1
+
+#define RSHMEM_PROXY_AMO_OR 2
+
+#define RSHMEM_PROXY_AMO_XOR 3
+
+/*
+ set (swap when fetching)
+ */
+#define RSHMEM_PROXY_AMO_SET 4
+
+/*
+ fetch (fetching only)
+ */
+#define RSHMEM_PROXY_AMO_READ 5
+
+/*
+ compare-swap (fetching only)
+ */
+#define RSHMEM_PROXY_AMO_CSWAP 6
+
+/*
+ AMO element types (`RshmemProxyCmd::amo_type`).
+ */
+#define RSHMEM_PROXY_TYPE_I32 0
+
+#define RSHMEM_PROXY_TYPE_U32 1
+
+#define RSHMEM_PROXY_TYPE_I64 2
+
+#define RSHMEM_PROXY_TYPE_U64 3
+
+#define RSHMEM_PROXY_TYPE_F32 4
+
+#define RSHMEM_PROXY_TYPE_F64 5
+
+/*
+ `RshmemProxyChannel::status`: the proxy thread serves the rings.
+ */
+#define RSHMEM_PROXY_RUNNING 1
+
+/*
+ The proxy thread has stopped (an operation failed or the thread died); `RshmemProxyChannel::
+ failed_ticket`/`failed_lane` say where, the host log says why. Issuers stop waiting.
+ */
+#define RSHMEM_PROXY_DEAD 2
+
 /*
  nvshmemx_init_attr flags (NVSHMEMX_INIT_*).
  */
@@ -198,5 +306,140 @@ typedef struct RshmemInitAttr {
   void *mpi_comm;
   struct RshmemInitArgs args;
 } RshmemInitAttr;
+
+/*
+ One command: 64 bytes, one per ring slot. The issuer writes every field, then `seq` (ticket
+ + 1) with release semantics; the proxy reads a slot only once `seq` says it is this lap's.
+ */
+typedef struct RshmemProxyCmd {
+  uint64_t seq;
+  /*
+   RSHMEM_PROXY_OP_* | RSHMEM_PROXY_FLAG_*.
+   */
+  uint32_t op;
+  /*
+   Target PE.
+   */
+  int32_t pe;
+  /*
+   Byte offset of the target in the target PE's symmetric heap.
+   */
+  uint64_t remote;
+  /*
+   Local address: the source of a put, the destination of a get.
+   */
+  uint64_t local;
+  uint64_t bytes;
+  /*
+   p's value, the AMO operand, or the signal value.
+   */
+  uint64_t value;
+  /*
+   compare-swap's condition, or the signal's heap offset.
+   */
+  uint64_t compare;
+  /*
+   RSHMEM_PROXY_AMO_*.
+   */
+  uint32_t amo;
+  /*
+   RSHMEM_PROXY_TYPE_*.
+   */
+  uint32_t amo_type;
+} RshmemProxyCmd;
+
+/*
+ The result of a fetching command, one per ring slot. The proxy writes `value`, then `ready`
+ (ticket + 1); the issuer reads `value`, then writes `taken` (ticket + 1), which lets the proxy
+ hand the slot out again.
+ */
+typedef struct RshmemProxyResult {
+  uint64_t value;
+  uint64_t ready;
+  uint64_t taken;
+  uint64_t reserved;
+} RshmemProxyResult;
+
+/*
+ What the proxy writes back for one lane (its own 64-byte line: the GPU polls it).
+ */
+typedef struct RshmemProxyLane {
+  /*
+   Credits: tickets below this have left the ring (their slots may be written again).
+   */
+  uint64_t consumed;
+  /*
+   Tickets below this that carried RSHMEM_PROXY_FLAG_WAIT are complete (a quiet's
+   operations are done, a blocking put's source may be reused).
+   */
+  uint64_t completed;
+  uint64_t reserved[6];
+} RshmemProxyLane;
+
+/*
+ What the issuers own for one lane (GPU memory): the next ticket, and the last `consumed`
+ they read (so a post reads host memory only when the ring looks full).
+ */
+typedef struct RshmemProxyIssue {
+  uint64_t ticket;
+  uint64_t consumed_seen;
+  uint64_t reserved[6];
+} RshmemProxyIssue;
+
+/*
+ The channel of one PE, in pinned host memory; device code gets its address.
+ */
+typedef struct RshmemProxyChannel {
+  /*
+   RSHMEM_PROXY_MAGIC.
+   */
+  uint32_t magic;
+  /*
+   RSHMEM_PROXY_VERSION.
+   */
+  uint32_t version;
+  /*
+   RSHMEM_PROXY_RUNNING or RSHMEM_PROXY_DEAD (0: not started).
+   */
+  uint32_t status;
+  /*
+   Number of rings; a thread posts to ring `CTA index % lanes`.
+   */
+  uint32_t lanes;
+  /*
+   Slots per ring, a power of two.
+   */
+  uint32_t slots;
+  /*
+   The PE this channel belongs to.
+   */
+  int32_t mype;
+  /*
+   `RshmemProxyCmd[lanes][slots]` (host memory).
+   */
+  uint64_t cmds;
+  /*
+   `RshmemProxyResult[lanes][slots]` (host memory).
+   */
+  uint64_t results;
+  /*
+   `RshmemProxyLane[lanes]` (host memory, written by the proxy).
+   */
+  uint64_t lane_state;
+  /*
+   `RshmemProxyIssue[lanes]` (GPU memory; host memory on the host build).
+   */
+  uint64_t issue;
+  /*
+   How long an issuer waits for credits or a completion before it reports the stall.
+   */
+  uint64_t stall_ns;
+  /*
+   Where the proxy stopped, when `status` is RSHMEM_PROXY_DEAD.
+   */
+  uint32_t failed_lane;
+  int32_t failed_pe;
+  uint64_t failed_ticket;
+} RshmemProxyChannel;
 
 #endif  /* RSHMEM_ABI_H */

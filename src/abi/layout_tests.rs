@@ -26,6 +26,19 @@ fn c_assertions() -> String {
         + &fields!(RshmemUniqueIdArgs: version, id, myrank, nranks)
         + &fields!(RshmemInitArgs: version, uid_args, content)
         + &fields!(RshmemInitAttr: version, mpi_comm, args)
+        + &fields!(RshmemProxyCmd: seq, op, pe, remote, local, bytes, value, compare, amo, amo_type)
+        + &fields!(RshmemProxyResult: value, ready, taken, reserved)
+        + &fields!(RshmemProxyLane: consumed, completed, reserved)
+        + &fields!(RshmemProxyIssue: ticket, consumed_seen, reserved)
+        + &fields!(RshmemProxyChannel: magic, version, status, lanes, slots, mype, cmds, results, lane_state, issue, stall_ns, failed_lane, failed_pe, failed_ticket)
+}
+
+#[test]
+fn proxy_records_are_whole_cache_lines() {
+    assert_eq!(size_of::<RshmemProxyCmd>(), 64);
+    assert_eq!(size_of::<RshmemProxyLane>(), 64);
+    assert_eq!(size_of::<RshmemProxyIssue>(), 64);
+    assert_eq!(size_of::<RshmemProxyResult>(), 32);
 }
 
 #[test]

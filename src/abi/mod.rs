@@ -114,6 +114,155 @@ pub struct RshmemDeviceTeam {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Proxy command channel (issue 19; src/proxy/, device/rshmem_proxy.cuh). Device threads hand
+// operations for PEs on other hosts to a host proxy thread through `lanes` rings of `slots`
+// fixed-size commands each. The rings and the proxy's counters live in pinned host memory the
+// GPU maps; the ticket counters the issuing threads take in GPU memory. Bump
+// RSHMEM_PROXY_VERSION on every change of these structs.
+
+pub const RSHMEM_PROXY_MAGIC: u32 = 0x5250_5843; // "RPXC"
+pub const RSHMEM_PROXY_VERSION: u32 = 1;
+
+/// Command opcodes (`RshmemProxyCmd::op`, low 16 bits).
+pub const RSHMEM_PROXY_OP_PUT: u32 = 1;
+pub const RSHMEM_PROXY_OP_GET: u32 = 2;
+/// Put of `bytes` (1..=8) taken from `value`.
+pub const RSHMEM_PROXY_OP_P: u32 = 3;
+/// Get of `bytes` (1..=8) into the command's result.
+pub const RSHMEM_PROXY_OP_G: u32 = 4;
+/// Non-fetching AMO (`amo` = RSHMEM_PROXY_AMO_*, `amo_type` = RSHMEM_PROXY_TYPE_*).
+pub const RSHMEM_PROXY_OP_AMO: u32 = 5;
+/// Fetching AMO (compare-swap takes `compare`); the old value goes to the command's result.
+pub const RSHMEM_PROXY_OP_FETCH_AMO: u32 = 6;
+/// Put, then the signal AMO (`amo`: SET or ADD, `value`, at heap offset `compare`) ordered after it.
+pub const RSHMEM_PROXY_OP_PUT_SIGNAL: u32 = 7;
+/// Orders earlier puts and AMOs of this lane before later ones.
+pub const RSHMEM_PROXY_OP_FENCE: u32 = 8;
+/// Completes every operation posted before it.
+pub const RSHMEM_PROXY_OP_QUIET: u32 = 9;
+/// Bit of `op`: the issuer waits for `completed` to pass this command's ticket.
+pub const RSHMEM_PROXY_FLAG_WAIT: u32 = 1 << 16;
+/// Bit of `op`: the issuer waits for the command's result (G, FETCH_AMO).
+pub const RSHMEM_PROXY_FLAG_RESULT: u32 = 1 << 17;
+
+/// AMO operations (`RshmemProxyCmd::amo`).
+pub const RSHMEM_PROXY_AMO_ADD: u32 = 0;
+pub const RSHMEM_PROXY_AMO_AND: u32 = 1;
+pub const RSHMEM_PROXY_AMO_OR: u32 = 2;
+pub const RSHMEM_PROXY_AMO_XOR: u32 = 3;
+/// set (swap when fetching)
+pub const RSHMEM_PROXY_AMO_SET: u32 = 4;
+/// fetch (fetching only)
+pub const RSHMEM_PROXY_AMO_READ: u32 = 5;
+/// compare-swap (fetching only)
+pub const RSHMEM_PROXY_AMO_CSWAP: u32 = 6;
+
+/// AMO element types (`RshmemProxyCmd::amo_type`).
+pub const RSHMEM_PROXY_TYPE_I32: u32 = 0;
+pub const RSHMEM_PROXY_TYPE_U32: u32 = 1;
+pub const RSHMEM_PROXY_TYPE_I64: u32 = 2;
+pub const RSHMEM_PROXY_TYPE_U64: u32 = 3;
+pub const RSHMEM_PROXY_TYPE_F32: u32 = 4;
+pub const RSHMEM_PROXY_TYPE_F64: u32 = 5;
+
+/// `RshmemProxyChannel::status`: the proxy thread serves the rings.
+pub const RSHMEM_PROXY_RUNNING: u32 = 1;
+/// The proxy thread has stopped (an operation failed or the thread died); `RshmemProxyChannel::
+/// failed_ticket`/`failed_lane` say where, the host log says why. Issuers stop waiting.
+pub const RSHMEM_PROXY_DEAD: u32 = 2;
+
+/// One command: 64 bytes, one per ring slot. The issuer writes every field, then `seq` (ticket
+/// + 1) with release semantics; the proxy reads a slot only once `seq` says it is this lap's.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RshmemProxyCmd {
+    pub seq: u64,
+    /// RSHMEM_PROXY_OP_* | RSHMEM_PROXY_FLAG_*.
+    pub op: u32,
+    /// Target PE.
+    pub pe: i32,
+    /// Byte offset of the target in the target PE's symmetric heap.
+    pub remote: u64,
+    /// Local address: the source of a put, the destination of a get.
+    pub local: u64,
+    pub bytes: u64,
+    /// p's value, the AMO operand, or the signal value.
+    pub value: u64,
+    /// compare-swap's condition, or the signal's heap offset.
+    pub compare: u64,
+    /// RSHMEM_PROXY_AMO_*.
+    pub amo: u32,
+    /// RSHMEM_PROXY_TYPE_*.
+    pub amo_type: u32,
+}
+
+/// The result of a fetching command, one per ring slot. The proxy writes `value`, then `ready`
+/// (ticket + 1); the issuer reads `value`, then writes `taken` (ticket + 1), which lets the proxy
+/// hand the slot out again.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RshmemProxyResult {
+    pub value: u64,
+    pub ready: u64,
+    pub taken: u64,
+    pub reserved: u64,
+}
+
+/// What the proxy writes back for one lane (its own 64-byte line: the GPU polls it).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RshmemProxyLane {
+    /// Credits: tickets below this have left the ring (their slots may be written again).
+    pub consumed: u64,
+    /// Tickets below this that carried RSHMEM_PROXY_FLAG_WAIT are complete (a quiet's
+    /// operations are done, a blocking put's source may be reused).
+    pub completed: u64,
+    pub reserved: [u64; 6],
+}
+
+/// What the issuers own for one lane (GPU memory): the next ticket, and the last `consumed`
+/// they read (so a post reads host memory only when the ring looks full).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RshmemProxyIssue {
+    pub ticket: u64,
+    pub consumed_seen: u64,
+    pub reserved: [u64; 6],
+}
+
+/// The channel of one PE, in pinned host memory; device code gets its address.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RshmemProxyChannel {
+    /// RSHMEM_PROXY_MAGIC.
+    pub magic: u32,
+    /// RSHMEM_PROXY_VERSION.
+    pub version: u32,
+    /// RSHMEM_PROXY_RUNNING or RSHMEM_PROXY_DEAD (0: not started).
+    pub status: u32,
+    /// Number of rings; a thread posts to ring `CTA index % lanes`.
+    pub lanes: u32,
+    /// Slots per ring, a power of two.
+    pub slots: u32,
+    /// The PE this channel belongs to.
+    pub mype: i32,
+    /// `RshmemProxyCmd[lanes][slots]` (host memory).
+    pub cmds: u64,
+    /// `RshmemProxyResult[lanes][slots]` (host memory).
+    pub results: u64,
+    /// `RshmemProxyLane[lanes]` (host memory, written by the proxy).
+    pub lane_state: u64,
+    /// `RshmemProxyIssue[lanes]` (GPU memory; host memory on the host build).
+    pub issue: u64,
+    /// How long an issuer waits for credits or a completion before it reports the stall.
+    pub stall_ns: u64,
+    /// Where the proxy stopped, when `status` is RSHMEM_PROXY_DEAD.
+    pub failed_lane: u32,
+    pub failed_pe: i32,
+    pub failed_ticket: u64,
+}
+
+// ---------------------------------------------------------------------------------------------
 // NVSHMEM init attributes (include/nvshmem.h gives them NVSHMEM's names: nvshmemx_uniqueid_t,
 // nvshmemx_uniqueid_args_t, nvshmemx_init_args_t, nvshmemx_init_attr_t). Sizes are NVSHMEM's.
 

@@ -1,0 +1,199 @@
+/* rshmem proxy channel, issuing side: device threads hand operations for PEs on other hosts to
+ * the host proxy thread of their PE (src/proxy/). The layout is RshmemProxy* in rshmem_abi.h.
+ *
+ * A thread posts to ring `CTA index % lanes`, so all its commands are in one ring and run in
+ * the order it posted them. Posting: take a ticket (an atomic add in GPU memory), wait for a
+ * credit only when the ticket is a whole ring ahead of the last `consumed` seen (a full ring
+ * stalls the thread, never overwrites a command), write the 64-byte command, then its `seq`
+ * with release semantics at system scope. Blocking forms wait for the lane's `completed`;
+ * fetching forms for their result slot, then hand the slot back (`taken`).
+ *
+ * Every wait watches the clock: past `stall_ns` it says once which PE, operation and ring wait
+ * for what; if the proxy thread has stopped (status DEAD) it says so and returns
+ * RSHMEM_PROXY_ERR_DEAD (device callers trap on it: the kernel fails instead of hanging).
+ *
+ * The same code compiles as host C++17 (ctest/proxy/harness.cpp): there host threads play the
+ * CTAs against the real proxy loop in the Rust tests (tests/proxy_channel.rs). */
+#ifndef RSHMEM_PROXY_CUH
+#define RSHMEM_PROXY_CUH
+
+#include "rshmem/rshmem_abi.h"
+#include "ibgda/ibgda_port.h"
+
+#if !defined(__CUDACC__)
+#include <chrono>
+#include <cstdio>
+#endif
+
+static_assert(sizeof(RshmemProxyCmd) == 64, "rshmem proxy: command layout differs from the library's");
+static_assert(sizeof(RshmemProxyLane) == 64 && sizeof(RshmemProxyIssue) == 64 && sizeof(RshmemProxyResult) == 32,
+              "rshmem proxy: channel layout differs from the library's");
+
+#define RSHMEM_PROXY_FN RSHMEM_IBGDA_FN
+#define RSHMEM_PROXY_ERR_DEAD (-1)
+
+namespace rshmem_proxy {
+namespace port = rshmem_ibgda;
+
+#if defined(__CUDACC__)
+RSHMEM_PROXY_FN uint64_t now_ns() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+#define RSHMEM_PROXY_REPORT(...) printf(__VA_ARGS__)
+#else
+inline uint64_t now_ns() {
+    return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+/* The host build hands reports to a hook (the test harness collects them); stderr without one. */
+inline void (*&host_report_hook())(const char *) {
+    static void (*hook)(const char *) = nullptr;
+    return hook;
+}
+template <class... A> inline void host_report(const char *fmt, A... args) {
+    char line[512];
+    snprintf(line, sizeof line, fmt, args...);
+    if (host_report_hook()) host_report_hook()(line);
+    else fputs(line, stderr);
+}
+#define RSHMEM_PROXY_REPORT(...) rshmem_proxy::host_report(__VA_ARGS__)
+#endif
+
+/* What an issuing thread is doing, for the reports. */
+struct what {
+    const char *routine;
+    int pe;
+    uint32_t lane;
+};
+
+/* Waits until *word >= want. The proxy's status and the clock are read every 64 polls. */
+RSHMEM_PROXY_FN int wait_for(RshmemProxyChannel *ch, uint64_t *word, uint64_t want, const char *waits_for, const what &w) {
+    unsigned polls = 0, spins = 0;
+    uint64_t start = 0;
+    bool told = false;
+    while (port::load_acquire(word) < want) {
+        if ((++polls & 63) == 0) {
+            if (port::load_acquire(&ch->status) == RSHMEM_PROXY_DEAD) {
+                RSHMEM_PROXY_REPORT("rshmem: PE %d: %s to PE %d cannot complete: the proxy thread stopped at ring %u command %llu "
+                                    "(to PE %d); its message on the host says why\n",
+                                    ch->mype, w.routine, w.pe, ch->failed_lane, (unsigned long long)ch->failed_ticket, ch->failed_pe);
+                return RSHMEM_PROXY_ERR_DEAD;
+            }
+            uint64_t t = now_ns();
+            if (start == 0) start = t;
+            else if (!told && t - start > ch->stall_ns) {
+                RSHMEM_PROXY_REPORT("rshmem: PE %d: %s to PE %d has waited %llu ms for %s in proxy ring %u; the proxy thread "
+                                    "is not keeping up (is it alive? is PE %d's host reachable?)\n",
+                                    ch->mype, w.routine, w.pe, (unsigned long long)((t - start) / 1000000u), waits_for, w.lane,
+                                    w.pe);
+                told = true;
+            }
+        }
+        port::backoff(spins);
+    }
+    return 0;
+}
+
+/* One command's fields besides seq. */
+struct command {
+    uint32_t op;
+    int pe;
+    uint64_t remote, local, bytes, value, compare;
+    uint32_t amo, amo_type;
+};
+
+/* Posts `c` to this thread's ring; sets `ticket` and `w.lane`. */
+RSHMEM_PROXY_FN int post(RshmemProxyChannel *ch, const command &c, what &w, uint64_t &ticket) {
+    const uint64_t slots = ch->slots;
+    w.lane = port::cta_id() % ch->lanes;
+    RshmemProxyIssue *issue = (RshmemProxyIssue *)ch->issue + w.lane;
+    const uint64_t t = port::fetch_add_gpu(&issue->ticket, (uint64_t)1);
+    if (t >= port::load_relaxed_gpu(&issue->consumed_seen) + slots) {
+        RshmemProxyLane *lane = (RshmemProxyLane *)ch->lane_state + w.lane;
+        if (wait_for(ch, &lane->consumed, t - slots + 1, "a free slot (the ring is full)", w)) return RSHMEM_PROXY_ERR_DEAD;
+        port::fetch_max_gpu(&issue->consumed_seen, port::load_relaxed(&lane->consumed));
+    }
+    RshmemProxyCmd *slot = (RshmemProxyCmd *)ch->cmds + w.lane * slots + (t & (slots - 1));
+    port::store_relaxed(&slot->op, c.op);
+    port::store_relaxed(&slot->pe, c.pe);
+    port::store_relaxed(&slot->remote, c.remote);
+    port::store_relaxed(&slot->local, c.local);
+    port::store_relaxed(&slot->bytes, c.bytes);
+    port::store_relaxed(&slot->value, c.value);
+    port::store_relaxed(&slot->compare, c.compare);
+    port::store_relaxed(&slot->amo, c.amo);
+    port::store_relaxed(&slot->amo_type, c.amo_type);
+    port::store_release(&slot->seq, t + 1);
+    ticket = t;
+    return 0;
+}
+
+/* Posts `c` and, when it asks for it, waits for its completion or result. */
+RSHMEM_PROXY_FN int issue(RshmemProxyChannel *ch, const command &c, const char *routine, uint64_t *result = nullptr) {
+    what w = {routine, c.pe, 0};
+    uint64_t t;
+    if (post(ch, c, w, t)) return RSHMEM_PROXY_ERR_DEAD;
+    if (c.op & RSHMEM_PROXY_FLAG_WAIT) {
+        RshmemProxyLane *lane = (RshmemProxyLane *)ch->lane_state + w.lane;
+        if (wait_for(ch, &lane->completed, t + 1, "its completion", w)) return RSHMEM_PROXY_ERR_DEAD;
+    }
+    if (c.op & RSHMEM_PROXY_FLAG_RESULT) {
+        RshmemProxyResult *r = (RshmemProxyResult *)ch->results + w.lane * (uint64_t)ch->slots + (t & (ch->slots - 1u));
+        if (wait_for(ch, &r->ready, t + 1, "its result", w)) return RSHMEM_PROXY_ERR_DEAD;
+        *result = port::load_relaxed(&r->value);
+        port::store_release(&r->taken, t + 1);
+    }
+    return 0;
+}
+
+/* ---- the operations (remote: byte offset in the target PE's symmetric heap) ---- */
+
+RSHMEM_PROXY_FN int put(RshmemProxyChannel *ch, int pe, uint64_t remote, const void *src, uint64_t bytes, bool nbi,
+                        const char *routine) {
+    command c = {RSHMEM_PROXY_OP_PUT | (nbi ? 0u : RSHMEM_PROXY_FLAG_WAIT), pe, remote, (uint64_t)(uintptr_t)src, bytes, 0, 0, 0, 0};
+    return issue(ch, c, routine);
+}
+RSHMEM_PROXY_FN int get(RshmemProxyChannel *ch, int pe, uint64_t remote, void *dst, uint64_t bytes, bool nbi, const char *routine) {
+    command c = {RSHMEM_PROXY_OP_GET | (nbi ? 0u : RSHMEM_PROXY_FLAG_WAIT), pe, remote, (uint64_t)(uintptr_t)dst, bytes, 0, 0, 0, 0};
+    return issue(ch, c, routine);
+}
+/* p: `bytes` (1..8) of `value`, little-endian; complete at quiet. */
+RSHMEM_PROXY_FN int p(RshmemProxyChannel *ch, int pe, uint64_t remote, uint64_t value, uint32_t bytes, const char *routine) {
+    command c = {RSHMEM_PROXY_OP_P, pe, remote, 0, bytes, value, 0, 0, 0};
+    return issue(ch, c, routine);
+}
+RSHMEM_PROXY_FN int g(RshmemProxyChannel *ch, int pe, uint64_t remote, uint32_t bytes, uint64_t *value, const char *routine) {
+    command c = {RSHMEM_PROXY_OP_G | RSHMEM_PROXY_FLAG_RESULT, pe, remote, 0, bytes, 0, 0, 0, 0};
+    return issue(ch, c, routine, value);
+}
+/* amo: RSHMEM_PROXY_AMO_*, type: RSHMEM_PROXY_TYPE_*; values as bit patterns. */
+RSHMEM_PROXY_FN int amo(RshmemProxyChannel *ch, int pe, uint64_t remote, uint32_t op, uint32_t type, uint64_t value,
+                        const char *routine) {
+    command c = {RSHMEM_PROXY_OP_AMO, pe, remote, 0, 0, value, 0, op, type};
+    return issue(ch, c, routine);
+}
+RSHMEM_PROXY_FN int fetch_amo(RshmemProxyChannel *ch, int pe, uint64_t remote, uint32_t op, uint32_t type, uint64_t value,
+                              uint64_t compare, uint64_t *old, const char *routine) {
+    command c = {RSHMEM_PROXY_OP_FETCH_AMO | RSHMEM_PROXY_FLAG_RESULT, pe, remote, 0, 0, value, compare, op, type};
+    return issue(ch, c, routine, old);
+}
+/* put, then the signal word at `sig_remote` updated (sig_op: RSHMEM_PROXY_AMO_SET or _ADD) after the data. */
+RSHMEM_PROXY_FN int put_signal(RshmemProxyChannel *ch, int pe, uint64_t remote, const void *src, uint64_t bytes,
+                               uint64_t sig_remote, uint64_t signal, uint32_t sig_op, bool nbi, const char *routine) {
+    command c = {RSHMEM_PROXY_OP_PUT_SIGNAL | (nbi ? 0u : RSHMEM_PROXY_FLAG_WAIT), pe, remote, (uint64_t)(uintptr_t)src, bytes,
+                 signal, sig_remote, sig_op, RSHMEM_PROXY_TYPE_U64};
+    return issue(ch, c, routine);
+}
+RSHMEM_PROXY_FN int fence(RshmemProxyChannel *ch, const char *routine) {
+    command c = {RSHMEM_PROXY_OP_FENCE, -1, 0, 0, 0, 0, 0, 0, 0};
+    return issue(ch, c, routine);
+}
+RSHMEM_PROXY_FN int quiet(RshmemProxyChannel *ch, const char *routine) {
+    command c = {RSHMEM_PROXY_OP_QUIET | RSHMEM_PROXY_FLAG_WAIT, -1, 0, 0, 0, 0, 0, 0, 0};
+    return issue(ch, c, routine);
+}
+
+} /* namespace rshmem_proxy */
+
+#endif /* RSHMEM_PROXY_CUH */

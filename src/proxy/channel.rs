@@ -1,0 +1,193 @@
+//! The memory of one PE's command channel and typed access to its words (layout: the
+//! `RshmemProxy*` structs of `crate::abi`, shared with device/rshmem_proxy.cuh).
+//!
+//! The issuers (GPU threads, or host threads standing in for them) and the proxy thread touch
+//! the same words concurrently; every shared word is read and written here through atomics
+//! (`AtomicU64`/`AtomicU32` views of the C words), never through plain references.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::abi::{
+    RshmemProxyChannel, RshmemProxyCmd, RshmemProxyIssue, RshmemProxyLane, RshmemProxyResult, RSHMEM_PROXY_DEAD, RSHMEM_PROXY_MAGIC,
+    RSHMEM_PROXY_VERSION,
+};
+use crate::error::{Error, Result};
+
+/// One allocation, 64-byte aligned, zeroed, freed on drop.
+struct Block {
+    ptr: *mut u8,
+    layout: Layout,
+}
+
+impl Block {
+    fn new(bytes: usize) -> Block {
+        let layout = Layout::from_size_align(bytes.max(64), 64).expect("channel size fits a Layout");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        assert!(!ptr.is_null(), "out of memory allocating a proxy channel of {bytes} bytes");
+        Block { ptr, layout }
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        // SAFETY: allocated in Block::new with this layout.
+        unsafe { dealloc(self.ptr, self.layout) };
+    }
+}
+
+/// A channel's memory: the header, the rings, the results, the lane words and the issue words.
+/// `new_host` puts all of it in ordinary memory (the host build and its tests); the GPU build
+/// puts the issue words in GPU memory and the rest in pinned host memory the GPU maps.
+pub struct Channel {
+    header: *mut RshmemProxyChannel,
+    lanes: usize,
+    slots: usize,
+    _blocks: Vec<Block>,
+}
+
+// SAFETY: every word shared between threads is accessed through atomics (see the accessors);
+// the pointers stay valid for the Channel's life.
+unsafe impl Send for Channel {}
+// SAFETY: as above.
+unsafe impl Sync for Channel {}
+
+impl Channel {
+    /// A channel in ordinary memory: `lanes` rings of `slots` commands (a power of two).
+    pub fn new_host(mype: usize, lanes: usize, slots: usize, stall: Duration) -> Result<Channel> {
+        let routine = "nvshmem_init";
+        if lanes == 0 || lanes > 4096 {
+            return Err(Error::invalid(routine, format!("proxy channel: {lanes} lanes; expected 1 to 4096")));
+        }
+        if !slots.is_power_of_two() || !(2..=1 << 16).contains(&slots) {
+            return Err(Error::invalid(routine, format!("proxy channel: {slots} slots per lane; expected a power of two from 2 to 65536")));
+        }
+        let block = |bytes: usize| Block::new(bytes);
+        let blocks = vec![
+            block(size_of::<RshmemProxyChannel>()),
+            block(lanes * slots * size_of::<RshmemProxyCmd>()),
+            block(lanes * slots * size_of::<RshmemProxyResult>()),
+            block(lanes * size_of::<RshmemProxyLane>()),
+            block(lanes * size_of::<RshmemProxyIssue>()),
+        ];
+        let header = blocks[0].ptr.cast::<RshmemProxyChannel>();
+        let h = RshmemProxyChannel {
+            magic: RSHMEM_PROXY_MAGIC,
+            version: RSHMEM_PROXY_VERSION,
+            status: 0,
+            lanes: lanes as u32,
+            slots: slots as u32,
+            mype: mype as i32,
+            cmds: blocks[1].ptr as u64,
+            results: blocks[2].ptr as u64,
+            lane_state: blocks[3].ptr as u64,
+            issue: blocks[4].ptr as u64,
+            stall_ns: stall.as_nanos().min(u64::MAX as u128) as u64,
+            ..Default::default()
+        };
+        // SAFETY: header points to a fresh, aligned block of the right size nobody else sees yet.
+        unsafe { header.write(h) };
+        Ok(Channel { header, lanes, slots, _blocks: blocks })
+    }
+
+    /// The header's address: what device code (or the host harness) is given.
+    pub fn as_ptr(&self) -> *mut RshmemProxyChannel {
+        self.header
+    }
+
+    pub fn lanes(&self) -> usize {
+        self.lanes
+    }
+
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    fn status_word(&self) -> &AtomicU32 {
+        // SAFETY: `status` is an aligned u32 of the live header; AtomicU32 has its layout.
+        unsafe { AtomicU32::from_ptr(&raw mut (*self.header).status) }
+    }
+
+    fn base(&self, f: impl Fn(&RshmemProxyChannel) -> u64) -> u64 {
+        // SAFETY: the address fields are written once in new_host, before the channel is shared.
+        f(unsafe { &*self.header })
+    }
+
+    pub fn status(&self) -> u32 {
+        self.status_word().load(Ordering::Acquire)
+    }
+
+    pub(super) fn set_status(&self, status: u32) {
+        self.status_word().store(status, Ordering::Release);
+    }
+
+    /// Marks the channel dead at (lane, pe, ticket): issuers waiting on it stop and report.
+    pub(super) fn set_dead(&self, lane: usize, pe: i32, ticket: u64) {
+        // SAFETY: plain fields of the live header, written before the status that publishes them.
+        unsafe {
+            (&raw mut (*self.header).failed_lane).write_volatile(lane as u32);
+            (&raw mut (*self.header).failed_pe).write_volatile(pe);
+            (&raw mut (*self.header).failed_ticket).write_volatile(ticket);
+        }
+        self.set_status(RSHMEM_PROXY_DEAD);
+    }
+
+    /// The slot of `ticket` in `lane`'s ring.
+    pub(super) fn cmd(&self, lane: usize, ticket: u64) -> *mut RshmemProxyCmd {
+        let i = lane * self.slots + (ticket as usize & (self.slots - 1));
+        (self.base(|h| h.cmds) as *mut RshmemProxyCmd).wrapping_add(i)
+    }
+
+    /// The word `seq` of a slot.
+    pub(super) fn cmd_seq(&self, lane: usize, ticket: u64) -> &AtomicU64 {
+        // SAFETY: `seq` is the aligned first u64 of a live slot.
+        unsafe { AtomicU64::from_ptr(&raw mut (*self.cmd(lane, ticket)).seq) }
+    }
+
+    fn result(&self, lane: usize, ticket: u64) -> *mut RshmemProxyResult {
+        let i = lane * self.slots + (ticket as usize & (self.slots - 1));
+        (self.base(|h| h.results) as *mut RshmemProxyResult).wrapping_add(i)
+    }
+
+    /// Publishes a fetching command's result: the value, then `ready`.
+    pub(super) fn put_result(&self, lane: usize, ticket: u64, value: u64) {
+        let r = self.result(lane, ticket);
+        // SAFETY: aligned u64 fields of a live result slot; the issuer reads them through atomics.
+        unsafe {
+            AtomicU64::from_ptr(&raw mut (*r).value).store(value, Ordering::Relaxed);
+            AtomicU64::from_ptr(&raw mut (*r).ready).store(ticket + 1, Ordering::Release);
+        }
+    }
+
+    /// Whether the issuer of a fetching command has taken its result.
+    pub(super) fn result_taken(&self, lane: usize, ticket: u64) -> bool {
+        // SAFETY: as above.
+        unsafe { AtomicU64::from_ptr(&raw mut (*self.result(lane, ticket)).taken) }.load(Ordering::Acquire) > ticket
+    }
+
+    fn lane(&self, lane: usize) -> *mut RshmemProxyLane {
+        (self.base(|h| h.lane_state) as *mut RshmemProxyLane).wrapping_add(lane)
+    }
+
+    /// Credits: tickets below this have left `lane`'s ring.
+    pub fn consumed(&self, lane: usize) -> &AtomicU64 {
+        // SAFETY: aligned u64 of a live lane record.
+        unsafe { AtomicU64::from_ptr(&raw mut (*self.lane(lane)).consumed) }
+    }
+
+    /// Tickets below this that asked for completion are complete.
+    pub fn completed(&self, lane: usize) -> &AtomicU64 {
+        // SAFETY: as above.
+        unsafe { AtomicU64::from_ptr(&raw mut (*self.lane(lane)).completed) }
+    }
+
+    /// The next ticket issuers of `lane` will take (tests and diagnostics only: in the GPU
+    /// build this word is in GPU memory).
+    pub fn tickets(&self, lane: usize) -> &AtomicU64 {
+        let issue = (self.base(|h| h.issue) as *mut RshmemProxyIssue).wrapping_add(lane);
+        // SAFETY: aligned u64 of a live issue record.
+        unsafe { AtomicU64::from_ptr(&raw mut (*issue).ticket) }
+    }
+}

@@ -1,0 +1,111 @@
+//! The proxy transport (issue 19): device operations for PEs on other hosts are handed to one
+//! host thread per PE, which posts them through a network `Transport` (libfabric).
+//!
+//! Device threads write fixed-size commands into lock-free rings (`channel.rs`; the layout is
+//! `crate::abi::RshmemProxy*`, the issuing side is device/rshmem_proxy.cuh). The proxy thread
+//! (`serve.rs`) takes each lane's commands in ticket order, runs them, returns credits and
+//! writes completions back. Where the local memory of a command lives (GPU or host) is the
+//! `LocalMemory`'s business. docs/ARCHITECTURE.md ("Proxy transport") has the design.
+
+mod channel;
+mod serve;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub use channel::Channel;
+
+use crate::error::Result;
+use crate::transport::Transport;
+
+/// The memory a command's `local` address points into, as the proxy thread reaches it.
+pub trait LocalMemory: Send + Sync {
+    /// Calls `f` with the `len` bytes at `addr` (the source of a put).
+    fn with_source(&self, addr: u64, len: usize, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
+    /// Calls `f` with a buffer that becomes the `len` bytes at `addr` (the destination of a get).
+    fn with_dest(&self, addr: u64, len: usize, f: &mut dyn FnMut(&mut [u8]) -> Result<()>) -> Result<()>;
+}
+
+/// Local addresses are this process's own memory (the host build, and tests).
+pub struct ProcessMemory;
+
+impl LocalMemory for ProcessMemory {
+    fn with_source(&self, addr: u64, len: usize, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        // SAFETY: the issuer passed the address of `len` readable bytes it keeps alive until the
+        // command completes (blocking forms wait for it; nbi forms until quiet).
+        f(unsafe { std::slice::from_raw_parts(addr as *const u8, len) })
+    }
+
+    fn with_dest(&self, addr: u64, len: usize, f: &mut dyn FnMut(&mut [u8]) -> Result<()>) -> Result<()> {
+        // SAFETY: as above, for `len` writable bytes nobody else touches until completion.
+        f(unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len) })
+    }
+}
+
+/// How the proxy thread polls.
+#[derive(Clone, Copy, Debug)]
+pub struct ProxyConfig {
+    /// The number of PEs (commands naming another PE stop the proxy with an error).
+    pub npes: usize,
+    /// How long the thread keeps polling without sleeping after its last command.
+    pub spin: Duration,
+    /// The longest it sleeps between polls once idle (sleeps double from 1 µs up to this):
+    /// the worst-case delay a command posted to an idle proxy sees.
+    pub max_sleep: Duration,
+}
+
+impl ProxyConfig {
+    pub fn new(npes: usize) -> ProxyConfig {
+        ProxyConfig { npes, spin: Duration::from_micros(50), max_sleep: Duration::from_millis(1) }
+    }
+}
+
+/// One PE's proxy thread. Dropping it stops the thread.
+pub struct Proxy {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    failure: Arc<Mutex<Option<String>>>,
+}
+
+impl Proxy {
+    /// Starts serving `channel`.
+    pub fn start(channel: Arc<Channel>, transport: Arc<dyn Transport>, memory: Arc<dyn LocalMemory>, cfg: ProxyConfig) -> Proxy {
+        let stop = Arc::new(AtomicBool::new(false));
+        let failure = Arc::new(Mutex::new(None));
+        let (flag, failed) = (stop.clone(), failure.clone());
+        channel.set_status(crate::abi::RSHMEM_PROXY_RUNNING);
+        let thread = std::thread::Builder::new()
+            .name("rshmem-proxy".into())
+            .spawn(move || serve::run(&channel, &*transport, &*memory, &cfg, &flag, &failed))
+            .expect("spawning the proxy thread");
+        Proxy { stop, thread: Some(thread), failure }
+    }
+
+    /// Why the proxy thread stopped serving, if it did (the message it also logged).
+    pub fn failure(&self) -> Option<String> {
+        self.failure.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// CPU time the proxy thread has used so far.
+    pub fn cpu_time(&self) -> Option<Duration> {
+        use std::os::unix::thread::JoinHandleExt;
+        let thread = self.thread.as_ref()?.as_pthread_t();
+        let mut clock: libc::clockid_t = 0;
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: the thread is joinable (not yet joined), so its pthread_t is valid; both out
+        // pointers are to live locals.
+        let ok = unsafe { libc::pthread_getcpuclockid(thread, &mut clock) == 0 && libc::clock_gettime(clock, &mut ts) == 0 };
+        ok.then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! The proxy thread's loop. Each lane is served in ticket order: a slot is taken once its `seq`
+//! says this lap's command is complete in it, run, and its credit returned by advancing the
+//! lane's `consumed` — except that the slot of a fetching command stays out of circulation
+//! until its issuer has taken the result (credits come back in ticket order, so one slow
+//! reader holds back later slots of its lane, never overwrites its result).
+//!
+//! Ordering: one lane's commands run in order, and every command runs to the point the
+//! transport's semantics need before the next starts; a put-with-signal is a put, a transport
+//! fence, then the signal AMO; a fence command is a transport fence; a quiet is a transport
+//! quiet, after which `completed` passes it.
+//!
+//! Idle: after `spin` without a command the thread sleeps, 1 µs at first, doubling up to
+//! `max_sleep` (GPU threads cannot wake a sleeping thread; the bounded sleep is the price).
+//!
+//! A command that fails (transport error, or a malformed command) stops the thread: the channel
+//! is marked dead at that lane/ticket, so waiting issuers stop and say so, and the message is
+//! logged and kept for `Proxy::failure`. A panic inside the transport does the same.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::{Channel, LocalMemory, ProxyConfig};
+use crate::abi::*;
+use crate::error::{Error, Result};
+use crate::fabric::AtomicOp;
+use crate::transport::{AmoType, Segment, Transport};
+
+/// Commands taken from one lane before the next lane gets a turn.
+const BATCH: usize = 32;
+
+struct Lane {
+    /// The next ticket to take.
+    head: u64,
+    /// Fetching commands whose results the issuers have not taken yet, oldest first.
+    unread: VecDeque<u64>,
+    /// The last `consumed` written.
+    returned: u64,
+}
+
+pub(super) fn run(ch: &Channel, transport: &dyn Transport, memory: &dyn LocalMemory, cfg: &ProxyConfig, stop: &AtomicBool, failure: &Mutex<Option<String>>) {
+    let mut lanes: Vec<Lane> = (0..ch.lanes()).map(|_| Lane { head: 0, unread: VecDeque::new(), returned: 0 }).collect();
+    let mut current: (usize, i32, u64) = (0, -1, 0);
+    let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| serve(ch, transport, memory, cfg, stop, &mut lanes, &mut current)));
+    let message = match served {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => e.to_string(),
+        Err(panic) => {
+            let what = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            format!("the proxy thread panicked: {}", what.unwrap_or_else(|| "(no message)".into()))
+        }
+    };
+    let (lane, pe, ticket) = current;
+    let message = format!("PE {}: proxy thread stopped at lane {lane} command {ticket} (to PE {pe}): {message}; device operations to other hosts can no longer complete", mype_of(ch));
+    crate::runtime::log::warn(&message);
+    *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+    ch.set_dead(lane, pe, ticket);
+}
+
+fn mype_of(ch: &Channel) -> i32 {
+    // SAFETY: mype is written once before the channel is shared.
+    unsafe { (*ch.as_ptr()).mype }
+}
+
+fn serve(
+    ch: &Channel,
+    transport: &dyn Transport,
+    memory: &dyn LocalMemory,
+    cfg: &ProxyConfig,
+    stop: &AtomicBool,
+    lanes: &mut [Lane],
+    current: &mut (usize, i32, u64),
+) -> Result<()> {
+    let mut idle_since = Instant::now();
+    let mut sleep = Duration::ZERO;
+    while !stop.load(Ordering::Acquire) {
+        let mut worked = false;
+        for (l, lane) in lanes.iter_mut().enumerate() {
+            for _ in 0..BATCH {
+                let t = lane.head;
+                if ch.cmd_seq(l, t).load(Ordering::Acquire) != t + 1 {
+                    break;
+                }
+                // SAFETY: the issuer finished writing this slot before its release store of
+                // `seq`, which we acquired; nobody writes it again before we return its credit.
+                let cmd = unsafe { ch.cmd(l, t).read_volatile() };
+                *current = (l, cmd.pe, t);
+                execute(ch, transport, memory, cfg, l, t, &cmd)?;
+                if cmd.op & RSHMEM_PROXY_FLAG_RESULT != 0 {
+                    lane.unread.push_back(t);
+                }
+                lane.head = t + 1;
+                worked = true;
+            }
+            while lane.unread.front().is_some_and(|t| ch.result_taken(l, *t)) {
+                lane.unread.pop_front();
+            }
+            let credit = lane.unread.front().copied().unwrap_or(lane.head);
+            if credit != lane.returned {
+                ch.consumed(l).store(credit, Ordering::Release);
+                lane.returned = credit;
+                worked = true;
+            }
+        }
+        if worked {
+            idle_since = Instant::now();
+            sleep = Duration::ZERO;
+        } else if idle_since.elapsed() < cfg.spin {
+            std::hint::spin_loop();
+        } else {
+            sleep = (sleep * 2).clamp(Duration::from_micros(1), cfg.max_sleep);
+            std::thread::sleep(sleep);
+        }
+    }
+    Ok(())
+}
+
+fn amo_op(code: u32) -> Option<AtomicOp> {
+    Some(match code {
+        RSHMEM_PROXY_AMO_ADD => AtomicOp::Add,
+        RSHMEM_PROXY_AMO_AND => AtomicOp::And,
+        RSHMEM_PROXY_AMO_OR => AtomicOp::Or,
+        RSHMEM_PROXY_AMO_XOR => AtomicOp::Xor,
+        RSHMEM_PROXY_AMO_SET => AtomicOp::Set,
+        RSHMEM_PROXY_AMO_READ => AtomicOp::Read,
+        RSHMEM_PROXY_AMO_CSWAP => AtomicOp::CompareSwap,
+        _ => return None,
+    })
+}
+
+fn amo_type(code: u32) -> Option<AmoType> {
+    Some(match code {
+        RSHMEM_PROXY_TYPE_I32 => AmoType::I32,
+        RSHMEM_PROXY_TYPE_U32 => AmoType::U32,
+        RSHMEM_PROXY_TYPE_I64 => AmoType::I64,
+        RSHMEM_PROXY_TYPE_U64 => AmoType::U64,
+        RSHMEM_PROXY_TYPE_F32 => AmoType::F32,
+        RSHMEM_PROXY_TYPE_F64 => AmoType::F64,
+        _ => return None,
+    })
+}
+
+fn bad(what: String) -> Error {
+    Error::new(crate::error::ErrorKind::Internal, "rshmem proxy", format!("malformed command: {what}"))
+}
+
+/// Runs one command (lane `l`, ticket `t`) to the point its ordering needs.
+fn execute(ch: &Channel, tr: &dyn Transport, mem: &dyn LocalMemory, cfg: &ProxyConfig, l: usize, t: u64, c: &RshmemProxyCmd) -> Result<()> {
+    let op = c.op & 0xffff;
+    let pe = match op {
+        RSHMEM_PROXY_OP_FENCE | RSHMEM_PROXY_OP_QUIET => 0, // no target
+        _ => usize::try_from(c.pe).ok().filter(|p| *p < cfg.npes).ok_or_else(|| bad(format!("target PE {} is not in 0..{}", c.pe, cfg.npes)))?,
+    };
+    let remote = c.remote as usize;
+    let len = usize::try_from(c.bytes).map_err(|_| bad(format!("{} bytes", c.bytes)))?;
+    let small = |routine| if (1..=8).contains(&len) { Ok(len) } else { Err(bad(format!("{routine} of {len} bytes (1 to 8)"))) };
+    let amo = || amo_op(c.amo).ok_or_else(|| bad(format!("AMO operation {}", c.amo)));
+    let ty = || amo_type(c.amo_type).ok_or_else(|| bad(format!("AMO type {}", c.amo_type)));
+    let mut result = None;
+    match op {
+        RSHMEM_PROXY_OP_PUT => mem.with_source(c.local, len, &mut |src| tr.put(pe, Segment::Heap, remote, src, "nvshmem_putmem"))?,
+        RSHMEM_PROXY_OP_GET => mem.with_dest(c.local, len, &mut |dst| tr.get(pe, Segment::Heap, remote, dst, "nvshmem_getmem"))?,
+        RSHMEM_PROXY_OP_P => tr.put(pe, Segment::Heap, remote, &c.value.to_le_bytes()[..small("p")?], "nvshmem_p")?,
+        RSHMEM_PROXY_OP_G => {
+            let mut b = [0u8; 8];
+            tr.get(pe, Segment::Heap, remote, &mut b[..small("g")?], "nvshmem_g")?;
+            result = Some(u64::from_le_bytes(b));
+        }
+        RSHMEM_PROXY_OP_AMO => tr.amo(pe, Segment::Heap, remote, amo()?, ty()?, c.value, "nvshmem_atomic")?,
+        RSHMEM_PROXY_OP_FETCH_AMO => {
+            result = Some(match amo()? {
+                AtomicOp::CompareSwap => tr.compare_swap(pe, Segment::Heap, remote, ty()?, c.compare, c.value, "nvshmem_atomic_compare_swap")?,
+                o => tr.fetch_amo(pe, Segment::Heap, remote, o, ty()?, c.value, "nvshmem_atomic_fetch")?,
+            })
+        }
+        RSHMEM_PROXY_OP_PUT_SIGNAL => {
+            let sig = match c.amo {
+                RSHMEM_PROXY_AMO_SET => AtomicOp::Set,
+                RSHMEM_PROXY_AMO_ADD => AtomicOp::Add,
+                other => return Err(bad(format!("signal operation {other}"))),
+            };
+            let routine = "nvshmem_putmem_signal";
+            mem.with_source(c.local, len, &mut |src| tr.put(pe, Segment::Heap, remote, src, routine))?;
+            tr.fence(routine)?;
+            tr.amo(pe, Segment::Heap, c.compare as usize, sig, AmoType::U64, c.value, routine)?;
+        }
+        RSHMEM_PROXY_OP_FENCE => tr.fence("nvshmem_fence")?,
+        RSHMEM_PROXY_OP_QUIET => tr.quiet("nvshmem_quiet")?,
+        other => return Err(bad(format!("operation {other:#x}"))),
+    }
+    match (result, c.op & RSHMEM_PROXY_FLAG_RESULT != 0) {
+        (Some(v), true) => ch.put_result(l, t, v),
+        (None, false) => {}
+        (_, wanted) => return Err(bad(format!("operation {op} {} RSHMEM_PROXY_FLAG_RESULT", if wanted { "with" } else { "without" }))),
+    }
+    if c.op & RSHMEM_PROXY_FLAG_WAIT != 0 {
+        ch.completed(l).store(t + 1, Ordering::Release);
+    }
+    Ok(())
+}

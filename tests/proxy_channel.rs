@@ -1,0 +1,627 @@
+//! The proxy command channel end to end on the host build: the issuing side the GPU runs
+//! (device/rshmem_proxy.cuh, compiled as host C++ in ctest/proxy/harness.cpp), host threads
+//! standing in for CTAs, the real proxy loop (src/proxy/), and a fake transport that delivers
+//! writes and AMOs in a random order except where a fence or quiet forbids it, checking an
+//! ordering invariant after every delivery. No GPU and no network: this is the channel's logic.
+
+#[allow(dead_code)]
+mod ibgda_common;
+
+use std::ffi::{c_char, CStr, CString};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use rshmem::abi::*;
+use rshmem::error::{Error, ErrorKind, Result};
+use rshmem::fabric::AtomicOp;
+use rshmem::proxy::{Channel, ProcessMemory, Proxy, ProxyConfig};
+use rshmem::transport::{AmoType, Segment, Transport};
+
+// ---- the harness -------------------------------------------------------------------------
+
+fn harness() -> usize {
+    static H: OnceLock<usize> = OnceLock::new();
+    *H.get_or_init(|| {
+        let include = format!("-I{}/include", env!("CARGO_MANIFEST_DIR"));
+        let so = ibgda_common::compile("ctest/proxy/harness.cpp", "libproxy_harness.so", &["-fPIC", "-shared", &include]);
+        let path = CString::new(so.to_str().unwrap()).unwrap();
+        // SAFETY: dlopen of the library just built; its only static is the report hook.
+        let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        assert!(!handle.is_null(), "dlopen of the proxy harness failed");
+        // SAFETY: the symbol is defined by the harness with this signature.
+        let set: extern "C" fn(extern "C" fn(*const c_char)) = unsafe { std::mem::transmute(sym(handle as usize, "h_set_report")) };
+        set(collect_report);
+        handle as usize
+    })
+}
+
+fn sym(handle: usize, name: &str) -> *mut libc::c_void {
+    let c = CString::new(name).unwrap();
+    // SAFETY: handle is a live dlopen handle.
+    let p = unsafe { libc::dlsym(handle as *mut libc::c_void, c.as_ptr()) };
+    assert!(!p.is_null(), "the proxy harness has no symbol {name}");
+    p
+}
+
+/// A harness function by name and C signature.
+macro_rules! h {
+    ($name:ident : fn($($arg:ty),*) -> $ret:ty) => {{
+        let p = sym(harness(), stringify!($name));
+        // SAFETY: the harness defines this symbol with exactly this C signature.
+        unsafe { std::mem::transmute::<*mut libc::c_void, extern "C" fn($($arg),*) -> $ret>(p) }
+    }};
+}
+
+type Ch = *mut RshmemProxyChannel;
+
+static REPORTS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+extern "C" fn collect_report(line: *const c_char) {
+    // SAFETY: the harness passes a NUL-terminated line.
+    let s = unsafe { CStr::from_ptr(line) }.to_string_lossy().into_owned();
+    REPORTS.lock().unwrap().push(s);
+}
+
+/// Reports of the channel of PE `mype` (each test uses its own `mype`).
+fn reports_of(mype: usize) -> Vec<String> {
+    let tag = format!("rshmem: PE {mype}:");
+    REPORTS.lock().unwrap().iter().filter(|r| r.starts_with(&tag)).cloned().collect()
+}
+
+/// Channel pointers cross threads in the tests (the channel outlives every thread).
+#[derive(Clone, Copy)]
+struct Shared(Ch);
+// SAFETY: the channel is built for concurrent use; see src/proxy/channel.rs.
+unsafe impl Send for Shared {}
+
+// ---- the fake transport ------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq)]
+enum Event {
+    Put { pe: usize, off: usize, len: usize },
+    Get { pe: usize, off: usize },
+    Amo { pe: usize, off: usize },
+    Fetch { pe: usize, off: usize },
+    Fence,
+    Quiet,
+}
+
+enum Change {
+    Write(Vec<u8>),
+    Amo(AtomicOp, AmoType, u64),
+}
+
+struct Pending {
+    epoch: u64,
+    pe: usize,
+    off: usize,
+    change: Change,
+}
+
+type Check = Box<dyn Fn(&[Vec<u8>]) -> Option<String> + Send>;
+
+struct Net {
+    mem: Vec<Vec<u8>>,
+    pending: Vec<Pending>,
+    epoch: u64,
+    log: Vec<Event>,
+    rng: u64,
+    check: Option<Check>,
+    violations: Vec<String>,
+}
+
+/// Posted writes and AMOs wait in `pending`; at every call some of the oldest fence epoch are
+/// applied, in random order. Fetching operations, gets and quiet apply everything first.
+struct Fake {
+    net: Mutex<Net>,
+    fail_pe: Option<usize>,
+    panic_pe: Option<usize>,
+}
+
+fn width(ty: AmoType) -> usize {
+    match ty {
+        AmoType::I32 | AmoType::U32 | AmoType::F32 => 4,
+        _ => 8,
+    }
+}
+
+fn apply_amo(word: &mut [u8], op: AtomicOp, ty: AmoType, v: u64, cond: u64) -> u64 {
+    let w = width(ty);
+    let mut b = [0u8; 8];
+    b[..w].copy_from_slice(&word[..w]);
+    let old = u64::from_le_bytes(b);
+    let new = match op {
+        AtomicOp::Add => old.wrapping_add(v),
+        AtomicOp::And => old & v,
+        AtomicOp::Or => old | v,
+        AtomicOp::Xor => old ^ v,
+        AtomicOp::Set => v,
+        AtomicOp::Read => old,
+        AtomicOp::CompareSwap => {
+            if old == cond {
+                v
+            } else {
+                old
+            }
+        }
+    };
+    word[..w].copy_from_slice(&new.to_le_bytes()[..w]);
+    old
+}
+
+impl Net {
+    fn random(&mut self) -> u64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng
+    }
+
+    fn apply(&mut self, p: Pending) {
+        let word = &mut self.mem[p.pe][p.off..];
+        match p.change {
+            Change::Write(d) => word[..d.len()].copy_from_slice(&d),
+            Change::Amo(op, ty, v) => {
+                apply_amo(word, op, ty, v, 0);
+            }
+        }
+        if let Some(check) = &self.check {
+            if let Some(v) = check(&self.mem) {
+                self.violations.push(v);
+            }
+        }
+    }
+
+    /// Applies some (or, with `all`, every) pending change, never one of a later fence epoch
+    /// while one of an earlier epoch waits.
+    fn deliver(&mut self, all: bool) {
+        while let Some(oldest) = self.pending.iter().map(|p| p.epoch).min() {
+            let mut now: Vec<usize> = (0..self.pending.len()).filter(|i| self.pending[*i].epoch == oldest).collect();
+            if !all {
+                now.retain(|_| self.random() % 2 == 0);
+                if now.is_empty() {
+                    return;
+                }
+            }
+            // Apply in a random order: swap each pick to a random place first.
+            for k in (1..now.len()).rev() {
+                let j = (self.random() as usize) % (k + 1);
+                now.swap(k, j);
+            }
+            let mut taken: Vec<Option<Pending>> = std::mem::take(&mut self.pending).into_iter().map(Some).collect();
+            for i in &now {
+                let p = taken[*i].take().unwrap();
+                self.apply(p);
+            }
+            self.pending = taken.into_iter().flatten().collect();
+            if !all {
+                return;
+            }
+        }
+    }
+}
+
+impl Fake {
+    fn new(npes: usize, heap: usize) -> Arc<Fake> {
+        Fake::with(npes, heap, None, None, None)
+    }
+
+    fn with(npes: usize, heap: usize, check: Option<Check>, fail_pe: Option<usize>, panic_pe: Option<usize>) -> Arc<Fake> {
+        let net = Net { mem: vec![vec![0; heap]; npes], pending: Vec::new(), epoch: 0, log: Vec::new(), rng: 0x9e37_79b9_7f4a_7c15, check, violations: Vec::new() };
+        Arc::new(Fake { net: Mutex::new(net), fail_pe, panic_pe })
+    }
+
+    fn net(&self) -> std::sync::MutexGuard<'_, Net> {
+        self.net.lock().unwrap()
+    }
+
+    fn enter(&self, pe: usize, routine: &'static str) -> Result<std::sync::MutexGuard<'_, Net>> {
+        if self.fail_pe == Some(pe) {
+            return Err(Error::new(ErrorKind::System, routine, format!("fabric: fake: PE {pe} is unreachable")));
+        }
+        assert!(self.panic_pe != Some(pe), "fake transport told to panic on PE {pe}");
+        Ok(self.net())
+    }
+
+    fn read(&self, pe: usize, off: usize, len: usize) -> Vec<u8> {
+        self.net().mem[pe][off..off + len].to_vec()
+    }
+
+    fn u64_at(&self, pe: usize, off: usize) -> u64 {
+        u64::from_le_bytes(self.read(pe, off, 8).try_into().unwrap())
+    }
+}
+
+impl Transport for Fake {
+    fn describe(&self) -> String {
+        "fake".into()
+    }
+    fn put(&self, pe: usize, _seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
+        let mut n = self.enter(pe, routine)?;
+        n.log.push(Event::Put { pe, off, len: src.len() });
+        let epoch = n.epoch;
+        n.pending.push(Pending { epoch, pe, off, change: Change::Write(src.to_vec()) });
+        n.deliver(false);
+        Ok(())
+    }
+    fn get(&self, pe: usize, _seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()> {
+        let mut n = self.enter(pe, routine)?;
+        n.log.push(Event::Get { pe, off });
+        n.deliver(true);
+        dst.copy_from_slice(&n.mem[pe][off..off + dst.len()]);
+        Ok(())
+    }
+    fn amo(&self, pe: usize, _seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()> {
+        let mut n = self.enter(pe, routine)?;
+        n.log.push(Event::Amo { pe, off });
+        let epoch = n.epoch;
+        n.pending.push(Pending { epoch, pe, off, change: Change::Amo(op, ty, value) });
+        n.deliver(false);
+        Ok(())
+    }
+    fn fetch_amo(&self, pe: usize, _seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<u64> {
+        let mut n = self.enter(pe, routine)?;
+        n.log.push(Event::Fetch { pe, off });
+        n.deliver(true);
+        Ok(apply_amo(&mut n.mem[pe][off..], op, ty, value, 0))
+    }
+    fn compare_swap(&self, pe: usize, _seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64, routine: &'static str) -> Result<u64> {
+        let mut n = self.enter(pe, routine)?;
+        n.log.push(Event::Fetch { pe, off });
+        n.deliver(true);
+        Ok(apply_amo(&mut n.mem[pe][off..], AtomicOp::CompareSwap, ty, value, cond))
+    }
+    fn fence(&self, _routine: &'static str) -> Result<()> {
+        let mut n = self.net();
+        n.log.push(Event::Fence);
+        n.epoch += 1;
+        Ok(())
+    }
+    fn quiet(&self, _routine: &'static str) -> Result<()> {
+        let mut n = self.net();
+        n.log.push(Event::Quiet);
+        n.deliver(true);
+        Ok(())
+    }
+}
+
+// ---- set-up --------------------------------------------------------------------------------
+
+const NPES: usize = 4;
+const HEAP: usize = 1 << 20;
+
+fn channel(mype: usize, lanes: usize, slots: usize, stall: Duration) -> Arc<Channel> {
+    harness(); // compiled before any timing starts
+    Arc::new(Channel::new_host(mype, lanes, slots, stall).unwrap())
+}
+
+fn start(ch: &Arc<Channel>, fake: &Arc<Fake>) -> Proxy {
+    Proxy::start(ch.clone(), fake.clone(), Arc::new(ProcessMemory), ProxyConfig::new(NPES))
+}
+
+/// Runs `body(thread index)` on `n` threads, each playing CTA `index`.
+fn on_threads(n: usize, ch: &Arc<Channel>, body: impl Fn(Ch, usize) + Send + Sync + 'static) {
+    let body = Arc::new(body);
+    let threads: Vec<_> = (0..n)
+        .map(|i| {
+            let (body, c) = (body.clone(), Shared(ch.as_ptr()));
+            std::thread::spawn(move || {
+                let c = c;
+                h!(h_set_cta: fn(u32) -> ())(i as u32);
+                body(c.0, i)
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+// ---- tests ----------------------------------------------------------------------------------
+
+#[test]
+fn many_threads_lose_and_duplicate_no_command_across_wraps() {
+    let _w = ibgda_common::watchdog(120, "many_threads_lose_and_duplicate_no_command_across_wraps");
+    let (threads, each) = (8usize, 400usize);
+    let ch = channel(10, 3, 8, Duration::from_secs(30));
+    let fake = Fake::new(NPES, HEAP);
+    let _proxy = start(&ch, &fake);
+    on_threads(threads, &ch, move |c, i| {
+        let p = h!(h_p: fn(Ch, i32, u64, u64, u32) -> i32);
+        for k in 0..each {
+            let off = ((i * each + k) * 8) as u64;
+            assert_eq!(p(c, 1 + (k % 3) as i32, off, ((i as u64) << 32) | k as u64, 8), 0);
+        }
+        assert_eq!(h!(h_quiet: fn(Ch) -> i32)(c), 0);
+    });
+    for i in 0..threads {
+        for k in 0..each {
+            let off = (i * each + k) * 8;
+            assert_eq!(fake.u64_at(1 + k % 3, off), ((i as u64) << 32) | k as u64, "thread {i} command {k}");
+        }
+    }
+    let log = fake.net().log.clone();
+    let mut puts: Vec<(usize, usize)> = log.iter().filter_map(|e| if let Event::Put { pe, off, .. } = e { Some((*pe, *off)) } else { None }).collect();
+    assert_eq!(puts.len(), threads * each, "every command ran once");
+    puts.sort();
+    puts.dedup();
+    assert_eq!(puts.len(), threads * each, "no command ran twice");
+    let mut posted = 0;
+    for l in 0..ch.lanes() {
+        let t = ch.tickets(l).load(Ordering::Acquire);
+        assert_eq!(ch.consumed(l).load(Ordering::Acquire), t, "lane {l}: every credit returned");
+        posted += t;
+    }
+    assert_eq!(posted as usize, threads * (each + 1), "8 slots per lane wrapped {}x", posted / 24);
+}
+
+#[test]
+fn a_full_ring_stalls_says_so_then_proceeds() {
+    let _w = ibgda_common::watchdog(60, "a_full_ring_stalls_says_so_then_proceeds");
+    let ch = channel(11, 1, 4, Duration::from_millis(200));
+    let fake = Fake::new(NPES, HEAP);
+    let posted = Arc::new(AtomicUsize::new(0));
+    let (c, n) = (Shared(ch.as_ptr()), posted.clone());
+    let producer = std::thread::spawn(move || {
+        let c = c;
+        h!(h_set_cta: fn(u32) -> ())(0);
+        let p = h!(h_p: fn(Ch, i32, u64, u64, u32) -> i32);
+        for k in 0..12u64 {
+            assert_eq!(p(c.0, 2, k * 8, 100 + k, 8), 0);
+            n.fetch_add(1, Ordering::Release);
+        }
+        assert_eq!(h!(h_quiet: fn(Ch) -> i32)(c.0), 0);
+    });
+    std::thread::sleep(Duration::from_millis(700));
+    assert_eq!(posted.load(Ordering::Acquire), 4, "no proxy yet: the 4 slots fill, the 5th post waits");
+    assert_eq!(ch.tickets(0).load(Ordering::Acquire), 5);
+    let r = reports_of(11);
+    assert!(
+        r.iter().any(|l| l.contains("nvshmem_p to PE 2 has waited") && l.contains("a free slot (the ring is full) in proxy ring 0")),
+        "stall report: {r:?}"
+    );
+    let _proxy = start(&ch, &fake);
+    producer.join().unwrap();
+    for k in 0..12 {
+        assert_eq!(fake.u64_at(2, k * 8), 100 + k as u64, "command {k} arrived once the proxy ran");
+    }
+    assert_eq!(ch.consumed(0).load(Ordering::Acquire), 13);
+}
+
+#[test]
+fn fetching_operations_return_their_own_results() {
+    let _w = ibgda_common::watchdog(120, "fetching_operations_return_their_own_results");
+    // Two lanes of four slots: results share slots with many later commands.
+    let ch = channel(12, 2, 4, Duration::from_secs(30));
+    let fake = Fake::new(NPES, HEAP);
+    let _proxy = start(&ch, &fake);
+    let olds = Arc::new(Mutex::new(Vec::new()));
+    let seen = olds.clone();
+    on_threads(4, &ch, move |c, i| {
+        let fetch = h!(h_fetch_amo: fn(Ch, i32, u64, u32, u32, u64, u64, *mut u64) -> i32);
+        let g = h!(h_g: fn(Ch, i32, u64, u32, *mut u64) -> i32);
+        let p = h!(h_p: fn(Ch, i32, u64, u64, u32) -> i32);
+        let mut mine = Vec::new();
+        for k in 0..150u64 {
+            let mut old = u64::MAX;
+            assert_eq!(fetch(c, 3, 0, RSHMEM_PROXY_AMO_ADD, RSHMEM_PROXY_TYPE_U64, 1, 0, &mut old), 0);
+            mine.push(old);
+            // A value of this thread's own, read back through g (4 bytes of it).
+            let off = 64 + (i as u64) * 8;
+            assert_eq!(p(c, 3, off, (i as u64) << 40 | k, 8), 0);
+            let mut v = 0;
+            assert_eq!(g(c, 3, off, 4, &mut v), 0);
+            assert_eq!(v, k, "g of the 4 low bytes");
+        }
+        seen.lock().unwrap().extend(mine);
+    });
+    let mut all = olds.lock().unwrap().clone();
+    all.sort();
+    assert_eq!(all, (0..600).collect::<Vec<u64>>(), "each fetch-add saw a different old value");
+    assert_eq!(fake.u64_at(3, 0), 600);
+    // compare-swap on a 32-bit word: fails, then succeeds.
+    let c = ch.as_ptr();
+    let fetch = h!(h_fetch_amo: fn(Ch, i32, u64, u32, u32, u64, u64, *mut u64) -> i32);
+    let mut old = 0;
+    assert_eq!(fetch(c, 1, 32, RSHMEM_PROXY_AMO_CSWAP, RSHMEM_PROXY_TYPE_U32, 7, 5, &mut old), 0);
+    assert_eq!((old, fake.u64_at(1, 32)), (0, 0), "condition 5 does not hold");
+    assert_eq!(fetch(c, 1, 32, RSHMEM_PROXY_AMO_CSWAP, RSHMEM_PROXY_TYPE_U32, 7, 0, &mut old), 0);
+    assert_eq!((old, fake.u64_at(1, 32)), (0, 7));
+    // The last results were taken just now; the proxy returns their credits on its next pass.
+    let t0 = Instant::now();
+    for l in 0..2 {
+        while ch.consumed(l).load(Ordering::Acquire) != ch.tickets(l).load(Ordering::Acquire) && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(ch.consumed(l).load(Ordering::Acquire), ch.tickets(l).load(Ordering::Acquire), "lane {l}: credits back once results were taken");
+    }
+}
+
+const BLOCK: usize = 256;
+
+#[test]
+fn a_signal_arrives_after_its_data() {
+    let _w = ibgda_common::watchdog(120, "a_signal_arrives_after_its_data");
+    let threads = 4usize;
+    // Thread i: data block at i * BLOCK, signal word at 64K + i * 8. Generation g is written as
+    // bytes of value g; whenever a signal says g, the data must be of generation g or later.
+    let check: Check = Box::new(move |mem| {
+        for i in 0..threads {
+            let sig = u64::from_le_bytes(mem[1][65536 + i * 8..][..8].try_into().unwrap());
+            let data = &mem[1][i * BLOCK..(i + 1) * BLOCK];
+            if (data[0] as u64) < sig || data.iter().any(|b| *b != data[0]) {
+                return Some(format!("thread {i}: signal {sig} visible with data of generation {}", data[0]));
+            }
+        }
+        None
+    });
+    let fake = Fake::with(NPES, HEAP, Some(check), None, None);
+    let ch = channel(13, 2, 8, Duration::from_secs(30));
+    let _proxy = start(&ch, &fake);
+    on_threads(threads, &ch, move |c, i| {
+        let put_signal = h!(h_put_signal: fn(Ch, i32, u64, *const u8, u64, u64, u64, u32, i32) -> i32);
+        // Sources stay untouched until the quiet (nbi).
+        let sources: Vec<Vec<u8>> = (1..=200u64).map(|g| vec![g as u8; BLOCK]).collect();
+        for (k, src) in sources.iter().enumerate() {
+            let nbi = (k % 4 != 0) as i32;
+            let rc = put_signal(c, 1, (i * BLOCK) as u64, src.as_ptr(), BLOCK as u64, (65536 + i * 8) as u64, k as u64 + 1, RSHMEM_PROXY_AMO_SET, nbi);
+            assert_eq!(rc, 0);
+        }
+        assert_eq!(h!(h_quiet: fn(Ch) -> i32)(c), 0);
+    });
+    let n = fake.net();
+    assert!(n.violations.is_empty(), "{:?}", &n.violations[..n.violations.len().min(3)]);
+    assert!(n.log.iter().filter(|e| **e == Event::Fence).count() >= 800, "a fence between each data and its signal");
+    for i in 0..threads {
+        assert_eq!(n.mem[1][65536 + i * 8], 200);
+        assert!(n.mem[1][i * BLOCK..(i + 1) * BLOCK].iter().all(|b| *b == 200));
+    }
+}
+
+#[test]
+fn fence_orders_puts_to_a_pe() {
+    let _w = ibgda_common::watchdog(120, "fence_orders_puts_to_a_pe");
+    // Thread i writes generation g to X_i, fences, writes g to Y_i: Y_i may never pass X_i.
+    let check: Check = Box::new(|mem| {
+        (0..4).find_map(|i| {
+            let at = |o: usize| u64::from_le_bytes(mem[2][o..o + 8].try_into().unwrap());
+            let (x, y) = (at(i * 16), at(i * 16 + 8));
+            (y > x).then(|| format!("thread {i}: Y = {y} visible while X is still {x}"))
+        })
+    });
+    let fake = Fake::with(NPES, HEAP, Some(check), None, None);
+    let ch = channel(14, 4, 8, Duration::from_secs(30));
+    let _proxy = start(&ch, &fake);
+    on_threads(4, &ch, |c, i| {
+        let p = h!(h_p: fn(Ch, i32, u64, u64, u32) -> i32);
+        let fence = h!(h_fence: fn(Ch) -> i32);
+        for g in 1..=300u64 {
+            assert_eq!(p(c, 2, (i * 16) as u64, g, 8), 0);
+            assert_eq!(fence(c), 0);
+            assert_eq!(p(c, 2, (i * 16 + 8) as u64, g, 8), 0);
+        }
+        assert_eq!(h!(h_quiet: fn(Ch) -> i32)(c), 0);
+    });
+    let n = fake.net();
+    assert!(n.violations.is_empty(), "{:?}", &n.violations[..n.violations.len().min(3)]);
+    assert_eq!(u64::from_le_bytes(n.mem[2][8..16].try_into().unwrap()), 300);
+}
+
+#[test]
+fn quiet_completes_everything_and_blocking_forms_wait() {
+    let _w = ibgda_common::watchdog(60, "quiet_completes_everything_and_blocking_forms_wait");
+    let fake = Fake::new(NPES, HEAP);
+    let ch = channel(15, 1, 16, Duration::from_secs(30));
+    let _proxy = start(&ch, &fake);
+    on_threads(1, &ch, {
+        let fake = fake.clone();
+        move |c, _| {
+            let put = h!(h_put: fn(Ch, i32, u64, *const u8, u64, i32) -> i32);
+            let get = h!(h_get: fn(Ch, i32, u64, *mut u8, u64, i32) -> i32);
+            let amo = h!(h_amo: fn(Ch, i32, u64, u32, u32, u64) -> i32);
+            let data: Vec<u8> = (0..5000u32).map(|x| (x * 7 + 3) as u8).collect();
+            // Blocking put: the proxy has handed it to the transport when it returns.
+            assert_eq!(put(c, 1, 4096, data.as_ptr(), 5000, 0), 0);
+            assert!(fake.net().log.contains(&Event::Put { pe: 1, off: 4096, len: 5000 }));
+            for k in 0..50u64 {
+                assert_eq!(put(c, 3, 20000 + k * 100, data.as_ptr(), 100, 1), 0);
+                assert_eq!(amo(c, 3, 0, RSHMEM_PROXY_AMO_ADD, RSHMEM_PROXY_TYPE_I32, 2), 0);
+            }
+            assert_eq!(h!(h_quiet: fn(Ch) -> i32)(c), 0);
+            // Straight from the fake's memory: nothing may be pending after quiet.
+            assert!(fake.net().pending.is_empty(), "quiet left writes in flight");
+            assert_eq!(fake.read(3, 0, 4), 100i32.to_le_bytes());
+            for k in 0..50 {
+                assert_eq!(fake.read(3, 20000 + k * 100, 100), &data[..100]);
+            }
+            let mut back = vec![0u8; 5000];
+            assert_eq!(get(c, 1, 4096, back.as_mut_ptr(), 5000, 0), 0);
+            assert_eq!(back, data, "blocking get");
+        }
+    });
+}
+
+#[test]
+fn an_idle_proxy_sleeps_and_wakes_promptly() {
+    let _w = ibgda_common::watchdog(60, "an_idle_proxy_sleeps_and_wakes_promptly");
+    let fake = Fake::new(NPES, HEAP);
+    let ch = channel(16, 8, 64, Duration::from_secs(30));
+    let proxy = start(&ch, &fake);
+    std::thread::sleep(Duration::from_millis(100));
+    let before = proxy.cpu_time().unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    let used = proxy.cpu_time().unwrap() - before;
+    eprintln!("idle proxy thread: {:.1} ms CPU in 1 s", used.as_secs_f64() * 1e3);
+    assert!(used < Duration::from_millis(100), "an idle proxy burnt {used:?} of CPU in one second");
+    let c = Shared(ch.as_ptr());
+    let t0 = Instant::now();
+    std::thread::spawn(move || {
+        let c = c;
+        assert_eq!(h!(h_p: fn(Ch, i32, u64, u64, u32) -> i32)(c.0, 1, 0, 5, 8), 0);
+        assert_eq!(h!(h_quiet: fn(Ch) -> i32)(c.0), 0);
+    })
+    .join()
+    .unwrap();
+    let woke = t0.elapsed();
+    eprintln!("p + quiet through an idle proxy: {:.3} ms", woke.as_secs_f64() * 1e3);
+    assert!(woke < Duration::from_millis(250), "an idle proxy took {woke:?} to serve a quiet");
+    assert_eq!(fake.u64_at(1, 0), 5);
+}
+
+#[test]
+fn a_failed_operation_stops_the_proxy_with_a_named_error() {
+    let _w = ibgda_common::watchdog(60, "a_failed_operation_stops_the_proxy_with_a_named_error");
+    let fake = Fake::with(NPES, HEAP, None, Some(3), None);
+    let ch = channel(17, 2, 4, Duration::from_secs(30));
+    let proxy = start(&ch, &fake);
+    on_threads(2, &ch, |c, i| {
+        let put = h!(h_put: fn(Ch, i32, u64, *const u8, u64, i32) -> i32);
+        let data = [1u8; 64];
+        if i == 0 {
+            assert_eq!(put(c, 3, 0, data.as_ptr(), 64, 0), RSHMEM_PROXY_ERR_DEAD_RS, "a blocking put to the failing PE");
+        } else {
+            // Lane 1 keeps posting: once the proxy is dead its ring fills and the post fails.
+            std::thread::sleep(Duration::from_millis(300));
+            let rcs: Vec<i32> = (0..8).map(|_| put(c, 1, 0, data.as_ptr(), 64, 1)).collect();
+            assert!(rcs.contains(&RSHMEM_PROXY_ERR_DEAD_RS), "posts to a dead proxy fail: {rcs:?}");
+        }
+    });
+    let why = proxy.failure().expect("the proxy says why it stopped");
+    assert!(why.contains("PE 17: proxy thread stopped at lane 0 command 0 (to PE 3)") && why.contains("fabric: fake: PE 3 is unreachable"), "{why}");
+    assert_eq!(ch.status(), RSHMEM_PROXY_DEAD);
+    let r = reports_of(17);
+    assert!(r.iter().any(|l| l.contains("nvshmem_putmem to PE 3 cannot complete: the proxy thread stopped at ring 0 command 0 (to PE 3)")), "{r:?}");
+}
+
+/// RSHMEM_PROXY_ERR_DEAD of device/rshmem_proxy.cuh.
+const RSHMEM_PROXY_ERR_DEAD_RS: i32 = -1;
+
+#[test]
+fn a_panicking_transport_or_a_malformed_command_is_named() {
+    let _w = ibgda_common::watchdog(60, "a_panicking_transport_or_a_malformed_command_is_named");
+    let p = h!(h_p: fn(Ch, i32, u64, u64, u32) -> i32);
+    let cases: [(i32, u32, Option<usize>, &str); 3] = [
+        (2, 8, Some(2), "the proxy thread panicked: fake transport told to panic on PE 2"),
+        (1, 9, None, "malformed command: p of 9 bytes (1 to 8)"),
+        (7, 8, None, "malformed command: target PE 7 is not in 0..4"),
+    ];
+    for (k, (pe, bytes, panic_pe, want)) in cases.into_iter().enumerate() {
+        let fake = Fake::with(NPES, HEAP, None, None, panic_pe);
+        let ch = channel(18 + k, 1, 4, Duration::from_secs(30));
+        let proxy = start(&ch, &fake);
+        let c = Shared(ch.as_ptr());
+        let rc = std::thread::spawn(move || {
+            let c = c;
+            h!(h_set_cta: fn(u32) -> ())(0);
+            assert_eq!(p(c.0, pe, 0, 1, bytes), 0, "posting succeeds; the proxy finds the fault");
+            h!(h_quiet: fn(Ch) -> i32)(c.0)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(rc, RSHMEM_PROXY_ERR_DEAD_RS, "quiet after a fault reports it");
+        let why = proxy.failure().unwrap();
+        assert!(why.contains(want), "{why}");
+        assert!(why.contains(&format!("PE {}: proxy thread stopped at lane 0 command 0 (to PE {pe})", 18 + k)), "{why}");
+    }
+}
