@@ -18,6 +18,10 @@ cp ctest/scripts/cuda_compile.sh ctest/scripts/cuda_lazy.sh "$dst/ctest/scripts/
 cp -r ctest/common "$dst/ctest/"
 cp ctest/expect_failure.sh "$dst/ctest/"
 cp ctest/cuda/run_gpu.sh "$dst/run.sh"
+# ctest/cuda/crosshost.sh: the namespaced hosts and their launch agent, at the same relative paths.
+mkdir -p "$dst/scripts" "$dst/ctest/multihost"
+cp scripts/netns-hosts.sh "$dst/scripts/"
+cp ctest/multihost/netns-agent.sh "$dst/ctest/multihost/"
 if [ "${PREBUILD:-1}" = 1 ]; then
   bash ctest/scripts/cuda_compile.sh "$dst/stage" "$dst/build" | tail -1
   nvcc="${NVCC:-$(command -v nvcc || true)}"
