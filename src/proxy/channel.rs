@@ -39,8 +39,10 @@ impl Drop for Block {
 }
 
 /// A channel's memory: the header, the rings, the results, the lane words and the issue words.
-/// `new_host` puts all of it in ordinary memory (the host build and its tests); the GPU build
-/// puts the issue words in GPU memory and the rest in pinned host memory the GPU maps.
+/// `new_host` puts all of it in ordinary memory (the host build and its tests). The GPU build
+/// (not written yet) puts what the GPU polls or writes often where it is cheap for it: the
+/// header and the issue words in GPU memory (the proxy writes `status` there with a copy, once),
+/// the rings, results and lane words in pinned host memory the GPU maps.
 pub struct Channel {
     header: *mut RshmemProxyChannel,
     lanes: usize,
@@ -189,5 +191,27 @@ impl Channel {
         let issue = (self.base(|h| h.issue) as *mut RshmemProxyIssue).wrapping_add(lane);
         // SAFETY: aligned u64 of a live issue record.
         unsafe { AtomicU64::from_ptr(&raw mut (*issue).ticket) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_shapes_are_named_errors() {
+        let stall = Duration::from_secs(1);
+        let e = Channel::new_host(0, 0, 8, stall).err().unwrap();
+        assert!(e.to_string().contains("proxy channel: 0 lanes; expected 1 to 4096"), "{e}");
+        for slots in [0, 1, 6, 1 << 17] {
+            let e = Channel::new_host(0, 1, slots, stall).err().unwrap();
+            assert!(e.to_string().contains(&format!("proxy channel: {slots} slots per lane; expected a power of two from 2 to 65536")), "{e}");
+        }
+        let c = Channel::new_host(3, 2, 4, stall).unwrap();
+        // SAFETY: the header is live and nobody else uses this channel.
+        let h = unsafe { *c.as_ptr() };
+        assert_eq!((h.magic, h.version, h.lanes, h.slots, h.mype, h.stall_ns), (RSHMEM_PROXY_MAGIC, RSHMEM_PROXY_VERSION, 2, 4, 3, 1_000_000_000));
+        assert_eq!(c.cmd(1, 5) as u64 - h.cmds, (4 + 1) * 64, "lane 1, ticket 5 -> slot 1 of lane 1");
+        assert_eq!(c.status(), 0);
     }
 }
