@@ -10,7 +10,7 @@ mod ibgda_common;
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use ibgda_common::{compile, repo};
+use ibgda_common::{compile, find_nvcc, repo};
 
 fn run_lines(exe: &std::path::Path) -> Vec<String> {
     let out = Command::new(exe).output().expect("run the layout program");
@@ -57,19 +57,6 @@ fn descriptor_header_matches_its_rust_owner() {
     for (name, v) in [("STATE_VERSION", STATE_VERSION), ("MAX_REGS", MAX_REGS as u32), ("MODEL_VENDOR_DC_KEY", MODEL_VENDOR_DC_KEY as u32), ("MODEL_VENDOR_NO_DCT", MODEL_VENDOR_NO_DCT as u32)] {
         assert!(lines.contains(&format!("const RSHMEM_IBGDA_{name} {v}")), "RSHMEM_IBGDA_{name} differs from the Rust value {v}");
     }
-}
-
-/// nvcc from CUDA_HOME, PATH, or the pip wheel layout in /opt/cuda13.
-fn find_nvcc() -> Option<std::path::PathBuf> {
-    let mut candidates = Vec::new();
-    if let Ok(h) = std::env::var("CUDA_HOME") {
-        candidates.push(std::path::PathBuf::from(h).join("bin/nvcc"));
-    }
-    if let Ok(path) = std::env::var("PATH") {
-        candidates.extend(std::env::split_paths(&path).map(|p| p.join("nvcc")));
-    }
-    candidates.push("/opt/cuda13/lib/python3.11/site-packages/nvidia/cu13/bin/nvcc".into());
-    candidates.into_iter().find(|p| p.is_file())
 }
 
 #[test]

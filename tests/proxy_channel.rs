@@ -727,3 +727,22 @@ struct Shared8(*mut u64);
 unsafe impl Send for Shared8 {}
 // SAFETY: as above.
 unsafe impl Sync for Shared8 {}
+
+#[test]
+fn the_issuing_side_compiles_under_nvcc_when_available() {
+    let Some(nvcc) = ibgda_common::find_nvcc() else {
+        eprintln!("nvcc not found (set CUDA_HOME): skipping the CUDA compile check of device/rshmem_proxy.cuh");
+        return;
+    };
+    let repo = ibgda_common::repo();
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("proxy_device_compile.o");
+    let status = std::process::Command::new(&nvcc)
+        .args(["-std=c++17", "-arch=sm_90", "-c", "-x", "cu"])
+        .arg(format!("-I{}", repo.join("include").display()))
+        .arg(repo.join("ctest/proxy/device_compile.cu"))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
+    assert!(status.success(), "device/rshmem_proxy.cuh does not compile as CUDA");
+}

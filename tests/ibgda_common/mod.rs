@@ -372,3 +372,16 @@ impl Drop for Watchdog {
         self.0.store(true, std::sync::atomic::Ordering::Release);
     }
 }
+
+/// nvcc from CUDA_HOME, PATH, or the pip wheel layout in /opt/cuda13.
+pub fn find_nvcc() -> Option<std::path::PathBuf> {
+    let mut candidates = Vec::new();
+    if let Ok(h) = std::env::var("CUDA_HOME") {
+        candidates.push(std::path::PathBuf::from(h).join("bin/nvcc"));
+    }
+    if let Ok(path) = std::env::var("PATH") {
+        candidates.extend(std::env::split_paths(&path).map(|p| p.join("nvcc")));
+    }
+    candidates.push("/opt/cuda13/lib/python3.11/site-packages/nvidia/cu13/bin/nvcc".into());
+    candidates.into_iter().find(|p| p.is_file())
+}
