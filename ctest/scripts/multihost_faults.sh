@@ -8,6 +8,7 @@
 #   - a wrong RSHMEM_BOOTSTRAP_IFNAME under MPICH's hydra (PMI-1: rank 0 picks the interface)
 #   - host 2 silent mid-job (its link down) while PEs read from each other
 #   - a libfabric provider that cannot reach other hosts (FI_PROVIDER=shm), or does not exist
+#   - FI_* settings reach every host through an agent that clears the environment (as ssh)
 source "$(dirname "$0")/../programs/common.sh"
 source "$(dirname "$0")/../multihost/hosts.sh"
 hosts_up rmf 2
@@ -34,7 +35,16 @@ grep -q "rshmemrun (host rmf-h2): lost the head launcher (.*); stopping this hos
 grep -q "rshmemrun: lost the per-host launcher of host rmf-h2 (PEs 1-2)" "$dir/err" \
     && pass "cut: the head names host 2 and its PEs" || fail "cut: the head did not name host 2"
 grep -q "nobody stopped me" "$dir/out" && fail "cut: a PE ran on"
+grep -q "launcher of host rmf-h2.*never reached this one" "$dir/err" \
+    && fail "cut: the head also claims host 2 never reached it" || pass "cut: no false 'never reached' for a host that was connected"
 no_leftovers "cut"
+
+# --- libfabric's own settings reach every host, even through an agent that starts commands with
+# an empty environment (as ssh does)
+out=$(on_host 1 timeout 60 env FI_RSHMEM_PROBE=carried RSHMEM_LAUNCH_AGENT="env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin $AGENT" \
+    "$RUN" --hosts rmf-h1:1,rmf-h2:1 sh -c 'echo "$(hostname) FI_RSHMEM_PROBE=$FI_RSHMEM_PROBE"' 2>&1)
+[ "$(grep -c "FI_RSHMEM_PROBE=carried" <<<"$out")" -eq 2 ] && pass "FI_* settings reach the PEs of both hosts" \
+    || fail "FI_* settings not carried to every host: $out"
 
 # --- host 2 cannot be reached at all: its link is down before the job starts
 ip -n rmf-h2 link set eth0 down

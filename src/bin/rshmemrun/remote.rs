@@ -87,6 +87,8 @@ struct Remote {
     ranks: Range<usize>,
     agent: Child,
     conn: Option<TcpStream>,
+    /// Its launcher connected at some point (a later loss is not "never reached").
+    reached: bool,
     pending: Vec<u8>,
     /// Ranks of this host that have not ended yet.
     running: usize,
@@ -137,7 +139,8 @@ pub fn head(host_list: &[Host], npes: Option<usize>, program: &[String], options
     // The PEs' settings travel with the start-up record (ssh does not pass the environment).
     let env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| {
-            (k.starts_with("RSHMEM_") || k.starts_with("SHMEM_") || k.starts_with("NVSHMEM_") || k == "LD_LIBRARY_PATH")
+            // FI_*: libfabric's own settings (FI_PROVIDER, FI_TCP_IFACE, ...) reach every host too.
+            (k.starts_with("RSHMEM_") || k.starts_with("SHMEM_") || k.starts_with("NVSHMEM_") || k.starts_with("FI_") || k == "LD_LIBRARY_PATH")
                 && ![rshmem::bootstrap::ENV_SECRET, rshmem::bootstrap::ENV_STAR, rshmem::bootstrap::ENV_RANK, rshmem::bootstrap::ENV_SIZE, rshmem::bootstrap::ENV_CONTROL_FD]
                     .contains(&k.as_str())
         })
@@ -180,7 +183,7 @@ pub fn head(host_list: &[Host], npes: Option<usize>, program: &[String], options
             // An agent that exits at once (unknown host) closes the pipe: noticed below.
             let _ = stdin.write_all(record.encode().as_bytes());
         }
-        remotes.push(Remote { host: host.clone(), ranks: ranks.clone(), agent, conn: None, pending: Vec::new(), running: ranks.len(), exited: None });
+        remotes.push(Remote { host: host.clone(), ranks: ranks.clone(), agent, conn: None, reached: false, pending: Vec::new(), running: ranks.len(), exited: None });
     }
     let status = watch(&mut remotes, &control, &control_addr, &secret, timeout, &agent_text);
     if status != 0 {
@@ -234,6 +237,7 @@ fn watch(
         while let Ok((first, stream)) = arrivals.try_recv() {
             if let Some(r) = remotes.iter_mut().find(|r| r.ranks.start == first && r.conn.is_none()) {
                 r.conn = Some(stream);
+                r.reached = true;
             }
         }
         let sigs = PENDING_SIGNALS.swap(0, Ordering::SeqCst);
@@ -255,7 +259,7 @@ fn watch(
         for i in 0..remotes.len() {
             if let Some(status) = poll_remote(remotes, i, control_addr, timeout, started, agent) {
                 // The cause may be a host that never answered (the PEs time out first).
-                for r in remotes.iter().filter(|r| r.conn.is_none() && r.running > 0 && r.exited.is_none()) {
+                for r in remotes.iter().filter(|r| !r.reached && r.running > 0 && r.exited.is_none()) {
                     eprintln!(
                         "rshmemrun: the per-host launcher of {} never reached this one at {control_addr}; check that the host can reach that address (RSHMEM_BOOTSTRAP_IFNAME chooses the interface)",
                         r.what()
