@@ -31,6 +31,7 @@ static double dword;
 static long block[MAXPE][BLOCK];
 static uint64_t sigs[MAXPE];
 static long fenced[2];
+static long seen_word, seen_flag;
 static int me, n;
 
 #define CHECK(cond, ...)                                                    \
@@ -197,6 +198,26 @@ int main(void) {
             shmem_long_wait_until(&fenced[1], SHMEM_CMP_GE, r);
             long second = fenced[1], first = shmem_long_atomic_fetch(&fenced[0], last);
             CHECK(first >= second, "fence: second put (%ld) seen before the first (%ld)", second, first);
+        }
+    }
+    amo_barrier();
+
+    /* quiet makes small (injected) puts visible to a third PE: PE 0 puts i to B on another host,
+     * quiets, then tells C (another PE of B's host, which reads B's memory directly); C must see
+     * at least i. */
+    int b = last, c = last;
+    for (int p = 0; p < n; p++)
+        if (p != b && p != 0 && strcmp(hostnames[p], hostnames[b]) == 0) c = p;
+    for (long i = 1; i <= 300; i++) {
+        if (me == 0) {
+            shmem_long_p(&seen_word, i, b);
+            shmem_quiet();
+            shmem_long_atomic_set(&seen_flag, i, c);
+        }
+        if (me == c) {
+            shmem_long_wait_until(&seen_flag, SHMEM_CMP_GE, i);
+            long f = shmem_long_atomic_fetch(&seen_flag, c), v = shmem_long_g(&seen_word, b);
+            CHECK(v >= f, "PE %d read %ld from PE %d after PE 0's quiet and flag %ld", c, v, b, f);
         }
     }
     amo_barrier();

@@ -6,6 +6,8 @@
 //! vector in PE order. A PE whose endpoint cannot be opened still takes part in the exchange
 //! (with an empty record), so every PE fails with a message instead of hanging.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::{AmoType, Segment, Transport};
 use crate::bootstrap::Bootstrap;
 use crate::error::{Error, ErrorKind, Result};
@@ -51,6 +53,10 @@ pub struct FabricTransport {
     statics: Vec<Option<RemoteRegion>>,
     /// Our own registrations, kept for as long as peers may use them.
     regions: Vec<Region>,
+    /// Per PE: injected writes or atomics went there since the last quiet. The provider counts
+    /// an injected operation complete when it is sent, not when the peer has applied it, so
+    /// quiet follows them with one read from that PE (see `quiet`).
+    unflushed: Vec<AtomicBool>,
 }
 
 impl FabricTransport {
@@ -83,6 +89,7 @@ impl FabricTransport {
         Ok(FabricTransport {
             heaps: records.iter().map(|r| r.heap).collect(),
             statics: records.iter().map(|r| r.statics).collect(),
+            unflushed: (0..peers.len()).map(|_| AtomicBool::new(false)).collect(),
             peers,
             fabric,
             regions,
@@ -169,6 +176,9 @@ impl Transport for FabricTransport {
 
     fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
         let r = self.region(pe, seg, routine)?;
+        if src.len() <= self.fabric.info().inject_size {
+            self.unflushed[pe].store(true, Ordering::Release);
+        }
         self.fabric.put(self.peers[pe], src, None, r, off).map_err(|e| e.in_routine(routine))
     }
 
@@ -193,6 +203,7 @@ impl Transport for FabricTransport {
 
     fn amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()> {
         let r = self.region(pe, seg, routine)?;
+        self.unflushed[pe].store(true, Ordering::Release); // always injected
         typed!(ty, T => self.fabric.atomic(self.peers[pe], op, <T as Bits>::from_bits(value), r, off)).map_err(|e| e.in_routine(routine))
     }
 
@@ -212,8 +223,18 @@ impl Transport for FabricTransport {
         self.fabric.fence().map_err(|e| e.in_routine(routine))
     }
 
+    /// Completes everything posted, then makes the injected writes and atomics visible: a read
+    /// from each PE that got some returns only after them (one connection per peer, processed
+    /// in order), so a third PE told afterwards sees their effect.
     fn quiet(&self, routine: &'static str) -> Result<()> {
-        self.fabric.quiet().map_err(|e| e.in_routine(routine))
+        self.fabric.quiet().map_err(|e| e.in_routine(routine))?;
+        for (pe, flag) in self.unflushed.iter().enumerate() {
+            if flag.swap(false, Ordering::AcqRel) {
+                let mut probe = [0u8; 1];
+                self.fabric.get(self.peers[pe], &mut probe, None, &self.heaps[pe], 0).map_err(|e| e.in_routine(routine))?;
+            }
+        }
+        Ok(())
     }
 }
 
