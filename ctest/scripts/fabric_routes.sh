@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # PEs that report different hosts (RSHMEM_HOSTNAME = h<rank mod H>) reach each other through
 # the fabric transport (libfabric tcp;ofi_rxm) while same-host PEs keep shared memory: puts
-# and gets of static data checked on every PE, and the routes in the INFO log. Skipped where libfabric is not installed.
+# and gets of static data checked on every PE, and the routes in the INFO log. Skipped where
+# libfabric is not installed.
 source "$(dirname "$0")/../programs/common.sh"
 if ! ldconfig -p | grep -q 'libfabric\.so\.1 '; then echo "SKIP: libfabric.so.1 is not installed"; exit 0; fi
 build fabric_routes

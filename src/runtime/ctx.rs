@@ -352,7 +352,7 @@ impl State {
     }
 }
 
-fn check_aligned<T>(p: *mut u8, routine: &'static str) -> Result<()> {
+pub(super) fn check_aligned<T>(p: *mut u8, routine: &'static str) -> Result<()> {
     let align = std::mem::align_of::<T>();
     if !(p as usize).is_multiple_of(align) {
         return Err(Error::invalid(routine, format!("address {p:p} is not aligned to {align} bytes, as its element type requires")));

@@ -5,6 +5,7 @@
 
 use std::mem::size_of;
 
+use super::ctx::check_aligned;
 use super::State;
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::{Route, Segment, Transport};
@@ -87,14 +88,14 @@ impl State {
     /// p (one element) to a PE on another host.
     #[inline(never)]
     pub(super) fn net_p<T: Copy>(&self, dest: *const T, value: T, pe: usize, routine: &'static str) -> Result<()> {
-        check_aligned_net::<T>(dest.cast(), routine)?;
+        check_aligned::<T>(dest.cast_mut().cast(), routine)?;
         self.net_put(dest.cast(), (&value as *const T).cast(), size_of::<T>(), pe, routine)
     }
 
     /// g (one element) from a PE on another host.
     #[inline(never)]
     pub(super) fn net_g<T: Copy>(&self, src: *const T, pe: usize, routine: &'static str) -> Result<T> {
-        check_aligned_net::<T>(src.cast(), routine)?;
+        check_aligned::<T>(src.cast_mut().cast(), routine)?;
         let mut v = std::mem::MaybeUninit::<T>::uninit();
         self.net_get(v.as_mut_ptr().cast(), src.cast(), size_of::<T>(), pe, routine)?;
         // SAFETY: net_get filled all size_of::<T>() bytes; T is a plain C type (any bits valid).
@@ -158,12 +159,4 @@ pub struct NetWord<'a> {
     pub seg: Segment,
     pub off: usize,
     pub routine: &'static str,
-}
-
-fn check_aligned_net<T>(addr: *const u8, routine: &'static str) -> Result<()> {
-    let align = std::mem::align_of::<T>();
-    if !(addr as usize).is_multiple_of(align) {
-        return Err(Error::invalid(routine, format!("address {addr:p} is not aligned to {align} bytes, as its element type requires")));
-    }
-    Ok(())
 }
