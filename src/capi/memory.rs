@@ -23,9 +23,10 @@ fn agree(st: &State, routine: &'static str, op: Op, a: u64, b: u64) -> Result<()
     // SAFETY: scratch is this PE's own runtime area; only it writes there, between syncs.
     unsafe { mine.write_volatile([op as u64, a, b]) };
     st.barrier_for(routine);
-    // SAFETY: PE 0's scratch, written before the sync above and not rewritten before the
-    // next sync, which we have not reached.
-    let first = unsafe { (st.headers[0].scratch() as *const [u64; 3]).read_volatile() };
+    // PE 0's scratch (a fabric get when PE 0 is on another host), written before the sync
+    // above and not rewritten before the next sync, which we have not reached.
+    let mut first = [0u64; 3];
+    st.header_words(0, st.layout.scratch_at(), &mut first, routine);
     if first != [op as u64, a, b] {
         return Err(Error::invalid(
             routine,

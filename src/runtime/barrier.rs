@@ -38,12 +38,21 @@
 //!
 //! No rule depends on what the collectives look like, so any mix of collectives, sizes, teams
 //! and active sets may follow one another with no barrier between them.
+//!
+//! # PEs on other hosts
+//! Their headers are not mapped here, but the protocol does not change: a message to such a
+//! PE is the same slot, built here and written with fabric puts into its header (tag, ack,
+//! words and, when it changed, the name line), then, after a fence, `seq` alone. The fence
+//! keeps the receiver, which reads the slot only after it sees `seq`, from seeing the new
+//! `seq` over old contents. Receiving is unchanged (our own header). The rare credit check
+//! reads the peer's ack line with a fabric get.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::header::{Slot, MSG_WORDS, NAME_BYTES, SLOTS};
+use super::header::{Slot, MSG_WORDS, NAME_BYTES, SLOTS, SLOT_BYTES};
 use super::State;
 use crate::error::{Error, ErrorKind, Result};
+use crate::transport::{Route, Segment};
 
 /// A set of PEs `start, start+stride, ...` (`size` of them): a team or an active set, and the
 /// message channel its collectives use (the team's handle; 0 for the world and active sets).
@@ -209,6 +218,9 @@ impl State {
             self.await_credit(chan, to, m - SLOTS as u64, caller);
         }
         let s = (m % SLOTS as u64) as usize;
+        if self.on_other_host(to) {
+            return self.send_over_network(chan, to, caller, m, [head, own], bytes);
+        }
         let slot = self.headers[to].slot(chan, self.me, s);
         // The name line changes only with the routine (it is read only to report a mismatch).
         if caller.tag != 0 && peer.named[s].load(Ordering::Relaxed) != caller.tag {
@@ -237,11 +249,85 @@ impl State {
     /// Waits until PE `to` says it has finished with our message `done` (rule 3).
     #[cold]
     fn await_credit(&self, chan: usize, to: usize, done: u64, caller: &Caller) {
-        let ack = self.headers[to].ack(chan, self.me);
-        self.wait_for(caller.routine, || ack.load(Ordering::Acquire) >= done, || {
-            format!("for PE {to} to read this PE's earlier messages ({})", self.doing(to))
+        let off = self.layout.ack_at(chan, self.me);
+        let mut ack = [0u64];
+        self.wait_for(
+            caller.routine,
+            || {
+                self.header_words(to, off, &mut ack, caller.routine);
+                ack[0] >= done
+            },
+            || format!("for PE {to} to read this PE's earlier messages ({})", self.doing(to)),
+        );
+        self.peers(chan)[to].note_ack(ack[0]);
+    }
+
+    /// Whether `pe` is on another host: its header and heap are not mapped here.
+    #[inline(always)]
+    pub fn on_other_host(&self, pe: usize) -> bool {
+        self.multi_host && self.routes.route(pe) == Route::Network
+    }
+
+    /// Reads words of PE `pe`'s header at byte offset `off` (Acquire): from the mapping on this
+    /// host, with a fabric get from another (a failing get is fatal, as a failing send is).
+    pub fn header_words(&self, pe: usize, off: usize, out: &mut [u64], routine: &'static str) {
+        if !self.on_other_host(pe) {
+            let base = self.headers[pe].word_at(off);
+            for (i, w) in out.iter_mut().enumerate() {
+                // SAFETY: `off` and the words after it lie inside PE `pe`'s header, mapped here.
+                *w = unsafe { AtomicU64::from_ptr(base.add(i)) }.load(Ordering::Acquire);
+            }
+            return;
+        }
+        let mut buf = vec![0u8; out.len() * 8];
+        if let Err(e) = self.network_for(pe, routine).and_then(|n| n.get(pe, Segment::Heap, off, &mut buf, routine)) {
+            super::fatal(&e);
+        }
+        for (w, b) in out.iter_mut().zip(buf.chunks_exact(8)) {
+            *w = u64::from_ne_bytes(b.try_into().expect("8 bytes"));
+        }
+    }
+
+    fn network_for(&self, pe: usize, routine: &'static str) -> Result<&dyn crate::transport::Transport> {
+        self.net.as_deref().ok_or_else(|| {
+            Error::new(ErrorKind::Internal, routine, format!("internal error (please report): PE {pe} is on another host but no network transport is up"))
+        })
+    }
+
+    /// `send` to a PE on another host (see the module comment): the slot `m` goes to is built
+    /// here from `words` (the head and own words) and `bytes`, and written with fabric puts.
+    #[inline(never)]
+    fn send_over_network(&self, chan: usize, to: usize, caller: &Caller, m: u64, words: [&[u64]; 2], bytes: &[u8]) {
+        let peer = &self.peers(chan)[to];
+        let s = (m % SLOTS as u64) as usize;
+        let mut img = [0u8; SLOT_BYTES];
+        let put_word = |img: &mut [u8; SLOT_BYTES], at: usize, w: u64| img[at..at + 8].copy_from_slice(&w.to_ne_bytes());
+        put_word(&mut img, 8, caller.tag);
+        put_word(&mut img, 16, peer.received());
+        let mut at = 24;
+        for &w in words.iter().flat_map(|w| w.iter()) {
+            put_word(&mut img, at, w);
+            at += 8;
+        }
+        img[at..at + bytes.len()].copy_from_slice(bytes);
+        let mut len = at + bytes.len();
+        if caller.tag != 0 && peer.named[s].load(Ordering::Relaxed) != caller.tag {
+            for (i, &w) in caller.name.iter().enumerate() {
+                put_word(&mut img, SLOT_BYTES - NAME_BYTES + 8 * i, w);
+            }
+            len = SLOT_BYTES;
+            peer.named[s].store(caller.tag, Ordering::Relaxed);
+        }
+        let off = self.layout.slot_at(chan, self.me, s);
+        let routine = caller.routine;
+        let sent = self.network_for(to, routine).and_then(|net| {
+            net.put(to, Segment::Heap, off + 8, &img[8..len], routine)?;
+            net.fence(routine)?;
+            net.put(to, Segment::Heap, off, &m.to_ne_bytes(), routine)
         });
-        self.peers(chan)[to].note_ack(ack.load(Ordering::Relaxed));
+        if let Err(e) = sent {
+            super::fatal(&e);
+        }
     }
 
     /// Waits for the next message from PE `from` and checks that it comes from the same
@@ -292,7 +378,8 @@ impl State {
         let theirs = slot_routine(msg.slot);
         let seen = msg.slot.ack().load(Ordering::Relaxed);
         // Our message seen+1, if we sent it and it is not the current call's.
-        let ours_then = (seen < self.peers(msg.chan)[msg.from].sent.load(Ordering::Relaxed))
+        // (Not read from a PE on another host: the mismatch is named by this call then.)
+        let ours_then = (seen < self.peers(msg.chan)[msg.from].sent.load(Ordering::Relaxed) && !self.on_other_host(msg.from))
             .then(|| self.headers[msg.from].slot(msg.chan, self.me, ((seen + 1) % SLOTS as u64) as usize))
             .filter(|s| s.seq().load(Ordering::Relaxed) == seen + 1 && s.tag().load(Ordering::Relaxed) != caller.tag)
             .map(slot_routine);

@@ -1,6 +1,8 @@
-//! Host collectives over shared memory: every peer's heap (and static data) is mapped here, so a
+//! Host collectives: every peer on this host has its heap (and static data) mapped here, so a
 //! collective can pull what it needs straight out of the peers' memory, and small payloads
-//! travel inside the messages themselves (barrier.rs).
+//! travel inside the messages themselves (barrier.rs). Members on other hosts are reached the
+//! same way over the network: messages are fabric puts into their headers (barrier.rs), and
+//! a pull from such a member is a fabric get (`Coll::pull`, `Coll::fetch`).
 //!
 //! Every message of a data collective carries the routine (its tag) and the arguments all
 //! members must agree on (counts, root, strides); a member that finds a different routine or
@@ -256,6 +258,31 @@ impl Coll<'_> {
         Ok(self.st.translate(addr, len, self.pe(k), self.routine())?.cast_const())
     }
 
+    /// Copies `n` bytes at symmetric `addr` on member `k` to `to` (n bytes of ours): from the
+    /// mapping on this host, with a fabric get from another.
+    #[inline(always)]
+    fn pull(&self, addr: *const u8, n: usize, k: usize, to: *mut u8) -> Result<()> {
+        let pe = self.pe(k);
+        if self.st.on_other_host(pe) {
+            return if n == 0 { Ok(()) } else { self.st.net_get(to, addr, n, pe, self.routine()) };
+        }
+        copy(self.peer(addr, n, k)?, to, n);
+        Ok(())
+    }
+
+    /// Member `k`'s copy of symmetric `addr..addr+len`, readable here: the mapping on this
+    /// host; from another host, a copy fetched into `buf` (aligned for any element type).
+    fn fetch(&self, addr: *const u8, len: usize, k: usize, buf: &mut Vec<u128>) -> Result<*const u8> {
+        if !self.st.on_other_host(self.pe(k)) {
+            return self.peer(addr, len, k);
+        }
+        buf.clear();
+        buf.resize(len.div_ceil(16), 0);
+        let to = buf.as_mut_ptr().cast::<u8>();
+        self.pull(addr, len, k, to)?;
+        Ok(to)
+    }
+
     /// Checks that `dest..dest+len` is symmetric on this PE (the spec requires it).
     #[inline(always)]
     pub fn own_dest(&self, dest: *mut u8, len: usize) -> Result<*mut u8> {
@@ -359,7 +386,7 @@ impl State {
         if small {
             copy(c.payload(&msg, 0), d, nbytes);
         } else {
-            copy(c.peer(source, nbytes, root)?, d, nbytes);
+            c.pull(source, nbytes, root, d)?;
             c.send(root, &[], None);
         }
         Ok(())
@@ -398,7 +425,7 @@ impl State {
             } else if n <= cap {
                 copy(c.payload(&c.last_from(k), 1), to, n);
             } else {
-                copy(c.peer(source, n, k)?, to, n);
+                c.pull(source, n, k, to)?;
             }
             at += n;
         }
@@ -434,7 +461,7 @@ impl State {
         c.agree()?;
         for step in 0..c.size() {
             let k = (c.me + step) % c.size();
-            copy(c.peer(source, nbytes, k)?, block(k), nbytes);
+            c.pull(source, nbytes, k, block(k))?;
         }
         c.sync()
     }
@@ -464,9 +491,8 @@ impl State {
         c.agree()?;
         for step in 0..c.size() {
             let k = (c.me + step) % c.size();
-            let s = c.peer(source, total, k)?;
-            // SAFETY: block c.me of member k's source lies inside the `total` bytes translated.
-            copy(unsafe { s.add(c.me * nbytes) }, dblock(k), nbytes);
+            // Block c.me of member k's source lies inside the `total` bytes checked above.
+            c.pull(source.wrapping_add(c.me * nbytes), nbytes, k, dblock(k))?;
         }
         c.sync()
     }
@@ -535,11 +561,16 @@ impl State {
             return Ok(());
         }
         c.agree()?;
+        // Our block in member k's source: `first`, then `span` bytes (inside slen, by `span`).
+        let first = sst * c.me * nelems * size;
+        let span = if nelems == 0 { 0 } else { ((nelems - 1) * sst + 1) * size };
+        let mut buf = Vec::new();
         for step in 0..n {
             let k = (c.me + step) % n;
-            let s = c.peer(source, slen, k)?;
+            let s = c.fetch(source.wrapping_add(first), span, k, &mut buf)?;
             for m in 0..nelems {
-                copy(selem(s, c.me, m), delem(k, m), size);
+                // SAFETY: sst * m * size + size <= span, the bytes at `s`.
+                copy(unsafe { s.add(sst * m * size) }, delem(k, m), size);
             }
         }
         c.sync()
@@ -590,29 +621,47 @@ impl State {
         }
         let d = c.own_dest(dest.cast(), len)?.cast::<T>();
         c.agree()?;
-        let srcs: Vec<*const T> = (0..c.size()).map(|k| c.peer(source.cast(), len, k).map(|p| p.cast::<T>())).collect::<Result<_>>()?;
+        // Every member's source as mapped here; None for members on other hosts.
+        let srcs: Vec<Option<*const T>> = (0..c.size())
+            .map(|k| if c.st.on_other_host(c.pe(k)) { Ok(None) } else { c.peer(source.cast(), len, k).map(|p| Some(p.cast::<T>())) })
+            .collect::<Result<_>>()?;
         // Reduce-scatter: our slice of the elements, from every member's source, into our dest.
         let (lo, hi) = slice_of(nreduce, c.size(), c.me);
         let chunk = (REDUCE_CHUNK_BYTES / size.max(1)).max(1);
         let mut private: Vec<T> = Vec::with_capacity(if in_place { chunk } else { 0 });
+        let mut fetched: Vec<T> = Vec::with_capacity(if srcs.contains(&None) { chunk } else { 0 });
+        // Member k's elements [at, at+n) (n <= chunk): in its mapped source, or fetched from its
+        // host into `fetched` (which holds one member's chunk at a time).
+        let mut elems = |k: usize, at: usize, n: usize| -> Result<*const T> {
+            match srcs[k] {
+                // SAFETY: at + n <= nreduce, for which the source was translated.
+                Some(p) => Ok(unsafe { p.add(at) }),
+                None => {
+                    c.pull(source.cast::<u8>().wrapping_add(at * size), n * size, k, fetched.as_mut_ptr().cast())?;
+                    Ok(fetched.as_ptr())
+                }
+            }
+        };
         let mut at = lo;
         while at < hi {
             let n = chunk.min(hi - at);
+            let first = elems(0, at, n)?;
             // SAFETY: [at, at+n) lies inside [0, nreduce), for which every source was translated
-            // and dest checked, all aligned. Out of place the accumulator is dest itself, which
-            // overlaps no source; in place it is `private` (our dest is our source, and our
-            // slice of it is read only by us, here, before the result is written back).
+            // (or fetched) and dest checked, all aligned. Out of place the accumulator is dest
+            // itself, which overlaps no source; in place it is `private` (our dest is our
+            // source, and our slice of it is read only by us, here, before the result is
+            // written back). `fetched` is neither.
             unsafe {
                 let acc = if in_place {
                     private.clear();
-                    private.extend_from_slice(std::slice::from_raw_parts(srcs[0].add(at), n));
+                    private.extend_from_slice(std::slice::from_raw_parts(first, n));
                     private.as_mut_ptr()
                 } else {
-                    copy(srcs[0].add(at).cast(), d.add(at).cast(), n * size);
+                    copy(first.cast(), d.add(at).cast(), n * size);
                     d.add(at)
                 };
-                for s in &srcs[1..] {
-                    fold_aligned(acc, s.add(at), n, &op);
+                for k in 1..c.size() {
+                    fold_aligned(acc, elems(k, at, n)?, n, &op);
                 }
                 if in_place {
                     std::ptr::copy_nonoverlapping(acc, d.add(at), n);
@@ -622,12 +671,11 @@ impl State {
         }
         c.sync()?;
         // Allgather: the other slices, from the members that reduced them.
-        let dests: Vec<*const T> = (0..c.size()).map(|k| c.peer(dest.cast(), len, k).map(|p| p.cast::<T>())).collect::<Result<_>>()?;
         for step in 1..c.size() {
             let k = (c.me + step) % c.size();
             let (lo, hi) = slice_of(nreduce, c.size(), k);
-            // SAFETY: [lo, hi) lies inside both dests (translated/checked for nreduce elements).
-            unsafe { std::ptr::copy_nonoverlapping(dests[k].add(lo), d.add(lo), hi - lo) };
+            // SAFETY: [lo, hi) lies inside our dest (checked for nreduce elements).
+            c.pull(dest.cast::<u8>().wrapping_add(lo * size), (hi - lo) * size, k, unsafe { d.add(lo) }.cast())?;
         }
         // Nobody reads our dest after this.
         c.sync()

@@ -60,6 +60,21 @@ impl Layout {
     pub fn acks_at(&self, chan: usize) -> usize {
         self.channel_at(chan) + MAILBOX_BYTES * self.npes
     }
+    /// Offset of slot `s` of the mailbox PE `from` writes in channel `chan` (from the heap's
+    /// start: the same on every PE, so a PE on another host is written at this offset).
+    #[inline]
+    pub fn slot_at(&self, chan: usize, from: usize, s: usize) -> usize {
+        assert!(chan < CHANNELS, "message channel {chan} is beyond the header");
+        debug_assert!(from < self.npes && s < SLOTS);
+        self.channel_at(chan) + MAILBOX_BYTES * from + SLOT_BYTES * s
+    }
+    /// Offset of the ack line of source PE `from` in channel `chan`.
+    #[inline]
+    pub fn ack_at(&self, chan: usize, from: usize) -> usize {
+        assert!(chan < CHANNELS, "message channel {chan} is beyond the header");
+        debug_assert!(from < self.npes);
+        self.acks_at(chan) + LINE * from
+    }
     pub fn scratch_at(&self) -> usize {
         self.channel_at(CHANNELS)
     }
@@ -99,17 +114,18 @@ impl Header {
     /// Slot `s` (< SLOTS) of the mailbox that PE `from` writes on this PE in channel `chan`.
     #[inline]
     pub fn slot(&self, chan: usize, from: usize, s: usize) -> Slot {
-        assert!(chan < CHANNELS, "message channel {chan} is beyond the header");
-        debug_assert!(from < self.layout.npes && s < SLOTS);
-        Slot { base: self.base + self.layout.channel_at(chan) + MAILBOX_BYTES * from + SLOT_BYTES * s }
+        Slot { base: self.base + self.layout.slot_at(chan, from, s) }
     }
     /// The word where this PE says how many of PE `from`'s messages in channel `chan` it has
     /// finished with.
     #[inline]
     pub fn ack(&self, chan: usize, from: usize) -> &'static AtomicU64 {
-        assert!(chan < CHANNELS, "message channel {chan} is beyond the header");
-        debug_assert!(from < self.layout.npes);
-        self.word(self.layout.acks_at(chan) + LINE * from)
+        self.word(self.layout.ack_at(chan, from))
+    }
+    /// The word at byte offset `off` (8-byte aligned, inside the header), as an address.
+    pub fn word_at(&self, off: usize) -> *mut u64 {
+        debug_assert!(off.is_multiple_of(8) && off < self.layout.reserved());
+        (self.base + off) as *mut u64
     }
     /// This PE's scratch area (SCRATCH_BYTES), as an address.
     pub fn scratch(&self) -> usize {

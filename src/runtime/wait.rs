@@ -194,7 +194,15 @@ impl State {
 
     /// " (PE 3 is in shmem_barrier_all)", or what is known of PE `pe` otherwise.
     pub fn doing(&self, pe: usize) -> String {
-        match WaitingIn::read(self.headers[pe]) {
+        // A PE on another host: its line is read with a fabric get.
+        let line = if self.on_other_host(pe) {
+            let mut words = [0u64; 8];
+            self.header_words(pe, super::header::WAITING_IN_AT, &mut words, "the report of a long wait");
+            WaitingIn::parse(&words)
+        } else {
+            WaitingIn::read(self.headers[pe])
+        };
+        match line {
             Some(routine) => format!("PE {pe} is in {routine}"),
             None if pe == self.me => format!("PE {pe} is this PE"),
             None => format!("PE {pe} is not waiting in any SHMEM routine: it is computing, blocked outside SHMEM, or past shmem_finalize"),
@@ -232,7 +240,14 @@ impl WaitingIn {
         if line[0].load(Ordering::Acquire) == 0 {
             return None;
         }
-        let bytes: Vec<u8> = line.iter().flat_map(|w| w.load(Ordering::Relaxed).to_le_bytes()).take_while(|&b| b != 0).collect();
+        WaitingIn::parse(&std::array::from_fn(|i| line[i].load(Ordering::Relaxed)))
+    }
+
+    fn parse(words: &[u64; 8]) -> Option<String> {
+        if words[0] == 0 {
+            return None;
+        }
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).take_while(|&b| b != 0).collect();
         Some(String::from_utf8_lossy(&bytes).into_owned())
     }
 }
