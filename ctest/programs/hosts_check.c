@@ -5,6 +5,7 @@
  *           must work across hosts)
  *   kill    the last PE raises SIGKILL after 0.3 s; the others sleep outside any SHMEM call
  *   exit3   the last PE calls shmem_global_exit(3) after 0.3 s; the others sleep
+ *   exit3barrier  the same, while the others wait in shmem_barrier_all (across hosts)
  *   hold    every PE sleeps (the test kills a launcher) */
 #include <shmem.h>
 #include <signal.h>
@@ -15,7 +16,7 @@
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s report|kill|exit3|hold DIR\n", argv[0]);
+        fprintf(stderr, "usage: %s report|kill|exit3|exit3barrier|hold DIR\n", argv[0]);
         return 2;
     }
     const char *mode = argv[1], *dir = argv[2];
@@ -41,10 +42,11 @@ int main(int argc, char **argv) {
         usleep(300 * 1000);
         raise(SIGKILL);
     }
-    if (me == n - 1 && !strcmp(mode, "exit3")) {
+    if (me == n - 1 && !strncmp(mode, "exit3", 5)) {
         usleep(300 * 1000);
         shmem_global_exit(3);
     }
+    if (!strcmp(mode, "exit3barrier")) shmem_barrier_all();
     sleep(120);
     printf("PE %d: nobody stopped me\n", me);
     return 1;

@@ -2,7 +2,8 @@
 # rshmemrun --hosts across namespaced "hosts" (scripts/netns-hosts.sh: own network, own host
 # name, nothing shared but the kernel), started through a launch agent (ctest/multihost/
 # netns-agent.sh). The head launcher runs in host 1. Checks: 2 and 3 hosts start and finalize
-# with the right ranks on the right hosts; a killed PE, a global exit, a killed head, a killed
+# with the right ranks on the right hosts; a killed PE, a global exit (also one while the others
+# wait in a barrier spanning the hosts), a killed head, a killed
 # per-host launcher, a wrong interface, a host that does not exist and a head the hosts cannot
 # reach each end the job with a message naming the host and the fix; nothing is left running
 # in any host; the job secret is on no command line.
@@ -60,6 +61,16 @@ echo "--- exit3: exit $rc"; cat "$dir/err"
 [ $rc -eq 3 ] && pass "global exit: the job exits 3" || fail "global exit: exit $rc, want 3"
 grep -q "PE 2 on host rmh-h2 ended the job (shmem_global_exit(3)" "$dir/err" && pass "global exit: PE 2 and its host are named" || fail "global exit: not named"
 no_leftovers "global exit"
+
+# --- shmem_global_exit(3) on host 2 while the PEs of both hosts wait in a barrier spanning them
+dir=$WORK/exit3barrier && mkdir -p "$dir"
+start=$SECONDS
+run --hosts rmh-h1:2,rmh-h2:2 "$WORK/hosts_check" exit3barrier "$dir" >"$dir/out" 2>"$dir/err"; rc=$?
+took=$((SECONDS - start)); echo "--- exit3barrier: exit $rc after ${took}s"; cat "$dir/err"
+[ $rc -eq 3 ] && [ $took -le 10 ] && pass "global exit during a cross-host barrier: exit 3 within 10 s (${took}s)" || fail "global exit during a barrier: exit $rc after ${took}s"
+grep -q "PE 3 on host rmh-h2 ended the job (shmem_global_exit(3)" "$dir/err" && pass "global exit during a barrier: PE 3 and its host are named" || fail "global exit during a barrier: not named"
+grep -q "nobody stopped me" "$dir/out" && fail "global exit during a barrier: a PE ran on"
+no_leftovers "global exit during a barrier"
 
 # --- the head is killed: every per-host launcher sees the connection drop and stops its PEs
 dir=$WORK/head && mkdir -p "$dir"
