@@ -3,6 +3,7 @@
 # left_in_hosts       how many processes run in them (after a job: none)
 # no_leftovers LABEL  waits up to 10 s for that to be 0, then passes or fails LABEL
 # on_host K CMD...    runs CMD in host K
+# mpi_launchers       LAUNCH[hydra], LAUNCH[openmpi]: 4 PEs on hosts 1-2 (after hosts_up)
 # Gives NETNS (the script) and AGENT (netns-agent.sh, the launch agent for every launcher).
 ROOT=$(cd "$PROGRAMS/../.." && pwd)
 NETNS=$ROOT/scripts/netns-hosts.sh
@@ -37,4 +38,15 @@ no_leftovers() {
         fail "$1: processes left in the hosts"
         for k in $(seq 1 "$HOSTS_N"); do ps -o pid,args --no-headers $(ip netns pids "$HOSTS_PREFIX-h$k") 2>/dev/null; done
     fi
+}
+
+# The MPI launchers across hosts 1 and 2 (2 PEs each), both with the agent as their ssh.
+declare -A LAUNCH
+mpi_launchers() {
+    local hydra ompi
+    hydra=$(command -v mpiexec.hydra) || { echo "FAIL: mpiexec.hydra is not installed (apt-get install mpich)"; exit 1; }
+    ompi=$(command -v mpirun.openmpi) || { echo "FAIL: mpirun.openmpi is not installed (apt-get install openmpi-bin)"; exit 1; }
+    local hosts=$HOSTS_PREFIX-h1:2,$HOSTS_PREFIX-h2:2
+    LAUNCH[hydra]="$hydra -launcher ssh -launcher-exec $AGENT -iface eth0 -hosts $hosts -n 4"
+    LAUNCH[openmpi]="$ompi --allow-run-as-root --mca plm_rsh_agent $AGENT --mca oob_tcp_if_include eth0 --mca btl_tcp_if_include eth0 -H $hosts -n 4"
 }

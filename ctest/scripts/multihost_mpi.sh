@@ -6,15 +6,10 @@
 # is left in either host.
 source "$(dirname "$0")/../programs/common.sh"
 source "$(dirname "$0")/../multihost/hosts.sh"
-HYDRA=$(command -v mpiexec.hydra) || { echo "FAIL: mpiexec.hydra is not installed (apt-get install mpich)"; exit 1; }
-OMPI=$(command -v mpirun.openmpi) || { echo "FAIL: mpirun.openmpi is not installed (apt-get install openmpi-bin)"; exit 1; }
 hosts_up rmm 2
 build hosts_check
 
-declare -A LAUNCH=(
-    [hydra]="$HYDRA -launcher ssh -launcher-exec $AGENT -iface eth0 -hosts rmm-h1:2,rmm-h2:2 -n 4"
-    [openmpi]="$OMPI --allow-run-as-root --mca plm_rsh_agent $AGENT --mca oob_tcp_if_include eth0 --mca btl_tcp_if_include eth0 -H rmm-h1:2,rmm-h2:2 -n 4"
-)
+mpi_launchers
 for name in hydra openmpi; do
     dir=$WORK/$name && mkdir -p "$dir"
     # shellcheck disable=SC2086

@@ -7,15 +7,10 @@
 # hosts, ends the job on both hosts with status 3 within 10 s.
 source "$(dirname "$0")/../programs/common.sh"
 source "$(dirname "$0")/../multihost/hosts.sh"
-HYDRA=$(command -v mpiexec.hydra) || { echo "FAIL: mpiexec.hydra is not installed (apt-get install mpich)"; exit 1; }
-OMPI=$(command -v mpirun.openmpi) || { echo "FAIL: mpirun.openmpi is not installed (apt-get install openmpi-bin)"; exit 1; }
 hosts_up rms 2
 build hosts_check
 
-declare -A LAUNCH=(
-    [hydra]="$HYDRA -launcher ssh -launcher-exec $AGENT -iface eth0 -hosts rms-h1:2,rms-h2:2 -n 4"
-    [openmpi]="$OMPI --allow-run-as-root --mca plm_rsh_agent $AGENT --mca oob_tcp_if_include eth0 --mca btl_tcp_if_include eth0 -H rms-h1:2,rms-h2:2 -n 4"
-)
+mpi_launchers
 for prog in coll_broadcast coll_collect coll_alltoall coll_backtoback coll_deprecated coll_team team_split rma_small; do
     [ -x "$BUILD/$prog" ] || { fail "$prog is not built in $BUILD"; continue; }
     for name in hydra openmpi; do
