@@ -45,7 +45,8 @@
 //! words and, when it changed, the name line), then, after a fence, `seq` alone. The fence
 //! keeps the receiver, which reads the slot only after it sees `seq`, from seeing the new
 //! `seq` over old contents. Receiving is unchanged (our own header). The rare credit check
-//! reads the peer's ack line with a fabric get.
+//! reads the peer's ack line with a fabric get. Barriers and syncs in such a job are
+//! hierarchical (`sync_across_hosts`), so only one PE per host talks over the network.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -408,18 +409,56 @@ impl State {
     }
 
     /// Synchronises the members of `set` (no memory completion; see `barrier_set`): a
-    /// dissemination barrier, ceil(log2 n) rounds of one message out and one in.
+    /// dissemination barrier, ceil(log2 n) rounds of one message out and one in; in a job
+    /// that spans hosts, one per host (`sync_across_hosts`).
     pub fn sync_set(&self, set: &PeSet, caller: &Caller) -> Result<()> {
         let Some(i) = set.index_of(self.me) else { return Ok(()) };
-        let n = set.size;
+        if self.multi_host {
+            return self.sync_across_hosts(set, caller);
+        }
+        self.disseminate(set.chan, set.size, i, |k| set.pe(k), caller)
+    }
+
+    /// The dissemination barrier among `n` PEs `pe(0..n)`, this PE being `pe(i)`.
+    #[inline(always)]
+    fn disseminate(&self, chan: usize, n: usize, i: usize, pe: impl Fn(usize) -> usize, caller: &Caller) -> Result<()> {
         let mut dist = 1;
         while dist < n {
             // (i + dist) mod n and (i - dist) mod n, without a division: both are below 2n.
             let to = if i + dist >= n { i + dist - n } else { i + dist };
             let from = if i >= dist { i - dist } else { i + n - dist };
-            self.send(set.chan, set.pe(to), caller, &[], &[], &[]);
-            self.receive(set.chan, set.pe(from), caller)?;
+            self.send(chan, pe(to), caller, &[], &[], &[]);
+            self.receive(chan, pe(from), caller)?;
             dist *= 2;
+        }
+        Ok(())
+    }
+
+    /// `sync_set` where members may be on several hosts, hierarchical: each host's members
+    /// report to its leader (its first member) through shared memory, the leaders run the
+    /// dissemination barrier among themselves over the network (ceil(log2 hosts) rounds), and
+    /// each leader then releases its host's members. Every PE derives the same hosts and
+    /// leaders from the route table, so both ends of every pair agree on the messages.
+    #[inline(never)]
+    fn sync_across_hosts(&self, set: &PeSet, caller: &Caller) -> Result<()> {
+        let host = |pe: usize| self.routes.hosts[pe];
+        let here = host(self.me);
+        let local: Vec<usize> = set.members().filter(|&p| host(p) == here).collect();
+        let leader = local[0];
+        if self.me != leader {
+            self.send(set.chan, leader, caller, &[], &[], &[]);
+            self.receive(set.chan, leader, caller)?;
+            return Ok(());
+        }
+        for &p in &local[1..] {
+            self.receive(set.chan, p, caller)?;
+        }
+        let mut seen = vec![false; self.routes.host_count()];
+        let leaders: Vec<usize> = set.members().filter(|&p| !std::mem::replace(&mut seen[host(p)], true)).collect();
+        let i = leaders.iter().position(|&p| p == self.me).expect("this PE leads its host");
+        self.disseminate(set.chan, leaders.len(), i, |k| leaders[k], caller)?;
+        for &p in &local[1..] {
+            self.send(set.chan, p, caller, &[], &[], &[]);
         }
         Ok(())
     }
