@@ -34,11 +34,11 @@ no_leftovers "2 hosts"
 
 dir=$WORK/three && mkdir -p "$dir"
 printf '# three namespaced hosts\nrmh-h1:2   # the head runs here\n\nrmh-h2:2\nrmh-h3\n' >"$WORK/hostfile"
-out=$(run --hostfile "$WORK/hostfile" "$WORK/hosts_check" report "$dir" 2>&1); rc=$?
+out=$(RSHMEM_DEBUG=INFO run --hostfile "$WORK/hostfile" "$WORK/hosts_check" report "$dir" 2>&1); rc=$?
 echo "--- 3 hosts: exit $rc"; echo "$out"
 got=$(grep -cE "^PE (0|1) of 5 on rmh-h1: ok|^PE (2|3) of 5 on rmh-h2: ok|^PE 4 of 5 on rmh-h3: ok" <<<"$out")
 [ $rc -eq 0 ] && [ "$got" -eq 5 ] && pass "3 hosts from a host file: 5 PEs on the right hosts" || fail "3 hosts: exit $rc, $got of 5 right reports"
-grep -q "the job spans 3 hosts" <<<"$out" && pass "3 hosts: PE 0 says the job spans 3 hosts" || fail "3 hosts: no 'spans 3 hosts' line"
+grep -q "the job spans 3 hosts" <<<"$out" && pass "3 hosts: PE 0 says the job spans 3 hosts (INFO)" || fail "3 hosts: no 'spans 3 hosts' line"
 no_leftovers "3 hosts"
 
 # --- a PE killed on host 2 ends the job on every host within 10 s

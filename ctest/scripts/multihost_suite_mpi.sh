@@ -11,7 +11,7 @@ hosts_up rms 2
 build hosts_check
 
 mpi_launchers
-for prog in coll_broadcast coll_collect coll_alltoall coll_backtoback coll_deprecated coll_team team_split rma_small; do
+for prog in coll_barrier coll_broadcast coll_collect coll_alltoall coll_reduce coll_deprecated coll_team rma_small; do
     [ -x "$BUILD/$prog" ] || { fail "$prog is not built in $BUILD"; continue; }
     for name in hydra openmpi; do
         # shellcheck disable=SC2086

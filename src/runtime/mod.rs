@@ -191,8 +191,8 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     st.boot.barrier()?;
     log::info(&format!("initialised: {npes} PEs, bootstrap {}, heap {} bytes", st.boot.name(), st.cfg.symmetric_size));
     if st.boot.hosts() > 1 && me == 0 {
-        log::warn(&format!(
-            "the job spans {} hosts; point-to-point routines (puts, gets, AMOs, signals, locks, fence, quiet) reach the other hosts' PEs over the fabric, but collectives (and shmem_malloc's barrier) that involve them are not wired yet (PEs {:?} here): such a call ends the PE with SIGSEGV (never silently wrong data)",
+        log::info(&format!(
+            "the job spans {} hosts (PEs {:?} here); every routine reaches the other hosts' PEs over the fabric, collectives through one leader per host where they are hierarchical",
             st.boot.hosts(),
             st.boot.local_pes()
         ));
