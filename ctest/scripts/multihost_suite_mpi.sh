@@ -2,7 +2,8 @@
 # A subset of the C test suite (collectives, teams, RMA) with 4 PEs over 2 namespaced hosts,
 # started by MPICH's hydra (PMI-1) and Open MPI's mpirun (PMIx) with ctest/multihost/
 # netns-agent.sh as their ssh; the full suite under rshmemrun --hosts is ctest/multihost/
-# suite.sh. Each program checks its own results and exits 0; nothing may be left in the hosts.
+# suite.sh (coll_barrier is left out here: ctest/multihost/pending.txt says why). Each program
+# checks its own results and exits 0; nothing may be left in the hosts.
 # Then shmem_global_exit(3) on host 2, while the other PEs wait in a barrier spanning both
 # hosts, ends the job on both hosts with status 3 within 10 s.
 source "$(dirname "$0")/../programs/common.sh"
@@ -11,7 +12,7 @@ hosts_up rms 2
 build hosts_check
 
 mpi_launchers
-for prog in coll_barrier coll_broadcast coll_collect coll_alltoall coll_reduce coll_deprecated coll_team rma_small; do
+for prog in coll_broadcast coll_collect coll_alltoall coll_reduce coll_deprecated coll_team rma_small; do
     [ -x "$BUILD/$prog" ] || { fail "$prog is not built in $BUILD"; continue; }
     for name in hydra openmpi; do
         # shellcheck disable=SC2086
