@@ -231,6 +231,12 @@ fn net_fetch<T: Atomic>(n: NetWord<'_>, op: AtomicOp, v: T) -> T {
 #[cold]
 #[inline(never)]
 fn net_post<T: Atomic>(n: NetWord<'_>, op: AtomicOp, v: T) {
+    if n.to_self {
+        // Posted and left to quiet, it could still be in flight when this PE reads the word
+        // with a plain load; the fetching form returns only once it is applied.
+        net_fetch(n, op, v);
+        return;
+    }
     let ty = net_type::<T>(n);
     if let Err(e) = n.net.amo(n.pe, n.seg, n.off, op, ty, v.to_net(), n.routine) {
         fatal(&e)
@@ -804,7 +810,7 @@ mod tests {
     #[test]
     fn network_targets_carry_each_amo_to_the_transport() {
         let t = OneWord::default();
-        let target = || Target::<i64>::Network(NetWord { net: &t, pe: 3, seg: Segment::Heap, off: 64, routine: "test" });
+        let target = || Target::<i64>::Network(NetWord { net: &t, pe: 3, seg: Segment::Heap, off: 64, routine: "test", to_self: false });
         target().set(-5);
         assert_eq!(target().fetch(), -5);
         target().add(7);
@@ -825,7 +831,7 @@ mod tests {
         assert_eq!(calls[7], "fetch Set I64", "swap is a fetching set");
         assert_eq!(calls[8], "amo Xor I64 pe 3 off 64");
         // Floats travel as their bits: a NaN payload and -0.0 arrive exactly.
-        let f = Target::<f64>::Network(NetWord { net: &t, pe: 0, seg: Segment::Statics, off: 0, routine: "test" });
+        let f = Target::<f64>::Network(NetWord { net: &t, pe: 0, seg: Segment::Statics, off: 0, routine: "test", to_self: false });
         f.set(-0.0);
         assert_eq!(f.fetch().to_bits(), (-0.0f64).to_bits());
         let nan = f64::from_bits(0x7ff8_dead_beef_0001);
@@ -833,10 +839,18 @@ mod tests {
         assert_eq!(f.fetch().to_bits(), nan.to_bits());
         assert_eq!(t.calls.lock().unwrap().last().unwrap(), "fetch Read F64");
         // 32-bit signed values survive the u64 carriage (sign bits dropped and restored).
-        let i = Target::<i32>::Network(NetWord { net: &t, pe: 0, seg: Segment::Heap, off: 0, routine: "test" });
+        let i = Target::<i32>::Network(NetWord { net: &t, pe: 0, seg: Segment::Heap, off: 0, routine: "test", to_self: false });
         i.set(-2);
         assert_eq!(i.fetch_add(-3), -2);
         assert_eq!(i.fetch(), -5);
+        // To this PE's own word, the non-fetching forms complete before returning (fetching call).
+        let own = Target::<i64>::Network(NetWord { net: &t, pe: 1, seg: Segment::Heap, off: 8, routine: "test", to_self: true });
+        let before = t.calls.lock().unwrap().len();
+        own.add(1);
+        own.xor(2);
+        own.set(4);
+        let calls = t.calls.lock().unwrap()[before..].to_vec();
+        assert_eq!(calls, ["fetch Add I64", "fetch Xor I64", "fetch Set I64"]);
     }
 
     #[test]

@@ -134,7 +134,7 @@ impl State {
     #[inline(never)]
     pub(super) fn net_word(&self, addr: *const u8, len: usize, pe: usize, routine: &'static str) -> Result<NetWord<'_>> {
         let (seg, off) = self.segment_of(addr, len, routine)?;
-        Ok(NetWord { net: self.network(pe, routine)?, pe, seg, off, routine })
+        Ok(NetWord { net: self.network(pe, routine)?, pe, seg, off, routine, to_self: pe == self.me })
     }
 
     /// The error of an operation to a PE on another host when no network transport runs.
@@ -159,4 +159,7 @@ pub struct NetWord<'a> {
     pub seg: Segment,
     pub off: usize,
     pub routine: &'static str,
+    /// The word is this PE's own: a non-fetching AMO to it completes before returning, so the
+    /// PE's next plain read of its own memory sees it (as it does in a one-host job).
+    pub to_self: bool,
 }
