@@ -22,8 +22,8 @@ SEC=$(mktemp -d /tmp/rshmem-security.XXXXXX) || exit 1
 trap 'rm -rf "$SEC"' EXIT
 chmod 755 "$SEC"
 mkdir -m 1777 "$SEC/reports"
-cp "$HERE/attacker.py" "$HERE/wrap_recorded.sh" "$SEC/"
-chmod 755 "$SEC/attacker.py" "$SEC/wrap_recorded.sh"
+cp "$HERE/attacker.py" "$HERE/wrap_recorded.sh" "$HERE/late_ranks.sh" "$SEC/"
+chmod 755 "$SEC/attacker.py" "$SEC/wrap_recorded.sh" "$SEC/late_ranks.sh"
 
 flags=$(PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig pkg-config --cflags --libs rshmem) || { echo "pkg-config cannot find rshmem under $PREFIX"; exit 1; }
 for prog in victim victim_uid; do
@@ -64,12 +64,12 @@ start_attackers() {
     sleep 0.3 # they are scanning before the job starts: the start-up race is part of the test
 }
 
-# finish_attackers NAME OUTPUT [LOGGED]: stops them, checks their reports, and (LOGGED=1) that
-# the job's INFO log names the refused strangers. Under hydra and mpirun a stranger may only
-# reach the rendezvous after every PE has joined; it then waits in the listen queue, is never
-# read, and gets nothing, but there is no refusal to log.
+# finish_attackers NAME OUTPUT: stops them, checks their reports, and that
+# the job's INFO log names the refused strangers. Under hydra and mpirun the ranks other than 0
+# start late (late_ranks.sh), so the attackers meet rank 0's rendezvous while it waits: without
+# that delay a stranger may arrive only after every PE joined and find nothing left to refuse.
 finish_attackers() {
-    local name=$1 out=$2 logged=${3:-1} who report last
+    local name=$1 out=$2 who report last
     touch "$SEC/stop.$name"
     for pid in "${ATTACKERS[@]}"; do wait "$pid"; done
     for who in stranger same-user; do
@@ -84,7 +84,6 @@ finish_attackers() {
             fail "$name: the $who attacker did not attack ($last)"
         fi
     done
-    [ "$logged" = 1 ] || return 0
     if [ -n "$SUID" ]; then
         grep -q "refused a connection from uid $SUID (pid [0-9]*): another user" <<<"$out" \
             && pass "$name: the other user was refused by uid, and the log says so" \
@@ -118,8 +117,8 @@ check_victim rshmemrun $rc "$out" $NPES
 # 2. MPICH hydra (PMI-1).
 if HYDRA=$(command -v mpiexec.hydra); then
     start_attackers hydra
-    out=$(RSHMEM_DEBUG=INFO timeout 120 "$HYDRA" -n $NPES "$SEC/victim" $ROUNDS $PAUSE_MS 2>&1); rc=$?
-    finish_attackers hydra "$out" 0
+    out=$(RSHMEM_DEBUG=INFO timeout 120 "$HYDRA" -n $NPES "$SEC/late_ranks.sh" "$SEC/victim" $ROUNDS $PAUSE_MS 2>&1); rc=$?
+    finish_attackers hydra "$out"
     check_victim hydra $rc "$out" $NPES
 else
     fail "mpiexec.hydra is not installed (Debian: mpich)"
@@ -130,8 +129,8 @@ MPIRUN=$(command -v mpirun.openmpi || command -v mpirun)
 if [ -n "$MPIRUN" ] && "$MPIRUN" --version 2>&1 | grep -qE "Open MPI|OpenRTE"; then
     start_attackers openmpi
     out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 "$MPIRUN" --oversubscribe -np $NPES \
-          -x RSHMEM_DEBUG=INFO "$SEC/victim" $ROUNDS $PAUSE_MS 2>&1); rc=$?
-    finish_attackers openmpi "$out" 0
+          -x RSHMEM_DEBUG=INFO "$SEC/late_ranks.sh" "$SEC/victim" $ROUNDS $PAUSE_MS 2>&1); rc=$?
+    finish_attackers openmpi "$out"
     check_victim openmpi $rc "$out" $NPES
 else
     fail "Open MPI's mpirun is not installed (Debian: openmpi-bin)"
