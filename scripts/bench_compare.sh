@@ -27,7 +27,7 @@
 #   --quick           short sweeps (every program gets --quick)
 #   --progs "a b"     a subset of: put_bw p_bw lat rtt amo_bw sync coll stream stream_team init
 #   --args "..."      extra arguments for every program (e.g. "--reps 3 --target-ms 1")
-#   --out DIR         results folder (default perftest/results/gpu-<date>)
+#   --out DIR         results folder (default results/gpu-<date>)
 #   --timeout S       limit per launch (default 900 s)
 #   -j N              parallel builds (default: number of CPUs)
 # env: NVCC, CUDA_ARCH (sm_90), PYTHON, NVSHMEM_LAUNCH (command prefix replacing mpirun)
@@ -69,7 +69,7 @@ while [ $# -gt 0 ]; do
 done
 if [ "$rounds" -lt 3 ]; then echo "bench_compare: at least 3 rounds (got $rounds)"; exit 1; fi
 if [ -z "$out" ]; then
-  out="$root/perftest/results/gpu-$(date +%F)"
+  out="$root/results/gpu-$(date +%F)"
   [ "$np" = 2 ] || out="$out-np$np"
 fi
 mkdir -p "$out"

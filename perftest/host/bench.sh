@@ -14,7 +14,7 @@
 # them (with no other row named, only them).
 # HOSTS=2 adds the multi-host table after this one (perftest/net/bench.sh: PEs on two namespaced
 # hosts over libfabric tcp, beside OSHMEM over UCX tcp and the bare TCP floor; needs root).
-# SAVE=1 keeps the raw CSV (impl,round,name,size,value,unit) in perftest/results/cpu-<date>.csv
+# SAVE=1 keeps the raw CSV (impl,round,name,size,value,unit) in results/cpu-<date>.csv
 # and the printed table beside it (.txt). The host is shared: look at the load average printed
 # with the table, and compare only columns measured in the same run.
 set -u -o pipefail

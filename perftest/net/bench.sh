@@ -8,7 +8,7 @@
 # there). Each round runs the three back to back, so they see the same load; ROUNDS (default 2)
 # rounds, each figure is the median over rounds of each run's median of 3 repetitions.
 #   bash perftest/net/bench.sh <rshmem install prefix>     (run as root; `make bench HOSTS=2`)
-# SAVE=1 keeps the raw CSV and the table in perftest/results/net-<date>.{csv,txt}. NET_ROWS
+# SAVE=1 keeps the raw CSV and the table in results/net-<date>.{csv,txt}. NET_ROWS
 # names net_bench's rows (default: all), NET_TIME its seconds per repetition (default 0.25).
 set -u -o pipefail
 
@@ -16,7 +16,7 @@ set -u -o pipefail
 STAGE=$(realpath "$1")
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-RESULTS=$ROOT/perftest/results
+RESULTS=$ROOT/results
 NETNS=$ROOT/scripts/netns-hosts.sh
 AGENT=$ROOT/ctest/multihost/netns-agent.sh
 ROUNDS=${ROUNDS:-2}
