@@ -66,10 +66,10 @@ fn build_identity() {
 /// The library's kernel modules: (name, PTX file). The names are the ones src/cuda/image.rs asks for.
 fn kernel_modules() -> Vec<(String, PathBuf)> {
     println!("cargo:rerun-if-changed=src/cuda/kernels.ptx");
-    println!("cargo:rerun-if-changed=src/cuda/kernels");
+    println!("cargo:rerun-if-changed=src/cuda/generated");
     let mut modules = vec![("kernels".to_string(), PathBuf::from("src/cuda/kernels.ptx"))];
-    let mut more: Vec<(String, PathBuf)> = std::fs::read_dir("src/cuda/kernels")
-        .expect("build.rs: src/cuda/kernels is missing")
+    let mut more: Vec<(String, PathBuf)> = std::fs::read_dir("src/cuda/generated")
+        .expect("build.rs: src/cuda/generated is missing")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
         .map(|p| (p.file_stem().unwrap().to_string_lossy().into_owned(), p))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the committed PTX of rshmem's own collective kernels (src/cuda/kernels/*.cu ->
-# *.ptx) with nvcc 13.0 from PyPI (scripts/install-nvcc.sh); `--check` only verifies that the
-# committed files are what the sources give (CI), without touching them.
+# src/cuda/generated/*.ptx) with nvcc 13.0 from PyPI (scripts/install-nvcc.sh); `--check` only
+# verifies that the committed files are what the sources give (CI), without touching them.
 #
 # Target: -arch=compute_80 (virtual). The library has no CUDA compiler at build time, so it
 # ships PTX and the driver compiles it for the GPU at hand (Ampere, Hopper, Blackwell, ...).
@@ -17,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-write}"
 dir=src/cuda/kernels
+generated=src/cuda/generated
 kinds="u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32 f64"
 
 home="$(bash scripts/install-nvcc.sh 2>/dev/null)"
@@ -46,12 +47,12 @@ gen ll.cu ll.ptx -I"$out/inc"
 status=0
 for f in coll.ptx stream.ptx ll.ptx $(for k in $kinds; do echo "reduce_$k.ptx"; done); do
   if [ "$mode" = "--check" ]; then
-    if ! cmp -s "$out/$f" "$dir/$f"; then
-      echo "gen_ptx: $dir/$f is not what $dir/*.cu give; run scripts/gen_ptx.sh and commit" >&2
+    if ! cmp -s "$out/$f" "$generated/$f"; then
+      echo "gen_ptx: $generated/$f is not what $dir/*.cu give; run scripts/gen_ptx.sh and commit" >&2
       status=1
     fi
   else
-    cp "$out/$f" "$dir/$f"
+    cp "$out/$f" "$generated/$f"
   fi
 done
 [ "$mode" = "--check" ] && [ $status -eq 0 ] && echo "collective kernels PTX: up to date"

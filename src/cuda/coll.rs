@@ -1,5 +1,5 @@
-//! The library's on-stream collective kernels (src/cuda/kernels/*.cu, compiled to PTX by
-//! scripts/gen_ptx.sh and committed): loading, argument layouts and launches.
+//! The library's on-stream collective kernels (src/cuda/kernels/*.cu, compiled to PTX in
+//! src/cuda/generated/ by scripts/gen_ptx.sh and committed): loading, argument layouts and launches.
 //!
 //! `coll.ptx` (barrier, broadcast/fcollect/alltoall) is loaded with the first collective;
 //! each `reduce_<kind>.ptx` (every reduction operator for one element kind) on the first
@@ -170,7 +170,7 @@ impl Kind {
     fn image(self) -> Image {
         macro_rules! reduce {
             ($kind:literal) => {
-                Image { name: concat!("reduce_", $kind), ptx: concat!(include_str!(concat!("kernels/reduce_", $kind, ".ptx")), "\0") }
+                Image { name: concat!("reduce_", $kind), ptx: concat!(include_str!(concat!("generated/reduce_", $kind, ".ptx")), "\0") }
             };
         }
         match self {
@@ -219,8 +219,8 @@ impl RedOp {
     }
 }
 
-pub const COLL: Image = Image { name: "coll", ptx: concat!(include_str!("kernels/coll.ptx"), "\0") };
-const LL: Image = Image { name: "ll", ptx: concat!(include_str!("kernels/ll.ptx"), "\0") };
+pub const COLL: Image = Image { name: "coll", ptx: concat!(include_str!("generated/coll.ptx"), "\0") };
+const LL: Image = Image { name: "ll", ptx: concat!(include_str!("generated/ll.ptx"), "\0") };
 
 /// The names of every module here (for image.rs's test that each has its cubins).
 pub fn module_names() -> Vec<&'static str> {
@@ -423,7 +423,7 @@ mod tests {
             eprintln!("skipped: no ptxas");
             return;
         };
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cuda/kernels");
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cuda/generated");
         let mut files = vec!["coll.ptx".to_string(), "ll.ptx".to_string()];
         files.extend(Kind::ALL.iter().map(|k| format!("reduce_{}.ptx", k.name())));
         for f in files {

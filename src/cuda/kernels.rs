@@ -12,7 +12,7 @@ use super::{driver, CuResult, Driver};
 
 /// The module (hand-written PTX, plus machine code when the build had ptxas: image.rs).
 const IMAGE: Image = Image { name: "kernels", ptx: concat!(include_str!("kernels.ptx"), "\0") };
-const STREAM: Image = Image { name: "stream", ptx: concat!(include_str!("kernels/stream.ptx"), "\0") };
+const STREAM: Image = Image { name: "stream", ptx: concat!(include_str!("generated/stream.ptx"), "\0") };
 
 /// The modules loaded here (for image.rs's test that each has its cubins).
 pub const MODULE_NAMES: [&str; 2] = [IMAGE.name, STREAM.name];
