@@ -30,6 +30,7 @@ deps:
 build:
 	$(CARGO) build --$(PROFILE) --locked
 	$(CC) -shared -fPIC -o $(TARGET)/libnvshmem_host.so.3 scripts/nvshmem_host_alias.c -Wl,-soname,libnvshmem_host.so.3 \
+	    -Wl,--version-script=scripts/nvshmem_host_alias.map \
 	    -Wl,--no-as-needed -L$(TARGET) -lrshmem -Wl,-rpath,'$$ORIGIN'
 
 # Copies what `make build` built (no cargo: `make && sudo make install` works where root has
@@ -53,13 +54,9 @@ ctest: stage
 	cmake --build $(CTEST_DIR) -j2
 	cd $(CTEST_DIR) && PATH=$(STAGE)/bin:$$PATH ctest --output-on-failure -j2 --timeout 120
 
-# Only API symbols may be exported from the library, each at version RSHMEM_0.
+# Only API symbols may be exported from the library, each at its version node.
 check-exports: build
-	@unversioned=$$(nm -D --defined-only $(TARGET)/librshmem.so | awk '$$2 ~ /^[TDBRW]$$/ && $$3 !~ /@@RSHMEM_0$$/ {print $$3}'); \
-	if [ -n "$$unversioned" ]; then echo "exports without the RSHMEM_0 version (src/capi/librshmem.map, scripts/link-gcc):"; echo "$$unversioned" | head; exit 1; fi
-	@bad=$$(nm -D --defined-only $(TARGET)/librshmem.so | awk '$$2 ~ /^[TDBRW]$$/ {sub(/@.*/, "", $$3); print $$3}' \
-	  | grep -vE '^(shmem_|shmemx_|pshmem_|pshmemx_|nvshmem_|nvshmemx_|rshmem_|oshmem_|shmalloc$$|shfree$$|shrealloc$$|shmemalign$$|start_pes$$|_my_pe$$|_num_pes$$|my_pe$$|num_pes$$|globalexit$$)' || true); \
-	if [ -n "$$bad" ]; then echo "non-API symbols exported:"; echo "$$bad"; exit 1; fi; echo "exports: API symbols only, all at version RSHMEM_0"
+	@bash scripts/check-exports.sh $(TARGET)
 
 header:
 	$(CBINDGEN) --config cbindgen.toml --output include/rshmem/rshmem_abi.h src/abi/mod.rs

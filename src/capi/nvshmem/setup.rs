@@ -1,6 +1,7 @@
 //! Initialization, finalization and queries.
 
-use std::ffi::{c_char, c_int, c_uint};
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::super::{fence, with_state};
@@ -11,7 +12,8 @@ use crate::bootstrap::uid::{self, UidStar};
 use crate::error::{Error, Result};
 use crate::runtime::{self, InitOptions, THREAD_MULTIPLE};
 
-/// nvshmemx_init_status values.
+/// nvshmemx_init_status values (NVSHMEM's also has 1, bootstrapped but not initialised, which
+/// rshmem never is: its init does both at once).
 const STATUS_NOT_INITIALIZED: c_int = 0;
 const STATUS_IS_INITIALIZED: c_int = 2;
 
@@ -48,45 +50,49 @@ fn bootstrap_timeout() -> Duration {
 }
 
 fn init_attr(flags: c_uint, attr: *mut RshmemInitAttr) -> Result<()> {
-    const R: &str = "nvshmemx_init_attr";
+    init_attr_as("nvshmemx_init_attr", THREAD_MULTIPLE, flags, attr)
+}
+
+/// nvshmemx_init_attr's work, reported as `routine`, at thread level `requested`.
+fn init_attr_as(routine: &'static str, requested: i32, flags: c_uint, attr: *mut RshmemInitAttr) -> Result<()> {
     if flags & RSHMEM_INIT_WITH_UNIQUEID != 0 {
         if attr.is_null() {
-            return Err(Error::invalid(R, "NVSHMEMX_INIT_WITH_UNIQUEID needs attributes: call nvshmemx_set_attr_uniqueid_args first"));
+            return Err(Error::invalid(routine, "NVSHMEMX_INIT_WITH_UNIQUEID needs attributes: call nvshmemx_set_attr_uniqueid_args first"));
         }
         // SAFETY: non-NULL attributes point at an nvshmemx_init_attr_t the caller filled in.
         let args = unsafe { (*attr).args.uid_args };
         if args.id.is_null() || args.nranks <= 0 || args.myrank < 0 {
             return Err(Error::invalid(
-                R,
+                routine,
                 format!("unique-id arguments are not set (rank {}, nranks {}, id {:p}); call nvshmemx_set_attr_uniqueid_args", args.myrank, args.nranks, args.id),
             ));
         }
         if runtime::is_initialized() {
-            return init_gpu(R, THREAD_MULTIPLE, None);
+            return init_gpu(routine, requested, None);
         }
         // SAFETY: the id pointer was set by nvshmemx_set_attr_uniqueid_args to a live id.
         let id = unsafe { (*args.id).internal };
-        let boot = UidStar::join(&id, args.myrank as usize, args.nranks as usize, bootstrap_timeout(), R)?;
-        return init_gpu(R, THREAD_MULTIPLE, Some(Box::new(boot)));
+        let boot = UidStar::join(&id, args.myrank as usize, args.nranks as usize, bootstrap_timeout(), routine)?;
+        return init_gpu(routine, requested, Some(Box::new(boot)));
     }
     if flags & RSHMEM_INIT_WITH_MPI_COMM != 0 {
         if attr.is_null() {
-            return Err(Error::invalid(R, "NVSHMEMX_INIT_WITH_MPI_COMM needs attributes with attr.mpi_comm = &comm"));
+            return Err(Error::invalid(routine, "NVSHMEMX_INIT_WITH_MPI_COMM needs attributes with attr.mpi_comm = &comm"));
         }
         if runtime::is_initialized() {
-            return init_gpu(R, THREAD_MULTIPLE, None);
+            return init_gpu(routine, requested, None);
         }
         // SAFETY: non-NULL attributes point at an nvshmemx_init_attr_t the caller filled in.
         let comm = unsafe { (*attr).mpi_comm };
-        let (rank, nranks, id) = crate::runtime::gpu::mpi::uniqueid_over(comm, R)?;
-        let boot = UidStar::join(&id, rank, nranks, bootstrap_timeout(), R)?;
-        return init_gpu(R, THREAD_MULTIPLE, Some(Box::new(boot)));
+        let (rank, nranks, id) = crate::runtime::gpu::mpi::uniqueid_over(comm, routine)?;
+        let boot = UidStar::join(&id, rank, nranks, bootstrap_timeout(), routine)?;
+        return init_gpu(routine, requested, Some(Box::new(boot)));
     }
     if flags & RSHMEM_INIT_WITH_SHMEM != 0 {
         // The launcher's bootstrap is the one an OpenSHMEM program would use.
-        return init_gpu(R, THREAD_MULTIPLE, None);
+        return init_gpu(routine, requested, None);
     }
-    init_gpu(R, THREAD_MULTIPLE, None)
+    init_gpu(routine, requested, None)
 }
 
 #[no_mangle]
@@ -170,6 +176,85 @@ pub extern "C" fn nvshmem_finalize() {
 #[no_mangle]
 pub extern "C" fn nvshmemx_hostlib_finalize() {
     nvshmem_finalize()
+}
+
+/// NVSHMEM 3.x's version triple, passed by value by its device library (nvshmemi_version_t).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct NvshmemiVersion {
+    major: c_int,
+    minor: c_int,
+    patch: c_int,
+}
+
+/// nvshmemx_device_lib_init_cb: NVSHMEM's device library asks through it where its device state
+/// lives, for the host library to fill in. rshmem's device code keeps its own state, so the
+/// callback is never called.
+type DeviceLibInitCb = Option<extern "C" fn(*mut *mut c_void, *mut *mut c_void)>;
+
+/// How many nvshmemid_hostlib_init_attr calls have no nvshmemid_hostlib_finalize yet: NVSHMEM's
+/// device library pairs them (its state check starts and stops the host library once more), and
+/// only the last finalize ends the job's runtime.
+static HOSTLIB_STARTS: AtomicUsize = AtomicUsize::new(0);
+
+/// What NVSHMEM's device library (libnvshmem_device.a, linked into e.g. torch's
+/// libtorch_nvshmem.so, whose inline nvshmem_init/nvshmemx_init_attr call it) starts the host
+/// library with: the thread level `requested` (the one granted goes to `provided`), the
+/// nvshmemx_init_attr flags and attributes, and the device library's version, whose major must
+/// be the one rshmem implements.
+#[no_mangle]
+pub extern "C" fn nvshmemid_hostlib_init_attr(
+    requested: c_int,
+    provided: *mut c_int,
+    flags: c_uint,
+    attr: *mut RshmemInitAttr,
+    device_lib: NvshmemiVersion,
+    cb: DeviceLibInitCb,
+) -> c_int {
+    const R: &str = "nvshmemid_hostlib_init_attr";
+    status(R, || {
+        if device_lib.major != NVSHMEM_API_MAJOR {
+            return Err(Error::invalid(
+                R,
+                format!(
+                    "the caller was built with NVSHMEM {}.{}.{}'s device library; rshmem implements the NVSHMEM {NVSHMEM_API_MAJOR}.x API: rebuild it against NVSHMEM {NVSHMEM_API_MAJOR}.x or rshmem's headers",
+                    device_lib.major, device_lib.minor, device_lib.patch
+                ),
+            ));
+        }
+        init_attr_as(R, requested, flags, attr)?;
+        HOSTLIB_STARTS.fetch_add(1, Ordering::AcqRel);
+        if cb.is_some() {
+            static ONCE: std::sync::Once = std::sync::Once::new();
+            ONCE.call_once(|| {
+                runtime::log::warn(&format!(
+                    "{R}: started by NVSHMEM's own device library (libnvshmem_device): its host calls run on rshmem, but its device-side calls find no state; build device code with rshmem's device/ headers"
+                ))
+            });
+        }
+        if !provided.is_null() {
+            let st = runtime::state(R)?;
+            // SAFETY: the caller passes a writable int (NULL is skipped).
+            unsafe { *provided = st.thread_level };
+        }
+        Ok(())
+    })
+}
+
+/// Ends one nvshmemid_hostlib_init_attr start; the last one finalizes the runtime. The device
+/// library's two context pointers are rshmem-unused.
+#[no_mangle]
+pub extern "C" fn nvshmemid_hostlib_finalize(_device_ctx: *mut c_void, _transport_device_ctx: *mut c_void) {
+    let before = HOSTLIB_STARTS.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| Some(n.saturating_sub(1))).unwrap_or(0);
+    if before <= 1 {
+        nvshmem_finalize()
+    }
+}
+
+/// The device library's status query: nvshmemx_init_status's values.
+#[no_mangle]
+pub extern "C" fn nvshmemid_init_status() -> c_int {
+    nvshmemx_init_status()
 }
 
 #[no_mangle]

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# make check-exports: librshmem.so exports API symbols only, NVSHMEM's names at NVIDIA's version
+# node NVSHMEM and all others at RSHMEM_0 (src/capi/librshmem.map); libnvshmem_host.so.3 defines
+# the NVSHMEM node and no routine (scripts/nvshmem_host_alias.map). Where NVIDIA's own
+# libnvshmem_host.so.3 is at hand (pip nvidia-nvshmem-cu13, or NVSHMEM_HOST_LIB=path), every
+# symbol both export must carry the same version there and here.
+set -eu
+export LC_ALL=C
+TARGET=${1:?usage: check-exports.sh TARGET_DIR}
+lib=$TARGET/librshmem.so alias=$TARGET/libnvshmem_host.so.3
+defined() { nm -D --defined-only "$1" | awk '$2 ~ /^[TDBRWVi]$/ {print $3}'; }
+bad=$(defined "$lib" | awk '
+  { split($0, p, "@@"); name = p[1]; ver = p[2] }
+  name ~ /^(nvshmem_|nvshmemx_|nvshmemid_)/ { if (ver != "NVSHMEM") print name " at \"" ver "\", want NVSHMEM"; next }
+  name ~ /^(shmem_|shmemx_|pshmem_|pshmemx_|rshmem_|oshmem_)/ || name ~ /^(shmalloc|shfree|shrealloc|shmemalign|start_pes|_my_pe|_num_pes|my_pe|num_pes|globalexit)$/ {
+    if (ver != "RSHMEM_0") print name " at \"" ver "\", want RSHMEM_0"; next }
+  { print name " is not an API symbol" }')
+if [ -n "$bad" ]; then echo "librshmem.so exports (src/capi/librshmem.map, scripts/link-gcc):"; echo "$bad" | head; exit 1; fi
+echo "exports: API symbols only; nvshmem_/nvshmemx_/nvshmemid_ at NVSHMEM, the rest at RSHMEM_0"
+
+readelf -V "$alias" | grep -q 'Name: NVSHMEM$' || { echo "$alias does not define the NVSHMEM version node (scripts/nvshmem_host_alias.map)"; exit 1; }
+extra=$(defined "$alias")
+[ -z "$extra" ] || { echo "$alias exports routines of its own (it must only define the node): $extra" | head; exit 1; }
+echo "libnvshmem_host.so.3: defines the NVSHMEM node, exports no routine of its own"
+
+real=${NVSHMEM_HOST_LIB:-$(python3 -c 'import nvidia.nvshmem, os; print(os.path.join(nvidia.nvshmem.__path__[0], "lib/libnvshmem_host.so.3"))' 2>/dev/null || true)}
+if [ -z "$real" ] || [ ! -f "$real" ]; then echo "NVIDIA's libnvshmem_host.so.3 not installed here: version comparison skipped"; exit 0; fi
+mismatch=$(join <(defined "$real" | sed 's/@@*/ /' | sort) <(defined "$lib" | sed 's/@@*/ /' | sort) | awk '$2 != $3 {print $1 ": NVIDIA " $2 ", rshmem " $3}')
+if [ -n "$mismatch" ]; then echo "versions differ from $real:"; echo "$mismatch" | head; exit 1; fi
+common=$(join <(defined "$real" | sed 's/@.*//' | sort) <(defined "$lib" | sed 's/@.*//' | sort) | wc -l)
+echo "versions match NVIDIA's $real on all $common symbols both export"
