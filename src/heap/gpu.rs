@@ -9,6 +9,7 @@
 //! extent at the same time.
 
 use std::os::fd::AsRawFd;
+use std::time::Instant;
 
 use crate::bootstrap::Bootstrap;
 use crate::cuda::{self, CuResult, Device, Mapping, PhysMem, VaRange};
@@ -104,7 +105,9 @@ impl GpuHeap {
             ));
         }
         let bytes = round_up(want - self.mapped, self.granularity).min(self.stride - self.mapped);
+        let t0 = Instant::now();
         let mine = PhysMem::create(self.device, bytes);
+        let created = t0.elapsed();
         // Every PE learns whether every PE got its memory, so that all of them give up together
         // (the heap stays as it was) instead of some waiting for the others' descriptors.
         let got = boot.allgather(&[u8::from(mine.is_ok())]).map_err(|e| e.in_routine(routine))?;
@@ -115,8 +118,10 @@ impl GpuHeap {
             (Ok(_), Some(pe)) => return Err(no_gpu_memory(routine, format!("PE {pe} could not allocate {bytes} bytes of GPU memory for its symmetric heap"))),
         };
         let fd = mine.export_fd().map_err(|e| e.into_error(routine))?;
+        let t1 = Instant::now();
         let all = boot.allgather_fds(&[fd.as_raw_fd()]).map_err(|e| e.in_routine(routine))?;
         drop(fd);
+        let t2 = Instant::now();
         let at = self.mapped;
         let mut mine = Some(mine);
         for (pe, fds) in all.iter().enumerate() {
@@ -136,6 +141,18 @@ impl GpuHeap {
             self.chunks.push(Chunk { _map: map, _mem: mem });
         }
         self.mapped += bytes;
+        // Where a growth's time goes (NVSHMEM_DEBUG=INFO). Measured on 2 x H100 for +512 MiB:
+        // create 0.5, export 1-2, exchange 0.1-1, import+map of the 2 chunks 18 ms. The mapping
+        // (cuMemMap + cuMemSetAccess) dominates; done in one thread per chunk it took as long,
+        // the driver serialising it across the processes, so it stays sequential here.
+        crate::runtime::log::info(&format!(
+            "GPU heap +{bytes} bytes per PE: create {:.2} ms, export {:.2} ms, exchange {:.2} ms, import+map {} chunks {:.2} ms",
+            created.as_secs_f64() * 1e3,
+            (t1 - t0).saturating_sub(created).as_secs_f64() * 1e3,
+            (t2 - t1).as_secs_f64() * 1e3,
+            all.len(),
+            t2.elapsed().as_secs_f64() * 1e3
+        ));
         Ok(())
     }
 

@@ -269,7 +269,10 @@ impl GpuState {
         };
         let ordinal = (0..count).find(|&i| Device::get(i).ok() == Some(device)).unwrap_or(device.0 as usize);
         if node.len() > count {
-            crate::runtime::log::warn(&format!("{} PEs share {count} GPU(s) on this host; PEs on one GPU work but compete for it", node.len()));
+            crate::runtime::log::warn(&format!(
+                "{} PEs share {count} GPU(s) on this host. Without MPS their contexts take turns on the GPU (time slices): one PE's kernels stall another's, and a kernel spinning on a peer's data holds the GPU while that peer cannot run. Start MPS first (`nvidia-cuda-mps-control -d`; stop it with `echo quit | nvidia-cuda-mps-control`), or run one PE per GPU",
+                node.len()
+            ));
         }
         let ctx = cu(PrimaryContext::retain(device), routine)?;
         cu(ctx.make_current(), routine)?;
@@ -701,6 +704,8 @@ impl State {
                 Error::new(ErrorKind::NotSymmetric, routine, format!("pointer {ptr:p} was not returned by nvshmem_malloc/nvshmem_align/nvshmem_calloc (or was already freed)"))
             })?)
         };
+        // Queued non-blocking host RMA may still target the block: complete it first.
+        g.sync(routine)?;
         let _serial = self.serialize_collectives();
         self.gpu_agree(routine, Op::Free, off.map(|o| o as u64 + 1).unwrap_or(0), 0)?;
         if let Some(off) = off {
@@ -750,6 +755,21 @@ impl State {
 
     /// Blocking host put: `bytes` from `src` (host or device memory) to `dest` on PE `pe`.
     pub fn gpu_put(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
+        self.gpu_put_nbi(dest, src, bytes, pe, routine)?;
+        self.gpu(routine)?.sync(routine)
+    }
+
+    /// Blocking host get: `bytes` of `src` on PE `pe` into `dest` (host or device memory).
+    pub fn gpu_get(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
+        self.gpu_get_nbi(dest, src, bytes, pe, routine)?;
+        self.gpu(routine)?.sync(routine)
+    }
+
+    /// Non-blocking host put: queued on the library's stream, complete at the next quiet (or
+    /// barrier, free, finalize, blocking RMA), as NVSHMEM's putmem_nbi. Waiting per call, as
+    /// the blocking form does, left the copy engines idle between back-to-back puts (half of
+    /// NVSHMEM's bandwidth at 1 MiB); queued, one copy follows the other.
+    pub fn gpu_put_nbi(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
         let remote = self.gpu_translate(dest, bytes, pe, routine)?;
         if bytes == 0 {
             return Ok(());
@@ -757,23 +777,21 @@ impl State {
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
         // SAFETY: `remote` is inside PE `pe`'s mapped heap (translated and bounds-checked); the
-        // source is the caller's buffer of `bytes`, read before g.sync returns.
-        cu(unsafe { cuda::memcpy_async(remote, src as u64, bytes, g.stream.0) }, routine)?;
-        g.sync(routine)
+        // source is the caller's buffer of `bytes`, which it keeps until the operation completes
+        // (the blocking form waits here; the nbi contract lasts until quiet).
+        cu(unsafe { cuda::memcpy_async(remote, src as u64, bytes, g.stream.0) }, routine)
     }
 
-    /// Blocking host get: `bytes` of `src` on PE `pe` into `dest` (host or device memory).
-    pub fn gpu_get(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
+    /// Non-blocking host get (see gpu_put_nbi): `dest` is written by the next quiet.
+    pub fn gpu_get_nbi(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
         let remote = self.gpu_translate(src, bytes, pe, routine)?;
         if bytes == 0 {
             return Ok(());
         }
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
-        // SAFETY: `remote` is inside PE `pe`'s mapped heap (translated and bounds-checked); the
-        // destination is the caller's buffer of `bytes`, written before g.sync returns.
-        cu(unsafe { cuda::memcpy_async(dest as u64, remote, bytes, g.stream.0) }, routine)?;
-        g.sync(routine)
+        // SAFETY: as for gpu_put_nbi, with the caller's destination buffer kept until completion.
+        cu(unsafe { cuda::memcpy_async(dest as u64, remote, bytes, g.stream.0) }, routine)
     }
 
     /// Put ordered on the user's stream (returns at once).

@@ -1,5 +1,5 @@
-//! Host-initiated RMA on GPU memory (blocking; `_nbi` forms complete before returning too;
-//! iput/iget strided),
+//! Host-initiated RMA on GPU memory (blocking; `_nbi` forms queued on the library's stream and
+//! complete at quiet; iput/iget strided),
 //! and host ordering/synchronization. Source and destination buffers may be host or device
 //! memory: the copy engine moves the bytes through the peer mapping.
 
@@ -22,12 +22,12 @@ pub extern "C" fn nvshmem_getmem(dest: *mut c_void, src: *const c_void, bytes: u
 
 #[no_mangle]
 pub extern "C" fn nvshmem_putmem_nbi(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
-    with_state("nvshmem_putmem_nbi", |st| st.gpu_put(dest.cast(), src.cast(), bytes, pe, "nvshmem_putmem_nbi"))
+    with_state("nvshmem_putmem_nbi", |st| st.gpu_put_nbi(dest.cast(), src.cast(), bytes, pe, "nvshmem_putmem_nbi"))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_getmem_nbi(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
-    with_state("nvshmem_getmem_nbi", |st| st.gpu_get(dest.cast(), src.cast(), bytes, pe, "nvshmem_getmem_nbi"))
+    with_state("nvshmem_getmem_nbi", |st| st.gpu_get_nbi(dest.cast(), src.cast(), bytes, pe, "nvshmem_getmem_nbi"))
 }
 
 /// put, get, put_nbi, get_nbi, iput, iget for one element type or size (`$pre` e.g. "nvshmem_int_").
@@ -46,12 +46,12 @@ macro_rules! block_routines {
         #[export_name = concat!($pre, "put", $suf, "_nbi")]
         pub extern "C" fn put_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "put", $suf, "_nbi");
-            with_state(R, |st| st.gpu_put(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, R))
+            with_state(R, |st| st.gpu_put_nbi(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, R))
         }
         #[export_name = concat!($pre, "get", $suf, "_nbi")]
         pub extern "C" fn get_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "get", $suf, "_nbi");
-            with_state(R, |st| st.gpu_get(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, R))
+            with_state(R, |st| st.gpu_get_nbi(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, R))
         }
         #[export_name = concat!($pre, "iput", $suf)]
         pub extern "C" fn iput(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
