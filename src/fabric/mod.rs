@@ -17,11 +17,12 @@ mod mr;
 mod ops;
 mod progress;
 mod provider;
+mod stage;
 pub mod sys;
 
 use std::ffi::CString;
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 pub use mr::{Region, RemoteRegion};
@@ -135,6 +136,10 @@ struct Inner {
     /// The first error completion read from the CQ (all later operations fail with it).
     failure: Mutex<Option<String>>,
     timeout: Duration,
+    /// Application threads driving the provider themselves (progress.rs: the thread parks).
+    drivers: AtomicUsize,
+    driven: AtomicU64,
+    progress_thread: OnceLock<std::thread::Thread>,
 }
 
 // SAFETY: the domain is opened with FI_THREAD_SAFE (checked when the provider is chosen), so
@@ -179,6 +184,8 @@ impl Drop for Inner {
 pub struct Fabric {
     inner: Arc<Inner>,
     progress: Option<progress::Progress>,
+    /// Staging buffers for puts (stage.rs), set up at the first one that needs them.
+    stage: OnceLock<stage::Stage>,
 }
 
 impl Fabric {
@@ -202,11 +209,14 @@ impl Fabric {
             next_key: AtomicU64::new(1),
             failure: Mutex::new(None),
             timeout: settings.timeout,
+            drivers: AtomicUsize::new(0),
+            driven: AtomicU64::new(0),
+            progress_thread: OnceLock::new(),
         };
         open_objects(&mut inner)?;
         let inner = Arc::new(inner);
         let progress = (!inner.info.auto_progress).then(|| progress::Progress::start(inner.clone()));
-        Ok(Fabric { inner, progress })
+        Ok(Fabric { inner, progress, stage: OnceLock::new() })
     }
 
     /// What was chosen, for logs and rshmem-info.

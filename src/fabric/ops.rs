@@ -10,9 +10,10 @@
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::mr::{register, Region, RemoteRegion};
+use super::stage::{self, Stage, CHUNK, STAGED_MAX};
 use super::{error, sys, Fabric, Inner, Peer};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -113,6 +114,9 @@ fn amo_rows(integer: bool) -> Vec<(AtomicOp, AtomicKind)> {
     rows
 }
 
+/// How long a wait for completions polls before it sleeps until the provider has work.
+const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(50);
+
 #[derive(Clone, Copy)]
 enum Class {
     Writes,
@@ -139,6 +143,10 @@ impl Inner {
             } else if rc <= 0 {
                 return;
             }
+            for &context in entries.iter().take(rc.max(0) as usize).filter(|c| !c.is_null()) {
+                // SAFETY: only staged writes ask for completions, with their slot as context.
+                unsafe { stage::completed(context) };
+            }
         }
     }
 
@@ -148,6 +156,10 @@ impl Inner {
         // SAFETY: the CQ is open; `e` is writable.
         if unsafe { sys::cq_readerr(self.cq, &mut e) } < 0 {
             return;
+        }
+        if !e.op_context.is_null() {
+            // SAFETY: as in `poll` (a staged write that failed is finished too).
+            unsafe { stage::completed(e.op_context) };
         }
         let what = if e.flags & sys::FI_ATOMIC != 0 {
             "an atomic"
@@ -189,6 +201,7 @@ impl Inner {
         let (cntr, posted, what) = self.class(c);
         let start = Instant::now();
         let mut rounds = 0u32;
+        let _driving = self.driver();
         loop {
             // SAFETY: the counter is open; reading it also drives manual progress.
             let (done, errors) = unsafe { (sys::cntr_read(cntr), sys::cntr_readerr(cntr)) };
@@ -202,14 +215,61 @@ impl Inner {
             self.poll();
             rounds += 1;
             if rounds % 64 == 0 {
-                std::thread::yield_now();
-                if start.elapsed() > self.timeout {
+                // A quick reply is caught by polling; a slow one is waited for in the kernel,
+                // leaving the core to whoever has to produce it.
+                let waited = start.elapsed();
+                if waited > SPIN_BEFORE_BLOCKING {
+                    self.block_until_work(Duration::from_millis(1));
+                } else {
+                    std::thread::yield_now();
+                }
+                if waited > self.timeout {
                     return Err(error(
                         routine,
                         format!(
                             "{} {what} posted on provider {} did not complete in {:.0} s (a peer that exited or stopped \
                              making progress?). Fix: check that every PE is alive and reachable; RSHMEM_FABRIC_TIMEOUT sets the limit",
                             want - done,
+                            self.info.provider,
+                            self.timeout.as_secs_f64()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Claims a free chunk of the staging ring, waiting (and driving the provider) until the
+    /// write that last used it has completed.
+    fn claim_chunk(&self, routine: &'static str, stage: &Stage) -> Result<usize> {
+        let i = stage.next_slot();
+        let slot = stage.slot(i);
+        if slot.take() {
+            return Ok(i);
+        }
+        let start = Instant::now();
+        let _driving = self.driver();
+        let mut rounds = 0u32;
+        loop {
+            self.poll();
+            if slot.take() {
+                return Ok(i);
+            }
+            if let Some(m) = self.failure.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+                return Err(error(routine, m));
+            }
+            rounds += 1;
+            if rounds % 64 == 0 {
+                let waited = start.elapsed();
+                if waited > SPIN_BEFORE_BLOCKING {
+                    self.block_until_work(Duration::from_millis(1));
+                }
+                if waited > self.timeout {
+                    return Err(error(
+                        routine,
+                        format!(
+                            "a staging buffer's write on provider {} did not complete in {:.0} s (a peer that exited or stopped \
+                             making progress?). Fix: check that every PE is alive and reachable; RSHMEM_FABRIC_TIMEOUT sets the limit",
                             self.info.provider,
                             self.timeout.as_secs_f64()
                         ),
@@ -317,8 +377,43 @@ impl Fabric {
                 sys::inject_write(inner.ep, src.as_ptr().cast(), src.len(), peer.0, addr, dst.key)
             });
         }
+        if src.len() <= STAGED_MAX {
+            return self.put_staged(peer, src, dst, off);
+        }
         // `src` stays borrowed until the write is complete (wait).
         self.rma(r, Class::Writes, peer, src.as_ptr().cast_mut(), src.len(), local, dst, off, true)
+    }
+
+    /// A put through the staging ring (stage.rs): `src` is copied chunk by chunk, each chunk
+    /// posted as soon as it is filled; returns without waiting for the writes.
+    fn put_staged(&self, peer: Peer, src: &[u8], dst: &RemoteRegion, off: usize) -> Result<()> {
+        let r = "shmem_put";
+        let addr = Self::target(r, dst, off, src.len())?;
+        let inner = &self.inner;
+        let stage = match self.stage.get() {
+            Some(s) => s,
+            None => {
+                let s = Stage::new(inner)?;
+                self.stage.get_or_init(|| s)
+            }
+        };
+        let completion = sys::FI_COMPLETION | if inner.info.delivery_complete { sys::FI_DELIVERY_COMPLETE } else { sys::FI_TRANSMIT_COMPLETE };
+        for (k, piece) in src.chunks(CHUNK).enumerate() {
+            let i = inner.claim_chunk(r, stage)?;
+            let chunk = stage.chunk(i);
+            // SAFETY: we hold slot i, so nothing else uses its chunk, which holds CHUNK bytes.
+            unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), chunk, piece.len()) };
+            let at = addr + (k * CHUNK) as u64;
+            // SAFETY: the chunk stays ours (slot busy) until the write's completion frees it.
+            let posted = inner.post(r, "fi_writemsg", Class::Writes, || unsafe {
+                sys::writemsg(inner.ep, chunk.cast_const().cast(), piece.len(), stage.desc(), peer.0, at, dst.key, stage.context(i), completion)
+            });
+            if let Err(e) = posted {
+                stage.slot(i).free();
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// Starts a write of `len` bytes at `src` (inside `local`, if given) to the peer; `quiet`
@@ -350,6 +445,18 @@ impl Fabric {
     pub unsafe fn get_nbi(&self, peer: Peer, dst: *mut u8, len: usize, local: Option<&Region>, src: &RemoteRegion, off: usize) -> Result<()> {
         let wait = self.temporary_registration(local);
         self.rma("shmem_get_nbi", Class::Reads, peer, dst, len, local, src, off, wait)
+    }
+
+    /// Drives the provider from this thread (the progress thread stays parked meanwhile and
+    /// for a while after), then, with `block` > 0, sleeps until it has work or `block` passes.
+    pub fn progress(&self, block: Duration) {
+        let inner = &self.inner;
+        let _driving = inner.driver();
+        inner.poll();
+        if !block.is_zero() {
+            inner.block_until_work(block);
+            inner.poll();
+        }
     }
 
     /// Completes every operation this endpoint has posted (OpenSHMEM quiet).

@@ -3,6 +3,12 @@
 //! its own work does not. The thread reads the CQ; when fi_trywait says nothing is pending it
 //! sleeps on the CQ's wait descriptor until the provider has work (a socket became readable),
 //! so an idle job burns no core. Without a wait descriptor it backs off, sleeping up to 1 ms.
+//!
+//! While an application thread drives the provider itself (waiting for its own operations or
+//! for a message from another host: `Driver`), the thread parks: two threads taking turns on
+//! the provider's lock for the same completions cost more than either alone, and on a host
+//! with fewer cores than busy threads the second one also steals the first one's core. The
+//! last driver to leave wakes it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -10,6 +16,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::{sys, Inner};
+
+/// How long the thread stays parked after an application thread last drove the provider.
+const GRACE: Duration = Duration::from_millis(1);
 
 pub(super) struct Progress {
     stop: Arc<AtomicBool>,
@@ -27,30 +36,70 @@ impl Progress {
         Progress { stop, thread }
     }
 
-    /// Stops the thread (waking it from its wait) and joins it.
+    /// Stops the thread (waking it from its wait or its parking) and joins it.
     pub(super) fn stop(self, inner: &Inner) {
         self.stop.store(true, Ordering::Release);
         // SAFETY: the CQ is open (Inner outlives this call); fi_cq_signal wakes a waiter.
         unsafe { sys::cq_signal(inner.cq) };
+        self.thread.thread().unpark();
         let _ = self.thread.join();
     }
 }
 
+/// An application thread driving the provider: while one lives, the progress thread parks.
+pub(super) struct Driver<'a>(&'a Inner);
+
+impl Inner {
+    pub(super) fn driver(&self) -> Driver<'_> {
+        self.drivers.fetch_add(1, Ordering::AcqRel);
+        self.driven.fetch_add(1, Ordering::Relaxed);
+        Driver(self)
+    }
+}
+
+impl Drop for Driver<'_> {
+    fn drop(&mut self) {
+        self.0.drivers.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 fn run(inner: &Inner, stop: &AtomicBool) {
+    let _ = inner.progress_thread.set(std::thread::current());
     let mut idle = Duration::ZERO;
+    let mut seen = u64::MAX;
     while !stop.load(Ordering::Acquire) {
+        let driven = inner.driven.load(Ordering::Relaxed);
+        if inner.drivers.load(Ordering::Acquire) > 0 || driven != seen {
+            seen = driven;
+            std::thread::park_timeout(GRACE);
+            continue;
+        }
         inner.poll();
-        if let Some(fd) = inner.wait_fd {
-            let mut fids = [inner.cq.cast::<sys::fid>()];
-            // SAFETY: fabric and CQ are open; fi_trywait returns 0 when it is safe to block.
-            if unsafe { sys::trywait(inner.fabric, fids.as_mut_ptr(), 1) } == 0 {
-                let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-                // SAFETY: one valid pollfd; the timeout bounds how late a stop is seen.
-                unsafe { libc::poll(&mut p, 1, 100) };
-            }
+        if inner.wait_fd.is_some() {
+            inner.block_until_work(Duration::from_millis(100));
             continue;
         }
         idle = (idle * 2).clamp(Duration::from_micros(10), Duration::from_millis(1));
         std::thread::sleep(idle);
+    }
+}
+
+impl Inner {
+    /// Sleeps on the CQ's wait descriptor until the provider has work or `max` passes, when
+    /// fi_trywait says nothing is pending (else returns at once: poll again). Without a wait
+    /// descriptor it yields the core.
+    pub(super) fn block_until_work(&self, max: Duration) {
+        let Some(fd) = self.wait_fd else {
+            std::thread::yield_now();
+            return;
+        };
+        let mut fids = [self.cq.cast::<sys::fid>()];
+        // SAFETY: fabric and CQ are open; fi_trywait returns 0 when it is safe to block.
+        if unsafe { sys::trywait(self.fabric, fids.as_mut_ptr(), 1) } == 0 {
+            let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+            let t = libc::timespec { tv_sec: max.as_secs() as libc::time_t, tv_nsec: max.subsec_nanos() as libc::c_long };
+            // SAFETY: one valid pollfd and timeout; no signal mask change.
+            unsafe { libc::ppoll(&mut p, 1, &t, std::ptr::null()) };
+        }
     }
 }

@@ -36,6 +36,7 @@ pub const FI_REMOTE_READ: u64 = 1 << 12;
 pub const FI_REMOTE_WRITE: u64 = 1 << 13;
 pub const FI_RECV: u64 = 1 << 10;
 pub const FI_TRANSMIT: u64 = 1 << 11;
+pub const FI_COMPLETION: u64 = 1 << 24;
 pub const FI_TRANSMIT_COMPLETE: u64 = 1 << 27;
 pub const FI_DELIVERY_COMPLETE: u64 = 1 << 28;
 pub const FI_SELECTIVE_COMPLETION: u64 = 1 << 59;
@@ -362,6 +363,27 @@ pub struct fi_ops_cm {
     pub getname: Option<unsafe extern "C" fn(*mut fid, Ptr, *mut usize) -> c_int>,
 }
 
+/// One remote buffer of an RMA message.
+#[repr(C)]
+pub struct fi_rma_iov {
+    pub addr: u64,
+    pub len: usize,
+    pub key: u64,
+}
+
+/// An RMA message (fi_writemsg).
+#[repr(C)]
+pub struct fi_msg_rma {
+    pub msg_iov: *const libc::iovec,
+    pub desc: *mut Ptr,
+    pub iov_count: usize,
+    pub addr: fi_addr_t,
+    pub rma_iov: *const fi_rma_iov,
+    pub rma_iov_count: usize,
+    pub context: Ptr,
+    pub data: u64,
+}
+
 #[repr(C)]
 pub struct fi_ops_rma {
     pub size: usize,
@@ -370,7 +392,7 @@ pub struct fi_ops_rma {
     readmsg: Slot,
     pub write: Option<unsafe extern "C" fn(*mut fid_ep, *const c_void, usize, Ptr, fi_addr_t, u64, u64, Ptr) -> isize>,
     writev: Slot,
-    writemsg: Slot,
+    pub writemsg: Option<unsafe extern "C" fn(*mut fid_ep, *const fi_msg_rma, u64) -> isize>,
     pub inject: Option<unsafe extern "C" fn(*mut fid_ep, *const c_void, usize, fi_addr_t, u64, u64) -> isize>,
 }
 
@@ -437,6 +459,8 @@ const _: () = assert!(std::mem::size_of::<fi_av_attr>() == 48);
 const _: () = assert!(std::mem::size_of::<fi_cq_attr>() == 40);
 const _: () = assert!(std::mem::size_of::<fi_cq_err_entry>() == 80);
 const _: () = assert!(std::mem::size_of::<fi_cntr_attr>() == 24);
+const _: () = assert!(std::mem::size_of::<fi_msg_rma>() == 64);
+const _: () = assert!(std::mem::size_of::<fi_rma_iov>() == 24);
 const _: () = assert!(std::mem::size_of::<fi_ops_atomic>() == 14 * 8);
 const _: () = assert!(std::mem::size_of::<fid_ep>() == 24 + 7 * 8);
 
@@ -595,6 +619,15 @@ pub unsafe fn cntr_readerr(c: *mut fid_cntr) -> u64 {
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn write(ep: *mut fid_ep, buf: *const c_void, len: usize, desc: Ptr, dest: fi_addr_t, addr: u64, key: u64) -> isize {
     call!((*ep).rma, write(ep, buf, len, desc, dest, addr, key, std::ptr::null_mut()))
+}
+/// fi_writemsg of one contiguous buffer, with `context` reported in its completion.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn writemsg(ep: *mut fid_ep, buf: *const c_void, len: usize, desc: Ptr, dest: fi_addr_t, addr: u64, key: u64, context: Ptr, flags: u64) -> isize {
+    let iov = libc::iovec { iov_base: buf.cast_mut(), iov_len: len };
+    let rma = fi_rma_iov { addr, len, key };
+    let mut desc = desc;
+    let msg = fi_msg_rma { msg_iov: &iov, desc: &mut desc, iov_count: 1, addr: dest, rma_iov: &rma, rma_iov_count: 1, context, data: 0 };
+    call!((*ep).rma, writemsg(ep, &msg, flags))
 }
 /// fi_inject_write
 pub unsafe fn inject_write(ep: *mut fid_ep, buf: *const c_void, len: usize, dest: fi_addr_t, addr: u64, key: u64) -> isize {

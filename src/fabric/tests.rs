@@ -95,6 +95,62 @@ fn put_and_get_move_the_data() {
     assert!(e.message.contains("outside the peer's registered region of 65536 bytes"), "{e}");
 }
 
+/// Staged puts (stage.rs) return before their writes complete: a source overwritten at once
+/// must still deliver what it held at the call, across more puts than the ring has chunks
+/// (so chunks are reused), and a put spanning several chunks arrives whole.
+#[test]
+fn staged_puts_deliver_the_source_as_it_was_at_the_call() {
+    let Some(p) = pair() else { return };
+    let puts = 3 * stage::CHUNKS;
+    let len = 256;
+    assert!(len > p.a.info().inject_size && puts * len <= 8192 * 8, "staged, and inside b's region");
+    let mut src = vec![0u8; len];
+    for k in 0..puts {
+        src.fill(k as u8 ^ 0x5a);
+        p.a.put(p.to_b, &src, None, &p.remote_b, k * len).unwrap();
+        src.fill(0xee); // the put has returned: the source is ours again
+    }
+    p.a.quiet().unwrap();
+    for k in 0..puts {
+        let word = (k * len) / 8;
+        let want = u64::from_ne_bytes([k as u8 ^ 0x5a; 8]);
+        assert!((word..word + len / 8).all(|w| read_b(&p, w) == want), "put {k} delivered its source as it was at the call");
+    }
+    let big: Vec<u8> = (0..3 * stage::CHUNK + 100).map(|i| (i % 253) as u8).collect();
+    let mut copy = big.clone();
+    p.a.put(p.to_b, &copy, None, &p.remote_b, 0).unwrap();
+    copy.fill(0);
+    p.a.quiet().unwrap();
+    let mut back = vec![0u8; big.len()];
+    p.a.get(p.to_b, &mut back, None, &p.remote_b, 0).unwrap();
+    assert!(back == big, "a put of several chunks arrives whole");
+}
+
+/// Ordering: a staged put, a fence, then a small (injected) flag; once the peer sees the
+/// flag, the data is there (what put-with-signal relies on).
+#[test]
+fn a_staged_put_then_fence_arrives_before_the_flag() {
+    let Some(p) = pair() else { return };
+    for round in 1..=20u64 {
+        let data = vec![round; 4096]; // 32 KiB: two chunks
+        p.a.put(p.to_b, bytes_of(&data), None, &p.remote_b, 0).unwrap();
+        p.a.fence().unwrap();
+        p.a.put(p.to_b, &round.to_ne_bytes(), None, &p.remote_b, 8191 * 8).unwrap();
+        let start = std::time::Instant::now();
+        while read_b(&p, 8191) != round {
+            assert!(start.elapsed() < Duration::from_secs(20), "round {round}: the flag never arrived");
+            std::thread::yield_now();
+        }
+        assert!((0..4096).all(|w| read_b(&p, w) == round), "round {round}: the flag arrived before the data");
+    }
+    p.a.quiet().unwrap();
+}
+
+fn bytes_of(words: &[u64]) -> &[u8] {
+    // SAFETY: any u64 is 8 plain bytes; the slice covers exactly the words.
+    unsafe { std::slice::from_raw_parts(words.as_ptr().cast(), words.len() * 8) }
+}
+
 #[test]
 fn non_blocking_puts_and_gets_complete_at_quiet() {
     let Some(p) = pair() else { return };
@@ -203,7 +259,8 @@ fn a_write_the_target_refuses_is_a_named_error_in_bounded_time() {
     let bad = RemoteRegion { key: p.remote_b.key ^ 0xdead_0000, ..p.remote_b };
     let big = vec![7u8; 4096];
     let start = std::time::Instant::now();
-    let e = p.a.put(p.to_b, &big, None, &bad, 0).unwrap_err();
+    // The put is staged and returns at once; the quiet after it reports the failure.
+    let e = p.a.put(p.to_b, &big, None, &bad, 0).and_then(|()| p.a.quiet()).unwrap_err();
     assert!(start.elapsed() < Duration::from_secs(20));
     assert!(e.message.contains("tcp;ofi_rxm") && e.message.contains("Fix:"), "{e}");
     println!("{e}");

@@ -322,9 +322,9 @@ impl State {
         let off = self.layout.slot_at(chan, self.me, s);
         let routine = caller.routine;
         let sent = self.network_for(to, routine).and_then(|net| {
-            net.put(to, Segment::Heap, off + 8, &img[8..len], routine)?;
+            net.put_message(to, Segment::Heap, off + 8, &img[8..len], routine)?;
             net.fence(routine)?;
-            net.put(to, Segment::Heap, off, &m.to_ne_bytes(), routine)
+            net.put_message(to, Segment::Heap, off, &m.to_ne_bytes(), routine)
         });
         if let Err(e) = sent {
             super::fatal(&e);
@@ -343,7 +343,11 @@ impl State {
         self.my_header().ack(chan, from).store(want - 1, Ordering::Release);
         let slot = self.my_header().slot(chan, from, (want % SLOTS as u64) as usize);
         let seq = slot.seq();
-        self.wait_for(caller.routine, || seq.load(Ordering::Acquire) >= want, || self.awaiting(from));
+        if self.on_other_host(from) {
+            self.wait_for_network(caller.routine, || seq.load(Ordering::Acquire) >= want, || self.awaiting(from));
+        } else {
+            self.wait_for(caller.routine, || seq.load(Ordering::Acquire) >= want, || self.awaiting(from));
+        }
         let msg = Msg { slot, from, chan };
         if seq.load(Ordering::Relaxed) != want || slot.tag().load(Ordering::Relaxed) != caller.tag {
             return Err(self.mismatch(msg, want, caller));

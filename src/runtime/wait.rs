@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use super::header::Header;
 use super::State;
 use crate::error::Error;
+use crate::transport::Transport;
 
 /// Polls between two looks at the clock.
 const POLLS_PER_CLOCK_READ: u32 = 64;
@@ -34,6 +35,10 @@ const CONTENDED_YIELD: Duration = Duration::from_micros(10);
 /// Auto, once the core proved contended: the sleep between looks (the kernel rounds it up by
 /// the thread's timer slack, 50 µs by default).
 const CONTENDED_SLEEP: Duration = Duration::from_micros(1);
+
+/// A wait for data from another host: the longest sleep between two looks at the exit flag
+/// and the clock (the transport wakes it at once when data comes).
+const NETWORK_NAP: Duration = Duration::from_millis(1);
 
 /// How long a waiting PE polls before yielding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,6 +120,9 @@ impl State {
         if done() {
             return;
         }
+        if let Some(net) = self.net.as_deref() {
+            return self.wait_driving(net, routine, done, what);
+        }
         let start = Instant::now();
         if let Some(then) = self.poll(start, &mut done) {
             self.wait_on(routine, start, then, done, what);
@@ -167,7 +175,7 @@ impl State {
                 Then::Yield => std::thread::yield_now(),
                 Then::YieldOrSleep if core_contended(preemptions()) => then = Then::Sleep,
                 Then::YieldOrSleep => {}
-                Then::Sleep => std::thread::sleep(CONTENDED_SLEEP),
+                Then::Sleep => self.nap(),
             }
             if let Some((timeout, at)) = next_report {
                 let now = Instant::now();
@@ -177,6 +185,59 @@ impl State {
                     next_report = Some((timeout, start + 2 * (now - start)));
                 }
             }
+        }
+    }
+
+    /// `wait_for` for memory that only the network transport writes (a message from a PE on
+    /// another host): this thread drives the transport, sleeping in the kernel until it has
+    /// work, instead of polling memory that changes only when someone drives it.
+    pub fn wait_for_network(&self, routine: &'static str, mut done: impl FnMut() -> bool, what: impl Fn() -> String) {
+        let Some(net) = self.net.as_deref() else { return self.wait_for(routine, done, what) };
+        if done() {
+            return;
+        }
+        let start = Instant::now();
+        let _shown = WaitingIn::show(self.my_header(), routine);
+        let mut next_report = self.hang.timeout.map(|t| start + t);
+        loop {
+            net.progress(NETWORK_NAP);
+            if done() {
+                return;
+            }
+            self.check_global_exit();
+            if next_report.is_some_and(|at| Instant::now() >= at) {
+                let waited = start.elapsed();
+                self.report_hang(routine, waited, &what());
+                next_report = Some(start + 2 * waited);
+            }
+        }
+    }
+
+    /// `wait_for` in a job that spans hosts: the network transport is driven between looks
+    /// (memory may be written by PEs of this host or of others), and a contended wait naps in
+    /// the transport, which wakes it as soon as data comes from the network.
+    #[inline(never)]
+    fn wait_driving(&self, net: &dyn Transport, routine: &'static str, mut done: impl FnMut() -> bool, what: impl Fn() -> String) {
+        let mut looks = 0u32;
+        let mut done = move || {
+            looks = looks.wrapping_add(1);
+            if looks % POLLS_PER_CLOCK_READ == 0 {
+                net.progress(Duration::ZERO);
+            }
+            done()
+        };
+        let start = Instant::now();
+        if let Some(then) = self.poll(start, &mut done) {
+            self.wait_on(routine, start, then, done, what);
+        }
+    }
+
+    /// The contended wait's pause between looks; in a job spanning hosts data from the
+    /// network ends it at once.
+    fn nap(&self) {
+        match self.net.as_deref() {
+            Some(net) => net.progress(CONTENDED_SLEEP),
+            None => std::thread::sleep(CONTENDED_SLEEP),
         }
     }
 

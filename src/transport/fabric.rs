@@ -176,9 +176,17 @@ impl Transport for FabricTransport {
 
     fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
         let r = self.region(pe, seg, routine)?;
-        if src.len() <= self.fabric.info().inject_size {
+        let info = self.fabric.info();
+        // Injected, or staged on a provider whose writes complete when sent (fabric/stage.rs).
+        if src.len() <= info.inject_size || !info.delivery_complete {
             self.unflushed[pe].store(true, Ordering::Release);
         }
+        self.fabric.put(self.peers[pe], src, None, r, off).map_err(|e| e.in_routine(routine))
+    }
+
+    /// Not marked for quiet's read-back: the receiver learns of the message by seeing it.
+    fn put_message(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
+        let r = self.region(pe, seg, routine)?;
         self.fabric.put(self.peers[pe], src, None, r, off).map_err(|e| e.in_routine(routine))
     }
 
@@ -221,6 +229,10 @@ impl Transport for FabricTransport {
 
     fn fence(&self, routine: &'static str) -> Result<()> {
         self.fabric.fence().map_err(|e| e.in_routine(routine))
+    }
+
+    fn progress(&self, block: std::time::Duration) {
+        self.fabric.progress(block)
     }
 
     /// Completes everything posted, then makes the injected writes and atomics visible: a read

@@ -102,6 +102,11 @@ pub trait Transport: Send + Sync {
     fn describe(&self) -> String;
     /// Writes `src` to `pe`; returns when `src` may be reused.
     fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()>;
+    /// A put whose receiver polls for it (a collective's message): as `put`, but no later
+    /// `quiet` has to make it visible, so a transport that flushes writes at quiet skips it.
+    fn put_message(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
+        self.put(pe, seg, off, src, routine)
+    }
     /// Reads from `pe` into `dst`; returns when the data is there.
     fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()>;
     /// Starts writing `len` bytes at `src` to `pe`; complete at `quiet`. This default waits.
@@ -131,6 +136,14 @@ pub trait Transport: Send + Sync {
     fn fence(&self, routine: &'static str) -> Result<()>;
     /// Completes every operation posted so far.
     fn quiet(&self, routine: &'static str) -> Result<()>;
+    /// Drives the transport from this thread (where data moves only while someone does),
+    /// then, with `block` > 0, sleeps until it has work or `block` has passed. How a thread
+    /// waiting for memory that other hosts write spends its time. Default: sleeps `block`.
+    fn progress(&self, block: std::time::Duration) {
+        if !block.is_zero() {
+            std::thread::sleep(block);
+        }
+    }
 }
 
 #[cfg(test)]
