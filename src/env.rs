@@ -205,6 +205,12 @@ pub const SETTINGS: &[Setting] = &[
         help: "seconds a fabric operation may wait for its completion before it is reported as stuck",
     },
     Setting {
+        name: "FABRIC_TRUSTED_NETWORK",
+        default: "0",
+        aliases: &[],
+        help: "1: only the job's hosts can reach the network, so a provider that makes its own guessable memory keys (FI_MR_PROV_KEY) may be used; 0: only providers that take rshmem's random 64-bit keys",
+    },
+    Setting {
         name: "HOSTNAME",
         default: "",
         aliases: &[],
@@ -426,7 +432,7 @@ pub fn parse_size(text: &str) -> Option<usize> {
     (bytes.is_finite() && bytes >= 0.0 && bytes < usize::MAX as f64).then_some(bytes as usize)
 }
 
-fn parse_bool(text: &str) -> Option<bool> {
+pub fn parse_bool(text: &str) -> Option<bool> {
     match text.trim().to_ascii_lowercase().as_str() {
         "1" | "y" | "yes" | "true" | "on" => Some(true),
         "0" | "n" | "no" | "false" | "off" => Some(false),

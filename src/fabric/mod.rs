@@ -45,6 +45,9 @@ pub struct Settings {
     pub domain: Option<String>,
     /// How long an operation may wait for completions before it is reported as stuck.
     pub timeout: Duration,
+    /// Only the job's hosts can reach the network: providers that make their own (guessable)
+    /// memory keys may be used (provider.rs).
+    pub trusted_network: bool,
 }
 
 impl Settings {
@@ -58,7 +61,12 @@ impl Settings {
         let secs: f64 = t.trim().parse().ok().filter(|s: &f64| *s > 0.0).ok_or_else(|| {
             Error::invalid("shmem_init", format!("environment variable {var}={t:?} is not valid: expected a positive number of seconds"))
         })?;
+        let (var, t) = crate::env::current("FABRIC_TRUSTED_NETWORK");
+        let trusted_network = crate::env::parse_bool(&t).ok_or_else(|| {
+            Error::invalid("shmem_init", format!("environment variable {var}={t:?} is not valid: expected 1 (trusted) or 0"))
+        })?;
         Ok(Settings {
+            trusted_network,
             library: text("FABRIC_LIBRARY").unwrap_or_else(|| "libfabric.so.1".into()),
             provider: text("FABRIC_PROVIDER"),
             domain: text("FABRIC_DOMAIN"),
@@ -132,7 +140,6 @@ struct Inner {
     wait_fd: Option<i32>,
     writes_posted: AtomicU64,
     reads_posted: AtomicU64,
-    next_key: AtomicU64,
     /// The first error completion read from the CQ (all later operations fail with it).
     failure: Mutex<Option<String>>,
     timeout: Duration,
@@ -206,7 +213,6 @@ impl Fabric {
             wait_fd: None,
             writes_posted: AtomicU64::new(0),
             reads_posted: AtomicU64::new(0),
-            next_key: AtomicU64::new(1),
             failure: Mutex::new(None),
             timeout: settings.timeout,
             drivers: AtomicUsize::new(0),

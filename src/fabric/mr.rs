@@ -2,14 +2,16 @@
 //! - FI_MR_VIRT_ADDR: peers address a region by its virtual address; without it, by the offset
 //!   from the region's start. `RemoteRegion::base` is the address or 0, so either way the
 //!   remote address of byte `off` is `base + off`.
-//! - FI_MR_PROV_KEY: the provider picks the key; without it we choose unique ones.
+//! - FI_MR_PROV_KEY: the provider picks the key (taken only on a trusted network, provider.rs);
+//!   without it the key is random (getrandom, as wide as the provider's keys): it is all that
+//!   keeps a stranger who reaches the provider's port out of the heap, and it travels only over
+//!   the authenticated bootstrap (transport/fabric.rs).
 //! - FI_MR_ENDPOINT: a region is bound to the endpoint and enabled before use.
 //! - FI_MR_LOCAL: local buffers must be registered too; an operation whose local buffer has no
 //!   region registers it for the operation's duration (ops.rs).
 //! - FI_MR_ALLOCATED: memory must be backed when registered; the caller's promise (`register`).
 //! FI_MR_RAW (keys wider than 64 bits) is not offered, so providers needing it are not chosen.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::{sys, Fabric, Inner};
@@ -107,11 +109,20 @@ impl Fabric {
 
 pub(super) fn register(inner: &Arc<Inner>, ptr: *mut u8, len: usize) -> Result<Region> {
     let access = sys::FI_READ | sys::FI_WRITE | sys::FI_REMOTE_READ | sys::FI_REMOTE_WRITE;
-    let key = if inner.info.requires(sys::FI_MR_PROV_KEY) { 0 } else { inner.next_key.fetch_add(1, Ordering::Relaxed) };
     let mut mr = std::ptr::null_mut();
-    // SAFETY: the caller vouches for [ptr, ptr+len); `mr` receives the new region.
-    let rc = unsafe { sys::mr_reg(inner.domain, ptr.cast(), len, access, key, &mut mr) };
-    inner.check("shmem_init", &format!("fi_mr_reg of {len} bytes at {ptr:p}"), rc)?;
+    let mut tries = 0;
+    loop {
+        let key = if inner.info.requires(sys::FI_MR_PROV_KEY) { 0 } else { random_key(inner.info.key_size)? };
+        // SAFETY: the caller vouches for [ptr, ptr+len); `mr` receives the new region.
+        let rc = unsafe { sys::mr_reg(inner.domain, ptr.cast(), len, access, key, &mut mr) };
+        tries += 1;
+        // A random key another region already has (-FI_ENOKEY): draw again.
+        if rc == -sys::FI_ENOKEY && key != 0 && tries < 4 {
+            continue;
+        }
+        inner.check("shmem_init", &format!("fi_mr_reg of {len} bytes at {ptr:p}"), rc)?;
+        break;
+    }
     let region = Region { inner: inner.clone(), mr, base: ptr as usize, len };
     if inner.info.requires(sys::FI_MR_ENDPOINT) {
         let f: *mut sys::fid = mr.cast();
@@ -123,4 +134,37 @@ pub(super) fn register(inner: &Arc<Inner>, ptr: *mut u8, len: usize) -> Result<R
         }
     }
     Ok(region)
+}
+
+/// A random memory key of `size` bytes (8 where the provider says nothing), never 0; fails
+/// closed when the kernel has no randomness.
+fn random_key(size: usize) -> Result<u64> {
+    let bits = if size == 0 || size >= 8 { 64 } else { size as u32 * 8 };
+    loop {
+        let raw = u64::from_le_bytes(crate::sys::random::bytes().map_err(|e| {
+            super::error("shmem_init", format!("no randomness for a memory key (getrandom: {e}); refusing to register memory with a guessable key"))
+        })?);
+        let key = if bits == 64 { raw } else { raw & ((1u64 << bits) - 1) };
+        if key != 0 {
+            return Ok(key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::random_key;
+
+    #[test]
+    fn memory_keys_are_random_nonzero_and_as_wide_as_the_provider_allows() {
+        let keys: Vec<u64> = (0..64).map(|_| random_key(8).unwrap()).collect();
+        assert!(keys.iter().all(|&k| k != 0));
+        let mut unique = keys.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), keys.len(), "64 random 64-bit keys, no repeats");
+        assert!(keys.iter().any(|&k| k >> 32 != 0), "the high half is used");
+        assert!((0..64).all(|_| random_key(4).unwrap() >> 32 == 0), "4-byte keys stay within 4 bytes");
+        assert!((0..64).map(|_| random_key(0).unwrap()).any(|k| k >> 32 != 0), "0 (unstated) means 8 bytes");
+    }
 }

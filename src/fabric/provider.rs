@@ -6,14 +6,20 @@
 //! say so in the description. Among the answers, hardware providers win over tcp;ofi_rxm,
 //! which wins over the other software ones; providers that only reach the same host (shm) are
 //! never taken, and a loopback interface only when asked for or when there is nothing else.
+//!
+//! Memory keys are the only thing between a stranger who can reach the provider's port and the
+//! heap (tcp;ofi_rxm accepts any peer). We ask first without FI_MR_PROV_KEY, so the provider
+//! takes the random keys mr.rs draws; a provider that insists on making its own keys (libfabric's
+//! utility providers count them up from 1; verbs keys are 32 bits) is taken only when
+//! RSHMEM_FABRIC_TRUSTED_NETWORK says only the job's hosts can reach the network.
 
 use std::ffi::{c_char, CStr};
 
 use super::{error, sys, Library, Settings, API_VERSION};
 use crate::error::Result;
 
-/// The memory-registration modes we can honour (see mr.rs).
-const MR_MODES: i32 = sys::FI_MR_LOCAL | sys::FI_MR_VIRT_ADDR | sys::FI_MR_ALLOCATED | sys::FI_MR_PROV_KEY | sys::FI_MR_ENDPOINT;
+/// The memory-registration modes we can honour (see mr.rs), FI_MR_PROV_KEY apart.
+const MR_MODES: i32 = sys::FI_MR_LOCAL | sys::FI_MR_VIRT_ADDR | sys::FI_MR_ALLOCATED | sys::FI_MR_ENDPOINT;
 
 /// The provider chosen, and what it demands of us.
 pub struct ProviderInfo {
@@ -35,6 +41,8 @@ pub struct ProviderInfo {
     pub atomics: bool,
     /// Writes and atomics to one peer arrive in order (fence needs no flush).
     pub ordered_writes: bool,
+    /// Bytes of a memory key the provider honours (the random keys of mr.rs are cut to this).
+    pub key_size: usize,
     raw: *mut sys::fi_info,
     free: unsafe extern "C" fn(*mut sys::fi_info),
 }
@@ -121,7 +129,8 @@ fn c_dup(s: &str) -> *mut c_char {
 }
 
 /// fi_getinfo with our hints; Ok(None) when no provider matches them (-FI_ENODATA).
-fn getinfo(lib: &Library, s: &Settings, atomics: bool, delivery: bool) -> Result<Option<*mut sys::fi_info>> {
+/// `prov_key`: whether we let the provider make the memory keys.
+fn getinfo(lib: &Library, s: &Settings, atomics: bool, delivery: bool, prov_key: bool) -> Result<Option<*mut sys::fi_info>> {
     let api = &lib.api;
     // SAFETY: fi_dupinfo(NULL) allocates zeroed hints with every attribute struct present; we
     // set fields of those structs, hand them to fi_getinfo, and free them with fi_freeinfo.
@@ -138,7 +147,7 @@ fn getinfo(lib: &Library, s: &Settings, atomics: bool, delivery: bool) -> Result
         h.mode = sys::FI_CONTEXT | sys::FI_CONTEXT2;
         (*h.ep_attr).type_ = sys::FI_EP_RDM;
         let d = &mut *h.domain_attr;
-        d.mr_mode = MR_MODES;
+        d.mr_mode = MR_MODES | if prov_key { sys::FI_MR_PROV_KEY } else { 0 };
         d.threading = sys::FI_THREAD_SAFE;
         d.av_type = sys::FI_AV_TABLE;
         if let Some(name) = &s.domain {
@@ -164,23 +173,89 @@ fn getinfo(lib: &Library, s: &Settings, atomics: bool, delivery: bool) -> Result
 /// Chooses the provider for `settings`, or says why none fits and what to do.
 pub(super) fn choose(lib: &Library, settings: &Settings) -> Result<ProviderInfo> {
     let mut one_host = Vec::new();
+    // The better provider that makes its own (guessable) keys, when the network is not trusted.
+    let mut refused: Option<String> = None;
     for (atomics, delivery) in [(true, true), (true, false), (false, true), (false, false)] {
-        let Some(list) = getinfo(lib, settings, atomics, delivery)? else { continue };
-        let picked = best(list, settings.domain.is_some(), &mut one_host);
-        let chosen = picked.map(|entry| {
-            // SAFETY: `entry` is an element of `list`, still alive; fi_dupinfo copies one entry.
-            let raw = unsafe { (lib.api.dupinfo)(entry) };
-            describe_entry(raw, lib, atomics, delivery)
-        });
-        // SAFETY: `list` came from fi_getinfo and is freed once; the chosen entry was copied.
-        unsafe { (lib.api.freeinfo)(list) };
-        if let Some(info) = chosen {
-            return info;
+        let own = pick(lib, settings, atomics, delivery, false, &mut one_host)?;
+        let theirs = pick(lib, settings, atomics, delivery, true, &mut one_host)?;
+        let chosen = match keys_choice(own.as_ref().map(|o| o.0), theirs.as_ref().map(|t| t.0), settings.trusted_network) {
+            Keys::Ours => own,
+            Keys::Theirs => theirs,
+            Keys::OursRefusingTheirs => {
+                refused.get_or_insert(theirs.map(|t| t.1.provider.clone()).unwrap_or_default());
+                own
+            }
+        };
+        if let Some((_, info)) = chosen {
+            if let Some(p) = &refused {
+                crate::runtime::log::warn(&format!(
+                    "fabric: using {} instead of {p}: {}",
+                    info.provider,
+                    provider_keys_risk(p)
+                ));
+            }
+            return Ok(info);
         }
+    }
+    if let Some(p) = refused {
+        return Err(error("shmem_init", format!("no provider takes our memory keys; {}", provider_keys_risk(&p))));
     }
     let host = crate::transport::node::NodeId::current().hostname;
     let fi_provider = std::env::var("FI_PROVIDER").ok();
     Err(error("shmem_init", none_fits(settings, fi_provider.as_deref(), &one_host, &host)))
+}
+
+/// Which answer to take: the best provider that takes our keys, or the best one that makes
+/// its own (by rank, smaller is better; None: no answer).
+#[derive(Debug, PartialEq, Eq)]
+enum Keys {
+    Ours,
+    Theirs,
+    /// A better provider makes its own keys, but the network is not trusted.
+    OursRefusingTheirs,
+}
+
+fn keys_choice(ours: Option<u32>, theirs: Option<u32>, trusted_network: bool) -> Keys {
+    let theirs_better = match (ours, theirs) {
+        (_, None) => false,
+        (None, Some(_)) => true,
+        (Some(o), Some(t)) => t < o,
+    };
+    match (theirs_better, trusted_network) {
+        (false, _) => Keys::Ours,
+        (true, true) => Keys::Theirs,
+        (true, false) => Keys::OursRefusingTheirs,
+    }
+}
+
+/// Why `provider` is not used by default, and how to use it anyway.
+fn provider_keys_risk(provider: &str) -> String {
+    format!(
+        "{provider} makes its own memory keys (FI_MR_PROV_KEY), which anyone who can reach this host's network \
+         may guess to read or write the symmetric heap; set RSHMEM_FABRIC_TRUSTED_NETWORK=1 to use it where only \
+         the job's hosts can reach the network"
+    )
+}
+
+/// The best provider answering one set of hints, with its rank (smaller is better).
+fn pick(
+    lib: &Library,
+    settings: &Settings,
+    atomics: bool,
+    delivery: bool,
+    prov_key: bool,
+    one_host: &mut Vec<String>,
+) -> Result<Option<(u32, ProviderInfo)>> {
+    let Some(list) = getinfo(lib, settings, atomics, delivery, prov_key)? else { return Ok(None) };
+    let picked = best(list, settings.domain.is_some(), one_host);
+    let chosen = picked.map(|(rank, entry)| {
+        // SAFETY: `entry` is an element of `list`, still alive; fi_dupinfo copies one entry.
+        let raw = unsafe { (lib.api.dupinfo)(entry) };
+        describe_entry(raw, lib, atomics, delivery).map(|info| (rank, info))
+    });
+    // SAFETY: `list` came from fi_getinfo and is freed once; the chosen entry was copied.
+    unsafe { (lib.api.freeinfo)(list) };
+    chosen.transpose()
 }
 
 /// Why no provider fits on `host`: what was asked (RSHMEM_FABRIC_PROVIDER/DOMAIN, FI_PROVIDER),
@@ -208,7 +283,7 @@ fn none_fits(settings: &Settings, fi_provider: Option<&str>, one_host: &[String]
 
 /// The best entry of a getinfo list, by `rank`, first in libfabric's order among equals; the
 /// providers never taken (one host only) are added to `one_host`.
-fn best(list: *mut sys::fi_info, domain_asked: bool, one_host: &mut Vec<String>) -> Option<*mut sys::fi_info> {
+fn best(list: *mut sys::fi_info, domain_asked: bool, one_host: &mut Vec<String>) -> Option<(u32, *mut sys::fi_info)> {
     let mut best: Option<(u32, *mut sys::fi_info)> = None;
     let mut p = list;
     while !p.is_null() {
@@ -225,7 +300,7 @@ fn best(list: *mut sys::fi_info, domain_asked: bool, one_host: &mut Vec<String>)
         }
         p = next;
     }
-    best.map(|(_, p)| p)
+    best
 }
 
 fn describe_entry(raw: *mut sys::fi_info, lib: &Library, atomics: bool, delivery: bool) -> Result<ProviderInfo> {
@@ -245,6 +320,7 @@ fn describe_entry(raw: *mut sys::fi_info, lib: &Library, atomics: bool, delivery
         delivery_complete: delivery,
         atomics,
         ordered_writes: order & (sys::FI_ORDER_WAW | sys::FI_ORDER_RMA_WAW) != 0 && (!atomics || order & sys::FI_ORDER_ATOMIC_WAW != 0),
+        key_size: dom.mr_key_size,
         raw,
         free: lib.api.freeinfo,
     })
@@ -252,12 +328,18 @@ fn describe_entry(raw: *mut sys::fi_info, lib: &Library, atomics: bool, delivery
 
 #[cfg(test)]
 mod tests {
-    use super::{none_fits, rank};
+    use super::{keys_choice, none_fits, provider_keys_risk, rank, Keys};
     use crate::fabric::Settings;
 
     fn asking(provider: Option<&str>, domain: Option<&str>) -> Settings {
         let text = |s: Option<&str>| s.map(str::to_string);
-        Settings { library: String::new(), provider: text(provider), domain: text(domain), timeout: std::time::Duration::from_secs(1) }
+        Settings {
+            library: String::new(),
+            provider: text(provider),
+            domain: text(domain),
+            timeout: std::time::Duration::from_secs(1),
+            trusted_network: false,
+        }
     }
 
     #[test]
@@ -271,6 +353,21 @@ mod tests {
         let e = none_fits(&named, None, &[], "node7");
         assert!(e.contains("with RMA from provider \"nosuch\" on \"eth9\" on host node7; `fi_info"), "{e}");
         assert!(e.contains("Fix: set RSHMEM_FABRIC_PROVIDER") && !e.contains("answered"), "{e}");
+    }
+
+    #[test]
+    fn a_provider_making_its_own_keys_needs_a_trusted_network() {
+        // tcp;ofi_rxm answers both ways (same rank): our random keys.
+        assert_eq!(keys_choice(Some(10), Some(10), false), Keys::Ours);
+        // verbs answers only when it may make the keys: tcp instead, unless trusted.
+        assert_eq!(keys_choice(Some(10), Some(0), false), Keys::OursRefusingTheirs);
+        assert_eq!(keys_choice(Some(10), Some(0), true), Keys::Theirs);
+        assert_eq!(keys_choice(None, Some(0), false), Keys::OursRefusingTheirs);
+        assert_eq!(keys_choice(None, Some(0), true), Keys::Theirs);
+        assert_eq!(keys_choice(Some(10), None, true), Keys::Ours);
+        let why = provider_keys_risk("verbs;ofi_rxm");
+        assert!(why.starts_with("verbs;ofi_rxm makes its own memory keys (FI_MR_PROV_KEY)"), "{why}");
+        assert!(why.ends_with("set RSHMEM_FABRIC_TRUSTED_NETWORK=1 to use it where only the job's hosts can reach the network"), "{why}");
     }
 
     #[test]

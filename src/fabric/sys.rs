@@ -79,6 +79,7 @@ pub const FI_SUCCESS: isize = 0;
 pub const FI_EAGAIN: isize = libc::EAGAIN as isize;
 pub const FI_ENOSYS: isize = libc::ENOSYS as isize;
 pub const FI_ENODATA: isize = libc::ENODATA as isize;
+pub const FI_ENOKEY: isize = libc::ENOKEY as isize;
 pub const FI_ETOOSMALL: isize = 257;
 pub const FI_EAVAIL: isize = 259;
 

@@ -12,6 +12,7 @@ fn loopback() -> Settings {
         provider: Some("tcp;ofi_rxm".into()),
         domain: Some("lo".into()),
         timeout: Duration::from_secs(30),
+        trusted_network: false,
     }
 }
 
