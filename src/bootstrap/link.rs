@@ -13,6 +13,17 @@ use super::auth::Conn;
 use super::net;
 use crate::sys::fdpass::{self, PeerCred, MAX_FDS};
 
+/// How long a TCP peer may stay silent at the transport level (no ACK, no keepalive answer)
+/// before its connection fails: its host vanished or its link went down. Below the default hang
+/// timeout (10 s), so both ends of a job cut in two notice and end it, each naming the other.
+pub const DEAD_PEER_AFTER: Duration = Duration::from_secs(6);
+
+/// Every TCP link: no Nagle delay, and keepalive so a vanished peer is noticed.
+fn tcp_options(s: &TcpStream) -> io::Result<()> {
+    s.set_nodelay(true)?;
+    crate::sys::sockopt::dead_peer_after(s, DEAD_PEER_AFTER)
+}
+
 pub enum Link {
     Unix(UnixStream),
     Tcp(TcpStream),
@@ -24,7 +35,7 @@ impl Link {
     pub fn connect(address: &str, limit: Duration) -> io::Result<Link> {
         if let Some(sa) = net::parse_tcp_address(address) {
             let s = TcpStream::connect_timeout(&sa, limit.max(Duration::from_millis(1)))?;
-            s.set_nodelay(true)?;
+            tcp_options(&s)?;
             return Ok(Link::Tcp(s));
         }
         if address.starts_with(net::TCP_PREFIX) {
@@ -155,7 +166,7 @@ impl Listener {
         let got = match self {
             Listener::Unix(l) => l.accept().map(|(s, _)| Link::Unix(s)),
             Listener::Tcp(l) => l.accept().and_then(|(s, _)| {
-                s.set_nodelay(true)?;
+                tcp_options(&s)?;
                 Ok(Link::Tcp(s))
             }),
         };

@@ -7,6 +7,7 @@ pub mod phdr;
 pub mod process;
 pub mod random;
 pub mod shm;
+pub mod sockopt;
 
 /// The last OS error as an `io::Error`.
 pub fn last_os_error() -> std::io::Error {
