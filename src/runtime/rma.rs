@@ -136,6 +136,8 @@ impl State {
         let (lo, len) = span(dest, dst, nelems, size, routine)?;
         let base = self.base_in(&self.shm_bases, pe, routine)?;
         if base == 0 {
+            // The whole span first, as on this host: one error naming it, nothing moved.
+            self.translate(lo, len, self.me, routine)?;
             return self.net_put_strided(dest, src, dst, sst, nelems, size, pe as usize, routine);
         }
         let r = self.mapped(base, lo, len, pe, routine)?;
@@ -160,6 +162,8 @@ impl State {
         let (lo, len) = span(src, sst, nelems, size, routine)?;
         let base = self.base_in(&self.shm_bases, pe, routine)?;
         if base == 0 {
+            // The whole span first, as on this host: one error naming it, nothing moved.
+            self.translate(lo, len, self.me, routine)?;
             return self.net_get_strided(dest, src, dst, sst, nelems, size, pe as usize, routine);
         }
         let r = self.mapped(base, lo, len, pe, routine)?;
