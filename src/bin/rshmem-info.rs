@@ -10,6 +10,8 @@ With no option: the build, the transports and GPUs of this host, and every setti
   -a, --all        every setting: current value, where it came from, default, description
   -e, --env        only the settings given in the environment
   -r, --markdown   every setting as a Markdown table (README.md's environment table)
+  --routes         inside a job (rshmemrun -n 4 --hosts a:2,b:2 rshmem-info --routes): each PE
+                   prints how it reaches every PE: PE 0 -> PE 2: fabric(tcp;ofi_rxm) or shm
   -V, --version    version, commit and build date
   -h, --help       this text
 Values are checked as shown: an invalid one is marked and the exit status is 1.";
@@ -27,6 +29,7 @@ fn main() {
         Some("-a" | "--all") => ok = settings(&mut out, |_| true),
         Some("-e" | "--env") => ok = settings(&mut out, |s| env::lookup(s.name).is_some()),
         Some("-r" | "--markdown") => out = env::markdown_table(),
+        Some("--routes") => ok = routes(&mut out),
         Some("-V" | "--version") => out = version() + "\n",
         Some("-h" | "--help") => out = format!("{USAGE}\n"),
         Some(other) => {
@@ -107,4 +110,20 @@ fn report(out: &mut String) -> bool {
     }
     let _ = writeln!(out);
     settings(out, |_| true)
+}
+
+/// Joins the job it runs in (shmem_init), writes this PE's row of the route table, leaves it.
+fn routes(out: &mut String) -> bool {
+    let st = match rshmem::runtime::init(0) {
+        Ok(st) => st,
+        Err(e) => {
+            eprintln!("rshmem-info: --routes needs a job to join (rshmemrun -n N rshmem-info --routes): {e}");
+            return false;
+        }
+    };
+    let network = st.net.as_ref().map(|n| n.describe()).unwrap_or_default();
+    for line in st.routes.pair_lines(&network) {
+        let _ = writeln!(out, "{line}");
+    }
+    rshmem::runtime::finalize().is_ok()
 }

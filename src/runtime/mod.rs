@@ -198,7 +198,7 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
         ));
     }
     let network_name = st.net.as_ref().map(|n| n.describe()).unwrap_or_default();
-    for line in st.routes.describe(&network_name) {
+    for line in st.routes.describe(&network_name).into_iter().chain(st.routes.pair_lines(&network_name)) {
         log::info(&line);
     }
     STATE.store(Box::into_raw(st), Ordering::Release);

@@ -75,6 +75,31 @@ impl RouteTable {
             })
             .collect()
     }
+
+    /// One line per PE pair from this PE, for the INFO log and `rshmem-info --routes`:
+    /// "PE 0 -> PE 1: fabric(tcp;ofi_rxm)". `network` is the transport's `describe()`.
+    pub fn pair_lines(&self, network: &str) -> Vec<String> {
+        let net = short_name(network);
+        (0..self.routes.len())
+            .map(|pe| {
+                let how = match self.routes[pe] {
+                    Route::Shm => "shm",
+                    Route::Network => &net,
+                };
+                format!("PE {} -> PE {pe}: {how}", self.me)
+            })
+            .collect()
+    }
+}
+
+/// "fabric(tcp;ofi_rxm)" from "fabric tcp;ofi_rxm on eth0 (…)"; "none" when no transport runs.
+fn short_name(network: &str) -> String {
+    let mut words = network.split_whitespace();
+    match (words.next(), words.next()) {
+        (Some(kind), Some(provider)) => format!("{kind}({provider})"),
+        (Some(kind), None) => kind.to_string(),
+        _ => "none (no network transport)".to_string(),
+    }
 }
 
 /// Where a symmetric address lies: which segment, and the offset in it (the same on every PE).
@@ -164,7 +189,11 @@ mod tests {
         let lines = t.describe("fabric X");
         assert!(lines[0].starts_with("host 0 a (boot b, netns 1): PEs 0,2 via fabric X"), "{lines:?}");
         assert!(lines[1].contains("PEs 1,3 via shm (this host)"), "{lines:?}");
+        let pairs = t.pair_lines("fabric tcp;ofi_rxm on eth0 (10.77.0.0/24); mr_mode []");
+        assert_eq!(pairs, ["PE 1 -> PE 0: fabric(tcp;ofi_rxm)", "PE 1 -> PE 1: shm", "PE 1 -> PE 2: fabric(tcp;ofi_rxm)", "PE 1 -> PE 3: shm"]);
+        assert_eq!(t.pair_lines("")[0], "PE 1 -> PE 0: none (no network transport)");
         let one = RouteTable::from_ids(vec![id("a"), id("a")], 0);
+        assert_eq!(one.pair_lines(""), ["PE 0 -> PE 0: shm", "PE 0 -> PE 1: shm"]);
         assert!(!one.spans_hosts());
         assert_eq!(one.route(1), Route::Shm);
     }
