@@ -79,9 +79,9 @@ pub const SETTINGS: &[Setting] = &[
     // ---- IBGDA (GPU-initiated InfiniBand; src/ibgda, src/ib) ----
     Setting {
         name: "IBGDA_NIC",
-        default: "hw",
+        default: "auto",
         aliases: &[],
-        help: "who plays the NIC for IBGDA: hw (a ConnectX through rdma-core) or model (the software HCA model)",
+        help: "who plays the NIC for IBGDA: auto (a ConnectX if its init self-test passes, else the proxy transport), hw (a ConnectX, or an error) or model (the software HCA model)",
     },
     Setting {
         name: "IBGDA_NUM_RC_PER_PE",

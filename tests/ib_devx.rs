@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use rshmem::ibgda::gpu::Setup;
-use rshmem::ibgda::nic::Ibgda;
+use rshmem::ibgda::nic::{Ibgda, Route};
 
 #[test]
 fn devx_declarations_match_rdma_core_headers() {
@@ -39,7 +39,7 @@ fn setup() -> Setup<'static> {
     Setup { me: 0, npes: 2, ctx: std::ptr::null_mut(), boot: &BOOT, sms: 1, heap_bases: vec![0, 0], stride: 1 << 20, mapped: 1 << 20, remote: vec![false, true] }
 }
 
-/// Ibgda::create on the hardware NIC, which must fail here: its message.
+/// Ibgda::create on the hardware NIC asked for explicitly, which must fail here: its message.
 fn hardware_refusal() -> String {
     std::env::set_var("RSHMEM_IBGDA_NIC", "hw");
     match Ibgda::create(&setup()) {
@@ -57,6 +57,17 @@ fn without_a_device_hardware_ibgda_says_so_and_names_the_model() {
     let e = hardware_refusal();
     assert!(e.starts_with("nvshmem_init: PE 0 reaches 1 peer(s) only through the network"), "{e}");
     assert!(e.contains("no RDMA") && e.contains("set RSHMEM_IBGDA_NIC=model"), "{e}");
+
+    // Left to auto (the default), the same failure is a decision for the proxy transport, with
+    // the reason; a runtime without a proxy route for device operations says both.
+    std::env::remove_var("RSHMEM_IBGDA_NIC");
+    match Ibgda::choose(&setup()) {
+        Ok(Route::Proxy(why)) => assert!(why.starts_with("PE 0: the NIC set-up failed: ") && why.contains("no RDMA"), "{why}"),
+        Ok(Route::Ibgda(_)) => panic!("IBGDA was chosen on a machine without a NIC"),
+        Err(e) => panic!("auto must fall back, not fail: {e}"),
+    }
+    let e = Ibgda::create(&setup()).err().expect("no route without a NIC or a proxy").to_string();
+    assert!(e.contains("IBGDA is not usable (PE 0: the NIC set-up failed:") && e.contains("cannot yet send device operations through the proxy transport"), "{e}");
 }
 
 /// Runs inside the masked mount namespace (see below); a no-op otherwise.

@@ -241,7 +241,7 @@ fn fence_orders_dc_writes_to_alternating_targets_and_quiet_waits_for_a_slow_nic(
     // One DCI for both targets, a doorbell batch of 64 (the NIC sees many WQEs at once), a NIC
     // that shuffles unfenced WQEs and is slow to answer.
     let p = QpParams { log_nwqes: 7, signal_every: 32, batch: 64, inline_max: 28, ..QpParams::default() };
-    let cfg = ModelConfig { reorder: true, seed: 23, delay_us: 300, sink: false };
+    let cfg = ModelConfig { reorder: true, seed: 23, delay_us: 300, sink: false, ..Default::default() };
     let w = World::build(3, 1 << 16, dc(1, 2, MAP_BY_CTA, 16), p, cfg);
     let pe0 = &w.pes[0];
     let putmem_nbi = hfn!(h_putmem_nbi: fn(St, *mut u8, *const u8, u64, u32) -> i32);

@@ -260,7 +260,7 @@ fn many_threads_spread_over_two_qps_per_pe() {
 fn fence_orders_writes_on_a_reordering_nic_and_quiet_waits_for_a_slow_one() {
     let _w = watchdog(60, "fence_orders_writes_on_a_reordering_nic_and_quiet_waits_for_a_slow_one");
     let p = QpParams { log_nwqes: 6, signal_every: 16, batch: 64, inline_max: 28, ..QpParams::default() };
-    let cfg = ModelConfig { reorder: true, seed: 11, delay_us: 300, sink: false };
+    let cfg = ModelConfig { reorder: true, seed: 11, delay_us: 300, sink: false, ..Default::default() };
     let w = World::new(2, 1 << 16, 1, p, cfg);
     let (pe0, pe1) = (&w.pes[0], &w.pes[1]);
     let qp = pe0.qp(1, 0);
@@ -290,7 +290,7 @@ fn the_reordering_nic_does_overtake_unfenced_writes() {
     // The control experiment for the fence test: without fences the same NIC does reorder, so
     // the fence test would catch a fence that does nothing.
     let p = QpParams { log_nwqes: 7, signal_every: 32, batch: 128, inline_max: 28, ..QpParams::default() };
-    let w = World::new(2, 1 << 16, 1, p, ModelConfig { reorder: true, seed: 5, delay_us: 2000, sink: false });
+    let w = World::new(2, 1 << 16, 1, p, ModelConfig { reorder: true, seed: 5, delay_us: 2000, sink: false, ..Default::default() });
     let (pe0, pe1) = (&w.pes[0], &w.pes[1]);
     let qp = pe0.qp(1, 0);
     let write = hfn!(h_write: fn(Qp, u64, u32, u64, u32, u64, i32) -> u64);

@@ -48,6 +48,9 @@ int main() {
     FIELD(mlx5dv_devx_umem_in, "mlx5dv_devx_umem_in", pgsz_bitmap);
     FIELD(mlx5dv_devx_umem_in, "mlx5dv_devx_umem_in", comp_mask);
     FIELD(mlx5dv_devx_umem_in, "mlx5dv_devx_umem_in", dmabuf_fd);
+    FIELD(mlx5dv_context_attr, "mlx5dv_context_attr", flags);
+    FIELD(mlx5dv_context_attr, "mlx5dv_context_attr", comp_mask);
+    CONST(MLX5DV_CONTEXT_FLAGS_DEVX);
     CONST(MLX5DV_OBJ_CQ);
     CONST(MLX5DV_OBJ_SRQ);
     CONST(MLX5DV_OBJ_AH);

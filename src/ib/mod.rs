@@ -293,6 +293,15 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_devx_context_names_the_cause_and_the_fix() {
+        let e = verbs::devx_open_error("mlx5_0", std::io::Error::from_raw_os_error(libc::EPERM)).to_string();
+        assert!(e.starts_with("nvshmem_init: opening RDMA device mlx5_0 for DevX (mlx5dv_open_device) failed:"), "{e}");
+        assert!(e.contains("permission denied") && e.contains("CAP_NET_RAW"), "{e}");
+        let e = verbs::devx_open_error("mlx5_1", std::io::Error::from_raw_os_error(libc::EOPNOTSUPP)).to_string();
+        assert!(e.contains("has no DevX") && e.contains("ConnectX-5 or newer"), "{e}");
+    }
+
+    #[test]
     fn state_machine_allows_only_the_path_to_rts() {
         assert_eq!(QpState::Reset.step(QpState::Init).unwrap(), QpState::Init);
         assert_eq!(QpState::Init.step(QpState::Rtr).unwrap(), QpState::Rtr);

@@ -59,6 +59,7 @@ pub const MLX5DV_OBJ_SRQ: u64 = 1 << 2;
 pub const MLX5DV_OBJ_AH: u64 = 1 << 5;
 pub const MLX5DV_OBJ_PD: u64 = 1 << 6;
 pub const MLX5DV_UMEM_MASK_DMABUF: u64 = 1 << 0;
+pub const MLX5DV_CONTEXT_FLAGS_DEVX: u32 = 1 << 0;
 
 // ---- structs ----
 #[repr(C)]
@@ -324,6 +325,15 @@ pub struct Mlx5dvAh {
     pub comp_mask: u64,
 }
 
+/// `struct mlx5dv_context_attr` up to `comp_mask` (later fields are read only when a
+/// comp_mask bit asks for them; we set none).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mlx5dvContextAttr {
+    pub flags: u32,
+    pub comp_mask: u64,
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct Mlx5dvDevxUmemIn {
@@ -353,8 +363,10 @@ pub fn devx_layout_table() -> Vec<String> {
     layout_rows!(v, Mlx5dvSrq, "mlx5dv_srq", [buf, dbrec, stride, head, tail, comp_mask, srqn]);
     layout_rows!(v, Mlx5dvAh, "mlx5dv_ah", [av, comp_mask]);
     layout_rows!(v, Mlx5dvDevxUmemIn, "mlx5dv_devx_umem_in", [addr, size, access, pgsz_bitmap, comp_mask, dmabuf_fd]);
+    v.push(format!("field mlx5dv_context_attr.flags {}", std::mem::offset_of!(Mlx5dvContextAttr, flags)));
+    v.push(format!("field mlx5dv_context_attr.comp_mask {}", std::mem::offset_of!(Mlx5dvContextAttr, comp_mask)));
     for (name, value) in [("MLX5DV_OBJ_CQ", MLX5DV_OBJ_CQ), ("MLX5DV_OBJ_SRQ", MLX5DV_OBJ_SRQ), ("MLX5DV_OBJ_AH", MLX5DV_OBJ_AH),
-        ("MLX5DV_OBJ_PD", MLX5DV_OBJ_PD), ("MLX5DV_UMEM_MASK_DMABUF", MLX5DV_UMEM_MASK_DMABUF)] {
+        ("MLX5DV_OBJ_PD", MLX5DV_OBJ_PD), ("MLX5DV_UMEM_MASK_DMABUF", MLX5DV_UMEM_MASK_DMABUF), ("MLX5DV_CONTEXT_FLAGS_DEVX", MLX5DV_CONTEXT_FLAGS_DEVX as u64)] {
         v.push(format!("const {name} {value}"));
     }
     v
@@ -473,6 +485,7 @@ fn_table!(Verbs from "libibverbs.so.1" {
 
 fn_table!(Mlx5 from "libmlx5.so.1" {
     mlx5dv_is_supported: fn(Ptr) -> bool;
+    mlx5dv_open_device: fn(Ptr, *mut Mlx5dvContextAttr) -> Ptr;
     mlx5dv_create_qp: fn(Ptr, *mut IbvQpInitAttrEx, *mut Mlx5dvQpInitAttr) -> *mut IbvQpHead;
     mlx5dv_devx_umem_reg: fn(Ptr, Ptr, usize, u32) -> *mut Mlx5dvDevxUmem;
     mlx5dv_devx_umem_dereg: fn(*mut Mlx5dvDevxUmem) -> c_int;

@@ -36,23 +36,23 @@ impl Context {
         if list.is_null() {
             return Err(unsupported(format!("RDMA device {name} not found: this machine has no RDMA device")));
         }
-        let mut ctx = std::ptr::null_mut();
+        let mut found = None;
         for i in 0..n.max(0) as usize {
             // SAFETY: the list holds n valid device pointers; names are NUL-terminated.
             let dev = unsafe { *list.add(i) };
             // SAFETY: as above.
             let dname = unsafe { CStr::from_ptr((v.ibv_get_device_name)(dev)) };
             if dname.to_bytes() == name.as_bytes() {
-                // SAFETY: dev is valid until the list is freed; the context outlives the list.
-                ctx = unsafe { (v.ibv_open_device)(dev) };
+                found = Some(open_devx(dev, name));
                 break;
             }
         }
         // SAFETY: list came from ibv_get_device_list.
         unsafe { (v.ibv_free_device_list)(list) };
-        if ctx.is_null() {
-            return Err(unsupported(format!("RDMA device {name} not found or could not be opened")));
-        }
+        let ctx = match found {
+            None => return Err(unsupported(format!("RDMA device {name} not found"))),
+            Some(r) => r?,
+        };
         Ok(Arc::new(Context { v, ctx, name: name.into() }))
     }
 
@@ -110,6 +110,40 @@ impl Context {
         }
         Ok(Uar { _ctx: self.clone(), m, u })
     }
+}
+
+/// Opens `dev` as a DevX context (`mlx5dv_open_device` with MLX5DV_CONTEXT_FLAGS_DEVX: the
+/// DevX object and umem calls need one). Errors name what is missing and the fix.
+fn open_devx(dev: Ptr, name: &str) -> Result<Ptr> {
+    let m = super::mlx5()?;
+    // SAFETY: dev is a live ibv_device from the caller's device list.
+    if !unsafe { (m.mlx5dv_is_supported)(dev) } {
+        return Err(unsupported(format!("RDMA device {name} is not an mlx5 (ConnectX) device: IBGDA posts mlx5 work requests; pick a ConnectX with NVSHMEM_HCA_LIST")));
+    }
+    let mut attr = Mlx5dvContextAttr { flags: MLX5DV_CONTEXT_FLAGS_DEVX, comp_mask: 0 };
+    // SAFETY: dev is live; attr is a valid mlx5dv_context_attr with no comp_mask extensions.
+    let ctx = unsafe { (m.mlx5dv_open_device)(dev, &mut attr) };
+    if ctx.is_null() {
+        return Err(devx_open_error(name, std::io::Error::last_os_error()));
+    }
+    Ok(ctx)
+}
+
+/// Why a DevX context could not be opened, with the fix for the usual causes.
+pub fn devx_open_error(name: &str, errno: std::io::Error) -> Error {
+    let fix = match errno.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) => {
+            "permission denied: give the process access to /dev/infiniband/uverbs* and run it as root or with CAP_NET_RAW \
+             (containers: --cap-add=NET_RAW and the uverbs devices)"
+        }
+        Some(libc::EOPNOTSUPP) | Some(libc::EPROTONOSUPPORT) => {
+            "the driver or firmware has no DevX: use the mlx5_ib kernel driver of a recent kernel or MLNX_OFED on a ConnectX-5 or newer, \
+             with rdma-core 24 or newer"
+        }
+        Some(libc::ENOENT) | Some(libc::ENODEV) => "the device went away or its uverbs device is missing: check `ibv_devices` and /dev/infiniband/",
+        _ => "check `ibv_devinfo` and the kernel log (dmesg) for mlx5 errors",
+    };
+    unsupported(format!("opening RDMA device {name} for DevX (mlx5dv_open_device) failed: {errno}; {fix}"))
 }
 
 impl Drop for Context {

@@ -86,6 +86,9 @@ pub enum NicKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IbgdaConfig {
     pub nic: NicKind,
+    /// `RSHMEM_IBGDA_NIC=hw` (or `model`) was asked for: a failed self-test is an error, not a
+    /// fall-back to the proxy transport (`auto`, the default).
+    pub nic_explicit: bool,
     pub num_rc_per_pe: u32,
     /// `None`: automatic (one per SM), from a value <= 0.
     pub num_dci: Option<u32>,
@@ -113,10 +116,11 @@ impl IbgdaConfig {
     /// runtime; a table in tests).
     pub fn parse(f: impl Fn(&str) -> (String, String)) -> Result<IbgdaConfig> {
         let (var, v) = f("IBGDA_NIC");
-        let nic = match v.trim().to_ascii_lowercase().as_str() {
-            "hw" | "hardware" => NicKind::Hardware,
-            "model" => NicKind::Model,
-            _ => return Err(bad(&var, &v, "hw or model")),
+        let (nic, nic_explicit) = match v.trim().to_ascii_lowercase().as_str() {
+            "auto" => (NicKind::Hardware, false),
+            "hw" | "hardware" => (NicKind::Hardware, true),
+            "model" => (NicKind::Model, true),
+            _ => return Err(bad(&var, &v, "auto, hw or model")),
         };
         let count = |name: &str| -> Result<i64> {
             let (var, v) = f(name);
@@ -143,6 +147,7 @@ impl IbgdaConfig {
         let rc_map_by = map_by(&var, &v, false)?;
         Ok(IbgdaConfig {
             nic,
+            nic_explicit,
             num_rc_per_pe: num_rc as u32,
             num_dci: (num_dci > 0).then_some(num_dci as u32),
             num_dct: num_dct as u32,
@@ -175,7 +180,7 @@ mod tests {
     #[test]
     fn defaults_follow_nvshmem() {
         let c = IbgdaConfig::parse(table(&[])).unwrap();
-        assert_eq!(c, IbgdaConfig { nic: NicKind::Hardware, num_rc_per_pe: 2, num_dci: Some(1), num_dct: 2,
+        assert_eq!(c, IbgdaConfig { nic: NicKind::Hardware, nic_explicit: false, num_rc_per_pe: 2, num_dci: Some(1), num_dct: 2,
             dci_map_by: abi::MAP_BY_CTA, rc_map_by: abi::MAP_BY_CTA });
     }
 
@@ -187,7 +192,7 @@ mod tests {
         let e = IbgdaConfig::parse(table(&[("IBGDA_RC_MAP_BY", "dct")])).unwrap_err().to_string();
         assert!(e.contains("NVSHMEM_IBGDA_RC_MAP_BY") && e.contains("cta, sm or warp"), "{e}");
         let e = IbgdaConfig::parse(table(&[("IBGDA_NIC", "gpu")])).unwrap_err().to_string();
-        assert!(e.contains("NVSHMEM_IBGDA_NIC") && e.contains("hw or model"), "{e}");
+        assert!(e.contains("NVSHMEM_IBGDA_NIC") && e.contains("auto, hw or model"), "{e}");
         assert!(IbgdaConfig::parse(table(&[("IBGDA_NUM_DCT", "0")])).is_err());
         assert!(IbgdaConfig::parse(table(&[("IBGDA_NUM_DCT", "65")])).is_err());
         let e = IbgdaConfig::parse(table(&[("IBGDA_NUM_DCI", "5000")])).unwrap_err().to_string();

@@ -180,6 +180,20 @@ pub struct ModelConfig {
     pub seed: u64,
     /// Sleep this long before executing each batch (makes completions late, to test waits).
     pub delay_us: u64,
+    /// A fault to inject (the IBGDA self-test's tests).
+    pub fault: Fault,
+}
+
+/// Faults the model can inject, as a broken NIC, driver or fabric would show them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fault {
+    #[default]
+    None,
+    /// Work executes, but no successful completion is ever written (a lost CQE).
+    DropCompletions,
+    /// What lands locally (RDMA READ data, fetched atomic values) is overwritten with 0xA5
+    /// bytes (a broken data path that still completes).
+    CorruptLanded,
 }
 
 /// Counters the tests and benchmarks read.
@@ -744,10 +758,16 @@ fn execute(s: &NicShared, op: &Op) -> MemResult<()> {
         Op::Read { raddr, laddr, len } => {
             mem.copy(*laddr, *raddr, *len)?;
             s.stats.bytes.fetch_add(*len, Ordering::Relaxed);
+            if s.cfg.fault == Fault::CorruptLanded {
+                mem.write(*laddr, &vec![0xa5; *len as usize])?;
+            }
         }
         Op::Atomic { raddr, laddr, size, kind } => {
             mem.atomic(*raddr, *size, *kind, *laddr)?;
             s.stats.bytes.fetch_add(*size as u64, Ordering::Relaxed);
+            if s.cfg.fault == Fault::CorruptLanded {
+                mem.write(*laddr, &vec![0xa5; *size as usize])?;
+            }
         }
     }
     Ok(())
@@ -820,6 +840,7 @@ fn execute_batch(s: &NicShared, q: &mut QpRun, batch: &mut [Wqe], rng: &mut Rng)
     for w in batch.iter() {
         let signaled = w.ctrl.fm_ce_se & CTRL_CE_MASK == CTRL_CQ_UPDATE;
         match w.result {
+            Ok(_) if s.cfg.fault == Fault::DropCompletions => {}
             Ok(n) if signaled => write_cqe(s, q, w, CQE_REQ, 0, n),
             Err(synd) if synd != SYND_WR_FLUSH_ERR || signaled => {
                 // The failing WQE always completes with an error; flushed ones when signaled.

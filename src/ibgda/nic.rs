@@ -49,10 +49,12 @@ mod grow;
 mod plan;
 mod post;
 mod probe;
+mod selftest;
 
 pub use gpumem::{map_uar, GpuUar};
 pub use plan::{PeInfo, Plan, Role};
 pub use probe::{caps_probe, doorbell_probe, info_lines};
+pub use selftest::{choose_remote_path, pair_lines, RemotePath, SELF_TEST_TIMEOUT};
 
 use std::ffi::c_int;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -71,7 +73,7 @@ use super::regs::{self, Registrations};
 use super::{IbgdaConfig, NicKind};
 use gpumem::{dmabuf_of, Aligned};
 use plan::{Built, Layout, Local, Posting, QueueAddrs, Resources};
-use post::{GpuIo, HostIo, HostPost, QueueIo, Target};
+use post::{GpuIo, HostIo, HostPost, Landing, QueueIo, Target};
 
 const ROUTINE: &str = "nvshmem_init";
 /// The DC access key every PE's targets accept.
@@ -84,12 +86,56 @@ pub enum Ibgda {
     Hardware(Box<HwIbgda>),
 }
 
+/// The route to the PEs across the network, as [`Ibgda::choose`] decided it.
+pub enum Route {
+    Ibgda(Ibgda),
+    /// The proxy transport carries device operations to those PEs; why IBGDA is not used.
+    Proxy(String),
+}
+
 impl Ibgda {
-    /// Builds IBGDA toward the PEs `s.remote` names, on the NIC `RSHMEM_IBGDA_NIC` chooses.
+    /// Sets IBGDA up toward the PEs `s.remote` names on the NIC `RSHMEM_IBGDA_NIC` chooses,
+    /// runs the self-test on every PE together, and decides ([`choose_remote_path`]): IBGDA, or
+    /// the proxy transport with the reason (`auto` only), or a named error (`hw`, `model`).
+    /// Collective.
+    pub fn choose(s: &Setup) -> Result<Route> {
+        let config = IbgdaConfig::from_env()?;
+        let (outcome, built) = match config.nic {
+            NicKind::Model => return GpuIbgda::create(s).map(|m| Route::Ibgda(Ibgda::Model(Box::new(m)))),
+            NicKind::Hardware => match HwIbgda::create(s) {
+                Ok(h) => (h.self_test.clone(), Some(h)),
+                Err(e) if config.nic_explicit => return Err(e),
+                Err(e) => (Err(format!("PE {}: the NIC set-up failed: {}", s.me, e.message)), None),
+            },
+        };
+        let path = choose_remote_path(&config, &outcome)?;
+        for line in pair_lines(s.me, &s.remote, &path) {
+            crate::runtime::log::info(&line);
+        }
+        Ok(match path {
+            // A passed self-test comes only from a NIC that was set up.
+            RemotePath::Ibgda => Route::Ibgda(Ibgda::Hardware(Box::new(built.expect("a NIC that passed its self-test")))),
+            // A NIC that failed its self-test is torn down here.
+            RemotePath::Proxy(why) => Route::Proxy(why),
+        })
+    }
+
+    /// [`Ibgda::choose`] for a runtime that has no proxy route for device operations yet: a
+    /// proxy decision becomes an error that gives the reason.
     pub fn create(s: &Setup) -> Result<Ibgda> {
-        match IbgdaConfig::from_env()?.nic {
-            NicKind::Model => GpuIbgda::create(s).map(|m| Ibgda::Model(Box::new(m))),
-            NicKind::Hardware => HwIbgda::create(s).map(|h| Ibgda::Hardware(Box::new(h))),
+        match Ibgda::choose(s)? {
+            Route::Ibgda(i) => Ok(i),
+            Route::Proxy(why) => Err(Error::new(
+                ErrorKind::Unsupported,
+                ROUTINE,
+                format!(
+                    "PE {} reaches {} peer(s) only through the network, IBGDA is not usable ({why}), and this build's GPU runtime \
+                     cannot yet send device operations through the proxy transport; fix the cause, or set RSHMEM_IBGDA_NIC=model \
+                     to run IBGDA on the software HCA model",
+                    s.me,
+                    s.remote.iter().filter(|r| **r).count()
+                ),
+            )),
         }
     }
     /// Device address of the `rshmem_ibgda_state` for the device state.
@@ -141,12 +187,66 @@ fn no_device(s: &Setup, why: &str) -> Error {
         ErrorKind::Unsupported,
         ROUTINE,
         format!(
-            "PE {} reaches {} peer(s) only through the network (NVSHMEM_DISABLE_P2P=1), and RSHMEM_IBGDA_NIC=hw asks for a ConnectX, but {why}; \
+            "PE {} reaches {} peer(s) only through the network (NVSHMEM_DISABLE_P2P=1), and IBGDA there needs a ConnectX, but {why}; \
              set RSHMEM_IBGDA_NIC=model to run IBGDA on the software HCA model instead",
             s.me,
             s.remote.iter().filter(|r| **r).count()
         ),
     )
+}
+
+/// What is wrong with `port` of NIC `name` for IBGDA, in words with the fix; None when usable.
+fn port_problem(name: &str, port: u8, a: &ib::sys::IbvPortAttr, gid_index: u8, gid: &[u8; 16]) -> Option<String> {
+    const ACTIVE: u32 = 4;
+    let state = match a.state {
+        1 => "DOWN",
+        2 => "INIT",
+        3 => "ARMED",
+        ACTIVE | 5 => "ACTIVE",
+        _ => "in an unknown state",
+    };
+    let ethernet = a.link_layer == ib::sys::IBV_LINK_LAYER_ETHERNET;
+    if a.state != ACTIVE && a.state != 5 {
+        let hint = if a.state == 2 && !ethernet {
+            "no subnet manager has configured it: run opensm (or the switch's SM) on the fabric"
+        } else {
+            "check the cable, the switch port and the link (`ibstat`, `ip link`)"
+        };
+        return Some(format!("port {port} of {name} is {state}, not ACTIVE: {hint}"));
+    }
+    if ethernet && gid.iter().all(|b| *b == 0) {
+        return Some(format!(
+            "RoCE GID index {gid_index} of port {port} on {name} is empty: give the interface an IP address, list the GIDs \
+             (`show_gids`, or /sys/class/infiniband/{name}/ports/{port}/gids/) and set NVSHMEM_IB_GID_INDEX to a RoCE v2 one"
+        ));
+    }
+    if !ethernet && a.lid == 0 {
+        return Some(format!("port {port} of {name} has no LID: no subnet manager has assigned one (run opensm)"));
+    }
+    if !(1..=5).contains(&a.active_mtu) {
+        return Some(format!("port {port} of {name} reports active MTU code {}, not one of 256..4096 bytes (codes 1..5): check the link's MTU", a.active_mtu));
+    }
+    None
+}
+
+/// This PE's port and those of the PEs it reaches must speak the same link layer (InfiniBand
+/// or Ethernet/RoCE).
+fn check_link_layers(peers: &[PeInfo], remote: &[bool], me: usize) -> Result<()> {
+    let name = |l: u8| if l == ib::sys::IBV_LINK_LAYER_ETHERNET { "Ethernet (RoCE)" } else { "InfiniBand" };
+    let used = |p: usize| p == me || remote[p];
+    let Some(first) = (0..peers.len()).find(|&p| used(p)) else { return Ok(()) };
+    match (0..peers.len()).find(|&p| used(p) && peers[p].addr.link_layer != peers[first].addr.link_layer) {
+        None => Ok(()),
+        Some(p) => Err(Error::new(
+            ErrorKind::Unsupported,
+            ROUTINE,
+            format!(
+                "IBGDA: PE {first}'s NIC port is {} but PE {p}'s is {}: every PE must use the same kind of network (set NVSHMEM_HCA_LIST)",
+                name(peers[first].addr.link_layer),
+                name(peers[p].addr.link_layer)
+            ),
+        )),
+    }
 }
 
 /// The PCIe path and NUMA node of the current context's GPU.
@@ -247,6 +347,8 @@ pub struct HwIbgda {
     active: Vec<usize>,
     num_dci: usize,
     pub doorbell: DoorbellPath,
+    /// The job's self-test outcome: the first failure of any PE, in words.
+    pub self_test: std::result::Result<(), String>,
 }
 
 fn sys_err(what: &str) -> impl Fn(crate::cuda::CuError) -> Error + '_ {
@@ -288,6 +390,9 @@ impl HwIbgda {
         let traffic_class = small_setting("IB_TRAFFIC_CLASS")?;
         let sl = small_setting("IB_SL")?;
         let gid = ctx.query_gid(port, gid_index)?;
+        if let Some(why) = port_problem(&name, port, &pattr, gid_index, &gid) {
+            return Err(Error::new(ErrorKind::Unsupported, ROUTINE, format!("IBGDA: {why}")));
+        }
         let addr = QpAddress { qpn: 0, psn: 0, lid: pattr.lid, port, mtu: pattr.active_mtu as u8, link_layer: pattr.link_layer, gid_index, gid };
         let local = Local { port, addr, traffic_class, sl };
         let pd = Pd::alloc(&ctx)?;
@@ -357,22 +462,40 @@ impl HwIbgda {
         let mine = PeInfo { heap_base: s.heap_bases[me], rkey: heap_mr.rkey, addr, rc: rc_numbers, dct: built.dcts.clone() };
         let all = boot.allgather(&mine.encode(npes, plan.num_rc))?;
         let peers = all.iter().enumerate().map(|(pe, b)| PeInfo::decode(b, pe, npes, plan.num_rc, plan.num_dct)).collect::<Result<Vec<_>>>()?;
+        check_link_layers(&peers, &s.remote, me)?;
+        // From here on a local failure becomes this PE's self-test outcome, so every PE still
+        // reaches the barrier and the outcome exchange, and all decide together.
         let avs: Vec<Option<[u8; 48]>> = (0..npes)
             .map(|p| if s.remote[p] { pd.address_vector(port, gid_index, &peers[p].addr, traffic_class, sl).map(Some) } else { Ok(None) })
-            .collect::<Result<_>>()?;
+            .collect::<Result<_>>()
+            .unwrap_or_else(|e| {
+                crate::runtime::log::warn(&format!("IBGDA (hardware NIC {name}): {e}"));
+                vec![None; npes]
+            });
         let at = std::mem::offset_of!(super::mlx5::Av, rmac);
         let rmac = |p: usize| (local.addr.link_layer == ib::sys::IBV_LINK_LAYER_ETHERNET).then(|| avs[p].map(|av| av[at..at + 6].try_into().expect("6 bytes"))).flatten();
-        plan::connect(&mut devx, &plan, &built, &local, &peers, &rmac)?;
+        let missing_av = (0..npes).find(|&p| s.remote[p] && avs[p].is_none());
+        let connected = match missing_av {
+            Some(p) => Err(format!("no address handle toward PE {p} (see the warning above)")),
+            None => plan::connect(&mut devx, &plan, &built, &local, &peers, &rmac).map_err(|e| e.message),
+        };
         boot.barrier()?;
 
-        // Descriptors, warm-up, upload.
+        // Descriptors, warm-up, self-test, upload.
         let nwqes = 1usize << plan.log_nwqes;
         let posting = Posting { signal_every: (nwqes / 4).min(64) as u16, batch: queues.batch, inline_max: INLINE_MAX };
         let addrs = QueueAddrs { sq: sq.addr, cq: cq.addr, dbr: dbr_addr, bf_reg, cpu_doorbell: cpu };
         let (mut rc, mut dci) = plan::descriptors(&plan, &layout, &built, &addrs, &posting);
         let peer_table = plan::peer_table(&peers, &avs, s.stride as u64, DC_KEY);
-        warm_up_all(&built, &plan, &mut rc, &mut dci, &peer_table, &records, uar.reg_addr(), me)?;
-        boot.barrier()?;
+        let setup_failed = |m: String| selftest::Failure { from: me, to: me, reason: selftest::Reason::Setup(m) };
+        let tested = connected
+            .and_then(|()| warm_up_all(&built, &plan, &mut rc, &mut dci, &peer_table, &records, uar.reg_addr(), me).map_err(|e| e.message))
+            .map_err(setup_failed)
+            .and_then(|()| {
+                let land = Landing { addr: fetch.addr, lkey: fetch_mr.lkey };
+                self_test_next(&plan, &mut rc, &mut dci, &peer_table, &records, uar.reg_addr(), &land, s.mapped)
+            });
+        let self_test = selftest::combine(&boot.allgather(&selftest::encode(&tested.map_err(|f| f.to_string())))?);
         let active: Vec<usize> = rc.iter().enumerate().filter(|(_, d)| d.qpn != 0).map(|(i, _)| i).collect();
         let num_dci = dci.len();
         let rc_descs = put_descs(&rc, cpu, "RC QP descriptors")?;
@@ -458,6 +581,7 @@ impl HwIbgda {
             active,
             num_dci,
             doorbell,
+            self_test,
         })
     }
 
@@ -515,6 +639,29 @@ impl HwIbgda {
     }
 }
 
+/// The self-test of this PE toward the next remote PE in ring order (see `selftest`), on the
+/// first QP that reaches it; results land in `land` (a fetch slot, unused until the device runs).
+#[allow(clippy::too_many_arguments)]
+fn self_test_next(plan: &Plan, rc: &mut [QpState], dci: &mut [QpState], peers: &[super::abi::PeerState], records: &Records, ring: u64, land: &Landing, mapped: usize) -> std::result::Result<(), selftest::Failure> {
+    let me = plan.me;
+    let Some(to) = (1..plan.npes).map(|k| (me + k) % plan.npes).find(|&p| plan.remote[p]) else { return Ok(()) };
+    let setup = |m: String| selftest::Failure { from: me, to, reason: selftest::Reason::Setup(m) };
+    if mapped < 8 * plan.npes {
+        return Err(setup(format!("the heap has {mapped} bytes mapped, fewer than the self-test's 8 per PE")));
+    }
+    // SAFETY: the queues and the landing slot are GPU memory of the current context.
+    let gpu = unsafe { GpuIo::new() }.map_err(|e| setup(e.message))?;
+    // SAFETY: with a CPU doorbell the records are pinned host memory owned by the caller.
+    let host = unsafe { HostIo::new() };
+    let rec_io: &dyn QueueIo = if matches!(records, Records::Host(_)) { &host } else { &gpu };
+    let raddr = peers[to].heap_base + 8 * me as u64;
+    let (desc, t) = match dci.first_mut() {
+        Some(d) if plan.num_rc == 0 => (d, Target { raddr, rkey: peers[to].rkey, av: Some(&peers[to].av) }),
+        _ => (&mut rc[to * plan.num_rc], Target { raddr, rkey: peers[to].rkey, av: None }),
+    };
+    selftest::run(&mut HostPost { queues: &gpu, records: rec_io, q: desc, ring }, &gpu, &t, land, me, to, SELF_TEST_TIMEOUT)
+}
+
 /// One zero-byte RDMA WRITE per QP, waited for: RC QPs to their peer's heap, DCI k to the heap
 /// of the k-th remote PE (round robin) through its DC target.
 #[allow(clippy::too_many_arguments)]
@@ -566,5 +713,44 @@ mod tests {
             assert!(lines[2].starts_with("IBGDA doorbell: not decided: "), "{}", lines[2]);
             assert!(lines[3].starts_with("IBGDA NIC caps: not read: "), "{}", lines[3]);
         }
+    }
+
+    fn active_port(link_layer: u8) -> ib::sys::IbvPortAttr {
+        ib::sys::IbvPortAttr { state: 4, active_mtu: 5, lid: 7, link_layer, ..Default::default() }
+    }
+
+    #[test]
+    fn port_problems_are_named_with_their_fix() {
+        let (ib_ll, eth) = (ib::sys::IBV_LINK_LAYER_INFINIBAND, ib::sys::IBV_LINK_LAYER_ETHERNET);
+        let gid = [1u8; 16];
+        assert_eq!(port_problem("mlx5_0", 1, &active_port(ib_ll), 0, &gid), None);
+        assert_eq!(port_problem("mlx5_0", 1, &ib::sys::IbvPortAttr { lid: 0, ..active_port(eth) }, 3, &gid), None, "RoCE has no LID");
+        let down = port_problem("mlx5_0", 1, &ib::sys::IbvPortAttr { state: 1, ..active_port(eth) }, 0, &gid).unwrap();
+        assert_eq!(down, "port 1 of mlx5_0 is DOWN, not ACTIVE: check the cable, the switch port and the link (`ibstat`, `ip link`)");
+        let init = port_problem("mlx5_1", 1, &ib::sys::IbvPortAttr { state: 2, ..active_port(ib_ll) }, 0, &gid).unwrap();
+        assert!(init.contains("is INIT") && init.contains("run opensm"), "{init}");
+        let no_gid = port_problem("mlx5_0", 1, &active_port(eth), 3, &[0; 16]).unwrap();
+        assert!(no_gid.starts_with("RoCE GID index 3 of port 1 on mlx5_0 is empty") && no_gid.contains("set NVSHMEM_IB_GID_INDEX"), "{no_gid}");
+        let no_lid = port_problem("mlx5_0", 1, &ib::sys::IbvPortAttr { lid: 0, ..active_port(ib_ll) }, 0, &gid).unwrap();
+        assert!(no_lid.contains("has no LID"), "{no_lid}");
+        let mtu = port_problem("mlx5_0", 1, &ib::sys::IbvPortAttr { active_mtu: 0, ..active_port(ib_ll) }, 0, &gid).unwrap();
+        assert!(mtu.contains("active MTU code 0"), "{mtu}");
+    }
+
+    #[test]
+    fn mixed_link_layers_are_refused_naming_both_pes() {
+        let pe = |link_layer: u8| PeInfo {
+            heap_base: 0,
+            rkey: 0,
+            addr: QpAddress { qpn: 0, psn: 0, lid: 0, port: 1, mtu: 5, link_layer, gid_index: 0, gid: [0; 16] },
+            rc: Vec::new(),
+            dct: Vec::new(),
+        };
+        let (ib_ll, eth) = (ib::sys::IBV_LINK_LAYER_INFINIBAND, ib::sys::IBV_LINK_LAYER_ETHERNET);
+        assert!(check_link_layers(&[pe(eth), pe(eth), pe(eth)], &[false, true, true], 0).is_ok());
+        // PE 1 is reached by loads and stores: its port does not matter.
+        assert!(check_link_layers(&[pe(eth), pe(ib_ll), pe(eth)], &[false, false, true], 0).is_ok());
+        let e = check_link_layers(&[pe(ib_ll), pe(eth), pe(ib_ll)], &[false, true, true], 0).unwrap_err().to_string();
+        assert_eq!(e, "nvshmem_init: IBGDA: PE 0's NIC port is InfiniBand but PE 1's is Ethernet (RoCE): every PE must use the same kind of network (set NVSHMEM_HCA_LIST)");
     }
 }

@@ -94,6 +94,28 @@ pub struct HostPost<'a> {
     pub ring: u64,
 }
 
+/// How a host wait ended.
+pub enum Waited {
+    Done,
+    /// The first error CQE of the QP, in words.
+    ErrorCqe(Error),
+    TimedOut,
+}
+
+/// The self-test's operations (see `HostPost::one_op`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OneOp {
+    Write,
+    Read,
+    FetchAdd,
+}
+
+/// Registered local memory the NIC writes into (READ data, fetched values): 8 bytes.
+pub struct Landing {
+    pub addr: u64,
+    pub lkey: u32,
+}
+
 /// Where a WQE goes: remote address and key, and the address vector on a DCI.
 pub struct Target<'a> {
     pub raddr: u64,
@@ -105,8 +127,15 @@ impl HostPost<'_> {
     /// A WQE at the current producer index: ctrl [+ address vector] [+ remote address + an
     /// empty inline segment], asking for a completion.
     fn wqe(&self, opcode: u8, target: Option<&Target<'_>>) -> Vec<u8> {
+        let empty_inline = INLINE_SEG.to_be_bytes();
+        self.wqe_with(opcode, target, if target.is_some() { &empty_inline } else { &[] })
+    }
+
+    /// A WQE at the current producer index: ctrl [+ address vector] [+ remote address] +
+    /// `payload` (inline data, data or atomic segments; padded to 16-byte segments).
+    fn wqe_with(&self, opcode: u8, target: Option<&Target<'_>>, payload: &[u8]) -> Vec<u8> {
         let av = target.and_then(|t| t.av);
-        let ds = 1 + av.map_or(0, |_| 3) + target.map_or(0, |_| 2);
+        let ds = 1 + av.map_or(0, |_| 3) + target.map_or(0, |_| 1) + payload.len().div_ceil(DS_BYTES);
         let mut w = vec![0u8; (ds * DS_BYTES).div_ceil(SEND_WQE_BB) * SEND_WQE_BB];
         let idx = (self.q.ready_head & 0xffff) as u32;
         w[0..4].copy_from_slice(&((idx << 8) | opcode as u32).to_be_bytes());
@@ -120,8 +149,9 @@ impl HostPost<'_> {
         if let Some(t) = target {
             w[at..at + 8].copy_from_slice(&t.raddr.to_be_bytes());
             w[at + 8..at + 12].copy_from_slice(&t.rkey.to_be_bytes());
-            w[at + 16..at + 20].copy_from_slice(&INLINE_SEG.to_be_bytes()); // 0 bytes inline
+            at += DS_BYTES;
         }
+        w[at..at + payload.len()].copy_from_slice(payload);
         w
     }
 
@@ -189,24 +219,63 @@ impl HostPost<'_> {
 
     /// Polls until `completed_head` reaches `target`, an error CQE arrives, or `timeout`.
     fn wait(&mut self, target: u64, timeout: Duration, me: u32, routine: &'static str, what: &str) -> Result<()> {
-        let deadline = Instant::now() + timeout;
+        match self.wait_for(target, Instant::now() + timeout, me, routine)? {
+            Waited::Done => Ok(()),
+            Waited::ErrorCqe(e) => Err(e),
+            Waited::TimedOut => Err(Error::new(
+                ErrorKind::System,
+                routine,
+                format!("PE {me}: {what} on QP {:#x} got no completion within {} s", self.q.qpn, timeout.as_secs()),
+            )),
+        }
+    }
+
+    /// Polls until `completed_head` reaches `target` (Done), an error CQE arrives, or `deadline`.
+    /// Err only when the queue memory cannot be read.
+    fn wait_for(&mut self, target: u64, deadline: Instant, me: u32, routine: &'static str) -> Result<Waited> {
         loop {
             self.poll()?;
             if let Some(e) = crate::ibgda::qp_error(self.q, me, routine) {
-                return Err(e);
+                return Ok(Waited::ErrorCqe(e));
             }
             if self.q.completed_head >= target {
-                return Ok(());
+                return Ok(Waited::Done);
             }
             if Instant::now() > deadline {
-                return Err(Error::new(
-                    ErrorKind::System,
-                    routine,
-                    format!("PE {me}: {what} on QP {:#x} got no completion within {} s", self.q.qpn, timeout.as_secs()),
-                ));
+                return Ok(Waited::TimedOut);
             }
             std::thread::sleep(Duration::from_micros(20));
         }
+    }
+
+    /// One signaled 8-byte operation for the self-test, waited for until `deadline`:
+    /// an RDMA WRITE of `value` (inline), an RDMA READ into `land`, or a fetch-add of `value`
+    /// whose old value lands in `land`.
+    pub fn one_op(&mut self, op: OneOp, t: &Target<'_>, value: u64, land: &Landing, deadline: Instant, me: u32) -> Result<Waited> {
+        let data_seg = |l: &Landing| {
+            let mut d = [0u8; 16];
+            d[0..4].copy_from_slice(&8u32.to_be_bytes());
+            d[4..8].copy_from_slice(&l.lkey.to_be_bytes());
+            d[8..16].copy_from_slice(&l.addr.to_be_bytes());
+            d
+        };
+        let wqe = match op {
+            OneOp::Write => {
+                let mut p = [0u8; 16];
+                p[0..4].copy_from_slice(&(INLINE_SEG | 8).to_be_bytes());
+                p[4..12].copy_from_slice(&value.to_le_bytes());
+                self.wqe_with(OPCODE_RDMA_WRITE, Some(t), &p)
+            }
+            OneOp::Read => self.wqe_with(OPCODE_RDMA_READ, Some(t), &data_seg(land)),
+            OneOp::FetchAdd => {
+                let mut p = [0u8; 32];
+                p[0..8].copy_from_slice(&value.to_be_bytes());
+                p[16..32].copy_from_slice(&data_seg(land));
+                self.wqe_with(OPCODE_ATOMIC_FA, Some(t), &p)
+            }
+        };
+        let end = self.post(&wqe, true)?;
+        self.wait_for(end, deadline, me, ROUTINE)
     }
 
     /// The connection warm-up: one zero-byte RDMA WRITE to `t`, waited for.
