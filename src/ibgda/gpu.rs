@@ -186,15 +186,8 @@ impl GpuIbgda {
         let config = IbgdaConfig::from_env()?;
         let queues = QueueConfig::parse(crate::env::current)?;
         if config.nic != NicKind::Model {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                "nvshmem_init",
-                format!(
-                    "PE {} reaches {} peer(s) only through the network (NVSHMEM_DISABLE_P2P=1), but this build cannot yet drive a ConnectX from the GPU runtime (RSHMEM_IBGDA_NIC=hw); set RSHMEM_IBGDA_NIC=model to use the software HCA model",
-                    s.me,
-                    s.remote.iter().filter(|r| **r).count()
-                ),
-            ));
+            // Ibgda::choose sends the hardware NIC to nic::HwIbgda; this is the model's set-up.
+            return Err(Error::new(ErrorKind::Unsupported, "nvshmem_init", "internal: the software HCA model's set-up was asked for a hardware NIC".to_string()));
         }
         let (me, npes) = (s.me, s.npes);
         let is_dc = config.num_rc_per_pe == 0;

@@ -25,10 +25,16 @@ pub fn lines_from(f: impl Fn(&str) -> (String, String) + Copy) -> Vec<String> {
             return v;
         }
     };
-    v.push(match c.nic {
-        NicKind::Model => "  NIC: the software HCA model (RSHMEM_IBGDA_NIC=model): host threads play the ConnectX".to_string(),
-        NicKind::Hardware => "  NIC: a ConnectX through rdma-core (RSHMEM_IBGDA_NIC=hw): not yet driven by the GPU runtime; nvshmem_init refuses it and says to set RSHMEM_IBGDA_NIC=model".to_string(),
+    v.push(match (c.nic, c.nic_explicit) {
+        (NicKind::Model, _) => "  NIC: the software HCA model (RSHMEM_IBGDA_NIC=model): host threads play the ConnectX".to_string(),
+        (NicKind::Hardware, false) => "  NIC: auto (RSHMEM_IBGDA_NIC=auto, the default): a ConnectX through rdma-core when its set-up and every PE's init self-test pass; otherwise device operations to PEs on other hosts take the proxy transport, and the reason is logged at WARN".to_string(),
+        (NicKind::Hardware, true) => "  NIC: a ConnectX through rdma-core (RSHMEM_IBGDA_NIC=hw): a failed set-up or self-test stops nvshmem_init with the reason (auto would fall back to the proxy transport)".to_string(),
     });
+    v.push(format!(
+        "  self-test at init: each PE, on its first QP toward the next remote PE, does an RDMA READ, WRITE, READ back, fetch-add and READ of its own word in that PE's heap, then restores it, within {} s; a lost completion, an error completion or a wrong value is the reason",
+        crate::ibgda::nic::SELF_TEST_TIMEOUT.as_secs()
+    ));
+    v.push("  route per PE pair: same host with peer access: loads and stores; across the network: IBGDA if the self-test passed on every PE, else the proxy transport (nvshmem_init logs every pair as \"PE a -> PE b: <route>[, because <reason>]\" with NVSHMEM_DEBUG=INFO)".to_string());
     if c.num_rc_per_pe > 0 {
         v.push(format!(
             "  transport: RC, {} QP(s) per remote PE (NVSHMEM_IBGDA_NUM_RC_PER_PE), a thread's QP chosen by its {} (NVSHMEM_IBGDA_RC_MAP_BY: cta, sm or warp); NVSHMEM_IBGDA_NUM_RC_PER_PE=0 selects DC",
@@ -59,7 +65,7 @@ pub fn lines_from(f: impl Fn(&str) -> (String, String) + Copy) -> Vec<String> {
             if q.sink { ", sink mode: no data moves (RSHMEM_IBGDA_MODEL_SINK=1)" } else { "" }
         ));
     }
-    v.push("  tested: RC and DC on the software HCA model only (CI: the device code built for the host; GPU machine: ctest/ibgda/run_gpu.sh); nothing has met a ConnectX NIC".to_string());
+    v.push("  tested: RC and DC on the software HCA model only (CI: the device code built for the host; GPU machine: ctest/ibgda/run_gpu.sh), the self-test and the set-up sequence on the model and a recording fake; nothing has met a ConnectX NIC".to_string());
     v
 }
 
@@ -78,6 +84,10 @@ mod tests {
         let rc = lines_from(table(&[])).join("\n");
         assert!(rc.contains("transport: RC, 2 QP(s) per remote PE") && rc.contains("by its CTA"), "{rc}");
         assert!(rc.contains("nothing has met a ConnectX NIC"), "{rc}");
+        assert!(rc.contains("NIC: auto (RSHMEM_IBGDA_NIC=auto, the default)") && rc.contains("take the proxy transport"), "{rc}");
+        assert!(rc.contains("self-test at init") && rc.contains("route per PE pair"), "{rc}");
+        let hw = lines_from(table(&[("IBGDA_NIC", "hw")])).join("\n");
+        assert!(hw.contains("(RSHMEM_IBGDA_NIC=hw): a failed set-up or self-test stops nvshmem_init"), "{hw}");
         let dc = lines_from(table(&[("IBGDA_NUM_RC_PER_PE", "0"), ("IBGDA_NUM_DCI", "0"), ("IBGDA_DCI_MAP_BY", "dct"), ("IBGDA_NIC", "model")])).join("\n");
         assert!(dc.contains("transport: DC") && dc.contains("one DC initiator per SM") && dc.contains("by its target DCT"), "{dc}");
         assert!(dc.contains("2 DC target(s) per PE") && dc.contains("model: 1 NIC thread(s)"), "{dc}");

@@ -381,92 +381,25 @@ impl HwIbgda {
         let boot = s.boot;
         let config = IbgdaConfig::from_env()?;
         let queues = QueueConfig::parse(crate::env::current)?;
-        let name = choose_nic(s)?;
         let (me, npes) = (s.me, s.npes);
-        let ctx = Context::open(&name)?;
-        let port = 1u8;
-        let pattr = ctx.query_port(port)?;
-        let gid_index = small_setting("IB_GID_INDEX")?;
-        let traffic_class = small_setting("IB_TRAFFIC_CLASS")?;
-        let sl = small_setting("IB_SL")?;
-        let gid = ctx.query_gid(port, gid_index)?;
-        if let Some(why) = port_problem(&name, port, &pattr, gid_index, &gid) {
-            return Err(Error::new(ErrorKind::Unsupported, ROUTINE, format!("IBGDA: {why}")));
+        let here = set_up_locally(s, &config, &queues);
+        // Every PE learns whether every other got this far (a failure travels instead of the
+        // address), so none waits in a later step for one that stopped.
+        let msg = match &here {
+            Ok(l) => [&[0u8][..], &l.mine.encode(npes, l.plan.num_rc)].concat(),
+            Err(e) => [&[1u8][..], &e.message.as_bytes()[..e.message.len().min(2048)]].concat(),
+        };
+        let all = boot.allgather(&msg)?;
+        let LocalNic { name, ctx, pd, uar, gpu_uar, bf_reg, doorbell, cpu, plan, mut devx, hca, layout, sq, cq, records, dbr_addr, dct_cq, srq, built, heap_mr, fetch, fetch_mr, mine: _, local, gid_index, traffic_class, sl } = here?;
+        if let Some(e) = first_set_up_failure(&all) {
+            return Err(e);
         }
-        let addr = QpAddress { qpn: 0, psn: 0, lid: pattr.lid, port, mtu: pattr.active_mtu as u8, link_layer: pattr.link_layer, gid_index, gid };
-        let local = Local { port, addr, traffic_class, sl };
-        let pd = Pd::alloc(&ctx)?;
-        let uar = ctx.alloc_uar()?;
-
-        // The doorbell: GPU-mapped UAR, else a CPU thread.
-        let (gpu_uar, bf_reg, doorbell) = match map_uar(&uar) {
-            Ok((m, reg)) => (Some(m), reg, DoorbellPath::Gpu),
-            Err(why) => (None, 0, DoorbellPath::from_mapping(Err(why))),
-        };
-        let cpu = bf_reg == 0;
-
-        // Queues in GPU memory, registered as umems.
-        let mut plan = Plan {
-            me,
-            npes,
-            num_rc: config.num_rc_per_pe as usize,
-            num_dci: config.num_dci.map_or_else(sm_count, |n| n as usize),
-            num_dct: config.num_dct as usize,
-            log_nwqes: queues.log_nwqes,
-            remote: s.remote.clone(),
-        };
-        let mut devx = DevxCtx::new(&ctx)?;
-        let hca = caps::query(&mut devx)?;
-        for note in caps::fit(&mut plan, &hca, &name, crate::env::current("QP_DEPTH"))? {
-            crate::runtime::log::warn(&format!("IBGDA (hardware NIC {name}): {note}"));
-        }
-        let layout = Layout::new(plan.roles().len(), plan.log_nwqes);
-        let sq = Aligned::new(layout.sq_bytes() as usize, "send queues (GPU memory)")?;
-        let cq = Aligned::new(layout.cq_bytes() as usize, "completion queues (GPU memory)")?;
-        let stream = crate::cuda::Stream::create().map_err(sys_err("a stream"))?;
-        // SAFETY: the CQ buffer was just allocated; every CQE starts invalid with owner bit 0.
-        unsafe { crate::cuda::memset_async(cq.addr, super::mlx5::CQE_INVALID << 4, cq.len, stream.0) }.map_err(sys_err("initialising CQs"))?;
-        crate::cuda::stream_synchronize(stream.0).map_err(sys_err("initialising CQs"))?;
-        let records = if cpu {
-            Records::Host(PinnedBuf::new(layout.dbr_bytes() as usize).map_err(sys_err("doorbell records (pinned host memory)"))?)
-        } else {
-            Records::Gpu(Aligned::new(layout.dbr_bytes() as usize, "doorbell records (GPU memory)")?)
-        };
-        let dbr_addr = match &records {
-            Records::Gpu(a) => a.addr,
-            Records::Host(p) => p.addr,
-        };
-        let (sq_fd, cq_fd) = (dmabuf_of(sq.addr, sq.len), dmabuf_of(cq.addr, cq.len));
-        let fd0 = |f: &Option<OwnedFd>| f.as_ref().map(|f| (f.as_raw_fd(), 0u64));
-        let umems = plan::register_umems(&mut devx, &layout, [sq.addr, cq.addr, dbr_addr], [fd0(&sq_fd), fd0(&cq_fd), None])?;
-        drop((sq_fd, cq_fd));
-
-        // Objects: CQ + QP per send queue, DC targets on a verbs CQ and SRQ.
-        let dct_cq = ctx.create_cq(1)?;
-        let srq = pd.create_srq(1)?;
-        let res = Resources { pdn: pd.pdn()?, uar_page: uar.page_id(), eqn: ctx.query_eqn(0)?, dct_cqn: dct_cq.cqn()?, srqn: srq.srqn()?, dc_key: DC_KEY };
-        let built = plan::create_objects(&mut devx, &plan, &layout, umems, &res, &local)?;
-
-        // Registrations and the exchange.
-        let heap_fd = dmabuf_of(s.heap_bases[me], s.mapped);
-        let heap_mr = pd.register(s.heap_bases[me], s.mapped, heap_fd.as_ref().map(|f| (f.as_raw_fd(), 0)))?;
-        drop(heap_fd);
-        let fetch = DevBuf::new(FETCH_SLOTS as usize * 8 + 8).map_err(sys_err("the fetch slots"))?;
-        let fetch_mr = pd.register(fetch.addr, fetch.len, None)?;
-        let mut rc_numbers = vec![0u32; npes * plan.num_rc];
-        for q in &built.qps {
-            if let Role::Rc { peer, index } = q.role {
-                rc_numbers[peer * plan.num_rc + index] = q.qpn;
-            }
-        }
-        let mine = PeInfo { heap_base: s.heap_bases[me], rkey: heap_mr.rkey, addr, rc: rc_numbers, dct: built.dcts.clone() };
-        let all = boot.allgather(&mine.encode(npes, plan.num_rc))?;
-        let peers = all.iter().enumerate().map(|(pe, b)| PeInfo::decode(b, pe, npes, plan.num_rc, plan.num_dct)).collect::<Result<Vec<_>>>()?;
+        let peers = all.iter().enumerate().map(|(pe, b)| PeInfo::decode(&b[1..], pe, npes, plan.num_rc, plan.num_dct)).collect::<Result<Vec<_>>>()?;
         check_link_layers(&peers, &s.remote, me)?;
         // From here on a local failure becomes this PE's self-test outcome, so every PE still
         // reaches the barrier and the outcome exchange, and all decide together.
         let avs: Vec<Option<[u8; 48]>> = (0..npes)
-            .map(|p| if s.remote[p] { pd.address_vector(port, gid_index, &peers[p].addr, traffic_class, sl).map(Some) } else { Ok(None) })
+            .map(|p| if s.remote[p] { pd.address_vector(local.port, gid_index, &peers[p].addr, traffic_class, sl).map(Some) } else { Ok(None) })
             .collect::<Result<_>>()
             .unwrap_or_else(|e| {
                 crate::runtime::log::warn(&format!("IBGDA (hardware NIC {name}): {e}"));
@@ -639,6 +572,130 @@ impl HwIbgda {
     }
 }
 
+/// The first PE whose exchange message (see [`HwIbgda::create`]) says its set-up failed.
+fn first_set_up_failure(all: &[Vec<u8>]) -> Option<Error> {
+    let (pe, b) = all.iter().enumerate().find(|(_, b)| b.first() != Some(&0))?;
+    let why = String::from_utf8_lossy(b.get(1..).unwrap_or_default());
+    Some(Error::new(ErrorKind::Unsupported, ROUTINE, format!("PE {pe} could not set up its NIC: {why}")))
+}
+
+/// What one PE sets up on its own before the address exchange of [`HwIbgda::create`].
+struct LocalNic {
+    name: String,
+    ctx: Arc<Context>,
+    pd: Arc<Pd>,
+    uar: Uar,
+    gpu_uar: Option<GpuUar>,
+    bf_reg: u64,
+    doorbell: DoorbellPath,
+    cpu: bool,
+    plan: Plan,
+    devx: DevxCtx,
+    hca: crate::ib::prm::HcaCaps,
+    layout: Layout,
+    sq: Aligned,
+    cq: Aligned,
+    records: Records,
+    dbr_addr: u64,
+    dct_cq: ib::Cq,
+    srq: ib::Srq,
+    built: Built,
+    heap_mr: Mr,
+    fetch: DevBuf,
+    fetch_mr: Mr,
+    /// This PE's part of the exchange.
+    mine: PeInfo,
+    local: Local,
+    gid_index: u8,
+    traffic_class: u8,
+    sl: u8,
+}
+
+/// Steps 1-5 of the module docs up to the exchange: the NIC, its port, the doorbell, the queues
+/// and their objects, the registrations. Local: no bootstrap call.
+fn set_up_locally(s: &Setup, config: &IbgdaConfig, queues: &QueueConfig) -> Result<LocalNic> {
+    let name = choose_nic(s)?;
+    let (me, npes) = (s.me, s.npes);
+    let ctx = Context::open(&name)?;
+    let port = 1u8;
+    let pattr = ctx.query_port(port)?;
+    let gid_index = small_setting("IB_GID_INDEX")?;
+    let traffic_class = small_setting("IB_TRAFFIC_CLASS")?;
+    let sl = small_setting("IB_SL")?;
+    let gid = ctx.query_gid(port, gid_index)?;
+    if let Some(why) = port_problem(&name, port, &pattr, gid_index, &gid) {
+        return Err(Error::new(ErrorKind::Unsupported, ROUTINE, format!("IBGDA: {why}")));
+    }
+    let addr = QpAddress { qpn: 0, psn: 0, lid: pattr.lid, port, mtu: pattr.active_mtu as u8, link_layer: pattr.link_layer, gid_index, gid };
+    let local = Local { port, addr, traffic_class, sl };
+    let pd = Pd::alloc(&ctx)?;
+    let uar = ctx.alloc_uar()?;
+
+    // The doorbell: GPU-mapped UAR, else a CPU thread.
+    let (gpu_uar, bf_reg, doorbell) = match map_uar(&uar) {
+        Ok((m, reg)) => (Some(m), reg, DoorbellPath::Gpu),
+        Err(why) => (None, 0, DoorbellPath::from_mapping(Err(why))),
+    };
+    let cpu = bf_reg == 0;
+
+    // Queues in GPU memory, registered as umems.
+    let mut plan = Plan {
+        me,
+        npes,
+        num_rc: config.num_rc_per_pe as usize,
+        num_dci: config.num_dci.map_or_else(sm_count, |n| n as usize),
+        num_dct: config.num_dct as usize,
+        log_nwqes: queues.log_nwqes,
+        remote: s.remote.clone(),
+    };
+    let mut devx = DevxCtx::new(&ctx)?;
+    let hca = caps::query(&mut devx)?;
+    for note in caps::fit(&mut plan, &hca, &name, crate::env::current("QP_DEPTH"))? {
+        crate::runtime::log::warn(&format!("IBGDA (hardware NIC {name}): {note}"));
+    }
+    let layout = Layout::new(plan.roles().len(), plan.log_nwqes);
+    let sq = Aligned::new(layout.sq_bytes() as usize, "send queues (GPU memory)")?;
+    let cq = Aligned::new(layout.cq_bytes() as usize, "completion queues (GPU memory)")?;
+    let stream = crate::cuda::Stream::create().map_err(sys_err("a stream"))?;
+    // SAFETY: the CQ buffer was just allocated; every CQE starts invalid with owner bit 0.
+    unsafe { crate::cuda::memset_async(cq.addr, super::mlx5::CQE_INVALID << 4, cq.len, stream.0) }.map_err(sys_err("initialising CQs"))?;
+    crate::cuda::stream_synchronize(stream.0).map_err(sys_err("initialising CQs"))?;
+    let records = if cpu {
+        Records::Host(PinnedBuf::new(layout.dbr_bytes() as usize).map_err(sys_err("doorbell records (pinned host memory)"))?)
+    } else {
+        Records::Gpu(Aligned::new(layout.dbr_bytes() as usize, "doorbell records (GPU memory)")?)
+    };
+    let dbr_addr = match &records {
+        Records::Gpu(a) => a.addr,
+        Records::Host(p) => p.addr,
+    };
+    let (sq_fd, cq_fd) = (dmabuf_of(sq.addr, sq.len), dmabuf_of(cq.addr, cq.len));
+    let fd0 = |f: &Option<OwnedFd>| f.as_ref().map(|f| (f.as_raw_fd(), 0u64));
+    let umems = plan::register_umems(&mut devx, &layout, [sq.addr, cq.addr, dbr_addr], [fd0(&sq_fd), fd0(&cq_fd), None])?;
+    drop((sq_fd, cq_fd));
+
+    // Objects: CQ + QP per send queue, DC targets on a verbs CQ and SRQ.
+    let dct_cq = ctx.create_cq(1)?;
+    let srq = pd.create_srq(1)?;
+    let res = Resources { pdn: pd.pdn()?, uar_page: uar.page_id(), eqn: ctx.query_eqn(0)?, dct_cqn: dct_cq.cqn()?, srqn: srq.srqn()?, dc_key: DC_KEY };
+    let built = plan::create_objects(&mut devx, &plan, &layout, umems, &res, &local)?;
+
+    // Registrations and the exchange.
+    let heap_fd = dmabuf_of(s.heap_bases[me], s.mapped);
+    let heap_mr = pd.register(s.heap_bases[me], s.mapped, heap_fd.as_ref().map(|f| (f.as_raw_fd(), 0)))?;
+    drop(heap_fd);
+    let fetch = DevBuf::new(FETCH_SLOTS as usize * 8 + 8).map_err(sys_err("the fetch slots"))?;
+    let fetch_mr = pd.register(fetch.addr, fetch.len, None)?;
+    let mut rc_numbers = vec![0u32; npes * plan.num_rc];
+    for q in &built.qps {
+        if let Role::Rc { peer, index } = q.role {
+            rc_numbers[peer * plan.num_rc + index] = q.qpn;
+        }
+    }
+    let mine = PeInfo { heap_base: s.heap_bases[me], rkey: heap_mr.rkey, addr, rc: rc_numbers, dct: built.dcts.clone() };
+    Ok(LocalNic { name, ctx, pd, uar, gpu_uar, bf_reg, doorbell, cpu, plan, devx, hca, layout, sq, cq, records, dbr_addr, dct_cq, srq, built, heap_mr, fetch, fetch_mr, mine, local, gid_index, traffic_class, sl })
+}
+
 /// The self-test of this PE toward the next remote PE in ring order (see `selftest`), on the
 /// first QP that reaches it; results land in `land` (a fetch slot, unused until the device runs).
 #[allow(clippy::too_many_arguments)]
@@ -752,5 +809,14 @@ mod tests {
         assert!(check_link_layers(&[pe(eth), pe(ib_ll), pe(eth)], &[false, false, true], 0).is_ok());
         let e = check_link_layers(&[pe(ib_ll), pe(eth), pe(ib_ll)], &[false, true, true], 0).unwrap_err().to_string();
         assert_eq!(e, "nvshmem_init: IBGDA: PE 0's NIC port is InfiniBand but PE 1's is Ethernet (RoCE): every PE must use the same kind of network (set NVSHMEM_HCA_LIST)");
+    }
+
+    #[test]
+    fn a_peer_whose_set_up_failed_stops_every_pe_with_its_reason() {
+        assert!(first_set_up_failure(&[vec![0, 9, 9], vec![0]]).is_none());
+        let e = first_set_up_failure(&[vec![0, 9], vec![1, b'n', b'o', b' ', b'G', b'I', b'D'], vec![1, b'x']]).unwrap().to_string();
+        assert_eq!(e, "nvshmem_init: PE 1 could not set up its NIC: no GID");
+        let e = first_set_up_failure(&[vec![0], vec![]]).unwrap().to_string();
+        assert_eq!(e, "nvshmem_init: PE 1 could not set up its NIC: ", "an empty message is a failure too");
     }
 }
