@@ -23,17 +23,23 @@
 //! 6. drives every QP RESET → INIT → RTR → RTS with DevX modify commands, fills the device
 //!    descriptors (`abi::QpState`, `PeerState`, `PeState` with, for DC, the table of every PE's
 //!    DC targets), and warms each QP up with one zero-byte RDMA WRITE from the host, waited for
-//!    (`post`).
+//!    (`post`);
+//! 7. runs the self-test toward the next remote PE and gathers every PE's outcome (`selftest`);
+//!    [`Ibgda::choose`] turns it into the route (IBGDA, the proxy transport, or an error).
+//!
+//! Steps 1-5 are local (`set_up_locally`); their outcome travels in the address exchange, so a
+//! PE that failed stops the others with its reason.
 //!
 //! Files: `nic/plan.rs` (the set-up as data and a DevX command sequence), `nic/caps.rs` (the
 //! plan fitted to QUERY_HCA_CAP), `nic/post.rs` (host posting: warm-up and host quiet),
 //! `nic/gpumem.rs` (UAR mapping, dma-buf, aligned buffers), `nic/grow.rs` (heap growth),
-//! `nic/probe.rs` (rshmem-info lines).
+//! `nic/probe.rs` (rshmem-info lines), `nic/selftest.rs` (the self-test and the route decision).
 //!
 //! Ran in CI: `plan` (the command sequence against a recording call table, descriptors, peer
 //! table, DCT table, bootstrap encoding), `caps` (the query and the fitting, on canned
 //! outputs), `grow` (the key message, gathering and re-keying), `post` (warm-up, error CQE, host quiet with wrap-around, against the software HCA
-//! model on host memory), [`Ibgda::create`] and [`HwIbgda::create`] up to their clean failure
+//! model on host memory), `selftest` (passing, and failing by timeout and by wrong data on the
+//! model with injected faults; the decision table), [`Ibgda::create`], [`Ibgda::choose`] and [`HwIbgda::create`] up to their clean failure
 //! (no RDMA device here; and with libibverbs masked, no rdma-core: tests/ib_devx.rs), and
 //! [`info_lines`]. NEVER MET HARDWARE: every step of [`HwIbgda::create`] past NIC choice,
 //! [`map_uar`], [`HwIbgda::drain`] and the warm-up on GPU memory, the CPU ringer storing to a real
