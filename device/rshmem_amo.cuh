@@ -12,9 +12,9 @@ RSHMEMI_EXTERN_C_BEGIN
 
 /* The start of every AMO: the careful route (IBGDA or checks), then the peer's address. */
 #define RSHMEMI_AMO_START(OP, TYPE, DEST, VALUE, COND, PE) \
-    RSHMEMI_CAREFUL(PE, DEST, sizeof(TYPE), __func__, rshmemi_ibgda_amo<TYPE>(rshmem_ibgda::OP, DEST, VALUE, COND, PE, __func__))
+    RSHMEMI_CAREFUL(PE, DEST, sizeof(TYPE), __func__, rshmemi_remote_amo<TYPE>(rshmem_ibgda::OP, DEST, VALUE, COND, PE, __func__))
 #define RSHMEMI_AMO_START_VOID(OP, TYPE, DEST, VALUE, COND, PE) \
-    RSHMEMI_CAREFUL(PE, DEST, sizeof(TYPE), __func__, (void)rshmemi_ibgda_amo<TYPE>(rshmem_ibgda::OP, DEST, VALUE, COND, PE, __func__))
+    RSHMEMI_CAREFUL(PE, DEST, sizeof(TYPE), __func__, (void)rshmemi_remote_amo<TYPE>(rshmem_ibgda::OP, DEST, VALUE, COND, PE, __func__))
 #define RSHMEMI_AMO_PEER(TYPE, DEST, PE) ((TYPE *)rshmemi_peer(DEST, PE))
 
 #define RSHMEMI_DEF_AMO_STANDARD(NAME, TYPE)                                                                     \

@@ -95,7 +95,7 @@ enum { RSHMEMI_LL_EXCHANGE = 0, RSHMEMI_LL_BROADCAST = 1 };
 template <typename SYNC>
 RSHMEMI_DEV bool rshmemi_ll_fits(nvshmem_team_t team, size_t bytes_per_member, unsigned max = SYNC::ll_max) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
-    return !rshmemi_ibgda_on() && team >= 0 && (unsigned)team < s.coll_ll_teams && bytes_per_member <= s.coll_ll_slot / 2 &&
+    return !rshmemi_remote_on() && team >= 0 && (unsigned)team < s.coll_ll_teams && bytes_per_member <= s.coll_ll_slot / 2 &&
            bytes_per_member <= max;
 }
 RSHMEMI_DEV volatile unsigned long long *rshmemi_ll_calls(nvshmem_team_t team, int family) {
@@ -367,7 +367,7 @@ RSHMEMI_DEV bool rshmemi_overlap(const void *a, size_t na, const void *b, size_t
  * the same way up to SYNC::bcast_push_max bytes in all, and pulls beyond. */
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_push_begin(const rshmemi_team &t, rshmemi_group g, SYNC sync) {
-    if (rshmemi_ibgda_on()) rshmemi_sync_team_group(t, g, sync);
+    if (rshmemi_remote_on()) rshmemi_sync_team_group(t, g, sync);
     else sync();
 }
 /* The low-latency forms (rshmemi_ll_fits): also the library's own on-stream kernel
@@ -432,7 +432,7 @@ RSHMEMI_DEV void rshmemi_alltoall(nvshmem_team_t team, const rshmemi_team &t, vo
     rshmemi_push_begin(t, g, sync);
     for (int k = 0; k < t.size; k++) {
         int j = (t.my + k) % t.size; /* start with a different member on each PE */
-        if (rshmemi_ibgda_on())
+        if (rshmemi_remote_on())
             rshmemi_put(d + (size_t)t.my * bytes, s + (size_t)j * bytes, bytes, rshmemi_team_pe(t, j), g, sync, "nvshmem_alltoall");
         else
             rshmemi_coll_copy<SYNC>(rshmemi_peer(d + (size_t)t.my * bytes, rshmemi_team_pe(t, j)), s + (size_t)j * bytes, bytes, g);
@@ -448,7 +448,7 @@ RSHMEMI_DEV void rshmemi_fcollect(nvshmem_team_t team, const rshmemi_team &t, vo
     rshmemi_push_begin(t, g, sync);
     for (int k = 0; k < t.size; k++) {
         int j = (t.my + k) % t.size;
-        if (rshmemi_ibgda_on())
+        if (rshmemi_remote_on())
             rshmemi_put(d + (size_t)t.my * bytes, source, bytes, rshmemi_team_pe(t, j), g, sync, "nvshmem_fcollect");
         else
             rshmemi_coll_copy<SYNC>(rshmemi_peer(d + (size_t)t.my * bytes, rshmemi_team_pe(t, j)), source, bytes, g);
@@ -465,7 +465,7 @@ RSHMEMI_DEV void rshmemi_broadcast(nvshmem_team_t team, const rshmemi_team &t, v
         __trap();
     }
     if (rshmemi_ll_fits<SYNC>(team, bytes, SYNC::ll_bcast_max)) return rshmemi_broadcast_ll(team, t, dest, source, bytes, root, g, sync);
-    if (rshmemi_ibgda_on()) {
+    if (rshmemi_remote_on()) {
         rshmemi_sync_team_group(t, g, sync);
         if (root != t.my || dest != source) rshmemi_get(dest, source, bytes, rshmemi_team_pe(t, root), g, sync, "nvshmem_broadcast");
         rshmemi_sync_team_group(t, g, sync);
@@ -531,7 +531,7 @@ RSHMEMI_DEV void rshmemi_reduce(nvshmem_team_t team, const rshmemi_team &t, T *d
         sync();
         return;
     }
-    if (rshmemi_ibgda_on()) {
+    if (rshmemi_remote_on()) {
         rshmemi_reduce_by_gets<T, OP>(t, dest, source, n, g, sync);
         return;
     }
@@ -588,7 +588,7 @@ RSHMEMI_DEV void rshmemi_reducescatter(nvshmem_team_t team, const rshmemi_team &
         sync();
         return;
     }
-    if (rshmemi_ibgda_on()) {
+    if (rshmemi_remote_on()) {
         rshmemi_reduce_by_gets<T, OP>(t, dest, mine, n, g, sync);
         return;
     }

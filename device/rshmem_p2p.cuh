@@ -54,14 +54,14 @@ RSHMEMI_DEV void rshmemi_check_on(const void *addr, size_t bytes, int pe, const 
 /* Whether a call must take the careful route: checks on, or some peer reached through IBGDA.
  * One test of a constant-memory word; when it fails every call goes straight to P2P. */
 RSHMEMI_DEV bool rshmemi_careful() {
-    return __builtin_expect((RSHMEMI_STATE.flags & (RSHMEM_DEVICE_FLAG_CHECKS | RSHMEM_DEVICE_FLAG_IBGDA)) != 0, 0);
+    return __builtin_expect((RSHMEMI_STATE.flags & (RSHMEM_DEVICE_FLAG_CHECKS | RSHMEM_DEVICE_FLAG_IBGDA | RSHMEM_DEVICE_FLAG_PROXY)) != 0, 0);
 }
 
 /* How every routine starts: on the careful route, IBGDA_CALL (returned) when `pe` is reached
  * through IBGDA, else the argument checks; then, and otherwise at once, on to P2P. */
-#define RSHMEMI_CAREFUL(PE, ADDR, BYTES, WHO, IBGDA_CALL)   \
+#define RSHMEMI_CAREFUL(PE, ADDR, BYTES, WHO, REMOTE_CALL)  \
     if (rshmemi_careful()) {                            \
-        if (rshmemi_ibgda_peer(PE)) return IBGDA_CALL;  \
+        if (rshmemi_remote_peer(PE)) return REMOTE_CALL; \
         rshmemi_check_on((ADDR), (BYTES), (PE), (WHO)); \
     }
 
@@ -422,6 +422,7 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
     return t;
 }
 #include "rshmem/device/ibgda/ibgda_device.cuh" /* IBGDA route for peers without P2P */
+#include "rshmem/device/rshmem_remote.cuh"       /* the one entry to PEs without P2P */
 
 /* ---- group barriers as objects ------------------------------------------------------------
  * A routine's scope: its barrier (operator()) and its group (group()). */
@@ -486,8 +487,8 @@ template <bool RELEASE>
 RSHMEMI_DEV void rshmemi_sync_signal(int to) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
     unsigned long long *counter = &((unsigned long long *)s.sync_counters)[s.mype];
-    if (rshmemi_ibgda_peer(to)) {
-        rshmemi_ibgda_barrier_signal(counter, to);
+    if (rshmemi_remote_peer(to)) {
+        rshmemi_remote_barrier_signal(counter, to);
         return;
     }
     unsigned long long *remote = (unsigned long long *)rshmemi_peer(counter, to);

@@ -35,24 +35,24 @@ RSHMEMI_DEV void rshmemi_group_copy(void *d, const void *s, size_t n, rshmemi_gr
  * _nbi puts) ends them. BATCH: loads in flight per thread (see rshmemi_copy_body). */
 template <int BATCH = 1, typename SYNC>
 RSHMEMI_DEV void rshmemi_put(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
-    RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_ibgda_put(dest, src, bytes, pe, g, sync, who))
+    RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_remote_put(dest, src, bytes, pe, g, sync, who))
     rshmemi_group_copy<BATCH>(rshmemi_peer(dest, pe), src, bytes, g);
     sync();
 }
 template <int BATCH = 2, typename SYNC>
 RSHMEMI_DEV void rshmemi_get(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
-    RSHMEMI_CAREFUL(pe, src, bytes, who, rshmemi_ibgda_get(dest, src, bytes, pe, g, sync, who))
+    RSHMEMI_CAREFUL(pe, src, bytes, who, rshmemi_remote_get(dest, src, bytes, pe, g, sync, who))
     rshmemi_group_copy<BATCH>(dest, rshmemi_peer(src, pe), bytes, g);
     sync();
 }
 /* The thread-scope forms: one aligned word straight, else the copy with 4 loads in flight. */
 RSHMEMI_DEV void rshmemi_put_thread(void *dest, const void *src, size_t bytes, int pe, const char *who) {
-    RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_ibgda_put(dest, src, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), who))
+    RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_remote_put(dest, src, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), who))
     char *d = (char *)rshmemi_peer(dest, pe);
     if (!rshmemi_copy_few(d, (const char *)src, bytes)) rshmemi_group_copy_ool<4>(d, src, bytes, rshmemi_thread_group());
 }
 RSHMEMI_DEV void rshmemi_get_thread(void *dest, const void *src, size_t bytes, int pe, const char *who) {
-    RSHMEMI_CAREFUL(pe, src, bytes, who, rshmemi_ibgda_get(dest, src, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), who))
+    RSHMEMI_CAREFUL(pe, src, bytes, who, rshmemi_remote_get(dest, src, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), who))
     const char *s = (const char *)rshmemi_peer(src, pe);
     if (!rshmemi_copy_few((char *)dest, s, bytes)) rshmemi_group_copy_ool<4>(dest, s, bytes, rshmemi_thread_group());
 }
@@ -63,7 +63,7 @@ template <int BATCH = 2, typename SYNC>
 RSHMEMI_DEV void rshmemi_put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig_addr, uint64_t signal, int sig_op,
                                     int pe, rshmemi_group g, SYNC sync, const char *who) {
     if (rshmemi_careful()) {
-        if (rshmemi_ibgda_peer(pe)) return rshmemi_ibgda_put_signal(dest, src, bytes, sig_addr, signal, sig_op, pe, g, sync, who);
+        if (rshmemi_remote_peer(pe)) return rshmemi_remote_put_signal(dest, src, bytes, sig_addr, signal, sig_op, pe, g, sync, who);
         rshmemi_check_on(dest, bytes, pe, who);
         rshmemi_check_on(sig_addr, 8, pe, who);
     }
@@ -126,11 +126,11 @@ RSHMEMI_API void *nvshmem_ptr(const void *ptr, int pe) {
 
 #define RSHMEMI_DEF_RMA_THREAD(NAME, TYPE)                                                                       \
     RSHMEMI_API void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe) {                                  \
-        RSHMEMI_CAREFUL(pe, dest, sizeof(TYPE), __func__, rshmemi_ibgda_p<TYPE>(dest, value, pe, __func__))        \
+        RSHMEMI_CAREFUL(pe, dest, sizeof(TYPE), __func__, rshmemi_remote_p<TYPE>(dest, value, pe, __func__))        \
         *(TYPE *)rshmemi_peer(dest, pe) = value; /* one weak store: ordered by fence/quiet */                    \
     }                                                                                                            \
     RSHMEMI_API TYPE nvshmem_##NAME##_g(const TYPE *source, int pe) {                                            \
-        RSHMEMI_CAREFUL(pe, source, sizeof(TYPE), __func__, rshmemi_ibgda_g<TYPE>(source, pe, __func__))         \
+        RSHMEMI_CAREFUL(pe, source, sizeof(TYPE), __func__, rshmemi_remote_g<TYPE>(source, pe, __func__))         \
         return rshmemi_g<TYPE>(source, pe, __func__);                                                            \
     }                                                                                                            \
     RSHMEMI_API void nvshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe) {               \
@@ -178,7 +178,7 @@ RSHMEMI_API void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes
 }
 
 RSHMEMI_API void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
-    RSHMEMI_CAREFUL(pe, sig_addr, 8, __func__, rshmemi_ibgda_signal_op(sig_addr, signal, sig_op, pe, __func__))
+    RSHMEMI_CAREFUL(pe, sig_addr, 8, __func__, rshmemi_remote_signal_op(sig_addr, signal, sig_op, pe, __func__))
     rshmemi_signal((uint64_t *)rshmemi_peer(sig_addr, pe), signal, sig_op);
 }
 RSHMEMI_API uint64_t nvshmem_signal_fetch(uint64_t *sig_addr) { return rshmemi_load(sig_addr); }

@@ -25,9 +25,9 @@ template <int E, typename SYNC>
 RSHMEMI_DEV void rshmemi_iput(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe, rshmemi_group g,
                               SYNC sync, const char *who) {
     typedef typename rshmemi_elem<E>::type W;
-    if (rshmemi_ibgda_peer(pe)) {
+    if (rshmemi_remote_peer(pe)) {
         for (size_t i = g.tid; i < n; i += g.size)
-            rshmemi_ibgda_put((char *)dest + i * dst * E, (const char *)source + i * sst * E, E, pe, rshmemi_thread_group(),
+            rshmemi_remote_put((char *)dest + i * dst * E, (const char *)source + i * sst * E, E, pe, rshmemi_thread_group(),
                               rshmemi_no_sync(), who);
     } else {
         W *d = (W *)rshmemi_peer_checked(dest, rshmemi_strided_extent(n, dst, E), pe, who);
@@ -40,9 +40,9 @@ template <int E, typename SYNC>
 RSHMEMI_DEV void rshmemi_iget(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe, rshmemi_group g,
                               SYNC sync, const char *who) {
     typedef typename rshmemi_elem<E>::type W;
-    if (rshmemi_ibgda_peer(pe)) {
+    if (rshmemi_remote_peer(pe)) {
         for (size_t i = g.tid; i < n; i += g.size)
-            rshmemi_ibgda_get((char *)dest + i * dst * E, (const char *)source + i * sst * E, E, pe, rshmemi_thread_group(),
+            rshmemi_remote_get((char *)dest + i * dst * E, (const char *)source + i * sst * E, E, pe, rshmemi_thread_group(),
                               rshmemi_no_sync(), who);
     } else {
         W *d = (W *)dest;

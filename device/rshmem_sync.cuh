@@ -20,11 +20,11 @@ RSHMEMI_EXTERN_C_BEGIN
 
 #ifdef __CUDA_ARCH__
 
-RSHMEMI_API void nvshmem_quiet(void) { rshmemi_ibgda_quiet(__func__); __threadfence_system(); }
+RSHMEMI_API void nvshmem_quiet(void) { rshmemi_remote_quiet(__func__); __threadfence_system(); }
 /* fence orders this thread's puts to each PE: a release fence suffices (later stores are not
  * seen before earlier ones); quiet keeps the full fence (loads after it too). */
 RSHMEMI_API void nvshmem_fence(void) {
-    rshmemi_ibgda_fence();
+    rshmemi_remote_fence();
     asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
 RSHMEMI_API void nvshmem_barrier_all(void) {

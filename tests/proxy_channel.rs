@@ -746,3 +746,29 @@ fn the_issuing_side_compiles_under_nvcc_when_available() {
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
     assert!(status.success(), "device/rshmem_proxy.cuh does not compile as CUDA");
 }
+
+#[test]
+fn the_device_library_compiles_with_the_proxy_route_when_nvcc_is_available() {
+    let Some(nvcc) = ibgda_common::find_nvcc() else {
+        eprintln!("nvcc not found (set CUDA_HOME): skipping the CUDA compile check of the proxy route");
+        return;
+    };
+    let repo = ibgda_common::repo();
+    // The headers as installed: include/*.h, rshmem/rshmem_abi.h, rshmem/device/*.
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("proxy_route_inc");
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(tmp.join("rshmem")).unwrap();
+    std::os::unix::fs::symlink(repo.join("device"), tmp.join("rshmem/device")).unwrap();
+    std::os::unix::fs::symlink(repo.join("include/rshmem/rshmem_abi.h"), tmp.join("rshmem/rshmem_abi.h")).unwrap();
+    let out = tmp.join("route_compile.o");
+    let status = std::process::Command::new(&nvcc)
+        .args(["-std=c++17", "-arch=sm_90", "-c", "-DRSHMEM_PROXY_ROUTE"])
+        .arg(format!("-I{}", repo.join("include").display()))
+        .arg(format!("-I{}", tmp.display()))
+        .arg(repo.join("ctest/proxy/route_compile.cu"))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
+    assert!(status.success(), "the device library does not compile with -DRSHMEM_PROXY_ROUTE");
+}

@@ -5,10 +5,13 @@
 # started by `rshmemrun --hosts rxh-h1:1,rxh-h2:1` through the namespace launch agent, so every
 # device operation between them must take the proxy over libfabric tcp. Prints PASS/FAIL per test
 # and a RESULT line; logs in $OUT/crosshost.log and $OUT/crosshost-logs.tgz.
-#   GPU_STAGE=/work/main/.gpu/xh bash ctest/cuda/stage_gpu.sh       (on the Rust machine)
+#   CUDA_TEST_FLAGS=-DRSHMEM_PROXY_ROUTE GPU_STAGE=/work/main/.gpu/xh bash ctest/cuda/stage_gpu.sh
+#                                                                   (on the Rust machine: the suite
+#                                                                   with the proxy route compiled in)
 #   bash .gpu/xh/ctest/cuda/crosshost.sh                            (on the GPU machine, as root)
-# TESTS="a b" picks tests; LIMIT=seconds per test (default 60). Until GPU init accepts jobs that
-# span hosts, a preflight run says so and the script stops (exit 2); FORCE=1 runs everything anyway.
+# TESTS="a b" picks tests; LIMIT=seconds per test (default 60). If GPU init refuses jobs that span
+# hosts (an old build), a preflight run says so and the script stops (exit 2); FORCE=1 runs
+# everything anyway.
 set -uo pipefail
 G="$(cd "$(dirname "$0")/../.." && pwd)"
 S="$G/stage" B="$G/build"
@@ -24,7 +27,7 @@ export RSHMEM_BOOTSTRAP_TIMEOUT=30 RSHMEM_FABRIC_PROVIDER="${RSHMEM_FABRIC_PROVI
 export LD_LIBRARY_PATH="$S/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 chmod +x "$S/bin/"* "$NETNS" "$AGENT" 2>/dev/null
 if [ ! -x "$B/cuda/host" ]; then
-  bash "$G/ctest/scripts/cuda_compile.sh" "$S" "$B" | tail -3 || echo "COMPILE FAILED"
+  CUDA_TEST_FLAGS="${CUDA_TEST_FLAGS:--DRSHMEM_PROXY_ROUTE}" bash "$G/ctest/scripts/cuda_compile.sh" "$S" "$B" | tail -3 || echo "COMPILE FAILED"
 fi
 chmod +x "$B/cuda/"* 2>/dev/null
 cd "$B/cuda" || exit 1

@@ -24,7 +24,7 @@ cuda_home="$(cd "$(dirname "$nvcc")/.." && pwd)"
 echo "nvcc: $nvcc ($("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))"
 
 arch="${CUDA_ARCH:-sm_90}"
-flags=(-arch="$arch" -std=c++17 -I"$prefix/include" -Xcompiler -Wall)
+flags=(-arch="$arch" -std=c++17 -I"$prefix/include" -Xcompiler -Wall ${CUDA_TEST_FLAGS:-})
 libs=(-L"$prefix/lib" -lrshmem -Xlinker "-rpath=$prefix/lib")
 [ -d "$cuda_home/lib" ] && libs+=(-L"$cuda_home/lib")
 [ -d "$cuda_home/lib64" ] && libs+=(-L"$cuda_home/lib64")

@@ -1,11 +1,11 @@
 /* rshmem device library, IBGDA route: the device RMA / AMO / signal / quiet / fence / barrier
  * routines send their operations as mlx5 WQEs (ibgda_post.h) toward every peer that is not
- * reachable by loads and stores (NVSHMEM_DISABLE_P2P=1). Included by rshmem_p2p.cuh; each public
- * routine checks rshmemi_ibgda_peer(pe) first (one test of a constant-memory flag when every
- * peer is P2P).
+ * reachable by loads and stores (NVSHMEM_DISABLE_P2P=1). Included by rshmem_p2p.cuh; the public
+ * routines reach it through rshmem_remote.cuh (rshmemi_remote_*), which picks it by the PE's
+ * route byte.
  *
  * The route is compiled in only when the program defines RSHMEM_IBGDA_ROUTE (nvcc
- * -DRSHMEM_IBGDA_ROUTE). Why not always: a kernel needs registers for the largest device function
+ * -DRSHMEM_IBGDA_ROUTE; rshmem_remote.cuh tests it). Why not always: a kernel needs registers for the largest device function
  * it can reach plus what its callers keep live across the call (ptxas allocates across calls in
  * one unit), and with the route an RMA needs 54-76 per thread, a collective 94-130; a P2P-only
  * kernel of 1024 threads per block (at most 64 registers each) would no longer launch. Nothing in
@@ -38,31 +38,6 @@
 
 #include "rshmem/device/ibgda/ibgda_pe.h"
 
-/* Whether PE `pe` is reached only through IBGDA. */
-RSHMEMI_DEV bool rshmemi_ibgda_remote(int pe) {
-    const RshmemDeviceState &s = RSHMEMI_STATE;
-    if (!(s.flags & RSHMEM_DEVICE_FLAG_IBGDA) || pe == s.mype || pe < 0 || pe >= s.npes) return false;
-    return ((const unsigned long long *)s.peer_bases)[pe] == 0;
-}
-
-#if !defined(RSHMEM_IBGDA_ROUTE)
-[[noreturn]] static __device__ __noinline__ void rshmemi_ibgda_not_compiled(int pe) {
-    printf("rshmem: PE %d reaches PE %d only through the network (IBGDA: NVSHMEM_DISABLE_P2P=1), but this kernel was "
-           "compiled without the IBGDA route: rebuild it with nvcc -DRSHMEM_IBGDA_ROUTE\n",
-           RSHMEMI_STATE.mype, pe);
-    __trap();
-    __builtin_unreachable();
-}
-/* Without the route no operation takes it; one toward an IBGDA-only peer stops the kernel. */
-RSHMEMI_DEV bool rshmemi_ibgda_peer(int pe) {
-    if (rshmemi_ibgda_remote(pe)) rshmemi_ibgda_not_compiled(pe);
-    return false;
-}
-RSHMEMI_DEV bool rshmemi_ibgda_on() { return false; }
-#else
-RSHMEMI_DEV bool rshmemi_ibgda_peer(int pe) { return rshmemi_ibgda_remote(pe); }
-RSHMEMI_DEV bool rshmemi_ibgda_on() { return (RSHMEMI_STATE.flags & RSHMEM_DEVICE_FLAG_IBGDA) != 0; }
-#endif
 RSHMEMI_DEV rshmem_ibgda_state *rshmemi_ibgda() { return (rshmem_ibgda_state *)RSHMEMI_STATE.ibgda; }
 
 RSHMEMI_DEV const char *rshmemi_ibgda_opcode_name(unsigned op) {
@@ -180,78 +155,7 @@ RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_quiet_all(const char *who) {
 }
 RSHMEMI_IBGDA_FN_OOL void rshmemi_ibgda_fence_thread() { rshmem_ibgda::fence_thread(rshmemi_ibgda()); }
 
-/* ---- RMA (group forms: every thread of g calls; the first posts, all meet at sync) ---------- */
-template <typename SYNC>
-RSHMEMI_DEV void rshmemi_ibgda_put(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync,
-                                   const char *who) {
-    sync(); /* the group's source is complete before the first thread posts it */
-    if (g.tid == 0) rshmemi_ibgda_put_bytes(dest, src, bytes, pe, who);
-    sync();
-}
-template <typename SYNC>
-RSHMEMI_DEV void rshmemi_ibgda_get(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync,
-                                   const char *who) {
-    if (g.tid == 0) rshmemi_ibgda_get_bytes(dest, src, bytes, pe, who);
-    sync();
-}
-template <typename SYNC>
-RSHMEMI_DEV void rshmemi_ibgda_put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig, uint64_t signal,
-                                          int sig_op, int pe, rshmemi_group g, SYNC sync, const char *who) {
-    sync();
-    if (g.tid == 0) rshmemi_ibgda_put_signal_bytes(dest, src, bytes, sig, signal, sig_op, pe, who);
-    sync();
-}
-template <typename T>
-RSHMEMI_DEV void rshmemi_ibgda_p(T *dest, T value, int pe, const char *who) {
-    static_assert(sizeof(T) <= 8, "p moves at most 8 bytes");
-    uint64_t bits = 0;
-    memcpy(&bits, &value, sizeof(T));
-    rshmemi_ibgda_p_bits(dest, bits, (uint32_t)sizeof(T), pe, who);
-}
-template <typename T>
-RSHMEMI_DEV T rshmemi_ibgda_g(const T *src, int pe, const char *who) {
-    static_assert(sizeof(T) <= 8, "g moves at most 8 bytes");
-    uint64_t bits = rshmemi_ibgda_g_bits(src, (uint32_t)sizeof(T), pe, who);
-    T out;
-    memcpy(&out, &bits, sizeof(T));
-    return out;
-}
-RSHMEMI_DEV void rshmemi_ibgda_signal_op(uint64_t *sig, uint64_t value, int op, int pe, const char *who) {
-    rshmemi_ibgda_amo_bits(op == NVSHMEM_SIGNAL_ADD ? rshmem_ibgda::AMO_ADD : rshmem_ibgda::AMO_SET, sig, value, 0, 8, pe, who);
-}
-
-/* ---- AMOs ------------------------------------------------------------------------------------ */
-template <typename T>
-RSHMEMI_DEV T rshmemi_ibgda_amo(rshmem_ibgda::amo_op op, const T *dest, T value, T cond, int pe, const char *who) {
-    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "AMOs work on 4- and 8-byte types");
-    uint64_t v = 0, c = 0;
-    memcpy(&v, &value, sizeof(T));
-    memcpy(&c, &cond, sizeof(T));
-    uint64_t o = rshmemi_ibgda_amo_bits(op, (void *)dest, v, c, (uint32_t)sizeof(T), pe, who);
-    T old;
-    memcpy(&old, &o, sizeof(T));
-    return old;
-}
-/* The hooks the AMO routines start with: `return` the IBGDA result for non-P2P peers. */
-#define RSHMEMI_IBGDA_AMO_RET(OP, TYPE, DEST, VALUE, COND, PE)                                           \
-    if (rshmemi_ibgda_peer(PE)) return rshmemi_ibgda_amo<TYPE>(rshmem_ibgda::OP, DEST, VALUE, COND, PE, __func__)
-#define RSHMEMI_IBGDA_AMO_VOID(OP, TYPE, DEST, VALUE, COND, PE)                                          \
-    if (rshmemi_ibgda_peer(PE)) {                                                                         \
-        rshmemi_ibgda_amo<TYPE>(rshmem_ibgda::OP, DEST, VALUE, COND, PE, __func__);                       \
-        return;                                                                                           \
-    }
-
-/* ---- ordering and barriers ------------------------------------------------------------------- */
-RSHMEMI_DEV void rshmemi_ibgda_quiet(const char *who) {
-    if (rshmemi_ibgda_on()) rshmemi_ibgda_quiet_all(who);
-}
-RSHMEMI_DEV void rshmemi_ibgda_fence() {
-    if (rshmemi_ibgda_on()) rshmemi_ibgda_fence_thread();
-}
-/* The barrier's "I arrived" to PE `to`: everything this PE posted is complete first. */
-RSHMEMI_DEV void rshmemi_ibgda_barrier_signal(unsigned long long *counter, int to) {
-    rshmemi_ibgda_quiet_all("nvshmem_barrier");
-    rshmemi_ibgda_amo_bits(rshmem_ibgda::AMO_ADD, counter, 1, 0, 8, to, "nvshmem_barrier");
-}
+/* The group forms, quiet, fence and the barrier's signal are the neutral layer's
+ * (rshmem_remote.cuh), which calls the leaves above for PEs reached through IBGDA. */
 
 #endif /* RSHMEM_IBGDA_DEVICE_CUH */

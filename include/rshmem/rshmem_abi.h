@@ -25,12 +25,12 @@
 /*
  Bumped whenever the layout of `RshmemDeviceState` changes.
  */
-#define RSHMEM_DEVICE_STATE_VERSION 3
+#define RSHMEM_DEVICE_STATE_VERSION 4
 
 /*
  sizeof(RshmemDeviceState); the device headers check it with static_assert.
  */
-#define RSHMEM_DEVICE_STATE_SIZE 160
+#define RSHMEM_DEVICE_STATE_SIZE 176
 
 /*
  Every PE's heap can be reached with loads, stores and atomics (NVLink / PCIe P2P).
@@ -46,6 +46,20 @@
  Some peers are reached through IBGDA (`ibgda` is set; a peer with `peer_bases[pe] == 0` is one).
  */
 #define RSHMEM_DEVICE_FLAG_IBGDA 4
+
+/*
+ Some peers are on other hosts and reached through the proxy (`proxy` is set).
+ */
+#define RSHMEM_DEVICE_FLAG_PROXY 8
+
+/*
+ How device code reaches a PE (`RshmemDeviceState::routes`, one byte per PE).
+ */
+#define RSHMEM_ROUTE_P2P 0
+
+#define RSHMEM_ROUTE_IBGDA 1
+
+#define RSHMEM_ROUTE_PROXY 2
 
 #define RSHMEM_PROXY_MAGIC 1380997187
 
@@ -264,6 +278,15 @@ typedef struct RshmemDeviceState {
    Teams (handles below this) that have slots; others always take the direct path.
    */
   uint32_t coll_ll_teams;
+  /*
+   Host (and device) address of this PE's proxy channel (`RshmemProxyChannel`), 0 when no
+   PE is on another host. Added in version 4.
+   */
+  uint64_t proxy;
+  /*
+   Device address of `u8[npes]`: each PE's RSHMEM_ROUTE_*, 0 when every PE is P2P.
+   */
+  uint64_t routes;
 } RshmemDeviceState;
 
 /*

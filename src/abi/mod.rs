@@ -30,9 +30,9 @@ pub enum RshmemStatus {
 /// `RshmemDeviceState::magic` once the state is valid (0 before nvshmem_init).
 pub const RSHMEM_DEVICE_STATE_MAGIC: u32 = 0x5244_5653; // "RDVS"
 /// Bumped whenever the layout of `RshmemDeviceState` changes.
-pub const RSHMEM_DEVICE_STATE_VERSION: u32 = 3;
+pub const RSHMEM_DEVICE_STATE_VERSION: u32 = 4;
 /// sizeof(RshmemDeviceState); the device headers check it with static_assert.
-pub const RSHMEM_DEVICE_STATE_SIZE: usize = 160;
+pub const RSHMEM_DEVICE_STATE_SIZE: usize = 176;
 
 /// Every PE's heap can be reached with loads, stores and atomics (NVLink / PCIe P2P).
 pub const RSHMEM_DEVICE_FLAG_ALL_P2P: u32 = 1;
@@ -40,6 +40,13 @@ pub const RSHMEM_DEVICE_FLAG_ALL_P2P: u32 = 1;
 pub const RSHMEM_DEVICE_FLAG_CHECKS: u32 = 2;
 /// Some peers are reached through IBGDA (`ibgda` is set; a peer with `peer_bases[pe] == 0` is one).
 pub const RSHMEM_DEVICE_FLAG_IBGDA: u32 = 4;
+/// Some peers are on other hosts and reached through the proxy (`proxy` is set).
+pub const RSHMEM_DEVICE_FLAG_PROXY: u32 = 8;
+
+/// How device code reaches a PE (`RshmemDeviceState::routes`, one byte per PE).
+pub const RSHMEM_ROUTE_P2P: u8 = 0;
+pub const RSHMEM_ROUTE_IBGDA: u8 = 1;
+pub const RSHMEM_ROUTE_PROXY: u8 = 2;
 
 /// The hot part of the device state, as device code sees it.
 ///
@@ -100,6 +107,11 @@ pub struct RshmemDeviceState {
     pub coll_ll_slot: u32,
     /// Teams (handles below this) that have slots; others always take the direct path.
     pub coll_ll_teams: u32,
+    /// Host (and device) address of this PE's proxy channel (`RshmemProxyChannel`), 0 when no
+    /// PE is on another host. Added in version 4.
+    pub proxy: u64,
+    /// Device address of `u8[npes]`: each PE's RSHMEM_ROUTE_*, 0 when every PE is P2P.
+    pub routes: u64,
 }
 
 /// One team as device code sees it: its members are the world PEs `start + i * stride`,

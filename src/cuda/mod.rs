@@ -459,6 +459,61 @@ impl Drop for Stream {
     }
 }
 
+/// Page-locked host memory the GPU reaches at the same address (unified addressing), zeroed;
+/// freed on drop.
+pub struct PinnedHost {
+    pub ptr: *mut u8,
+}
+
+// SAFETY: a plain allocation; who touches it when is its users' business (atomics).
+unsafe impl Send for PinnedHost {}
+unsafe impl Sync for PinnedHost {}
+
+impl PinnedHost {
+    pub fn alloc(bytes: usize) -> CuResult<PinnedHost> {
+        const PORTABLE_DEVICEMAP: std::ffi::c_uint = 0x01 | 0x02; // CU_MEMHOSTALLOC_PORTABLE | _DEVICEMAP
+        let mut p: *mut c_void = std::ptr::null_mut();
+        cu!(driver()?, cuMemHostAlloc(&mut p, bytes.max(64), PORTABLE_DEVICEMAP))?;
+        // SAFETY: the driver just allocated at least `bytes` writable bytes at p.
+        unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, bytes.max(64)) };
+        Ok(PinnedHost { ptr: p.cast() })
+    }
+}
+
+impl Drop for PinnedHost {
+    fn drop(&mut self) {
+        if let Ok(d) = driver() {
+            let _ = cu!(d, cuMemFreeHost(self.ptr.cast()));
+        }
+    }
+}
+
+/// Device memory of the current context, zeroed; freed on drop.
+pub struct DeviceMem {
+    pub ptr: CUdeviceptr,
+}
+
+impl DeviceMem {
+    pub fn alloc(bytes: usize, stream: CUstream) -> CuResult<DeviceMem> {
+        let d = driver()?;
+        let mut p: CUdeviceptr = 0;
+        cu!(d, cuMemAlloc(&mut p, bytes.max(64)))?;
+        let m = DeviceMem { ptr: p };
+        // SAFETY: p..p+bytes is the allocation just made.
+        unsafe { memset_async(p, 0, bytes.max(64), stream)? };
+        stream_synchronize(stream)?;
+        Ok(m)
+    }
+}
+
+impl Drop for DeviceMem {
+    fn drop(&mut self) {
+        if let Ok(d) = driver() {
+            let _ = cu!(d, cuMemFree(self.ptr));
+        }
+    }
+}
+
 /// Enqueues a copy of `bytes` from `src` to `dst` (any unified addresses: host or device).
 ///
 /// # Safety

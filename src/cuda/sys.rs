@@ -165,6 +165,10 @@ entry_points! {
     cuMemImportFromShareableHandle = "cuMemImportFromShareableHandle"(*mut CUmemGenericAllocationHandle, *mut c_void, c_int);
     cuMemRetainAllocationHandle = "cuMemRetainAllocationHandle"(*mut CUmemGenericAllocationHandle, *mut c_void);
     cuMemcpyAsync = "cuMemcpyAsync"(CUdeviceptr, CUdeviceptr, usize, CUstream);
+    cuMemHostAlloc = "cuMemHostAlloc"(*mut *mut c_void, usize, c_uint);
+    cuMemFreeHost = "cuMemFreeHost"(*mut c_void);
+    cuMemAlloc = "cuMemAlloc_v2"(*mut CUdeviceptr, usize);
+    cuMemFree = "cuMemFree_v2"(CUdeviceptr);
     cuMemsetD8Async = "cuMemsetD8Async"(CUdeviceptr, u8, usize, CUstream);
     cuMemcpy2DAsync = "cuMemcpy2DAsync_v2"(*const CUDA_MEMCPY2D, CUstream);
     cuMemAllocAsync = "cuMemAllocAsync"(*mut CUdeviceptr, usize, CUstream);

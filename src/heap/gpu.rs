@@ -40,6 +40,8 @@ pub struct GpuHeap {
     pub mapped: usize,
     pub granularity: usize,
     pub device: Device,
+    /// Which PEs' heaps are mapped here (those on this host).
+    pub local: Vec<bool>,
 }
 
 fn round_up(x: usize, to: usize) -> usize {
@@ -49,7 +51,9 @@ fn round_up(x: usize, to: usize) -> usize {
 impl GpuHeap {
     /// Collective: reserves the window for `size` bytes per PE and maps the first `initial`
     /// bytes of every PE's heap.
-    pub fn create(boot: &dyn Bootstrap, device: Device, size: usize, initial: usize) -> Result<GpuHeap> {
+    /// `local[pe]`: PE `pe` is on this host (its heap is mapped here; the heaps of PEs on other
+    /// hosts keep their place in the window, unmapped: the proxy reaches them).
+    pub fn create(boot: &dyn Bootstrap, device: Device, size: usize, initial: usize, local: Vec<bool>) -> Result<GpuHeap> {
         let routine = "nvshmem_init";
         let granularity = cuda::granularity(device).map_err(|e| e.into_error(routine))?;
         let stride = round_up(size.max(1), granularity);
@@ -64,7 +68,7 @@ impl GpuHeap {
                 format!("reserving {total} bytes of GPU virtual address space for {npes} heaps of {stride} bytes failed ({e}); lower NVSHMEM_SYMMETRIC_SIZE"),
             )
         })?;
-        let mut heap = GpuHeap { chunks: Vec::new(), window, stride, npes, me: boot.rank(), mapped: 0, granularity, device };
+        let mut heap = GpuHeap { chunks: Vec::new(), window, stride, npes, me: boot.rank(), mapped: 0, granularity, device, local };
         heap.grow(boot, initial, routine)?;
         Ok(heap)
     }
@@ -125,6 +129,9 @@ impl GpuHeap {
         let at = self.mapped;
         let mut mine = Some(mine);
         for (pe, fds) in all.iter().enumerate() {
+            if !self.local[pe] {
+                continue;
+            }
             let mem = if pe == self.me {
                 mine.take().expect("own chunk is mapped once")
             } else {

@@ -15,10 +15,12 @@ use crate::abi::{
 };
 use crate::error::{Error, Result};
 
-/// One allocation, 64-byte aligned, zeroed, freed on drop.
-struct Block {
+/// One allocation, 64-byte aligned and zeroed, released on drop (by `release`, or by the
+/// global allocator for `Block::new`).
+pub struct Block {
     ptr: *mut u8,
     layout: Layout,
+    release: Option<Box<dyn FnOnce() + Send + Sync>>,
 }
 
 impl Block {
@@ -27,22 +29,49 @@ impl Block {
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         assert!(!ptr.is_null(), "out of memory allocating a proxy channel of {bytes} bytes");
-        Block { ptr, layout }
+        Block { ptr, layout, release: None }
+    }
+
+    /// Memory allocated elsewhere (pinned host, GPU): `ptr` is zeroed and 64-byte aligned,
+    /// `release` frees it.
+    pub fn foreign(ptr: *mut u8, release: Box<dyn FnOnce() + Send + Sync>) -> Block {
+        Block { ptr, layout: Layout::new::<u8>(), release: Some(release) }
     }
 }
 
 impl Drop for Block {
     fn drop(&mut self) {
-        // SAFETY: allocated in Block::new with this layout.
-        unsafe { dealloc(self.ptr, self.layout) };
+        match self.release.take() {
+            Some(release) => release(),
+            // SAFETY: allocated in Block::new with this layout.
+            None => unsafe { dealloc(self.ptr, self.layout) },
+        }
+    }
+}
+
+/// Where a channel's memory comes from: `shared` for what both sides poll (header, rings,
+/// results, lane words), `issue` for the issuers' ticket words.
+pub trait ChannelMemory {
+    fn shared(&self, bytes: usize) -> Result<Block>;
+    fn issue(&self, bytes: usize) -> Result<Block>;
+}
+
+/// Ordinary process memory for all of it (the host build and its tests).
+pub struct HostChannelMemory;
+
+impl ChannelMemory for HostChannelMemory {
+    fn shared(&self, bytes: usize) -> Result<Block> {
+        Ok(Block::new(bytes))
+    }
+    fn issue(&self, bytes: usize) -> Result<Block> {
+        Ok(Block::new(bytes))
     }
 }
 
 /// A channel's memory: the header, the rings, the results, the lane words and the issue words.
 /// `new_host` puts all of it in ordinary memory (the host build and its tests). The GPU build
-/// (not written yet) puts what the GPU polls or writes often where it is cheap for it: the
-/// header and the issue words in GPU memory (the proxy writes `status` there with a copy, once),
-/// the rings, results and lane words in pinned host memory the GPU maps.
+/// (`proxy::gpu`) puts the header, rings, results and lane words in pinned host memory the GPU
+/// maps, and the issue words (atomics of GPU threads only) in GPU memory.
 pub struct Channel {
     header: *mut RshmemProxyChannel,
     lanes: usize,
@@ -59,6 +88,11 @@ unsafe impl Sync for Channel {}
 impl Channel {
     /// A channel in ordinary memory: `lanes` rings of `slots` commands (a power of two).
     pub fn new_host(mype: usize, lanes: usize, slots: usize, stall: Duration) -> Result<Channel> {
+        Channel::new_in(&HostChannelMemory, mype, lanes, slots, stall)
+    }
+
+    /// A channel whose memory comes from `mem`.
+    pub fn new_in(mem: &dyn ChannelMemory, mype: usize, lanes: usize, slots: usize, stall: Duration) -> Result<Channel> {
         let routine = "nvshmem_init";
         if lanes == 0 || lanes > 4096 {
             return Err(Error::invalid(routine, format!("proxy channel: {lanes} lanes; expected 1 to 4096")));
@@ -66,13 +100,12 @@ impl Channel {
         if !slots.is_power_of_two() || !(2..=1 << 16).contains(&slots) {
             return Err(Error::invalid(routine, format!("proxy channel: {slots} slots per lane; expected a power of two from 2 to 65536")));
         }
-        let block = |bytes: usize| Block::new(bytes);
         let blocks = vec![
-            block(size_of::<RshmemProxyChannel>()),
-            block(lanes * slots * size_of::<RshmemProxyCmd>()),
-            block(lanes * slots * size_of::<RshmemProxyResult>()),
-            block(lanes * size_of::<RshmemProxyLane>()),
-            block(lanes * size_of::<RshmemProxyIssue>()),
+            mem.shared(size_of::<RshmemProxyChannel>())?,
+            mem.shared(lanes * slots * size_of::<RshmemProxyCmd>())?,
+            mem.shared(lanes * slots * size_of::<RshmemProxyResult>())?,
+            mem.shared(lanes * size_of::<RshmemProxyLane>())?,
+            mem.issue(lanes * size_of::<RshmemProxyIssue>())?,
         ];
         let header = blocks[0].ptr.cast::<RshmemProxyChannel>();
         let h = RshmemProxyChannel {
@@ -185,8 +218,8 @@ impl Channel {
         unsafe { AtomicU64::from_ptr(&raw mut (*self.lane(lane)).completed) }
     }
 
-    /// The next ticket issuers of `lane` will take (tests and diagnostics only: in the GPU
-    /// build this word is in GPU memory).
+    /// The next ticket issuers of `lane` will take (host channels only: in the GPU build this
+    /// word is in GPU memory, where the host must not read it).
     pub fn tickets(&self, lane: usize) -> &AtomicU64 {
         let issue = (self.base(|h| h.issue) as *mut RshmemProxyIssue).wrapping_add(lane);
         // SAFETY: aligned u64 of a live issue record.

@@ -8,6 +8,7 @@
 //! `LocalMemory`'s business. docs/ARCHITECTURE.md ("Proxy transport") has the design.
 
 mod channel;
+pub mod gpu;
 mod serve;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub use channel::Channel;
+pub use channel::{Block, Channel, ChannelMemory};
 
 use crate::error::Result;
 use crate::transport::Transport;
@@ -26,6 +27,13 @@ pub trait LocalMemory: Send + Sync {
     fn with_source(&self, addr: u64, len: usize, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
     /// Calls `f` with a buffer that becomes the `len` bytes at `addr` (the destination of a get).
     fn with_dest(&self, addr: u64, len: usize, f: &mut dyn FnMut(&mut [u8]) -> Result<()>) -> Result<()>;
+}
+
+/// Requests from other PEs' proxies that this proxy serves between its own commands (the
+/// target side of `gpu::Mailboxes`).
+pub trait Inbound: Send + Sync {
+    /// Serves what is waiting; true when there was something.
+    fn serve(&self) -> Result<bool>;
 }
 
 /// Local addresses are this process's own memory (the host build, and tests).
@@ -72,13 +80,20 @@ pub struct Proxy {
 impl Proxy {
     /// Starts serving `channel`.
     pub fn start(channel: Arc<Channel>, transport: Arc<dyn Transport>, memory: Arc<dyn LocalMemory>, cfg: ProxyConfig) -> Proxy {
+        Proxy::start_serving(channel, transport, memory, None, cfg)
+    }
+
+    /// Starts serving `channel`, and between its commands what `inbound` has waiting.
+    pub fn start_serving(
+        channel: Arc<Channel>, transport: Arc<dyn Transport>, memory: Arc<dyn LocalMemory>, inbound: Option<Arc<dyn Inbound>>, cfg: ProxyConfig,
+    ) -> Proxy {
         let stop = Arc::new(AtomicBool::new(false));
         let failure = Arc::new(Mutex::new(None));
         let (flag, failed) = (stop.clone(), failure.clone());
         channel.set_status(crate::abi::RSHMEM_PROXY_RUNNING);
         let thread = std::thread::Builder::new()
             .name("rshmem-proxy".into())
-            .spawn(move || serve::run(&channel, &*transport, &*memory, &cfg, &flag, &failed))
+            .spawn(move || serve::run(&channel, &*transport, &*memory, inbound.as_deref(), &cfg, &flag, &failed))
             .expect("spawning the proxy thread");
         Proxy { stop, thread: Some(thread), failure }
     }

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::{Channel, LocalMemory, ProxyConfig};
+use super::{Channel, Inbound, LocalMemory, ProxyConfig};
 use crate::abi::*;
 use crate::error::{Error, Result};
 use crate::fabric::AtomicOp;
@@ -39,10 +39,14 @@ struct Lane {
     returned: u64,
 }
 
-pub(super) fn run(ch: &Channel, transport: &dyn Transport, memory: &dyn LocalMemory, cfg: &ProxyConfig, stop: &AtomicBool, failure: &Mutex<Option<String>>) {
+pub(super) fn run(
+    ch: &Channel, transport: &dyn Transport, memory: &dyn LocalMemory, inbound: Option<&dyn Inbound>, cfg: &ProxyConfig, stop: &AtomicBool,
+    failure: &Mutex<Option<String>>,
+) {
     let mut lanes: Vec<Lane> = (0..ch.lanes()).map(|_| Lane { head: 0, unread: VecDeque::new(), returned: 0 }).collect();
     let mut current: (usize, i32, u64) = (0, -1, 0);
-    let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| serve(ch, transport, memory, cfg, stop, &mut lanes, &mut current)));
+    let served =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| serve(ch, transport, memory, inbound, cfg, stop, &mut lanes, &mut current)));
     let message = match served {
         Ok(Ok(())) => return,
         Ok(Err(e)) => e.to_string(),
@@ -67,6 +71,7 @@ fn serve(
     ch: &Channel,
     transport: &dyn Transport,
     memory: &dyn LocalMemory,
+    inbound: Option<&dyn Inbound>,
     cfg: &ProxyConfig,
     stop: &AtomicBool,
     lanes: &mut [Lane],
@@ -102,6 +107,10 @@ fn serve(
                 lane.returned = credit;
                 worked = true;
             }
+        }
+        if let Some(i) = inbound {
+            *current = (0, -1, 0);
+            worked |= i.serve()?;
         }
         if worked {
             idle_since = Instant::now();

@@ -30,6 +30,7 @@
 
 mod coll;
 pub mod host_rma;
+pub mod proxy;
 pub mod mpi;
 mod team;
 mod user_buffer;
@@ -42,16 +43,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::abi::{
-    RshmemDeviceState, RSHMEM_DEVICE_FLAG_ALL_P2P, RSHMEM_DEVICE_FLAG_CHECKS, RSHMEM_DEVICE_STATE_MAGIC, RSHMEM_DEVICE_STATE_SIZE,
-    RSHMEM_DEVICE_STATE_VERSION,
+    RshmemDeviceState, RSHMEM_DEVICE_FLAG_ALL_P2P, RSHMEM_DEVICE_FLAG_CHECKS, RSHMEM_DEVICE_FLAG_PROXY, RSHMEM_DEVICE_STATE_MAGIC,
+    RSHMEM_DEVICE_STATE_SIZE, RSHMEM_DEVICE_STATE_VERSION, RSHMEM_ROUTE_IBGDA, RSHMEM_ROUTE_P2P, RSHMEM_ROUTE_PROXY,
 };
+use std::time::Duration;
 use crate::bootstrap::Bootstrap;
 use crate::cuda::kernels::{AmoOp, Kernels};
-use crate::cuda::{self, sys, Device, PrimaryContext, Stream};
+use crate::cuda::{self, sys, Device, DeviceMem, PrimaryContext, Stream};
 use crate::env::{parse_size, Config};
 use crate::error::{Error, ErrorKind, Result};
 use crate::heap::alloc::Allocator;
 use crate::heap::gpu::GpuHeap;
+use crate::transport::{Route, RouteTable};
 
 use super::State;
 
@@ -71,6 +74,11 @@ pub const LL_TEAMS: usize = 16;
 /// Bytes of one low-latency slot: 16-byte units of 8 payload bytes, so a member can send up to
 /// LL_SLOT / 2 bytes to another in one small collective.
 pub const LL_SLOT: usize = 4 << 10;
+
+/// Proxy channel of a GPU PE: at most this many rings (a CTA posts to ring `CTA % lanes`), of
+/// this many commands each.
+const PROXY_LANES: usize = 64;
+const PROXY_SLOTS: usize = 256;
 
 /// Bytes of host heap a GPU job keeps (runtime header and scratch live there, not user data).
 pub const HOST_HEAP_BYTES: usize = 8 << 20;
@@ -161,6 +169,12 @@ pub struct MemoryReport {
 }
 
 pub struct GpuState {
+    /// This PE's proxy thread (jobs that span hosts): first, so that it stops before anything
+    /// it uses goes.
+    proxy: Mutex<Option<crate::proxy::Proxy>>,
+    proxy_channel: Option<std::sync::Arc<crate::proxy::Channel>>,
+    /// The device's route bytes (`RshmemDeviceState::routes`).
+    _route_mem: Option<DeviceMem>,
     pub device: Device,
     pub ordinal: usize,
     pub name: String,
@@ -215,17 +229,6 @@ fn cu<T>(r: cuda::CuResult<T>, routine: &'static str) -> Result<T> {
     r.map_err(|e| e.into_error(routine))
 }
 
-fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into buf.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "unknown-host".into();
-    }
-    let n = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..n]).into_owned()
-}
-
 /// A setting of the GPU runtime that `Config` does not carry (read through env.rs).
 fn size_setting(name: &str, routine: &'static str) -> Result<usize> {
     let (var, v) = crate::env::current(name);
@@ -240,21 +243,16 @@ fn flag_setting(name: &str) -> bool {
 
 impl GpuState {
     /// Collective: picks this PE's GPU, builds the symmetric heap and the device state.
-    pub fn create(boot: &dyn Bootstrap, cfg: &Config) -> Result<GpuState> {
+    /// `routes`: which PEs are on this host (P2P) and which on others (the proxy).
+    pub fn create(boot: &dyn Bootstrap, cfg: &Config, routes: &RouteTable) -> Result<GpuState> {
         let routine = "nvshmem_init";
         let (me, npes) = (boot.rank(), boot.size());
         cu(cuda::driver(), routine)?;
 
-        // Node-local rank: PEs on the same host, in rank order.
-        let hosts = boot.allgather(hostname().as_bytes())?;
-        let node: Vec<usize> = (0..npes).filter(|&p| hosts[p] == hosts[me]).collect();
-        if node.len() != npes {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                routine,
-                format!("this job spans several hosts ({} of its {npes} PEs are on this one); GPU PEs on several hosts need a network transport, which this build does not have yet", node.len()),
-            ));
-        }
+        // Node-local rank: PEs on the same host, in rank order; the others are reached through
+        // the proxy (src/proxy/gpu.rs).
+        let local: Vec<bool> = (0..npes).map(|p| routes.route(p) == Route::Shm).collect();
+        let node: Vec<usize> = (0..npes).filter(|&p| local[p]).collect();
         let node_mype = node.iter().position(|&p| p == me).unwrap_or(0);
 
         // One PE per GPU: the device current on this thread if the program chose one,
@@ -291,10 +289,10 @@ impl GpuState {
 
         // Every pair of GPUs must reach each other by loads and stores (P2P).
         let pcis = boot.allgather(pci.as_bytes())?;
-        let gpu_share = pcis.iter().filter(|p| p.as_slice() == pci.as_bytes()).count();
+        let gpu_share = pcis.iter().enumerate().filter(|(pe, p)| local[*pe] && p.as_slice() == pci.as_bytes()).count();
         let visible: Vec<(Device, String)> =
             (0..count).filter_map(|i| Device::get(i).ok()).filter_map(|d| d.pci_bus_id().ok().map(|p| (d, p))).collect();
-        for (pe, their) in pcis.iter().enumerate() {
+        for (pe, their) in pcis.iter().enumerate().filter(|(pe, _)| local[*pe]) {
             let their = String::from_utf8_lossy(their);
             if let Some((peer, _)) = visible.iter().find(|(_, p)| *p == their) {
                 let (access, _atomics) = cu(device.p2p(*peer), routine)?;
@@ -315,19 +313,28 @@ impl GpuState {
         // space after the heap's.
         let heap_bytes = crate::heap::heap_bytes(area.reserved(), cfg.symmetric_size).ok_or_else(|| Error::invalid(routine, "NVSHMEM_SYMMETRIC_SIZE is too large"))?;
         let register_space = size_setting("REGISTER_SYMMETRIC_SPACE", routine)?;
-        let heap = GpuHeap::create(boot, device, heap_bytes.saturating_add(register_space), area.reserved())?;
+        let heap = GpuHeap::create(boot, device, heap_bytes.saturating_add(register_space), area.reserved(), local.clone())?;
         let heap_end = heap_bytes.div_ceil(heap.granularity) * heap.granularity;
         let stream = cu(Stream::create(), routine)?;
         let (base, stride, mapped) = (heap.my_base(), heap.stride, heap.mapped);
 
-        // Zero the runtime area and write the peer table (0: reached through IBGDA, not P2P).
-        let remote: Vec<bool> = (0..npes).map(|p| p != me && flag_setting("DISABLE_P2P")).collect();
+        // Zero the runtime area and write the peer table (0: reached through IBGDA or the proxy,
+        // not P2P) and the route bytes.
+        let ibgda_peers: Vec<bool> = (0..npes).map(|p| p != me && local[p] && flag_setting("DISABLE_P2P")).collect();
+        let remote: Vec<bool> = (0..npes).map(|p| ibgda_peers[p] || !local[p]).collect();
+        let route_bytes: Vec<u8> = (0..npes)
+            .map(|p| if !local[p] { RSHMEM_ROUTE_PROXY } else if ibgda_peers[p] { RSHMEM_ROUTE_IBGDA } else { RSHMEM_ROUTE_P2P })
+            .collect();
+        let route_mem = if remote.iter().any(|r| *r) { Some(cu(DeviceMem::alloc(npes, stream.0), routine)?) } else { None };
         let peers: Vec<u64> = (0..npes).map(|p| if remote[p] { 0 } else { heap.base_of(p) }).collect();
         // SAFETY: the runtime area lies in the chunk just mapped; `peers` outlives the copy,
         // which completes at the synchronize below.
         unsafe {
             cu(cuda::memset_async(base, 0, area.reserved(), stream.0), routine)?;
             cu(cuda::memcpy_async(base + area.peer_bases() as u64, peers.as_ptr() as u64, 8 * npes, stream.0), routine)?;
+            if let Some(r) = &route_mem {
+                cu(cuda::memcpy_async(r.ptr, route_bytes.as_ptr() as u64, npes, stream.0), routine)?;
+            }
         }
         cu(cuda::stream_synchronize(stream.0), routine)?;
         let (free_after, _) = cu(ctx.memory_info(), routine)?;
@@ -336,12 +343,24 @@ impl GpuState {
         if flag_setting("DEVICE_CHECKS") {
             flags |= RSHMEM_DEVICE_FLAG_CHECKS;
         }
-        let ibgda = if remote.iter().any(|r| *r) {
+        let ibgda = if ibgda_peers.iter().any(|r| *r) {
             flags = (flags & !RSHMEM_DEVICE_FLAG_ALL_P2P) | crate::abi::RSHMEM_DEVICE_FLAG_IBGDA;
-            let setup = crate::ibgda::gpu::Setup { me, npes, ctx: ctx.ctx, boot, sms, heap_bases: (0..npes).map(|p| heap.base_of(p)).collect(), stride, mapped, remote };
+            let setup =
+                crate::ibgda::gpu::Setup { me, npes, ctx: ctx.ctx, boot, sms, heap_bases: (0..npes).map(|p| heap.base_of(p)).collect(), stride, mapped, remote: ibgda_peers };
             Some(crate::ibgda::nic::Ibgda::create(&setup)?)
         } else {
             None
+        };
+        // PEs on other hosts: a command channel to this PE's proxy thread (started by
+        // `start_proxy` once the job's state exists).
+        let proxy_channel = if local.iter().all(|l| *l) {
+            None
+        } else {
+            flags = (flags & !RSHMEM_DEVICE_FLAG_ALL_P2P) | RSHMEM_DEVICE_FLAG_PROXY;
+            let stall = if cfg.hang_timeout_s > 0.0 { Duration::from_secs_f64(cfg.hang_timeout_s) } else { Duration::from_secs(10) };
+            let lanes = (sms as usize).clamp(1, PROXY_LANES);
+            let mem = crate::proxy::gpu::PinnedChannelMemory { stream: &stream };
+            Some(std::sync::Arc::new(crate::proxy::Channel::new_in(&mem, me, lanes, PROXY_SLOTS, stall)?))
         };
         let dstate = RshmemDeviceState {
             magic: RSHMEM_DEVICE_STATE_MAGIC,
@@ -368,6 +387,8 @@ impl GpuState {
             coll_ll: base + area.coll_ll() as u64,
             coll_ll_slot: LL_SLOT as u32,
             coll_ll_teams: LL_TEAMS as u32,
+            proxy: proxy_channel.as_ref().map_or(0, |c| c.as_ptr() as u64),
+            routes: route_mem.as_ref().map_or(0, |r| r.ptr),
             ..Default::default()
         };
         let memory = MemoryReport { heap_mapped: mapped, runtime_area: area.reserved(), measured: free_before.saturating_sub(free_after) };
@@ -380,6 +401,9 @@ impl GpuState {
             memory.measured
         ));
         Ok(GpuState {
+            proxy: Mutex::new(None),
+            proxy_channel,
+            _route_mem: route_mem,
             device,
             ordinal,
             name,
@@ -846,6 +870,13 @@ impl State {
         if remote % size as u64 != 0 {
             return Err(Error::invalid(routine, format!("address {dest:p} is not aligned to its {size}-byte type")));
         }
+        self.gpu_amo_at(remote, a, b, op, size, routine)
+    }
+
+    /// The atomic kernel on the `size`-byte word at device address `remote` (mapped here,
+    /// aligned), its old value returned. The proxy applies remote PEs' AMOs with it too (on
+    /// its runtime area as well, where barrier counters are).
+    pub fn gpu_amo_at(&self, remote: u64, a: u64, b: u64, op: AmoOp, size: usize, routine: &'static str) -> Result<u64> {
         let g = self.gpu(routine)?;
         let k = g.kernels(routine)?;
         let _one = g.amo_lock.lock().unwrap_or_else(|p| p.into_inner());

@@ -149,13 +149,13 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     };
     log::trace(|| format!("static data {}", if statics.is_some() { "shared" } else { "not shared" }));
     let routes = RouteTable::build(boot.as_ref())?;
-    let net = network(&routes, boot.as_ref(), &heap, statics.as_ref(), opts.gpu)?;
+    let net = network(&routes, boot.as_ref(), &heap, statics.as_ref())?;
     let headers: Vec<Header> = heap.bases.iter().map(|&b| Header::at(b, layout)).collect();
     let mine = headers[me];
     mine.magic().store(header::MAGIC, Ordering::Relaxed);
     mine.global_exit().store(header::NO_EXIT, Ordering::Relaxed);
     let alloc = Allocator::new(layout.reserved(), host_size);
-    let gpu = if opts.gpu { Some(gpu::GpuState::create(boot.as_ref(), &cfg)?) } else { None };
+    let gpu = if opts.gpu { Some(gpu::GpuState::create(boot.as_ref(), &cfg, &routes)?) } else { None };
     let thread_level = requested_thread_level.clamp(THREAD_SINGLE, THREAD_MULTIPLE);
     let teams = team::TeamTable::new(me, npes);
     let cfg_spin_us = cfg.wait_spin_us;
@@ -206,6 +206,7 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     let st = state("shmem_init")?;
     if let Some(g) = &st.gpu {
         gpu::publish(g)?;
+        gpu::proxy::start(st)?;
     }
     Ok(st)
 }
@@ -234,20 +235,10 @@ fn announce() {
 /// The network transport, in jobs whose PEs span hosts (collective: the route table is the same
 /// on every PE, so all of them start it or none).
 fn network(
-    routes: &RouteTable, boot: &dyn Bootstrap, heap: &HostHeap, statics: Option<&StaticData>, gpu: bool,
+    routes: &RouteTable, boot: &dyn Bootstrap, heap: &HostHeap, statics: Option<&StaticData>,
 ) -> Result<Option<Box<dyn Transport>>> {
     if !routes.spans_hosts() {
         return Ok(None);
-    }
-    if gpu {
-        return Err(Error::new(
-            ErrorKind::Unsupported,
-            "nvshmem_init",
-            format!(
-                "this job's PEs are on {} hosts; GPU PEs reach other hosts only through the proxy transport, which is not there yet; run all PEs on one host",
-                routes.host_count()
-            ),
-        ));
     }
     let own_heap = (heap.my_base() as *mut u8, heap.size);
     let own_statics = statics.map(|s| (s.range.start as *mut u8, s.range.end - s.range.start));
@@ -308,6 +299,9 @@ pub fn finalize() -> Result<()> {
         st.barrier_all();
     }
     st.boot.barrier()?;
+    if let Some(g) = &st.gpu {
+        gpu::proxy::stop(g);
+    }
     let p = STATE.swap(std::ptr::null_mut(), Ordering::AcqRel);
     // SAFETY: p came from Box::into_raw in init and is dropped exactly once, here.
     drop(unsafe { Box::from_raw(p) });

@@ -1,0 +1,121 @@
+//! A GPU PE's proxy thread, in jobs that span hosts (src/proxy/gpu.rs has the design): started
+//! once the job's state exists (the mailboxes live in the host symmetric heap, the network is
+//! the job's), stopped at finalize after every PE's kernels are done.
+
+use std::sync::Arc;
+
+use super::GpuState;
+use crate::error::{Error, ErrorKind, Result};
+use crate::fabric::AtomicOp;
+use crate::proxy::gpu::{GpuLocal, MailboxLayout, Mailboxes, TargetGpu};
+use crate::proxy::{Proxy, ProxyConfig};
+use crate::runtime::{state, State};
+use crate::transport::{AmoType, Route, Segment, Transport};
+
+/// Bytes of data one mailbox carries at most (a larger transfer takes several requests), and
+/// the host heap all of one PE's mailboxes may take.
+const MAILBOX_DATA: usize = 128 << 10;
+const MAILBOX_BUDGET: usize = 4 << 20;
+
+/// Collective (every GPU PE of a job that spans hosts): allocates the mailboxes and starts the
+/// proxy thread.
+pub fn start(st: &'static State) -> Result<()> {
+    let routine = "nvshmem_init";
+    let Some(g) = &st.gpu else { return Ok(()) };
+    let Some(channel) = &g.proxy_channel else { return Ok(()) };
+    let npes = st.npes;
+    let data = ((MAILBOX_BUDGET / npes).saturating_sub(128) / 4096 * 4096).clamp(4096, MAILBOX_DATA);
+    let bytes = MailboxLayout::bytes(npes, data);
+    let at = st.alloc.lock().unwrap_or_else(|e| e.into_inner()).alloc(bytes, 64).ok_or_else(|| {
+        Error::new(ErrorKind::OutOfMemory, routine, format!("the proxy's mailboxes need {bytes} bytes of the host symmetric heap, which is full"))
+    })?;
+    // SAFETY: `at..at + bytes` was just allocated in this PE's host heap, mapped for the job.
+    unsafe { std::ptr::write_bytes((st.heap.my_base() + at) as *mut u8, 0, bytes) };
+    // Nobody writes into a peer's mailboxes before the peer has cleared them.
+    st.boot.barrier()?;
+    let remote: Vec<bool> = (0..npes).map(|p| st.routes.route(p) == Route::Network).collect();
+    let stall = std::time::Duration::from_nanos(stall_ns(channel));
+    let target = OwnGpu { copies: GpuLocal::new(g.device)? };
+    let boxes = Arc::new(Mailboxes::new(Arc::new(JobNetwork), MailboxLayout::at(at, npes, data), st.me, st.heap.my_base(), remote, Box::new(target), stall));
+    let memory = Arc::new(GpuLocal::new(g.device)?);
+    let proxy = Proxy::start_serving(channel.clone(), boxes.clone(), memory, Some(boxes), ProxyConfig::new(npes));
+    *g.proxy.lock().unwrap_or_else(|e| e.into_inner()) = Some(proxy);
+    crate::runtime::log::info(&format!("proxy thread started: PEs on other hosts through mailboxes of {data} bytes over the job's network"));
+    Ok(())
+}
+
+fn stall_ns(channel: &crate::proxy::Channel) -> u64 {
+    // SAFETY: the header is live for the channel's life and `stall_ns` is written once at creation.
+    unsafe { (*channel.as_ptr()).stall_ns }
+}
+
+/// Stops the proxy thread (finalize, once no PE's kernel can need it).
+pub fn stop(g: &GpuState) {
+    drop(g.proxy.lock().unwrap_or_else(|e| e.into_inner()).take());
+}
+
+/// This PE's GPU heap, as the target side of the mailboxes reaches it.
+struct OwnGpu {
+    copies: GpuLocal,
+}
+
+impl TargetGpu for OwnGpu {
+    fn copy(&self, off: usize, host: *mut u8, len: usize, to_gpu: bool) -> Result<()> {
+        let routine = "rshmem proxy (a remote PE's put or get)";
+        let g = state(routine)?.gpu(routine)?;
+        if off.checked_add(len).is_none_or(|end| end > g.mapped()) {
+            return Err(Error::invalid(routine, format!("{len} bytes at heap offset {off} are outside this PE's GPU heap ({} bytes)", g.mapped())));
+        }
+        let gpu = g.base + off as u64;
+        if to_gpu {
+            self.copies.copy(gpu, host as u64, len, routine)
+        } else {
+            self.copies.copy(host as u64, gpu, len, routine)
+        }
+    }
+
+    fn amo(&self, off: usize, op: crate::cuda::kernels::AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
+        let routine = "rshmem proxy (a remote PE's atomic)";
+        let st = state(routine)?;
+        let g = st.gpu(routine)?;
+        if off % size != 0 || off.checked_add(size).is_none_or(|end| end > g.mapped()) {
+            return Err(Error::invalid(routine, format!("a {size}-byte atomic at heap offset {off} is misaligned or outside this PE's GPU heap ({} bytes)", g.mapped())));
+        }
+        st.gpu_amo_at(g.base + off as u64, a, b, op, size, routine)
+    }
+}
+
+/// The job's network transport, looked up at each call (the proxy thread outlives no State:
+/// finalize stops it first).
+struct JobNetwork;
+
+fn net(routine: &'static str) -> Result<&'static dyn Transport> {
+    state(routine)?.net.as_deref().ok_or_else(|| Error::new(ErrorKind::Internal, routine, "the job spans hosts but has no network transport"))
+}
+
+impl Transport for JobNetwork {
+    fn describe(&self) -> String {
+        net("rshmem proxy").map(|n| n.describe()).unwrap_or_default()
+    }
+    fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
+        net(routine)?.put(pe, seg, off, src, routine)
+    }
+    fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()> {
+        net(routine)?.get(pe, seg, off, dst, routine)
+    }
+    fn amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()> {
+        net(routine)?.amo(pe, seg, off, op, ty, value, routine)
+    }
+    fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<u64> {
+        net(routine)?.fetch_amo(pe, seg, off, op, ty, value, routine)
+    }
+    fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64, routine: &'static str) -> Result<u64> {
+        net(routine)?.compare_swap(pe, seg, off, ty, cond, value, routine)
+    }
+    fn fence(&self, routine: &'static str) -> Result<()> {
+        net(routine)?.fence(routine)
+    }
+    fn quiet(&self, routine: &'static str) -> Result<()> {
+        net(routine)?.quiet(routine)
+    }
+}
