@@ -23,6 +23,7 @@ exec > >(tee "$OUT/crosshost.log") 2>&1
 [ "$(id -u)" -eq 0 ] || { echo "FAIL: needs root (network namespaces)"; exit 1; }
 for f in "$NETNS" "$AGENT" "$S/bin/rshmemrun"; do [ -e "$f" ] || { echo "FAIL: $f missing (stage with ctest/cuda/stage_gpu.sh)"; exit 1; }; done
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 PATH=/usr/local/cuda/bin:$PATH
+command -v ip >/dev/null || export PATH="$G/tools:$PATH" # iproute2 staged by stage_gpu.sh
 export RSHMEM_BOOTSTRAP_TIMEOUT=30 RSHMEM_FABRIC_PROVIDER="${RSHMEM_FABRIC_PROVIDER:-tcp}"
 export LD_LIBRARY_PATH="$S/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 chmod +x "$S/bin/"* "$NETNS" "$AGENT" 2>/dev/null

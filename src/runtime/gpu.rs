@@ -662,13 +662,21 @@ impl State {
 
     /// Publishes (op, a, b) in scratch, syncs, and checks that PE 0 published the same.
     fn gpu_agree(&self, routine: &'static str, op: Op, a: u64, b: u64) -> Result<()> {
-        let mine = self.my_header().scratch() as *mut [u64; 3];
-        // SAFETY: scratch is this PE's own runtime area; only it writes there, between syncs.
-        unsafe { mine.write_volatile([op as u64, a, b]) };
-        self.barrier_all();
-        // SAFETY: PE 0's scratch, written before the sync above and not rewritten before the
-        // next sync.
-        let first = unsafe { (self.headers[0].scratch() as *const [u64; 3]).read_volatile() };
+        let first = if self.multi_host {
+            // PE 0's host heap is not mapped on other hosts: agree through the bootstrap.
+            let mine: Vec<u8> = [op as u64, a, b].iter().flat_map(|v| v.to_le_bytes()).collect();
+            let all = self.boot.allgather(&mine).map_err(|e| e.in_routine(routine))?;
+            let word = |i: usize| all[0].get(8 * i..8 * i + 8).map_or(u64::MAX, |w| u64::from_le_bytes(w.try_into().unwrap_or([0xff; 8])));
+            [word(0), word(1), word(2)]
+        } else {
+            let mine = self.my_header().scratch() as *mut [u64; 3];
+            // SAFETY: scratch is this PE's own runtime area; only it writes there, between syncs.
+            unsafe { mine.write_volatile([op as u64, a, b]) };
+            self.barrier_all();
+            // SAFETY: PE 0's scratch, written before the sync above and not rewritten before the
+            // next sync.
+            unsafe { (self.headers[0].scratch() as *const [u64; 3]).read_volatile() }
+        };
         if first != [op as u64, a, b] {
             return Err(Error::invalid(
                 routine,
