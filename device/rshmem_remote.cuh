@@ -35,9 +35,14 @@ RSHMEMI_DEV unsigned rshmemi_route(int pe) {
     __builtin_unreachable();
 }
 /* Without a route no operation takes one; one toward such a peer stops the kernel. */
-RSHMEMI_DEV bool rshmemi_remote_peer(int pe) {
+/* Out of line, so that the inlined test in every P2P routine is one flag check (the register
+ * budget of 1024-thread kernels: ctest/budget). */
+static __device__ __noinline__ void rshmemi_remote_check(int pe) {
     unsigned r = rshmemi_route(pe);
     if (r != RSHMEM_ROUTE_P2P) rshmemi_remote_not_compiled(pe, r);
+}
+RSHMEMI_DEV bool rshmemi_remote_peer(int pe) {
+    if (RSHMEMI_STATE.flags & (RSHMEM_DEVICE_FLAG_IBGDA | RSHMEM_DEVICE_FLAG_PROXY)) rshmemi_remote_check(pe);
     return false;
 }
 RSHMEMI_DEV bool rshmemi_remote_on() { return false; }
