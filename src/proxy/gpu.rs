@@ -543,19 +543,31 @@ mod tests {
     #[test]
     fn two_proxies_waiting_on_each_other_do_not_deadlock() {
         let (_heaps, pe0, pe1, gpu1) = pair(Duration::from_secs(20));
-        // Each side's requests are served by the other while it waits for its own.
+        // Each side's requests are served by the other while it waits for its own; a side that
+        // finishes first keeps serving until the other is done too (as a real proxy thread does).
+        let pe1_done = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
         let t = {
-            let pe1 = pe1.clone();
-            std::thread::spawn(move || (0..200).for_each(|i| pe1.amo(0, Segment::Heap, 8 * (i % 4), AtomicOp::Add, AmoType::U64, 1, "t").unwrap()))
+            let (pe1, pe1_done, stop) = (pe1.clone(), pe1_done.clone(), stop.clone());
+            std::thread::spawn(move || -> Result<()> {
+                for i in 0..200 {
+                    pe1.amo(0, Segment::Heap, 8 * (i % 4), AtomicOp::Add, AmoType::U64, 1, "t")?;
+                }
+                pe1_done.store(true, Ordering::Release);
+                while !stop.load(Ordering::Acquire) {
+                    pe1.serve()?;
+                }
+                Ok(())
+            })
         };
         for _ in 0..200 {
             pe0.amo(1, Segment::Heap, 0, AtomicOp::Add, AmoType::U64, 1, "t").unwrap();
         }
-        // pe0's requests are all acknowledged; it keeps serving until pe1's are too.
-        while !t.is_finished() {
+        while !pe1_done.load(Ordering::Acquire) {
             pe0.serve().unwrap();
         }
-        t.join().unwrap();
+        stop.store(true, Ordering::Release);
+        t.join().unwrap().unwrap();
         assert_eq!(gpu1.0.lock().unwrap()[0], 200);
     }
 
