@@ -4,7 +4,6 @@
 //! writes and AMOs in a random order except where a fence or quiet forbids it, checking an
 //! ordering invariant after every delivery. No GPU and no network: this is the channel's logic.
 
-#[allow(dead_code)]
 mod ibgda_common;
 
 use std::ffi::{c_char, CStr, CString};
@@ -179,7 +178,7 @@ impl Net {
         while let Some(oldest) = self.pending.iter().map(|p| p.epoch).min() {
             let mut now: Vec<usize> = (0..self.pending.len()).filter(|i| self.pending[*i].epoch == oldest).collect();
             if !all {
-                now.retain(|_| self.random() % 2 == 0);
+                now.retain(|_| self.random().is_multiple_of(2));
                 if now.is_empty() {
                     return;
                 }

@@ -242,7 +242,7 @@ pub fn to_hex_bytes(bytes: &[u8]) -> String {
 /// The inverse of [`to_hex_bytes`]; None for odd lengths or non-hex text.
 pub fn from_hex_bytes(text: &str) -> Option<Vec<u8>> {
     let text = text.trim();
-    if text.len() % 2 != 0 || !text.is_ascii() {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
         return None;
     }
     (0..text.len() / 2).map(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()).collect()

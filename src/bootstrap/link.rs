@@ -113,9 +113,9 @@ impl Link {
         let mut data = vec![0u8; len];
         super::auth::read_exact_by(&mut &*self, &mut data, deadline)?;
         let limit = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
-        (&*self).set_timeouts(Some(limit))?;
+        self.set_timeouts(Some(limit))?;
         let fds = self.recv_fds(nfds);
-        (&*self).set_timeouts(None)?;
+        self.set_timeouts(None)?;
         Ok((data, fds?))
     }
 }

@@ -90,6 +90,9 @@ struct Arrival {
     size: usize,
 }
 
+/// Every member's request payload and descriptors, and how many of them said goodbye.
+type Requests = (Vec<Vec<u8>>, Vec<Vec<OwnedFd>>, usize);
+
 impl StarServer {
     pub fn bind(size: usize, secret: Secret) -> Result<StarServer> {
         StarServer::bind_named(size, &fresh_address()?, secret)
@@ -258,7 +261,7 @@ impl StarServer {
     }
 
     /// Reads one request from every member; Err(reason) when one cannot be read.
-    fn gather_requests(members: &[Member], timeout: Duration) -> std::result::Result<(Vec<Vec<u8>>, Vec<Vec<OwnedFd>>, usize), String> {
+    fn gather_requests(members: &[Member], timeout: Duration) -> std::result::Result<Requests, String> {
         let mut payloads = Vec::with_capacity(members.len());
         let mut fds = Vec::with_capacity(members.len());
         let mut byes = 0;

@@ -494,6 +494,7 @@ pub struct DeviceMem {
 }
 
 impl DeviceMem {
+    #[allow(clippy::not_unsafe_ptr_arg_deref)] // `stream` is an opaque handle, checked by the driver
     pub fn alloc(bytes: usize, stream: CUstream) -> CuResult<DeviceMem> {
         let d = driver()?;
         let mut p: CUdeviceptr = 0;

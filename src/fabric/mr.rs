@@ -10,6 +10,7 @@
 //! - FI_MR_LOCAL: local buffers must be registered too; an operation whose local buffer has no
 //!   region registers it for the operation's duration (ops.rs).
 //! - FI_MR_ALLOCATED: memory must be backed when registered; the caller's promise (`register`).
+//!
 //! FI_MR_RAW (keys wider than 64 bits) is not offered, so providers needing it are not chosen.
 
 use std::sync::Arc;

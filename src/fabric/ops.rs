@@ -214,7 +214,7 @@ impl Inner {
             }
             self.poll();
             rounds += 1;
-            if rounds % 64 == 0 {
+            if rounds.is_multiple_of(64) {
                 // A quick reply is caught by polling; a slow one is waited for in the kernel,
                 // leaving the core to whoever has to produce it.
                 let waited = start.elapsed();
@@ -259,7 +259,7 @@ impl Inner {
                 return Err(error(routine, m));
             }
             rounds += 1;
-            if rounds % 64 == 0 {
+            if rounds.is_multiple_of(64) {
                 let waited = start.elapsed();
                 if waited > SPIN_BEFORE_BLOCKING {
                     self.block_until_work(Duration::from_millis(1));
@@ -476,7 +476,7 @@ impl Fabric {
 
     fn amo_target<T: AtomicValue>(&self, routine: &'static str, peer: Peer, op: AtomicOp, dst: &RemoteRegion, off: usize) -> Result<sys::AtomicTarget> {
         let size = std::mem::size_of::<T>();
-        if off % size != 0 {
+        if !off.is_multiple_of(size) {
             return Err(Error::invalid(routine, format!("offset {off} is not aligned to the {size}-byte {}", T::NAME)));
         }
         if !self.inner.info.atomics {

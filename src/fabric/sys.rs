@@ -13,6 +13,8 @@
 //! Table slots we never call are declared as `Slot` (an untyped pointer of the same size).
 
 #![allow(non_camel_case_types)]
+// The ops-table wrappers below share one safety contract, written once above them.
+#![allow(clippy::missing_safety_doc)]
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
@@ -518,7 +520,7 @@ impl Api {
 
 // ---- the inline dispatch of the headers, re-implemented ----
 //
-// # Safety (all functions below)
+// # Safety (all functions below; hence no per-function section)
 // Every object pointer must be a live object of that class opened from this library and not yet
 // closed; buffers must be valid for the lengths given (and, for non-blocking operations, stay
 // valid until the operation completes). An empty table slot returns -FI_ENOSYS, as the headers'

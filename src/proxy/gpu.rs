@@ -280,6 +280,7 @@ impl Mailboxes {
         Ok(0)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn amo_request(&self, pe: usize, seg: Segment, off: usize, op: AmoOp, ty: AmoType, a: u64, b: u64, routine: &'static str) -> Result<u64> {
         heap_only(seg, routine)?;
         let size = match ty {
@@ -416,7 +417,7 @@ mod tests {
             if self.down[pe].load(Ordering::Acquire) {
                 return Err(Error::new(ErrorKind::System, routine, format!("PE {pe}'s host is unreachable")));
             }
-            if src.len() == 8 && off % 8 == 0 {
+            if src.len() == 8 && off.is_multiple_of(8) {
                 self.mem[pe][off / 8].store(u64::from_le_bytes(src.try_into().unwrap()), Ordering::Release);
             } else {
                 // SAFETY: off..off+len lies in PE pe's heap (the tests keep to it).

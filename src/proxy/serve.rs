@@ -67,6 +67,7 @@ fn mype_of(ch: &Channel) -> i32 {
     unsafe { (*ch.as_ptr()).mype }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn serve(
     ch: &Channel,
     transport: &dyn Transport,

@@ -221,7 +221,7 @@ impl State {
         let mut looks = 0u32;
         let mut done = move || {
             looks = looks.wrapping_add(1);
-            if looks % POLLS_PER_CLOCK_READ == 0 {
+            if looks.is_multiple_of(POLLS_PER_CLOCK_READ) {
                 net.progress(Duration::ZERO);
             }
             done()

@@ -152,10 +152,13 @@ pub trait Transport: Send + Sync {
         self.get(pe, seg, off, unsafe { std::slice::from_raw_parts_mut(dst, len) }, routine)
     }
     /// A non-fetching AMO (complete at quiet).
+    #[allow(clippy::too_many_arguments)]
     fn amo(&self, pe: usize, seg: Segment, off: usize, op: crate::fabric::AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()>;
     /// A fetching AMO; returns the old value's bits.
+    #[allow(clippy::too_many_arguments)]
     fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: crate::fabric::AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<u64>;
     /// compare_swap; returns the old value's bits.
+    #[allow(clippy::too_many_arguments)]
     fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64, routine: &'static str) -> Result<u64>;
     /// Orders earlier puts/AMOs to each PE before later ones.
     fn fence(&self, routine: &'static str) -> Result<()>;

@@ -225,7 +225,7 @@ fn admit(conn: Link, secret: auth::Secret, tx: mpsc::Sender<(usize, TcpStream)>)
 
 /// Runs the job to its end; returns the exit status.
 fn watch(
-    remotes: &mut Vec<Remote>, control: &Listener, control_addr: &str, secret: &auth::Secret, timeout: Duration, agent: &str,
+    remotes: &mut [Remote], control: &Listener, control_addr: &str, secret: &auth::Secret, timeout: Duration, agent: &str,
 ) -> i32 {
     let started = Instant::now();
     let (tx, arrivals) = mpsc::channel();

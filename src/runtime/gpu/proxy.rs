@@ -78,7 +78,7 @@ impl TargetGpu for OwnGpu {
         let routine = "rshmem proxy (a remote PE's atomic)";
         let st = state(routine)?;
         let g = st.gpu(routine)?;
-        if off % size != 0 || off.checked_add(size).is_none_or(|end| end > g.mapped()) {
+        if !off.is_multiple_of(size) || off.checked_add(size).is_none_or(|end| end > g.mapped()) {
             return Err(Error::invalid(routine, format!("a {size}-byte atomic at heap offset {off} is misaligned or outside this PE's GPU heap ({} bytes)", g.mapped())));
         }
         st.gpu_amo_at(g.base + off as u64, a, b, op, size, routine)

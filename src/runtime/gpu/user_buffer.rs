@@ -64,7 +64,7 @@ impl State {
         let _serial = self.serialize_collectives();
         self.gpu_agree(routine, Op::RegisterSymmetric, size as u64, 0)?;
         let gran = g.heap.lock().unwrap_or_else(|p| p.into_inner()).granularity;
-        if size == 0 || size % gran != 0 {
+        if size == 0 || !size.is_multiple_of(gran) {
             return Err(Error::invalid(
                 routine,
                 format!("buffer {buf:p} of {size} bytes: the size must be a positive multiple of the allocation granularity ({gran} bytes)"),
