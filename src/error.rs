@@ -17,22 +17,29 @@ pub enum ErrorKind {
     Bootstrap,
     System,
     Unsupported,
+    /// No GPU can be used: no driver, no device, or cuInit failed.
+    NoGpu,
     Internal,
 }
 
 impl ErrorKind {
-    /// The status returned by C routines that return one (0 is success).
+    /// The one table from error kinds to C return codes: what every C routine that returns a
+    /// status returns for this kind, NVSHMEM's (nvshmem_*) and OpenSHMEM's (shmem_ctx_create,
+    /// shmem_team_split_*) alike (0 is success).
     pub fn status(self) -> RshmemStatus {
         match self {
-            ErrorKind::NotInitialized => RshmemStatus::ErrorNotInitialized,
-            ErrorKind::InvalidPe | ErrorKind::InvalidArgument | ErrorKind::NotMember => RshmemStatus::ErrorInvalidArgument,
-            ErrorKind::NotSymmetric => RshmemStatus::ErrorSymmetry,
+            ErrorKind::NotInitialized | ErrorKind::InvalidPe | ErrorKind::InvalidArgument | ErrorKind::NotMember => {
+                RshmemStatus::ErrorInvalidValue
+            }
             ErrorKind::OutOfMemory => RshmemStatus::ErrorOutOfMemory,
             ErrorKind::Unsupported => RshmemStatus::ErrorNotSupported,
+            ErrorKind::NotSymmetric => RshmemStatus::ErrorSymmetry,
+            ErrorKind::NoGpu => RshmemStatus::ErrorGpuNotSelected,
             ErrorKind::Bootstrap | ErrorKind::System | ErrorKind::Internal => RshmemStatus::ErrorInternal,
         }
     }
 
+    /// `status` as the C int the routines return.
     pub fn code(self) -> i32 {
         self.status() as i32
     }
@@ -75,3 +82,65 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KINDS: [ErrorKind; 11] = [
+        ErrorKind::NotInitialized,
+        ErrorKind::InvalidPe,
+        ErrorKind::NotSymmetric,
+        ErrorKind::InvalidArgument,
+        ErrorKind::OutOfMemory,
+        ErrorKind::NotMember,
+        ErrorKind::Bootstrap,
+        ErrorKind::System,
+        ErrorKind::Unsupported,
+        ErrorKind::NoGpu,
+        ErrorKind::Internal,
+    ];
+
+    /// The codes NVSHMEM 3.4.5 documents for nvshmemx_status, by name.
+    const NVSHMEM_CODES: [(&str, i32); 8] = [
+        ("NVSHMEMX_SUCCESS", 0),
+        ("NVSHMEMX_ERROR_INVALID_VALUE", 1),
+        ("NVSHMEMX_ERROR_OUT_OF_MEMORY", 2),
+        ("NVSHMEMX_ERROR_NOT_SUPPORTED", 3),
+        ("NVSHMEMX_ERROR_SYMMETRY", 4),
+        ("NVSHMEMX_ERROR_GPU_NOT_SELECTED", 5),
+        ("NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED", 6),
+        ("NVSHMEMX_ERROR_INTERNAL", 7),
+    ];
+
+    #[test]
+    fn error_kinds_map_to_nvshmem_codes() {
+        let code = |name: &str| NVSHMEM_CODES.iter().find(|(n, _)| *n == name).unwrap().1;
+        for kind in KINDS {
+            let expected = match kind {
+                ErrorKind::OutOfMemory => "NVSHMEMX_ERROR_OUT_OF_MEMORY",
+                ErrorKind::Unsupported => "NVSHMEMX_ERROR_NOT_SUPPORTED",
+                ErrorKind::NotSymmetric => "NVSHMEMX_ERROR_SYMMETRY",
+                ErrorKind::NoGpu => "NVSHMEMX_ERROR_GPU_NOT_SELECTED",
+                ErrorKind::Bootstrap | ErrorKind::System | ErrorKind::Internal => "NVSHMEMX_ERROR_INTERNAL",
+                _ => "NVSHMEMX_ERROR_INVALID_VALUE",
+            };
+            assert_eq!(kind.code(), code(expected), "{kind:?} should return {expected}");
+            assert_ne!(kind.code(), 0, "{kind:?} must not look like success");
+        }
+        assert_eq!(RshmemStatus::Success as i32, code("NVSHMEMX_SUCCESS"));
+        assert_eq!(RshmemStatus::ErrorCollectiveLaunchFailed as i32, code("NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED"));
+    }
+
+    /// The C declaration of the codes (device/rshmem_common.h) says the same as the table.
+    #[test]
+    fn c_header_declares_the_same_codes() {
+        let header = include_str!("../device/rshmem_common.h");
+        for (name, value) in NVSHMEM_CODES {
+            let line = header.lines().map(str::trim).find(|l| l.starts_with(&format!("{name} ="))).unwrap_or_else(|| {
+                panic!("device/rshmem_common.h does not declare {name}")
+            });
+            assert_eq!(line, format!("{name} = {value},"), "device/rshmem_common.h disagrees on {name}");
+        }
+    }
+}

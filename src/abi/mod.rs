@@ -6,18 +6,20 @@ pub const RSHMEM_VERSION_MAJOR: u32 = 0;
 pub const RSHMEM_VERSION_MINOR: u32 = 1;
 pub const RSHMEM_VERSION_PATCH: u32 = 0;
 
-/// Status codes returned by routines that return a status (NVSHMEMX_* values where NVSHMEM has
-/// one). OpenSHMEM routines that return void report errors by message and global exit instead.
+/// Status codes of the routines that return one, NVSHMEM and OpenSHMEM alike: NVSHMEM's
+/// `nvshmemx_status` numbering (device/rshmem_common.h declares it for C; a test compares).
+/// OpenSHMEM routines that return void report errors by message and global exit instead.
+/// Which error kind returns which code: `ErrorKind::status` (src/error.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RshmemStatus {
     Success = 0,
     ErrorInvalidValue = 1,
-    ErrorNotInitialized = 2,
-    ErrorInvalidArgument = 3,
-    ErrorOutOfMemory = 4,
-    ErrorNotSupported = 5,
-    ErrorSymmetry = 6,
+    ErrorOutOfMemory = 2,
+    ErrorNotSupported = 3,
+    ErrorSymmetry = 4,
+    ErrorGpuNotSelected = 5,
+    ErrorCollectiveLaunchFailed = 6,
     ErrorInternal = 7,
 }
 

@@ -56,19 +56,6 @@ pub fn with_state<R>(routine: &'static str, body: impl FnOnce(&'static State) ->
     fence(routine, || body(runtime::state(routine)?))
 }
 
-/// For routines that return a status (NVSHMEM host API): 0 on success, else an error code
-/// after a warning that names the routine.
-#[inline]
-pub fn status(routine: &'static str, body: impl FnOnce() -> Result<()>) -> i32 {
-    let err = match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => return 0,
-        Ok(Err(e)) => e,
-        Err(panic) => panic_error(routine, panic),
-    };
-    runtime::log::warn(&err.to_string());
-    err.kind.code()
-}
-
 /// Writes a C out-parameter, ignoring NULL (the routines that take one allow it to be absent).
 pub(crate) fn write_out<T>(out: *mut T, value: T) {
     if !out.is_null() {

@@ -33,7 +33,7 @@ impl CuError {
     /// The same failure, reported under the C routine the user called.
     pub fn into_error(self, routine: &'static str) -> Error {
         let kind = match self.code {
-            CUDA_ERROR_NO_DEVICE | -1 => ErrorKind::Unsupported,
+            CUDA_ERROR_NO_DEVICE | -1 => ErrorKind::NoGpu,
             _ => ErrorKind::System,
         };
         Error::new(kind, routine, format!("{}: {}", self.call, self.text))

@@ -259,7 +259,7 @@ impl GpuState {
         // otherwise the node-local rank modulo the visible devices (CUDA_VISIBLE_DEVICES).
         let count = cu(cuda::device_count(), routine)?;
         if count == 0 {
-            return Err(Error::new(ErrorKind::Unsupported, routine, "no usable GPU: the CUDA driver sees no device (check CUDA_VISIBLE_DEVICES and nvidia-smi)"));
+            return Err(Error::new(ErrorKind::NoGpu, routine, "no usable GPU: the CUDA driver sees no device (check CUDA_VISIBLE_DEVICES and nvidia-smi)"));
         }
         let device = match cu(cuda::current_context(), routine)? {
             Some((_, dev)) => dev,

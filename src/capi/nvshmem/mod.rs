@@ -40,6 +40,7 @@ pub mod team;
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::abi::RshmemStatus;
 use crate::error::{Error, ErrorKind, Result};
 
 /// NVSHMEM release whose API this library follows (reported by nvshmemx_vendor_get_version_info).
@@ -47,31 +48,8 @@ pub const NVSHMEM_API_MAJOR: i32 = 3;
 pub const NVSHMEM_API_MINOR: i32 = 4;
 pub const NVSHMEM_API_PATCH: i32 = 5;
 
-/// NVSHMEM's status codes (nvshmemx_status): what NVSHMEM host routines that return a status
-/// return. OpenSHMEM routines keep rshmem's own codes (src/abi RshmemStatus).
-pub const NVSHMEMX_SUCCESS: c_int = 0;
-pub const NVSHMEMX_ERROR_INVALID_VALUE: c_int = 1;
-pub const NVSHMEMX_ERROR_OUT_OF_MEMORY: c_int = 2;
-pub const NVSHMEMX_ERROR_NOT_SUPPORTED: c_int = 3;
-pub const NVSHMEMX_ERROR_SYMMETRY: c_int = 4;
-pub const NVSHMEMX_ERROR_GPU_NOT_SELECTED: c_int = 5;
-pub const NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED: c_int = 6;
-pub const NVSHMEMX_ERROR_INTERNAL: c_int = 7;
-
-/// How errors that mean "no GPU can be used" begin (src/cuda and runtime/gpu.rs write them).
-pub const NO_GPU: &str = "no usable GPU";
-
-/// The NVSHMEM status for an error.
-pub fn nv_code(e: &Error) -> c_int {
-    match e.kind {
-        ErrorKind::InvalidPe | ErrorKind::InvalidArgument | ErrorKind::NotMember | ErrorKind::NotInitialized => NVSHMEMX_ERROR_INVALID_VALUE,
-        ErrorKind::OutOfMemory => NVSHMEMX_ERROR_OUT_OF_MEMORY,
-        ErrorKind::Unsupported if e.message.contains(NO_GPU) => NVSHMEMX_ERROR_GPU_NOT_SELECTED,
-        ErrorKind::Unsupported => NVSHMEMX_ERROR_NOT_SUPPORTED,
-        ErrorKind::NotSymmetric => NVSHMEMX_ERROR_SYMMETRY,
-        ErrorKind::Bootstrap | ErrorKind::System | ErrorKind::Internal => NVSHMEMX_ERROR_INTERNAL,
-    }
-}
+/// NVSHMEMX_SUCCESS; error codes come from the one table, `ErrorKind::status` (src/error.rs).
+pub const NVSHMEMX_SUCCESS: c_int = RshmemStatus::Success as c_int;
 
 /// For NVSHMEM routines that return a status: NVSHMEMX_SUCCESS, or after a warning naming the
 /// routine, the error's NVSHMEMX_ERROR_* code.
@@ -88,7 +66,7 @@ pub fn nv_status_of(routine: &'static str, body: impl FnOnce() -> Result<c_int>)
         Err(_) => Error::new(ErrorKind::Internal, routine, "internal error (please report): a panic in the library"),
     };
     crate::runtime::log::warn(&err.to_string());
-    nv_code(&err)
+    err.kind.code()
 }
 
 /// Predefined team handles (NVSHMEM's values).
@@ -102,16 +80,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn errors_map_to_nvshmem_status_codes() {
-        let e = |kind, msg: &str| nv_code(&Error::new(kind, "nvshmem_test", msg));
-        assert_eq!(e(ErrorKind::InvalidArgument, "x"), NVSHMEMX_ERROR_INVALID_VALUE);
-        assert_eq!(e(ErrorKind::NotMember, "x"), NVSHMEMX_ERROR_INVALID_VALUE);
-        assert_eq!(e(ErrorKind::OutOfMemory, "x"), NVSHMEMX_ERROR_OUT_OF_MEMORY);
-        assert_eq!(e(ErrorKind::Unsupported, "x"), NVSHMEMX_ERROR_NOT_SUPPORTED);
-        assert_eq!(e(ErrorKind::Unsupported, "loading the CUDA driver: no usable GPU: ..."), NVSHMEMX_ERROR_GPU_NOT_SELECTED);
-        assert_eq!(e(ErrorKind::NotSymmetric, "x"), NVSHMEMX_ERROR_SYMMETRY);
-        assert_eq!(e(ErrorKind::System, "x"), NVSHMEMX_ERROR_INTERNAL);
+    fn routines_return_the_kinds_code() {
         assert_eq!(nv_status("nvshmem_test", || Ok(())), NVSHMEMX_SUCCESS);
-        assert_eq!(nv_status("nvshmem_test", || Err(Error::invalid("nvshmem_test", "bad"))), NVSHMEMX_ERROR_INVALID_VALUE);
+        assert_eq!(nv_status("nvshmem_test", || Err(Error::invalid("nvshmem_test", "bad"))), 1);
+        assert_eq!(nv_status("nvshmem_test", || Err(Error::new(ErrorKind::OutOfMemory, "nvshmem_test", "full"))), 2);
+        assert_eq!(nv_status("nvshmem_test", || panic!("boom")), 7);
+        // What the code says is the kind, not the message's wording.
+        let no_gpu = || Err(Error::new(ErrorKind::NoGpu, "nvshmem_test", "the driver sees no device"));
+        assert_eq!(nv_status("nvshmem_test", no_gpu), 5);
+        let unsupported = || Err(Error::new(ErrorKind::Unsupported, "nvshmem_test", "no usable GPU"));
+        assert_eq!(nv_status("nvshmem_test", unsupported), 3);
     }
 }

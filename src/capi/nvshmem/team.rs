@@ -6,7 +6,7 @@
 use std::ffi::{c_int, c_long};
 
 use super::super::{fence, with_state};
-use super::{nv_code, nv_status_of};
+use super::nv_status_of;
 use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::log;
 use crate::runtime::team::Split;
@@ -69,7 +69,7 @@ fn give(split: Split, out: *mut NvTeam, loud: bool) -> c_int {
             if loud {
                 log::warn(&e.to_string());
             }
-            (TEAM_INVALID, nv_code(&e))
+            (TEAM_INVALID, e.kind.code())
         }
     };
     // SAFETY: out was checked non-NULL and points at the caller's nvshmem_team_t.
