@@ -37,6 +37,15 @@ for want in 'INVALID: .*RSHMEM_DEBUG="LOUD".*NONE, WARN, INFO or TRACE' 'INVALID
 done
 "${CLEAN[@]}" RSHMEM_SYMMETRIC_SIZE=2G "$INFO" -a >/dev/null && pass "valid values: exit 0" || fail "valid values: exit $?"
 
+# Which NIC IBGDA uses is said once, and as the setting says (it used to be said three ways).
+for nic in "" auto model hw; do
+    report=$("${CLEAN[@]}" ${nic:+RSHMEM_IBGDA_NIC=$nic} "$INFO" | sed '/^Settings/q')
+    said=$(grep -oE 'RSHMEM_IBGDA_NIC=[a-z]+' <<<"$report" | sort -u | tr '\n' ' ')
+    lines=$(grep -cE '^ +(IBGDA )?NIC: ' <<<"$report")
+    [ "$said" = "RSHMEM_IBGDA_NIC=${nic:-auto} " ] && [ "$lines" -eq 1 ] && pass "NIC ${nic:-default}: one line, $said" \
+        || { fail "NIC ${nic:-default}: $lines NIC lines saying '$said':"; grep NIC <<<"$report"; }
+done
+
 if [ -f "$README" ]; then
     sed -n '/<!-- env-table:begin -->/,/<!-- env-table:end -->/p' "$README" | sed '1d;$d' >"$WORK/readme_table.md"
     "$INFO" -r >"$WORK/info_table.md"

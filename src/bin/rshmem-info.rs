@@ -89,10 +89,12 @@ fn report(out: &mut String) -> bool {
     let _ = writeln!(out, "{}", version());
     let _ = writeln!(out, "build: {} profile, target {}", if cfg!(debug_assertions) { "debug" } else { "release" }, std::env::consts::ARCH);
     let _ = writeln!(out);
-    let _ = writeln!(out, "Transports on this host:");
+    let _ = writeln!(out, "Transports (which one each PE pair takes: rshmem-info --routes):");
     let _ = writeln!(out, "  shm     CPU PEs on one host: loads/stores into mapped peer heaps (always available)");
+    let _ = writeln!(out, "  fabric  CPU PEs on other hosts: libfabric RMA and atomics");
     let _ = writeln!(out, "  p2p     GPU PEs on one host: loads/stores/atomics into mapped peer GPU heaps (needs peer access)");
-    let _ = writeln!(out, "  ibgda   GPU PEs across the network: GPU threads post to the NIC (RSHMEM_IBGDA_NIC=model: a software HCA)");
+    let _ = writeln!(out, "  ibgda   GPU PEs across the network: GPU threads post to the NIC (which NIC: the IBGDA section below)");
+    let _ = writeln!(out, "  proxy   GPU PEs across the network without IBGDA: a host thread carries device operations");
     for line in rshmem::ibgda::nic::info_lines() {
         let _ = writeln!(out, "  {line}");
     }

@@ -7,16 +7,11 @@ use crate::ib::{self, Context};
 
 use super::{caps, map_uar};
 
-/// rshmem-info's NIC lines: the devices, which NIC IBGDA would use, and the doorbell path.
+/// rshmem-info's NIC lines: the devices, the doorbell path and the first NIC's capabilities
+/// (which NIC IBGDA uses is said once, by the IBGDA section: `ibgda::info`).
 pub fn info_lines() -> Vec<String> {
-    let (var, nic) = crate::env::current("IBGDA_NIC");
-    let which = match nic.trim().to_ascii_lowercase().as_str() {
-        "model" => "the software HCA model (host threads play the NIC)".to_string(),
-        _ => "a ConnectX through rdma-core DevX (queues in GPU memory)".to_string(),
-    };
     vec![
         format!("NICs: {}", ib::discovery_summary()),
-        format!("IBGDA NIC: {which} [{var}={nic}]"),
         format!("IBGDA doorbell: {}", doorbell_probe()),
         format!("IBGDA NIC caps: {}", caps_probe()),
     ]
