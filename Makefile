@@ -19,7 +19,7 @@ CTEST_DIR  := $(CURDIR)/build/ctest
 NP         ?= 4
 CBINDGEN   ?= cbindgen
 
-.PHONY: all deps build install uninstall stage test unit-test ctest check-exports check-header header run bench bench-compare clean
+.PHONY: all deps build install uninstall stage test lint unit-test ctest check-exports check-header header run bench bench-compare clean
 
 all: build
 
@@ -46,6 +46,10 @@ stage: build
 	rm -rf $(STAGE)
 	$(MAKE) --no-print-directory install PREFIX=$(STAGE)
 
+# Clippy with every warning an error, over the library, the tools and the tests.
+lint:
+	$(CARGO) clippy --locked --release --all-targets -- -D warnings
+
 unit-test:
 	$(CARGO) test --locked --release
 
@@ -65,7 +69,7 @@ check-header:
 	@$(CBINDGEN) --config cbindgen.toml --output build/rshmem_abi.h.new src/abi/mod.rs
 	@diff -u include/rshmem/rshmem_abi.h build/rshmem_abi.h.new && echo "cbindgen header: up to date"
 
-test: deps unit-test check-exports ctest
+test: deps lint unit-test check-exports ctest
 
 run: deps stage
 	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(MAKE) --no-print-directory -C perftest/host STAGE=$(STAGE)
