@@ -89,7 +89,6 @@ pub extern "C" fn shmem_ctx_destroy(ctx: ShmemCtx) {
 
 /// 0 and the context's team, or nonzero and SHMEM_TEAM_INVALID for SHMEM_CTX_INVALID.
 #[no_mangle]
-#[allow(clippy::not_unsafe_ptr_arg_deref)] // a C entry point: the pointer is checked, see SAFETY
 pub extern "C" fn shmem_ctx_get_team(ctx: ShmemCtx, team: *mut *mut c_void) -> c_int {
     const R: &str = "shmem_ctx_get_team";
     with_state(R, |st| {
@@ -101,8 +100,7 @@ pub extern "C" fn shmem_ctx_get_team(ctx: ShmemCtx, team: *mut *mut c_void) -> c
         } else {
             (team_handle(st.ctx_team(ctx.value(), R)?), 0)
         };
-        // SAFETY: team is non-NULL (checked) and points at the caller's shmem_team_t.
-        unsafe { team.write(handle) };
+        super::write_out(team, handle);
         Ok(rc)
     })
 }

@@ -65,6 +65,21 @@ pub(crate) fn write_out<T>(out: *mut T, value: T) {
     }
 }
 
+/// Writes `text` as a NUL-terminated C string into a caller's buffer of `MAX_NAME_LEN` bytes
+/// (the size SHMEM_MAX_NAME_LEN and NVSHMEM_MAX_NAME_LEN promise), cut to fit; NULL is ignored.
+pub(crate) fn write_name(dst: *mut std::ffi::c_char, text: &str) {
+    if dst.is_null() {
+        return;
+    }
+    let n = text.len().min(setup::MAX_NAME_LEN - 1);
+    // SAFETY: C callers pass a buffer of MAX_NAME_LEN bytes (the routine's contract); n + 1 of
+    // them are written.
+    unsafe {
+        std::ptr::copy_nonoverlapping(text.as_ptr(), dst.cast(), n);
+        *dst.add(n) = 0;
+    }
+}
+
 fn panic_error(routine: &'static str, panic: Box<dyn std::any::Any + Send>) -> Error {
     let what = panic
         .downcast_ref::<&str>()

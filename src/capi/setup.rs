@@ -3,7 +3,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use super::{fence, with_state, write_out};
+use super::{fence, with_state, write_name, write_out};
 use crate::runtime::{self, THREAD_SINGLE};
 
 pub const SPEC_MAJOR: c_int = 1;
@@ -98,18 +98,9 @@ pub extern "C" fn shmem_info_get_version(major: *mut c_int, minor: *mut c_int) {
 }
 
 #[no_mangle]
-#[allow(clippy::not_unsafe_ptr_arg_deref)] // a C entry point: NULL is checked, the size is the spec's
 pub extern "C" fn shmem_info_get_name(name: *mut c_char) {
     fence("shmem_info_get_name", || {
-        if !name.is_null() {
-            let v = VENDOR;
-            let n = v.len().min(MAX_NAME_LEN - 1);
-            // SAFETY: the caller provides SHMEM_MAX_NAME_LEN bytes.
-            unsafe {
-                std::ptr::copy_nonoverlapping(v.as_ptr(), name.cast(), n);
-                *name.add(n) = 0;
-            }
-        }
+        write_name(name, VENDOR);
         Ok(())
     })
 }

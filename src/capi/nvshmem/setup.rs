@@ -317,16 +317,9 @@ pub extern "C" fn nvshmemx_vendor_get_version_info(major: *mut c_int, minor: *mu
 #[no_mangle]
 pub extern "C" fn nvshmem_info_get_name(name: *mut c_char) {
     fence("nvshmem_info_get_name", || {
-        if !name.is_null() {
-            // NVSHMEM_VENDOR_STRING of device/rshmem_common.h (ctest/cmake/nvshmem_app compares).
-            let v = format!("{} (NVSHMEM {NVSHMEM_API_MAJOR}.{NVSHMEM_API_MINOR} API)", crate::capi::setup::VENDOR);
-            let n = v.len().min(crate::capi::setup::MAX_NAME_LEN - 1);
-            // SAFETY: the caller provides NVSHMEM_MAX_NAME_LEN (256) bytes.
-            unsafe {
-                std::ptr::copy_nonoverlapping(v.as_ptr(), name.cast(), n);
-                *name.add(n) = 0;
-            }
-        }
+        // NVSHMEM_VENDOR_STRING of device/rshmem_common.h (ctest/cmake/nvshmem_app compares).
+        let v = format!("{} (NVSHMEM {NVSHMEM_API_MAJOR}.{NVSHMEM_API_MINOR} API)", crate::capi::setup::VENDOR);
+        crate::capi::write_name(name, &v);
         Ok(())
     })
 }
