@@ -81,6 +81,14 @@ impl TeamTable {
         }
     }
 
+    /// Replaces predefined team `id` (SHARED, NODE) at init, when the job spans hosts.
+    pub fn set_predefined(&self, id: usize, team: Team) {
+        let mut slots = self.slots.write().unwrap_or_else(|p| p.into_inner());
+        if id <= NODE {
+            slots[id] = Some(Arc::new(team));
+        }
+    }
+
     /// Which handles below MAX_TEAMS are free on this PE.
     pub fn free_handles(&self) -> [u64; FREE_WORDS] {
         let slots = self.slots.read().unwrap_or_else(|p| p.into_inner());

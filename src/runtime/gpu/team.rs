@@ -63,15 +63,40 @@ impl GpuState {
     }
 }
 
+/// `pes` (ascending) as a strided set, if they are one.
+fn strided(pes: &[usize]) -> Option<PeSet> {
+    let (&first, rest) = pes.split_first()?;
+    let stride = rest.first().map_or(1, |&p| p - first);
+    pes.windows(2).all(|w| w[1] - w[0] == stride && stride > 0).then_some(PeSet { start: first, stride, size: pes.len(), chan: 0 })
+}
+
 impl State {
     /// At nvshmem_init: NVSHMEM's predefined handles 3..5 in the team table (so that splits
     /// start at NVSHMEM_TEAMS_MIN), and the device's copy of all six.
     pub(super) fn gpu_teams_init(&self, g: &GpuState) -> Result<()> {
         const R: &str = "nvshmem_init";
         let me = PeSet { start: self.me, stride: 1, size: 1, chan: 0 };
-        // One host: the PEs with this node-local rank on every node are this PE alone; the PEs
-        // on this PE's GPU are taken to be this PE alone; every PE leads its GPU.
-        let extra = [(3, me, 0), (4, me, 0), (5, PeSet::world(self.npes), self.me)];
+        // One host: SHARED and NODE are the world (team.rs); the PEs with this node-local rank
+        // on every node are this PE alone. Across hosts SHARED and NODE are this host's PEs
+        // (the usual `cudaSetDevice(node rank)` then picks the GPU rshmem picked), and
+        // SAME_MYPE_NODE the PEs of this node rank on every host. The PEs on this PE's GPU are
+        // taken to be this PE alone; every PE leads its GPU.
+        let mut same_rank = me;
+        if self.multi_host {
+            let hosts = &self.routes.hosts;
+            let host: Vec<usize> = (0..self.npes).filter(|&p| hosts[p] == hosts[self.me]).collect();
+            let rank = host.iter().position(|&p| p == self.me).unwrap_or(0);
+            let node = strided(&host).unwrap_or(me);
+            for id in [crate::runtime::team::SHARED, crate::runtime::team::NODE] {
+                self.teams.set_predefined(id, Team { set: PeSet { chan: id, ..node }, my_index: node.index_of(self.me).unwrap_or(0), num_contexts: 0, parent: None });
+            }
+            let peers: Vec<usize> = (0..=hosts.iter().copied().max().unwrap_or(0))
+                .filter_map(|h| (0..self.npes).filter(|&p| hosts[p] == h).nth(rank))
+                .collect();
+            same_rank = strided(&peers).filter(|s| s.index_of(self.me).is_some()).unwrap_or(me);
+            crate::runtime::log::info(&format!("teams across hosts: NODE/SHARED are PEs {}, SAME_MYPE_NODE PEs {}", node.describe(), same_rank.describe()));
+        }
+        let extra = [(3, same_rank, same_rank.index_of(self.me).unwrap_or(0)), (4, me, 0), (5, PeSet::world(self.npes), self.me)];
         for (want, set, my_index) in extra {
             let got = self.teams.insert(Team { set: PeSet { chan: want, ..set }, my_index, num_contexts: 0, parent: None });
             if got != want {
@@ -175,5 +200,24 @@ impl State {
         }
         let _serial = self.serialize_channel(t.set.chan);
         self.sync_set(&t.set, &Caller::sync(routine))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A host's PEs become NODE/SHARED only when they form a strided set (PeSet's shape).
+    #[test]
+    fn host_pes_as_a_strided_set() {
+        let s = strided(&[2, 3]).unwrap();
+        assert_eq!((s.start, s.stride, s.size), (2, 1, 2));
+        assert_eq!(s.index_of(3), Some(1));
+        let s = strided(&[1, 3, 5]).unwrap();
+        assert_eq!((s.start, s.stride, s.size), (1, 2, 3));
+        let s = strided(&[4]).unwrap();
+        assert_eq!((s.start, s.size, s.index_of(4)), (4, 1, Some(0)));
+        assert!(strided(&[0, 1, 3]).is_none(), "irregular hosts fall back to the PE alone");
+        assert!(strided(&[]).is_none());
     }
 }
