@@ -39,7 +39,7 @@
 //! table, DCT table, bootstrap encoding), `caps` (the query and the fitting, on canned
 //! outputs), `grow` (the key message, gathering and re-keying), `post` (warm-up, error CQE, host quiet with wrap-around, against the software HCA
 //! model on host memory), `selftest` (passing, and failing by timeout and by wrong data on the
-//! model with injected faults; the decision table), [`Ibgda::create`], [`Ibgda::choose`] and [`HwIbgda::create`] up to their clean failure
+//! model with injected faults; the decision table), [`Ibgda::choose`] and [`HwIbgda::create`] up to their clean failure
 //! (no RDMA device here; and with libibverbs masked, no rdma-core: tests/ib_devx.rs), and
 //! [`info_lines`]. NEVER MET HARDWARE: every step of [`HwIbgda::create`] past NIC choice,
 //! [`map_uar`], [`HwIbgda::drain`] and the warm-up on GPU memory, the CPU ringer storing to a real
@@ -126,24 +126,6 @@ impl Ibgda {
         })
     }
 
-    /// [`Ibgda::choose`] for a runtime that has no proxy route for device operations yet: a
-    /// proxy decision becomes an error that gives the reason.
-    pub fn create(s: &Setup) -> Result<Ibgda> {
-        match Ibgda::choose(s)? {
-            Route::Ibgda(i) => Ok(i),
-            Route::Proxy(why) => Err(Error::new(
-                ErrorKind::Unsupported,
-                ROUTINE,
-                format!(
-                    "PE {} reaches {} peer(s) only through the network, IBGDA is not usable ({why}), and this build's GPU runtime \
-                     cannot yet send device operations through the proxy transport; fix the cause, or set RSHMEM_IBGDA_NIC=model \
-                     to run IBGDA on the software HCA model",
-                    s.me,
-                    s.remote.iter().filter(|r| **r).count()
-                ),
-            )),
-        }
-    }
     /// Device address of the `rshmem_ibgda_state` for the device state.
     pub fn state_addr(&self) -> u64 {
         match self {

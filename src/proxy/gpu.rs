@@ -173,6 +173,9 @@ pub struct Mailboxes {
     /// Per target: the last request sent. Per source: the last request served.
     sent: Mutex<Vec<u64>>,
     served: Mutex<Vec<u64>>,
+    /// Per target: held while a request to it is in flight (the proxy thread and host-side
+    /// operations share the one mailbox of each pair).
+    in_flight: Vec<Mutex<()>>,
 }
 
 impl Mailboxes {
@@ -180,7 +183,7 @@ impl Mailboxes {
         net: std::sync::Arc<dyn Transport>, layout: MailboxLayout, me: usize, host_base: usize, remote: Vec<bool>, gpu: Box<dyn TargetGpu>, stall: Duration,
     ) -> Mailboxes {
         let npes = remote.len();
-        Mailboxes { net, layout, me, host_base, remote, gpu, stall, sent: Mutex::new(vec![0; npes]), served: Mutex::new(vec![0; npes]) }
+        Mailboxes { net, layout, me, host_base, remote, gpu, stall, sent: Mutex::new(vec![0; npes]), served: Mutex::new(vec![0; npes]), in_flight: (0..npes).map(|_| Mutex::new(())).collect() }
     }
 
     fn word(&self, off: usize) -> &AtomicU64 {
@@ -233,6 +236,7 @@ impl Mailboxes {
         if !self.remote.get(pe).copied().unwrap_or(false) {
             return Err(proxy_error(format!("{routine}: PE {pe} is not on another host; the proxy reaches only PEs on other hosts")));
         }
+        let _pair = self.in_flight[pe].lock().unwrap_or_else(|e| e.into_inner());
         let seq = {
             let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
             sent[pe] += 1;
@@ -287,7 +291,14 @@ impl Mailboxes {
             AmoType::I32 | AmoType::U32 | AmoType::F32 => 4,
             AmoType::I64 | AmoType::U64 | AmoType::F64 => 8,
         };
-        let r = Request { op: REQ_AMO, amo: op as u32, off: off as u64, len: size, a, b, ..Default::default() };
+        self.atomic(pe, off, op, size, a, b, routine)
+    }
+
+    /// The atomic kernel's `op` on the `size`-byte word at GPU heap offset `off` of PE `pe`
+    /// (host-initiated atomics); returns the old value.
+    #[allow(clippy::too_many_arguments)]
+    pub fn atomic(&self, pe: usize, off: usize, op: AmoOp, size: usize, a: u64, b: u64, routine: &'static str) -> Result<u64> {
+        let r = Request { op: REQ_AMO, amo: op as u32, off: off as u64, len: size as u64, a, b, ..Default::default() };
         self.request(pe, r, None, None, routine)
     }
 }
@@ -570,6 +581,31 @@ mod tests {
         stop.store(true, Ordering::Release);
         t.join().unwrap().unwrap();
         assert_eq!(gpu1.0.lock().unwrap()[0], 200);
+    }
+
+    /// Host-side operations and the proxy thread of one PE send to the same target at once:
+    /// each request keeps the pair's mailbox until it is acknowledged.
+    #[test]
+    fn two_senders_on_one_pe_share_a_mailbox_in_turn() {
+        let (_heaps, pe0, pe1, gpu1) = pair(Duration::from_secs(20));
+        let stop = Arc::new(AtomicBool::new(false));
+        let server = serving(pe1, stop.clone());
+        let senders: Vec<_> = (0..2)
+            .map(|_| {
+                let pe0 = pe0.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..100 {
+                        pe0.atomic(1, 0, AmoOp::Add, 8, 1, 0, "t").unwrap();
+                    }
+                })
+            })
+            .collect();
+        for s in senders {
+            s.join().unwrap();
+        }
+        stop.store(true, Ordering::Release);
+        server.join().unwrap().unwrap();
+        assert_eq!(gpu1.0.lock().unwrap()[0], 200, "every add of both senders arrived once");
     }
 
     #[test]

@@ -54,7 +54,7 @@ use crate::env::{parse_size, Config};
 use crate::error::{Error, ErrorKind, Result};
 use crate::heap::alloc::Allocator;
 use crate::heap::gpu::GpuHeap;
-use crate::transport::{Route, RouteTable};
+use crate::transport::{Route, RouteTable, Transport};
 
 use super::State;
 
@@ -173,6 +173,10 @@ pub struct GpuState {
     /// it uses goes.
     proxy: Mutex<Option<crate::proxy::Proxy>>,
     proxy_channel: Option<std::sync::Arc<crate::proxy::Channel>>,
+    /// PEs on other hosts, and the mailboxes through which host-side operations reach their
+    /// GPU heaps (set when the proxy starts: gpu/proxy.rs).
+    on_other_host: Vec<bool>,
+    mailboxes: std::sync::OnceLock<std::sync::Arc<crate::proxy::gpu::Mailboxes>>,
     /// The device's route bytes (`RshmemDeviceState::routes`).
     _route_mem: Option<DeviceMem>,
     pub device: Device,
@@ -239,6 +243,30 @@ fn size_setting(name: &str, routine: &'static str) -> Result<usize> {
 
 fn flag_setting(name: &str) -> bool {
     matches!(crate::env::current(name).1.trim().to_ascii_lowercase().as_str(), "1" | "y" | "yes" | "true" | "on")
+}
+
+/// Each PE's route byte (`RshmemDeviceState::routes`): P2P on this host; IBGDA toward the PEs
+/// `no_p2p` names and those on other hosts, unless `ibgda_why_not` says why IBGDA is not used:
+/// then the proxy carries what goes to other hosts, and PEs on this host without P2P are an
+/// error (the proxy reaches other hosts only).
+fn plan_routes(me: usize, local: &[bool], no_p2p: &[bool], ibgda_why_not: Option<&str>) -> Result<Vec<u8>> {
+    if let (Some(why), Some(peer)) = (ibgda_why_not, no_p2p.iter().position(|n| *n)) {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            "nvshmem_init",
+            format!(
+                "PE {me} reaches PE {peer} on its own host only through the network (NVSHMEM_DISABLE_P2P=1), IBGDA is not usable ({why}), and the \
+                 proxy transport reaches PEs on other hosts only; fix the cause, unset NVSHMEM_DISABLE_P2P, or set RSHMEM_IBGDA_NIC=model"
+            ),
+        ));
+    }
+    Ok((0..local.len())
+        .map(|p| match (local[p] && !no_p2p[p], ibgda_why_not) {
+            (true, _) => RSHMEM_ROUTE_P2P,
+            (false, None) => RSHMEM_ROUTE_IBGDA,
+            (false, Some(_)) => RSHMEM_ROUTE_PROXY,
+        })
+        .collect())
 }
 
 impl GpuState {
@@ -318,13 +346,24 @@ impl GpuState {
         let stream = cu(Stream::create(), routine)?;
         let (base, stride, mapped) = (heap.my_base(), heap.stride, heap.mapped);
 
+        // PEs not reached by loads and stores: IBGDA where its self-test passes, else the proxy
+        // (PEs on other hosts only). Collective.
+        let no_p2p: Vec<bool> = (0..npes).map(|p| p != me && local[p] && flag_setting("DISABLE_P2P")).collect();
+        let remote: Vec<bool> = (0..npes).map(|p| no_p2p[p] || !local[p]).collect();
+        let (ibgda, ibgda_why_not) = if remote.iter().any(|r| *r) {
+            let setup =
+                crate::ibgda::gpu::Setup { me, npes, ctx: ctx.ctx, boot, sms, heap_bases: (0..npes).map(|p| heap.base_of(p)).collect(), stride, mapped, remote: remote.clone() };
+            match crate::ibgda::nic::Ibgda::choose(&setup)? {
+                crate::ibgda::nic::Route::Ibgda(i) => (Some(i), None),
+                crate::ibgda::nic::Route::Proxy(why) => (None, Some(why)),
+            }
+        } else {
+            (None, None)
+        };
+        let route_bytes = plan_routes(me, &local, &no_p2p, ibgda_why_not.as_deref())?;
+
         // Zero the runtime area and write the peer table (0: reached through IBGDA or the proxy,
         // not P2P) and the route bytes.
-        let ibgda_peers: Vec<bool> = (0..npes).map(|p| p != me && local[p] && flag_setting("DISABLE_P2P")).collect();
-        let remote: Vec<bool> = (0..npes).map(|p| ibgda_peers[p] || !local[p]).collect();
-        let route_bytes: Vec<u8> = (0..npes)
-            .map(|p| if !local[p] { RSHMEM_ROUTE_PROXY } else if ibgda_peers[p] { RSHMEM_ROUTE_IBGDA } else { RSHMEM_ROUTE_P2P })
-            .collect();
         let route_mem = if remote.iter().any(|r| *r) { Some(cu(DeviceMem::alloc(npes, stream.0), routine)?) } else { None };
         let peers: Vec<u64> = (0..npes).map(|p| if remote[p] { 0 } else { heap.base_of(p) }).collect();
         // SAFETY: the runtime area lies in the chunk just mapped; `peers` outlives the copy,
@@ -343,17 +382,12 @@ impl GpuState {
         if flag_setting("DEVICE_CHECKS") {
             flags |= RSHMEM_DEVICE_FLAG_CHECKS;
         }
-        let ibgda = if ibgda_peers.iter().any(|r| *r) {
+        if ibgda.is_some() {
             flags = (flags & !RSHMEM_DEVICE_FLAG_ALL_P2P) | crate::abi::RSHMEM_DEVICE_FLAG_IBGDA;
-            let setup =
-                crate::ibgda::gpu::Setup { me, npes, ctx: ctx.ctx, boot, sms, heap_bases: (0..npes).map(|p| heap.base_of(p)).collect(), stride, mapped, remote: ibgda_peers };
-            Some(crate::ibgda::nic::Ibgda::create(&setup)?)
-        } else {
-            None
-        };
-        // PEs on other hosts: a command channel to this PE's proxy thread (started by
-        // `start_proxy` once the job's state exists).
-        let proxy_channel = if local.iter().all(|l| *l) {
+        }
+        // PEs on other hosts without IBGDA: a command channel to this PE's proxy thread
+        // (started by gpu/proxy.rs once the job's state exists).
+        let proxy_channel = if !route_bytes.contains(&RSHMEM_ROUTE_PROXY) {
             None
         } else {
             flags = (flags & !RSHMEM_DEVICE_FLAG_ALL_P2P) | RSHMEM_DEVICE_FLAG_PROXY;
@@ -403,6 +437,8 @@ impl GpuState {
         Ok(GpuState {
             proxy: Mutex::new(None),
             proxy_channel,
+            on_other_host: route_bytes.iter().map(|r| *r == RSHMEM_ROUTE_PROXY).collect(),
+            mailboxes: std::sync::OnceLock::new(),
             _route_mem: route_mem,
             device,
             ordinal,
@@ -499,6 +535,15 @@ impl GpuState {
     /// The library's kernels, loading them into the context on first use.
     fn kernels(&self, routine: &'static str) -> Result<&Kernels> {
         self.loaded(&self.kernels, routine, || cu(Kernels::load(), routine))
+    }
+
+    /// Copies `len` bytes between any two unified addresses on the library's stream, complete
+    /// on return (after everything queued on the stream before it).
+    fn copy_now(&self, dst: u64, src: u64, len: usize, routine: &'static str) -> Result<()> {
+        cu(self.ctx.make_current(), routine)?;
+        // SAFETY: the callers pass `len` bytes valid at both addresses until this returns.
+        cu(unsafe { cuda::memcpy_async(dst, src, len, self.stream.0) }, routine)?;
+        self.sync(routine)
     }
 
     /// Blocks until the library's own stream is idle (host RMA is complete).
@@ -785,6 +830,36 @@ impl State {
         Ok(self.gpu_translate(addr, 1, pe, routine).map(|a| a as *mut u8).unwrap_or(std::ptr::null_mut()))
     }
 
+    /// PE `pe` on another host: the GPU heap offset of `addr..addr+len` there and the mailboxes
+    /// that reach it (host-side operations to such a PE go through its proxy, blocking). None
+    /// for a PE whose heap is mapped here.
+    pub(super) fn gpu_proxied(&self, addr: *const u8, len: usize, pe: i32, routine: &'static str) -> Result<Option<(usize, &crate::proxy::gpu::Mailboxes)>> {
+        let at = self.gpu_translate(addr, len, pe, routine)?;
+        let g = self.gpu(routine)?;
+        let pe = pe as usize; // range-checked by gpu_translate
+        if !g.on_other_host[pe] {
+            return Ok(None);
+        }
+        let boxes = g.mailboxes.get().ok_or_else(|| Error::new(ErrorKind::Internal, routine, format!("PE {pe} is on another host but this PE's proxy is not running")))?;
+        Ok(Some(((at - g.base_of(pe)) as usize, boxes)))
+    }
+
+    /// Put to a PE on another host: the source (host or device memory) through a host buffer.
+    fn gpu_put_proxied(&self, off: usize, boxes: &crate::proxy::gpu::Mailboxes, src: *const u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
+        let g = self.gpu(routine)?;
+        let mut bounce = vec![0u8; bytes];
+        g.copy_now(bounce.as_mut_ptr() as u64, src as u64, bytes, routine)?;
+        boxes.put(pe as usize, crate::transport::Segment::Heap, off, &bounce, routine)
+    }
+
+    /// Get from a PE on another host into `dest` (host or device memory).
+    fn gpu_get_proxied(&self, off: usize, boxes: &crate::proxy::gpu::Mailboxes, dest: *mut u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
+        let g = self.gpu(routine)?;
+        let mut bounce = vec![0u8; bytes];
+        boxes.get(pe as usize, crate::transport::Segment::Heap, off, &mut bounce, routine)?;
+        g.copy_now(dest as u64, bounce.as_ptr() as u64, bytes, routine)
+    }
+
     /// Blocking host put: `bytes` from `src` (host or device memory) to `dest` on PE `pe`.
     pub fn gpu_put(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
         self.gpu_put_nbi(dest, src, bytes, pe, routine)?;
@@ -806,6 +881,9 @@ impl State {
         if bytes == 0 {
             return Ok(());
         }
+        if let Some((off, boxes)) = self.gpu_proxied(dest, bytes, pe, routine)? {
+            return self.gpu_put_proxied(off, boxes, src, bytes, pe, routine);
+        }
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
         // SAFETY: `remote` is inside PE `pe`'s mapped heap (translated and bounds-checked); the
@@ -820,6 +898,9 @@ impl State {
         if bytes == 0 {
             return Ok(());
         }
+        if let Some((off, boxes)) = self.gpu_proxied(src, bytes, pe, routine)? {
+            return self.gpu_get_proxied(off, boxes, dest, bytes, pe, routine);
+        }
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
         // SAFETY: as for gpu_put_nbi, with the caller's destination buffer kept until completion.
@@ -832,6 +913,11 @@ impl State {
         if bytes == 0 {
             return Ok(());
         }
+        if let Some((off, boxes)) = self.gpu_proxied(dest, bytes, pe, routine)? {
+            // Another host: in stream order by waiting for the stream, then blocking.
+            cu(cuda::stream_synchronize(stream), routine)?;
+            return self.gpu_put_proxied(off, boxes, src, bytes, pe, routine);
+        }
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
         // SAFETY: `remote` is inside PE `pe`'s mapped heap; on-stream routines leave the source
@@ -843,6 +929,10 @@ impl State {
         let remote = self.gpu_translate(src, bytes, pe, routine)?;
         if bytes == 0 {
             return Ok(());
+        }
+        if let Some((off, boxes)) = self.gpu_proxied(src, bytes, pe, routine)? {
+            cu(cuda::stream_synchronize(stream), routine)?;
+            return self.gpu_get_proxied(off, boxes, dest, bytes, pe, routine);
         }
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
@@ -878,6 +968,10 @@ impl State {
         if remote % size as u64 != 0 {
             return Err(Error::invalid(routine, format!("address {dest:p} is not aligned to its {size}-byte type")));
         }
+        if let Some((off, boxes)) = self.gpu_proxied(dest, size, pe, routine)? {
+            // The target's proxy runs the same atomic kernel on its GPU.
+            return boxes.atomic(pe as usize, off, op, size, a, b, routine);
+        }
         self.gpu_amo_at(remote, a, b, op, size, routine)
     }
 
@@ -906,6 +1000,15 @@ impl State {
         let remote = self.gpu_translate(sig.cast(), 8, pe, routine)?;
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
+        if let Some((off, boxes)) = self.gpu_proxied(sig.cast(), 8, pe, routine)? {
+            let op = match op {
+                SIGNAL_SET => AmoOp::Set,
+                SIGNAL_ADD => AmoOp::Add,
+                other => return Err(bad_signal_op(other, routine)),
+            };
+            cu(cuda::stream_synchronize(stream), routine)?;
+            return boxes.atomic(pe as usize, off, op, 8, value, 0, routine).map(|_| ());
+        }
         match op {
             // SAFETY (both): `remote` is an 8-byte word inside PE `pe`'s mapped heap.
             SIGNAL_SET => cu(unsafe { cuda::stream_write_u64(stream, remote, value) }, routine),
@@ -937,6 +1040,23 @@ pub fn bad_signal_op(op: i32, routine: &'static str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The choice between IBGDA and the proxy (Ibgda::choose's outcome) becomes the route bytes.
+    #[test]
+    fn routes_follow_the_ibgda_choice() {
+        let (p2p, ib, px) = (RSHMEM_ROUTE_P2P, RSHMEM_ROUTE_IBGDA, RSHMEM_ROUTE_PROXY);
+        let local = [true, true, false, false];
+        let none = [false; 4];
+        // auto without a usable NIC: PEs on other hosts through the proxy.
+        assert_eq!(plan_routes(0, &local, &none, Some("PE 0: the NIC set-up failed: no RDMA device")).unwrap(), vec![p2p, p2p, px, px]);
+        // A passed self-test: IBGDA to them.
+        assert_eq!(plan_routes(0, &local, &none, None).unwrap(), vec![p2p, p2p, ib, ib]);
+        // NVSHMEM_DISABLE_P2P on one host: IBGDA, or a named error when it is not usable.
+        let no_p2p = [false, true, false, false];
+        assert_eq!(plan_routes(0, &[true; 4], &no_p2p, None).unwrap(), vec![p2p, ib, p2p, p2p]);
+        let e = plan_routes(0, &local, &no_p2p, Some("no RDMA device")).unwrap_err().to_string();
+        assert!(e.contains("PE 0 reaches PE 1 on its own host only through the network") && e.contains("IBGDA is not usable (no RDMA device)"), "{e}");
+    }
 
     /// The runtime area's arrays, in order, never overlap, stay inside the reserved bytes, and
     /// every team's small-collective state lies inside its own arrays.

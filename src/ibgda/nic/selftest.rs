@@ -134,7 +134,7 @@ pub enum RemotePath {
 }
 
 /// The decision from the settings and the job's self-test outcome (`Err`: the first failure,
-/// in words). A failure falls back to the proxy transport (logged at WARN) when
+/// in words). A failure falls back to the proxy transport (logged at INFO) when
 /// `RSHMEM_IBGDA_NIC` was left to `auto`; it is an error when `hw` (or `model`) was asked for.
 pub fn choose_remote_path(config: &IbgdaConfig, self_test: &std::result::Result<(), String>) -> Result<RemotePath> {
     let why = match self_test {
@@ -143,7 +143,7 @@ pub fn choose_remote_path(config: &IbgdaConfig, self_test: &std::result::Result<
     };
     match (config.nic, config.nic_explicit) {
         (NicKind::Hardware, false) => {
-            crate::runtime::log::warn(&format!(
+            crate::runtime::log::info(&format!(
                 "IBGDA is not used: {why}. Device operations to PEs on other hosts go through the proxy transport instead \
                  (fix the cause to get IBGDA; RSHMEM_IBGDA_NIC=hw makes this an error)"
             ));

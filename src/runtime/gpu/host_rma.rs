@@ -63,6 +63,20 @@ impl State {
             return Err(Error::invalid(routine, format!("the {which} buffer is NULL")));
         }
         let remote = (remote_lo as isize + (sym as isize - lo as isize)) as u64;
+        if self.gpu_proxied(lo, len, pe, routine)?.is_some() {
+            // Another host: element by element through the proxy, in stream order.
+            if let Some(s) = stream {
+                cu(cuda::stream_synchronize(s), routine)?;
+            }
+            for i in 0..nelems as isize {
+                let at = |base: *const u8, stride: isize| base.wrapping_offset(i * stride * size as isize);
+                match dir {
+                    Direction::Put => self.gpu_put(at(sym, dst) as *mut u8, at(local, sst), size, pe, routine)?,
+                    Direction::Get => self.gpu_get(at(local, dst) as *mut u8, at(sym, sst), size, pe, routine)?,
+                }
+            }
+            return Ok(());
+        }
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
         let s = stream.unwrap_or(g.stream.0);
@@ -95,6 +109,10 @@ impl State {
         if remote % size as u64 != 0 {
             return Err(Error::invalid(routine, format!("address {dest:p} is not aligned to its {size}-byte type")));
         }
+        if self.gpu_proxied(dest, size, pe, routine)?.is_some() {
+            cu(cuda::stream_synchronize(stream), routine)?;
+            return self.gpu_put(dest, (&value as *const u64).cast(), size, pe, routine);
+        }
         let g = self.gpu(routine)?;
         let k = g.kernels(routine)?;
         cu(g.ctx.make_current(), routine)?;
@@ -109,6 +127,11 @@ impl State {
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
         let mut v = 0u64;
+        if self.gpu_proxied(src, size, pe, routine)?.is_some() {
+            cu(cuda::stream_synchronize(stream), routine)?;
+            self.gpu_get((&mut v as *mut u64).cast(), src, size, pe, routine)?;
+            return Ok(v);
+        }
         // SAFETY: `remote` is `size` (at most 8) bytes inside PE `pe`'s mapped heap; `v` lives
         // until the stream is synchronized just below.
         cu(unsafe { cuda::memcpy_async((&mut v as *mut u64) as u64, remote, size, stream) }, routine)?;

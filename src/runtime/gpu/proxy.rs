@@ -38,6 +38,7 @@ pub fn start(st: &'static State) -> Result<()> {
     let target = OwnGpu { copies: GpuLocal::new(g.device)? };
     let boxes = Arc::new(Mailboxes::new(Arc::new(JobNetwork), MailboxLayout::at(at, npes, data), st.me, st.heap.my_base(), remote, Box::new(target), stall));
     let memory = Arc::new(GpuLocal::new(g.device)?);
+    let _ = g.mailboxes.set(boxes.clone());
     let proxy = Proxy::start_serving(channel.clone(), boxes.clone(), memory, Some(boxes), ProxyConfig::new(npes));
     *g.proxy.lock().unwrap_or_else(|e| e.into_inner()) = Some(proxy);
     crate::runtime::log::info(&format!("proxy thread started: PEs on other hosts through mailboxes of {data} bytes over the job's network"));
