@@ -4,8 +4,8 @@
 # netns-agent.sh). The head launcher runs in host 1. Checks: 2 and 3 hosts start and finalize
 # with the right ranks on the right hosts; a killed PE, a global exit (also one while the others
 # wait in a barrier spanning the hosts), a killed head, a killed
-# per-host launcher, a wrong interface, a host that does not exist and a head the hosts cannot
-# reach each end the job with a message naming the host and the fix; nothing is left running
+# per-host launcher, a wrong interface, a host that does not exist, a program missing on one
+# host and a head the hosts cannot reach each end the job with a message naming the host and the fix; nothing is left running
 # in any host; the job secret is on no command line.
 source "$(dirname "$0")/../programs/common.sh"
 source "$(dirname "$0")/../multihost/hosts.sh"
@@ -117,6 +117,24 @@ grep -q "could not start the PEs of host rmh-h9 (PE 1): .* exited with status" <
     && pass "unknown host: named, with the agent's status" || fail "unknown host: not named"
 [ $((SECONDS - start)) -le 10 ] && pass "unknown host: failed within 10 s" || fail "unknown host: took $((SECONDS - start))s"
 no_leftovers "unknown host"
+
+# --- the program is missing on one host (hosts share this file system: an agent that hides
+# its directory on host 2): the head names the host and the path and ends the job at once
+mkdir -p "$WORK/only-some" && cp "$WORK/hosts_check" "$WORK/only-some/"
+cat >"$WORK/hiding-agent.sh" <<EOF
+#!/bin/bash
+[ "\$1" = rmh-h2 ] && exec unshare -m sh -c 'mount -t tmpfs none "\$0" && exec "\$@"' "$WORK/only-some" "$AGENT" "\$@"
+exec "$AGENT" "\$@"
+EOF
+chmod +x "$WORK/hiding-agent.sh"
+start=$SECONDS
+out=$(on_host 1 timeout 90 env RSHMEM_LAUNCH_AGENT="$WORK/hiding-agent.sh" "$RUN" --hosts rmh-h1:2,rmh-h2:2,rmh-h3:1 "$WORK/only-some/hosts_check" report "$WORK" 2>&1); rc=$?
+echo "--- program missing on one host: exit $rc after $((SECONDS - start))s"; echo "$out"
+grep -q "cannot start PE 2 on host rmh-h2: $WORK/only-some/hosts_check: No such file or directory (os error 2); the program must exist at that path on every host" <<<"$out" \
+    && [ $rc -eq 127 ] && pass "missing program: the head names the host and the path (exit 127)" || fail "missing program: exit $rc, host or path not named"
+grep -q "never reached\|lost the per-host launcher" <<<"$out" && fail "missing program: a false 'never reached' or 'lost' message"
+[ $((SECONDS - start)) -le 10 ] && pass "missing program: over within 10 s" || fail "missing program: took $((SECONDS - start))s"
+no_leftovers "missing program"
 
 # --- the head listens where the hosts cannot reach it (loopback): named, within the timeout
 start=$SECONDS

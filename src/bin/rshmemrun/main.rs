@@ -297,7 +297,16 @@ fn bind_child(cmd: &mut Command, cpus: &[usize]) {
 }
 
 /// Starts the PEs `ranks` of `program`; on failure stops those started and exits.
-fn start_pes(program: &[String], ranks: std::ops::Range<usize>, env: &PeEnv) -> Job {
+/// A PE that could not be started: its rank, why (naming the program), and the launcher's
+/// exit status for it (127: not found, 126: found but not runnable).
+struct StartFailure {
+    rank: usize,
+    why: String,
+    status: i32,
+}
+
+/// Starts the PEs of `ranks`; on a failure, stops those already started and says which.
+fn start_pes(program: &[String], ranks: std::ops::Range<usize>, env: &PeEnv) -> Result<Job, StartFailure> {
     let launcher_pid = process::getpid();
     let mut job = Job { first: ranks.start, children: Vec::with_capacity(ranks.len()), alive: Vec::new() };
     let host = bind::read_host();
@@ -326,13 +335,13 @@ fn start_pes(program: &[String], ranks: std::ops::Range<usize>, env: &PeEnv) -> 
                 job.alive.push(true);
             }
             Err(e) => {
-                eprintln!("rshmemrun: cannot start PE {rank} ({}) on host {}: {e}", program[0], rshmem::bootstrap::hostname());
                 job.stop_all();
-                std::process::exit(if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 });
+                let status = if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
+                return Err(StartFailure { rank, why: format!("{}: {e}", program[0]), status });
             }
         }
     }
-    job
+    Ok(job)
 }
 
 /// The control pipe: PEs write "exit <pe> <status>" lines (shmem_global_exit). Returns the
@@ -422,7 +431,10 @@ fn main() {
     process::set_signal_handler(&FORWARDED, on_signal);
 
     let env = PeEnv { npes, star: &address, secret_hex: &auth::to_hex(&secret), control_fd: control_write.as_raw_fd(), extra: &[], bind: args.bind, report_bindings: args.report_bindings };
-    let mut job = start_pes(&args.program, 0..npes, &env);
+    let mut job = start_pes(&args.program, 0..npes, &env).unwrap_or_else(|f| {
+        eprintln!("rshmemrun: cannot start PE {} on host {}: {}", f.rank, rshmem::bootstrap::hostname(), f.why);
+        std::process::exit(f.status)
+    });
     drop(control_write);
 
     let mut control = std::fs::File::from(control_read);

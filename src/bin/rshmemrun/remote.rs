@@ -11,6 +11,8 @@
 //! per-host -> head   hello FIRST END        its ranks
 //!                    ended RANK PID STATUS  a PE ended (raw wait status)
 //!                    exit PE CODE           a PE called shmem_global_exit(CODE)
+//!                    nostart RANK STATUS WHY  PE RANK could not be started (WHY names the
+//!                                           program and the error); the launcher leaves
 //! head -> per-host   signal N               forward signal N to the PEs
 //!                    stop                   stop the PEs (TERM, then KILL) and leave
 //! ```
@@ -258,8 +260,10 @@ fn watch(
         }
         for i in 0..remotes.len() {
             if let Some(status) = poll_remote(remotes, i, control_addr, timeout, started, agent) {
-                // The cause may be a host that never answered (the PEs time out first).
-                for r in remotes.iter().filter(|r| !r.reached && r.running > 0 && r.exited.is_none()) {
+                // The cause may be a host that never answered: the PEs waiting for it time
+                // out after `timeout`. A job that failed sooner has hosts still on their way.
+                let waited = started.elapsed() >= timeout / 2;
+                for r in remotes.iter().filter(|r| waited && !r.reached && r.running > 0 && r.exited.is_none()) {
                     eprintln!(
                         "rshmemrun: the per-host launcher of {} never reached this one at {control_addr}; check that the host can reach that address (RSHMEM_BOOTSTRAP_IFNAME chooses the interface)",
                         r.what()
@@ -350,6 +354,15 @@ fn handle_lines(remotes: &mut [Remote], i: usize, lines: Vec<String>) -> Option<
                     return Some(code);
                 }
             }
+            ["nostart", rank, status, ..] => {
+                let why = line.splitn(4, ' ').nth(3).unwrap_or("").to_string();
+                remotes[i].running = 0;
+                eprintln!(
+                    "rshmemrun: cannot start PE {rank} on host {}: {why}; the program must exist at that path on every host; stopping all PEs on every host",
+                    remotes[i].host
+                );
+                return Some(status.parse().unwrap_or(127));
+            }
             ["exit", pe, code] => {
                 let code = code.parse().unwrap_or(1);
                 eprintln!(
@@ -362,6 +375,15 @@ fn handle_lines(remotes: &mut [Remote], i: usize, lines: Vec<String>) -> Option<
         }
     }
     None
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary), so a control line stays short.
+fn clip(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 fn exit_words(st: std::process::ExitStatus) -> String {
@@ -446,7 +468,14 @@ pub fn per_host(program: &[String], bind: Option<super::bind::BindTo>, report_bi
     let (control_read, control_write) = super::control_pipe();
     process::set_signal_handler(&FORWARDED, super::on_signal);
     let env = PeEnv { npes: a.npes, star: &a.star, secret_hex: &a.secret_hex, control_fd: std::os::fd::AsRawFd::as_raw_fd(&control_write), extra: &a.env, bind, report_bindings };
-    let mut job = start_pes(program, a.ranks.clone(), &env);
+    let mut job = start_pes(program, a.ranks.clone(), &env).unwrap_or_else(|f| {
+        // The head names this host and the program to the user, and ends the job on every
+        // host at once; without the connection, say it here.
+        if !send_line(&mut conn, &format!("nostart {} {} {}", f.rank, f.status, clip(&f.why, MAX_LINE - 40))) {
+            eprintln!("rshmemrun (host {here}): cannot start PE {}: {}", f.rank, f.why);
+        }
+        std::process::exit(f.status)
+    });
     drop(control_write);
     let mut control = std::fs::File::from(control_read);
     let (mut pending_pipe, mut pending_head) = (String::new(), Vec::new());
