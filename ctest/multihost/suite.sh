@@ -13,6 +13,8 @@
 #       "not wired to the network transport yet", never pass silently, hang or crash; once it
 #       passes, the listing fails the test until it is removed. A listing whose reason starts
 #       with "DEFECT:" is a defect found here and not fixed yet: its outcome is printed only.
+#       A run still going 20 s before its limit (90 s, MULTIHOST_LIMIT) prints where every
+#       process of the hosts is (threads, wait channels, and with gdb the PEs' stacks).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 netns=$here/../../scripts/netns-hosts.sh
@@ -37,13 +39,44 @@ for k in $(seq 1 "$hosts"); do
     n=$((np / hosts + (k <= np % hosts)))
     [ "$n" -gt 0 ] && spec="$spec${spec:+,}$RSHMEM_NETNS_PREFIX-h$k:$n"
 done
-limit=90
+limit=${MULTIHOST_LIMIT:-90}  # (a shorter one to try the hang report)
 [ -n "$expect" ] && limit=30
+# where_all: every process in the hosts with each thread's state and kernel wait channel, then
+# (with gdb, all at once) the stacks of the PEs: printed when a job nears the limit, so a rare
+# hang is diagnosed from the log alone.
+where_all() {
+    local k p t pes=()
+    for k in $(seq 1 "$hosts"); do
+        for p in $(ip netns pids "$RSHMEM_NETNS_PREFIX-h$k" 2>/dev/null); do
+            echo "host $k pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-160)"
+            for t in /proc/"$p"/task/*; do
+                echo "  thread ${t##*/} $(cut -d' ' -f3 "$t/stat" 2>/dev/null) $(cat "$t/comm" 2>/dev/null) in $(cat "$t/wchan" 2>/dev/null)"
+            done
+            grep -q librshmem "/proc/$p/maps" 2>/dev/null && pes+=("$p")
+        done
+    done
+    command -v gdb >/dev/null || { echo "(no gdb here: no stacks)"; return; }
+    for p in "${pes[@]}"; do
+        timeout 15 gdb -p "$p" -batch -nx -ex "thread apply all bt 16" >"$diag.$p" 2>/dev/null &
+    done
+    wait
+    for p in "${pes[@]}"; do echo "stacks of pid $p:"; grep -E "^(Thread|#)" "$diag.$p"; rm -f "$diag.$p"; done
+}
+diag=$(mktemp)
 start=$SECONDS
+# (Its output goes only to the file: a stray sleep holding CTest's pipe would delay the test.)
+(
+    exec >/dev/null 2>&1
+    for _ in $(seq $((limit - 20))); do sleep 1; done
+    { echo "=== still running after $((limit - 20)) s: where every process is"; where_all; } >"$diag"
+) &
+watcher=$!
 out=$("$netns" exec 1 env -u RSHMEM_NETNS_PREFIX RSHMEM_LAUNCH_AGENT="$here/netns-agent.sh" \
     timeout "$limit" "$run" --hosts "$spec" "$prog" 2>&1); rc=$?
+kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null
 echo "--- $name, $np PEs on hosts $spec: exit $rc after $((SECONDS - start)) s"
 echo "$out"
+cat "$diag"; rm -f "$diag"
 
 layout=${name}_np${np}_${hosts}hosts
 reason=$(awk -v n="$name" -v l="$layout" '!/^#/ && ($1 == n || $1 == l) { $1 = ""; sub(/^ +/, ""); print; exit }' "$here/pending.txt")
