@@ -23,6 +23,7 @@ want oshrun openmpi-bin
 want strace strace
 want fi_info libfabric-bin          # libfabric1 (the fabric layer loads it) + fi_info for diagnosis
 want ip iproute2                    # namespaced test hosts (scripts/netns-hosts.sh)
+want gdb gdb                        # PE stacks when a multi-host run nears its limit (ctest/multihost/suite.sh)
 want groff groff-base              # man page check (ctest/scripts/man_pages.sh)
 { [ -e /usr/include/pmix.h ] || ls /usr/lib/*/pmix2/include/pmix.h >/dev/null 2>&1; } || need_pkgs+=(libpmix-dev)
 [ -e /usr/include/infiniband/mlx5dv.h ] || need_pkgs+=(libibverbs-dev)   # IBGDA layout tests (tests/ibgda_layout.rs)
