@@ -171,7 +171,7 @@ pub fn connect(cfg: &Config) -> Result<Box<dyn Bootstrap>> {
     if want == "mpi" {
         let (rank, size, id) = crate::runtime::gpu::mpi::uniqueid_over_world("shmem_init")
             .map_err(|e| Error::bootstrap(format!("bootstrap MPI (NVSHMEM_BOOTSTRAP=MPI): {}", e.message)))?;
-        return Ok(Box::new(uid::UidStar::join(&id, rank, size, timeout, "shmem_init")?));
+        return uid::UidStar::join(&id, rank, size, timeout, "shmem_init");
     }
     if want == "uid" {
         return Err(Error::bootstrap(

@@ -115,6 +115,15 @@ impl StarServer {
         Ok(addr)
     }
 
+    /// Also serves on `listener`, bound beforehand (the unique id's reserved port).
+    pub fn listen_on(&mut self, listener: std::net::TcpListener) -> Result<String> {
+        let addr = listener.local_addr().and_then(|a| listener.set_nonblocking(true).map(|_| a)).map_err(|e| io_err("listening on TCP", e))?;
+        let addr = super::net::tcp_address(&addr);
+        self.listeners.push(Listener::Tcp(listener));
+        self.tcp_address = Some(addr.clone());
+        Ok(addr)
+    }
+
     pub fn address(&self) -> &str {
         &self.address
     }

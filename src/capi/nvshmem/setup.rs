@@ -73,7 +73,7 @@ fn init_attr_as(routine: &'static str, requested: i32, flags: c_uint, attr: *mut
         // SAFETY: the id pointer was set by nvshmemx_set_attr_uniqueid_args to a live id.
         let id = unsafe { (*args.id).internal };
         let boot = UidStar::join(&id, args.myrank as usize, args.nranks as usize, bootstrap_timeout(), routine)?;
-        return init_gpu(routine, requested, Some(Box::new(boot)));
+        return init_gpu(routine, requested, Some(boot));
     }
     if flags & RSHMEM_INIT_WITH_MPI_COMM != 0 {
         if attr.is_null() {
@@ -86,7 +86,7 @@ fn init_attr_as(routine: &'static str, requested: i32, flags: c_uint, attr: *mut
         let comm = unsafe { (*attr).mpi_comm };
         let (rank, nranks, id) = crate::runtime::gpu::mpi::uniqueid_over(comm, routine)?;
         let boot = UidStar::join(&id, rank, nranks, bootstrap_timeout(), routine)?;
-        return init_gpu(routine, requested, Some(Box::new(boot)));
+        return init_gpu(routine, requested, Some(boot));
     }
     if flags & RSHMEM_INIT_WITH_SHMEM != 0 {
         // The launcher's bootstrap is the one an OpenSHMEM program would use.
