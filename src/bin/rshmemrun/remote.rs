@@ -18,7 +18,9 @@
 //! ```
 //!
 //! A dropped connection ends the job on both sides: a per-host launcher that loses the head
-//! stops its PEs; the head that loses a per-host launcher stops every other host.
+//! stops its PEs; the head that loses a per-host launcher stops every other host. A per-host
+//! launcher that finds nothing listening at the head's address gives up after REFUSED_GRACE
+//! (the head has ended the job) and exits NO_HEAD, which the head reports as "never reached".
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -39,6 +41,12 @@ use super::{describe, read_control, start_pes, PeEnv, FORWARDED, PENDING_SIGNALS
 const MAX_LINE: usize = 512;
 /// How long stopped hosts get to report and leave before their agents are killed.
 const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How long a per-host launcher retries a head that refuses the connection. The head listens
+/// before it starts any agent, so a refusal means it has ended the job (or the address is not
+/// the head's from this host): waiting for the whole bootstrap timeout would only linger.
+const REFUSED_GRACE: Duration = Duration::from_secs(2);
+/// The exit status of a per-host launcher that never reached the head (the head says so).
+const NO_HEAD: i32 = 3;
 
 fn fail(msg: &str) -> ! {
     eprintln!("rshmemrun: {msg}");
@@ -291,13 +299,20 @@ fn poll_remote(remotes: &mut [Remote], i: usize, control_addr: &str, timeout: Du
         if r.running == 0 {
             return None;
         }
-        if let Some(st) = r.exited {
+        if let Some(st) = r.exited.filter(|st| st.code() != Some(NO_HEAD)) {
             eprintln!(
                 "rshmemrun: could not start the PEs of {}: `{agent} {}` {} before rshmemrun ran there; check that `{agent} {} true` works and that rshmemrun is at the same path there",
                 r.what(),
                 r.host,
                 exit_words(st),
                 r.host
+            );
+            return Some(1);
+        }
+        if r.exited.is_some() {
+            eprintln!(
+                "rshmemrun: the per-host launcher of {} never reached this one at {control_addr}; check that the host can reach that address (RSHMEM_BOOTSTRAP_IFNAME chooses the interface)",
+                r.what()
             );
             return Some(1);
         }
@@ -437,17 +452,26 @@ pub fn per_host(program: &[String], bind: Option<super::bind::BindTo>, report_bi
         eprintln!("rshmemrun (host {here}): {msg}");
         std::process::exit(1)
     };
+    let no_head = |msg: String| -> ! {
+        eprintln!("rshmemrun (host {here}): {msg}");
+        std::process::exit(NO_HEAD)
+    };
     let a = read_assignment().unwrap_or_else(|e| fail_here(e));
     let secret = auth::from_hex(&a.secret_hex).unwrap_or_else(|| fail_here("the start-up record carries no valid job secret".into()));
     if std::env::set_current_dir(&a.cwd).is_err() {
         eprintln!("rshmemrun (host {here}): the working directory {} does not exist here; the PEs start in {}", a.cwd, std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default());
     }
     let deadline = Instant::now() + Duration::from_secs_f64(timeout_s);
+    let mut refused_since = None;
     let mut conn = loop {
         match Link::connect(&a.control, Duration::from_secs(2)) {
             Ok(Link::Tcp(s)) => break s,
             Ok(Link::Unix(_)) => fail_here(format!("the head launcher's address {} is not TCP", a.control)),
-            Err(e) if Instant::now() > deadline => fail_here(format!(
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused && refused_since.get_or_insert_with(Instant::now).elapsed() > REFUSED_GRACE => no_head(format!(
+                "nothing listens at {}, the head launcher's address ({e}): it has ended the job, or that address does not reach the head from this host (the head chose it with RSHMEM_BOOTSTRAP_IFNAME); not starting this host's PEs",
+                a.control
+            )),
+            Err(e) if Instant::now() > deadline => no_head(format!(
                 "cannot reach the head launcher at {} within {timeout_s:.0} s: {e}; the head chose that address with RSHMEM_BOOTSTRAP_IFNAME (set it there to an interface this host can reach)",
                 a.control
             )),
