@@ -15,14 +15,17 @@ pins=(
   nvidia-nvvm==13.0.88
   nvidia-cuda-cccl==13.0.85
   nvidia-cuda-nvrtc==13.0.88
+  nvidia-nvml-dev==13.0.87
 )
 
 cuda_home() {
   "$prefix/bin/python" -c 'import nvidia.cu13 as m; print(list(m.__path__)[0])' 2>/dev/null
 }
 
+# nvml.h (NVIDIA's perftests include it: scripts/build-nvshmem-programs.sh) came later: an
+# older install gets it added.
 if [ -x "$prefix/bin/python" ] && home="$(cuda_home)" && [ -x "$home/bin/nvcc" ]; then
-  :
+  [ -f "$home/include/nvml.h" ] || "$prefix/bin/pip" install -q --no-cache-dir "${pins[@]}"
 else
   python3 -m venv "$prefix"
   "$prefix/bin/pip" install -q --no-cache-dir "${pins[@]}"
