@@ -20,7 +20,7 @@ pub const SETTINGS: &[Setting] = &[
         name: "SYMMETRIC_SIZE",
         default: "1G",
         aliases: &["SHMEM_SYMMETRIC_HEAP_SIZE", "SMA_SYMMETRIC_SIZE"],
-        help: "bytes per PE the program may allocate on the symmetric heap (suffix K, M, G, T; rounded up to 2 MiB; the runtime's own area comes on top; reserved, backed on first touch)",
+        help: "bytes per PE the program may allocate on the symmetric heap (suffix K, M, G, T; rounded up to 2 MiB; the runtime's own area comes on top; reserved, backed on first touch); GPU mode: the heap grows past it up to MAX_MEMORY_PER_GPU",
     },
     Setting {
         name: "DEBUG",
@@ -241,6 +241,12 @@ pub const SETTINGS: &[Setting] = &[
         help: "GPU mode: address space per PE, beside the heap, for the user allocations nvshmemx_buffer_register_symmetric maps (reserved, not allocated)",
     },
     Setting {
+        name: "MAX_MEMORY_PER_GPU",
+        default: "256G",
+        aliases: &[],
+        help: "GPU mode: as in NVSHMEM, the GPU symmetric heap grows on demand past SYMMETRIC_SIZE up to this many bytes per PE (address space reserved at init, GPU memory taken as allocations need it; large jobs get less, never below SYMMETRIC_SIZE)",
+    },
+    Setting {
         name: "CUMEM_GRANULARITY",
         default: "512M",
         aliases: &[],
@@ -283,7 +289,6 @@ pub const FOREIGN_VARS: &[&str] = &[
     "NVSHMEM_UCX_*",
     "NVSHMEM_NVTX",
     "NVSHMEM_MAX_TEAMS",
-    "NVSHMEM_MAX_MEMORY_PER_GPU",
     "NVSHMEM_MAX_P2P_GPUS",
     "NVSHMEM_ASSERT_ATOMICS_SYNC",
     "NVSHMEM_BYPASS_ACCESSIBILITY_CHECK",

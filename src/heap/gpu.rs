@@ -105,7 +105,7 @@ impl GpuHeap {
             return Err(Error::new(
                 crate::error::ErrorKind::OutOfMemory,
                 routine,
-                format!("the GPU symmetric heap would need {want} bytes per PE but NVSHMEM_SYMMETRIC_SIZE allows {}; set NVSHMEM_SYMMETRIC_SIZE higher", self.stride),
+                format!("the GPU symmetric heap would need {want} bytes per PE but its address space holds {}; set NVSHMEM_MAX_MEMORY_PER_GPU (or NVSHMEM_SYMMETRIC_SIZE) higher", self.stride),
             ));
         }
         let bytes = round_up(want - self.mapped, self.granularity).min(self.stride - self.mapped);

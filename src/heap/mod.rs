@@ -26,6 +26,22 @@ pub fn heap_bytes(reserved: usize, user: usize) -> Option<usize> {
     user.max(1).checked_next_multiple_of(SIZE_STEP)?.checked_add(reserved)
 }
 
+/// Address space that the GPU heap windows of all PEs may take together in one process (each
+/// process reserves every PE's slot): 32 TiB, a quarter of x86-64's user address space.
+pub const GPU_WINDOW_BUDGET: usize = 32 << 40;
+
+/// Bytes of user allocations one PE's GPU heap may grow to. NVSHMEM (with CUDA VMM, its
+/// default) grows its heap on demand up to NVSHMEM_MAX_MEMORY_PER_GPU whatever
+/// NVSHMEM_SYMMETRIC_SIZE says, so programs written for it allocate past the nominal size (its
+/// ring-reduce example takes 2 x 512 MiB of the default 1 GiB, then more). rshmem does the same:
+/// the limit is `max_per_gpu`, but never less than `symmetric`, and at most this PE's share of
+/// GPU_WINDOW_BUDGET (large jobs) unless `symmetric` asks for more. Only address space is
+/// reserved; GPU memory is taken as allocations need it.
+pub fn gpu_user_limit(symmetric: usize, max_per_gpu: usize, npes: usize) -> usize {
+    let share = GPU_WINDOW_BUDGET / npes.max(1);
+    symmetric.max(max_per_gpu.min(share))
+}
+
 /// What an allocation that does not fit returns: NULL after a warning, as OpenSHMEM and NVSHMEM
 /// specify, or `err` (fatal) with RSHMEM_ABORT_ON_OOM=1. Every PE runs the same allocator over
 /// the same calls, so all of them get NULL together and the heap is unchanged.
@@ -109,5 +125,61 @@ impl HostHeap {
 
     pub fn mapping_count(&self) -> usize {
         self.maps.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::heap::alloc::Allocator;
+    use crate::heap::gpu::ALLOC_ALIGN;
+
+    const MIB: usize = 1 << 20;
+    const GIB: usize = 1 << 30;
+
+    #[test]
+    fn gpu_limit_is_nvshmem_max_memory_never_below_symmetric_size() {
+        // NVSHMEM's defaults: SYMMETRIC_SIZE 1 GiB, MAX_MEMORY_PER_GPU 256 GiB.
+        assert_eq!(gpu_user_limit(GIB, 256 * GIB, 4), 256 * GIB);
+        // A SYMMETRIC_SIZE above the maximum wins (the user asked for it).
+        assert_eq!(gpu_user_limit(1 << 40, 256 * GIB, 2), 1 << 40);
+        // Large jobs share the address-space budget, but keep their SYMMETRIC_SIZE.
+        assert_eq!(gpu_user_limit(GIB, 256 * GIB, 1024), 32 * GIB);
+        assert_eq!(gpu_user_limit(64 * GIB, 256 * GIB, 4096), 64 * GIB);
+        assert!(gpu_user_limit(GIB, 256 * GIB, 512) * 512 <= GPU_WINDOW_BUDGET);
+        assert_eq!(gpu_user_limit(GIB, 256 * GIB, 0), 256 * GIB);
+    }
+
+    /// NVSHMEM's ring-reduce example under the default sizes: two 512 MiB buffers, then a
+    /// small calloc. With the heap limited to SYMMETRIC_SIZE the calloc found no room; with the
+    /// GPU limit it fits, at the same offsets on every PE (two allocators, same calls).
+    #[test]
+    fn ring_reduce_allocations_fit_the_default_gpu_heap() {
+        let reserved = 64 * 1024;
+        let exact = heap_bytes(reserved, GIB).unwrap();
+        let mut old = Allocator::new(reserved, exact);
+        assert!(old.alloc(512 * MIB, ALLOC_ALIGN).is_some() && old.alloc(512 * MIB, ALLOC_ALIGN).is_some());
+        assert_eq!(old.alloc(256, ALLOC_ALIGN), None, "the nominal size alone is full");
+
+        let end = heap_bytes(reserved, gpu_user_limit(GIB, 256 * GIB, 2)).unwrap();
+        let (mut a, mut b) = (Allocator::new(reserved, end), Allocator::new(reserved, end));
+        let mut offsets = Vec::new();
+        for size in [512 * MIB, 512 * MIB, 256] {
+            let x = a.alloc(size, ALLOC_ALIGN).expect("fits");
+            assert_eq!(Some(x), b.alloc(size, ALLOC_ALIGN));
+            assert_eq!(x % ALLOC_ALIGN, 0);
+            offsets.push(x);
+        }
+        assert_eq!(offsets, vec![reserved, reserved + 512 * MIB, reserved + GIB]);
+        // The third block lies past the nominal heap: backing it is the next growth's job.
+        assert!(offsets[2] + 256 > exact);
+    }
+
+    #[test]
+    fn heap_bytes_rounds_the_user_part_and_adds_the_runtime_area() {
+        assert_eq!(heap_bytes(4096, 8 * 1024), Some(4096 + SIZE_STEP));
+        assert_eq!(heap_bytes(4096, 0), Some(4096 + SIZE_STEP));
+        assert_eq!(heap_bytes(0, 3 * SIZE_STEP), Some(3 * SIZE_STEP));
+        assert_eq!(heap_bytes(1, usize::MAX), None);
     }
 }

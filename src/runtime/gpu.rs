@@ -336,10 +336,11 @@ impl GpuState {
 
         let (free_before, _) = cu(ctx.memory_info(), routine)?;
         let area = Area::new(npes);
-        // NVSHMEM_SYMMETRIC_SIZE is what the program may allocate (rounded up); the runtime
-        // area comes on top. Registered user allocations (gpu/user_buffer.rs) take the address
-        // space after the heap's.
-        let heap_bytes = crate::heap::heap_bytes(area.reserved(), cfg.symmetric_size).ok_or_else(|| Error::invalid(routine, "NVSHMEM_SYMMETRIC_SIZE is too large"))?;
+        // The program may allocate NVSHMEM_SYMMETRIC_SIZE, and as with NVSHMEM more, up to
+        // NVSHMEM_MAX_MEMORY_PER_GPU (heap::gpu_user_limit); the runtime area comes on top.
+        // Registered user allocations (gpu/user_buffer.rs) take the address space after the heap's.
+        let user_limit = crate::heap::gpu_user_limit(cfg.symmetric_size, size_setting("MAX_MEMORY_PER_GPU", routine)?, npes);
+        let heap_bytes = crate::heap::heap_bytes(area.reserved(), user_limit).ok_or_else(|| Error::invalid(routine, "NVSHMEM_SYMMETRIC_SIZE is too large"))?;
         let register_space = size_setting("REGISTER_SYMMETRIC_SPACE", routine)?;
         let heap = GpuHeap::create(boot, device, heap_bytes.saturating_add(register_space), area.reserved(), local.clone())?;
         let heap_end = heap_bytes.div_ceil(heap.granularity) * heap.granularity;
@@ -762,7 +763,7 @@ impl State {
                     crate::heap::out_of_room(Error::new(
                         ErrorKind::OutOfMemory,
                         routine,
-                        format!("cannot allocate {size} bytes: the GPU symmetric heap ({} bytes per PE for the program) has at most {largest} bytes free in one block; set NVSHMEM_SYMMETRIC_SIZE higher", capacity),
+                        format!("cannot allocate {size} bytes: the GPU symmetric heap ({} bytes per PE for the program) has at most {largest} bytes free in one block; set NVSHMEM_MAX_MEMORY_PER_GPU (or NVSHMEM_SYMMETRIC_SIZE) higher", capacity),
                     ))
                 }
             }
