@@ -15,13 +15,14 @@
 
 mod mr;
 mod ops;
+mod pack;
 mod progress;
 mod provider;
 mod stage;
 pub mod sys;
 
 use std::ffi::CString;
-use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -147,6 +148,8 @@ struct Inner {
     drivers: AtomicUsize,
     driven: AtomicU64,
     progress_thread: OnceLock<std::thread::Thread>,
+    /// The progress thread is (about to be) asleep on the wait descriptor for long.
+    progress_asleep: AtomicBool,
 }
 
 // SAFETY: the domain is opened with FI_THREAD_SAFE (checked when the provider is chosen), so
@@ -191,8 +194,9 @@ impl Drop for Inner {
 pub struct Fabric {
     inner: Arc<Inner>,
     progress: Option<progress::Progress>,
-    /// Staging buffers for puts (stage.rs), set up at the first one that needs them.
-    stage: OnceLock<stage::Stage>,
+    /// Staging buffers for puts (stage.rs), set up at the first one that needs them, and
+    /// the open pack of small puts (pack.rs); shared with the progress thread.
+    out: Arc<pack::Outbox>,
 }
 
 impl Fabric {
@@ -218,11 +222,13 @@ impl Fabric {
             drivers: AtomicUsize::new(0),
             driven: AtomicU64::new(0),
             progress_thread: OnceLock::new(),
+            progress_asleep: AtomicBool::new(false),
         };
         open_objects(&mut inner)?;
         let inner = Arc::new(inner);
-        let progress = (!inner.info.auto_progress).then(|| progress::Progress::start(inner.clone()));
-        Ok(Fabric { inner, progress, stage: OnceLock::new() })
+        let out = Arc::new(pack::Outbox::new());
+        let progress = (!inner.info.auto_progress).then(|| progress::Progress::start(inner.clone(), out.clone()));
+        Ok(Fabric { inner, progress, out })
     }
 
     /// What was chosen, for logs and rshmem-info.
@@ -276,6 +282,9 @@ impl Fabric {
 
 impl Drop for Fabric {
     fn drop(&mut self) {
+        if let Err(e) = self.out.send(&self.inner) {
+            crate::runtime::log::warn(&format!("fabric: the last packed puts could not be sent: {e}"));
+        }
         if let Some(p) = self.progress.take() {
             p.stop(&self.inner);
         }

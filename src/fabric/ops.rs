@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::mr::{register, Region, RemoteRegion};
+use super::pack::PACK_MAX;
 use super::stage::{self, Stage, CHUNK, STAGED_MAX};
 use super::{error, sys, Fabric, Inner, Peer};
 use crate::error::{Error, ErrorKind, Result};
@@ -241,7 +242,7 @@ impl Inner {
 
     /// Claims a free chunk of the staging ring, waiting (and driving the provider) until the
     /// write that last used it has completed.
-    fn claim_chunk(&self, routine: &'static str, stage: &Stage) -> Result<usize> {
+    pub(super) fn claim_chunk(&self, routine: &'static str, stage: &Stage) -> Result<usize> {
         let i = stage.next_slot();
         let slot = stage.slot(i);
         if slot.take() {
@@ -277,6 +278,11 @@ impl Inner {
                 }
             }
         }
+    }
+
+    /// Posts one write (counted with the writes), retrying while the provider's queue is full.
+    pub(super) fn post_write(&self, routine: &'static str, what: &str, op: impl FnMut() -> isize) -> Result<()> {
+        self.post(routine, what, Class::Writes, op)
     }
 
     /// Posts one operation of class `c`, retrying while the provider's queue is full.
@@ -350,6 +356,7 @@ impl Fabric {
         if len == 0 {
             return Ok(());
         }
+        self.out.send(&self.inner)?;
         let l = self.local(r, buf, len, local)?;
         let inner = &self.inner;
         let (what, ep, key) = (if matches!(c, Class::Writes) { "fi_write" } else { "fi_read" }, inner.ep, remote.key);
@@ -366,10 +373,19 @@ impl Fabric {
         Ok(())
     }
 
-    /// Writes `src` to the peer; returns when `src` may be reused (small puts are injected).
+    /// Writes `src` to the peer; returns when `src` may be reused (small puts are injected,
+    /// puts of a few KiB packed where a progress thread sends what stays packed: pack.rs).
     pub fn put(&self, peer: Peer, src: &[u8], local: Option<&Region>, dst: &RemoteRegion, off: usize) -> Result<()> {
         let r = "shmem_put";
         let inner = &self.inner;
+        if src.len() > inner.info.inject_size && src.len() <= PACK_MAX && self.progress.is_some() {
+            let addr = Self::target(r, dst, off, src.len())?;
+            if self.out.put(inner, peer, dst.key, addr, src)? {
+                inner.wake_for_pack();
+            }
+            return Ok(());
+        }
+        self.out.send(inner)?;
         if !src.is_empty() && src.len() <= inner.info.inject_size {
             let addr = Self::target(r, dst, off, src.len())?;
             // SAFETY: inject copies `src` before returning.
@@ -390,13 +406,7 @@ impl Fabric {
         let r = "shmem_put";
         let addr = Self::target(r, dst, off, src.len())?;
         let inner = &self.inner;
-        let stage = match self.stage.get() {
-            Some(s) => s,
-            None => {
-                let s = Stage::new(inner)?;
-                self.stage.get_or_init(|| s)
-            }
-        };
+        let stage = self.out.stage(inner)?;
         let completion = sys::FI_COMPLETION | if inner.info.delivery_complete { sys::FI_DELIVERY_COMPLETE } else { sys::FI_TRANSMIT_COMPLETE };
         for (k, piece) in src.chunks(CHUNK).enumerate() {
             let i = inner.claim_chunk(r, stage)?;
@@ -406,7 +416,8 @@ impl Fabric {
             let at = addr + (k * CHUNK) as u64;
             // SAFETY: the chunk stays ours (slot busy) until the write's completion frees it.
             let posted = inner.post(r, "fi_writemsg", Class::Writes, || unsafe {
-                sys::writemsg(inner.ep, chunk.cast_const().cast(), piece.len(), stage.desc(), peer.0, at, dst.key, stage.context(i), completion)
+                let to = [sys::fi_rma_iov { addr: at, len: piece.len(), key: dst.key }];
+                sys::writemsg(inner.ep, chunk.cast_const().cast(), piece.len(), stage.desc(), peer.0, &to, stage.context(i), completion)
             });
             if let Err(e) = posted {
                 stage.slot(i).free();
@@ -452,6 +463,9 @@ impl Fabric {
     pub fn progress(&self, block: Duration) {
         let inner = &self.inner;
         let _driving = inner.driver();
+        if let Err(e) = self.out.send(inner) {
+            inner.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e.message);
+        }
         inner.poll();
         if !block.is_zero() {
             inner.block_until_work(block);
@@ -461,6 +475,7 @@ impl Fabric {
 
     /// Completes every operation this endpoint has posted (OpenSHMEM quiet).
     pub fn quiet(&self) -> Result<()> {
+        self.out.send(&self.inner)?;
         self.inner.settle("shmem_quiet", Class::Writes)?;
         self.inner.settle("shmem_quiet", Class::Reads)
     }
@@ -468,6 +483,7 @@ impl Fabric {
     /// Orders earlier writes to each peer before later ones (OpenSHMEM fence): nothing to do
     /// where the provider delivers writes in order, else a quiet of the writes.
     pub fn fence(&self) -> Result<()> {
+        self.out.send(&self.inner)?;
         if self.inner.info.ordered_writes {
             return Ok(());
         }
@@ -487,6 +503,7 @@ impl Fabric {
             ));
         }
         let addr = Self::target(routine, dst, off, size)?;
+        self.out.send(&self.inner)?;
         Ok(sys::AtomicTarget { peer: peer.0, addr, key: dst.key, datatype: T::DATATYPE, op: op.fi_op() })
     }
 

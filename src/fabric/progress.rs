@@ -9,12 +9,16 @@
 //! the provider's lock for the same completions cost more than either alone, and on a host
 //! with fewer cores than busy threads the second one also steals the first one's core. The
 //! last driver to leave wakes it.
+//!
+//! It also sends a pack of small puts that stayed open (pack.rs) once it is `PACK_AGE` old: a
+//! put that opens a pack wakes the thread if it sleeps on the wait descriptor.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::pack::Outbox;
 use super::{sys, Inner};
 
 /// How long the thread stays parked after an application thread last drove the provider.
@@ -26,12 +30,12 @@ pub(super) struct Progress {
 }
 
 impl Progress {
-    pub(super) fn start(inner: Arc<Inner>) -> Progress {
+    pub(super) fn start(inner: Arc<Inner>, out: Arc<Outbox>) -> Progress {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
             .name("rshmem-fabric".into())
-            .spawn(move || run(&inner, &flag))
+            .spawn(move || run(&inner, &out, &flag))
             .expect("spawning the fabric progress thread");
         Progress { stop, thread }
     }
@@ -63,7 +67,7 @@ impl Drop for Driver<'_> {
     }
 }
 
-fn run(inner: &Inner, stop: &AtomicBool) {
+fn run(inner: &Inner, out: &Outbox, stop: &AtomicBool) {
     let _ = inner.progress_thread.set(std::thread::current());
     let mut idle = Duration::ZERO;
     let mut seen = u64::MAX;
@@ -75,8 +79,19 @@ fn run(inner: &Inner, stop: &AtomicBool) {
             continue;
         }
         inner.poll();
+        if let Some(young) = out.send_if_old(inner) {
+            // A pack is open: look again when it is old enough to go.
+            inner.block_until_work(young);
+            continue;
+        }
         if inner.wait_fd.is_some() {
-            inner.block_until_work(Duration::from_millis(100));
+            // Asleep first, then the last look: a put opening a pack after that look sees the
+            // flag and wakes us (Inner::wake_for_pack).
+            inner.progress_asleep.store(true, Ordering::SeqCst);
+            if !out.is_open() {
+                inner.block_until_work(Duration::from_millis(100));
+            }
+            inner.progress_asleep.store(false, Ordering::SeqCst);
             continue;
         }
         idle = (idle * 2).clamp(Duration::from_micros(10), Duration::from_millis(1));
@@ -85,6 +100,16 @@ fn run(inner: &Inner, stop: &AtomicBool) {
 }
 
 impl Inner {
+    /// A put opened a pack: wakes the progress thread if it sleeps on the wait descriptor, so
+    /// the pack is sent within `PACK_AGE` even if this PE posts nothing more. (Without one,
+    /// the thread sleeps at most 1 ms.)
+    pub(super) fn wake_for_pack(&self) {
+        if self.progress_asleep.load(Ordering::SeqCst) {
+            // SAFETY: the CQ is open; fi_cq_signal wakes a thread waiting on it.
+            unsafe { sys::cq_signal(self.cq) };
+        }
+    }
+
     /// Sleeps on the CQ's wait descriptor until the provider has work or `max` passes, when
     /// fi_trywait says nothing is pending (else returns at once: poll again). Without a wait
     /// descriptor it yields the core.

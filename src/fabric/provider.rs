@@ -35,6 +35,8 @@ pub struct ProviderInfo {
     pub auto_progress: bool,
     /// Largest put sent with fi_inject_write (buffer reusable at once).
     pub inject_size: usize,
+    /// Remote pieces one write may scatter to (packed puts, pack.rs).
+    pub rma_iov_limit: usize,
     /// Writes complete when the target has processed them (else only when sent).
     pub delivery_complete: bool,
     /// Native atomics were granted (else every AMO needs the fallback).
@@ -317,6 +319,7 @@ fn describe_entry(raw: *mut sys::fi_info, lib: &Library, atomics: bool, delivery
         mr_mode: dom.mr_mode,
         auto_progress: dom.data_progress == sys::FI_PROGRESS_AUTO,
         inject_size: tx.inject_size,
+        rma_iov_limit: tx.rma_iov_limit,
         delivery_complete: delivery,
         atomics,
         ordered_writes: order & (sys::FI_ORDER_WAW | sys::FI_ORDER_RMA_WAW) != 0 && (!atomics || order & sys::FI_ORDER_ATOMIC_WAW != 0),

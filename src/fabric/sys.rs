@@ -368,6 +368,7 @@ pub struct fi_ops_cm {
 
 /// One remote buffer of an RMA message.
 #[repr(C)]
+#[derive(Clone, Copy, Default)]
 pub struct fi_rma_iov {
     pub addr: u64,
     pub len: usize,
@@ -623,13 +624,13 @@ pub unsafe fn cntr_readerr(c: *mut fid_cntr) -> u64 {
 pub unsafe fn write(ep: *mut fid_ep, buf: *const c_void, len: usize, desc: Ptr, dest: fi_addr_t, addr: u64, key: u64) -> isize {
     call!((*ep).rma, write(ep, buf, len, desc, dest, addr, key, std::ptr::null_mut()))
 }
-/// fi_writemsg of one contiguous buffer, with `context` reported in its completion.
+/// fi_writemsg of one contiguous local buffer to the remote pieces `rma` (their lengths add up
+/// to `len`), with `context` reported in its completion.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn writemsg(ep: *mut fid_ep, buf: *const c_void, len: usize, desc: Ptr, dest: fi_addr_t, addr: u64, key: u64, context: Ptr, flags: u64) -> isize {
+pub unsafe fn writemsg(ep: *mut fid_ep, buf: *const c_void, len: usize, desc: Ptr, dest: fi_addr_t, rma: &[fi_rma_iov], context: Ptr, flags: u64) -> isize {
     let iov = libc::iovec { iov_base: buf.cast_mut(), iov_len: len };
-    let rma = fi_rma_iov { addr, len, key };
     let mut desc = desc;
-    let msg = fi_msg_rma { msg_iov: &iov, desc: &mut desc, iov_count: 1, addr: dest, rma_iov: &rma, rma_iov_count: 1, context, data: 0 };
+    let msg = fi_msg_rma { msg_iov: &iov, desc: &mut desc, iov_count: 1, addr: dest, rma_iov: rma.as_ptr(), rma_iov_count: rma.len(), context, data: 0 };
     call!((*ep).rma, writemsg(ep, &msg, flags))
 }
 /// fi_inject_write

@@ -266,3 +266,70 @@ fn a_write_the_target_refuses_is_a_named_error_in_bounded_time() {
     assert!(e.message.contains("tcp;ofi_rxm") && e.message.contains("Fix:"), "{e}");
     println!("{e}");
 }
+
+/// Packed puts (pack.rs): contiguous ones, scattered ones (more pieces than one write takes)
+/// and overlapping ones (the later put's bytes must win) all arrive as at their calls.
+#[test]
+fn packed_puts_deliver_every_byte_in_call_order() {
+    let Some(p) = pair() else { return };
+    let len = 1024;
+    assert!(len > p.a.info().inject_size && len <= pack::PACK_MAX, "packed");
+    let mut src = vec![0u8; len];
+    // 16 contiguous, then 16 at every other slot (from 32 KiB on), then slot 0 again twice.
+    let offsets: Vec<usize> = (0..16).map(|k| k * len).chain((0..16).map(|k| 32768 + 2 * k * len)).chain([0, 0]).collect();
+    for (k, &off) in offsets.iter().enumerate() {
+        src.fill(k as u8 + 1);
+        p.a.put(p.to_b, &src, None, &p.remote_b, off).unwrap();
+        src.fill(0xee);
+    }
+    p.a.quiet().unwrap();
+    let last = |off: usize| offsets.iter().rposition(|&o| o == off).unwrap() as u8 + 1;
+    for &off in &offsets {
+        let want = u64::from_ne_bytes([last(off); 8]);
+        assert!((off / 8..(off + len) / 8).all(|w| read_b(&p, w) == want), "the last put to offset {off} is what arrived");
+    }
+}
+
+/// The signal of a put-with-signal is an atomic after the data: the open pack must go first.
+/// b sees the flag, then at once checks the data; were the atomic posted ahead of the pack,
+/// the flag would arrive while the data still waited in a's pack.
+#[test]
+fn an_atomic_after_packed_puts_never_overtakes_them() {
+    let Some(p) = pair() else { return };
+    let len = 2048;
+    let flag_word = 8000;
+    for round in 1..=20u64 {
+        let src = vec![round as u8; len];
+        for k in 0..4 {
+            p.a.put(p.to_b, &src, None, &p.remote_b, k * 3 * len).unwrap();
+        }
+        p.a.atomic(p.to_b, AtomicOp::Set, round, &p.remote_b, flag_word * 8).unwrap();
+        let start = std::time::Instant::now();
+        while read_b(&p, flag_word) != round {
+            assert!(start.elapsed() < Duration::from_secs(20), "round {round}: the flag never arrived");
+            std::hint::spin_loop();
+        }
+        let want = u64::from_ne_bytes([round as u8; 8]);
+        for k in 0..4 {
+            let w = k * 3 * len / 8;
+            assert!((w..w + len / 8).all(|i| read_b(&p, i) == want), "round {round}: the flag arrived before put {k}'s data");
+        }
+    }
+    p.a.quiet().unwrap();
+}
+
+/// A pack left open by a PE that posts nothing more is sent by its progress thread.
+#[test]
+fn an_open_pack_is_sent_without_further_calls() {
+    let Some(p) = pair() else { return };
+    assert!(p.a.has_progress_thread(), "tcp;ofi_rxm has manual progress");
+    let src = vec![0x3cu8; 1500];
+    p.a.put(p.to_b, &src, None, &p.remote_b, 4096).unwrap();
+    let start = std::time::Instant::now();
+    let want = u64::from_ne_bytes([0x3c; 8]);
+    while !(512..512 + 1500 / 8).all(|w| read_b(&p, w) == want) {
+        assert!(start.elapsed() < Duration::from_secs(20), "the open pack was never sent");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    p.a.quiet().unwrap();
+}
