@@ -8,7 +8,8 @@
  *   put8_quiet 8     shmem_putmem of 8 bytes + shmem_quiet
  *   get8 8           shmem_getmem of 8 bytes
  *   fetch_add 8      shmem_long_atomic_fetch_add
- *   put_bw SIZE      shmem_putmem of SIZE bytes (1 KiB ... 4 MiB) back to back, one quiet: GB/s
+ *   put_bw SIZE      shmem_putmem of SIZE bytes (1 KiB ... 4 MiB), WINDOW of them back to back,
+ *                    each to the next SIZE slot of a 4 MiB array (wrapping), one quiet: GB/s
  *   barrier_all 0    shmem_barrier_all (all PEs)
  * PE 0 acts on PE 1; each repetition runs for --time seconds (default 0.25) after an untimed
  * tenth of that; a row's figure is the median of --reps repetitions (default 3). Every row
@@ -24,6 +25,9 @@
 #define MAX_REPS 15
 #define MAX_BW (4L << 20)
 #define MAX_PES 64
+/* Puts per quiet in the bandwidth rows (as OSU's osu_oshm_put_bw): the quiet's round trip is
+ * shared by enough puts that the row measures the puts. */
+#define WINDOW 64
 
 static int me, npes, reps = 3;
 static double budget = 0.25;
@@ -114,21 +118,25 @@ static void fetch_add(long size)
     check("fetch_add", "value before the add", shmem_long_atomic_fetch_add(&counter, 1, 1), adds_done++);
 }
 
+static long bw_slot;
+
 static void put_bw(long size)
 {
-    shmem_putmem(bw_dst, bw_src, (size_t)size, 1);
+    long slot = bw_slot++ % (MAX_BW / size);
+    shmem_putmem(bw_dst + slot * (size / 8), bw_src, (size_t)size, 1);
 }
 
-/* Calls op until the time budget is spent; returns seconds per call. Bandwidth rows end with
- * one quiet inside the timed span. */
+/* Calls op until the time budget is spent; returns seconds per call. Bandwidth rows end each
+ * window of puts with a quiet inside the timed span. */
 static double timed(void (*op)(long), long size, double seconds)
 {
     long n = 0;
     double t0 = now(), t;
     do {
-        for (int i = 0; i < 8; i++)
+        int batch = op == put_bw ? WINDOW : 8;
+        for (int i = 0; i < batch; i++)
             op(size);
-        n += 8;
+        n += batch;
         if (op == put_bw)
             shmem_quiet();
     } while ((t = now() - t0) < seconds);
@@ -251,6 +259,7 @@ int main(int argc, char **argv)
         for (long size = 1024; size <= MAX_BW; size *= 4) {
             if (me == 0)
                 fill(bw_src, size / 8, size);
+            bw_slot = 0; /* the first put of the row writes slot 0, which PE 1 checks */
             emit("put_bw", size, (double)size / p2p_row(put_bw, size) / 1e9, "GB/s");
             if (me == 1) {
                 check("put_bw", "first word on PE 1", bw_dst[0], size * 7919);
