@@ -149,9 +149,10 @@ impl Outbox {
         None
     }
 
-    /// Posts pack `p` as one write (the open-pack lock is held: packs go out in order).
+    /// Posts pack `p` as one write. The open-pack lock is held, and `has_open` is cleared only
+    /// once the write is posted: an operation that finds it clear may be posted at once, and
+    /// a quiet at once counts the pack's write among those to wait for.
     fn post(&self, inner: &Inner, stage: &Stage, p: Pack) -> Result<()> {
-        self.has_open.store(false, Ordering::SeqCst);
         let chunk = stage.chunk(p.slot);
         let completion = sys::FI_COMPLETION | if inner.info.delivery_complete { sys::FI_DELIVERY_COMPLETE } else { sys::FI_TRANSMIT_COMPLETE };
         // SAFETY: the chunk stays ours (slot busy) until the write's completion frees it; the
@@ -162,6 +163,7 @@ impl Outbox {
         if posted.is_err() {
             stage.slot(p.slot).free();
         }
+        self.has_open.store(false, Ordering::SeqCst);
         posted
     }
 }
