@@ -46,8 +46,9 @@ stage: build
 	rm -rf $(STAGE)
 	$(MAKE) --no-print-directory install PREFIX=$(STAGE)
 
-# Clippy with every warning an error, over the library, the tools and the tests.
+# Formatting (rustfmt.toml) and clippy with every warning an error, over the library, tools and tests.
 lint:
+	$(CARGO) fmt --check
 	$(CARGO) clippy --locked --release --all-targets -- -D warnings
 
 unit-test:

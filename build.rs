@@ -36,12 +36,24 @@ fn main() {
 /// Reruns when HEAD moves, so the commit is current after a commit, checkout or rebase.
 fn build_identity() {
     let git = |args: &[&str]| {
-        Command::new("git").args(args).output().ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
     let commit = match git(&["rev-parse", "--short=12", "HEAD"]) {
         Some(hash) => {
-            let dirty = !Command::new("git").args(["diff", "--quiet", "HEAD", "--", "src", "include", "device", "build.rs", "Cargo.toml"]).status().is_ok_and(|s| s.success());
-            if dirty { format!("{hash}-dirty") } else { hash }
+            let dirty = !Command::new("git")
+                .args(["diff", "--quiet", "HEAD", "--", "src", "include", "device", "build.rs", "Cargo.toml"])
+                .status()
+                .is_ok_and(|s| s.success());
+            if dirty {
+                format!("{hash}-dirty")
+            } else {
+                hash
+            }
         }
         None => "unknown".into(),
     };
@@ -155,11 +167,14 @@ fn kernel_cubins() {
             // An architecture ships for every module or for none (an older ptxas may not know it).
             match failed.iter().find(|(a, _)| *a == arch) {
                 None => archs.push(arch),
-                Some((_, why)) => println!("cargo:warning=rshmem: no sm_{arch} machine code for the library's kernels ({}): {why}", ptxas.display()),
+                Some((_, why)) => {
+                    println!("cargo:warning=rshmem: no sm_{arch} machine code for the library's kernels ({}): {why}", ptxas.display())
+                }
             }
         }
     } else {
-        let why = if std::env::var("RSHMEM_PTXAS").is_ok() { "RSHMEM_PTXAS=none" } else { "no ptxas found (set RSHMEM_PTXAS or CUDA_HOME)" };
+        let why =
+            if std::env::var("RSHMEM_PTXAS").is_ok() { "RSHMEM_PTXAS=none" } else { "no ptxas found (set RSHMEM_PTXAS or CUDA_HOME)" };
         println!("cargo:warning=rshmem: {why}: the library's GPU kernels ship as PTX only and are compiled by the driver on first use");
     }
 
@@ -179,7 +194,9 @@ fn kernel_cubins() {
         code += &format!("static M{m}: [(u32, &[u8]); {}] = [{}];\n", table.len(), table.join(", "));
         arms += &format!("        {name:?} => &M{m},\n");
     }
-    code += &format!("pub fn cubins(module: &str) -> &'static [(u32, &'static [u8])] {{\n    match module {{\n{arms}        _ => &[],\n    }}\n}}\n");
+    code += &format!(
+        "pub fn cubins(module: &str) -> &'static [(u32, &'static [u8])] {{\n    match module {{\n{arms}        _ => &[],\n    }}\n}}\n"
+    );
     std::fs::write(out.join("cubins.rs"), code).expect("build.rs: writing cubins.rs");
 }
 

@@ -37,10 +37,14 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
 fi
 
 have cargo || { echo "install-deps: Rust (cargo) is required: https://rustup.rs" >&2; exit 1; }
-# `make lint` (part of make test) runs clippy.
+# `make lint` (part of make test) runs rustfmt and clippy.
 if ! cargo clippy --version >/dev/null 2>&1; then
   have rustup && rustup component add clippy >/dev/null 2>&1 \
     || { echo "install-deps: cargo clippy is required (rustup component add clippy)" >&2; exit 1; }
+fi
+if ! cargo fmt --version >/dev/null 2>&1; then
+  have rustup && rustup component add rustfmt >/dev/null 2>&1 \
+    || { echo "install-deps: cargo fmt is required (rustup component add rustfmt)" >&2; exit 1; }
 fi
 
 if [ "${1:-}" = "--ci" ]; then

@@ -267,7 +267,8 @@ pub const SETTINGS: &[Setting] = &[
 ];
 
 /// Variables rshmem's own launcher and bootstrap set for the PEs (not settings a user sets).
-pub const LAUNCHER_VARS: &[&str] = &["RSHMEM_RANK", "RSHMEM_NPES", "RSHMEM_STAR_ADDR", "RSHMEM_CONTROL_FD", "RSHMEM_JOB_SECRET", "RSHMEM_LAUNCH_CPUS"];
+pub const LAUNCHER_VARS: &[&str] =
+    &["RSHMEM_RANK", "RSHMEM_NPES", "RSHMEM_STAR_ADDR", "RSHMEM_CONTROL_FD", "RSHMEM_JOB_SECRET", "RSHMEM_LAUNCH_CPUS"];
 
 /// Variables of other OpenSHMEM/NVSHMEM implementations (NVSHMEM, Open MPI's OSHMEM, Sandia
 /// OpenSHMEM, Cray SHMEM) that rshmem does not implement: real job scripts set them, so they
@@ -391,7 +392,13 @@ pub fn settings_report() -> Vec<String> {
     let mut lines = Vec::new();
     for s in SETTINGS {
         let (source, value) = current(s.name);
-        lines.push(format!("  {:<22} = {:<10} [{}; default {}]", s.name, value, source, if s.default.is_empty() { "unset" } else { s.default }));
+        lines.push(format!(
+            "  {:<22} = {:<10} [{}; default {}]",
+            s.name,
+            value,
+            source,
+            if s.default.is_empty() { "unset" } else { s.default }
+        ));
         lines.push(format!("  {:<22}   {}", "", s.help));
     }
     lines
@@ -400,14 +407,11 @@ pub fn settings_report() -> Vec<String> {
 /// Raw lookup of one setting by its short name, in precedence order.
 pub fn lookup(name: &str) -> Option<(String, String)> {
     let setting = SETTINGS.iter().find(|s| s.name == name);
-    let mut candidates: Vec<String> =
-        ["RSHMEM_", "SHMEM_", "NVSHMEM_"].iter().map(|p| format!("{p}{name}")).collect();
+    let mut candidates: Vec<String> = ["RSHMEM_", "SHMEM_", "NVSHMEM_"].iter().map(|p| format!("{p}{name}")).collect();
     if let Some(s) = setting {
         candidates.extend(s.aliases.iter().map(|a| a.to_string()));
     }
-    candidates
-        .into_iter()
-        .find_map(|var| std::env::var(&var).ok().filter(|v| !v.is_empty()).map(|v| (var, v)))
+    candidates.into_iter().find_map(|var| std::env::var(&var).ok().filter(|v| !v.is_empty()).map(|v| (var, v)))
 }
 
 fn default_of(name: &str) -> &'static str {
@@ -471,10 +475,7 @@ pub struct Config {
 }
 
 fn bad(var: &str, value: &str, expected: &str) -> Error {
-    Error::invalid(
-        "shmem_init",
-        format!("environment variable {var}={value:?} is not valid: expected {expected}"),
-    )
+    Error::invalid("shmem_init", format!("environment variable {var}={value:?} is not valid: expected {expected}"))
 }
 
 impl Config {
@@ -486,9 +487,7 @@ impl Config {
     /// judge one value with every other setting at its default.
     pub fn from_lookup(get: impl Fn(&str) -> (String, String)) -> Result<Config> {
         let (var, v) = get("SYMMETRIC_SIZE");
-        let symmetric_size = parse_size(&v)
-            .filter(|s| *s > 0)
-            .ok_or_else(|| bad(&var, &v, "a positive size such as 512M or 2G"))?;
+        let symmetric_size = parse_size(&v).filter(|s| *s > 0).ok_or_else(|| bad(&var, &v, "a positive size such as 512M or 2G"))?;
         let (var, v) = get("DEBUG");
         let log_level = match v.trim().to_ascii_uppercase().as_str() {
             "NONE" => LogLevel::None,
@@ -508,12 +507,8 @@ impl Config {
         let (var, v) = get("BOOTSTRAP");
         let bootstrap = crate::bootstrap::parse_choice(&v).ok_or_else(|| bad(&var, &v, crate::bootstrap::CHOICES_TEXT))?.to_string();
         let (var, v) = get("BOOTSTRAP_TIMEOUT");
-        let bootstrap_timeout_s: f64 = v
-            .trim()
-            .parse()
-            .ok()
-            .filter(|t: &f64| *t > 0.0)
-            .ok_or_else(|| bad(&var, &v, "a positive number of seconds"))?;
+        let bootstrap_timeout_s: f64 =
+            v.trim().parse().ok().filter(|t: &f64| *t > 0.0).ok_or_else(|| bad(&var, &v, "a positive number of seconds"))?;
         let (var, v) = get("WAIT_SPIN_US");
         let wait_spin_us = match v.trim() {
             "auto" => None,
@@ -532,7 +527,16 @@ impl Config {
             "abort" => true,
             _ => return Err(bad(&var, &v, "warn or abort")),
         };
-        Ok(Config { symmetric_size, log_level, symmetric_statics, bootstrap, bootstrap_timeout_s, wait_spin_us, hang_timeout_s, hang_abort })
+        Ok(Config {
+            symmetric_size,
+            log_level,
+            symmetric_statics,
+            bootstrap,
+            bootstrap_timeout_s,
+            wait_spin_us,
+            hang_timeout_s,
+            hang_abort,
+        })
     }
 }
 
@@ -555,8 +559,18 @@ pub fn check(name: &str, value: &str) -> std::result::Result<(), String> {
     } else {
         true
     };
-    let expected = if default == "0" || default == "1" { "0 or 1" } else if default.parse::<i64>().is_ok() { "a whole number" } else { "a size such as 512M or 2G" };
-    if fits { Ok(()) } else { Err(format!("{var}={value:?}: expected {expected}")) }
+    let expected = if default == "0" || default == "1" {
+        "0 or 1"
+    } else if default.parse::<i64>().is_ok() {
+        "a whole number"
+    } else {
+        "a size such as 512M or 2G"
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(format!("{var}={value:?}: expected {expected}"))
+    }
 }
 
 /// Config with every setting at its default but `name`, which is `value` (read from `var`).
@@ -646,13 +660,28 @@ mod tests {
     fn misspelled_variables_name_the_closest_setting() {
         let w = unknown_variables(["RSHMEM_SYMMETRIC_SIZ".to_string()]);
         assert_eq!(w.len(), 1);
-        assert!(w[0].contains("RSHMEM_SYMMETRIC_SIZ is not a setting rshmem knows (ignored); did you mean RSHMEM_SYMMETRIC_SIZE?"), "{}", w[0]);
+        assert!(
+            w[0].contains("RSHMEM_SYMMETRIC_SIZ is not a setting rshmem knows (ignored); did you mean RSHMEM_SYMMETRIC_SIZE?"),
+            "{}",
+            w[0]
+        );
         let w = unknown_variables(["SHMEM_HANG_TIMOUT".to_string(), "NVSHMEM_BOOTSTARP".to_string()]);
         assert!(w[0].contains("did you mean SHMEM_HANG_TIMEOUT?") && w[1].contains("did you mean NVSHMEM_BOOTSTRAP?"), "{w:?}");
         // Known names, launcher variables, other implementations' variables and other
         // prefixes stay quiet.
-        let quiet = ["RSHMEM_DEBUG", "SHMEM_SYMMETRIC_HEAP_SIZE", "SMA_SYMMETRIC_SIZE", "RSHMEM_RANK", "NVSHMEM_REMOTE_TRANSPORT",
-            "NVSHMEM_BOOTSTRAP_PMI", "SHMEM_OFI_PROVIDER", "SHMEM_BARRIER_ALGORITHM", "NVSHMEM_IB_ENABLE_IBGDA", "PATH", "OMPI_COMM_WORLD_RANK"];
+        let quiet = [
+            "RSHMEM_DEBUG",
+            "SHMEM_SYMMETRIC_HEAP_SIZE",
+            "SMA_SYMMETRIC_SIZE",
+            "RSHMEM_RANK",
+            "NVSHMEM_REMOTE_TRANSPORT",
+            "NVSHMEM_BOOTSTRAP_PMI",
+            "SHMEM_OFI_PROVIDER",
+            "SHMEM_BARRIER_ALGORITHM",
+            "NVSHMEM_IB_ENABLE_IBGDA",
+            "PATH",
+            "OMPI_COMM_WORLD_RANK",
+        ];
         assert_eq!(unknown_variables(quiet.iter().map(|s| s.to_string())), Vec::<String>::new());
         // A pattern does not hide a near miss of one of ours.
         let w = unknown_variables(["NVSHMEM_IBGDA_NUM_DCII".to_string()]);

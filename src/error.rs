@@ -137,9 +137,11 @@ mod tests {
     fn c_header_declares_the_same_codes() {
         let header = include_str!("../device/rshmem_common.h");
         for (name, value) in NVSHMEM_CODES {
-            let line = header.lines().map(str::trim).find(|l| l.starts_with(&format!("{name} ="))).unwrap_or_else(|| {
-                panic!("device/rshmem_common.h does not declare {name}")
-            });
+            let line = header
+                .lines()
+                .map(str::trim)
+                .find(|l| l.starts_with(&format!("{name} =")))
+                .unwrap_or_else(|| panic!("device/rshmem_common.h does not declare {name}"));
             assert_eq!(line, format!("{name} = {value},"), "device/rshmem_common.h disagrees on {name}");
         }
     }

@@ -36,7 +36,17 @@ fn the_installed_rdma_core_has_every_entry_point_we_call() {
 
 fn setup() -> Setup<'static> {
     static BOOT: rshmem::bootstrap::Single = rshmem::bootstrap::Single;
-    Setup { me: 0, npes: 2, ctx: std::ptr::null_mut(), boot: &BOOT, sms: 1, heap_bases: vec![0, 0], stride: 1 << 20, mapped: 1 << 20, remote: vec![false, true] }
+    Setup {
+        me: 0,
+        npes: 2,
+        ctx: std::ptr::null_mut(),
+        boot: &BOOT,
+        sms: 1,
+        heap_bases: vec![0, 0],
+        stride: 1 << 20,
+        mapped: 1 << 20,
+        remote: vec![false, true],
+    }
 }
 
 /// Ibgda::choose on the hardware NIC asked for explicitly, which must fail here: its message.
@@ -91,7 +101,8 @@ fn without_rdma_core_the_library_loads_and_refuses_cleanly() {
         return;
     };
     let me = std::env::current_exe().unwrap();
-    let script = format!("mount --bind /dev/null {} && exec {} --exact masked_child --nocapture --test-threads 1", lib.display(), me.display());
+    let script =
+        format!("mount --bind /dev/null {} && exec {} --exact masked_child --nocapture --test-threads 1", lib.display(), me.display());
     let out = match Command::new("unshare").args(["-m", "sh", "-c", &script]).env("RSHMEM_TEST_LIBIBVERBS_MASKED", "1").output() {
         Ok(o) => o,
         Err(e) => {

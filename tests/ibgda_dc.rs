@@ -34,7 +34,6 @@ fn dc(num_dci: usize, num_dct: usize, map_by: u32, av_bytes: u32) -> Net {
     Net::Dc { num_dci, num_dct, map_by, av_bytes }
 }
 
-
 #[test]
 fn every_operation_arrives_over_dc_with_half_and_full_address_vectors() {
     let _w = watchdog(60, "every_operation_arrives_over_dc_with_half_and_full_address_vectors");
@@ -159,7 +158,11 @@ fn stress(npes: usize, num_dci: usize, map_by: u32, threads: u32, ops: u32, msg:
                 let k = (t * ops + i) as usize;
                 let to = targets[((t + i) as usize) % targets.len()] as usize;
                 let want = if to == j { &src[k * msg as usize..(k + 1) * msg as usize] } else { &vec![0; msg as usize][..] };
-                assert_eq!(&got[k * msg as usize..(k + 1) * msg as usize], want, "PE {j}: message {k} (thread {t}, op {i}, map_by {map_by})");
+                assert_eq!(
+                    &got[k * msg as usize..(k + 1) * msg as usize],
+                    want,
+                    "PE {j}: message {k} (thread {t}, op {i}, map_by {map_by})"
+                );
                 if to == j {
                     adds[t as usize] += (i % 16 == 15) as u64;
                     signals[t as usize] += (i % 8 == 7) as u64;
@@ -210,7 +213,11 @@ fn dci_choice_follows_map_by_and_quiet_visits_only_dcis_used() {
     let cases = [(MAP_BY_CTA, 7u32), (MAP_BY_SM, 9), (MAP_BY_WARP, 13)];
     for (map_by, key) in cases {
         let w = World::build(3, 1 << 16, dc(5, 2, map_by, 16), params(), ModelConfig::default());
-        set_ids(if map_by == MAP_BY_CTA { key } else { 1 }, if map_by == MAP_BY_SM { key } else { 1 }, if map_by == MAP_BY_WARP { key } else { 1 });
+        set_ids(
+            if map_by == MAP_BY_CTA { key } else { 1 },
+            if map_by == MAP_BY_SM { key } else { 1 },
+            if map_by == MAP_BY_WARP { key } else { 1 },
+        );
         for pe in 0..3 {
             assert_eq!(qp_index(w.pes[0].st(), pe), key % 5, "map_by {map_by}: every target on the thread's DCI");
         }
@@ -304,7 +311,11 @@ fn wrong_dc_key_and_unknown_dct_are_error_cqes_naming_the_operation_and_the_pe()
     w.pes[0].dcts[1] = 0x777;
     assert_eq!(getmem(w.pes[0].st(), w.pes[0].heap_ptr(0), w.pes[0].heap_ptr(64), 16, 1), 1);
     let msg = rshmem::ibgda::qp_error_dc(&snap(w.pes[0].dci(0)), 0, "nvshmem_getmem", &|l, d| w.dct_owner(l, d)).unwrap().to_string();
-    assert!(msg.contains("RDMA READ (get) from PE 0 to DCT 0x000777 at LID 2, which no PE owns,") && msg.contains("no DC target with that number"), "{msg}");
+    assert!(
+        msg.contains("RDMA READ (get) from PE 0 to DCT 0x000777 at LID 2, which no PE owns,")
+            && msg.contains("no DC target with that number"),
+        "{msg}"
+    );
 }
 
 /// Lanes of an emulated warp group write a coalesced p (ibgda_coalesce.h) lane by lane; the
@@ -329,7 +340,8 @@ fn coalesced_p_is_one_inline_wqe_per_192_bytes_on_rc_and_dc() {
         for size in [1u32, 2, 4, 8, 8, 4, 2, 1] {
             for n in [32u32, 13, 2] {
                 round += 1;
-                let values: Vec<u64> = (0..n as u64).map(|l| (0x1111_1111_1111_1111u64.wrapping_mul(round + l)) & (u64::MAX >> (64 - 8 * size))).collect();
+                let values: Vec<u64> =
+                    (0..n as u64).map(|l| (0x1111_1111_1111_1111u64.wrapping_mul(round + l)) & (u64::MAX >> (64 - 8 * size))).collect();
                 let off = (round as usize) * 384;
                 let wqes0 = w.nics[0].stats().wqes.load(Ordering::Relaxed);
                 let end = group(qp, w.pes[1].heap.addr() + off as u64, HEAP_KEY + 1, av, av_size, dct, values.as_ptr(), n, size);
@@ -342,7 +354,10 @@ fn coalesced_p_is_one_inline_wqe_per_192_bytes_on_rc_and_dc() {
                 let wqes = w.nics[0].stats().wqes.load(Ordering::Relaxed) - wqes0;
                 let data_wqes = (n * size).div_ceil(192) as u64;
                 // quiet may add one signaled NOP.
-                assert!(wqes == data_wqes || wqes == data_wqes + 1, "{net:?}: {n} x {size} bytes took {wqes} WQEs, want {data_wqes} (+1 NOP)");
+                assert!(
+                    wqes == data_wqes || wqes == data_wqes + 1,
+                    "{net:?}: {n} x {size} bytes took {wqes} WQEs, want {data_wqes} (+1 NOP)"
+                );
             }
         }
         assert!(snap(qp).resv_head > 32, "the ring wrapped ({} blocks)", snap(qp).resv_head);

@@ -23,8 +23,7 @@ fn mlx5_segments_match_rdma_core_and_the_rust_mirror() {
     let exe = compile("ctest/ibgda/mlx5_layout_check.cpp", "mlx5_layout_check", &[]);
     let lines = run_lines(&exe);
     // C side: field and size rows; compare as sets with the Rust table.
-    let c_rows: BTreeSet<String> =
-        lines.iter().filter(|l| l.starts_with("field ") || l.starts_with("size ")).cloned().collect();
+    let c_rows: BTreeSet<String> = lines.iter().filter(|l| l.starts_with("field ") || l.starts_with("size ")).cloned().collect();
     let rust_rows: BTreeSet<String> = rshmem::ibgda::mlx5::layout_table().into_iter().collect();
     let only_c: Vec<_> = c_rows.difference(&rust_rows).collect();
     let only_rust: Vec<_> = rust_rows.difference(&c_rows).collect();
@@ -33,8 +32,11 @@ fn mlx5_segments_match_rdma_core_and_the_rust_mirror() {
     // Constants.
     for (name, value) in rshmem::ibgda::mlx5::constant_table() {
         let want = format!("const {name} {value}");
-        assert!(lines.contains(&want), "constant {name}: C says {:?}, Rust {value}",
-            lines.iter().find(|l| l.starts_with(&format!("const {name} "))));
+        assert!(
+            lines.contains(&want),
+            "constant {name}: C says {:?}, Rust {value}",
+            lines.iter().find(|l| l.starts_with(&format!("const {name} ")))
+        );
     }
 }
 
@@ -49,12 +51,16 @@ fn dc_wqes_written_by_the_posting_path_match_rdma_core_setters() {
 fn descriptor_header_matches_its_rust_owner() {
     let exe = compile("ctest/ibgda/state_layout.cpp", "ibgda_state_layout", &[]);
     let lines = run_lines(&exe);
-    let c_rows: BTreeSet<String> =
-        lines.iter().filter(|l| l.starts_with("field ") || l.starts_with("size ")).cloned().collect();
+    let c_rows: BTreeSet<String> = lines.iter().filter(|l| l.starts_with("field ") || l.starts_with("size ")).cloned().collect();
     let rust_rows: BTreeSet<String> = rshmem::ibgda::abi::layout_table().into_iter().collect();
     assert_eq!(c_rows, rust_rows, "ibgda_state.h and src/ibgda/abi.rs disagree");
     use rshmem::ibgda::abi::{MAX_REGS, MODEL_VENDOR_DC_KEY, MODEL_VENDOR_NO_DCT, STATE_VERSION};
-    for (name, v) in [("STATE_VERSION", STATE_VERSION), ("MAX_REGS", MAX_REGS as u32), ("MODEL_VENDOR_DC_KEY", MODEL_VENDOR_DC_KEY as u32), ("MODEL_VENDOR_NO_DCT", MODEL_VENDOR_NO_DCT as u32)] {
+    for (name, v) in [
+        ("STATE_VERSION", STATE_VERSION),
+        ("MAX_REGS", MAX_REGS as u32),
+        ("MODEL_VENDOR_DC_KEY", MODEL_VENDOR_DC_KEY as u32),
+        ("MODEL_VENDOR_NO_DCT", MODEL_VENDOR_NO_DCT as u32),
+    ] {
         assert!(lines.contains(&format!("const RSHMEM_IBGDA_{name} {v}")), "RSHMEM_IBGDA_{name} differs from the Rust value {v}");
     }
 }
@@ -84,7 +90,10 @@ fn rdma_core_declarations_match_verbs_h_and_mlx5dv_h() {
     let rust_rows: BTreeSet<String> = rshmem::ib::sys::layout_table().into_iter().collect();
     let only_c: Vec<_> = c_rows.difference(&rust_rows).collect();
     let only_rust: Vec<_> = rust_rows.difference(&c_rows).collect();
-    assert!(only_c.is_empty() && only_rust.is_empty(), "src/ib/sys.rs disagrees with rdma-core:\n C only: {only_c:?}\n Rust only: {only_rust:?}");
+    assert!(
+        only_c.is_empty() && only_rust.is_empty(),
+        "src/ib/sys.rs disagrees with rdma-core:\n C only: {only_c:?}\n Rust only: {only_rust:?}"
+    );
 }
 
 /// Every CUDA program of the IBGDA route (ctest/ibgda/gpu_*.cu, perftest/ibgda/*.cu) compiles

@@ -25,11 +25,9 @@ use rshmem::ibgda::model::{HostMemory, ModelConfig, Nic};
 type St = *mut PeState;
 type Qp = *mut QpState;
 
-
 fn params() -> QpParams {
     QpParams { log_nwqes: 6, signal_every: 8, batch: 4, inline_max: 28, ..QpParams::default() }
 }
-
 
 #[test]
 fn every_operation_arrives_byte_for_byte() {

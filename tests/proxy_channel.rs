@@ -207,7 +207,15 @@ impl Fake {
     }
 
     fn with(npes: usize, heap: usize, check: Option<Check>, fail_pe: Option<usize>, panic_pe: Option<usize>) -> Arc<Fake> {
-        let net = Net { mem: vec![vec![0; heap]; npes], pending: Vec::new(), epoch: 0, log: Vec::new(), rng: 0x9e37_79b9_7f4a_7c15, check, violations: Vec::new() };
+        let net = Net {
+            mem: vec![vec![0; heap]; npes],
+            pending: Vec::new(),
+            epoch: 0,
+            log: Vec::new(),
+            rng: 0x9e37_79b9_7f4a_7c15,
+            check,
+            violations: Vec::new(),
+        };
         Arc::new(Fake { net: Mutex::new(net), fail_pe, panic_pe })
     }
 
@@ -341,7 +349,8 @@ fn many_threads_lose_and_duplicate_no_command_across_wraps() {
         }
     }
     let log = fake.net().log.clone();
-    let mut puts: Vec<(usize, usize)> = log.iter().filter_map(|e| if let Event::Put { pe, off, .. } = e { Some((*pe, *off)) } else { None }).collect();
+    let mut puts: Vec<(usize, usize)> =
+        log.iter().filter_map(|e| if let Event::Put { pe, off, .. } = e { Some((*pe, *off)) } else { None }).collect();
     assert_eq!(puts.len(), threads * each, "every command ran once");
     puts.sort();
     puts.dedup();
@@ -433,7 +442,11 @@ fn fetching_operations_return_their_own_results() {
         while ch.consumed(l).load(Ordering::Acquire) != ch.tickets(l).load(Ordering::Acquire) && t0.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(1));
         }
-        assert_eq!(ch.consumed(l).load(Ordering::Acquire), ch.tickets(l).load(Ordering::Acquire), "lane {l}: credits back once results were taken");
+        assert_eq!(
+            ch.consumed(l).load(Ordering::Acquire),
+            ch.tickets(l).load(Ordering::Acquire),
+            "lane {l}: credits back once results were taken"
+        );
     }
 }
 
@@ -464,7 +477,17 @@ fn a_signal_arrives_after_its_data() {
         let sources: Vec<Vec<u8>> = (1..=200u64).map(|g| vec![g as u8; BLOCK]).collect();
         for (k, src) in sources.iter().enumerate() {
             let nbi = (k % 4 != 0) as i32;
-            let rc = put_signal(c, 1, (i * BLOCK) as u64, src.as_ptr(), BLOCK as u64, (65536 + i * 8) as u64, k as u64 + 1, RSHMEM_PROXY_AMO_SET, nbi);
+            let rc = put_signal(
+                c,
+                1,
+                (i * BLOCK) as u64,
+                src.as_ptr(),
+                BLOCK as u64,
+                (65536 + i * 8) as u64,
+                k as u64 + 1,
+                RSHMEM_PROXY_AMO_SET,
+                nbi,
+            );
             assert_eq!(rc, 0);
         }
         assert_eq!(h!(h_quiet: fn(Ch) -> i32)(c), 0);
@@ -587,10 +610,16 @@ fn a_failed_operation_stops_the_proxy_with_a_named_error() {
         }
     });
     let why = proxy.failure().expect("the proxy says why it stopped");
-    assert!(why.contains("PE 17: proxy thread stopped at lane 0 command 0 (to PE 3)") && why.contains("fabric: fake: PE 3 is unreachable"), "{why}");
+    assert!(
+        why.contains("PE 17: proxy thread stopped at lane 0 command 0 (to PE 3)") && why.contains("fabric: fake: PE 3 is unreachable"),
+        "{why}"
+    );
     assert_eq!(ch.status(), RSHMEM_PROXY_DEAD);
     let r = reports_of(17);
-    assert!(r.iter().any(|l| l.contains("nvshmem_putmem to PE 3 cannot complete: the proxy thread stopped at ring 0 command 0 (to PE 3)")), "{r:?}");
+    assert!(
+        r.iter().any(|l| l.contains("nvshmem_putmem to PE 3 cannot complete: the proxy thread stopped at ring 0 command 0 (to PE 3)")),
+        "{r:?}"
+    );
 }
 
 /// RSHMEM_PROXY_ERR_DEAD of device/rshmem_proxy.cuh.

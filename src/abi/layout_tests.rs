@@ -56,10 +56,7 @@ fn c_header_layout_matches_rust() {
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join("layout.c");
     std::fs::write(&src, format!("#include <stddef.h>\n#include \"{header}\"\n{}", c_assertions())).unwrap();
-    let out = std::process::Command::new("cc")
-        .args(["-std=c11", "-fsyntax-only", "-Wall", "-Werror"])
-        .arg(&src)
-        .output();
+    let out = std::process::Command::new("cc").args(["-std=c11", "-fsyntax-only", "-Wall", "-Werror"]).arg(&src).output();
     let _ = std::fs::remove_dir_all(&dir);
     match out {
         Ok(o) => assert!(o.status.success(), "C layout differs from Rust:\n{}", String::from_utf8_lossy(&o.stderr)),

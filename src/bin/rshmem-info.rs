@@ -73,7 +73,11 @@ fn setting(out: &mut String, s: &Setting) -> bool {
 }
 
 fn shown(default: &str) -> &str {
-    if default.is_empty() { "(empty)" } else { default }
+    if default.is_empty() {
+        "(empty)"
+    } else {
+        default
+    }
 }
 
 fn settings(out: &mut String, wanted: impl Fn(&Setting) -> bool) -> bool {

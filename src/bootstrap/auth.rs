@@ -89,10 +89,14 @@ impl std::fmt::Display for AuthError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             AuthError::Io { what, err } if is_timeout(err) => write!(f, "no complete {what} before the deadline"),
-            AuthError::Io { what, err } if err.kind() == io::ErrorKind::UnexpectedEof => write!(f, "the connection closed during the {what}"),
+            AuthError::Io { what, err } if err.kind() == io::ErrorKind::UnexpectedEof => {
+                write!(f, "the connection closed during the {what}")
+            }
             AuthError::Io { what, err } => write!(f, "{what}: {err}"),
             AuthError::BadMagic(m) => write!(f, "not an rshmem handshake (it began with bytes {m:02x?})"),
-            AuthError::BadVersion(v) => write!(f, "rshmem handshake version {v}, expected {VERSION} (different rshmem versions in one job?)"),
+            AuthError::BadVersion(v) => {
+                write!(f, "rshmem handshake version {v}, expected {VERSION} (different rshmem versions in one job?)")
+            }
             AuthError::BadProof => write!(f, "wrong proof of the job secret"),
             AuthError::Refused => write!(f, "the rendezvous refused this process's proof of the job secret"),
             AuthError::NoRandomness(e) => write!(f, "no randomness for a nonce (getrandom: {e})"),
@@ -272,9 +276,7 @@ mod tests {
     }
 
     /// Runs the server half on one end of a socket pair in a thread, `client` on the other.
-    fn pair<T: Send + 'static>(
-        server_secret: Secret, client: impl FnOnce(UnixStream) -> T + Send + 'static,
-    ) -> (Result<(), AuthError>, T) {
+    fn pair<T: Send + 'static>(server_secret: Secret, client: impl FnOnce(UnixStream) -> T + Send + 'static) -> (Result<(), AuthError>, T) {
         let (mut s, c) = UnixStream::pair().unwrap();
         let peer = thread::spawn(move || client(c));
         let r = serve(&mut s, &server_secret, Instant::now() + Duration::from_millis(400));

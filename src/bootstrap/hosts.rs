@@ -23,14 +23,17 @@ fn parse_entry(entry: &str, origin: &str) -> Result<Host, String> {
     }
     let slots = match slots {
         None => 1,
-        Some(s) => s.trim().parse().ok().filter(|n| *n > 0).ok_or_else(|| format!("{origin}: {entry:?}: slots must be a positive number"))?,
+        Some(s) => {
+            s.trim().parse().ok().filter(|n| *n > 0).ok_or_else(|| format!("{origin}: {entry:?}: slots must be a positive number"))?
+        }
     };
     Ok(Host { name: name.to_string(), slots })
 }
 
 /// `a:4,b:4` (a host without `:slots` has one slot).
 pub fn parse_list(list: &str) -> Result<Vec<Host>, String> {
-    let hosts: Vec<Host> = list.split(',').filter(|e| !e.trim().is_empty()).map(|e| parse_entry(e.trim(), "--hosts")).collect::<Result<_, _>>()?;
+    let hosts: Vec<Host> =
+        list.split(',').filter(|e| !e.trim().is_empty()).map(|e| parse_entry(e.trim(), "--hosts")).collect::<Result<_, _>>()?;
     if hosts.is_empty() {
         return Err("--hosts: no host given (expected e.g. --hosts a:4,b:4)".into());
     }

@@ -147,8 +147,7 @@ pub fn connect(cfg: &Config) -> Result<Box<dyn Bootstrap>> {
     let want = cfg.bootstrap.as_str();
     let launched = std::env::var_os(ENV_STAR).is_some();
     if want == "rshmemrun" || (want == "auto" && launched) {
-        let (Some(rank), Some(size), Ok(addr)) = (env_usize(ENV_RANK), env_usize(ENV_SIZE), std::env::var(ENV_STAR))
-        else {
+        let (Some(rank), Some(size), Ok(addr)) = (env_usize(ENV_RANK), env_usize(ENV_SIZE), std::env::var(ENV_STAR)) else {
             return Err(Error::bootstrap(format!(
                 "bootstrap 'rshmemrun' was chosen but {ENV_RANK}, {ENV_SIZE} or {ENV_STAR} is missing or malformed; start the program with `rshmemrun -n N prog`"
             )));
@@ -231,7 +230,12 @@ impl JobStar {
     /// private to the job); after the fence every rank reads it and connects: over Unix from
     /// PE 0's host (same node identity), over TCP from any other.
     pub fn join(
-        kvs: &mut dyn KeyValueStore, key: &str, rank: usize, size: usize, timeout: std::time::Duration, launcher: &'static str,
+        kvs: &mut dyn KeyValueStore,
+        key: &str,
+        rank: usize,
+        size: usize,
+        timeout: std::time::Duration,
+        launcher: &'static str,
     ) -> Result<JobStar> {
         let here = hostname();
         let me = crate::transport::node::NodeId::current();
@@ -278,7 +282,9 @@ impl JobStar {
 
     /// A star joined some other way (e.g. a name every PE derives from the job id).
     pub fn from_parts(
-        client: star::StarClient, server: Option<std::thread::JoinHandle<Result<Vec<i32>>>>, timeout: std::time::Duration,
+        client: star::StarClient,
+        server: Option<std::thread::JoinHandle<Result<Vec<i32>>>>,
+        timeout: std::time::Duration,
         secret: auth::Secret,
     ) -> JobStar {
         JobStar { client: Some(client), server, timeout, on_global_exit: None, secret }
@@ -348,7 +354,9 @@ pub(crate) fn join_server<T>(server: Option<std::thread::JoinHandle<T>>, timeout
 /// rank then connects as a client.
 #[allow(clippy::type_complexity)]
 pub fn start_star_for_job(
-    rank: usize, size: usize, timeout: std::time::Duration,
+    rank: usize,
+    size: usize,
+    timeout: std::time::Duration,
 ) -> Result<Option<(String, auth::Secret, Option<String>, std::thread::JoinHandle<Result<Vec<i32>>>)>> {
     if rank != 0 {
         return Ok(None);
@@ -358,7 +366,9 @@ pub fn start_star_for_job(
     let tcp = match net::chosen_interface() {
         Ok(iface) => Some(server.listen_tcp(iface.addr)?),
         // Asked for by name and not there: say so now, on every start.
-        Err(why) if !crate::env::current("BOOTSTRAP_IFNAME").1.trim().is_empty() => return Err(Error::bootstrap(format!("bootstrap: {why}"))),
+        Err(why) if !crate::env::current("BOOTSTRAP_IFNAME").1.trim().is_empty() => {
+            return Err(Error::bootstrap(format!("bootstrap: {why}")))
+        }
         Err(_) => None,
     };
     let (address, thread) = serve_in_thread(server, timeout)?;
@@ -366,7 +376,8 @@ pub fn start_star_for_job(
 }
 
 pub(crate) fn serve_in_thread(
-    server: star::StarServer, timeout: std::time::Duration,
+    server: star::StarServer,
+    timeout: std::time::Duration,
 ) -> Result<(String, std::thread::JoinHandle<Result<Vec<i32>>>)> {
     let addr = server.address().to_string();
     let handle = std::thread::Builder::new()
@@ -411,7 +422,16 @@ mod tests {
 
     #[test]
     fn nvshmem_spellings_of_the_bootstrap_are_understood() {
-        for (text, means) in [("MPI", "mpi"), ("mpi", "mpi"), ("PMI", "pmi"), ("PMI2", "pmi"), ("PMIX", "pmix"), ("PMIx", "pmix"), ("UID", "uid"), (" auto ", "auto")] {
+        for (text, means) in [
+            ("MPI", "mpi"),
+            ("mpi", "mpi"),
+            ("PMI", "pmi"),
+            ("PMI2", "pmi"),
+            ("PMIX", "pmix"),
+            ("PMIx", "pmix"),
+            ("UID", "uid"),
+            (" auto ", "auto"),
+        ] {
             assert_eq!(parse_choice(text), Some(means), "{text}");
         }
         assert_eq!(parse_choice("shmem"), None);

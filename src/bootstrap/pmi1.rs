@@ -65,15 +65,7 @@ impl Pmi1 {
     pub fn start(stream: UnixStream, rank: usize, size: usize, timeout: Duration) -> Result<Pmi1> {
         stream.set_read_timeout(Some(timeout)).map_err(|e| err(format!("socket: {e}")))?;
         let writer = stream.try_clone().map_err(|e| err(format!("socket: {e}")))?;
-        let mut s = Pmi1 {
-            reader: BufReader::new(stream),
-            writer,
-            rank,
-            size,
-            kvsname: String::new(),
-            keylen_max: 64,
-            vallen_max: 256,
-        };
+        let mut s = Pmi1 { reader: BufReader::new(stream), writer, rank, size, kvsname: String::new(), keylen_max: 64, vallen_max: 256 };
         let r = s.call("cmd=init pmi_version=1 pmi_subversion=1", "response_to_init")?;
         if r.get("pmi_version") != Some("1") {
             return Err(err(format!("the launcher speaks PMI version {:?}, not 1", r.get("pmi_version").unwrap_or("?"))));
@@ -90,9 +82,7 @@ impl Pmi1 {
     /// Sends one request line and reads its reply, which must be `cmd=<expect>` with rc 0.
     fn call(&mut self, request: &str, expect: &str) -> Result<Reply> {
         let what = request.split_whitespace().next().unwrap_or(request).trim_start_matches("cmd=").to_string();
-        self.writer
-            .write_all(format!("{request}\n").as_bytes())
-            .map_err(|e| err(format!("sending {what} to the launcher: {e}")))?;
+        self.writer.write_all(format!("{request}\n").as_bytes()).map_err(|e| err(format!("sending {what} to the launcher: {e}")))?;
         let mut line = String::new();
         match self.reader.read_line(&mut line) {
             Ok(0) => return Err(err(format!("the launcher closed the PMI connection during {what}"))),

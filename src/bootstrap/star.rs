@@ -117,7 +117,8 @@ impl StarServer {
 
     /// Also serves on `listener`, bound beforehand (the unique id's reserved port).
     pub fn listen_on(&mut self, listener: std::net::TcpListener) -> Result<String> {
-        let addr = listener.local_addr().and_then(|a| listener.set_nonblocking(true).map(|_| a)).map_err(|e| io_err("listening on TCP", e))?;
+        let addr =
+            listener.local_addr().and_then(|a| listener.set_nonblocking(true).map(|_| a)).map_err(|e| io_err("listening on TCP", e))?;
         let addr = super::net::tcp_address(&addr);
         self.listeners.push(Listener::Tcp(listener));
         self.tcp_address = Some(addr.clone());
@@ -185,10 +186,7 @@ impl StarServer {
                 Err(e) if stream.is_tcp() => {
                     log::info(&format!("rendezvous @{address}: refused a TCP connection from {}: {e}", stream.peer_place()))
                 }
-                Err(e) => log::info(&format!(
-                    "rendezvous @{address}: refused a connection from uid {} (pid {}): {e}",
-                    cred.uid, cred.pid
-                )),
+                Err(e) => log::info(&format!("rendezvous @{address}: refused a connection from uid {} (pid {}): {e}", cred.uid, cred.pid)),
             }
             count.fetch_sub(1, Ordering::Relaxed);
         };
@@ -231,7 +229,9 @@ impl StarServer {
                         };
                         let err = Error::bootstrap(format!("bootstrap: {why}"));
                         StarServer::refuse(&members, &err);
-                        let _ = (&a.stream).write_all(&header(REPLY_ERR, 0, why.len() as u64)).and_then(|_| (&a.stream).write_all(why.as_bytes()));
+                        let _ = (&a.stream)
+                            .write_all(&header(REPLY_ERR, 0, why.len() as u64))
+                            .and_then(|_| (&a.stream).write_all(why.as_bytes()));
                         return Err(err);
                     }
                     members[a.rank] = Some(Member { stream: a.stream, pid: a.cred.pid });
@@ -291,7 +291,8 @@ impl StarServer {
                     m.pid
                 ));
             }
-            let (data, f) = m.stream.read_body(len as usize, nfds, Instant::now() + timeout).map_err(|e| format!("PE {rank} (pid {}): {e}", m.pid))?;
+            let (data, f) =
+                m.stream.read_body(len as usize, nfds, Instant::now() + timeout).map_err(|e| format!("PE {rank} (pid {}): {e}", m.pid))?;
             byes += usize::from(op == OP_BYE);
             payloads.push(data);
             fds.push(f);
@@ -306,7 +307,9 @@ impl StarServer {
                 Ok(r) => r,
                 Err(why) => {
                     for m in members {
-                        let _ = (&m.stream).write_all(&header(REPLY_ERR, 0, why.len() as u64)).and_then(|_| (&m.stream).write_all(why.as_bytes()));
+                        let _ = (&m.stream)
+                            .write_all(&header(REPLY_ERR, 0, why.len() as u64))
+                            .and_then(|_| (&m.stream).write_all(why.as_bytes()));
                     }
                     return Err(Error::bootstrap(format!("bootstrap: {why}")));
                 }
@@ -354,7 +357,12 @@ impl StarClient {
     /// Connects to the star at `address`, checks that it runs as this user and holds `secret`,
     /// proves that we do, and joins as `rank` of `size`.
     pub fn connect(
-        address: &str, rank: usize, size: usize, timeout: Duration, control_fd: Option<RawFd>, secret: &Secret,
+        address: &str,
+        rank: usize,
+        size: usize,
+        timeout: Duration,
+        control_fd: Option<RawFd>,
+        secret: &Secret,
     ) -> Result<StarClient> {
         if rank >= size {
             return Err(Error::bootstrap(format!("bootstrap: rank {rank} is not below the job size {size}")));
@@ -443,7 +451,9 @@ impl StarClient {
         let (status, nfds, len) = (h[0], read_u32(&h[4..]) as usize, read_u64(&h[8..]));
         let max_len = if status == REPLY_ERR { MAX_REASON } else { self.size * (16 + MAX_PAYLOAD) };
         if len > max_len as u64 || nfds > self.size * MAX_PE_FDS || (status != REPLY_OK && status != REPLY_ERR) {
-            return Err(Error::bootstrap(format!("bootstrap: garbled reply from the rendezvous (status {status}, {len} bytes, {nfds} descriptors)")));
+            return Err(Error::bootstrap(format!(
+                "bootstrap: garbled reply from the rendezvous (status {status}, {len} bytes, {nfds} descriptors)"
+            )));
         }
         let nfds = if status == REPLY_ERR { 0 } else { nfds };
         let (body, all_fds) =

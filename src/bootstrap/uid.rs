@@ -58,12 +58,15 @@ pub fn new_id() -> Result<[u8; ID_BYTES]> {
     id[NODE_AT..TCP_AT].copy_from_slice(&node_hash());
     let iface = match net::chosen_interface() {
         Ok(iface) => Some(iface),
-        Err(why) if !crate::env::current("BOOTSTRAP_IFNAME").1.trim().is_empty() => return Err(Error::bootstrap(format!("bootstrap: {why}"))),
+        Err(why) if !crate::env::current("BOOTSTRAP_IFNAME").1.trim().is_empty() => {
+            return Err(Error::bootstrap(format!("bootstrap: {why}")))
+        }
         Err(_) => None,
     };
     if let Some(iface) = iface {
-        let listener = TcpListener::bind((iface.addr, 0))
-            .map_err(|e| Error::bootstrap(format!("bootstrap: reserving a TCP port on {} ({}) for the unique id: {e}", iface.name, iface.addr)))?;
+        let listener = TcpListener::bind((iface.addr, 0)).map_err(|e| {
+            Error::bootstrap(format!("bootstrap: reserving a TCP port on {} ({}) for the unique id: {e}", iface.name, iface.addr))
+        })?;
         let addr = listener.local_addr().map_err(|e| Error::bootstrap(format!("bootstrap: the unique id's TCP port: {e}")))?;
         write_tcp(&mut id[TCP_AT..NAME_LEN_AT], addr);
         let mut reserved = RESERVED.lock().unwrap_or_else(|p| p.into_inner());
@@ -166,7 +169,13 @@ impl UidStar {
         };
         let client = StarClient::connect(&address, rank, nranks, timeout, None, &p.secret).map_err(|e| {
             if e.message.contains("could not reach") {
-                err(routine, format!("{}; rank 0 must call nvshmemx_init_attr with the same id, in the process (or on the host) that made it", e.message))
+                err(
+                    routine,
+                    format!(
+                        "{}; rank 0 must call nvshmemx_init_attr with the same id, in the process (or on the host) that made it",
+                        e.message
+                    ),
+                )
             } else {
                 e.in_routine(routine)
             }

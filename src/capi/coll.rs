@@ -92,7 +92,14 @@ fn team_alltoall(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const 
 
 #[allow(clippy::too_many_arguments)]
 fn team_alltoalls(
-    c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, size: usize,
+    c: &Caller,
+    team: ShmemTeam,
+    dest: *mut c_void,
+    source: *const c_void,
+    dst: isize,
+    sst: isize,
+    nelems: usize,
+    size: usize,
 ) -> c_int {
     let r = c.routine;
     with_state(r, |st| st.alltoalls(team_set(st, team, r)?, dest.cast(), source.cast(), dst, sst, nelems, size, c).map(|_| 0))
@@ -155,7 +162,12 @@ pub extern "C" fn shmem_alltoallmem(team: ShmemTeam, dest: *mut c_void, source: 
 
 #[no_mangle]
 pub extern "C" fn shmem_alltoallsmem(
-    team: ShmemTeam, dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize,
+    team: ShmemTeam,
+    dest: *mut c_void,
+    source: *const c_void,
+    dst: isize,
+    sst: isize,
+    nelems: usize,
 ) -> c_int {
     team_alltoalls(caller!("shmem_alltoallsmem"), team, dest, source, dst, sst, nelems, 1)
 }
@@ -319,7 +331,13 @@ fn team_reduce<T: Copy>(c: &Caller, team: ShmemTeam, dest: *mut T, source: *cons
 
 #[allow(clippy::too_many_arguments)]
 fn active_reduce<T: Copy>(
-    c: &Caller, dest: *mut T, source: *const T, nreduce: c_int, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int,
+    c: &Caller,
+    dest: *mut T,
+    source: *const T,
+    nreduce: c_int,
+    pe_start: c_int,
+    log_pe_stride: c_int,
+    pe_size: c_int,
     op: impl Fn(T, T) -> T,
 ) {
     let r = c.routine;
@@ -374,10 +392,14 @@ prod_reduce!(complexf => ComplexF, complexd => ComplexD);
 
 /// The deprecated tables (OpenSHMEM 1.4 §9.9.10).
 macro_rules! old_bitwise_types {
-    ($m:ident) => { $m! { short => i16, int => i32, long => i64, longlong => i64 } };
+    ($m:ident) => {
+        $m! { short => i16, int => i32, long => i64, longlong => i64 }
+    };
 }
 macro_rules! old_compare_types {
-    ($m:ident) => { $m! { short => i16, int => i32, long => i64, longlong => i64, float => f32, double => f64, longdouble => LongDouble } };
+    ($m:ident) => {
+        $m! { short => i16, int => i32, long => i64, longlong => i64, float => f32, double => f64, longdouble => LongDouble }
+    };
 }
 
 macro_rules! and_to_all { ($($x:tt)*) => { to_all_op!("and", Bits::and; $($x)*); }; }

@@ -74,7 +74,12 @@ pub fn check_alignment(align: usize, limit: usize, routine: &'static str) -> Res
         return Err(Error::invalid(routine, format!("alignment {align} is not a power of two")));
     }
     if align > limit {
-        return Err(Error::invalid(routine, format!("alignment {align} is larger than the {limit} bytes the symmetric heap can align to on every PE; ask for at most {limit}")));
+        return Err(Error::invalid(
+            routine,
+            format!(
+                "alignment {align} is larger than the {limit} bytes the symmetric heap can align to on every PE; ask for at most {limit}"
+            ),
+        ));
     }
     Ok(())
 }
@@ -83,7 +88,11 @@ fn offset_of(st: &State, ptr: *mut c_void, routine: &'static str) -> Result<usiz
     let off = st.heap.offset_of(ptr as usize, 1);
     let live = off.filter(|o| st.alloc.lock().unwrap_or_else(|p| p.into_inner()).size_of(*o).is_some());
     live.ok_or_else(|| {
-        Error::new(ErrorKind::NotSymmetric, routine, format!("pointer {ptr:p} was not returned by shmem_malloc/shmem_align/shmem_calloc (or was already freed)"))
+        Error::new(
+            ErrorKind::NotSymmetric,
+            routine,
+            format!("pointer {ptr:p} was not returned by shmem_malloc/shmem_align/shmem_calloc (or was already freed)"),
+        )
     })
 }
 

@@ -15,7 +15,6 @@ pub const MAX_NAME_LEN: usize = 256;
 /// wants (scripts/gen_headers.py writes the same string; ctest/host/vendor_info.c compares).
 pub const VENDOR: &str = "rshmem";
 
-
 /// Like shmem_init_thread(SHMEM_THREAD_SINGLE): programs that call into the library from
 /// several threads at once ask for SHMEM_THREAD_MULTIPLE with shmem_init_thread.
 #[no_mangle]

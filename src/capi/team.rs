@@ -153,7 +153,12 @@ pub extern "C" fn shmem_team_translate_pe(src_team: ShmemTeam, src_pe: c_int, de
 
 #[no_mangle]
 pub extern "C" fn shmem_team_split_strided(
-    parent_team: ShmemTeam, start: c_int, stride: c_int, size: c_int, config: *const TeamConfig, config_mask: c_long,
+    parent_team: ShmemTeam,
+    start: c_int,
+    stride: c_int,
+    size: c_int,
+    config: *const TeamConfig,
+    config_mask: c_long,
     new_team: *mut ShmemTeam,
 ) -> c_int {
     const R: &str = "shmem_team_split_strided";
@@ -172,8 +177,14 @@ pub extern "C" fn shmem_team_split_strided(
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn shmem_team_split_2d(
-    parent_team: ShmemTeam, xrange: c_int, xaxis_config: *const TeamConfig, xaxis_mask: c_long, xaxis_team: *mut ShmemTeam,
-    yaxis_config: *const TeamConfig, yaxis_mask: c_long, yaxis_team: *mut ShmemTeam,
+    parent_team: ShmemTeam,
+    xrange: c_int,
+    xaxis_config: *const TeamConfig,
+    xaxis_mask: c_long,
+    xaxis_team: *mut ShmemTeam,
+    yaxis_config: *const TeamConfig,
+    yaxis_mask: c_long,
+    yaxis_team: *mut ShmemTeam,
 ) -> c_int {
     const R: &str = "shmem_team_split_2d";
     with_state(R, |st| {

@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use std::ffi::{c_void, CStr, CString};
 use std::sync::Mutex;
 
-use super::sys::{CUfunction, CUmodule, CUstream};
 use super::image::{self, Image};
+use super::sys::{CUfunction, CUmodule, CUstream};
 use super::{driver, CuResult, Driver};
 
 /// Largest team an on-stream collective serves (RK_MAX_TEAM).

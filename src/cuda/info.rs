@@ -31,8 +31,12 @@ pub fn report() -> Vec<String> {
     };
     let n = match device_count() {
         Ok(0) | Err(_) => {
-            out.push(format!("GPUs: none (CUDA driver {}.{} sees no device; CUDA_VISIBLE_DEVICES={:?})", d.version / 1000, d.version % 1000 / 10,
-                std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_default()));
+            out.push(format!(
+                "GPUs: none (CUDA driver {}.{} sees no device; CUDA_VISIBLE_DEVICES={:?})",
+                d.version / 1000,
+                d.version % 1000 / 10,
+                std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_default()
+            ));
             return out;
         }
         Ok(n) => n,
@@ -70,7 +74,11 @@ pub fn report() -> Vec<String> {
             } else {
                 match (a.can_access_peer(*b), a.p2p(*b), a.p2p_rank(*b)) {
                     (Ok(true), Ok((_, atomics)), rank) => {
-                        format!("yes/{}/{}", if atomics { "atom" } else { "no-atom" }, rank.map(|r| r.to_string()).unwrap_or_else(|_| "?".into()))
+                        format!(
+                            "yes/{}/{}",
+                            if atomics { "atom" } else { "no-atom" },
+                            rank.map(|r| r.to_string()).unwrap_or_else(|_| "?".into())
+                        )
                     }
                     (Ok(false), _, _) => "no".into(),
                     _ => "?".into(),
@@ -86,7 +94,11 @@ pub fn report() -> Vec<String> {
             let ok = devs[i].can_access_peer(devs[j]).unwrap_or(false) && devs[j].can_access_peer(devs[i]).unwrap_or(false);
             out.push(format!(
                 "    PE {i} <-> PE {j}: {}",
-                if ok { "p2p (loads, stores and atomics through the mapped peer heap)" } else { "none: no peer access, and this build has no network/proxy transport for GPU PEs (nvshmem_init fails)" }
+                if ok {
+                    "p2p (loads, stores and atomics through the mapped peer heap)"
+                } else {
+                    "none: no peer access, and this build has no network/proxy transport for GPU PEs (nvshmem_init fails)"
+                }
             ));
         }
     }

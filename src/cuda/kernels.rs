@@ -6,8 +6,8 @@
 
 use std::ffi::{c_void, CStr};
 
-use super::sys::{CUfunction, CUmodule, CUstream};
 use super::image::{self, Image};
+use super::sys::{CUfunction, CUmodule, CUstream};
 use super::{driver, CuResult, Driver};
 
 /// The module (hand-written PTX, plus machine code when the build had ptxas: image.rs).
@@ -125,8 +125,7 @@ impl Kernels {
     /// `addr` must be an 8-byte aligned device word that stays mapped while the kernel spins.
     pub unsafe fn wait_u64(&self, stream: CUstream, addr: u64, cmp: u32, value: u64) -> CuResult<()> {
         let (mut addr, mut cmp, mut value) = (addr, cmp, value);
-        let mut params: [*mut c_void; 3] =
-            [(&mut addr as *mut u64).cast(), (&mut cmp as *mut u32).cast(), (&mut value as *mut u64).cast()];
+        let mut params: [*mut c_void; 3] = [(&mut addr as *mut u64).cast(), (&mut cmp as *mut u32).cast(), (&mut value as *mut u64).cast()];
         self.launch(self.wait_u64, stream, &mut params)
     }
 

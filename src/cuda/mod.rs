@@ -84,8 +84,10 @@ fn load() -> std::result::Result<Driver, String> {
     let rc = unsafe { (api.cuInit)(0) };
     if rc != CUDA_SUCCESS {
         let name = error_name(&api, rc);
-        return Err(format!("no usable GPU: cuInit failed with {name} (is a GPU visible? CUDA_VISIBLE_DEVICES={:?})",
-            std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_default()));
+        return Err(format!(
+            "no usable GPU: cuInit failed with {name} (is a GPU visible? CUDA_VISIBLE_DEVICES={:?})",
+            std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_default()
+        ));
     }
     let mut version = 0;
     // SAFETY: as above.
@@ -540,7 +542,15 @@ pub fn is_cuda_pointer(ptr: u64) -> CuResult<bool> {
 ///
 /// # Safety
 /// Every element range must be valid for the copy until it completes on `stream`.
-pub unsafe fn memcpy_strided_async(dst: u64, dst_pitch: usize, src: u64, src_pitch: usize, width: usize, rows: usize, stream: CUstream) -> CuResult<()> {
+pub unsafe fn memcpy_strided_async(
+    dst: u64,
+    dst_pitch: usize,
+    src: u64,
+    src_pitch: usize,
+    width: usize,
+    rows: usize,
+    stream: CUstream,
+) -> CuResult<()> {
     let d = driver()?;
     let (src_unified, dst_unified) = (is_cuda_pointer(src)?, is_cuda_pointer(dst)?);
     let p = CUDA_MEMCPY2D {

@@ -105,11 +105,7 @@ impl Library {
         // SAFETY: fi_version takes no arguments and returns the library's API version.
         let have = unsafe { (api.version)() };
         if have < API_VERSION {
-            return Err(missing(format!(
-                "it is version {}.{}, rshmem needs 1.11 or newer",
-                have >> 16,
-                have & 0xffff
-            )));
+            return Err(missing(format!("it is version {}.{}, rshmem needs 1.11 or newer", have >> 16, have & 0xffff)));
         }
         Ok(Library { api, name: name.to_string() })
     }
@@ -170,15 +166,8 @@ impl Inner {
 impl Drop for Inner {
     fn drop(&mut self) {
         // Children before parents: endpoint, then what it was bound to, then domain and fabric.
-        let fids: [*mut sys::fid; 7] = [
-            self.ep.cast(),
-            self.av.cast(),
-            self.cq.cast(),
-            self.writes.cast(),
-            self.reads.cast(),
-            self.domain.cast(),
-            self.fabric.cast(),
-        ];
+        let fids: [*mut sys::fid; 7] =
+            [self.ep.cast(), self.av.cast(), self.cq.cast(), self.writes.cast(), self.reads.cast(), self.domain.cast(), self.fabric.cast()];
         for f in fids.into_iter().filter(|f| !f.is_null()) {
             // SAFETY: each object was opened by this Inner, is closed once, and nothing uses it
             // any more (the progress thread and every Region hold this Inner alive until now).

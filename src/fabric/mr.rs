@@ -143,7 +143,10 @@ fn random_key(size: usize) -> Result<u64> {
     let bits = if size == 0 || size >= 8 { 64 } else { size as u32 * 8 };
     loop {
         let raw = u64::from_le_bytes(crate::sys::random::bytes().map_err(|e| {
-            super::error("shmem_init", format!("no randomness for a memory key (getrandom: {e}); refusing to register memory with a guessable key"))
+            super::error(
+                "shmem_init",
+                format!("no randomness for a memory key (getrandom: {e}); refusing to register memory with a guessable key"),
+            )
         })?);
         let key = if bits == 64 { raw } else { raw & ((1u64 << bits) - 1) };
         if key != 0 {

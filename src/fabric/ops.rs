@@ -194,7 +194,13 @@ impl Inner {
             self.poll();
             std::thread::yield_now();
         }
-        error(routine, format!("{errors} operations failed on provider {} (it gave no details; FI_LOG_LEVEL=warn makes it say more)", self.info.provider))
+        error(
+            routine,
+            format!(
+                "{errors} operations failed on provider {} (it gave no details; FI_LOG_LEVEL=warn makes it say more)",
+                self.info.provider
+            ),
+        )
     }
 
     /// Waits until every operation of class `c` posted so far has completed.
@@ -301,7 +307,10 @@ impl Inner {
             }
             self.poll();
             if start.elapsed() > self.timeout {
-                return Err(error(routine, format!("{what}: the provider's send queue stayed full for {:.0} s", self.timeout.as_secs_f64())));
+                return Err(error(
+                    routine,
+                    format!("{what}: the provider's send queue stayed full for {:.0} s", self.timeout.as_secs_f64()),
+                ));
             }
         }
     }
@@ -329,7 +338,10 @@ impl Fabric {
     fn local(&self, routine: &'static str, ptr: *const u8, len: usize, region: Option<&Region>) -> Result<Local> {
         if let Some(r) = region {
             if !r.contains(ptr as usize, len) {
-                return Err(Error::invalid(routine, format!("the local buffer of {len} bytes at {ptr:p} is not inside the region given for it")));
+                return Err(Error::invalid(
+                    routine,
+                    format!("the local buffer of {len} bytes at {ptr:p} is not inside the region given for it"),
+                ));
             }
             return Ok(Local { desc: r.desc(), _temp: None });
         }
@@ -351,7 +363,18 @@ impl Fabric {
     /// with `wait`, waits for it. The caller keeps `buf` valid (and, for a read, untouched)
     /// until the operation is complete.
     #[allow(clippy::too_many_arguments)]
-    fn rma(&self, r: &'static str, c: Class, peer: Peer, buf: *mut u8, len: usize, local: Option<&Region>, remote: &RemoteRegion, off: usize, wait: bool) -> Result<()> {
+    fn rma(
+        &self,
+        r: &'static str,
+        c: Class,
+        peer: Peer,
+        buf: *mut u8,
+        len: usize,
+        local: Option<&Region>,
+        remote: &RemoteRegion,
+        off: usize,
+        wait: bool,
+    ) -> Result<()> {
         let addr = Self::target(r, remote, off, len)?;
         if len == 0 {
             return Ok(());
@@ -407,7 +430,8 @@ impl Fabric {
         let addr = Self::target(r, dst, off, src.len())?;
         let inner = &self.inner;
         let stage = self.out.stage(inner)?;
-        let completion = sys::FI_COMPLETION | if inner.info.delivery_complete { sys::FI_DELIVERY_COMPLETE } else { sys::FI_TRANSMIT_COMPLETE };
+        let completion =
+            sys::FI_COMPLETION | if inner.info.delivery_complete { sys::FI_DELIVERY_COMPLETE } else { sys::FI_TRANSMIT_COMPLETE };
         for (k, piece) in src.chunks(CHUNK).enumerate() {
             let i = inner.claim_chunk(r, stage)?;
             let chunk = stage.chunk(i);
@@ -433,7 +457,15 @@ impl Fabric {
     ///
     /// # Safety
     /// `src` must stay valid and unchanged until the next `quiet` returns.
-    pub unsafe fn put_nbi(&self, peer: Peer, src: *const u8, len: usize, local: Option<&Region>, dst: &RemoteRegion, off: usize) -> Result<()> {
+    pub unsafe fn put_nbi(
+        &self,
+        peer: Peer,
+        src: *const u8,
+        len: usize,
+        local: Option<&Region>,
+        dst: &RemoteRegion,
+        off: usize,
+    ) -> Result<()> {
         let wait = self.temporary_registration(local);
         self.rma("shmem_put_nbi", Class::Writes, peer, src.cast_mut(), len, local, dst, off, wait)
     }
@@ -453,7 +485,15 @@ impl Fabric {
     ///
     /// # Safety
     /// `dst` must stay valid, and not be read or written, until the next `quiet` returns.
-    pub unsafe fn get_nbi(&self, peer: Peer, dst: *mut u8, len: usize, local: Option<&Region>, src: &RemoteRegion, off: usize) -> Result<()> {
+    pub unsafe fn get_nbi(
+        &self,
+        peer: Peer,
+        dst: *mut u8,
+        len: usize,
+        local: Option<&Region>,
+        src: &RemoteRegion,
+        off: usize,
+    ) -> Result<()> {
         let wait = self.temporary_registration(local);
         self.rma("shmem_get_nbi", Class::Reads, peer, dst, len, local, src, off, wait)
     }
@@ -490,7 +530,14 @@ impl Fabric {
         self.inner.settle("shmem_fence", Class::Writes)
     }
 
-    fn amo_target<T: AtomicValue>(&self, routine: &'static str, peer: Peer, op: AtomicOp, dst: &RemoteRegion, off: usize) -> Result<sys::AtomicTarget> {
+    fn amo_target<T: AtomicValue>(
+        &self,
+        routine: &'static str,
+        peer: Peer,
+        op: AtomicOp,
+        dst: &RemoteRegion,
+        off: usize,
+    ) -> Result<sys::AtomicTarget> {
         let size = std::mem::size_of::<T>();
         if !off.is_multiple_of(size) {
             return Err(Error::invalid(routine, format!("offset {off} is not aligned to the {size}-byte {}", T::NAME)));

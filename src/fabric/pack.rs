@@ -154,11 +154,21 @@ impl Outbox {
     /// a quiet at once counts the pack's write among those to wait for.
     fn post(&self, inner: &Inner, stage: &Stage, p: Pack) -> Result<()> {
         let chunk = stage.chunk(p.slot);
-        let completion = sys::FI_COMPLETION | if inner.info.delivery_complete { sys::FI_DELIVERY_COMPLETE } else { sys::FI_TRANSMIT_COMPLETE };
+        let completion =
+            sys::FI_COMPLETION | if inner.info.delivery_complete { sys::FI_DELIVERY_COMPLETE } else { sys::FI_TRANSMIT_COMPLETE };
         // SAFETY: the chunk stays ours (slot busy) until the write's completion frees it; the
         // pieces' lengths add up to `used`.
         let posted = inner.post_write("shmem_put", "fi_writemsg", || unsafe {
-            sys::writemsg(inner.ep, chunk.cast_const().cast(), p.used, stage.desc(), p.peer.0, &p.pieces[..p.count], stage.context(p.slot), completion)
+            sys::writemsg(
+                inner.ep,
+                chunk.cast_const().cast(),
+                p.used,
+                stage.desc(),
+                p.peer.0,
+                &p.pieces[..p.count],
+                stage.context(p.slot),
+                completion,
+            )
         });
         if posted.is_err() {
             stage.slot(p.slot).free();

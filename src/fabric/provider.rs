@@ -190,11 +190,7 @@ pub(super) fn choose(lib: &Library, settings: &Settings) -> Result<ProviderInfo>
         };
         if let Some((_, info)) = chosen {
             if let Some(p) = &refused {
-                crate::runtime::log::warn(&format!(
-                    "fabric: using {} instead of {p}: {}",
-                    info.provider,
-                    provider_keys_risk(p)
-                ));
+                crate::runtime::log::warn(&format!("fabric: using {} instead of {p}: {}", info.provider, provider_keys_risk(p)));
             }
             return Ok(info);
         }
@@ -349,7 +345,10 @@ mod tests {
     fn no_provider_names_the_host_the_limit_and_the_fix() {
         let plain = asking(None, None);
         let e = none_fits(&plain, Some("shm"), &["shm".into()], "node7");
-        assert!(e.contains("no libfabric provider offers thread-safe RDM endpoints with RMA on host node7 (FI_PROVIDER=shm limits the choice)"), "{e}");
+        assert!(
+            e.contains("no libfabric provider offers thread-safe RDM endpoints with RMA on host node7 (FI_PROVIDER=shm limits the choice)"),
+            "{e}"
+        );
         assert!(e.contains("; shm answered, but reaches only PEs of its own host"), "{e}");
         assert!(e.contains("Fix: unset FI_PROVIDER (or set it to tcp), or set RSHMEM_FABRIC_PROVIDER"), "{e}");
         let named = asking(Some("nosuch"), Some("eth9"));

@@ -402,24 +402,9 @@ pub struct fi_ops_rma {
 
 type AtomicWrite = unsafe extern "C" fn(*mut fid_ep, *const c_void, usize, Ptr, fi_addr_t, u64, u64, u32, u32, Ptr) -> isize;
 type AtomicInject = unsafe extern "C" fn(*mut fid_ep, *const c_void, usize, fi_addr_t, u64, u64, u32, u32) -> isize;
-type AtomicFetch =
-    unsafe extern "C" fn(*mut fid_ep, *const c_void, usize, Ptr, Ptr, Ptr, fi_addr_t, u64, u64, u32, u32, Ptr) -> isize;
-type AtomicCompare = unsafe extern "C" fn(
-    *mut fid_ep,
-    *const c_void,
-    usize,
-    Ptr,
-    *const c_void,
-    Ptr,
-    Ptr,
-    Ptr,
-    fi_addr_t,
-    u64,
-    u64,
-    u32,
-    u32,
-    Ptr,
-) -> isize;
+type AtomicFetch = unsafe extern "C" fn(*mut fid_ep, *const c_void, usize, Ptr, Ptr, Ptr, fi_addr_t, u64, u64, u32, u32, Ptr) -> isize;
+type AtomicCompare =
+    unsafe extern "C" fn(*mut fid_ep, *const c_void, usize, Ptr, *const c_void, Ptr, Ptr, Ptr, fi_addr_t, u64, u64, u32, u32, Ptr) -> isize;
 type AtomicValid = unsafe extern "C" fn(*mut fid_ep, u32, u32, *mut usize) -> c_int;
 
 #[repr(C)]
@@ -496,9 +481,7 @@ impl Api {
                 getinfo: std::mem::transmute::<Ptr, GetInfo>(getinfo),
                 freeinfo: std::mem::transmute::<Ptr, unsafe extern "C" fn(*mut fi_info)>(freeinfo),
                 dupinfo: std::mem::transmute::<Ptr, unsafe extern "C" fn(*const fi_info) -> *mut fi_info>(dupinfo),
-                fabric: std::mem::transmute::<Ptr, unsafe extern "C" fn(*mut fi_fabric_attr, *mut *mut fid_fabric, Ptr) -> c_int>(
-                    fabric,
-                ),
+                fabric: std::mem::transmute::<Ptr, unsafe extern "C" fn(*mut fi_fabric_attr, *mut *mut fid_fabric, Ptr) -> c_int>(fabric),
                 strerror: std::mem::transmute::<Ptr, unsafe extern "C" fn(c_int) -> *const c_char>(strerror),
                 version: std::mem::transmute::<Ptr, unsafe extern "C" fn() -> u32>(version),
                 _lib: lib,
@@ -627,10 +610,28 @@ pub unsafe fn write(ep: *mut fid_ep, buf: *const c_void, len: usize, desc: Ptr, 
 /// fi_writemsg of one contiguous local buffer to the remote pieces `rma` (their lengths add up
 /// to `len`), with `context` reported in its completion.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn writemsg(ep: *mut fid_ep, buf: *const c_void, len: usize, desc: Ptr, dest: fi_addr_t, rma: &[fi_rma_iov], context: Ptr, flags: u64) -> isize {
+pub unsafe fn writemsg(
+    ep: *mut fid_ep,
+    buf: *const c_void,
+    len: usize,
+    desc: Ptr,
+    dest: fi_addr_t,
+    rma: &[fi_rma_iov],
+    context: Ptr,
+    flags: u64,
+) -> isize {
     let iov = libc::iovec { iov_base: buf.cast_mut(), iov_len: len };
     let mut desc = desc;
-    let msg = fi_msg_rma { msg_iov: &iov, desc: &mut desc, iov_count: 1, addr: dest, rma_iov: rma.as_ptr(), rma_iov_count: rma.len(), context, data: 0 };
+    let msg = fi_msg_rma {
+        msg_iov: &iov,
+        desc: &mut desc,
+        iov_count: 1,
+        addr: dest,
+        rma_iov: rma.as_ptr(),
+        rma_iov_count: rma.len(),
+        context,
+        data: 0,
+    };
     call!((*ep).rma, writemsg(ep, &msg, flags))
 }
 /// fi_inject_write
@@ -663,10 +664,7 @@ pub unsafe fn inject_atomic(ep: *mut fid_ep, buf: *const c_void, t: AtomicTarget
 }
 /// fi_fetch_atomic (count 1)
 pub unsafe fn fetch_atomic(ep: *mut fid_ep, buf: *const c_void, desc: Ptr, result: Ptr, result_desc: Ptr, t: AtomicTarget) -> isize {
-    call!(
-        (*ep).atomic,
-        readwrite(ep, buf, 1, desc, result, result_desc, t.peer, t.addr, t.key, t.datatype, t.op, std::ptr::null_mut())
-    )
+    call!((*ep).atomic, readwrite(ep, buf, 1, desc, result, result_desc, t.peer, t.addr, t.key, t.datatype, t.op, std::ptr::null_mut()))
 }
 /// fi_compare_atomic (count 1); descriptors: [buf, compare, result]
 pub unsafe fn compare_atomic(

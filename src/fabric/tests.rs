@@ -163,7 +163,8 @@ fn non_blocking_puts_and_gets_complete_at_quiet() {
     }
     for chunk in 0..4 {
         // SAFETY: src is unchanged until the quiet.
-        unsafe { p.a.put_nbi(p.to_b, src.as_ptr().add(chunk * 256).cast(), 2048, Some(&region_a), &p.remote_b, 16384 + chunk * 2048) }.unwrap();
+        unsafe { p.a.put_nbi(p.to_b, src.as_ptr().add(chunk * 256).cast(), 2048, Some(&region_a), &p.remote_b, 16384 + chunk * 2048) }
+            .unwrap();
     }
     p.a.quiet().unwrap();
     assert!((0..1024).all(|i| read_b(&p, 2048 + i) == 1000 + i as u64));

@@ -132,10 +132,7 @@ mod tests {
 
     fn ops() -> impl Strategy<Value = Vec<Op>> {
         prop::collection::vec(
-            prop_oneof![
-                (1usize..5000, 4u32..12).prop_map(|(s, a)| Op::Alloc(s, a)),
-                (0usize..64).prop_map(Op::Free),
-            ],
+            prop_oneof![(1usize..5000, 4u32..12).prop_map(|(s, a)| Op::Alloc(s, a)), (0usize..64).prop_map(Op::Free),],
             1..200,
         )
     }

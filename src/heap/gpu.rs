@@ -118,8 +118,18 @@ impl GpuHeap {
         let short = got.iter().position(|v| v.first() != Some(&1));
         let mine = match (mine, short) {
             (Ok(m), None) => m,
-            (Err(e), _) => return Err(no_gpu_memory(routine, format!("allocating {bytes} bytes of GPU memory for this PE's symmetric heap failed: {e}"))),
-            (Ok(_), Some(pe)) => return Err(no_gpu_memory(routine, format!("PE {pe} could not allocate {bytes} bytes of GPU memory for its symmetric heap"))),
+            (Err(e), _) => {
+                return Err(no_gpu_memory(
+                    routine,
+                    format!("allocating {bytes} bytes of GPU memory for this PE's symmetric heap failed: {e}"),
+                ))
+            }
+            (Ok(_), Some(pe)) => {
+                return Err(no_gpu_memory(
+                    routine,
+                    format!("PE {pe} could not allocate {bytes} bytes of GPU memory for its symmetric heap"),
+                ))
+            }
         };
         let fd = mine.export_fd().map_err(|e| e.into_error(routine))?;
         let t1 = Instant::now();
@@ -138,7 +148,11 @@ impl GpuHeap {
                 let f = fds.first().ok_or_else(|| {
                     Error::bootstrap(format!(
                         "PE {pe} sent no GPU heap descriptor{}",
-                        if boot.local_pes().contains(&pe) { "" } else { ": it runs on another host, and GPU heaps across hosts are not supported yet" }
+                        if boot.local_pes().contains(&pe) {
+                            ""
+                        } else {
+                            ": it runs on another host, and GPU heaps across hosts are not supported yet"
+                        }
                     ))
                     .in_routine(routine)
                 })?;
@@ -171,7 +185,11 @@ impl GpuHeap {
 
 /// Running out of GPU memory while growing the heap (every PE gets it together; see `grow`).
 fn no_gpu_memory(routine: &'static str, what: String) -> Error {
-    Error::new(crate::error::ErrorKind::OutOfMemory, routine, format!("{what}; free GPU memory, or lower NVSHMEM_SYMMETRIC_SIZE / NVSHMEM_CUMEM_GRANULARITY"))
+    Error::new(
+        crate::error::ErrorKind::OutOfMemory,
+        routine,
+        format!("{what}; free GPU memory, or lower NVSHMEM_SYMMETRIC_SIZE / NVSHMEM_CUMEM_GRANULARITY"),
+    )
 }
 
 fn peer_error(e: cuda::CuError, pe: usize, routine: &'static str) -> Error {

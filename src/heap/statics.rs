@@ -33,7 +33,7 @@ impl Drop for StaticData {
             // SAFETY: the range is our own data segment, currently mapped by `own`.
             let saved = unsafe { std::slice::from_raw_parts(self.range.start as *const u8, len) }.to_vec();
             std::mem::forget(own); // replaced below, not unmapped
-            // SAFETY: same range, same contents restored right after.
+                                   // SAFETY: same range, same contents restored right after.
             unsafe { crate::sys::shm::replace_with_private(self.range.start as *mut u8, &saved) };
         }
     }
@@ -57,7 +57,8 @@ impl StaticData {
         // SAFETY: range lies inside this program's writable data segment (from its program
         // headers), so it is readable for `len` bytes.
         let current = unsafe { std::slice::from_raw_parts(range.start as *const u8, len) };
-        let written = std::os::unix::fs::FileExt::write_all_at(&std::fs::File::from(fd.try_clone().map_err(|e| err("dup", e))?), current, 0);
+        let written =
+            std::os::unix::fs::FileExt::write_all_at(&std::fs::File::from(fd.try_clone().map_err(|e| err("dup", e))?), current, 0);
         written.map_err(|e| err("copying static data", e))?;
         // SAFETY: the range is our own data segment and the file now holds its exact contents,
         // so replacing the pages in place is invisible to the program (init runs before the

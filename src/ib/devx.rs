@@ -119,7 +119,13 @@ impl DevxOps for DevxCtx {
         let mut out = [0u8; prm::OUT_BYTES];
         // SAFETY: ctx is open; in and out are live buffers of the lengths passed.
         let obj = unsafe {
-            (self.m.mlx5dv_devx_obj_create)(self.ctx.raw(), cmd.bytes.as_ptr().cast::<c_void>(), cmd.bytes.len(), out.as_mut_ptr().cast(), out.len())
+            (self.m.mlx5dv_devx_obj_create)(
+                self.ctx.raw(),
+                cmd.bytes.as_ptr().cast::<c_void>(),
+                cmd.bytes.len(),
+                out.as_mut_ptr().cast(),
+                out.len(),
+            )
         };
         if obj.is_null() {
             return Err(command_error(cmd, what, std::io::Error::last_os_error(), &out));
@@ -130,10 +136,17 @@ impl DevxOps for DevxCtx {
 
     fn modify(&mut self, obj: ObjId, what: &str, cmd: &Cmd) -> Result<()> {
         let mut out = [0u8; prm::OUT_BYTES];
-        let handle = *self.objs.get(obj.0).ok_or_else(|| Error::new(ErrorKind::Internal, super::ROUTINE, format!("no DevX object {}", obj.0)))?;
+        let handle =
+            *self.objs.get(obj.0).ok_or_else(|| Error::new(ErrorKind::Internal, super::ROUTINE, format!("no DevX object {}", obj.0)))?;
         // SAFETY: handle is a live DevX object; in and out are live buffers of the lengths passed.
         let rc = unsafe {
-            (self.m.mlx5dv_devx_obj_modify)(handle, cmd.bytes.as_ptr().cast::<c_void>(), cmd.bytes.len(), out.as_mut_ptr().cast(), out.len())
+            (self.m.mlx5dv_devx_obj_modify)(
+                handle,
+                cmd.bytes.as_ptr().cast::<c_void>(),
+                cmd.bytes.len(),
+                out.as_mut_ptr().cast(),
+                out.len(),
+            )
         };
         if rc != 0 {
             return Err(command_error(cmd, what, std::io::Error::from_raw_os_error(rc.abs()), &out));
@@ -145,7 +158,13 @@ impl DevxOps for DevxCtx {
         let mut out = vec![0u8; out_len.max(prm::OUT_BYTES)];
         // SAFETY: ctx is open; in and out are live buffers of the lengths passed.
         let rc = unsafe {
-            (self.m.mlx5dv_devx_general_cmd)(self.ctx.raw(), cmd.bytes.as_ptr().cast::<c_void>(), cmd.bytes.len(), out.as_mut_ptr().cast(), out.len())
+            (self.m.mlx5dv_devx_general_cmd)(
+                self.ctx.raw(),
+                cmd.bytes.as_ptr().cast::<c_void>(),
+                cmd.bytes.len(),
+                out.as_mut_ptr().cast(),
+                out.len(),
+            )
         };
         if rc != 0 {
             return Err(command_error(cmd, what, std::io::Error::from_raw_os_error(rc.abs()), &out));
@@ -261,7 +280,10 @@ mod tests {
         out[0] = 0x3;
         out[4..8].copy_from_slice(&0xdead_beefu32.to_be_bytes());
         let e = command_error(&cmd, "RC QP 2 toward PE 1", std::io::Error::from_raw_os_error(libc::EINVAL), &out).to_string();
-        assert!(e.contains("DevX RST2INIT_QP for RC QP 2 toward PE 1 failed") && e.contains("status 0x3") && e.contains("0xdeadbeef"), "{e}");
+        assert!(
+            e.contains("DevX RST2INIT_QP for RC QP 2 toward PE 1 failed") && e.contains("status 0x3") && e.contains("0xdeadbeef"),
+            "{e}"
+        );
         let e = command_error(&cmd, "x", std::io::Error::from_raw_os_error(libc::EINVAL), &[0u8; 16]).to_string();
         assert!(!e.contains("firmware"), "{e}");
     }

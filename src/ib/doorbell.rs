@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-
 /// Where the doorbell of the device posting path is rung.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DoorbellPath {
@@ -81,7 +80,8 @@ impl CpuRinger {
         let flag = stop.clone();
         // What was rung before the ringer started (e.g. by a warm-up) is not rung again.
         // SAFETY (here and in the thread): valid until the ringer is dropped (the contract).
-        let mut last: Vec<u64> = targets.iter().map(|t| unsafe { AtomicU64::from_ptr(t.posted as *mut u64) }.load(Ordering::Acquire)).collect();
+        let mut last: Vec<u64> =
+            targets.iter().map(|t| unsafe { AtomicU64::from_ptr(t.posted as *mut u64) }.load(Ordering::Acquire)).collect();
         let thread = std::thread::Builder::new()
             .name("rshmem-doorbell".into())
             .spawn(move || {

@@ -55,9 +55,7 @@ pub fn verbs() -> Result<&'static Verbs> {
 /// libmlx5 (mlx5dv, DevX), loaded once.
 pub fn mlx5() -> Result<&'static Mlx5> {
     static M: OnceLock<std::result::Result<Mlx5, String>> = OnceLock::new();
-    M.get_or_init(Mlx5::load)
-        .as_ref()
-        .map_err(|e| unsupported(format!("no mlx5 direct verbs: {e} (install ibverbs-providers)")))
+    M.get_or_init(Mlx5::load).as_ref().map_err(|e| unsupported(format!("no mlx5 direct verbs: {e} (install ibverbs-providers)")))
 }
 
 /// One RDMA device as discovery sees it.
@@ -104,8 +102,14 @@ pub fn discovery_summary() -> String {
         Ok(d) if d.is_empty() => "no RDMA device (rdma-core is installed, but the kernel reports no InfiniBand/RoCE device)".into(),
         Ok(d) => d
             .iter()
-            .map(|x| format!("{} (NUMA {}, PCIe {})", x.name, x.numa_node.map_or("?".into(), |n| n.to_string()),
-                x.pci_path.as_deref().unwrap_or("?")))
+            .map(|x| {
+                format!(
+                    "{} (NUMA {}, PCIe {})",
+                    x.name,
+                    x.numa_node.map_or("?".into(), |n| n.to_string()),
+                    x.pci_path.as_deref().unwrap_or("?")
+                )
+            })
             .collect::<Vec<_>>()
             .join(", "),
     }
@@ -252,11 +256,7 @@ pub fn rtr_attr(local_port: u8, remote: &QpAddress, traffic_class: u8, sl: u8) -
         a.ah_attr.grh.hop_limit = 255;
         a.ah_attr.grh.traffic_class = traffic_class;
     }
-    (
-        a,
-        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC
-            | IBV_QP_MIN_RNR_TIMER,
-    )
+    (a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
 }
 
 /// RTR → RTS with our send PSN.
@@ -344,7 +344,11 @@ mod tests {
     fn nic_closest_to_the_gpu_wins() {
         assert_eq!(pci_path_of("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0").unwrap(), "pci0000:00/0000:00:01.0/0000:01:00.0");
         let gpu = "pci0000:00/0000:00:01.0/0000:02:00.0/0000:03:00.0";
-        let near = DeviceInfo { name: "mlx5_1".into(), numa_node: Some(0), pci_path: Some("pci0000:00/0000:00:01.0/0000:02:00.0/0000:04:00.0".into()) };
+        let near = DeviceInfo {
+            name: "mlx5_1".into(),
+            numa_node: Some(0),
+            pci_path: Some("pci0000:00/0000:00:01.0/0000:02:00.0/0000:04:00.0".into()),
+        };
         let far = DeviceInfo { name: "mlx5_0".into(), numa_node: Some(0), pci_path: Some("pci0000:00/0000:00:03.0/0000:05:00.0".into()) };
         let other_root = DeviceInfo { name: "mlx5_2".into(), numa_node: Some(1), pci_path: Some("pci0000:80/0000:80:01.0".into()) };
         assert_eq!(pci_distance(near.pci_path.as_ref().unwrap(), gpu), 2);

@@ -57,17 +57,21 @@ fn create_cq() {
         buf: UmemRef { id: 0x1122_3344, offset: 0x1000 },
         dbr: UmemRef { id: 0x5566_7788, offset: 0x40 },
     });
-    expect(&c, 68, &[
-        (0, 0x0400_0000),  // opcode 0x400
-        (4, 0x0202_0000),  // cqc+0x00: dbr_umem_valid (bit 6), oi (bit 0xe); cqe_sz 0
-        (5, 0x5566_7788),  // cqc+0x20: dbr_umem_id
-        (7, 0x0a0a_bcde),  // cqc+0x60: log_cq_size 10 (bits 3..8), uar_page
-        (9, 0x0000_0017),  // cqc+0xa0: c_eqn (low byte)
-        (19, 0x0000_0040), // cqc+0x1c0: dbr_addr (64 bits; high word 18 is 0)
-        (21, 0x0000_1000), // 0x280: cq_umem_offset (64 bits)
-        (22, 0x1122_3344), // 0x2c0: cq_umem_id
-        (23, 0x8000_0000), // 0x2e0: cq_umem_valid
-    ]);
+    expect(
+        &c,
+        68,
+        &[
+            (0, 0x0400_0000),  // opcode 0x400
+            (4, 0x0202_0000),  // cqc+0x00: dbr_umem_valid (bit 6), oi (bit 0xe); cqe_sz 0
+            (5, 0x5566_7788),  // cqc+0x20: dbr_umem_id
+            (7, 0x0a0a_bcde),  // cqc+0x60: log_cq_size 10 (bits 3..8), uar_page
+            (9, 0x0000_0017),  // cqc+0xa0: c_eqn (low byte)
+            (19, 0x0000_0040), // cqc+0x1c0: dbr_addr (64 bits; high word 18 is 0)
+            (21, 0x0000_1000), // 0x280: cq_umem_offset (64 bits)
+            (22, 0x1122_3344), // 0x2c0: cq_umem_id
+            (23, 0x8000_0000), // 0x2e0: cq_umem_valid
+        ],
+    );
 }
 
 fn qp(kind: QpKind) -> QpParams {
@@ -108,13 +112,17 @@ fn create_qp_rc_and_dci() {
 
 #[test]
 fn rst2init_qp_rc_and_dci() {
-    expect(&rst2init_qp(0x1234, QpKind::Rc, 1), 68, &[
-        (0, 0x0502_0000),  // opcode 0x502
-        (2, 0x0000_1234),  // 0x40: qpn
-        (6, 0x0000_1800),  // qpc+0x00: pm_state migrated
-        (21, 0x0001_0000), // qpc+0xc0 path, +0x120: vhca_port_num 1 at 0x128
-        (42, 0x0003_e000), // qpc+0x480: atomic_mode 3 at 0x48c, rre, rwe, rae at 0x490..0x492
-    ]);
+    expect(
+        &rst2init_qp(0x1234, QpKind::Rc, 1),
+        68,
+        &[
+            (0, 0x0502_0000),  // opcode 0x502
+            (2, 0x0000_1234),  // 0x40: qpn
+            (6, 0x0000_1800),  // qpc+0x00: pm_state migrated
+            (21, 0x0001_0000), // qpc+0xc0 path, +0x120: vhca_port_num 1 at 0x128
+            (42, 0x0003_e000), // qpc+0x480: atomic_mode 3 at 0x48c, rre, rwe, rae at 0x490..0x492
+        ],
+    );
     expect(&rst2init_qp(0x1234, QpKind::Dci, 2), 68, &[(0, 0x0502_0000), (2, 0x0000_1234), (6, 0x0000_1800), (21, 0x0002_0000)]);
 }
 
@@ -141,35 +149,44 @@ fn init2rtr_qp_infiniband_roce_and_dci() {
     rgid[1] = 0x80;
     rgid[15] = 0x01;
     let g = Grh { rgid, sgid_index: 3, hop_limit: 255, tclass: 106, rmac: Some([0x02, 0x11, 0x22, 0x33, 0x44, 0x55]) };
-    expect(&init2rtr_qp(0x1234, QpKind::Rc, &rtr(Some(g))), 68, &[
-        (0, 0x0503_0000),
-        (2, 0x0000_1234),
-        (8, 0xa000_0000),
-        (11, 0x00ab_cdef),
-        (13, 0x0080_0042), // path+0x20: grh at 0x28, rlid
-        (14, 0x0003_00ff), // path+0x40: src_addr_index 3 at 0x48, hop_limit 255 at 0x58
-        (15, 0x06a0_0000), // path+0x60: tclass 106 at 0x64
-        (16, 0xfe80_0000), // path+0x80: rgid, byte for byte
-        (19, 0x0000_0001),
-        (21, 0x0301_0211), // path+0x120: sl, port, rmac[0..2] at 0x130
-        (22, 0x2233_4455), // path+0x140: rmac[2..6]
-        (42, 0x0080_0000),
-        (43, 0x0c12_3456),
-    ]);
+    expect(
+        &init2rtr_qp(0x1234, QpKind::Rc, &rtr(Some(g))),
+        68,
+        &[
+            (0, 0x0503_0000),
+            (2, 0x0000_1234),
+            (8, 0xa000_0000),
+            (11, 0x00ab_cdef),
+            (13, 0x0080_0042), // path+0x20: grh at 0x28, rlid
+            (14, 0x0003_00ff), // path+0x40: src_addr_index 3 at 0x48, hop_limit 255 at 0x58
+            (15, 0x06a0_0000), // path+0x60: tclass 106 at 0x64
+            (16, 0xfe80_0000), // path+0x80: rgid, byte for byte
+            (19, 0x0000_0001),
+            (21, 0x0301_0211), // path+0x120: sl, port, rmac[0..2] at 0x130
+            (22, 0x2233_4455), // path+0x140: rmac[2..6]
+            (42, 0x0080_0000),
+            (43, 0x0c12_3456),
+        ],
+    );
     // A DCI: mtu and port only.
     expect(&init2rtr_qp(0x99, QpKind::Dci, &rtr(Some(g))), 68, &[(0, 0x0503_0000), (2, 0x99), (8, 0xa000_0000), (21, 0x0001_0000)]);
 }
 
 #[test]
 fn rtr2rts_qp() {
-    let c = super::rtr2rts_qp(0x1234, &RtsParams { next_send_psn: 0x65_4321, ack_timeout: 20, retry_count: 7, rnr_retry: 7, log_sra_max: 4 });
-    expect(&c, 68, &[
-        (0, 0x0504_0000),  // opcode 0x504
-        (2, 0x0000_1234),
-        (14, 0xa000_0000), // path+0x40: ack_timeout 20 in the top 5 bits
-        (34, 0x0087_e000), // qpc+0x380: log_sra_max 4 at 0x388, retry_count 7 at 0x38d, rnr_retry 7 at 0x390
-        (36, 0x0065_4321), // qpc+0x3c0: next_send_psn
-    ]);
+    let c =
+        super::rtr2rts_qp(0x1234, &RtsParams { next_send_psn: 0x65_4321, ack_timeout: 20, retry_count: 7, rnr_retry: 7, log_sra_max: 4 });
+    expect(
+        &c,
+        68,
+        &[
+            (0, 0x0504_0000), // opcode 0x504
+            (2, 0x0000_1234),
+            (14, 0xa000_0000), // path+0x40: ack_timeout 20 in the top 5 bits
+            (34, 0x0087_e000), // qpc+0x380: log_sra_max 4 at 0x388, retry_count 7 at 0x38d, rnr_retry 7 at 0x390
+            (36, 0x0065_4321), // qpc+0x3c0: next_send_psn
+        ],
+    );
 }
 
 #[test]
@@ -186,19 +203,23 @@ fn create_dct() {
         tclass: 106,
         min_rnr_nak: 12,
     });
-    expect(&c, 32, &[
-        (0, 0x0710_0000),  // opcode 0x710
-        (6, 0x0000_0777),  // dctc+0x40: cqn
-        (7, 0x003e_0000),  // dctc+0x60: atomic_mode 3 at 0x68, rre/rwe/rae at 0x6c..0x6e
-        (8, 0x0000_0c00),  // dctc+0x80: min_rnr_nak 12 at 0x93 (cs_res 0)
-        (9, 0x0000_0888),  // dctc+0xa0: srqn
-        (10, 0x0001_2345), // dctc+0xc0: pd
-        (11, 0x6a00_0000), // dctc+0xe0: tclass
-        (12, 0x1122_3344), // dctc+0x100: dc_access_key, high word
-        (13, 0x5566_7788), //   low word
-        (14, 0x0501_0000), // dctc+0x140: mtu 5 at 0x145, port 1 at 0x148 (pkey_index 0)
-        (15, 0x0003_0040), // dctc+0x160: my_addr_index 3 at 0x168, hop_limit 64 at 0x178
-    ]);
+    expect(
+        &c,
+        32,
+        &[
+            (0, 0x0710_0000),  // opcode 0x710
+            (6, 0x0000_0777),  // dctc+0x40: cqn
+            (7, 0x003e_0000),  // dctc+0x60: atomic_mode 3 at 0x68, rre/rwe/rae at 0x6c..0x6e
+            (8, 0x0000_0c00),  // dctc+0x80: min_rnr_nak 12 at 0x93 (cs_res 0)
+            (9, 0x0000_0888),  // dctc+0xa0: srqn
+            (10, 0x0001_2345), // dctc+0xc0: pd
+            (11, 0x6a00_0000), // dctc+0xe0: tclass
+            (12, 0x1122_3344), // dctc+0x100: dc_access_key, high word
+            (13, 0x5566_7788), //   low word
+            (14, 0x0501_0000), // dctc+0x140: mtu 5 at 0x145, port 1 at 0x148 (pkey_index 0)
+            (15, 0x0003_0040), // dctc+0x160: my_addr_index 3 at 0x168, hop_limit 64 at 0x178
+        ],
+    );
 }
 
 #[test]

@@ -365,8 +365,14 @@ pub fn devx_layout_table() -> Vec<String> {
     layout_rows!(v, Mlx5dvDevxUmemIn, "mlx5dv_devx_umem_in", [addr, size, access, pgsz_bitmap, comp_mask, dmabuf_fd]);
     v.push(format!("field mlx5dv_context_attr.flags {}", std::mem::offset_of!(Mlx5dvContextAttr, flags)));
     v.push(format!("field mlx5dv_context_attr.comp_mask {}", std::mem::offset_of!(Mlx5dvContextAttr, comp_mask)));
-    for (name, value) in [("MLX5DV_OBJ_CQ", MLX5DV_OBJ_CQ), ("MLX5DV_OBJ_SRQ", MLX5DV_OBJ_SRQ), ("MLX5DV_OBJ_AH", MLX5DV_OBJ_AH),
-        ("MLX5DV_OBJ_PD", MLX5DV_OBJ_PD), ("MLX5DV_UMEM_MASK_DMABUF", MLX5DV_UMEM_MASK_DMABUF), ("MLX5DV_CONTEXT_FLAGS_DEVX", MLX5DV_CONTEXT_FLAGS_DEVX as u64)] {
+    for (name, value) in [
+        ("MLX5DV_OBJ_CQ", MLX5DV_OBJ_CQ),
+        ("MLX5DV_OBJ_SRQ", MLX5DV_OBJ_SRQ),
+        ("MLX5DV_OBJ_AH", MLX5DV_OBJ_AH),
+        ("MLX5DV_OBJ_PD", MLX5DV_OBJ_PD),
+        ("MLX5DV_UMEM_MASK_DMABUF", MLX5DV_UMEM_MASK_DMABUF),
+        ("MLX5DV_CONTEXT_FLAGS_DEVX", MLX5DV_CONTEXT_FLAGS_DEVX as u64),
+    ] {
         v.push(format!("const {name} {value}"));
     }
     v
@@ -381,12 +387,40 @@ pub fn layout_table() -> Vec<String> {
     layout_rows!(v, IbvGlobalRoute, "ibv_global_route", [dgid, flow_label, sgid_index, hop_limit, traffic_class]);
     layout_rows!(v, IbvAhAttr, "ibv_ah_attr", [grh, dlid, sl, src_path_bits, static_rate, is_global, port_num]);
     layout_rows!(v, IbvQpCap, "ibv_qp_cap", [max_send_wr, max_inline_data]);
-    layout_rows!(v, IbvQpAttr, "ibv_qp_attr", [qp_state, path_mtu, qkey, rq_psn, sq_psn, dest_qp_num, qp_access_flags,
-        cap, ah_attr, alt_ah_attr, pkey_index, max_rd_atomic, max_dest_rd_atomic, min_rnr_timer, port_num,
-        timeout, retry_cnt, rnr_retry, alt_timeout, rate_limit]);
+    layout_rows!(
+        v,
+        IbvQpAttr,
+        "ibv_qp_attr",
+        [
+            qp_state,
+            path_mtu,
+            qkey,
+            rq_psn,
+            sq_psn,
+            dest_qp_num,
+            qp_access_flags,
+            cap,
+            ah_attr,
+            alt_ah_attr,
+            pkey_index,
+            max_rd_atomic,
+            max_dest_rd_atomic,
+            min_rnr_timer,
+            port_num,
+            timeout,
+            retry_cnt,
+            rnr_retry,
+            alt_timeout,
+            rate_limit
+        ]
+    );
     layout_rows!(v, IbvQpInitAttr, "ibv_qp_init_attr", [send_cq, recv_cq, srq, cap, qp_type, sq_sig_all]);
-    layout_rows!(v, IbvQpInitAttrEx, "ibv_qp_init_attr_ex", [srq, cap, qp_type, comp_mask, pd, xrcd, create_flags,
-        max_tso_header, rwq_ind_tbl, rx_hash_conf, source_qpn, send_ops_flags]);
+    layout_rows!(
+        v,
+        IbvQpInitAttrEx,
+        "ibv_qp_init_attr_ex",
+        [srq, cap, qp_type, comp_mask, pd, xrcd, create_flags, max_tso_header, rwq_ind_tbl, rx_hash_conf, source_qpn, send_ops_flags]
+    );
     layout_rows!(v, IbvQpHead, "ibv_qp", [handle, qp_num, state, qp_type]);
     layout_rows!(v, IbvSrqInitAttr, "ibv_srq_init_attr", [max_wr, max_sge, srq_limit]);
     layout_rows!(v, Mlx5dvQpInitAttr, "mlx5dv_qp_init_attr", [comp_mask, create_flags, dc_init_attr, send_ops_flags]);

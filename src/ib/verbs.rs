@@ -118,7 +118,9 @@ fn open_devx(dev: Ptr, name: &str) -> Result<Ptr> {
     let m = super::mlx5()?;
     // SAFETY: dev is a live ibv_device from the caller's device list.
     if !unsafe { (m.mlx5dv_is_supported)(dev) } {
-        return Err(unsupported(format!("RDMA device {name} is not an mlx5 (ConnectX) device: IBGDA posts mlx5 work requests; pick a ConnectX with NVSHMEM_HCA_LIST")));
+        return Err(unsupported(format!(
+            "RDMA device {name} is not an mlx5 (ConnectX) device: IBGDA posts mlx5 work requests; pick a ConnectX with NVSHMEM_HCA_LIST"
+        )));
     }
     let mut attr = Mlx5dvContextAttr { flags: MLX5DV_CONTEXT_FLAGS_DEVX, comp_mask: 0 };
     // SAFETY: dev is live; attr is a valid mlx5dv_context_attr with no comp_mask extensions.
@@ -140,7 +142,9 @@ pub fn devx_open_error(name: &str, errno: std::io::Error) -> Error {
             "the driver or firmware has no DevX: use the mlx5_ib kernel driver of a recent kernel or MLNX_OFED on a ConnectX-5 or newer, \
              with rdma-core 24 or newer"
         }
-        Some(libc::ENOENT) | Some(libc::ENODEV) => "the device went away or its uverbs device is missing: check `ibv_devices` and /dev/infiniband/",
+        Some(libc::ENOENT) | Some(libc::ENODEV) => {
+            "the device went away or its uverbs device is missing: check `ibv_devices` and /dev/infiniband/"
+        }
         _ => "check `ibv_devinfo` and the kernel log (dmesg) for mlx5 errors",
     };
     unsupported(format!("opening RDMA device {name} for DevX (mlx5dv_open_device) failed: {errno}; {fix}"))

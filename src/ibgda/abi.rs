@@ -32,7 +32,9 @@ pub const MODEL_VENDOR_NO_DCT: u8 = 0xd2;
 /// What a model vendor syndrome means, in words (None for anything else).
 pub fn model_vendor_note(vendor: u8) -> Option<&'static str> {
     match vendor {
-        MODEL_VENDOR_DC_KEY => Some("the DC target rejected the DC access key (the key in the address vector is not the one the target PE's DCT was created with)"),
+        MODEL_VENDOR_DC_KEY => Some(
+            "the DC target rejected the DC access key (the key in the address vector is not the one the target PE's DCT was created with)",
+        ),
         MODEL_VENDOR_NO_DCT => Some("no DC target with that number at that address (LID)"),
         _ => None,
     }
@@ -199,14 +201,74 @@ pub fn layout_table() -> Vec<String> {
             $( v.push(format!("field {}.{} {}", $name, stringify!($f), offset_of!($t, $f))); )*
         };
     }
-    rows!(QpState, "qp", [version, qpn, peer_pe, cqn, log_nwqes, log_ncqes, signal_every, batch, inline_max,
-        kind, flags, sq_buf, sq_dbrec, bf_reg, cq_buf, cq_dbrec, resv_head, ready_head, posted_head,
-        signaled_head, post_lock, fence_pending, completed_head, cq_cons, cq_lock, err_syndrome, err_vendor,
-        err_opcode, err_cqe_opcode, err_wqe_index, err_count, err_dct, err_rlid]);
+    rows!(
+        QpState,
+        "qp",
+        [
+            version,
+            qpn,
+            peer_pe,
+            cqn,
+            log_nwqes,
+            log_ncqes,
+            signal_every,
+            batch,
+            inline_max,
+            kind,
+            flags,
+            sq_buf,
+            sq_dbrec,
+            bf_reg,
+            cq_buf,
+            cq_dbrec,
+            resv_head,
+            ready_head,
+            posted_head,
+            signaled_head,
+            post_lock,
+            fence_pending,
+            completed_head,
+            cq_cons,
+            cq_lock,
+            err_syndrome,
+            err_vendor,
+            err_opcode,
+            err_cqe_opcode,
+            err_wqe_index,
+            err_count,
+            err_dct,
+            err_rlid
+        ]
+    );
     rows!(PeerState, "peer", [heap_base, heap_size, rkey, av_size, av]);
-    rows!(PeState, "state", [version, my_pe, npes, num_rc_per_pe, num_dci, rc_map_by, dci_map_by, heap_lkey,
-        heap_base, heap_size, rc_qps, dci_qps, peers, fetch_buf, fetch_lkey, fetch_slots, fetch_next, num_dct, num_qps,
-        dcts, qp_used, regs]);
+    rows!(
+        PeState,
+        "state",
+        [
+            version,
+            my_pe,
+            npes,
+            num_rc_per_pe,
+            num_dci,
+            rc_map_by,
+            dci_map_by,
+            heap_lkey,
+            heap_base,
+            heap_size,
+            rc_qps,
+            dci_qps,
+            peers,
+            fetch_buf,
+            fetch_lkey,
+            fetch_slots,
+            fetch_next,
+            num_dct,
+            num_qps,
+            dcts,
+            qp_used,
+            regs
+        ]
+    );
     rows!(RegEntry, "reg", [base, size, lkey]);
     rows!(RegTable, "regs", [count, reg]);
     v

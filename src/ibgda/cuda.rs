@@ -197,7 +197,13 @@ pub struct CudaMemory {
 impl CudaMemory {
     /// Call with `ctx` current on this thread.
     pub fn new(ctx: CUcontext, kernels: Arc<Kernels>) -> CuResult<CudaMemory> {
-        Ok(CudaMemory { ctx: ctx as usize, stream: Stream::create()?, kernels, scratch: DevBuf::new(SCRATCH_SLOTS * 8)?, next: AtomicUsize::new(0) })
+        Ok(CudaMemory {
+            ctx: ctx as usize,
+            stream: Stream::create()?,
+            kernels,
+            scratch: DevBuf::new(SCRATCH_SLOTS * 8)?,
+            next: AtomicUsize::new(0),
+        })
     }
 
     fn sync(&self) -> MemResult<()> {

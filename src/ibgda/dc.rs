@@ -65,7 +65,9 @@ impl DcTargets {
 
     /// Reads what PE `pe` sent; the error names the PE.
     pub fn decode(pe: usize, b: &[u8]) -> Result<DcTargets> {
-        let bad = || Error::invalid("nvshmem_init", format!("PE {pe} sent a malformed DC target record ({} bytes) through the bootstrap", b.len()));
+        let bad = || {
+            Error::invalid("nvshmem_init", format!("PE {pe} sent a malformed DC target record ({} bytes) through the bootstrap", b.len()))
+        };
         if b.len() < 12 {
             return Err(bad());
         }
@@ -111,7 +113,10 @@ pub fn exchange(boot: &dyn Bootstrap, mine: Option<&DcTargets>) -> Result<Option
     let all = boot.allgather(&record)?;
     let me = boot.rank();
     let differ = |what: &str, pe: usize, mine: String, theirs: String| {
-        Error::invalid("nvshmem_init", format!("{what} differs between PEs (PE {me}: {mine}, PE {pe}: {theirs}); set the same value for every PE"))
+        Error::invalid(
+            "nvshmem_init",
+            format!("{what} differs between PEs (PE {me}: {mine}, PE {pe}: {theirs}); set the same value for every PE"),
+        )
     };
     let dc_of = |b: &[u8]| b.first() == Some(&1);
     if let Some(pe) = all.iter().position(|b| dc_of(b) != mine.is_some()) {

@@ -103,7 +103,11 @@ impl QueueConfig {
     pub fn parse(f: impl Fn(&str) -> (String, String)) -> Result<QueueConfig> {
         let num = |name: &str, lo: u64, hi: u64| -> Result<u64> {
             let (var, v) = f(name);
-            v.trim().parse::<u64>().ok().filter(|n| (lo..=hi).contains(n)).ok_or_else(|| bad(&var, &v, &format!("a whole number from {lo} to {hi}")))
+            v.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (lo..=hi).contains(n))
+                .ok_or_else(|| bad(&var, &v, &format!("a whole number from {lo} to {hi}")))
         };
         let depth = num("QP_DEPTH", 16, 1 << super::abi::MAX_LOG_NWQES)?;
         if !depth.is_power_of_two() {
@@ -187,7 +191,11 @@ impl GpuIbgda {
         let queues = QueueConfig::parse(crate::env::current)?;
         if config.nic != NicKind::Model {
             // Ibgda::choose sends the hardware NIC to nic::HwIbgda; this is the model's set-up.
-            return Err(Error::new(ErrorKind::Unsupported, "nvshmem_init", "internal: the software HCA model's set-up was asked for a hardware NIC".to_string()));
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                "nvshmem_init",
+                "internal: the software HCA model's set-up was asked for a hardware NIC".to_string(),
+            ));
         }
         let (me, npes) = (s.me, s.npes);
         let is_dc = config.num_rc_per_pe == 0;
@@ -410,7 +418,11 @@ impl GpuIbgda {
     pub fn drain(&self, routine: &'static str) -> Result<()> {
         for nic in &self.nics {
             if !nic.drain(Duration::from_secs(60)) {
-                return Err(Error::new(ErrorKind::System, routine, format!("PE {}: the IBGDA model NIC did not finish the posted work within 60 s", self.me)));
+                return Err(Error::new(
+                    ErrorKind::System,
+                    routine,
+                    format!("PE {}: the IBGDA model NIC did not finish the posted work within 60 s", self.me),
+                ));
             }
         }
         self.check(routine)
@@ -458,7 +470,6 @@ impl Drop for GpuIbgda {
 mod tests {
     use super::super::table;
     use super::*;
-
 
     #[test]
     fn queue_settings_parse_and_name_bad_values() {

@@ -66,16 +66,7 @@ pub struct QpParams {
 
 impl Default for QpParams {
     fn default() -> QpParams {
-        QpParams {
-            qpn: 0x100,
-            peer_pe: 0,
-            log_nwqes: 7,
-            signal_every: 16,
-            batch: 32,
-            inline_max: 28,
-            dci: false,
-            cpu_doorbell: false,
-        }
+        QpParams { qpn: 0x100, peer_pe: 0, log_nwqes: 7, signal_every: 16, batch: 32, inline_max: 28, dci: false, cpu_doorbell: false }
     }
 }
 
@@ -101,7 +92,7 @@ pub fn new_queues(p: QpParams) -> (QpState, QueueMem) {
     let sq = AlignedBuf::new(nwqes * SEND_WQE_BB);
     let mut cq = AlignedBuf::new(nwqes * CQE_SIZE);
     cq.fill(CQE_INVALID << 4); // every CQE invalid, owner bit 0
-    // One 64-byte line: SQ doorbell record at 0 (2 words), CQ doorbell record at 16, doorbell word at 32.
+                               // One 64-byte line: SQ doorbell record at 0 (2 words), CQ doorbell record at 16, doorbell word at 32.
     let dbrec = AlignedBuf::new(64);
     let mut state = QpState::zeroed();
     state.qpn = p.qpn;

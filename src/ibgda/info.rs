@@ -88,7 +88,9 @@ mod tests {
         assert!(rc.contains("self-test at init") && rc.contains("route per PE pair"), "{rc}");
         let hw = lines_from(table(&[("IBGDA_NIC", "hw")])).join("\n");
         assert!(hw.contains("(RSHMEM_IBGDA_NIC=hw): a failed set-up or self-test stops nvshmem_init"), "{hw}");
-        let dc = lines_from(table(&[("IBGDA_NUM_RC_PER_PE", "0"), ("IBGDA_NUM_DCI", "0"), ("IBGDA_DCI_MAP_BY", "dct"), ("IBGDA_NIC", "model")])).join("\n");
+        let dc =
+            lines_from(table(&[("IBGDA_NUM_RC_PER_PE", "0"), ("IBGDA_NUM_DCI", "0"), ("IBGDA_DCI_MAP_BY", "dct"), ("IBGDA_NIC", "model")]))
+                .join("\n");
         assert!(dc.contains("transport: DC") && dc.contains("one DC initiator per SM") && dc.contains("by its target DCT"), "{dc}");
         assert!(dc.contains("2 DC target(s) per PE") && dc.contains("model: 1 NIC thread(s)"), "{dc}");
         let bad = lines_from(table(&[("IBGDA_DCI_MAP_BY", "lane")])).join("\n");

@@ -176,19 +176,37 @@ pub(crate) fn table<'a>(over: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> (Str
 mod tests {
     use super::*;
 
-
     #[test]
     fn defaults_follow_nvshmem() {
         let c = IbgdaConfig::parse(table(&[])).unwrap();
-        assert_eq!(c, IbgdaConfig { nic: NicKind::Hardware, nic_explicit: false, num_rc_per_pe: 2, num_dci: Some(1), num_dct: 2,
-            dci_map_by: abi::MAP_BY_CTA, rc_map_by: abi::MAP_BY_CTA });
+        assert_eq!(
+            c,
+            IbgdaConfig {
+                nic: NicKind::Hardware,
+                nic_explicit: false,
+                num_rc_per_pe: 2,
+                num_dci: Some(1),
+                num_dct: 2,
+                dci_map_by: abi::MAP_BY_CTA,
+                rc_map_by: abi::MAP_BY_CTA
+            }
+        );
     }
 
     #[test]
     fn values_parse_and_bad_ones_name_the_variable() {
-        let c = IbgdaConfig::parse(table(&[("IBGDA_NIC", "model"), ("IBGDA_NUM_DCI", "0"), ("IBGDA_DCI_MAP_BY", "DCT"),
-            ("IBGDA_RC_MAP_BY", "warp"), ("IBGDA_NUM_RC_PER_PE", "0")])).unwrap();
-        assert_eq!((c.nic, c.num_dci, c.dci_map_by, c.rc_map_by, c.num_rc_per_pe), (NicKind::Model, None, abi::MAP_BY_DCT, abi::MAP_BY_WARP, 0));
+        let c = IbgdaConfig::parse(table(&[
+            ("IBGDA_NIC", "model"),
+            ("IBGDA_NUM_DCI", "0"),
+            ("IBGDA_DCI_MAP_BY", "DCT"),
+            ("IBGDA_RC_MAP_BY", "warp"),
+            ("IBGDA_NUM_RC_PER_PE", "0"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            (c.nic, c.num_dci, c.dci_map_by, c.rc_map_by, c.num_rc_per_pe),
+            (NicKind::Model, None, abi::MAP_BY_DCT, abi::MAP_BY_WARP, 0)
+        );
         let e = IbgdaConfig::parse(table(&[("IBGDA_RC_MAP_BY", "dct")])).unwrap_err().to_string();
         assert!(e.contains("NVSHMEM_IBGDA_RC_MAP_BY") && e.contains("cta, sm or warp"), "{e}");
         let e = IbgdaConfig::parse(table(&[("IBGDA_NIC", "gpu")])).unwrap_err().to_string();

@@ -163,9 +163,7 @@ impl Fabric {
     }
     fn check(&self, pe: u32, key: u32, addr: u64, len: u64) -> bool {
         let regions = self.regions.read().unwrap_or_else(|e| e.into_inner());
-        regions.get(&pe).is_some_and(|v| {
-            v.iter().any(|r| r.key == key && addr >= r.base && len <= r.len && addr - r.base <= r.len - len)
-        })
+        regions.get(&pe).is_some_and(|v| v.iter().any(|r| r.key == key && addr >= r.base && len <= r.len && addr - r.base <= r.len - len))
     }
 }
 
@@ -819,7 +817,12 @@ fn execute_batch(s: &NicShared, q: &mut QpRun, batch: &mut [Wqe], rng: &mut Rng)
                 continue;
             }
             if let Err(why) = execute(s, op) {
-                crate::runtime::log::warn(&format!("IBGDA model: PE {}: {} on QP {:#x} failed: {why}", q.pe, opcode_name(batch[*i].ctrl.opcode()), q.cfg.qpn));
+                crate::runtime::log::warn(&format!(
+                    "IBGDA model: PE {}: {} on QP {:#x} failed: {why}",
+                    q.pe,
+                    opcode_name(batch[*i].ctrl.opcode()),
+                    q.cfg.qpn
+                ));
                 batch[*i].result = Err(SYND_REMOTE_ACCESS_ERR);
                 q.in_error = true;
             }

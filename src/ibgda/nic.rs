@@ -212,7 +212,10 @@ fn port_problem(name: &str, port: u8, a: &ib::sys::IbvPortAttr, gid_index: u8, g
         return Some(format!("port {port} of {name} has no LID: no subnet manager has assigned one (run opensm)"));
     }
     if !(1..=5).contains(&a.active_mtu) {
-        return Some(format!("port {port} of {name} reports active MTU code {}, not one of 256..4096 bytes (codes 1..5): check the link's MTU", a.active_mtu));
+        return Some(format!(
+            "port {port} of {name} reports active MTU code {}, not one of 256..4096 bytes (codes 1..5): check the link's MTU",
+            a.active_mtu
+        ));
     }
     None
 }
@@ -251,13 +254,21 @@ fn gpu_placement() -> Option<(String, Option<i32>)> {
 fn choose_nic(s: &Setup) -> Result<String> {
     let nics = match ib::devices() {
         Err(e) => return Err(no_device(s, &e.message)),
-        Ok(d) if d.is_empty() => return Err(no_device(s, "this machine has no RDMA device (the kernel reports no InfiniBand/RoCE device)")),
+        Ok(d) if d.is_empty() => {
+            return Err(no_device(s, "this machine has no RDMA device (the kernel reports no InfiniBand/RoCE device)"))
+        }
         Ok(d) => d,
     };
     if let Some((_, list)) = crate::env::lookup("HCA_LIST") {
         let wanted: Vec<&str> = list.split(',').map(|n| n.trim().split(':').next().unwrap_or("")).collect();
         return nics.iter().find(|n| wanted.contains(&n.name.as_str())).map(|n| n.name.clone()).ok_or_else(|| {
-            no_device(s, &format!("none of NVSHMEM_HCA_LIST={list:?} exists (devices: {})", nics.iter().map(|n| n.name.as_str()).collect::<Vec<_>>().join(", ")))
+            no_device(
+                s,
+                &format!(
+                    "none of NVSHMEM_HCA_LIST={list:?} exists (devices: {})",
+                    nics.iter().map(|n| n.name.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            )
         });
     }
     let (pci, numa) = gpu_placement().unwrap_or_default();
@@ -277,7 +288,9 @@ fn sm_count() -> usize {
 /// A small whole-number setting of the env table (its default when unset).
 fn small_setting(name: &str) -> Result<u8> {
     let (var, v) = crate::env::current(name);
-    v.trim().parse().map_err(|_| Error::invalid(ROUTINE, format!("environment variable {var}={v:?} is not valid: expected a number from 0 to 255")))
+    v.trim()
+        .parse()
+        .map_err(|_| Error::invalid(ROUTINE, format!("environment variable {var}={v:?} is not valid: expected a number from 0 to 255")))
 }
 
 // ---- the hardware IBGDA ----
@@ -378,23 +391,66 @@ impl HwIbgda {
             Err(e) => [&[1u8][..], &e.message.as_bytes()[..e.message.len().min(2048)]].concat(),
         };
         let all = boot.allgather(&msg)?;
-        let LocalNic { name, ctx, pd, uar, gpu_uar, bf_reg, doorbell, cpu, plan, mut devx, hca, layout, sq, cq, records, dbr_addr, dct_cq, srq, built, heap_mr, fetch, fetch_mr, mine: _, local, gid_index, traffic_class, sl } = here?;
+        let LocalNic {
+            name,
+            ctx,
+            pd,
+            uar,
+            gpu_uar,
+            bf_reg,
+            doorbell,
+            cpu,
+            plan,
+            mut devx,
+            hca,
+            layout,
+            sq,
+            cq,
+            records,
+            dbr_addr,
+            dct_cq,
+            srq,
+            built,
+            heap_mr,
+            fetch,
+            fetch_mr,
+            mine: _,
+            local,
+            gid_index,
+            traffic_class,
+            sl,
+        } = here?;
         if let Some(e) = first_set_up_failure(&all) {
             return Err(e);
         }
-        let peers = all.iter().enumerate().map(|(pe, b)| PeInfo::decode(&b[1..], pe, npes, plan.num_rc, plan.num_dct)).collect::<Result<Vec<_>>>()?;
+        let peers = all
+            .iter()
+            .enumerate()
+            .map(|(pe, b)| PeInfo::decode(&b[1..], pe, npes, plan.num_rc, plan.num_dct))
+            .collect::<Result<Vec<_>>>()?;
         check_link_layers(&peers, &s.remote, me)?;
         // From here on a local failure becomes this PE's self-test outcome, so every PE still
         // reaches the barrier and the outcome exchange, and all decide together.
-        let avs: Vec<Option<[u8; 48]>> = (0..npes)
-            .map(|p| if s.remote[p] { pd.address_vector(local.port, gid_index, &peers[p].addr, traffic_class, sl).map(Some) } else { Ok(None) })
-            .collect::<Result<_>>()
-            .unwrap_or_else(|e| {
-                crate::runtime::log::warn(&format!("IBGDA (hardware NIC {name}): {e}"));
-                vec![None; npes]
-            });
+        let avs: Vec<Option<[u8; 48]>> =
+            (0..npes)
+                .map(|p| {
+                    if s.remote[p] {
+                        pd.address_vector(local.port, gid_index, &peers[p].addr, traffic_class, sl).map(Some)
+                    } else {
+                        Ok(None)
+                    }
+                })
+                .collect::<Result<_>>()
+                .unwrap_or_else(|e| {
+                    crate::runtime::log::warn(&format!("IBGDA (hardware NIC {name}): {e}"));
+                    vec![None; npes]
+                });
         let at = std::mem::offset_of!(super::mlx5::Av, rmac);
-        let rmac = |p: usize| (local.addr.link_layer == ib::sys::IBV_LINK_LAYER_ETHERNET).then(|| avs[p].map(|av| av[at..at + 6].try_into().expect("6 bytes"))).flatten();
+        let rmac = |p: usize| {
+            (local.addr.link_layer == ib::sys::IBV_LINK_LAYER_ETHERNET)
+                .then(|| avs[p].map(|av| av[at..at + 6].try_into().expect("6 bytes")))
+                .flatten()
+        };
         let missing_av = (0..npes).find(|&p| s.remote[p] && avs[p].is_none());
         let connected = match missing_av {
             Some(p) => Err(format!("no address handle toward PE {p} (see the warning above)")),
@@ -457,7 +513,10 @@ impl HwIbgda {
             (Descs::Host(r), Descs::Host(d), true) => {
                 let at = |base: u64, i: usize| base + (i * std::mem::size_of::<QpState>()) as u64;
                 let posted = std::mem::offset_of!(QpState, posted_head) as u64;
-                let targets = active.iter().map(|&i| (at(r.addr, i), &rc[i])).chain((0..num_dci).map(|i| (at(d.addr, i), &dci[i])))
+                let targets = active
+                    .iter()
+                    .map(|&i| (at(r.addr, i), &rc[i]))
+                    .chain((0..num_dci).map(|i| (at(d.addr, i), &dci[i])))
                     .map(|(desc, q)| RingTarget { posted: desc + posted, dbrec: q.sq_dbrec, qpn: q.qpn })
                     .collect();
                 // SAFETY: descriptors and records are pinned host memory and the UAR register is
@@ -614,7 +673,8 @@ fn set_up_locally(s: &Setup, config: &IbgdaConfig, queues: &QueueConfig) -> Resu
     if let Some(why) = port_problem(&name, port, &pattr, gid_index, &gid) {
         return Err(Error::new(ErrorKind::Unsupported, ROUTINE, format!("IBGDA: {why}")));
     }
-    let addr = QpAddress { qpn: 0, psn: 0, lid: pattr.lid, port, mtu: pattr.active_mtu as u8, link_layer: pattr.link_layer, gid_index, gid };
+    let addr =
+        QpAddress { qpn: 0, psn: 0, lid: pattr.lid, port, mtu: pattr.active_mtu as u8, link_layer: pattr.link_layer, gid_index, gid };
     let local = Local { port, addr, traffic_class, sl };
     let pd = Pd::alloc(&ctx)?;
     let uar = ctx.alloc_uar()?;
@@ -665,7 +725,14 @@ fn set_up_locally(s: &Setup, config: &IbgdaConfig, queues: &QueueConfig) -> Resu
     // Objects: CQ + QP per send queue, DC targets on a verbs CQ and SRQ.
     let dct_cq = ctx.create_cq(1)?;
     let srq = pd.create_srq(1)?;
-    let res = Resources { pdn: pd.pdn()?, uar_page: uar.page_id(), eqn: ctx.query_eqn(0)?, dct_cqn: dct_cq.cqn()?, srqn: srq.srqn()?, dc_key: DC_KEY };
+    let res = Resources {
+        pdn: pd.pdn()?,
+        uar_page: uar.page_id(),
+        eqn: ctx.query_eqn(0)?,
+        dct_cqn: dct_cq.cqn()?,
+        srqn: srq.srqn()?,
+        dc_key: DC_KEY,
+    };
     let built = plan::create_objects(&mut devx, &plan, &layout, umems, &res, &local)?;
 
     // Registrations and the exchange.
@@ -681,13 +748,50 @@ fn set_up_locally(s: &Setup, config: &IbgdaConfig, queues: &QueueConfig) -> Resu
         }
     }
     let mine = PeInfo { heap_base: s.heap_bases[me], rkey: heap_mr.rkey, addr, rc: rc_numbers, dct: built.dcts.clone() };
-    Ok(LocalNic { name, ctx, pd, uar, gpu_uar, bf_reg, doorbell, cpu, plan, devx, hca, layout, sq, cq, records, dbr_addr, dct_cq, srq, built, heap_mr, fetch, fetch_mr, mine, local, gid_index, traffic_class, sl })
+    Ok(LocalNic {
+        name,
+        ctx,
+        pd,
+        uar,
+        gpu_uar,
+        bf_reg,
+        doorbell,
+        cpu,
+        plan,
+        devx,
+        hca,
+        layout,
+        sq,
+        cq,
+        records,
+        dbr_addr,
+        dct_cq,
+        srq,
+        built,
+        heap_mr,
+        fetch,
+        fetch_mr,
+        mine,
+        local,
+        gid_index,
+        traffic_class,
+        sl,
+    })
 }
 
 /// The self-test of this PE toward the next remote PE in ring order (see `selftest`), on the
 /// first QP that reaches it; results land in `land` (a fetch slot, unused until the device runs).
 #[allow(clippy::too_many_arguments)]
-fn self_test_next(plan: &Plan, rc: &mut [QpState], dci: &mut [QpState], peers: &[super::abi::PeerState], records: &Records, ring: u64, land: &Landing, mapped: usize) -> std::result::Result<(), selftest::Failure> {
+fn self_test_next(
+    plan: &Plan,
+    rc: &mut [QpState],
+    dci: &mut [QpState],
+    peers: &[super::abi::PeerState],
+    records: &Records,
+    ring: u64,
+    land: &Landing,
+    mapped: usize,
+) -> std::result::Result<(), selftest::Failure> {
     let me = plan.me;
     let Some(to) = (1..plan.npes).map(|k| (me + k) % plan.npes).find(|&p| plan.remote[p]) else { return Ok(()) };
     let setup = |m: String| selftest::Failure { from: me, to, reason: selftest::Reason::Setup(m) };
@@ -710,7 +814,16 @@ fn self_test_next(plan: &Plan, rc: &mut [QpState], dci: &mut [QpState], peers: &
 /// One zero-byte RDMA WRITE per QP, waited for: RC QPs to their peer's heap, DCI k to the heap
 /// of the k-th remote PE (round robin) through its DC target.
 #[allow(clippy::too_many_arguments)]
-fn warm_up_all(built: &Built, plan: &Plan, rc: &mut [QpState], dci: &mut [QpState], peers: &[super::abi::PeerState], records: &Records, ring: u64, me: usize) -> Result<()> {
+fn warm_up_all(
+    built: &Built,
+    plan: &Plan,
+    rc: &mut [QpState],
+    dci: &mut [QpState],
+    peers: &[super::abi::PeerState],
+    records: &Records,
+    ring: u64,
+    me: usize,
+) -> Result<()> {
     // SAFETY: the queues named by the descriptors are GPU memory of the current context.
     let gpu = unsafe { GpuIo::new()? };
     // SAFETY: with a CPU doorbell the records are pinned host memory owned by the caller.
@@ -719,7 +832,9 @@ fn warm_up_all(built: &Built, plan: &Plan, rc: &mut [QpState], dci: &mut [QpStat
     let remote: Vec<usize> = (0..plan.npes).filter(|&p| plan.remote[p]).collect();
     for q in &built.qps {
         let (desc, target) = match q.role {
-            Role::Rc { peer, index } => (&mut rc[peer * plan.num_rc + index], Target { raddr: peers[peer].heap_base, rkey: peers[peer].rkey, av: None }),
+            Role::Rc { peer, index } => {
+                (&mut rc[peer * plan.num_rc + index], Target { raddr: peers[peer].heap_base, rkey: peers[peer].rkey, av: None })
+            }
             Role::Dci { index } => {
                 let Some(&p) = remote.get(index % remote.len().max(1)) else { continue };
                 (&mut dci[index], Target { raddr: peers[p].heap_base, rkey: peers[p].rkey, av: Some(&peers[p].av) })
@@ -737,7 +852,17 @@ mod tests {
     #[test]
     fn without_a_device_the_hardware_path_fails_cleanly_and_names_the_model() {
         let boot = crate::bootstrap::Single;
-        let s = Setup { me: 1, npes: 2, ctx: std::ptr::null_mut(), boot: &boot, sms: 1, heap_bases: vec![0, 0], stride: 0, mapped: 0, remote: vec![true, false] };
+        let s = Setup {
+            me: 1,
+            npes: 2,
+            ctx: std::ptr::null_mut(),
+            boot: &boot,
+            sms: 1,
+            heap_bases: vec![0, 0],
+            stride: 0,
+            mapped: 0,
+            remote: vec![true, false],
+        };
         if ib::devices().map(|d| !d.is_empty()).unwrap_or(false) {
             return; // a machine with a NIC: not this test's case
         }
@@ -774,7 +899,10 @@ mod tests {
         let init = port_problem("mlx5_1", 1, &ib::sys::IbvPortAttr { state: 2, ..active_port(ib_ll) }, 0, &gid).unwrap();
         assert!(init.contains("is INIT") && init.contains("run opensm"), "{init}");
         let no_gid = port_problem("mlx5_0", 1, &active_port(eth), 3, &[0; 16]).unwrap();
-        assert!(no_gid.starts_with("RoCE GID index 3 of port 1 on mlx5_0 is empty") && no_gid.contains("set NVSHMEM_IB_GID_INDEX"), "{no_gid}");
+        assert!(
+            no_gid.starts_with("RoCE GID index 3 of port 1 on mlx5_0 is empty") && no_gid.contains("set NVSHMEM_IB_GID_INDEX"),
+            "{no_gid}"
+        );
         let no_lid = port_problem("mlx5_0", 1, &ib::sys::IbvPortAttr { lid: 0, ..active_port(ib_ll) }, 0, &gid).unwrap();
         assert!(no_lid.contains("has no LID"), "{no_lid}");
         let mtu = port_problem("mlx5_0", 1, &ib::sys::IbvPortAttr { active_mtu: 0, ..active_port(ib_ll) }, 0, &gid).unwrap();

@@ -238,12 +238,18 @@ mod tests {
         assert!(e.to_string().contains("proxy channel: 0 lanes; expected 1 to 4096"), "{e}");
         for slots in [0, 1, 6, 1 << 17] {
             let e = Channel::new_host(0, 1, slots, stall).err().unwrap();
-            assert!(e.to_string().contains(&format!("proxy channel: {slots} slots per lane; expected a power of two from 2 to 65536")), "{e}");
+            assert!(
+                e.to_string().contains(&format!("proxy channel: {slots} slots per lane; expected a power of two from 2 to 65536")),
+                "{e}"
+            );
         }
         let c = Channel::new_host(3, 2, 4, stall).unwrap();
         // SAFETY: the header is live and nobody else uses this channel.
         let h = unsafe { *c.as_ptr() };
-        assert_eq!((h.magic, h.version, h.lanes, h.slots, h.mype, h.stall_ns), (RSHMEM_PROXY_MAGIC, RSHMEM_PROXY_VERSION, 2, 4, 3, 1_000_000_000));
+        assert_eq!(
+            (h.magic, h.version, h.lanes, h.slots, h.mype, h.stall_ns),
+            (RSHMEM_PROXY_MAGIC, RSHMEM_PROXY_VERSION, 2, 4, 3, 1_000_000_000)
+        );
         assert_eq!(c.cmd(1, 5) as u64 - h.cmds, (4 + 1) * 64, "lane 1, ticket 5 -> slot 1 of lane 1");
         assert_eq!(c.status(), 0);
     }

@@ -180,10 +180,27 @@ pub struct Mailboxes {
 
 impl Mailboxes {
     pub fn new(
-        net: std::sync::Arc<dyn Transport>, layout: MailboxLayout, me: usize, host_base: usize, remote: Vec<bool>, gpu: Box<dyn TargetGpu>, stall: Duration,
+        net: std::sync::Arc<dyn Transport>,
+        layout: MailboxLayout,
+        me: usize,
+        host_base: usize,
+        remote: Vec<bool>,
+        gpu: Box<dyn TargetGpu>,
+        stall: Duration,
     ) -> Mailboxes {
         let npes = remote.len();
-        Mailboxes { net, layout, me, host_base, remote, gpu, stall, sent: Mutex::new(vec![0; npes]), served: Mutex::new(vec![0; npes]), in_flight: (0..npes).map(|_| Mutex::new(())).collect() }
+        Mailboxes {
+            net,
+            layout,
+            me,
+            host_base,
+            remote,
+            gpu,
+            stall,
+            sent: Mutex::new(vec![0; npes]),
+            served: Mutex::new(vec![0; npes]),
+            in_flight: (0..npes).map(|_| Mutex::new(())).collect(),
+        }
     }
 
     fn word(&self, off: usize) -> &AtomicU64 {
@@ -206,7 +223,10 @@ impl Mailboxes {
                 continue;
             }
             if seq != served[from] + 1 {
-                return Err(proxy_error(format!("PE {from} wrote request {seq} into its mailbox after request {}; the mailbox is corrupt", served[from])));
+                return Err(proxy_error(format!(
+                    "PE {from} wrote request {seq} into its mailbox after request {}; the mailbox is corrupt",
+                    served[from]
+                )));
             }
             let hdr = (self.host_base + at) as *mut Request;
             // SAFETY: the source completed the header before writing `seq`, which we acquired;
@@ -285,7 +305,17 @@ impl Mailboxes {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn amo_request(&self, pe: usize, seg: Segment, off: usize, op: AmoOp, ty: AmoType, a: u64, b: u64, routine: &'static str) -> Result<u64> {
+    fn amo_request(
+        &self,
+        pe: usize,
+        seg: Segment,
+        off: usize,
+        op: AmoOp,
+        ty: AmoType,
+        a: u64,
+        b: u64,
+        routine: &'static str,
+    ) -> Result<u64> {
         heap_only(seg, routine)?;
         let size = match ty {
             AmoType::I32 | AmoType::U32 | AmoType::F32 => 4,

@@ -85,7 +85,11 @@ impl Proxy {
 
     /// Starts serving `channel`, and between its commands what `inbound` has waiting.
     pub fn start_serving(
-        channel: Arc<Channel>, transport: Arc<dyn Transport>, memory: Arc<dyn LocalMemory>, inbound: Option<Arc<dyn Inbound>>, cfg: ProxyConfig,
+        channel: Arc<Channel>,
+        transport: Arc<dyn Transport>,
+        memory: Arc<dyn LocalMemory>,
+        inbound: Option<Arc<dyn Inbound>>,
+        cfg: ProxyConfig,
     ) -> Proxy {
         let stop = Arc::new(AtomicBool::new(false));
         let failure = Arc::new(Mutex::new(None));

@@ -40,13 +40,19 @@ struct Lane {
 }
 
 pub(super) fn run(
-    ch: &Channel, transport: &dyn Transport, memory: &dyn LocalMemory, inbound: Option<&dyn Inbound>, cfg: &ProxyConfig, stop: &AtomicBool,
+    ch: &Channel,
+    transport: &dyn Transport,
+    memory: &dyn LocalMemory,
+    inbound: Option<&dyn Inbound>,
+    cfg: &ProxyConfig,
+    stop: &AtomicBool,
     failure: &Mutex<Option<String>>,
 ) {
     let mut lanes: Vec<Lane> = (0..ch.lanes()).map(|_| Lane { head: 0, unread: VecDeque::new(), returned: 0 }).collect();
     let mut current: (usize, i32, u64) = (0, -1, 0);
-    let served =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| serve(ch, transport, memory, inbound, cfg, stop, &mut lanes, &mut current)));
+    let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        serve(ch, transport, memory, inbound, cfg, stop, &mut lanes, &mut current)
+    }));
     let message = match served {
         Ok(Ok(())) => return,
         Ok(Err(e)) => e.to_string(),
@@ -160,7 +166,10 @@ fn execute(ch: &Channel, tr: &dyn Transport, mem: &dyn LocalMemory, cfg: &ProxyC
     let op = c.op & 0xffff;
     let pe = match op {
         RSHMEM_PROXY_OP_FENCE | RSHMEM_PROXY_OP_QUIET => 0, // no target
-        _ => usize::try_from(c.pe).ok().filter(|p| *p < cfg.npes).ok_or_else(|| bad(format!("target PE {} is not in 0..{}", c.pe, cfg.npes)))?,
+        _ => usize::try_from(c.pe)
+            .ok()
+            .filter(|p| *p < cfg.npes)
+            .ok_or_else(|| bad(format!("target PE {} is not in 0..{}", c.pe, cfg.npes)))?,
     };
     let remote = c.remote as usize;
     let len = usize::try_from(c.bytes).map_err(|_| bad(format!("{} bytes", c.bytes)))?;
@@ -180,7 +189,9 @@ fn execute(ch: &Channel, tr: &dyn Transport, mem: &dyn LocalMemory, cfg: &ProxyC
         RSHMEM_PROXY_OP_AMO => tr.amo(pe, Segment::Heap, remote, amo()?, ty()?, c.value, "nvshmem_atomic")?,
         RSHMEM_PROXY_OP_FETCH_AMO => {
             result = Some(match amo()? {
-                AtomicOp::CompareSwap => tr.compare_swap(pe, Segment::Heap, remote, ty()?, c.compare, c.value, "nvshmem_atomic_compare_swap")?,
+                AtomicOp::CompareSwap => {
+                    tr.compare_swap(pe, Segment::Heap, remote, ty()?, c.compare, c.value, "nvshmem_atomic_compare_swap")?
+                }
                 o => tr.fetch_amo(pe, Segment::Heap, remote, o, ty()?, c.value, "nvshmem_atomic_fetch")?,
             })
         }

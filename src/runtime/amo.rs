@@ -480,12 +480,21 @@ thread_local! {
 impl State {
     /// Checks the arguments of a wait/test family call and builds its wait set.
     pub fn wait_set<T: Atomic>(
-        &self, ivars: *const T, nelems: usize, status: *const c_int, cmp: c_int, against: Against<T>, routine: &'static str,
+        &self,
+        ivars: *const T,
+        nelems: usize,
+        status: *const c_int,
+        cmp: c_int,
+        against: Against<T>,
+        routine: &'static str,
     ) -> Result<WaitSet<T>> {
         let cmp = Cmp::from_c(cmp, routine)?;
         if let Against::Values(p) = against {
             if p.is_null() && nelems > 0 {
-                return Err(Error::invalid(routine, format!("cmp_values is NULL but nelems is {nelems}; pass an array of nelems comparison values")));
+                return Err(Error::invalid(
+                    routine,
+                    format!("cmp_values is NULL but nelems is {nelems}; pass an array of nelems comparison values"),
+                ));
             }
         }
         let words = self.local_words(ivars, nelems, routine)?;
@@ -498,10 +507,14 @@ impl State {
         let words = self.local_words(ivar, 1, routine)?;
         let mut seen = value;
         let what = || format!("for {} (it is {:?})", cmp.describe(ivar as usize, value), words.load(0));
-        self.wait_for(routine, || {
-            seen = words.load(0);
-            cmp.holds(seen, value)
-        }, what);
+        self.wait_for(
+            routine,
+            || {
+                seen = words.load(0);
+                cmp.holds(seen, value)
+            },
+            what,
+        );
         Ok(seen)
     }
 
@@ -609,10 +622,14 @@ impl<T: Atomic> WaitSet<T> {
             return None;
         }
         let mut found = None;
-        st.wait_for(self.routine, || {
-            found = self.test_any();
-            found.is_some()
-        }, || self.awaited(None));
+        st.wait_for(
+            self.routine,
+            || {
+                found = self.test_any();
+                found.is_some()
+            },
+            || self.awaited(None),
+        );
         found
     }
 
@@ -622,10 +639,14 @@ impl<T: Atomic> WaitSet<T> {
             return Ok(0);
         }
         let mut result = Ok(0);
-        st.wait_for(routine, || {
-            result = self.test_some(indices, routine);
-            !matches!(result, Ok(0))
-        }, || self.awaited(None));
+        st.wait_for(
+            routine,
+            || {
+                result = self.test_some(indices, routine);
+                !matches!(result, Ok(0))
+            },
+            || self.awaited(None),
+        );
         result
     }
 }
@@ -642,16 +663,33 @@ impl State {
     /// word updated with release ordering, so a PE that sees the signal sees the data.
     #[allow(clippy::too_many_arguments)]
     pub fn put_signal(
-        &self, dest: *const u8, src: *const u8, nbytes: usize, sig_addr: *const u64, signal: u64, sig_op: c_int, pe: i32,
+        &self,
+        dest: *const u8,
+        src: *const u8,
+        nbytes: usize,
+        sig_addr: *const u64,
+        signal: u64,
+        sig_op: c_int,
+        pe: i32,
         routine: &'static str,
     ) -> Result<()> {
         if sig_op != SIGNAL_SET && sig_op != SIGNAL_ADD {
-            return Err(Error::invalid(routine, format!("sig_op = {sig_op} is not a signal operator; use SHMEM_SIGNAL_SET ({SIGNAL_SET}) or SHMEM_SIGNAL_ADD ({SIGNAL_ADD})")));
+            return Err(Error::invalid(
+                routine,
+                format!(
+                    "sig_op = {sig_op} is not a signal operator; use SHMEM_SIGNAL_SET ({SIGNAL_SET}) or SHMEM_SIGNAL_ADD ({SIGNAL_ADD})"
+                ),
+            ));
         }
         let sig = self.word(sig_addr, pe, routine)?;
         let (d, s) = (dest as usize, sig_addr as usize);
         if nbytes > 0 && s < d.saturating_add(nbytes) && d < s + size_of::<u64>() {
-            return Err(Error::invalid(routine, format!("the signal word {sig_addr:p} overlaps the destination [{dest:p}, +{nbytes} bytes); use a separate signal variable")));
+            return Err(Error::invalid(
+                routine,
+                format!(
+                    "the signal word {sig_addr:p} overlaps the destination [{dest:p}, +{nbytes} bytes); use a separate signal variable"
+                ),
+            ));
         }
         self.put_bytes(dest, src, nbytes, pe, routine)?;
         match sig {
@@ -699,7 +737,11 @@ impl State {
     pub fn set_lock(&self, lock: *const i64, routine: &'static str) -> Result<()> {
         let w = self.lock_word(lock, routine)?;
         let mine = next_ticket(w.fetch_add(TICKET));
-        self.wait_for(routine, || serving(w.fetch()) == mine, || format!("for the lock at {lock:p} (ticket {mine}, now serving {})", serving(w.fetch())));
+        self.wait_for(
+            routine,
+            || serving(w.fetch()) == mine,
+            || format!("for the lock at {lock:p} (ticket {mine}, now serving {})", serving(w.fetch())),
+        );
         Ok(())
     }
 
@@ -721,7 +763,12 @@ impl State {
         let mut now = w.fetch();
         loop {
             if next_ticket(now) == serving(now) {
-                return Err(Error::invalid(routine, format!("the lock at {lock:p} is not held; call shmem_set_lock (or a successful shmem_test_lock) before shmem_clear_lock")));
+                return Err(Error::invalid(
+                    routine,
+                    format!(
+                        "the lock at {lock:p} is not held; call shmem_set_lock (or a successful shmem_test_lock) before shmem_clear_lock"
+                    ),
+                ));
             }
             // Only the low half changes (wrapping inside it), never the ticket counter.
             let next = (now & !(TICKET - 1)) | u64::from(serving(now).wrapping_add(1));
@@ -889,7 +936,14 @@ mod tests {
     fn comparisons() {
         assert!(Cmp::from_c(6, "t").is_err());
         assert!(Cmp::from_c(-1, "t").is_err());
-        let table = [(0, [false, true, false]), (1, [true, false, true]), (2, [false, false, true]), (3, [true, true, false]), (4, [true, false, false]), (5, [false, true, true])];
+        let table = [
+            (0, [false, true, false]),
+            (1, [true, false, true]),
+            (2, [false, false, true]),
+            (3, [true, true, false]),
+            (4, [true, false, false]),
+            (5, [false, true, true]),
+        ];
         for (c, want) in table {
             let cmp = Cmp::from_c(c, "t").unwrap();
             assert_eq!([cmp.holds(1, 2), cmp.holds(2, 2), cmp.holds(3, 2)], want, "cmp {c}");
@@ -924,7 +978,13 @@ mod tests {
     #[test]
     fn any_rotates_over_satisfied_elements() {
         let mut v: [u32; 3] = [5, 5, 5];
-        let s = WaitSet { words: Words { first: v.as_mut_ptr(), n: 3 }, status: std::ptr::null(), cmp: Cmp::Eq, against: Against::Value(5), routine: "test" };
+        let s = WaitSet {
+            words: Words { first: v.as_mut_ptr(), n: 3 },
+            status: std::ptr::null(),
+            cmp: Cmp::Eq,
+            against: Against::Value(5),
+            routine: "test",
+        };
         let mut seen = [false; 3];
         for _ in 0..3 {
             seen[s.test_any().unwrap()] = true;

@@ -110,7 +110,8 @@ pub struct Caller {
 }
 
 /// What a message from a barrier or sync is reported as (they send no name).
-const SYNC_NAME: &str = "a barrier or sync (shmem_barrier_all, shmem_sync_all, shmem_team_sync, shmem_barrier, shmem_sync, or the one inside shmem_finalize)";
+const SYNC_NAME: &str =
+    "a barrier or sync (shmem_barrier_all, shmem_sync_all, shmem_team_sync, shmem_barrier, shmem_sync, or the one inside shmem_finalize)";
 
 impl Caller {
     /// A barrier or sync: tag 0, no name line.
@@ -291,7 +292,11 @@ impl State {
 
     fn network_for(&self, pe: usize, routine: &'static str) -> Result<&dyn crate::transport::Transport> {
         self.net.as_deref().ok_or_else(|| {
-            Error::new(ErrorKind::Internal, routine, format!("internal error (please report): PE {pe} is on another host but no network transport is up"))
+            Error::new(
+                ErrorKind::Internal,
+                routine,
+                format!("internal error (please report): PE {pe} is on another host but no network transport is up"),
+            )
         })
     }
 
@@ -359,10 +364,7 @@ impl State {
     /// What a receive waits for, when it has waited too long.
     #[cold]
     fn awaiting(&self, from: usize) -> String {
-        format!(
-            "for PE {from} ({}): every PE of the team or active set must call the same collectives in the same order",
-            self.doing(from)
-        )
+        format!("for PE {from} ({}): every PE of the team or active set must call the same collectives in the same order", self.doing(from))
     }
 
     /// The error for a message from another routine. The message's ack says how many of our

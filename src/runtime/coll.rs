@@ -106,7 +106,9 @@ impl State {
     #[inline(always)]
     fn collective_agreeing<'a>(&'a self, set: PeSet, caller: Cow<'a, Caller>, agreed: &'a [(&'static str, i64)]) -> Result<Coll<'a>> {
         let me = self.member_index(&set, caller.routine)?;
-        super::log::trace(|| format!("{}: PEs {}{}", caller.routine, set.describe(), agreed.iter().map(|(k, v)| format!(", {k} {v}")).collect::<String>()));
+        super::log::trace(|| {
+            format!("{}: PEs {}{}", caller.routine, set.describe(), agreed.iter().map(|(k, v)| format!(", {k} {v}")).collect::<String>())
+        });
         debug_assert!(agreed.len() <= MAX_AGREED);
         let mut head = [0u64; MAX_AGREED];
         for (w, (_, v)) in head.iter_mut().zip(agreed) {
@@ -186,7 +188,10 @@ impl Coll<'_> {
 
     #[inline(always)]
     fn exchange_agreeing(
-        &self, agreed: &[(&'static str, i64)], mut send: impl FnMut(usize), mut take: impl FnMut(usize, Msg) -> Result<()>,
+        &self,
+        agreed: &[(&'static str, i64)],
+        mut send: impl FnMut(usize),
+        mut take: impl FnMut(usize, Msg) -> Result<()>,
     ) -> Result<()> {
         // Members after us first, wrapping around (no division on the way).
         let n = self.size();
@@ -383,7 +388,14 @@ impl State {
     /// when `update_root`, as team broadcasts do; active-set broadcasts leave the root's dest).
     #[allow(clippy::too_many_arguments)]
     pub fn broadcast(
-        &self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, root: i32, update_root: bool, caller: &Caller,
+        &self,
+        set: PeSet,
+        dest: *mut u8,
+        source: *const u8,
+        nbytes: usize,
+        root: i32,
+        update_root: bool,
+        caller: &Caller,
     ) -> Result<()> {
         let routine = caller.routine;
         if root < 0 || root as usize >= set.size {
@@ -538,7 +550,15 @@ impl State {
     /// = element m of block i of source (at index sst*(i*nelems+m)) on member k.
     #[allow(clippy::too_many_arguments)]
     pub fn alltoalls(
-        &self, set: PeSet, dest: *mut u8, source: *const u8, dst: isize, sst: isize, nelems: usize, size: usize, caller: &Caller,
+        &self,
+        set: PeSet,
+        dest: *mut u8,
+        source: *const u8,
+        dst: isize,
+        sst: isize,
+        nelems: usize,
+        size: usize,
+        caller: &Caller,
     ) -> Result<()> {
         let routine = caller.routine;
         for (name, v) in [("dst", dst), ("sst", sst)] {
@@ -617,7 +637,13 @@ impl State {
     /// (so every member gets bit-identical results), into `dest` on every member. `dest` may
     /// be `source` (in place) or must not overlap it.
     pub fn reduce<T: Copy, F: Fn(T, T) -> T>(
-        &self, set: PeSet, dest: *mut T, source: *const T, nreduce: i64, op: F, caller: &Caller,
+        &self,
+        set: PeSet,
+        dest: *mut T,
+        source: *const T,
+        nreduce: i64,
+        op: F,
+        caller: &Caller,
     ) -> Result<()> {
         let routine = caller.routine;
         let nreduce = check_count(nreduce, "nreduce", routine)?;

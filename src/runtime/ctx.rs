@@ -334,7 +334,15 @@ impl State {
     /// Strided put (iput) of `nelems` elements of `size` bytes; strides count elements.
     #[allow(clippy::too_many_arguments)]
     pub fn ctx_iput(
-        &self, ctx: usize, dest: *const u8, src: *const u8, dst: isize, sst: isize, nelems: usize, size: usize, pe: i32,
+        &self,
+        ctx: usize,
+        dest: *const u8,
+        src: *const u8,
+        dst: isize,
+        sst: isize,
+        nelems: usize,
+        size: usize,
+        pe: i32,
         routine: &'static str,
     ) -> Result<()> {
         let pe = self.ctx_pe(ctx, pe, routine)?;
@@ -344,7 +352,15 @@ impl State {
     /// Strided get (iget).
     #[allow(clippy::too_many_arguments)]
     pub fn ctx_iget(
-        &self, ctx: usize, dest: *mut u8, src: *const u8, dst: isize, sst: isize, nelems: usize, size: usize, pe: i32,
+        &self,
+        ctx: usize,
+        dest: *mut u8,
+        src: *const u8,
+        dst: isize,
+        sst: isize,
+        nelems: usize,
+        size: usize,
+        pe: i32,
         routine: &'static str,
     ) -> Result<()> {
         let pe = self.ctx_pe(ctx, pe, routine)?;

@@ -30,8 +30,8 @@
 
 mod coll;
 pub mod host_rma;
-pub mod proxy;
 pub mod mpi;
+pub mod proxy;
 mod team;
 mod user_buffer;
 
@@ -46,7 +46,6 @@ use crate::abi::{
     RshmemDeviceState, RSHMEM_DEVICE_FLAG_ALL_P2P, RSHMEM_DEVICE_FLAG_CHECKS, RSHMEM_DEVICE_FLAG_PROXY, RSHMEM_DEVICE_STATE_MAGIC,
     RSHMEM_DEVICE_STATE_SIZE, RSHMEM_DEVICE_STATE_VERSION, RSHMEM_ROUTE_IBGDA, RSHMEM_ROUTE_P2P, RSHMEM_ROUTE_PROXY,
 };
-use std::time::Duration;
 use crate::bootstrap::Bootstrap;
 use crate::cuda::kernels::{AmoOp, Kernels};
 use crate::cuda::{self, sys, Device, DeviceMem, PrimaryContext, Stream};
@@ -55,6 +54,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::heap::alloc::Allocator;
 use crate::heap::gpu::GpuHeap;
 use crate::transport::{Route, RouteTable, Transport};
+use std::time::Duration;
 
 use super::State;
 
@@ -287,7 +287,11 @@ impl GpuState {
         // otherwise the node-local rank modulo the visible devices (CUDA_VISIBLE_DEVICES).
         let count = cu(cuda::device_count(), routine)?;
         if count == 0 {
-            return Err(Error::new(ErrorKind::NoGpu, routine, "no usable GPU: the CUDA driver sees no device (check CUDA_VISIBLE_DEVICES and nvidia-smi)"));
+            return Err(Error::new(
+                ErrorKind::NoGpu,
+                routine,
+                "no usable GPU: the CUDA driver sees no device (check CUDA_VISIBLE_DEVICES and nvidia-smi)",
+            ));
         }
         let device = match cu(cuda::current_context(), routine)? {
             Some((_, dev)) => dev,
@@ -308,7 +312,11 @@ impl GpuState {
             (sys::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, "unified addressing"),
         ] {
             if cu(device.attribute(attr), routine)? == 0 {
-                return Err(Error::new(ErrorKind::Unsupported, routine, format!("GPU {ordinal} does not support {what}, which the symmetric heap needs")));
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    routine,
+                    format!("GPU {ordinal} does not support {what}, which the symmetric heap needs"),
+                ));
             }
         }
         let name = cu(device.name(), routine)?;
@@ -340,7 +348,8 @@ impl GpuState {
         // NVSHMEM_MAX_MEMORY_PER_GPU (heap::gpu_user_limit); the runtime area comes on top.
         // Registered user allocations (gpu/user_buffer.rs) take the address space after the heap's.
         let user_limit = crate::heap::gpu_user_limit(cfg.symmetric_size, size_setting("MAX_MEMORY_PER_GPU", routine)?, npes);
-        let heap_bytes = crate::heap::heap_bytes(area.reserved(), user_limit).ok_or_else(|| Error::invalid(routine, "NVSHMEM_SYMMETRIC_SIZE is too large"))?;
+        let heap_bytes = crate::heap::heap_bytes(area.reserved(), user_limit)
+            .ok_or_else(|| Error::invalid(routine, "NVSHMEM_SYMMETRIC_SIZE is too large"))?;
         let register_space = size_setting("REGISTER_SYMMETRIC_SPACE", routine)?;
         let heap = GpuHeap::create(boot, device, heap_bytes.saturating_add(register_space), area.reserved(), local.clone())?;
         let heap_end = heap_bytes.div_ceil(heap.granularity) * heap.granularity;
@@ -352,8 +361,17 @@ impl GpuState {
         let no_p2p: Vec<bool> = (0..npes).map(|p| p != me && local[p] && flag_setting("DISABLE_P2P")).collect();
         let remote: Vec<bool> = (0..npes).map(|p| no_p2p[p] || !local[p]).collect();
         let (ibgda, ibgda_why_not) = if remote.iter().any(|r| *r) {
-            let setup =
-                crate::ibgda::gpu::Setup { me, npes, ctx: ctx.ctx, boot, sms, heap_bases: (0..npes).map(|p| heap.base_of(p)).collect(), stride, mapped, remote: remote.clone() };
+            let setup = crate::ibgda::gpu::Setup {
+                me,
+                npes,
+                ctx: ctx.ctx,
+                boot,
+                sms,
+                heap_bases: (0..npes).map(|p| heap.base_of(p)).collect(),
+                stride,
+                mapped,
+                remote: remote.clone(),
+            };
             match crate::ibgda::nic::Ibgda::choose(&setup)? {
                 crate::ibgda::nic::Route::Ibgda(i) => (Some(i), None),
                 crate::ibgda::nic::Route::Proxy(why) => (None, Some(why)),
@@ -495,7 +513,8 @@ impl GpuState {
         if off >= self.area.reserved() && off < mapped && len <= mapped - off {
             return Some(off);
         }
-        (off >= self.heap_end && off < self.stride && self.symmetric.lock().unwrap_or_else(|p| p.into_inner()).covers(off, len)).then_some(off)
+        (off >= self.heap_end && off < self.stride && self.symmetric.lock().unwrap_or_else(|p| p.into_inner()).covers(off, len))
+            .then_some(off)
     }
 
     /// Collective: makes sure `want` bytes of every heap are backed (the allocator decides
@@ -598,7 +617,9 @@ fn write_target(t: &Target, state: &RshmemDeviceState, stream: sys::CUstream) ->
     let copy = |found: cuda::CuResult<Option<(u64, usize)>>| -> std::result::Result<(), String> {
         match found.map_err(|e| e.to_string())? {
             None => Err(format!("it has no {} (was it compiled against rshmem's nvshmem.h?)", DEVICE_STATE_SYMBOL.to_string_lossy())),
-            Some((_, n)) if n != size => Err(format!("its device state has {n} bytes, this library {size}: rebuild it with this version's headers")),
+            Some((_, n)) if n != size => {
+                Err(format!("its device state has {n} bytes, this library {size}: rebuild it with this version's headers"))
+            }
             Some((addr, _)) => {
                 // SAFETY: `addr` is the module's state variable of exactly `size` bytes (checked
                 // above); `state` outlives the copy, which completes at the synchronize below.
@@ -702,7 +723,11 @@ impl State {
     /// The GPU side of the runtime, or an error saying nvshmem_init was not used.
     pub fn gpu(&self, routine: &'static str) -> Result<&GpuState> {
         self.gpu.as_ref().ok_or_else(|| {
-            Error::new(ErrorKind::NotInitialized, routine, "this job was started with shmem_init (CPU memory only); call nvshmem_init (or nvshmemx_init_attr) to use GPU memory")
+            Error::new(
+                ErrorKind::NotInitialized,
+                routine,
+                "this job was started with shmem_init (CPU memory only); call nvshmem_init (or nvshmemx_init_attr) to use GPU memory",
+            )
         })
     }
 
@@ -779,7 +804,11 @@ impl State {
         } else {
             let off = g.offset_of(ptr as u64, 1).filter(|o| g.alloc.lock().unwrap_or_else(|p| p.into_inner()).size_of(*o).is_some());
             Some(off.ok_or_else(|| {
-                Error::new(ErrorKind::NotSymmetric, routine, format!("pointer {ptr:p} was not returned by nvshmem_malloc/nvshmem_align/nvshmem_calloc (or was already freed)"))
+                Error::new(
+                    ErrorKind::NotSymmetric,
+                    routine,
+                    format!("pointer {ptr:p} was not returned by nvshmem_malloc/nvshmem_align/nvshmem_calloc (or was already freed)"),
+                )
             })?)
         };
         // Queued non-blocking host RMA may still target the block: complete it first.
@@ -834,19 +863,35 @@ impl State {
     /// PE `pe` on another host: the GPU heap offset of `addr..addr+len` there and the mailboxes
     /// that reach it (host-side operations to such a PE go through its proxy, blocking). None
     /// for a PE whose heap is mapped here.
-    pub(super) fn gpu_proxied(&self, addr: *const u8, len: usize, pe: i32, routine: &'static str) -> Result<Option<(usize, &crate::proxy::gpu::Mailboxes)>> {
+    pub(super) fn gpu_proxied(
+        &self,
+        addr: *const u8,
+        len: usize,
+        pe: i32,
+        routine: &'static str,
+    ) -> Result<Option<(usize, &crate::proxy::gpu::Mailboxes)>> {
         let at = self.gpu_translate(addr, len, pe, routine)?;
         let g = self.gpu(routine)?;
         let pe = pe as usize; // range-checked by gpu_translate
         if !g.on_other_host[pe] {
             return Ok(None);
         }
-        let boxes = g.mailboxes.get().ok_or_else(|| Error::new(ErrorKind::Internal, routine, format!("PE {pe} is on another host but this PE's proxy is not running")))?;
+        let boxes = g.mailboxes.get().ok_or_else(|| {
+            Error::new(ErrorKind::Internal, routine, format!("PE {pe} is on another host but this PE's proxy is not running"))
+        })?;
         Ok(Some(((at - g.base_of(pe)) as usize, boxes)))
     }
 
     /// Put to a PE on another host: the source (host or device memory) through a host buffer.
-    fn gpu_put_proxied(&self, off: usize, boxes: &crate::proxy::gpu::Mailboxes, src: *const u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
+    fn gpu_put_proxied(
+        &self,
+        off: usize,
+        boxes: &crate::proxy::gpu::Mailboxes,
+        src: *const u8,
+        bytes: usize,
+        pe: i32,
+        routine: &'static str,
+    ) -> Result<()> {
         let g = self.gpu(routine)?;
         let mut bounce = vec![0u8; bytes];
         g.copy_now(bounce.as_mut_ptr() as u64, src as u64, bytes, routine)?;
@@ -854,7 +899,15 @@ impl State {
     }
 
     /// Get from a PE on another host into `dest` (host or device memory).
-    fn gpu_get_proxied(&self, off: usize, boxes: &crate::proxy::gpu::Mailboxes, dest: *mut u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
+    fn gpu_get_proxied(
+        &self,
+        off: usize,
+        boxes: &crate::proxy::gpu::Mailboxes,
+        dest: *mut u8,
+        bytes: usize,
+        pe: i32,
+        routine: &'static str,
+    ) -> Result<()> {
         let g = self.gpu(routine)?;
         let mut bounce = vec![0u8; bytes];
         boxes.get(pe as usize, crate::transport::Segment::Heap, off, &mut bounce, routine)?;
@@ -909,7 +962,15 @@ impl State {
     }
 
     /// Put ordered on the user's stream (returns at once).
-    pub fn gpu_put_on_stream(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, stream: sys::CUstream, routine: &'static str) -> Result<()> {
+    pub fn gpu_put_on_stream(
+        &self,
+        dest: *mut u8,
+        src: *const u8,
+        bytes: usize,
+        pe: i32,
+        stream: sys::CUstream,
+        routine: &'static str,
+    ) -> Result<()> {
         let remote = self.gpu_translate(dest, bytes, pe, routine)?;
         if bytes == 0 {
             return Ok(());
@@ -926,7 +987,15 @@ impl State {
         cu(unsafe { cuda::memcpy_async(remote, src as u64, bytes, stream) }, routine)
     }
 
-    pub fn gpu_get_on_stream(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, stream: sys::CUstream, routine: &'static str) -> Result<()> {
+    pub fn gpu_get_on_stream(
+        &self,
+        dest: *mut u8,
+        src: *const u8,
+        bytes: usize,
+        pe: i32,
+        stream: sys::CUstream,
+        routine: &'static str,
+    ) -> Result<()> {
         let remote = self.gpu_translate(src, bytes, pe, routine)?;
         if bytes == 0 {
             return Ok(());
@@ -997,7 +1066,15 @@ impl State {
     }
 
     /// signal_op ordered on `stream`: SET is a stream memory write, ADD the atomic kernel.
-    pub fn gpu_signal_op_on_stream(&self, sig: *mut u64, value: u64, op: i32, pe: i32, stream: sys::CUstream, routine: &'static str) -> Result<()> {
+    pub fn gpu_signal_op_on_stream(
+        &self,
+        sig: *mut u64,
+        value: u64,
+        op: i32,
+        pe: i32,
+        stream: sys::CUstream,
+        routine: &'static str,
+    ) -> Result<()> {
         let remote = self.gpu_translate(sig.cast(), 8, pe, routine)?;
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
@@ -1019,7 +1096,14 @@ impl State {
     }
 
     /// signal_wait_until ordered on `stream`: later work on the stream waits for the signal.
-    pub fn gpu_signal_wait_on_stream(&self, sig: *mut u64, cmp: i32, value: u64, stream: sys::CUstream, routine: &'static str) -> Result<()> {
+    pub fn gpu_signal_wait_on_stream(
+        &self,
+        sig: *mut u64,
+        cmp: i32,
+        value: u64,
+        stream: sys::CUstream,
+        routine: &'static str,
+    ) -> Result<()> {
         let mine = self.gpu_translate(sig.cast(), 8, self.me as i32, routine)?;
         if !(0..=5).contains(&cmp) {
             return Err(Error::invalid(routine, format!("comparison {cmp} is not one of NVSHMEM_CMP_EQ..NVSHMEM_CMP_GE (0..5)")));
@@ -1056,7 +1140,10 @@ mod tests {
         let no_p2p = [false, true, false, false];
         assert_eq!(plan_routes(0, &[true; 4], &no_p2p, None).unwrap(), vec![p2p, ib, p2p, p2p]);
         let e = plan_routes(0, &local, &no_p2p, Some("no RDMA device")).unwrap_err().to_string();
-        assert!(e.contains("PE 0 reaches PE 1 on its own host only through the network") && e.contains("IBGDA is not usable (no RDMA device)"), "{e}");
+        assert!(
+            e.contains("PE 0 reaches PE 1 on its own host only through the network") && e.contains("IBGDA is not usable (no RDMA device)"),
+            "{e}"
+        );
     }
 
     /// The runtime area's arrays, in order, never overlap, stay inside the reserved bytes, and

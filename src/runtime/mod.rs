@@ -138,15 +138,14 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     // globals must not be remapped under it).
     let user_size = if opts.gpu { gpu::HOST_HEAP_BYTES } else { cfg.symmetric_size };
     let host_size = crate::heap::heap_bytes(layout.reserved(), user_size).ok_or_else(|| {
-        Error::invalid("shmem_init", format!("SYMMETRIC_SIZE={} is too large for the address space; set RSHMEM_SYMMETRIC_SIZE lower", cfg.symmetric_size))
+        Error::invalid(
+            "shmem_init",
+            format!("SYMMETRIC_SIZE={} is too large for the address space; set RSHMEM_SYMMETRIC_SIZE lower", cfg.symmetric_size),
+        )
     })?;
     let heap = HostHeap::create(boot.as_ref(), host_size, layout.reserved())?;
     log::trace(|| format!("symmetric heap: {host_size} bytes per PE, every PE's mapped"));
-    let statics = if cfg.symmetric_statics && !opts.gpu {
-        StaticData::share(boot.as_ref())?
-    } else {
-        None
-    };
+    let statics = if cfg.symmetric_statics && !opts.gpu { StaticData::share(boot.as_ref())? } else { None };
     log::trace(|| format!("static data {}", if statics.is_some() { "shared" } else { "not shared" }));
     let routes = RouteTable::build(boot.as_ref())?;
     let net = network(&routes, boot.as_ref(), &heap, statics.as_ref())?;
@@ -224,7 +223,11 @@ fn announce() {
         let _ = writeln!(out, "rshmem {}: OpenSHMEM 1.5, NVSHMEM 3.4.5 API", env!("CARGO_PKG_VERSION"));
     }
     if crate::env::flag_on("INFO") {
-        let _ = writeln!(out, "rshmem {} settings (RSHMEM_<NAME> overrides SHMEM_<NAME>, which overrides NVSHMEM_<NAME>):", env!("CARGO_PKG_VERSION"));
+        let _ = writeln!(
+            out,
+            "rshmem {} settings (RSHMEM_<NAME> overrides SHMEM_<NAME>, which overrides NVSHMEM_<NAME>):",
+            env!("CARGO_PKG_VERSION")
+        );
         for line in crate::env::settings_report() {
             let _ = writeln!(out, "{line}");
         }
@@ -234,9 +237,7 @@ fn announce() {
 
 /// The network transport, in jobs whose PEs span hosts (collective: the route table is the same
 /// on every PE, so all of them start it or none).
-fn network(
-    routes: &RouteTable, boot: &dyn Bootstrap, heap: &HostHeap, statics: Option<&StaticData>,
-) -> Result<Option<Box<dyn Transport>>> {
+fn network(routes: &RouteTable, boot: &dyn Bootstrap, heap: &HostHeap, statics: Option<&StaticData>) -> Result<Option<Box<dyn Transport>>> {
     if !routes.spans_hosts() {
         return Ok(None);
     }

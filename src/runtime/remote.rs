@@ -107,7 +107,15 @@ impl State {
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     pub(super) fn net_put_strided(
-        &self, dest: *const u8, src: *const u8, dst: isize, sst: isize, nelems: usize, size: usize, pe: usize, routine: &'static str,
+        &self,
+        dest: *const u8,
+        src: *const u8,
+        dst: isize,
+        sst: isize,
+        nelems: usize,
+        size: usize,
+        pe: usize,
+        routine: &'static str,
     ) -> Result<()> {
         for i in 0..nelems as isize {
             let (d, s) = (dest.wrapping_offset(i * dst * size as isize), src.wrapping_offset(i * sst * size as isize));
@@ -120,7 +128,15 @@ impl State {
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     pub(super) fn net_get_strided(
-        &self, dest: *mut u8, src: *const u8, dst: isize, sst: isize, nelems: usize, size: usize, pe: usize, routine: &'static str,
+        &self,
+        dest: *mut u8,
+        src: *const u8,
+        dst: isize,
+        sst: isize,
+        nelems: usize,
+        size: usize,
+        pe: usize,
+        routine: &'static str,
     ) -> Result<()> {
         for i in 0..nelems as isize {
             let (d, s) = (dest.wrapping_offset(i * dst * size as isize), src.wrapping_offset(i * sst * size as isize));

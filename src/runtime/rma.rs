@@ -128,7 +128,15 @@ impl State {
     /// Strided put of `nelems` elements of `size` bytes; strides are in elements (iput).
     #[allow(clippy::too_many_arguments)]
     pub fn put_strided(
-        &self, dest: *const u8, src: *const u8, dst: isize, sst: isize, nelems: usize, size: usize, pe: i32, routine: &'static str,
+        &self,
+        dest: *const u8,
+        src: *const u8,
+        dst: isize,
+        sst: isize,
+        nelems: usize,
+        size: usize,
+        pe: i32,
+        routine: &'static str,
     ) -> Result<()> {
         if nelems == 0 {
             return Ok(());
@@ -146,7 +154,9 @@ impl State {
         for i in 0..nelems as isize {
             // SAFETY: element i lies inside the translated span [lo, lo+len); the source
             // element is the caller's.
-            unsafe { std::ptr::copy((src as isize + i * sst * size as isize) as *const u8, (base + i * dst * size as isize) as *mut u8, size) };
+            unsafe {
+                std::ptr::copy((src as isize + i * sst * size as isize) as *const u8, (base + i * dst * size as isize) as *mut u8, size)
+            };
         }
         Ok(())
     }
@@ -154,7 +164,15 @@ impl State {
     /// Strided get (iget).
     #[allow(clippy::too_many_arguments)]
     pub fn get_strided(
-        &self, dest: *mut u8, src: *const u8, dst: isize, sst: isize, nelems: usize, size: usize, pe: i32, routine: &'static str,
+        &self,
+        dest: *mut u8,
+        src: *const u8,
+        dst: isize,
+        sst: isize,
+        nelems: usize,
+        size: usize,
+        pe: i32,
+        routine: &'static str,
     ) -> Result<()> {
         if nelems == 0 {
             return Ok(());
@@ -171,7 +189,9 @@ impl State {
         let base = r as isize - lo as isize + src as isize;
         for i in 0..nelems as isize {
             // SAFETY: as in put_strided.
-            unsafe { std::ptr::copy((base + i * sst * size as isize) as *const u8, (dest as isize + i * dst * size as isize) as *mut u8, size) };
+            unsafe {
+                std::ptr::copy((base + i * sst * size as isize) as *const u8, (dest as isize + i * dst * size as isize) as *mut u8, size)
+            };
         }
         Ok(())
     }

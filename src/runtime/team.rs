@@ -109,7 +109,11 @@ impl TeamTable {
             slots.resize(id + 1, None);
         }
         if slots[id].is_some() {
-            return Err(Error::new(ErrorKind::Internal, routine, format!("team handle {id}, agreed free by the split's members, is taken on this PE")));
+            return Err(Error::new(
+                ErrorKind::Internal,
+                routine,
+                format!("team handle {id}, agreed free by the split's members, is taken on this PE"),
+            ));
         }
         slots[id] = Some(Arc::new(team));
         Ok(())
@@ -186,7 +190,14 @@ impl State {
     /// shmem_team_split_strided: collective over `parent` (table index `parent_id`).
     #[allow(clippy::too_many_arguments)]
     pub fn team_split_strided(
-        &self, parent_id: usize, parent: &Team, start: i32, stride: i32, size: i32, num_contexts: i32, routine: &'static str,
+        &self,
+        parent_id: usize,
+        parent: &Team,
+        start: i32,
+        stride: i32,
+        size: i32,
+        num_contexts: i32,
+        routine: &'static str,
     ) -> Result<Split> {
         // The collective stays open until the team is stored: splits on other threads wait,
         // so nothing takes the agreed handle in between.
@@ -203,7 +214,11 @@ impl State {
         } else if start < 0 || start >= n {
             Some(format!("start must be a PE number of the parent team, 0..={}", n - 1))
         } else if start + stride * (size - 1) >= n {
-            Some(format!("the last PE, start + stride*(size-1) = {}, is beyond the parent's last PE {}", start + stride * (size - 1), n - 1))
+            Some(format!(
+                "the last PE, start + stride*(size-1) = {}, is beyond the parent's last PE {}",
+                start + stride * (size - 1),
+                n - 1
+            ))
         } else {
             None
         };
@@ -222,12 +237,19 @@ impl State {
 
     /// shmem_team_split_2d: (x-axis team, y-axis team) for this PE.
     pub fn team_split_2d(
-        &self, parent_id: usize, parent: &Team, xrange: i32, x_contexts: i32, y_contexts: i32, routine: &'static str,
+        &self,
+        parent_id: usize,
+        parent: &Team,
+        xrange: i32,
+        x_contexts: i32,
+        y_contexts: i32,
+        routine: &'static str,
     ) -> Result<(Split, Split)> {
         let c = self.collective(parent.set, routine)?;
         let mut free = c.begin(&[("xrange", xrange as i64)], &self.teams.free_handles())?;
         if xrange < 1 {
-            let e = Error::invalid(routine, format!("xrange = {xrange}: it must be a positive number of PEs per row; no teams were created"));
+            let e =
+                Error::invalid(routine, format!("xrange = {xrange}: it must be a positive number of PEs per row; no teams were created"));
             return Ok((Split::Failed(e.clone()), Split::Failed(e)));
         }
         let (n, xr, p) = (parent.set.size, xrange as usize, parent.my_index);
@@ -237,7 +259,10 @@ impl State {
         let (Some(row_id), Some(column_id)) = (take_handle(&mut free), take_handle(&mut free)) else {
             return Ok((no_free_handle(routine), no_free_handle(routine)));
         };
-        let teams = (self.new_team(row, x_contexts, parent_id, row_id, routine)?, self.new_team(column, y_contexts, parent_id, column_id, routine)?);
+        let teams = (
+            self.new_team(row, x_contexts, parent_id, row_id, routine)?,
+            self.new_team(column, y_contexts, parent_id, column_id, routine)?,
+        );
         c.finish();
         Ok(teams)
     }
@@ -249,7 +274,10 @@ impl State {
             Err(Error::new(
                 ErrorKind::InvalidPe,
                 routine,
-                format!("invalid active set (PE_start {start}, logPE_stride {log_stride}, PE_size {size}) in a job of {} PEs: {why}", self.npes),
+                format!(
+                    "invalid active set (PE_start {start}, logPE_stride {log_stride}, PE_size {size}) in a job of {} PEs: {why}",
+                    self.npes
+                ),
             ))
         };
         if start < 0 || start as usize >= self.npes {

@@ -120,21 +120,13 @@ pub fn mul(a: &LongDouble, b: &LongDouble) -> LongDouble {
 pub fn max(a: &LongDouble, b: &LongDouble) -> LongDouble {
     // st0 = b, st1 = a; fcomi compares st0 with st1: "below or equal" also covers unordered,
     // and in that case a replaces b.
-    x87!(
-        "fld tbyte ptr [{a}]\nfld tbyte ptr [{b}]\nfcomi st, st(1)\nfcmovbe st, st(1)\nfstp tbyte ptr [{out}]\nfstp st(0)",
-        a,
-        b
-    )
+    x87!("fld tbyte ptr [{a}]\nfld tbyte ptr [{b}]\nfcomi st, st(1)\nfcmovbe st, st(1)\nfstp tbyte ptr [{out}]\nfstp st(0)", a, b)
 }
 
 /// C's `b < a ? b : a` (so a NaN in either operand yields `a`).
 pub fn min(a: &LongDouble, b: &LongDouble) -> LongDouble {
     // st0 = a, st1 = b; "above" (a > b, ordered) is the only case where b replaces a.
-    x87!(
-        "fld tbyte ptr [{b}]\nfld tbyte ptr [{a}]\nfcomi st, st(1)\nfcmovnbe st, st(1)\nfstp tbyte ptr [{out}]\nfstp st(0)",
-        a,
-        b
-    )
+    x87!("fld tbyte ptr [{b}]\nfld tbyte ptr [{a}]\nfcomi st, st(1)\nfcmovnbe st, st(1)\nfstp tbyte ptr [{out}]\nfstp st(0)", a, b)
 }
 
 /// The `long double` equal to `x` (exact: every f64 is representable).

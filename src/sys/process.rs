@@ -47,11 +47,21 @@ pub fn exit_now(status: i32) -> ! {
 /// Human name of a signal number.
 pub fn signal_name(sig: i32) -> String {
     let known = [
-        (libc::SIGHUP, "SIGHUP"), (libc::SIGINT, "SIGINT"), (libc::SIGQUIT, "SIGQUIT"),
-        (libc::SIGILL, "SIGILL"), (libc::SIGTRAP, "SIGTRAP"), (libc::SIGABRT, "SIGABRT"),
-        (libc::SIGBUS, "SIGBUS"), (libc::SIGFPE, "SIGFPE"), (libc::SIGKILL, "SIGKILL"),
-        (libc::SIGUSR1, "SIGUSR1"), (libc::SIGSEGV, "SIGSEGV"), (libc::SIGUSR2, "SIGUSR2"),
-        (libc::SIGPIPE, "SIGPIPE"), (libc::SIGALRM, "SIGALRM"), (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGHUP, "SIGHUP"),
+        (libc::SIGINT, "SIGINT"),
+        (libc::SIGQUIT, "SIGQUIT"),
+        (libc::SIGILL, "SIGILL"),
+        (libc::SIGTRAP, "SIGTRAP"),
+        (libc::SIGABRT, "SIGABRT"),
+        (libc::SIGBUS, "SIGBUS"),
+        (libc::SIGFPE, "SIGFPE"),
+        (libc::SIGKILL, "SIGKILL"),
+        (libc::SIGUSR1, "SIGUSR1"),
+        (libc::SIGSEGV, "SIGSEGV"),
+        (libc::SIGUSR2, "SIGUSR2"),
+        (libc::SIGPIPE, "SIGPIPE"),
+        (libc::SIGALRM, "SIGALRM"),
+        (libc::SIGTERM, "SIGTERM"),
     ];
     known.iter().find(|(n, _)| *n == sig).map(|(_, s)| s.to_string()).unwrap_or_else(|| format!("signal {sig}"))
 }

@@ -82,7 +82,10 @@ impl FabricTransport {
             if b.is_empty() {
                 return Err(Error::bootstrap(format!("PE {pe} could not open its fabric endpoint (its own message says why)")));
             }
-            records.push(Record::from_bytes(b).ok_or_else(|| Error::bootstrap(format!("PE {pe} sent a malformed fabric record ({} bytes)", b.len())))?);
+            records.push(
+                Record::from_bytes(b)
+                    .ok_or_else(|| Error::bootstrap(format!("PE {pe} sent a malformed fabric record ({} bytes)", b.len())))?,
+            );
         }
         let addresses: Vec<Vec<u8>> = records.iter().map(|r| r.address.clone()).collect();
         let peers = fabric.insert_peers(&addresses)?;
@@ -104,9 +107,9 @@ impl FabricTransport {
     fn region(&self, pe: usize, seg: Segment, routine: &'static str) -> Result<&RemoteRegion> {
         match seg {
             Segment::Heap => Ok(&self.heaps[pe]),
-            Segment::Statics => self.statics[pe]
-                .as_ref()
-                .ok_or_else(|| Error::invalid(routine, format!("PE {pe} has no symmetric static data (RSHMEM_SYMMETRIC_STATICS=0 there?)"))),
+            Segment::Statics => self.statics[pe].as_ref().ok_or_else(|| {
+                Error::invalid(routine, format!("PE {pe} has no symmetric static data (RSHMEM_SYMMETRIC_STATICS=0 there?)"))
+            }),
         }
     }
 }
@@ -159,12 +162,30 @@ bits! {
 macro_rules! typed {
     ($ty:expr, $T:ident => $body:expr) => {
         match $ty {
-            AmoType::I32 => { type $T = i32; $body }
-            AmoType::U32 => { type $T = u32; $body }
-            AmoType::I64 => { type $T = i64; $body }
-            AmoType::U64 => { type $T = u64; $body }
-            AmoType::F32 => { type $T = f32; $body }
-            AmoType::F64 => { type $T = f64; $body }
+            AmoType::I32 => {
+                type $T = i32;
+                $body
+            }
+            AmoType::U32 => {
+                type $T = u32;
+                $body
+            }
+            AmoType::I64 => {
+                type $T = i64;
+                $body
+            }
+            AmoType::U64 => {
+                type $T = u64;
+                $body
+            }
+            AmoType::F32 => {
+                type $T = f32;
+                $body
+            }
+            AmoType::F64 => {
+                type $T = f64;
+                $body
+            }
         }
     };
 }

@@ -38,7 +38,9 @@ impl RouteTable {
         let ids = all
             .iter()
             .enumerate()
-            .map(|(pe, b)| NodeId::from_bytes(b).ok_or_else(|| Error::bootstrap(format!("PE {pe} sent a malformed node identity ({} bytes)", b.len()))))
+            .map(|(pe, b)| {
+                NodeId::from_bytes(b).ok_or_else(|| Error::bootstrap(format!("PE {pe} sent a malformed node identity ({} bytes)", b.len())))
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(RouteTable::from_ids(ids, boot.rank()))
     }
@@ -153,10 +155,28 @@ pub trait Transport: Send + Sync {
     }
     /// A non-fetching AMO (complete at quiet).
     #[allow(clippy::too_many_arguments)]
-    fn amo(&self, pe: usize, seg: Segment, off: usize, op: crate::fabric::AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()>;
+    fn amo(
+        &self,
+        pe: usize,
+        seg: Segment,
+        off: usize,
+        op: crate::fabric::AtomicOp,
+        ty: AmoType,
+        value: u64,
+        routine: &'static str,
+    ) -> Result<()>;
     /// A fetching AMO; returns the old value's bits.
     #[allow(clippy::too_many_arguments)]
-    fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: crate::fabric::AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<u64>;
+    fn fetch_amo(
+        &self,
+        pe: usize,
+        seg: Segment,
+        off: usize,
+        op: crate::fabric::AtomicOp,
+        ty: AmoType,
+        value: u64,
+        routine: &'static str,
+    ) -> Result<u64>;
     /// compare_swap; returns the old value's bits.
     #[allow(clippy::too_many_arguments)]
     fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64, routine: &'static str) -> Result<u64>;
@@ -193,7 +213,10 @@ mod tests {
         assert!(lines[0].starts_with("host 0 a (boot b, netns 1): PEs 0,2 via fabric X"), "{lines:?}");
         assert!(lines[1].contains("PEs 1,3 via shm (this host)"), "{lines:?}");
         let pairs = t.pair_lines("fabric tcp;ofi_rxm on eth0 (10.77.0.0/24); mr_mode []");
-        assert_eq!(pairs, ["PE 1 -> PE 0: fabric(tcp;ofi_rxm)", "PE 1 -> PE 1: shm", "PE 1 -> PE 2: fabric(tcp;ofi_rxm)", "PE 1 -> PE 3: shm"]);
+        assert_eq!(
+            pairs,
+            ["PE 1 -> PE 0: fabric(tcp;ofi_rxm)", "PE 1 -> PE 1: shm", "PE 1 -> PE 2: fabric(tcp;ofi_rxm)", "PE 1 -> PE 3: shm"]
+        );
         assert_eq!(t.pair_lines("")[0], "PE 1 -> PE 0: none (no network transport)");
         let one = RouteTable::from_ids(vec![id("a"), id("a")], 0);
         assert_eq!(one.pair_lines(""), ["PE 0 -> PE 0: shm", "PE 0 -> PE 1: shm"]);

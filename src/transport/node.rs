@@ -170,9 +170,15 @@ mod tests {
     fn a_fresh_netns_is_another_host() {
         let exe = std::env::current_exe().unwrap();
         let mut cmd = std::process::Command::new("unshare");
-        cmd.args(["-n", "-u", "sh", "-c", "hostname nsprobe && exec \"$0\" --ignored --exact transport::node::tests::identity_probe --nocapture"])
-            .arg(&exe)
-            .env_remove("RSHMEM_HOSTNAME");
+        cmd.args([
+            "-n",
+            "-u",
+            "sh",
+            "-c",
+            "hostname nsprobe && exec \"$0\" --ignored --exact transport::node::tests::identity_probe --nocapture",
+        ])
+        .arg(&exe)
+        .env_remove("RSHMEM_HOSTNAME");
         if !crate::sys::process::is_root() {
             eprintln!("SKIP a_fresh_netns_is_another_host: not root, so no `unshare -n -u` (CI runs it as root)");
             return;

@@ -212,7 +212,17 @@ impl World {
             st.fetch_slots = 64;
             let used = vec![0u64; qps.len().div_ceil(64)];
             let mine = targets.get(me).cloned();
-            pes.push(Pe { heap: heap_buf, fetch, qps, queues, peers: Vec::new(), dcts: dct_table(&targets), used, targets: mine, state: st });
+            pes.push(Pe {
+                heap: heap_buf,
+                fetch,
+                qps,
+                queues,
+                peers: Vec::new(),
+                dcts: dct_table(&targets),
+                used,
+                targets: mine,
+                state: st,
+            });
         }
         let bases: Vec<u64> = pes.iter().map(|p| p.heap.addr()).collect();
         for pe in pes.iter_mut() {

@@ -139,7 +139,9 @@ fn process_limit() -> Option<u64> {
 /// Refuses a PE count that could only end in fork failing, before anything starts.
 fn check_pe_count(npes: usize, nproc_limit: Option<u64>) -> Result<(), String> {
     if npes > MAX_PES {
-        return Err(format!("-n {npes}: rshmemrun starts at most {MAX_PES} PEs (all on this host); use fewer PEs, or threads inside each PE"));
+        return Err(format!(
+            "-n {npes}: rshmemrun starts at most {MAX_PES} PEs (all on this host); use fewer PEs, or threads inside each PE"
+        ));
     }
     if let Some(limit) = nproc_limit {
         // The launcher itself counts too.
@@ -430,7 +432,15 @@ fn main() {
 
     process::set_signal_handler(&FORWARDED, on_signal);
 
-    let env = PeEnv { npes, star: &address, secret_hex: &auth::to_hex(&secret), control_fd: control_write.as_raw_fd(), extra: &[], bind: args.bind, report_bindings: args.report_bindings };
+    let env = PeEnv {
+        npes,
+        star: &address,
+        secret_hex: &auth::to_hex(&secret),
+        control_fd: control_write.as_raw_fd(),
+        extra: &[],
+        bind: args.bind,
+        report_bindings: args.report_bindings,
+    };
     let mut job = start_pes(&args.program, 0..npes, &env).unwrap_or_else(|f| {
         eprintln!("rshmemrun: cannot start PE {} on host {}: {}", f.rank, rshmem::bootstrap::hostname(), f.why);
         std::process::exit(f.status)

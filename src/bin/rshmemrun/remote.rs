@@ -150,9 +150,19 @@ pub fn head(host_list: &[Host], npes: Option<usize>, program: &[String], options
     let env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| {
             // FI_*: libfabric's own settings (FI_PROVIDER, FI_TCP_IFACE, ...) reach every host too.
-            (k.starts_with("RSHMEM_") || k.starts_with("SHMEM_") || k.starts_with("NVSHMEM_") || k.starts_with("FI_") || k == "LD_LIBRARY_PATH")
-                && ![rshmem::bootstrap::ENV_SECRET, rshmem::bootstrap::ENV_STAR, rshmem::bootstrap::ENV_RANK, rshmem::bootstrap::ENV_SIZE, rshmem::bootstrap::ENV_CONTROL_FD]
-                    .contains(&k.as_str())
+            (k.starts_with("RSHMEM_")
+                || k.starts_with("SHMEM_")
+                || k.starts_with("NVSHMEM_")
+                || k.starts_with("FI_")
+                || k == "LD_LIBRARY_PATH")
+                && ![
+                    rshmem::bootstrap::ENV_SECRET,
+                    rshmem::bootstrap::ENV_STAR,
+                    rshmem::bootstrap::ENV_RANK,
+                    rshmem::bootstrap::ENV_SIZE,
+                    rshmem::bootstrap::ENV_CONTROL_FD,
+                ]
+                .contains(&k.as_str())
         })
         .collect();
     process::set_signal_handler(&FORWARDED, super::on_signal);
@@ -193,7 +203,16 @@ pub fn head(host_list: &[Host], npes: Option<usize>, program: &[String], options
             // An agent that exits at once (unknown host) closes the pipe: noticed below.
             let _ = stdin.write_all(record.encode().as_bytes());
         }
-        remotes.push(Remote { host: host.clone(), ranks: ranks.clone(), agent, conn: None, reached: false, pending: Vec::new(), running: ranks.len(), exited: None });
+        remotes.push(Remote {
+            host: host.clone(),
+            ranks: ranks.clone(),
+            agent,
+            conn: None,
+            reached: false,
+            pending: Vec::new(),
+            running: ranks.len(),
+            exited: None,
+        });
     }
     let status = watch(&mut remotes, &control, &control_addr, &secret, timeout, &agent_text);
     if status != 0 {
@@ -234,9 +253,7 @@ fn admit(conn: Link, secret: auth::Secret, tx: mpsc::Sender<(usize, TcpStream)>)
 }
 
 /// Runs the job to its end; returns the exit status.
-fn watch(
-    remotes: &mut [Remote], control: &Listener, control_addr: &str, secret: &auth::Secret, timeout: Duration, agent: &str,
-) -> i32 {
+fn watch(remotes: &mut [Remote], control: &Listener, control_addr: &str, secret: &auth::Secret, timeout: Duration, agent: &str) -> i32 {
     let started = Instant::now();
     let (tx, arrivals) = mpsc::channel();
     let mut ending_signals = 0;
@@ -364,7 +381,9 @@ fn handle_lines(remotes: &mut [Remote], i: usize, lines: Vec<String>) -> Option<
                     let host = remotes[i].host.clone();
                     match others(remotes) {
                         0 => eprintln!("rshmemrun: PE {rank} (pid {pid}) on host {host} {what}"),
-                        n => eprintln!("rshmemrun: PE {rank} (pid {pid}) on host {host} {what}; stopping the other {n} PE(s) on every host"),
+                        n => {
+                            eprintln!("rshmemrun: PE {rank} (pid {pid}) on host {host} {what}; stopping the other {n} PE(s) on every host")
+                        }
                     }
                     return Some(code);
                 }
@@ -459,7 +478,11 @@ pub fn per_host(program: &[String], bind: Option<super::bind::BindTo>, report_bi
     let a = read_assignment().unwrap_or_else(|e| fail_here(e));
     let secret = auth::from_hex(&a.secret_hex).unwrap_or_else(|| fail_here("the start-up record carries no valid job secret".into()));
     if std::env::set_current_dir(&a.cwd).is_err() {
-        eprintln!("rshmemrun (host {here}): the working directory {} does not exist here; the PEs start in {}", a.cwd, std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default());
+        eprintln!(
+            "rshmemrun (host {here}): the working directory {} does not exist here; the PEs start in {}",
+            a.cwd,
+            std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default()
+        );
     }
     let deadline = Instant::now() + Duration::from_secs_f64(timeout_s);
     let mut refused_since = None;
@@ -491,7 +514,15 @@ pub fn per_host(program: &[String], bind: Option<super::bind::BindTo>, report_bi
     let _ = conn.set_nonblocking(true);
     let (control_read, control_write) = super::control_pipe();
     process::set_signal_handler(&FORWARDED, super::on_signal);
-    let env = PeEnv { npes: a.npes, star: &a.star, secret_hex: &a.secret_hex, control_fd: std::os::fd::AsRawFd::as_raw_fd(&control_write), extra: &a.env, bind, report_bindings };
+    let env = PeEnv {
+        npes: a.npes,
+        star: &a.star,
+        secret_hex: &a.secret_hex,
+        control_fd: std::os::fd::AsRawFd::as_raw_fd(&control_write),
+        extra: &a.env,
+        bind,
+        report_bindings,
+    };
     let mut job = start_pes(program, a.ranks.clone(), &env).unwrap_or_else(|f| {
         // The head names this host and the program to the user, and ends the job on every
         // host at once; without the connection, say it here.

@@ -23,9 +23,7 @@ fn from_bits<T: Copy + Default>(x: u64) -> T {
 }
 
 fn amo<T: Copy + Default>(routine: &'static str, dest: *const T, a: T, b: T, pe: c_int, op: AmoOp) -> T {
-    with_state(routine, |st| {
-        st.gpu_amo(dest.cast(), to_bits(a), to_bits(b), pe, op, std::mem::size_of::<T>(), routine).map(from_bits::<T>)
-    })
+    with_state(routine, |st| st.gpu_amo(dest.cast(), to_bits(a), to_bits(b), pe, op, std::mem::size_of::<T>(), routine).map(from_bits::<T>))
 }
 
 macro_rules! standard {

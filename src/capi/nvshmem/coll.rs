@@ -42,7 +42,13 @@ pub extern "C" fn nvshmemx_team_sync_on_stream(team: c_int, stream: CUstream) ->
 /// One data collective of `nelem` elements of `elem` bytes, on `stream` or blocking.
 #[allow(clippy::too_many_arguments)]
 fn gather(
-    routine: &'static str, team: c_int, what: Gather, dest: *mut c_void, src: *const c_void, nelem: usize, elem: usize,
+    routine: &'static str,
+    team: c_int,
+    what: Gather,
+    dest: *mut c_void,
+    src: *const c_void,
+    nelem: usize,
+    elem: usize,
     stream: Option<CUstream>,
 ) -> c_int {
     nv_status(routine, || {
@@ -62,7 +68,12 @@ macro_rules! gather_routines {
     ($name:expr, $mem:expr, $elem:expr) => {
         #[export_name = concat!("nvshmemx_", $name, "broadcast", $mem, "_on_stream")]
         pub extern "C" fn broadcast_on_stream(
-            team: c_int, dest: *mut c_void, src: *const c_void, nelem: usize, root: c_int, stream: CUstream,
+            team: c_int,
+            dest: *mut c_void,
+            src: *const c_void,
+            nelem: usize,
+            root: c_int,
+            stream: CUstream,
         ) -> c_int {
             const R: &str = concat!("nvshmemx_", $name, "broadcast", $mem, "_on_stream");
             gather(R, team, Gather::Broadcast { root }, dest, src, nelem, $elem, Some(stream))
@@ -120,7 +131,14 @@ typed_gather! {
 
 #[allow(clippy::too_many_arguments)]
 fn reduce(
-    routine: &'static str, team: c_int, op: RedOp, kind: Kind, dest: *mut c_void, src: *const c_void, n: usize, scatter: bool,
+    routine: &'static str,
+    team: c_int,
+    op: RedOp,
+    kind: Kind,
+    dest: *mut c_void,
+    src: *const c_void,
+    n: usize,
+    scatter: bool,
     stream: Option<CUstream>,
 ) -> c_int {
     nv_status(routine, || {

@@ -74,7 +74,6 @@ pub const TEAM_WORLD: i32 = 0;
 pub const TEAM_SHARED: i32 = 1;
 pub const TEAM_NODE: i32 = 2;
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

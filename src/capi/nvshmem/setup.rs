@@ -7,7 +7,9 @@ use std::time::Duration;
 use super::super::{fence, with_state};
 use super::nv_status as status;
 use super::{NVSHMEM_API_MAJOR, NVSHMEM_API_MINOR, NVSHMEM_API_PATCH};
-use crate::abi::{RshmemInitAttr, RshmemUniqueId, RSHMEM_INIT_WITH_MPI_COMM, RSHMEM_INIT_WITH_SHMEM, RSHMEM_INIT_WITH_UNIQUEID, RSHMEM_UNIQUEID_BYTES};
+use crate::abi::{
+    RshmemInitAttr, RshmemUniqueId, RSHMEM_INIT_WITH_MPI_COMM, RSHMEM_INIT_WITH_SHMEM, RSHMEM_INIT_WITH_UNIQUEID, RSHMEM_UNIQUEID_BYTES,
+};
 use crate::bootstrap::uid::{self, UidStar};
 use crate::error::{Error, Result};
 use crate::runtime::{self, InitOptions, THREAD_MULTIPLE};
@@ -57,14 +59,20 @@ fn init_attr(flags: c_uint, attr: *mut RshmemInitAttr) -> Result<()> {
 fn init_attr_as(routine: &'static str, requested: i32, flags: c_uint, attr: *mut RshmemInitAttr) -> Result<()> {
     if flags & RSHMEM_INIT_WITH_UNIQUEID != 0 {
         if attr.is_null() {
-            return Err(Error::invalid(routine, "NVSHMEMX_INIT_WITH_UNIQUEID needs attributes: call nvshmemx_set_attr_uniqueid_args first"));
+            return Err(Error::invalid(
+                routine,
+                "NVSHMEMX_INIT_WITH_UNIQUEID needs attributes: call nvshmemx_set_attr_uniqueid_args first",
+            ));
         }
         // SAFETY: non-NULL attributes point at an nvshmemx_init_attr_t the caller filled in.
         let args = unsafe { (*attr).args.uid_args };
         if args.id.is_null() || args.nranks <= 0 || args.myrank < 0 {
             return Err(Error::invalid(
                 routine,
-                format!("unique-id arguments are not set (rank {}, nranks {}, id {:p}); call nvshmemx_set_attr_uniqueid_args", args.myrank, args.nranks, args.id),
+                format!(
+                    "unique-id arguments are not set (rank {}, nranks {}, id {:p}); call nvshmemx_set_attr_uniqueid_args",
+                    args.myrank, args.nranks, args.id
+                ),
             ));
         }
         if runtime::is_initialized() {
@@ -112,7 +120,10 @@ pub extern "C" fn nvshmemx_get_uniqueid(id: *mut RshmemUniqueId) -> c_int {
         if id.is_null() {
             return Err(Error::invalid("nvshmemx_get_uniqueid", "the id pointer is NULL"));
         }
-        let fresh = RshmemUniqueId { version: version_word::<RshmemUniqueId>(), internal: uid::new_id().map_err(|e| e.in_routine("nvshmemx_get_uniqueid"))? };
+        let fresh = RshmemUniqueId {
+            version: version_word::<RshmemUniqueId>(),
+            internal: uid::new_id().map_err(|e| e.in_routine("nvshmemx_get_uniqueid"))?,
+        };
         const _: () = assert!(uid::ID_BYTES == RSHMEM_UNIQUEID_BYTES);
         // SAFETY: the caller passes a writable nvshmemx_uniqueid_t.
         unsafe { id.write(fresh) };
@@ -121,7 +132,12 @@ pub extern "C" fn nvshmemx_get_uniqueid(id: *mut RshmemUniqueId) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn nvshmemx_set_attr_uniqueid_args(myrank: c_int, nranks: c_int, id: *const RshmemUniqueId, attr: *mut RshmemInitAttr) -> c_int {
+pub extern "C" fn nvshmemx_set_attr_uniqueid_args(
+    myrank: c_int,
+    nranks: c_int,
+    id: *const RshmemUniqueId,
+    attr: *mut RshmemInitAttr,
+) -> c_int {
     status("nvshmemx_set_attr_uniqueid_args", || {
         if id.is_null() || attr.is_null() {
             return Err(Error::invalid("nvshmemx_set_attr_uniqueid_args", "the id and attribute pointers must not be NULL"));
@@ -148,7 +164,10 @@ pub extern "C" fn nvshmemx_set_attr_uniqueid_args(myrank: c_int, nranks: c_int, 
 pub extern "C" fn nvshmemx_set_attr_mpi_comm_args(mpi_comm: *mut std::ffi::c_void, attr: *mut RshmemInitAttr) -> c_int {
     status("nvshmemx_set_attr_mpi_comm_args", || {
         if mpi_comm.is_null() || attr.is_null() {
-            return Err(Error::invalid("nvshmemx_set_attr_mpi_comm_args", "the communicator and attribute pointers must not be NULL (pass &comm)"));
+            return Err(Error::invalid(
+                "nvshmemx_set_attr_mpi_comm_args",
+                "the communicator and attribute pointers must not be NULL (pass &comm)",
+            ));
         }
         // SAFETY: attr points at a writable nvshmemx_init_attr_t (checked non-NULL).
         unsafe {

@@ -63,8 +63,15 @@ pub extern "C" fn nvshmemx_signal_op_on_stream(sig_addr: *mut u64, signal: u64, 
 /// completes).
 #[allow(clippy::too_many_arguments)]
 fn put_signal_on_stream(
-    routine: &'static str, dest: *mut c_void, src: *const c_void, bytes: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int,
-    pe: c_int, stream: CUstream,
+    routine: &'static str,
+    dest: *mut c_void,
+    src: *const c_void,
+    bytes: usize,
+    sig_addr: *mut u64,
+    signal: u64,
+    sig_op: c_int,
+    pe: c_int,
+    stream: CUstream,
 ) {
     with_state(routine, |st| {
         if sig_op != SIGNAL_SET && sig_op != SIGNAL_ADD {
@@ -78,7 +85,14 @@ fn put_signal_on_stream(
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn nvshmemx_putmem_signal_on_stream(
-    dest: *mut c_void, src: *const c_void, bytes: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, stream: CUstream,
+    dest: *mut c_void,
+    src: *const c_void,
+    bytes: usize,
+    sig_addr: *mut u64,
+    signal: u64,
+    sig_op: c_int,
+    pe: c_int,
+    stream: CUstream,
 ) {
     put_signal_on_stream("nvshmemx_putmem_signal_on_stream", dest, src, bytes, sig_addr, signal, sig_op, pe, stream)
 }
@@ -86,7 +100,14 @@ pub extern "C" fn nvshmemx_putmem_signal_on_stream(
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn nvshmemx_putmem_signal_nbi_on_stream(
-    dest: *mut c_void, src: *const c_void, bytes: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, stream: CUstream,
+    dest: *mut c_void,
+    src: *const c_void,
+    bytes: usize,
+    sig_addr: *mut u64,
+    signal: u64,
+    sig_op: c_int,
+    pe: c_int,
+    stream: CUstream,
 ) {
     put_signal_on_stream("nvshmemx_putmem_signal_nbi_on_stream", dest, src, bytes, sig_addr, signal, sig_op, pe, stream)
 }
@@ -151,7 +172,13 @@ macro_rules! stream_block_routines {
         #[export_name = concat!($pre, "put", $suf, "_signal_on_stream")]
         #[allow(clippy::too_many_arguments)]
         pub extern "C" fn put_signal(
-            dest: *mut c_void, src: *const c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int,
+            dest: *mut c_void,
+            src: *const c_void,
+            nelems: usize,
+            sig_addr: *mut u64,
+            signal: u64,
+            sig_op: c_int,
+            pe: c_int,
             stream: CUstream,
         ) {
             const R: &str = concat!($pre, "put", $suf, "_signal_on_stream");
@@ -160,7 +187,13 @@ macro_rules! stream_block_routines {
         #[export_name = concat!($pre, "put", $suf, "_signal_nbi_on_stream")]
         #[allow(clippy::too_many_arguments)]
         pub extern "C" fn put_signal_nbi(
-            dest: *mut c_void, src: *const c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int,
+            dest: *mut c_void,
+            src: *const c_void,
+            nelems: usize,
+            sig_addr: *mut u64,
+            signal: u64,
+            sig_op: c_int,
+            pe: c_int,
             stream: CUstream,
         ) {
             const R: &str = concat!($pre, "put", $suf, "_signal_nbi_on_stream");
@@ -171,8 +204,16 @@ macro_rules! stream_block_routines {
 
 #[allow(clippy::too_many_arguments)]
 fn put_signal_elems(
-    routine: &'static str, dest: *mut c_void, src: *const c_void, nelems: usize, size: usize, sig_addr: *mut u64, signal: u64,
-    sig_op: c_int, pe: c_int, stream: CUstream,
+    routine: &'static str,
+    dest: *mut c_void,
+    src: *const c_void,
+    nelems: usize,
+    size: usize,
+    sig_addr: *mut u64,
+    signal: u64,
+    sig_op: c_int,
+    pe: c_int,
+    stream: CUstream,
 ) {
     match bytes(nelems, size, routine) {
         Ok(n) => put_signal_on_stream(routine, dest, src, n, sig_addr, signal, sig_op, pe, stream),

@@ -110,7 +110,12 @@ pub extern "C" fn nvshmem_team_get_config(team: NvTeam, config: *mut NvTeamConfi
 
 #[no_mangle]
 pub extern "C" fn nvshmem_team_split_strided(
-    parent_team: NvTeam, start: c_int, stride: c_int, size: c_int, config: *const NvTeamConfig, config_mask: c_long,
+    parent_team: NvTeam,
+    start: c_int,
+    stride: c_int,
+    size: c_int,
+    config: *const NvTeamConfig,
+    config_mask: c_long,
     new_team: *mut NvTeam,
 ) -> c_int {
     const R: &str = "nvshmem_team_split_strided";
@@ -129,8 +134,14 @@ pub extern "C" fn nvshmem_team_split_strided(
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn nvshmem_team_split_2d(
-    parent_team: NvTeam, xrange: c_int, xaxis_config: *const NvTeamConfig, xaxis_mask: c_long, xaxis_team: *mut NvTeam,
-    yaxis_config: *const NvTeamConfig, yaxis_mask: c_long, yaxis_team: *mut NvTeam,
+    parent_team: NvTeam,
+    xrange: c_int,
+    xaxis_config: *const NvTeamConfig,
+    xaxis_mask: c_long,
+    xaxis_team: *mut NvTeam,
+    yaxis_config: *const NvTeamConfig,
+    yaxis_mask: c_long,
+    yaxis_team: *mut NvTeam,
 ) -> c_int {
     const R: &str = "nvshmem_team_split_2d";
     nv_status_of(R, || {
@@ -173,7 +184,13 @@ pub extern "C" fn nvshmemx_team_get_uniqueid(uniqueid: *mut u64) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn nvshmemx_team_init(team: *mut NvTeam, _config: *mut NvTeamConfig, _config_mask: c_long, npes: c_int, pe_idx_in_team: c_int) -> c_int {
+pub extern "C" fn nvshmemx_team_init(
+    team: *mut NvTeam,
+    _config: *mut NvTeamConfig,
+    _config_mask: c_long,
+    npes: c_int,
+    pe_idx_in_team: c_int,
+) -> c_int {
     const R: &str = "nvshmemx_team_init";
     if !team.is_null() {
         // SAFETY: non-NULL, the caller's team handle.

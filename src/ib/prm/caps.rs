@@ -71,7 +71,10 @@ impl HcaCaps {
     /// Reads a QUERY_HCA_CAP output. `Err` in words: a short output, or a failed status.
     pub fn decode(out: &[u8]) -> Result<HcaCaps, String> {
         if out.len() < DECODED_BYTES {
-            return Err(format!("the QUERY_HCA_CAP output is {} bytes, shorter than the {DECODED_BYTES} bytes of capabilities read", out.len()));
+            return Err(format!(
+                "the QUERY_HCA_CAP output is {} bytes, shorter than the {DECODED_BYTES} bytes of capabilities read",
+                out.len()
+            ));
         }
         if let Err((status, syndrome)) = out_status(out) {
             return Err(format!("QUERY_HCA_CAP failed: firmware status {status:#x}, syndrome {syndrome:#010x}"));
@@ -145,8 +148,20 @@ mod tests {
             (0x4d, 0x09), // log_bf_reg_size: bits 0x26b..0x270 = low 5 bits of byte 0x4d
         ]);
         let c = HcaCaps::decode(&out).unwrap();
-        assert_eq!(c, HcaCaps { log_max_qp_sz: 17, log_max_cq_sz: 22, log_max_ra_req_qp: 16, log_max_ra_res_qp: 5, log_max_msg: 30,
-            dct: true, atomic: true, rc: true, log_bf_reg_size: 9 });
+        assert_eq!(
+            c,
+            HcaCaps {
+                log_max_qp_sz: 17,
+                log_max_cq_sz: 22,
+                log_max_ra_req_qp: 16,
+                log_max_ra_res_qp: 5,
+                log_max_msg: 30,
+                dct: true,
+                atomic: true,
+                rc: true,
+                log_bf_reg_size: 9
+            }
+        );
         // Neighbouring bits do not leak in: tph/rf (0x218, 0x219) and qos/roce (0x21b, 0x21d) set alone.
         let c = HcaCaps::decode(&output(&[(0x43, 0xd4)])).unwrap();
         assert!(!c.dct && !c.atomic, "{c:?}");

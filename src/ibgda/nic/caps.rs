@@ -20,7 +20,8 @@ const MIN_LOG_DEPTH: u16 = 4;
 /// Reads the current general device capabilities.
 pub fn query(ops: &mut dyn DevxOps) -> Result<HcaCaps> {
     let out = ops.query("the device capabilities", &prm::query_hca_cap(), prm::caps::QUERY_HCA_CAP_OUT_BYTES)?;
-    HcaCaps::decode(&out).map_err(|why| Error::new(ErrorKind::System, ROUTINE, format!("IBGDA set-up: reading the NIC's capabilities: {why}")))
+    HcaCaps::decode(&out)
+        .map_err(|why| Error::new(ErrorKind::System, ROUTINE, format!("IBGDA set-up: reading the NIC's capabilities: {why}")))
 }
 
 fn unsupported(what: String) -> Error {
@@ -45,7 +46,9 @@ pub fn fit(plan: &mut Plan, caps: &HcaCaps, nic: &str, depth: (String, String)) 
         )));
     }
     if !dc && !caps.dct && (plan.num_dci > 0 || plan.num_dct > 0) {
-        notes.push(format!("NIC {nic} has no DC support (QUERY_HCA_CAP dct = 0): no DC initiators or targets are created; RC carries everything"));
+        notes.push(format!(
+            "NIC {nic} has no DC support (QUERY_HCA_CAP dct = 0): no DC initiators or targets are created; RC carries everything"
+        ));
         (plan.num_dci, plan.num_dct) = (0, 0);
     }
     if caps.log_max_msg < LOG_WQE_BYTES {
@@ -82,7 +85,9 @@ pub fn fit(plan: &mut Plan, caps: &HcaCaps, nic: &str, depth: (String, String)) 
         plan.log_nwqes = most;
     }
     if !caps.atomic {
-        notes.push(format!("NIC {nic} reports no RDMA atomics (QUERY_HCA_CAP atomic = 0): IBGDA atomic operations toward other nodes will fail"));
+        notes.push(format!(
+            "NIC {nic} reports no RDMA atomics (QUERY_HCA_CAP atomic = 0): IBGDA atomic operations toward other nodes will fail"
+        ));
     }
     Ok(notes)
 }
@@ -93,7 +98,17 @@ mod tests {
     use crate::ib::devx::fake::{Call, Recorder};
 
     fn caps() -> HcaCaps {
-        HcaCaps { log_max_qp_sz: 15, log_max_cq_sz: 22, log_max_ra_req_qp: 5, log_max_ra_res_qp: 5, log_max_msg: 30, dct: true, atomic: true, rc: true, log_bf_reg_size: 9 }
+        HcaCaps {
+            log_max_qp_sz: 15,
+            log_max_cq_sz: 22,
+            log_max_ra_req_qp: 5,
+            log_max_ra_res_qp: 5,
+            log_max_msg: 30,
+            dct: true,
+            atomic: true,
+            rc: true,
+            log_bf_reg_size: 9,
+        }
     }
 
     fn plan(num_rc: usize, log_nwqes: u16) -> Plan {

@@ -125,7 +125,8 @@ impl Aligned {
     pub fn new(len: usize, what: &str) -> Result<Aligned> {
         const A: u64 = 1 << 16;
         let len = (len as u64).div_ceil(A) * A;
-        let buf = DevBuf::new(len as usize + A as usize).map_err(|e| Error::new(ErrorKind::System, ROUTINE, format!("allocating {what}: {e}")))?;
+        let buf = DevBuf::new(len as usize + A as usize)
+            .map_err(|e| Error::new(ErrorKind::System, ROUTINE, format!("allocating {what}: {e}")))?;
         let addr = buf.addr.div_ceil(A) * A;
         Ok(Aligned { _buf: buf, addr, len: len as usize })
     }

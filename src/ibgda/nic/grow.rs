@@ -178,7 +178,10 @@ mod tests {
         assert_eq!(gather_keys(&all, 1 << 30).unwrap(), vec![0x10, 0x21, 0x32]);
         let all = vec![msg(Some(0x10), 1 << 30), msg(None, 1 << 30)];
         let e = gather_keys(&all, 1 << 30).unwrap_err().to_string();
-        assert!(e.starts_with("nvshmem_malloc: ") && e.contains("PE 1 could not register") && e.contains("NVSHMEM_CUMEM_GRANULARITY"), "{e}");
+        assert!(
+            e.starts_with("nvshmem_malloc: ") && e.contains("PE 1 could not register") && e.contains("NVSHMEM_CUMEM_GRANULARITY"),
+            "{e}"
+        );
         let all = vec![msg(Some(0x10), 1 << 30), msg(Some(0x11), 1 << 29)];
         let e = gather_keys(&all, 1 << 30).unwrap_err().to_string();
         assert!(e.contains("536870912 bytes on PE 1"), "{e}");
@@ -193,6 +196,10 @@ mod tests {
         (q.heap_base, q.rkey) = (0x8000_0000, 0x101);
         let t = rekey(&[p, q], &[0x200, 0x201]);
         assert_eq!((t[0].rkey, t[1].rkey), (0x200, 0x201));
-        assert_eq!(bytes_of(&[PeerState { rkey: 0x100, ..t[0] }, PeerState { rkey: 0x101, ..t[1] }]), bytes_of(&[p, q]), "all else as it was");
+        assert_eq!(
+            bytes_of(&[PeerState { rkey: 0x100, ..t[0] }, PeerState { rkey: 0x101, ..t[1] }]),
+            bytes_of(&[p, q]),
+            "all else as it was"
+        );
     }
 }

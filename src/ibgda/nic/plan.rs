@@ -259,14 +259,33 @@ impl PeInfo {
 /// The global route toward `remote`, when the link needs one (RoCE, or a non-zero GID).
 fn grh(local: &Local, remote: &QpAddress, rmac: Option<[u8; 6]>) -> Option<prm::Grh> {
     let global = remote.link_layer == crate::ib::sys::IBV_LINK_LAYER_ETHERNET || remote.gid != [0; 16];
-    global.then_some(prm::Grh { rgid: remote.gid, sgid_index: local.addr.gid_index, hop_limit: HOP_LIMIT, tclass: local.traffic_class, rmac })
+    global.then_some(prm::Grh {
+        rgid: remote.gid,
+        sgid_index: local.addr.gid_index,
+        hop_limit: HOP_LIMIT,
+        tclass: local.traffic_class,
+        rmac,
+    })
 }
 
 /// Drives every send queue RESET → INIT → RTR → RTS: an RC QP toward the QP its peer created
 /// for us (`peers[peer].rc[me * num_rc + index]`), a DCI on its own. `rmac(peer)` gives the next
 /// hop's MAC on RoCE (None on InfiniBand).
-pub fn connect(ops: &mut dyn DevxOps, plan: &Plan, built: &Built, local: &Local, peers: &[PeInfo], rmac: &dyn Fn(usize) -> Option<[u8; 6]>) -> Result<()> {
-    let rts = prm::RtsParams { next_send_psn: local.addr.psn, ack_timeout: ACK_TIMEOUT, retry_count: RETRY, rnr_retry: RETRY, log_sra_max: LOG_RD_ATOMIC };
+pub fn connect(
+    ops: &mut dyn DevxOps,
+    plan: &Plan,
+    built: &Built,
+    local: &Local,
+    peers: &[PeInfo],
+    rmac: &dyn Fn(usize) -> Option<[u8; 6]>,
+) -> Result<()> {
+    let rts = prm::RtsParams {
+        next_send_psn: local.addr.psn,
+        ack_timeout: ACK_TIMEOUT,
+        retry_count: RETRY,
+        rnr_retry: RETRY,
+        log_sra_max: LOG_RD_ATOMIC,
+    };
     for q in &built.qps {
         let what = describe(q.role);
         let (kind, rtr) = match q.role {
@@ -287,7 +306,17 @@ pub fn connect(ops: &mut dyn DevxOps, plan: &Plan, built: &Built, local: &Local,
                 (QpKind::Rc, rtr)
             }
             Role::Dci { .. } => {
-                let rtr = prm::RtrParams { mtu: local.addr.mtu, remote_qpn: 0, next_rcv_psn: 0, log_rra_max: 0, min_rnr_nak: 0, port: local.port, rlid: 0, sl: local.sl, grh: None };
+                let rtr = prm::RtrParams {
+                    mtu: local.addr.mtu,
+                    remote_qpn: 0,
+                    next_rcv_psn: 0,
+                    log_rra_max: 0,
+                    min_rnr_nak: 0,
+                    port: local.port,
+                    rlid: 0,
+                    sl: local.sl,
+                    grh: None,
+                };
                 (QpKind::Dci, rtr)
             }
         };

@@ -34,7 +34,14 @@ fn peers() -> Vec<PeInfo> {
         .map(|pe| PeInfo {
             heap_base: 0x7000_0000_0000 + pe as u64 * 0x1_0000_0000,
             rkey: 0x100 + pe as u32,
-            addr: QpAddress { lid: 0x20 + pe as u16, port: 1, mtu: if pe == 2 { 4 } else { 5 }, link_layer: 2, gid: [pe as u8 + 1; 16], ..Default::default() },
+            addr: QpAddress {
+                lid: 0x20 + pe as u16,
+                port: 1,
+                mtu: if pe == 2 { 4 } else { 5 },
+                link_layer: 2,
+                gid: [pe as u8 + 1; 16],
+                ..Default::default()
+            },
             // PE pe's QP i toward PE q is 0x100 * (pe + 5) + 0x10 * q + i.
             rc: (0..3).flat_map(|q| (0..2).map(move |i| 0x100 * (pe as u32 + 5) + 0x10 * q + i)).collect(),
             dct: vec![0x900 + pe as u32, 0x980 + pe as u32],
@@ -53,13 +60,16 @@ fn build(rec: &mut Recorder, link_layer: u8) -> Result<(Layout, Built)> {
 #[test]
 fn roles_and_layout() {
     let p = plan();
-    assert_eq!(p.roles(), vec![
-        Role::Rc { peer: 0, index: 0 },
-        Role::Rc { peer: 0, index: 1 },
-        Role::Rc { peer: 2, index: 0 },
-        Role::Rc { peer: 2, index: 1 },
-        Role::Dci { index: 0 },
-    ]);
+    assert_eq!(
+        p.roles(),
+        vec![
+            Role::Rc { peer: 0, index: 0 },
+            Role::Rc { peer: 0, index: 1 },
+            Role::Rc { peer: 2, index: 0 },
+            Role::Rc { peer: 2, index: 1 },
+            Role::Dci { index: 0 },
+        ]
+    );
     // 64 blocks of 64 bytes: one 4 KiB page per queue; 16-deep queues still start on pages.
     let l = Layout::new(5, 6);
     assert_eq!((l.sq_stride, l.cq_stride, l.sq_bytes(), l.dbr_bytes()), (4096, 4096, 5 * 4096, 4096));
@@ -73,28 +83,42 @@ fn objects_are_created_cq_then_qp_per_queue_then_dc_targets() {
     let mut rec = Recorder::default();
     let (layout, built) = build(&mut rec, IBV_LINK_LAYER_INFINIBAND).unwrap();
     // Three umems first, with their sizes; dma-buf offered for the first two.
-    assert_eq!(rec.calls[..3].to_vec(), vec![
-        Call::Umem { what: "send queues".into(), addr: 0xa000_0000, len: 5 * 4096, dmabuf: true, id: 0x10 },
-        Call::Umem { what: "completion queues".into(), addr: 0xb000_0000, len: 5 * 4096, dmabuf: true, id: 0x11 },
-        Call::Umem { what: "doorbell records".into(), addr: 0xc000_0000, len: 4096, dmabuf: false, id: 0x12 },
-    ]);
+    assert_eq!(
+        rec.calls[..3].to_vec(),
+        vec![
+            Call::Umem { what: "send queues".into(), addr: 0xa000_0000, len: 5 * 4096, dmabuf: true, id: 0x10 },
+            Call::Umem { what: "completion queues".into(), addr: 0xb000_0000, len: 5 * 4096, dmabuf: true, id: 0x11 },
+            Call::Umem { what: "doorbell records".into(), addr: 0xc000_0000, len: 4096, dmabuf: false, id: 0x12 },
+        ]
+    );
     // Then CREATE_CQ, CREATE_QP for each of the five queues, then two CREATE_DCT.
     let ops: Vec<u16> = rec.calls[3..].iter().map(|c| if let Call::Create { opcode, .. } = c { *opcode } else { 0 }).collect();
     assert_eq!(ops, [[prm::CREATE_CQ, prm::CREATE_QP]; 5].concat().into_iter().chain([prm::CREATE_DCT; 2]).collect::<Vec<_>>());
     for k in 0..5 {
-        let (Call::Create { cmd: cq, number: cqn, what: cq_what, .. }, Call::Create { cmd: qp, what, .. }) = (&rec.calls[3 + 2 * k], &rec.calls[4 + 2 * k]) else {
+        let (Call::Create { cmd: cq, number: cqn, what: cq_what, .. }, Call::Create { cmd: qp, what, .. }) =
+            (&rec.calls[3 + 2 * k], &rec.calls[4 + 2 * k])
+        else {
             panic!("not a create")
         };
         let c = prm::CREATE_CQ_CQC;
         assert_eq!(fld(cq, c, cqc::LOG_CQ_SIZE), 6);
         assert_eq!((fld(cq, c, cqc::UAR_PAGE), fld(cq, c, cqc::C_EQN)), (0x5, 0x9));
-        assert_eq!((fld(cq, 0, prm::CQ_UMEM_ID), fld(cq, 0, prm::CQ_UMEM_OFFSET), fld(cq, 0, prm::CQ_UMEM_VALID)), (0x11, layout.cq(k) as u32, 1));
-        assert_eq!((fld(cq, c, cqc::DBR_UMEM_ID), fld(cq, c, cqc::DBR_ADDR), fld(cq, c, cqc::DBR_UMEM_VALID)), (0x12, 64 * k as u32 + 32, 1));
+        assert_eq!(
+            (fld(cq, 0, prm::CQ_UMEM_ID), fld(cq, 0, prm::CQ_UMEM_OFFSET), fld(cq, 0, prm::CQ_UMEM_VALID)),
+            (0x11, layout.cq(k) as u32, 1)
+        );
+        assert_eq!(
+            (fld(cq, c, cqc::DBR_UMEM_ID), fld(cq, c, cqc::DBR_ADDR), fld(cq, c, cqc::DBR_UMEM_VALID)),
+            (0x12, 64 * k as u32 + 32, 1)
+        );
         let q = prm::QP_CMD_QPC;
         assert_eq!(fld(qp, q, qpc::ST), if k < 4 { 0 } else { 5 }, "{what}: RC for the first four, DCI last");
         assert_eq!((fld(qp, q, qpc::CQN_SND), fld(qp, q, qpc::CQN_RCV)), (*cqn, *cqn), "{what} completes to the CQ made just before it");
         assert_eq!((fld(qp, q, qpc::PD), fld(qp, q, qpc::UAR_PAGE), fld(qp, q, qpc::LOG_SQ_SIZE)), (0x77, 0x5, 6));
-        assert_eq!((fld(qp, 0, prm::WQ_UMEM_ID), fld(qp, 0, prm::WQ_UMEM_OFFSET), fld(qp, 0, prm::WQ_UMEM_VALID)), (0x10, layout.sq(k) as u32, 1));
+        assert_eq!(
+            (fld(qp, 0, prm::WQ_UMEM_ID), fld(qp, 0, prm::WQ_UMEM_OFFSET), fld(qp, 0, prm::WQ_UMEM_VALID)),
+            (0x10, layout.sq(k) as u32, 1)
+        );
         assert_eq!((fld(qp, q, qpc::DBR_UMEM_ID), fld(qp, q, qpc::DBR_ADDR)), (0x12, 64 * k as u32));
         assert_eq!(fld(qp, q, qpc::RQ_TYPE), 3);
         assert_eq!(cq_what, &format!("the CQ of {what}"));
@@ -106,8 +130,7 @@ fn objects_are_created_cq_then_qp_per_queue_then_dc_targets() {
         assert_eq!((fld(cmd, b, dctc::CQN), fld(cmd, b, dctc::SRQN), fld(cmd, b, dctc::PD)), (0x444, 0x555, 0x77));
         assert_eq!((fld(cmd, b, dctc::DC_ACCESS_KEY), fld(cmd, b, dctc::MY_ADDR_INDEX), fld(cmd, b, dctc::MTU)), (0xdc, 3, 5));
     }
-    assert_eq!(built.qps.iter().map(|q| (q.qpn, q.cqn)).collect::<Vec<_>>(),
-        (0..5).map(|k| (0x2000 + k, 0x1000 + k)).collect::<Vec<_>>());
+    assert_eq!(built.qps.iter().map(|q| (q.qpn, q.cqn)).collect::<Vec<_>>(), (0..5).map(|k| (0x2000 + k, 0x1000 + k)).collect::<Vec<_>>());
     assert_eq!(built.dcts, vec![0x3000, 0x3001]);
 }
 
@@ -118,10 +141,13 @@ fn connection_drives_each_queue_through_three_modifies_toward_the_right_peer_qp(
     let before = rec.calls.len();
     let mac = |peer: usize| Some([0x02, 0, 0, 0, 0, peer as u8]);
     connect(&mut rec, &plan(), &built, &local(IBV_LINK_LAYER_ETHERNET), &peers(), &mac).unwrap();
-    let mods: Vec<_> = rec.calls[before..].iter().map(|c| match c {
-        Call::Modify { obj, opcode, cmd, what } => (*obj, *opcode, cmd.clone(), what.clone()),
-        _ => panic!("only modifies after creation"),
-    }).collect();
+    let mods: Vec<_> = rec.calls[before..]
+        .iter()
+        .map(|c| match c {
+            Call::Modify { obj, opcode, cmd, what } => (*obj, *opcode, cmd.clone(), what.clone()),
+            _ => panic!("only modifies after creation"),
+        })
+        .collect();
     assert_eq!(mods.len(), 15);
     for (k, q) in built.qps.iter().enumerate() {
         let three = &mods[3 * k..3 * k + 3];
@@ -202,7 +228,13 @@ fn descriptors_point_at_each_queue_and_sit_where_the_device_looks() {
     assert_eq!((d.sq_buf, d.cq_buf, d.sq_dbrec, d.cq_dbrec, d.bf_reg), (0xa000_3000, 0xb000_3000, 0xc000_00c0, 0xc000_00e0, 0xd000_0800));
     assert_eq!((d.log_nwqes, d.log_ncqes, d.signal_every, d.batch, d.inline_max, d.flags), (6, 6, 16, 32, 28, 0));
     assert_eq!((dci[0].qpn, dci[0].kind, dci[0].peer_pe, dci[0].sq_buf), (0x2004, QP_DCI, u32::MAX, 0xa000_4000));
-    let (rc, _) = descriptors(&plan(), &layout, &built, &QueueAddrs { cpu_doorbell: true, bf_reg: 0, ..a }, &Posting { signal_every: 16, batch: 32, inline_max: 28 });
+    let (rc, _) = descriptors(
+        &plan(),
+        &layout,
+        &built,
+        &QueueAddrs { cpu_doorbell: true, bf_reg: 0, ..a },
+        &Posting { signal_every: 16, batch: 32, inline_max: 28 },
+    );
     assert_eq!((rc[0].flags, rc[0].bf_reg), (QP_CPU_DOORBELL, 0));
 }
 
@@ -229,6 +261,13 @@ fn dct_table_is_pe_major_with_every_pes_targets_in_order() {
             assert_eq!(t[pe * 2 + d], p.dct[d], "PE {pe}'s target {d} at pe * num_dct + d");
         }
     }
-    let one: Vec<PeInfo> = ps.iter().cloned().map(|mut p| { p.dct.truncate(1); p }).collect();
+    let one: Vec<PeInfo> = ps
+        .iter()
+        .cloned()
+        .map(|mut p| {
+            p.dct.truncate(1);
+            p
+        })
+        .collect();
     assert_eq!(dct_table(&one, 1), vec![0x900, 0x901, 0x902]);
 }

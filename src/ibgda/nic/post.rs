@@ -379,9 +379,8 @@ mod tests {
     #[test]
     fn wqes_carry_the_address_vector_on_a_dci() {
         let av = [0x5a; 48];
-        let ((w, n), _) = with_qp(|hp, _| {
-            (hp.wqe(OPCODE_RDMA_WRITE, Some(&Target { raddr: 0x1122, rkey: 9, av: Some(&av) })), hp.wqe(OPCODE_NOP, None))
-        });
+        let ((w, n), _) =
+            with_qp(|hp, _| (hp.wqe(OPCODE_RDMA_WRITE, Some(&Target { raddr: 0x1122, rkey: 9, av: Some(&av) })), hp.wqe(OPCODE_NOP, None)));
         assert_eq!(w.len(), 128, "ctrl + AV + raddr + inline header: 6 segments, 2 blocks");
         assert_eq!(&w[4..8], &[0, 0x01, 0x23, 6], "qpn 0x123, ds 6");
         assert_eq!(&w[16..64], &av[..]);

@@ -37,7 +37,9 @@ pub fn caps_probe() -> String {
 pub fn doorbell_probe() -> String {
     let nics = match ib::devices() {
         Err(e) => return format!("not decided: {}", e.message),
-        Ok(d) if d.is_empty() => return "not decided: no RDMA device, so no doorbell page to map (the software HCA model needs none)".into(),
+        Ok(d) if d.is_empty() => {
+            return "not decided: no RDMA device, so no doorbell page to map (the software HCA model needs none)".into()
+        }
         Ok(d) => d,
     };
     let gpu = crate::cuda::device_count()

@@ -81,7 +81,15 @@ fn op_name(op: OneOp) -> &'static str {
 
 /// The self-test's steps on `hp` toward `t` (PE `to`'s heap word of PE `from`); landed values
 /// are read from `land` through `land_io`. Leaves the word as it found it when it passes.
-pub fn run(hp: &mut HostPost<'_>, land_io: &dyn QueueIo, t: &Target<'_>, land: &Landing, from: usize, to: usize, timeout: Duration) -> std::result::Result<(), Failure> {
+pub fn run(
+    hp: &mut HostPost<'_>,
+    land_io: &dyn QueueIo,
+    t: &Target<'_>,
+    land: &Landing,
+    from: usize,
+    to: usize,
+    timeout: Duration,
+) -> std::result::Result<(), Failure> {
     let start = Instant::now();
     let deadline = start + timeout;
     let fail = |reason| Failure { from, to, reason };
@@ -96,7 +104,8 @@ pub fn run(hp: &mut HostPost<'_>, land_io: &dyn QueueIo, t: &Target<'_>, land: &
         land_io.read(land.addr, &mut b).map_err(|e| fail(Reason::Setup(e.message)))?;
         Ok(u64::from_le_bytes(b))
     };
-    let check = |op: &'static str, expected: u64, got: u64| if got == expected { Ok(()) } else { Err(fail(Reason::Data { op, expected, got })) };
+    let check =
+        |op: &'static str, expected: u64, got: u64| if got == expected { Ok(()) } else { Err(fail(Reason::Data { op, expected, got })) };
     let old = step(hp, OneOp::Read, 0)?;
     let pattern = 0x5253_4d45_0000_0000 | ((from as u64 & 0xffff) << 16) | (to as u64 & 0xffff);
     step(hp, OneOp::Write, pattern)?;
@@ -157,7 +166,11 @@ pub fn choose_remote_path(config: &IbgdaConfig, self_test: &std::result::Result<
                  using the proxy transport: fix the cause, or unset RSHMEM_IBGDA_NIC (auto) to fall back to the proxy"
             ),
         )),
-        (NicKind::Model, _) => Err(Error::new(ErrorKind::System, "nvshmem_init", format!("IBGDA on the software HCA model (RSHMEM_IBGDA_NIC=model) failed: {why}"))),
+        (NicKind::Model, _) => Err(Error::new(
+            ErrorKind::System,
+            "nvshmem_init",
+            format!("IBGDA on the software HCA model (RSHMEM_IBGDA_NIC=model) failed: {why}"),
+        )),
     }
 }
 
@@ -265,7 +278,10 @@ mod tests {
         let f = run(&mut hp, &io, &t, &Landing { addr: p.land.addr(), lkey: LAND_KEY }, 0, 1, SELF_TEST_TIMEOUT).unwrap_err();
         drop(p.nic.take());
         let m = f.to_string();
-        assert!(m.starts_with("PE 0 -> PE 1: the self-test failed:") && m.contains("RDMA READ") && m.contains("remote access error"), "{m}");
+        assert!(
+            m.starts_with("PE 0 -> PE 1: the self-test failed:") && m.contains("RDMA READ") && m.contains("remote access error"),
+            "{m}"
+        );
     }
 
     #[test]
@@ -298,10 +314,16 @@ mod tests {
     fn pair_lines_say_the_route_and_why() {
         let remote = [false, false, true];
         let p = pair_lines(0, &remote, &RemotePath::Proxy("PE 2: the NIC set-up failed: no RDMA device".into()));
-        assert_eq!(p, vec![
-            "PE 0 -> PE 1: loads and stores (P2P: same host, peer access)".to_string(),
-            "PE 0 -> PE 2: proxy transport, because PE 2: the NIC set-up failed: no RDMA device".to_string(),
-        ]);
-        assert_eq!(pair_lines(1, &[true, false], &RemotePath::Ibgda), vec!["PE 1 -> PE 0: IBGDA (every PE's self-test passed)".to_string()]);
+        assert_eq!(
+            p,
+            vec![
+                "PE 0 -> PE 1: loads and stores (P2P: same host, peer access)".to_string(),
+                "PE 0 -> PE 2: proxy transport, because PE 2: the NIC set-up failed: no RDMA device".to_string(),
+            ]
+        );
+        assert_eq!(
+            pair_lines(1, &[true, false], &RemotePath::Ibgda),
+            vec!["PE 1 -> PE 0: IBGDA (every PE's self-test passed)".to_string()]
+        );
     }
 }

@@ -21,9 +21,8 @@
 use super::{cu, GpuState, LL_SLOT, LL_TEAMS, STAGE_BYTES};
 use crate::abi::RSHMEM_DEVICE_FLAG_ALL_P2P;
 use crate::cuda::coll::{
-    CollKernels, GatherArgs, Kind, LlArgs, LlKernel, RedOp, ReduceArgs, SyncArgs, BARRIER_STEPS, GATHER_STEPS, LL_ALLTOALL,
-    LL_BROADCAST, LL_FCOLLECT, MAX_TEAM, REDUCE_DIRECT, REDUCE_DIRECT_STEPS, REDUCE_STAGED, REDUCE_TWO_PHASE,
-    REDUCE_TWO_PHASE_STEPS, VECTORS_PER_BLOCK,
+    CollKernels, GatherArgs, Kind, LlArgs, LlKernel, RedOp, ReduceArgs, SyncArgs, BARRIER_STEPS, GATHER_STEPS, LL_ALLTOALL, LL_BROADCAST,
+    LL_FCOLLECT, MAX_TEAM, REDUCE_DIRECT, REDUCE_DIRECT_STEPS, REDUCE_STAGED, REDUCE_TWO_PHASE, REDUCE_TWO_PHASE_STEPS, VECTORS_PER_BLOCK,
 };
 use crate::cuda::sys::CUstream;
 use crate::error::{Error, ErrorKind, Result};
@@ -47,7 +46,6 @@ pub enum Gather {
     /// Block j of member k's source to block k of member j's dest.
     Alltoall,
 }
-
 
 fn overlaps(a: u64, alen: usize, b: u64, blen: usize) -> bool {
     a < b + blen as u64 && b < a + alen as u64
@@ -155,14 +153,26 @@ impl State {
     /// broadcast / fcollect / alltoall of `nbytes` per member block, ordered on `stream`.
     #[allow(clippy::too_many_arguments)]
     pub fn gpu_gather_on_stream(
-        &self, team: i32, what: Gather, dest: *mut u8, src: *const u8, nbytes: usize, elem: usize, stream: CUstream, routine: &'static str,
+        &self,
+        team: i32,
+        what: Gather,
+        dest: *mut u8,
+        src: *const u8,
+        nbytes: usize,
+        elem: usize,
+        stream: CUstream,
+        routine: &'static str,
     ) -> Result<()> {
         let (_, t) = self.gpu_team(team, routine)?;
         let n = t.set.size;
         let (dest_len, src_len, only) = match what {
             Gather::Broadcast { root } => {
                 if root < 0 || root as usize >= n {
-                    return Err(Error::new(ErrorKind::InvalidPe, routine, format!("PE_root {root} is not a member index of the team (0..={})", n - 1)));
+                    return Err(Error::new(
+                        ErrorKind::InvalidPe,
+                        routine,
+                        format!("PE_root {root} is not a member index of the team (0..={})", n - 1),
+                    ));
                 }
                 (nbytes, nbytes, root)
             }
@@ -217,7 +227,15 @@ impl State {
     /// `stream`.
     #[allow(clippy::too_many_arguments)]
     pub fn gpu_reduce_on_stream(
-        &self, team: i32, op: RedOp, kind: Kind, dest: *mut u8, src: *const u8, n: usize, scatter: bool, stream: CUstream,
+        &self,
+        team: i32,
+        op: RedOp,
+        kind: Kind,
+        dest: *mut u8,
+        src: *const u8,
+        n: usize,
+        scatter: bool,
+        stream: CUstream,
         routine: &'static str,
     ) -> Result<()> {
         let (_, t) = self.gpu_team(team, routine)?;
@@ -236,7 +254,11 @@ impl State {
         if !in_place && overlaps(d, bytes, s, src_len) {
             return Err(Error::invalid(
                 routine,
-                if scatter { "dest and source overlap; they must be separate arrays".to_string() } else { "dest and source overlap without being the same array (in place is allowed; partial overlap is not)".to_string() },
+                if scatter {
+                    "dest and source overlap; they must be separate arrays".to_string()
+                } else {
+                    "dest and source overlap without being the same array (in place is allowed; partial overlap is not)".to_string()
+                },
             ));
         }
         // In place: small ones stage their source (two steps, one block), larger ones take

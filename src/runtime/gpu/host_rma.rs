@@ -49,8 +49,17 @@ impl State {
     /// Blocking when `stream` is None (the library's stream), else ordered on `stream`.
     #[allow(clippy::too_many_arguments)]
     pub fn gpu_strided(
-        &self, dir: Direction, sym: *const u8, local: *const u8, dst: isize, sst: isize, nelems: usize, size: usize, pe: i32,
-        stream: Option<CUstream>, routine: &'static str,
+        &self,
+        dir: Direction,
+        sym: *const u8,
+        local: *const u8,
+        dst: isize,
+        sst: isize,
+        nelems: usize,
+        size: usize,
+        pe: i32,
+        stream: Option<CUstream>,
+        routine: &'static str,
     ) -> Result<()> {
         let sym_stride = if dir == Direction::Put { dst } else { sst };
         let (lo, len) = if nelems == 0 { (sym, 1) } else { span(sym, sym_stride, nelems, size, routine)? };
@@ -202,7 +211,10 @@ impl State {
         let (lo, hi) = (addr as u64, addr as u64 + len as u64);
         let mut reg = g.registered.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(&(a, l)) = reg.iter().find(|&&(a, l)| lo < a + l as u64 && a < hi) {
-            return Err(Error::invalid(routine, format!("{addr:p} ({len} bytes) overlaps the registered buffer {a:#x} ({l} bytes); unregister it first")));
+            return Err(Error::invalid(
+                routine,
+                format!("{addr:p} ({len} bytes) overlaps the registered buffer {a:#x} ({l} bytes); unregister it first"),
+            ));
         }
         // Over IBGDA the NIC needs it registered; P2P copies need nothing.
         if let Some(ib) = &g.ibgda {

@@ -62,7 +62,11 @@ fn find(routine: &'static str) -> Result<Mpi> {
     let need = |name: &'static CStr| {
         let p = sym(lib, name);
         if p.is_null() {
-            Err(Error::new(ErrorKind::Unsupported, routine, format!("NVSHMEMX_INIT_WITH_MPI_COMM: the MPI library has no {}", name.to_string_lossy())))
+            Err(Error::new(
+                ErrorKind::Unsupported,
+                routine,
+                format!("NVSHMEMX_INIT_WITH_MPI_COMM: the MPI library has no {}", name.to_string_lossy()),
+            ))
         } else {
             Ok(p)
         }
@@ -111,7 +115,10 @@ pub fn uniqueid_over(comm: *const c_void, routine: &'static str) -> Result<(usiz
     // SAFETY: MPI_Initialized writes one int.
     check(unsafe { (mpi.initialized)(&mut flag) }, "MPI_Initialized", routine)?;
     if flag == 0 {
-        return Err(Error::invalid(routine, "NVSHMEMX_INIT_WITH_MPI_COMM: MPI is not initialized; call MPI_Init before nvshmemx_init_attr"));
+        return Err(Error::invalid(
+            routine,
+            "NVSHMEMX_INIT_WITH_MPI_COMM: MPI is not initialized; call MPI_Init before nvshmemx_init_attr",
+        ));
     }
     let (mut rank, mut size): (c_int, c_int) = (0, 0);
     let mut id = [0u8; uid::ID_BYTES];
@@ -130,7 +137,11 @@ pub fn uniqueid_over(comm: *const c_void, routine: &'static str) -> Result<(usiz
                 if rank == 0 {
                     id = uid::new_id().map_err(|e| e.in_routine(routine))?;
                 }
-                check(std::mem::transmute::<*mut c_void, BcastFn>(mpi.bcast)(id.as_mut_ptr().cast(), id.len() as c_int, byte, 0, c), "MPI_Bcast", routine)?;
+                check(
+                    std::mem::transmute::<*mut c_void, BcastFn>(mpi.bcast)(id.as_mut_ptr().cast(), id.len() as c_int, byte, 0, c),
+                    "MPI_Bcast",
+                    routine,
+                )?;
             }
             Flavour::Mpich => {
                 type RankFn = unsafe extern "C" fn(c_int, *mut c_int) -> c_int;
@@ -141,7 +152,11 @@ pub fn uniqueid_over(comm: *const c_void, routine: &'static str) -> Result<(usiz
                 if rank == 0 {
                     id = uid::new_id().map_err(|e| e.in_routine(routine))?;
                 }
-                check(std::mem::transmute::<*mut c_void, BcastFn>(mpi.bcast)(id.as_mut_ptr().cast(), id.len() as c_int, MPICH_MPI_BYTE, 0, c), "MPI_Bcast", routine)?;
+                check(
+                    std::mem::transmute::<*mut c_void, BcastFn>(mpi.bcast)(id.as_mut_ptr().cast(), id.len() as c_int, MPICH_MPI_BYTE, 0, c),
+                    "MPI_Bcast",
+                    routine,
+                )?;
             }
         }
     }

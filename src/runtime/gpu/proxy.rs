@@ -27,7 +27,11 @@ pub fn start(st: &'static State) -> Result<()> {
     let data = ((MAILBOX_BUDGET / npes).saturating_sub(128) / 4096 * 4096).clamp(4096, MAILBOX_DATA);
     let bytes = MailboxLayout::bytes(npes, data);
     let at = st.alloc.lock().unwrap_or_else(|e| e.into_inner()).alloc(bytes, 64).ok_or_else(|| {
-        Error::new(ErrorKind::OutOfMemory, routine, format!("the proxy's mailboxes need {bytes} bytes of the host symmetric heap, which is full"))
+        Error::new(
+            ErrorKind::OutOfMemory,
+            routine,
+            format!("the proxy's mailboxes need {bytes} bytes of the host symmetric heap, which is full"),
+        )
     })?;
     // SAFETY: `at..at + bytes` was just allocated in this PE's host heap, mapped for the job.
     unsafe { std::ptr::write_bytes((st.heap.my_base() + at) as *mut u8, 0, bytes) };
@@ -36,12 +40,22 @@ pub fn start(st: &'static State) -> Result<()> {
     let remote: Vec<bool> = (0..npes).map(|p| st.routes.route(p) == Route::Network).collect();
     let stall = std::time::Duration::from_nanos(stall_ns(channel));
     let target = OwnGpu { copies: GpuLocal::new(g.device)? };
-    let boxes = Arc::new(Mailboxes::new(Arc::new(JobNetwork), MailboxLayout::at(at, npes, data), st.me, st.heap.my_base(), remote, Box::new(target), stall));
+    let boxes = Arc::new(Mailboxes::new(
+        Arc::new(JobNetwork),
+        MailboxLayout::at(at, npes, data),
+        st.me,
+        st.heap.my_base(),
+        remote,
+        Box::new(target),
+        stall,
+    ));
     let memory = Arc::new(GpuLocal::new(g.device)?);
     let _ = g.mailboxes.set(boxes.clone());
     let proxy = Proxy::start_serving(channel.clone(), boxes.clone(), memory, Some(boxes), ProxyConfig::new(npes));
     *g.proxy.lock().unwrap_or_else(|e| e.into_inner()) = Some(proxy);
-    crate::runtime::log::info(&format!("proxy thread started: PEs on other hosts through mailboxes of {data} bytes over the job's network"));
+    crate::runtime::log::info(&format!(
+        "proxy thread started: PEs on other hosts through mailboxes of {data} bytes over the job's network"
+    ));
     Ok(())
 }
 
@@ -65,7 +79,10 @@ impl TargetGpu for OwnGpu {
         let routine = "rshmem proxy (a remote PE's put or get)";
         let g = state(routine)?.gpu(routine)?;
         if off.checked_add(len).is_none_or(|end| end > g.mapped()) {
-            return Err(Error::invalid(routine, format!("{len} bytes at heap offset {off} are outside this PE's GPU heap ({} bytes)", g.mapped())));
+            return Err(Error::invalid(
+                routine,
+                format!("{len} bytes at heap offset {off} are outside this PE's GPU heap ({} bytes)", g.mapped()),
+            ));
         }
         let gpu = g.base + off as u64;
         if to_gpu {
@@ -80,7 +97,10 @@ impl TargetGpu for OwnGpu {
         let st = state(routine)?;
         let g = st.gpu(routine)?;
         if !off.is_multiple_of(size) || off.checked_add(size).is_none_or(|end| end > g.mapped()) {
-            return Err(Error::invalid(routine, format!("a {size}-byte atomic at heap offset {off} is misaligned or outside this PE's GPU heap ({} bytes)", g.mapped())));
+            return Err(Error::invalid(
+                routine,
+                format!("a {size}-byte atomic at heap offset {off} is misaligned or outside this PE's GPU heap ({} bytes)", g.mapped()),
+            ));
         }
         st.gpu_amo_at(g.base + off as u64, a, b, op, size, routine)
     }
@@ -91,7 +111,10 @@ impl TargetGpu for OwnGpu {
 struct JobNetwork;
 
 fn net(routine: &'static str) -> Result<&'static dyn Transport> {
-    state(routine)?.net.as_deref().ok_or_else(|| Error::new(ErrorKind::Internal, routine, "the job spans hosts but has no network transport"))
+    state(routine)?
+        .net
+        .as_deref()
+        .ok_or_else(|| Error::new(ErrorKind::Internal, routine, "the job spans hosts but has no network transport"))
 }
 
 impl Transport for JobNetwork {

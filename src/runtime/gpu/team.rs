@@ -25,7 +25,12 @@ pub const TEAMS_MIN: usize = 6;
 
 fn device_team(t: Option<&Team>) -> RshmemDeviceTeam {
     match t {
-        Some(t) => RshmemDeviceTeam { start: t.set.start as i32, stride: t.set.stride as i32, size: t.set.size as i32, my_index: t.my_index as i32 },
+        Some(t) => RshmemDeviceTeam {
+            start: t.set.start as i32,
+            stride: t.set.stride as i32,
+            size: t.set.size as i32,
+            my_index: t.my_index as i32,
+        },
         None => RshmemDeviceTeam::default(),
     }
 }
@@ -41,7 +46,12 @@ impl GpuState {
         cu(self.ctx.make_current(), routine)?;
         // SAFETY: `at` is entry `id` of the team table in this PE's runtime area (mapped, inside
         // the reserved area); `entry` outlives the copy, complete at the sync below.
-        cu(unsafe { cuda::memcpy_async(at, (&entry as *const RshmemDeviceTeam) as u64, std::mem::size_of::<RshmemDeviceTeam>(), self.stream.0) }, routine)?;
+        cu(
+            unsafe {
+                cuda::memcpy_async(at, (&entry as *const RshmemDeviceTeam) as u64, std::mem::size_of::<RshmemDeviceTeam>(), self.stream.0)
+            },
+            routine,
+        )?;
         self.sync(routine)
     }
 
@@ -88,13 +98,20 @@ impl State {
             let rank = host.iter().position(|&p| p == self.me).unwrap_or(0);
             let node = strided(&host).unwrap_or(me);
             for id in [crate::runtime::team::SHARED, crate::runtime::team::NODE] {
-                self.teams.set_predefined(id, Team { set: PeSet { chan: id, ..node }, my_index: node.index_of(self.me).unwrap_or(0), num_contexts: 0, parent: None });
+                self.teams.set_predefined(
+                    id,
+                    Team { set: PeSet { chan: id, ..node }, my_index: node.index_of(self.me).unwrap_or(0), num_contexts: 0, parent: None },
+                );
             }
             let peers: Vec<usize> = (0..=hosts.iter().copied().max().unwrap_or(0))
                 .filter_map(|h| (0..self.npes).filter(|&p| hosts[p] == h).nth(rank))
                 .collect();
             same_rank = strided(&peers).filter(|s| s.index_of(self.me).is_some()).unwrap_or(me);
-            crate::runtime::log::info(&format!("teams across hosts: NODE/SHARED are PEs {}, SAME_MYPE_NODE PEs {}", node.describe(), same_rank.describe()));
+            crate::runtime::log::info(&format!(
+                "teams across hosts: NODE/SHARED are PEs {}, SAME_MYPE_NODE PEs {}",
+                node.describe(),
+                same_rank.describe()
+            ));
         }
         let extra = [(3, same_rank, same_rank.index_of(self.me).unwrap_or(0)), (4, me, 0), (5, PeSet::world(self.npes), self.me)];
         for (want, set, my_index) in extra {
@@ -148,7 +165,13 @@ impl State {
     /// nvshmem_team_split_strided in GPU mode.
     #[allow(clippy::too_many_arguments)]
     pub fn gpu_team_split_strided(
-        &self, parent: i32, start: i32, stride: i32, size: i32, num_contexts: i32, routine: &'static str,
+        &self,
+        parent: i32,
+        start: i32,
+        stride: i32,
+        size: i32,
+        num_contexts: i32,
+        routine: &'static str,
     ) -> Result<Split> {
         let (pid, p) = self.gpu_team(parent, routine)?;
         let split = self.team_split_strided(pid, &p, start, stride, size, num_contexts, routine)?;
@@ -169,7 +192,10 @@ impl State {
     pub fn gpu_team_destroy(&self, team: i32, routine: &'static str) -> Result<()> {
         let (id, _) = self.gpu_team(team, routine)?;
         if id < TEAMS_MIN {
-            return Err(Error::invalid(routine, format!("team {id} is a predefined team (handles below NVSHMEM_TEAMS_MIN = {TEAMS_MIN}); it cannot be destroyed")));
+            return Err(Error::invalid(
+                routine,
+                format!("team {id} is a predefined team (handles below NVSHMEM_TEAMS_MIN = {TEAMS_MIN}); it cannot be destroyed"),
+            ));
         }
         self.gpu(routine)?.write_device_team(id, None, routine)?;
         self.ctxs.destroy_team(id);

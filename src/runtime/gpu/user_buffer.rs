@@ -67,7 +67,9 @@ impl State {
         if size == 0 || !size.is_multiple_of(gran) {
             return Err(Error::invalid(
                 routine,
-                format!("buffer {buf:p} of {size} bytes: the size must be a positive multiple of the allocation granularity ({gran} bytes)"),
+                format!(
+                    "buffer {buf:p} of {size} bytes: the size must be a positive multiple of the allocation granularity ({gran} bytes)"
+                ),
             ));
         }
         cu(g.ctx.make_current(), routine)?;
@@ -87,7 +89,10 @@ impl State {
             }
         };
         if let Some(pe) = all.iter().position(|f| f.is_empty()) {
-            return Err(Error::invalid(routine, format!("PE {pe} could not export its allocation (see its message); nothing was registered")));
+            return Err(Error::invalid(
+                routine,
+                format!("PE {pe} could not export its allocation (see its message); nothing was registered"),
+            ));
         }
         let Some(off) = off else {
             return Err(Error::new(
@@ -101,14 +106,25 @@ impl State {
         let ok = self.boot.allgather(&[mapped.is_ok() as u8]).map_err(|e| e.in_routine(routine))?;
         let (maps, mems) = mapped.map_err(|e| e.into_error(routine))?;
         if let Some(pe) = ok.iter().position(|v| v.first() != Some(&1)) {
-            return Err(Error::new(ErrorKind::Internal, routine, format!("PE {pe} could not map the registered allocations (see its message); nothing was registered")));
+            return Err(Error::new(
+                ErrorKind::Internal,
+                routine,
+                format!("PE {pe} could not map the registered allocations (see its message); nothing was registered"),
+            ));
         }
         g.symmetric.lock().unwrap_or_else(|p| p.into_inner()).list.push(Registered { off, len: size, _maps: maps, _mems: mems });
         Ok((g.base + off as u64) as *mut u8)
     }
 
     /// Every PE's allocation (ours: `mine`; the others' from their descriptors) at `off`.
-    fn map_everyone(&self, g: &GpuState, mine: PhysMem, fds: &[Vec<std::os::fd::OwnedFd>], off: usize, size: usize) -> cuda::CuResult<(Vec<Mapping>, Vec<PhysMem>)> {
+    fn map_everyone(
+        &self,
+        g: &GpuState,
+        mine: PhysMem,
+        fds: &[Vec<std::os::fd::OwnedFd>],
+        off: usize,
+        size: usize,
+    ) -> cuda::CuResult<(Vec<Mapping>, Vec<PhysMem>)> {
         let (mut maps, mut mems) = (Vec::new(), Vec::new());
         let mut mine = Some(mine);
         for (pe, f) in fds.iter().enumerate() {
@@ -131,7 +147,10 @@ impl State {
         self.gpu_agree(routine, Op::UnregisterSymmetric, off as u64, size as u64)?;
         let found = g.symmetric.lock().unwrap_or_else(|p| p.into_inner()).list.iter().position(|r| r.off == off && r.len == size);
         let Some(i) = found else {
-            return Err(Error::invalid(routine, format!("{ptr:p} ({size} bytes) is not an address returned by nvshmemx_buffer_register_symmetric with that size")));
+            return Err(Error::invalid(
+                routine,
+                format!("{ptr:p} ({size} bytes) is not an address returned by nvshmemx_buffer_register_symmetric with that size"),
+            ));
         };
         cu(g.ctx.make_current(), routine)?;
         cu(g.ctx.synchronize(), routine)?;
