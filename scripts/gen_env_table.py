@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the settings reference from the one settings list, src/env.rs (SETTINGS), into
+"""Writes the settings reference from the one settings list, src/env.rs (its `settings!` block), into
 README.md (a Markdown table) and docs/man/rshmem.3 (its ENVIRONMENT section).
 
     python3 scripts/gen_env_table.py          # rewrite both between their markers
@@ -26,17 +26,17 @@ def unescape(text):
 
 def settings():
     source = open(os.path.join(ROOT, "src/env.rs")).read()
-    table = source[source.index("pub const SETTINGS: &[Setting] = &["):]
-    table = table[:table.index("\n];")]
-    pattern = re.compile(r"Setting\s*\{\s*name:\s*" + STRING + r",\s*default:\s*" + STRING
-                         + r",\s*aliases:\s*&\[(.*?)\],\s*help:\s*" + STRING + r",?\s*\}", re.S)
+    table = source[source.index("\nsettings! {\n"):]
+    table = table[:table.index("\n}\n")]
+    pattern = re.compile(r"\n    ([A-Z][A-Z0-9_]*)\s*\{\s*default:\s*" + STRING + r",\s*aliases:\s*\[(.*?)\],\s*help:\s*"
+                         + STRING + r",?\s*\}", re.S)
     rows = []
     for m in pattern.finditer(table):
         aliases = [unescape(a) for a in re.findall(STRING, m.group(3))]
-        rows.append((unescape(m.group(1)), unescape(m.group(2)), aliases, unescape(m.group(4))))
-    if len(rows) != table.count("Setting {"):
-        sys.exit("gen_env_table: could not read every Setting in src/env.rs (%d of %d)"
-                 % (len(rows), table.count("Setting {")))
+        rows.append((m.group(1), unescape(m.group(2)), aliases, unescape(m.group(4))))
+    declared = len(re.findall(r"\n    [A-Z][A-Z0-9_]* \{", table))
+    if len(rows) != declared:
+        sys.exit("gen_env_table: could not read every setting in src/env.rs (%d of %d)" % (len(rows), declared))
     return rows
 
 

@@ -6,7 +6,16 @@
 
 use crate::error::{Error, Result};
 
-/// One configurable setting.
+/// One configurable setting. Each is a constant of this module (`env::QP_DEPTH`), so code
+/// looks a setting up by an item, and a misspelt key does not compile:
+/// ```
+/// let (_variable, depth) = rshmem::env::current(rshmem::env::QP_DEPTH);
+/// assert!(!depth.is_empty());
+/// ```
+/// ```compile_fail
+/// let (_variable, depth) = rshmem::env::current(rshmem::env::QP_DEPHT);
+/// ```
+#[derive(Clone, Copy, Debug)]
 pub struct Setting {
     pub name: &'static str,
     pub default: &'static str,
@@ -15,256 +24,229 @@ pub struct Setting {
     pub help: &'static str,
 }
 
-pub const SETTINGS: &[Setting] = &[
-    Setting {
-        name: "SYMMETRIC_SIZE",
+/// Declares each setting as a constant named as its short name, and SETTINGS, the list of
+/// them all in this order (rshmem-info, README.md and rshmem(3) show it;
+/// scripts/gen_env_table.py reads it from this file).
+macro_rules! settings {
+    ($($name:ident { default: $default:literal, aliases: [$($alias:literal),* $(,)?], help: $help:literal $(,)? })*) => {
+        $(
+            #[doc = $help]
+            pub const $name: Setting = Setting { name: stringify!($name), default: $default, aliases: &[$($alias),*], help: $help };
+        )*
+        /// Every setting, in the order rshmem-info and the README list them.
+        pub const SETTINGS: &[Setting] = &[$($name),*];
+    };
+}
+
+settings! {
+    SYMMETRIC_SIZE {
         default: "1G",
-        aliases: &["SHMEM_SYMMETRIC_HEAP_SIZE", "SMA_SYMMETRIC_SIZE"],
+        aliases: ["SHMEM_SYMMETRIC_HEAP_SIZE", "SMA_SYMMETRIC_SIZE"],
         help: "bytes per PE the program may allocate on the symmetric heap (suffix K, M, G, T; rounded up to 2 MiB; the runtime's own area comes on top; reserved, backed on first touch); GPU mode: the heap grows past it up to MAX_MEMORY_PER_GPU",
-    },
-    Setting {
-        name: "DEBUG",
+    }
+    DEBUG {
         default: "WARN",
-        aliases: &[],
+        aliases: [],
         help: "log level: NONE, WARN, INFO, TRACE (every collective, barrier and allocation with its PEs and size, and the start-up steps); SHMEM_DEBUG set to anything else means INFO",
-    },
-    Setting {
-        name: "VERSION",
+    }
+    VERSION {
         default: "",
-        aliases: &[],
+        aliases: [],
         help: "set (to anything but 0/no/false/off): PE 0 prints the library version at start-up",
-    },
-    Setting {
-        name: "INFO",
+    }
+    INFO {
         default: "",
-        aliases: &[],
+        aliases: [],
         help: "set (to anything but 0/no/false/off): PE 0 prints every setting with its value, default and meaning at start-up",
-    },
-    Setting {
-        name: "ABORT_ON_OOM",
+    }
+    ABORT_ON_OOM {
         default: "0",
-        aliases: &[],
+        aliases: [],
         help: "1: running out of symmetric heap ends the job (as before); 0: shmem_malloc and friends return NULL with a warning",
-    },
-    Setting {
-        name: "SYMMETRIC_STATICS",
+    }
+    SYMMETRIC_STATICS {
         default: "1",
-        aliases: &[],
+        aliases: [],
         help: "make the program's global and static variables remotely accessible (0 to disable)",
-    },
-    Setting {
-        name: "BOOTSTRAP",
+    }
+    BOOTSTRAP {
         default: "auto",
-        aliases: &[],
+        aliases: [],
         help: "how PEs find each other: auto, rshmemrun, PMI, PMI2, PMIX, MPI, UID, single (any case)",
-    },
-    Setting {
-        name: "BOOTSTRAP_TIMEOUT",
+    }
+    BOOTSTRAP_TIMEOUT {
         default: "60",
-        aliases: &[],
+        aliases: [],
         help: "seconds to wait for all PEs at start-up before giving up and naming the missing ones",
-    },
-    Setting {
-        name: "BOOTSTRAP_IFNAME",
+    }
+    BOOTSTRAP_IFNAME {
         default: "",
-        aliases: &[],
+        aliases: [],
         help: "network interface(s) of the cross-host rendezvous, like NCCL_SOCKET_IFNAME: a name prefix (eth), =exact name, ^ to exclude, comma-separated; empty: the first non-loopback interface that is up (IPv4 before IPv6)",
-    },
-    Setting {
-        name: "LAUNCH_AGENT",
+    }
+    LAUNCH_AGENT {
         default: "ssh",
-        aliases: &[],
+        aliases: [],
         help: "rshmemrun --hosts: the command that starts rshmemrun on another host, called as AGENT host command... (like hydra's -bootstrap-exec)",
-    },
+    }
     // ---- IBGDA (GPU-initiated InfiniBand; src/ibgda, src/ib) ----
-    Setting {
-        name: "IBGDA_NIC",
+    IBGDA_NIC {
         default: "auto",
-        aliases: &[],
+        aliases: [],
         help: "who plays the NIC for IBGDA: auto (a ConnectX if its init self-test passes, else the proxy transport), hw (a ConnectX, or an error) or model (the software HCA model)",
-    },
-    Setting {
-        name: "IBGDA_NUM_RC_PER_PE",
+    }
+    IBGDA_NUM_RC_PER_PE {
         default: "2",
-        aliases: &[],
+        aliases: [],
         help: "IBGDA RC queue pairs per remote PE (0: use DC only)",
-    },
-    Setting {
-        name: "IBGDA_NUM_DCI",
+    }
+    IBGDA_NUM_DCI {
         default: "1",
-        aliases: &[],
+        aliases: [],
         help: "IBGDA DC initiators per PE (<= 0: one per SM)",
-    },
-    Setting {
-        name: "IBGDA_NUM_DCT",
+    }
+    IBGDA_NUM_DCT {
         default: "2",
-        aliases: &[],
+        aliases: [],
         help: "IBGDA DC targets per PE",
-    },
-    Setting {
-        name: "IBGDA_DCI_MAP_BY",
+    }
+    IBGDA_DCI_MAP_BY {
         default: "cta",
-        aliases: &[],
+        aliases: [],
         help: "which DCI a GPU thread uses: cta, sm, warp or dct (by target PE)",
-    },
-    Setting {
-        name: "IBGDA_RC_MAP_BY",
+    }
+    IBGDA_RC_MAP_BY {
         default: "cta",
-        aliases: &[],
+        aliases: [],
         help: "which of a PE's RC QPs a GPU thread uses: cta, sm or warp",
-    },
-    Setting {
-        name: "DISABLE_P2P",
+    }
+    DISABLE_P2P {
         default: "0",
-        aliases: &[],
+        aliases: [],
         help: "GPU mode: reach other PEs' GPUs through the network path (IBGDA) even where P2P works (1 to enable; tests the network path on one host)",
-    },
-    Setting {
-        name: "QP_DEPTH",
+    }
+    QP_DEPTH {
         default: "1024",
-        aliases: &[],
+        aliases: [],
         help: "IBGDA send queue depth in 64-byte blocks (a power of two, 16 to 32768)",
-    },
-    Setting {
-        name: "IBGDA_NUM_REQUESTS_IN_BATCH",
+    }
+    IBGDA_NUM_REQUESTS_IN_BATCH {
         default: "32",
-        aliases: &[],
+        aliases: [],
         help: "IBGDA: while other threads keep posting on a QP, ring its doorbell at least every this many blocks (rounded up to a power of two)",
-    },
-    Setting {
-        name: "IBGDA_MODEL_THREADS",
+    }
+    IBGDA_MODEL_THREADS {
         default: "1",
-        aliases: &[],
+        aliases: [],
         help: "IBGDA software HCA model: host threads playing the NIC of each PE (QPs are spread over them)",
-    },
-    Setting {
-        name: "IBGDA_MODEL_SINK",
+    }
+    IBGDA_MODEL_SINK {
         default: "0",
-        aliases: &[],
+        aliases: [],
         help: "IBGDA software HCA model: 1 to move no data (consume doorbells, complete signaled WQEs): measures the GPU post rate",
-    },
-    Setting {
-        name: "IBGDA_MODEL_SQ",
+    }
+    IBGDA_MODEL_SQ {
         default: "gpu",
-        aliases: &[],
+        aliases: [],
         help: "IBGDA software HCA model: where send queues live: gpu (as with a NIC; the model copies WQEs out) or host (pinned, mapped into the GPU)",
-    },
-    Setting {
-        name: "HCA_LIST",
+    }
+    HCA_LIST {
         default: "",
-        aliases: &[],
+        aliases: [],
         help: "IBGDA on a NIC: RDMA devices to use, first that exists wins (e.g. mlx5_0,mlx5_1; a :port suffix is ignored); empty: the NIC closest to the GPU",
-    },
-    Setting {
-        name: "IB_GID_INDEX",
+    }
+    IB_GID_INDEX {
         default: "0",
-        aliases: &[],
+        aliases: [],
         help: "IBGDA on a NIC: GID index of the port (RoCE v2 usually needs 3)",
-    },
-    Setting {
-        name: "IB_TRAFFIC_CLASS",
+    }
+    IB_TRAFFIC_CLASS {
         default: "0",
-        aliases: &[],
+        aliases: [],
         help: "IBGDA on a NIC: traffic class of the queue pairs' address vectors",
-    },
-    Setting {
-        name: "IB_SL",
+    }
+    IB_SL {
         default: "0",
-        aliases: &[],
+        aliases: [],
         help: "IBGDA on a NIC: service level of the queue pairs' address vectors",
-    },
-    Setting {
-        name: "PMIX_LIBRARY",
+    }
+    PMIX_LIBRARY {
         default: "libpmix.so.2",
-        aliases: &[],
+        aliases: [],
         help: "the PMIx client library loaded under Open MPI's mpirun/oshrun (name or path)",
-    },
+    }
     // ---- multi-host: libfabric (src/fabric) and node identity (src/transport/node.rs) ----
-    Setting {
-        name: "FABRIC_LIBRARY",
+    FABRIC_LIBRARY {
         default: "libfabric.so.1",
-        aliases: &[],
+        aliases: [],
         help: "the libfabric library loaded for PEs on other hosts (name or path)",
-    },
-    Setting {
-        name: "FABRIC_PROVIDER",
+    }
+    FABRIC_PROVIDER {
         default: "auto",
-        aliases: &[],
+        aliases: [],
         help: "libfabric provider for PEs on other hosts (e.g. verbs;ofi_rxm, efa, cxi, tcp;ofi_rxm); auto: hardware first, else tcp;ofi_rxm (FI_PROVIDER also limits the choice)",
-    },
-    Setting {
-        name: "FABRIC_DOMAIN",
+    }
+    FABRIC_DOMAIN {
         default: "auto",
-        aliases: &[],
+        aliases: [],
         help: "libfabric domain (interface or NIC, e.g. eth0, mlx5_0) to use; auto: the first one that is not loopback",
-    },
-    Setting {
-        name: "FABRIC_TIMEOUT",
+    }
+    FABRIC_TIMEOUT {
         default: "60",
-        aliases: &[],
+        aliases: [],
         help: "seconds a fabric operation may wait for its completion before it is reported as stuck",
-    },
-    Setting {
-        name: "FABRIC_TRUSTED_NETWORK",
+    }
+    FABRIC_TRUSTED_NETWORK {
         default: "0",
-        aliases: &[],
+        aliases: [],
         help: "1: only the job's hosts can reach the network, so a provider that makes its own guessable memory keys (FI_MR_PROV_KEY) may be used; 0: only providers that take rshmem's random 64-bit keys",
-    },
-    Setting {
-        name: "HOSTNAME",
+    }
+    HOSTNAME {
         default: "",
-        aliases: &[],
+        aliases: [],
         help: "tests: the host name this PE reports (PEs share memory only when host name, boot id and network namespace all match)",
-    },
-    Setting {
-        name: "WAIT_SPIN_US",
+    }
+    WAIT_SPIN_US {
         default: "auto",
-        aliases: &[],
+        aliases: [],
         help: "microseconds a waiting PE polls before it starts yielding its core; auto: up to 1000 when this host's PEs fit its CPUs (less once a yield shows the core is contended), else 0",
-    },
-    Setting {
-        name: "HANG_TIMEOUT",
+    }
+    HANG_TIMEOUT {
         default: "10",
-        aliases: &[],
+        aliases: [],
         help: "seconds a wait, barrier, collective or allocation may wait before it says which PE it waits for (then again at 2x, 4x ...); 0 never",
-    },
-    Setting {
-        name: "HANG_ACTION",
+    }
+    HANG_ACTION {
         default: "warn",
-        aliases: &[],
+        aliases: [],
         help: "what a wait past HANG_TIMEOUT does: warn (say so and keep waiting) or abort (say so and end the job)",
-    },
-    Setting {
-        name: "REGISTER_SYMMETRIC_SPACE",
+    }
+    REGISTER_SYMMETRIC_SPACE {
         default: "4G",
-        aliases: &[],
+        aliases: [],
         help: "GPU mode: address space per PE, beside the heap, for the user allocations nvshmemx_buffer_register_symmetric maps (reserved, not allocated)",
-    },
-    Setting {
-        name: "MAX_MEMORY_PER_GPU",
+    }
+    MAX_MEMORY_PER_GPU {
         default: "256G",
-        aliases: &[],
+        aliases: [],
         help: "GPU mode: as in NVSHMEM, the GPU symmetric heap grows on demand past SYMMETRIC_SIZE up to this many bytes per PE (address space reserved at init, GPU memory taken as allocations need it; large jobs get less, never below SYMMETRIC_SIZE)",
-    },
-    Setting {
-        name: "CUMEM_GRANULARITY",
+    }
+    CUMEM_GRANULARITY {
         default: "512M",
-        aliases: &[],
+        aliases: [],
         help: "GPU mode: the GPU symmetric heap grows (collectively) in chunks of at least this size",
-    },
-    Setting {
-        name: "DEVICE_CHECKS",
+    }
+    DEVICE_CHECKS {
         default: "0",
-        aliases: &[],
+        aliases: [],
         help: "GPU mode: device-side checks of PE numbers and heap addresses (1 to enable)",
-    },
-    Setting {
-        name: "KERNEL_PTX",
+    }
+    KERNEL_PTX {
         default: "0",
-        aliases: &[],
+        aliases: [],
         help: "GPU mode: 1 loads the library's own kernels from PTX (driver-compiled) even where its machine code fits the GPU",
-    },
-];
+    }
+}
 
 /// Variables rshmem's own launcher and bootstrap set for the PEs (not settings a user sets).
 pub const LAUNCHER_VARS: &[&str] =
@@ -383,15 +365,20 @@ pub fn unknown_variables<I: IntoIterator<Item = String>>(vars: I) -> Vec<String>
 }
 
 /// Whether a flag setting (VERSION, INFO) is on: set to anything but a false boolean.
-pub fn flag_on(name: &str) -> bool {
-    lookup(name).is_some_and(|(_, v)| parse_bool(&v) != Some(false))
+pub fn flag_on(setting: Setting) -> bool {
+    lookup(setting).is_some_and(|(_, v)| parse_bool(&v) != Some(false))
+}
+
+/// Whether a 0/1 setting (its default, when unset) is a true boolean (1, y, yes, true, on).
+pub fn enabled(setting: Setting) -> bool {
+    parse_bool(&current(setting).1) == Some(true)
 }
 
 /// The settings with their values, defaults and meanings (SHMEM_INFO / NVSHMEM_INFO, rshmem-info).
 pub fn settings_report() -> Vec<String> {
     let mut lines = Vec::new();
     for s in SETTINGS {
-        let (source, value) = current(s.name);
+        let (source, value) = current(*s);
         lines.push(format!(
             "  {:<22} = {:<10} [{}; default {}]",
             s.name,
@@ -404,23 +391,16 @@ pub fn settings_report() -> Vec<String> {
     lines
 }
 
-/// Raw lookup of one setting by its short name, in precedence order.
-pub fn lookup(name: &str) -> Option<(String, String)> {
-    let setting = SETTINGS.iter().find(|s| s.name == name);
-    let mut candidates: Vec<String> = ["RSHMEM_", "SHMEM_", "NVSHMEM_"].iter().map(|p| format!("{p}{name}")).collect();
-    if let Some(s) = setting {
-        candidates.extend(s.aliases.iter().map(|a| a.to_string()));
-    }
+/// The variable that sets `setting` and its value, in precedence order; None when unset.
+pub fn lookup(setting: Setting) -> Option<(String, String)> {
+    let mut candidates: Vec<String> = ["RSHMEM_", "SHMEM_", "NVSHMEM_"].iter().map(|p| format!("{p}{}", setting.name)).collect();
+    candidates.extend(setting.aliases.iter().map(|a| a.to_string()));
     candidates.into_iter().find_map(|var| std::env::var(&var).ok().filter(|v| !v.is_empty()).map(|v| (var, v)))
 }
 
-fn default_of(name: &str) -> &'static str {
-    SETTINGS.iter().find(|s| s.name == name).map(|s| s.default).unwrap_or("")
-}
-
 /// The value in force for a setting and where it came from ("default" when unset).
-pub fn current(name: &str) -> (String, String) {
-    lookup(name).unwrap_or_else(|| ("default".into(), default_of(name).into()))
+pub fn current(setting: Setting) -> (String, String) {
+    lookup(setting).unwrap_or_else(|| ("default".into(), setting.default.into()))
 }
 
 /// Parses a byte size such as `1G`, `512M`, `64KiB`, `1.5g` or `4096`.
@@ -483,12 +463,12 @@ impl Config {
         Config::from_lookup(current)
     }
 
-    /// Parses the settings as `get(name)` gives them: (variable, value). check() uses it to
+    /// Parses the settings as `get(setting)` gives them: (variable, value). check() uses it to
     /// judge one value with every other setting at its default.
-    pub fn from_lookup(get: impl Fn(&str) -> (String, String)) -> Result<Config> {
-        let (var, v) = get("SYMMETRIC_SIZE");
+    pub fn from_lookup(get: impl Fn(Setting) -> (String, String)) -> Result<Config> {
+        let (var, v) = get(SYMMETRIC_SIZE);
         let symmetric_size = parse_size(&v).filter(|s| *s > 0).ok_or_else(|| bad(&var, &v, "a positive size such as 512M or 2G"))?;
-        let (var, v) = get("DEBUG");
+        let (var, v) = get(DEBUG);
         let log_level = match v.trim().to_ascii_uppercase().as_str() {
             "NONE" => LogLevel::None,
             "WARN" => LogLevel::Warn,
@@ -502,26 +482,26 @@ impl Config {
             "3" => LogLevel::Trace,
             _ => return Err(bad(&var, &v, "NONE, WARN, INFO or TRACE")),
         };
-        let (var, v) = get("SYMMETRIC_STATICS");
+        let (var, v) = get(SYMMETRIC_STATICS);
         let symmetric_statics = parse_bool(&v).ok_or_else(|| bad(&var, &v, "0 or 1"))?;
-        let (var, v) = get("BOOTSTRAP");
+        let (var, v) = get(BOOTSTRAP);
         let bootstrap = crate::bootstrap::parse_choice(&v).ok_or_else(|| bad(&var, &v, crate::bootstrap::CHOICES_TEXT))?.to_string();
-        let (var, v) = get("BOOTSTRAP_TIMEOUT");
+        let (var, v) = get(BOOTSTRAP_TIMEOUT);
         let bootstrap_timeout_s: f64 =
             v.trim().parse().ok().filter(|t: &f64| *t > 0.0).ok_or_else(|| bad(&var, &v, "a positive number of seconds"))?;
-        let (var, v) = get("WAIT_SPIN_US");
+        let (var, v) = get(WAIT_SPIN_US);
         let wait_spin_us = match v.trim() {
             "auto" => None,
             t => Some(t.parse().map_err(|_| bad(&var, &v, "auto or a whole number of microseconds"))?),
         };
-        let (var, v) = get("HANG_TIMEOUT");
+        let (var, v) = get(HANG_TIMEOUT);
         let hang_timeout_s: f64 = v
             .trim()
             .parse()
             .ok()
             .filter(|t: &f64| t.is_finite() && *t >= 0.0)
             .ok_or_else(|| bad(&var, &v, "a number of seconds (0: never)"))?;
-        let (var, v) = get("HANG_ACTION");
+        let (var, v) = get(HANG_ACTION);
         let hang_abort = match v.trim().to_ascii_lowercase().as_str() {
             "warn" => false,
             "abort" => true,
@@ -540,16 +520,16 @@ impl Config {
     }
 }
 
-/// Whether `value` is acceptable for setting `name` (rshmem-info shows the verdict): the
+/// Whether `value` is acceptable for `setting` (rshmem-info shows the verdict): the
 /// runtime's own parse for the settings `Config` reads, else the shape of the default (a whole
 /// number, a size, 0/1); free-form settings pass.
-pub fn check(name: &str, value: &str) -> std::result::Result<(), String> {
-    let var = lookup(name).map(|(var, _)| var).unwrap_or_else(|| format!("RSHMEM_{name}"));
+pub fn check(setting: Setting, value: &str) -> std::result::Result<(), String> {
+    let var = lookup(setting).map(|(var, _)| var).unwrap_or_else(|| format!("RSHMEM_{}", setting.name));
     // A setting Config reads (it rejects a value no parser accepts) is judged by Config alone.
-    if config_with(name, &var, "\u{7f}?").is_err() {
-        return config_with(name, &var, value).map(|_| ()).map_err(|e| e.message);
+    if config_with(setting, &var, "\u{7f}?").is_err() {
+        return config_with(setting, &var, value).map(|_| ()).map_err(|e| e.message);
     }
-    let default = default_of(name);
+    let default = setting.default;
     let fits = if default == "0" || default == "1" {
         parse_bool(value).is_some()
     } else if default.parse::<i64>().is_ok() {
@@ -573,9 +553,17 @@ pub fn check(name: &str, value: &str) -> std::result::Result<(), String> {
     }
 }
 
-/// Config with every setting at its default but `name`, which is `value` (read from `var`).
-fn config_with(name: &str, var: &str, value: &str) -> Result<Config> {
-    Config::from_lookup(|n| if n == name { (var.to_string(), value.to_string()) } else { ("default".into(), default_of(n).into()) })
+/// Config with every setting at its default but `setting`, which is `value` (read from `var`).
+fn config_with(setting: Setting, var: &str, value: &str) -> Result<Config> {
+    Config::from_lookup(
+        |s| {
+            if s.name == setting.name {
+                (var.to_string(), value.to_string())
+            } else {
+                ("default".into(), s.default.into())
+            }
+        },
+    )
 }
 
 /// README.md's environment table (Markdown), one row per setting; scripts/gen_env_table.py
@@ -613,17 +601,17 @@ mod tests {
 
     #[test]
     fn values_are_checked_one_by_one() {
-        let msg = check("DEBUG", "LOUD").unwrap_err();
+        let msg = check(DEBUG, "LOUD").unwrap_err();
         assert!(msg.contains("DEBUG=\"LOUD\"") && msg.contains("NONE, WARN, INFO or TRACE"), "{msg}");
-        assert!(check("DEBUG", "info").is_ok());
-        assert!(check("SYMMETRIC_SIZE", "2G").is_ok());
-        assert!(check("SYMMETRIC_SIZE", "lots").unwrap_err().contains("positive size"));
-        assert!(check("CUMEM_GRANULARITY", "0").unwrap_err().contains("a size such as"));
-        assert!(check("QP_DEPTH", "abc").unwrap_err().contains("a whole number"));
-        assert!(check("DEVICE_CHECKS", "yes").is_ok());
-        assert!(check("DEVICE_CHECKS", "maybe").unwrap_err().contains("0 or 1"));
-        assert!(check("HCA_LIST", "mlx5_0").is_ok());
-        assert!(check("BOOTSTRAP_TIMEOUT", "2.5").is_ok(), "Config's own parse decides, not the default's shape");
+        assert!(check(DEBUG, "info").is_ok());
+        assert!(check(SYMMETRIC_SIZE, "2G").is_ok());
+        assert!(check(SYMMETRIC_SIZE, "lots").unwrap_err().contains("positive size"));
+        assert!(check(CUMEM_GRANULARITY, "0").unwrap_err().contains("a size such as"));
+        assert!(check(QP_DEPTH, "abc").unwrap_err().contains("a whole number"));
+        assert!(check(DEVICE_CHECKS, "yes").is_ok());
+        assert!(check(DEVICE_CHECKS, "maybe").unwrap_err().contains("0 or 1"));
+        assert!(check(HCA_LIST, "mlx5_0").is_ok());
+        assert!(check(BOOTSTRAP_TIMEOUT, "2.5").is_ok(), "Config's own parse decides, not the default's shape");
     }
 
     #[test]
@@ -632,6 +620,16 @@ mod tests {
         assert_eq!(table.lines().count(), SETTINGS.len() + 2);
         assert!(table.contains("| `SYMMETRIC_SIZE` | `1G` |"), "{table}");
         assert!(table.contains("Also read as `SHMEM_SYMMETRIC_HEAP_SIZE`, `SMA_SYMMETRIC_SIZE`"), "{table}");
+    }
+
+    #[test]
+    fn each_setting_is_named_once() {
+        let mut names: Vec<&str> = SETTINGS.iter().map(|s| s.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), SETTINGS.len(), "two settings share a name");
+        assert_eq!(QP_DEPTH.name, "QP_DEPTH");
+        assert_eq!(SETTINGS.iter().find(|s| s.name == "IB_SL").map(|s| s.default), Some(IB_SL.default));
     }
 
     #[test]
@@ -644,16 +642,19 @@ mod tests {
     #[test]
     fn rshmem_overrides_shmem_overrides_nvshmem() {
         // A name no other test uses, so parallel tests do not race on it.
-        let name = "PRECEDENCE_PROBE";
+        let probe = Setting { name: "PRECEDENCE_PROBE", default: "", aliases: &[], help: "" };
         std::env::set_var("NVSHMEM_PRECEDENCE_PROBE", "nv");
-        assert_eq!(lookup(name).unwrap(), ("NVSHMEM_PRECEDENCE_PROBE".into(), "nv".into()));
+        assert_eq!(lookup(probe).unwrap(), ("NVSHMEM_PRECEDENCE_PROBE".into(), "nv".into()));
         std::env::set_var("SHMEM_PRECEDENCE_PROBE", "sh");
-        assert_eq!(lookup(name).unwrap().1, "sh");
+        assert_eq!(lookup(probe).unwrap().1, "sh");
         std::env::set_var("RSHMEM_PRECEDENCE_PROBE", "rs");
-        assert_eq!(lookup(name).unwrap().1, "rs");
+        assert_eq!(lookup(probe).unwrap().1, "rs");
         std::env::set_var("RSHMEM_PRECEDENCE_PROBE", "");
-        assert_eq!(lookup(name).unwrap().1, "sh", "an empty value counts as unset");
-        assert_eq!(current("NO_SUCH_SETTING"), ("default".into(), "".into()));
+        assert_eq!(lookup(probe).unwrap().1, "sh", "an empty value counts as unset");
+        std::env::remove_var("RSHMEM_PRECEDENCE_PROBE");
+        std::env::remove_var("SHMEM_PRECEDENCE_PROBE");
+        std::env::remove_var("NVSHMEM_PRECEDENCE_PROBE");
+        assert_eq!(current(probe), ("default".into(), "".into()));
     }
 
     #[test]

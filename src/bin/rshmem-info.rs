@@ -27,7 +27,7 @@ fn main() {
     match arg.as_deref() {
         None => ok = report(&mut out),
         Some("-a" | "--all") => ok = settings(&mut out, |_| true),
-        Some("-e" | "--env") => ok = settings(&mut out, |s| env::lookup(s.name).is_some()),
+        Some("-e" | "--env") => ok = settings(&mut out, |s| env::lookup(*s).is_some()),
         Some("-r" | "--markdown") => out = env::markdown_table(),
         Some("--routes") => ok = routes(&mut out),
         Some("-V" | "--version") => out = version() + "\n",
@@ -62,8 +62,8 @@ fn version() -> String {
 
 /// One setting's lines; false when its value is not valid.
 fn setting(out: &mut String, s: &Setting) -> bool {
-    let (source, value) = env::current(s.name);
-    let verdict = env::check(s.name, &value);
+    let (source, value) = env::current(*s);
+    let verdict = env::check(*s, &value);
     let _ = writeln!(out, "  {:<28} = {:<12} [{}; default {}]", s.name, value, source, shown(s.default));
     let _ = writeln!(out, "  {:<28}   {}", "", s.help);
     if let Err(why) = &verdict {
@@ -106,8 +106,8 @@ fn report(out: &mut String) -> bool {
     for line in rshmem::cuda::info::report() {
         let _ = writeln!(out, "{line}");
     }
-    let (_, size) = env::current("SYMMETRIC_SIZE");
-    let (_, gran) = env::current("CUMEM_GRANULARITY");
+    let (_, size) = env::current(env::SYMMETRIC_SIZE);
+    let (_, gran) = env::current(env::CUMEM_GRANULARITY);
     let _ = writeln!(out, "Library kernels: {}", rshmem::cuda::image::describe());
     let _ = writeln!(out, "GPU heap: NVSHMEM_SYMMETRIC_SIZE={size} reserved per PE (virtual; backed as allocations need it), grown in chunks of NVSHMEM_CUMEM_GRANULARITY={gran}");
     let _ = writeln!(out);

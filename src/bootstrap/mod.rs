@@ -366,7 +366,7 @@ pub fn start_star_for_job(
     let tcp = match net::chosen_interface() {
         Ok(iface) => Some(server.listen_tcp(iface.addr)?),
         // Asked for by name and not there: say so now, on every start.
-        Err(why) if !crate::env::current("BOOTSTRAP_IFNAME").1.trim().is_empty() => {
+        Err(why) if !crate::env::current(crate::env::BOOTSTRAP_IFNAME).1.trim().is_empty() => {
             return Err(Error::bootstrap(format!("bootstrap: {why}")))
         }
         Err(_) => None,

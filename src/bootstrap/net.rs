@@ -125,7 +125,7 @@ pub fn choose(spec: &str, ifaces: &[Iface], host: &str) -> Result<Iface, String>
 
 /// The interface chosen by this process's RSHMEM_BOOTSTRAP_IFNAME (or automatically).
 pub fn chosen_interface() -> Result<Iface, String> {
-    let (_, spec) = crate::env::current("BOOTSTRAP_IFNAME");
+    let (_, spec) = crate::env::current(crate::env::BOOTSTRAP_IFNAME);
     let host = crate::transport::node::NodeId::current().hostname;
     let ifaces = interfaces().map_err(|e| format!("listing the network interfaces of host {host} (getifaddrs): {e}"))?;
     choose(&spec, &ifaces, &host)

@@ -347,7 +347,7 @@ static SESSION: Mutex<Option<Pmix>> = Mutex::new(None);
 
 /// The library to load: RSHMEM_PMIX_LIBRARY, else the soname of PMIx 4.x/5.x clients.
 fn library_name() -> String {
-    crate::env::current("PMIX_LIBRARY").1
+    crate::env::current(crate::env::PMIX_LIBRARY).1
 }
 
 /// Connects to the PMIx server (once per process) and joins the job's star; without libpmix,

@@ -58,7 +58,7 @@ pub fn new_id() -> Result<[u8; ID_BYTES]> {
     id[NODE_AT..TCP_AT].copy_from_slice(&node_hash());
     let iface = match net::chosen_interface() {
         Ok(iface) => Some(iface),
-        Err(why) if !crate::env::current("BOOTSTRAP_IFNAME").1.trim().is_empty() => {
+        Err(why) if !crate::env::current(crate::env::BOOTSTRAP_IFNAME).1.trim().is_empty() => {
             return Err(Error::bootstrap(format!("bootstrap: {why}")))
         }
         Err(_) => None,

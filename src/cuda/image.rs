@@ -29,7 +29,7 @@ pub fn pick(cubins: &'static [(u32, &'static [u8])], major: u32, minor: u32) -> 
 }
 
 fn ptx_forced() -> bool {
-    matches!(crate::env::current("KERNEL_PTX").1.trim().to_ascii_lowercase().as_str(), "1" | "y" | "yes" | "true" | "on")
+    crate::env::enabled(crate::env::KERNEL_PTX)
 }
 
 /// The cubin of module `name` for the current context's GPU, unless PTX is forced.

@@ -53,24 +53,24 @@ pub struct Settings {
 
 impl Settings {
     pub fn from_env() -> Result<Settings> {
-        let text = |name: &str| {
+        let text = |name: crate::env::Setting| {
             let v = crate::env::current(name).1;
             let v = v.trim();
             (!v.is_empty() && v != "auto").then(|| v.to_string())
         };
-        let (var, t) = crate::env::current("FABRIC_TIMEOUT");
+        let (var, t) = crate::env::current(crate::env::FABRIC_TIMEOUT);
         let secs: f64 = t.trim().parse().ok().filter(|s: &f64| *s > 0.0).ok_or_else(|| {
             Error::invalid("shmem_init", format!("environment variable {var}={t:?} is not valid: expected a positive number of seconds"))
         })?;
-        let (var, t) = crate::env::current("FABRIC_TRUSTED_NETWORK");
+        let (var, t) = crate::env::current(crate::env::FABRIC_TRUSTED_NETWORK);
         let trusted_network = crate::env::parse_bool(&t).ok_or_else(|| {
             Error::invalid("shmem_init", format!("environment variable {var}={t:?} is not valid: expected 1 (trusted) or 0"))
         })?;
         Ok(Settings {
             trusted_network,
-            library: text("FABRIC_LIBRARY").unwrap_or_else(|| "libfabric.so.1".into()),
-            provider: text("FABRIC_PROVIDER"),
-            domain: text("FABRIC_DOMAIN"),
+            library: text(crate::env::FABRIC_LIBRARY).unwrap_or_else(|| "libfabric.so.1".into()),
+            provider: text(crate::env::FABRIC_PROVIDER),
+            domain: text(crate::env::FABRIC_DOMAIN),
             timeout: Duration::from_secs_f64(secs),
         })
     }

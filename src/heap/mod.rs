@@ -46,7 +46,7 @@ pub fn gpu_user_limit(symmetric: usize, max_per_gpu: usize, npes: usize) -> usiz
 /// specify, or `err` (fatal) with RSHMEM_ABORT_ON_OOM=1. Every PE runs the same allocator over
 /// the same calls, so all of them get NULL together and the heap is unchanged.
 pub fn out_of_room<T>(err: Error) -> Result<*mut T> {
-    let abort = matches!(crate::env::current("ABORT_ON_OOM").1.trim().to_ascii_lowercase().as_str(), "1" | "y" | "yes" | "true" | "on");
+    let abort = crate::env::enabled(crate::env::ABORT_ON_OOM);
     if abort {
         return Err(err);
     }

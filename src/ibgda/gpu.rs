@@ -38,6 +38,7 @@ use std::time::Duration;
 use crate::bootstrap::Bootstrap;
 use crate::cuda::kernels::Kernels;
 use crate::cuda::sys::CUcontext;
+use crate::env::{self, Setting};
 use crate::error::{Error, ErrorKind, Result};
 
 use super::abi::{PeState, PeerState, QpState, MAP_BY_CTA, QP_DCI, QP_RC};
@@ -100,8 +101,8 @@ fn bad(var: &str, value: &str, expected: &str) -> Error {
 }
 
 impl QueueConfig {
-    pub fn parse(f: impl Fn(&str) -> (String, String)) -> Result<QueueConfig> {
-        let num = |name: &str, lo: u64, hi: u64| -> Result<u64> {
+    pub fn parse(f: impl Fn(Setting) -> (String, String)) -> Result<QueueConfig> {
+        let num = |name: Setting, lo: u64, hi: u64| -> Result<u64> {
             let (var, v) = f(name);
             v.trim()
                 .parse::<u64>()
@@ -109,15 +110,15 @@ impl QueueConfig {
                 .filter(|n| (lo..=hi).contains(n))
                 .ok_or_else(|| bad(&var, &v, &format!("a whole number from {lo} to {hi}")))
         };
-        let depth = num("QP_DEPTH", 16, 1 << super::abi::MAX_LOG_NWQES)?;
+        let depth = num(env::QP_DEPTH, 16, 1 << super::abi::MAX_LOG_NWQES)?;
         if !depth.is_power_of_two() {
-            let (var, v) = f("QP_DEPTH");
+            let (var, v) = f(env::QP_DEPTH);
             return Err(bad(&var, &v, "a power of two (16, 32, ..., 32768)"));
         }
         // Rounded up to a power of two: the device tests "crossed a batch boundary" with a mask.
-        let batch = num("IBGDA_NUM_REQUESTS_IN_BATCH", 1, 32768)?.next_power_of_two();
-        let threads = num("IBGDA_MODEL_THREADS", 1, 64)?;
-        let flag = |name: &str| -> Result<bool> {
+        let batch = num(env::IBGDA_NUM_REQUESTS_IN_BATCH, 1, 32768)?.next_power_of_two();
+        let threads = num(env::IBGDA_MODEL_THREADS, 1, 64)?;
+        let flag = |name: Setting| -> Result<bool> {
             let (var, v) = f(name);
             match v.trim().to_ascii_lowercase().as_str() {
                 "1" | "y" | "yes" | "true" | "on" => Ok(true),
@@ -125,8 +126,8 @@ impl QueueConfig {
                 _ => Err(bad(&var, &v, "0 or 1")),
             }
         };
-        let sink = flag("IBGDA_MODEL_SINK")?;
-        let (var, v) = f("IBGDA_MODEL_SQ");
+        let sink = flag(env::IBGDA_MODEL_SINK)?;
+        let (var, v) = f(env::IBGDA_MODEL_SQ);
         let sq_host = match v.trim().to_ascii_lowercase().as_str() {
             "gpu" => false,
             "host" => true,
@@ -475,15 +476,15 @@ mod tests {
     fn queue_settings_parse_and_name_bad_values() {
         let q = QueueConfig::parse(table(&[])).unwrap();
         assert_eq!((q.log_nwqes, q.batch, q.model_threads, q.sink, q.sq_host), (10, 32, 1, false, false));
-        let q = QueueConfig::parse(table(&[("QP_DEPTH", "16"), ("IBGDA_MODEL_SINK", "1"), ("IBGDA_MODEL_SQ", "host")])).unwrap();
+        let q = QueueConfig::parse(table(&[(env::QP_DEPTH, "16"), (env::IBGDA_MODEL_SINK, "1"), (env::IBGDA_MODEL_SQ, "host")])).unwrap();
         assert_eq!((q.log_nwqes, q.sink, q.sq_host), (4, true, true));
         // The doorbell batch is rounded up to a power of two (the device tests it with a mask).
-        let batch = |v: &str| QueueConfig::parse(table(&[("IBGDA_NUM_REQUESTS_IN_BATCH", v)])).unwrap().batch;
+        let batch = |v: &str| QueueConfig::parse(table(&[(env::IBGDA_NUM_REQUESTS_IN_BATCH, v)])).unwrap().batch;
         assert_eq!((batch("1"), batch("33"), batch("64"), batch("32768")), (1, 64, 64, 32768));
-        let e = QueueConfig::parse(table(&[("QP_DEPTH", "100")])).unwrap_err().to_string();
+        let e = QueueConfig::parse(table(&[(env::QP_DEPTH, "100")])).unwrap_err().to_string();
         assert!(e.contains("NVSHMEM_QP_DEPTH") && e.contains("power of two"), "{e}");
-        assert!(QueueConfig::parse(table(&[("QP_DEPTH", "8")])).is_err());
-        assert!(QueueConfig::parse(table(&[("IBGDA_MODEL_SQ", "nic")])).is_err());
-        assert!(QueueConfig::parse(table(&[("IBGDA_MODEL_THREADS", "0")])).is_err());
+        assert!(QueueConfig::parse(table(&[(env::QP_DEPTH, "8")])).is_err());
+        assert!(QueueConfig::parse(table(&[(env::IBGDA_MODEL_SQ, "nic")])).is_err());
+        assert!(QueueConfig::parse(table(&[(env::IBGDA_MODEL_THREADS, "0")])).is_err());
     }
 }

@@ -16,7 +16,7 @@ fn map_name(m: u32) -> &'static str {
 }
 
 /// The lines, from the settings `f(short name) -> (variable, value)` (`crate::env::current`).
-pub fn lines_from(f: impl Fn(&str) -> (String, String) + Copy) -> Vec<String> {
+pub fn lines_from(f: impl Fn(crate::env::Setting) -> (String, String) + Copy) -> Vec<String> {
     let mut v = vec!["IBGDA (GPU-initiated InfiniBand; the route to peers without P2P, e.g. with NVSHMEM_DISABLE_P2P=1):".to_string()];
     let (c, q) = match (IbgdaConfig::parse(f), QueueConfig::parse(f)) {
         (Ok(c), Ok(q)) => (c, q),
@@ -86,14 +86,18 @@ mod tests {
         assert!(rc.contains("nothing has met a ConnectX NIC"), "{rc}");
         assert!(rc.contains("NIC: auto (RSHMEM_IBGDA_NIC=auto, the default)") && rc.contains("take the proxy transport"), "{rc}");
         assert!(rc.contains("self-test at init") && rc.contains("route per PE pair"), "{rc}");
-        let hw = lines_from(table(&[("IBGDA_NIC", "hw")])).join("\n");
+        let hw = lines_from(table(&[(crate::env::IBGDA_NIC, "hw")])).join("\n");
         assert!(hw.contains("(RSHMEM_IBGDA_NIC=hw): a failed set-up or self-test stops nvshmem_init"), "{hw}");
-        let dc =
-            lines_from(table(&[("IBGDA_NUM_RC_PER_PE", "0"), ("IBGDA_NUM_DCI", "0"), ("IBGDA_DCI_MAP_BY", "dct"), ("IBGDA_NIC", "model")]))
-                .join("\n");
+        let dc = lines_from(table(&[
+            (crate::env::IBGDA_NUM_RC_PER_PE, "0"),
+            (crate::env::IBGDA_NUM_DCI, "0"),
+            (crate::env::IBGDA_DCI_MAP_BY, "dct"),
+            (crate::env::IBGDA_NIC, "model"),
+        ]))
+        .join("\n");
         assert!(dc.contains("transport: DC") && dc.contains("one DC initiator per SM") && dc.contains("by its target DCT"), "{dc}");
         assert!(dc.contains("2 DC target(s) per PE") && dc.contains("model: 1 NIC thread(s)"), "{dc}");
-        let bad = lines_from(table(&[("IBGDA_DCI_MAP_BY", "lane")])).join("\n");
+        let bad = lines_from(table(&[(crate::env::IBGDA_DCI_MAP_BY, "lane")])).join("\n");
         assert!(bad.contains("not valid") && bad.contains("NVSHMEM_IBGDA_DCI_MAP_BY"), "{bad}");
     }
 }

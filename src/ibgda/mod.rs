@@ -114,36 +114,36 @@ fn map_by(var: &str, v: &str, allow_dct: bool) -> Result<u32> {
 impl IbgdaConfig {
     /// Reads the settings through `f(short name) -> (variable, value)` (env::current in the
     /// runtime; a table in tests).
-    pub fn parse(f: impl Fn(&str) -> (String, String)) -> Result<IbgdaConfig> {
-        let (var, v) = f("IBGDA_NIC");
+    pub fn parse(f: impl Fn(env::Setting) -> (String, String)) -> Result<IbgdaConfig> {
+        let (var, v) = f(env::IBGDA_NIC);
         let (nic, nic_explicit) = match v.trim().to_ascii_lowercase().as_str() {
             "auto" => (NicKind::Hardware, false),
             "hw" | "hardware" => (NicKind::Hardware, true),
             "model" => (NicKind::Model, true),
             _ => return Err(bad(&var, &v, "auto, hw or model")),
         };
-        let count = |name: &str| -> Result<i64> {
+        let count = |name: env::Setting| -> Result<i64> {
             let (var, v) = f(name);
             v.trim().parse::<i64>().map_err(|_| bad(&var, &v, "a whole number"))
         };
-        let num_rc = count("IBGDA_NUM_RC_PER_PE")?;
+        let num_rc = count(env::IBGDA_NUM_RC_PER_PE)?;
         if !(0..=1024).contains(&num_rc) {
-            let (var, v) = f("IBGDA_NUM_RC_PER_PE");
+            let (var, v) = f(env::IBGDA_NUM_RC_PER_PE);
             return Err(bad(&var, &v, "0 to 1024"));
         }
-        let num_dci = count("IBGDA_NUM_DCI")?;
+        let num_dci = count(env::IBGDA_NUM_DCI)?;
         if num_dci > dc::MAX_DCI as i64 {
-            let (var, v) = f("IBGDA_NUM_DCI");
+            let (var, v) = f(env::IBGDA_NUM_DCI);
             return Err(bad(&var, &v, &format!("at most {} (or 0 or less: one per SM, at most {})", dc::MAX_DCI, dc::AUTO_DCI_CAP)));
         }
-        let num_dct = count("IBGDA_NUM_DCT")?;
+        let num_dct = count(env::IBGDA_NUM_DCT)?;
         if !(1..=dc::MAX_DCT as i64).contains(&num_dct) {
-            let (var, v) = f("IBGDA_NUM_DCT");
+            let (var, v) = f(env::IBGDA_NUM_DCT);
             return Err(bad(&var, &v, &format!("1 to {}", dc::MAX_DCT)));
         }
-        let (var, v) = f("IBGDA_DCI_MAP_BY");
+        let (var, v) = f(env::IBGDA_DCI_MAP_BY);
         let dci_map_by = map_by(&var, &v, true)?;
-        let (var, v) = f("IBGDA_RC_MAP_BY");
+        let (var, v) = f(env::IBGDA_RC_MAP_BY);
         let rc_map_by = map_by(&var, &v, false)?;
         Ok(IbgdaConfig {
             nic,
@@ -163,12 +163,12 @@ impl IbgdaConfig {
 
 /// Settings for tests: `over`'s values as `NVSHMEM_<name>`, the defaults otherwise.
 #[cfg(test)]
-pub(crate) fn table<'a>(over: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> (String, String) + Copy + 'a {
-    move |name| {
+pub(crate) fn table<'a>(over: &'a [(env::Setting, &'a str)]) -> impl Fn(env::Setting) -> (String, String) + Copy + 'a {
+    move |setting| {
         over.iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| (format!("NVSHMEM_{name}"), v.to_string()))
-            .unwrap_or_else(|| ("default".into(), env::SETTINGS.iter().find(|s| s.name == name).unwrap().default.into()))
+            .find(|(s, _)| s.name == setting.name)
+            .map(|(_, v)| (format!("NVSHMEM_{}", setting.name), v.to_string()))
+            .unwrap_or_else(|| ("default".into(), setting.default.into()))
     }
 }
 
@@ -196,27 +196,27 @@ mod tests {
     #[test]
     fn values_parse_and_bad_ones_name_the_variable() {
         let c = IbgdaConfig::parse(table(&[
-            ("IBGDA_NIC", "model"),
-            ("IBGDA_NUM_DCI", "0"),
-            ("IBGDA_DCI_MAP_BY", "DCT"),
-            ("IBGDA_RC_MAP_BY", "warp"),
-            ("IBGDA_NUM_RC_PER_PE", "0"),
+            (env::IBGDA_NIC, "model"),
+            (env::IBGDA_NUM_DCI, "0"),
+            (env::IBGDA_DCI_MAP_BY, "DCT"),
+            (env::IBGDA_RC_MAP_BY, "warp"),
+            (env::IBGDA_NUM_RC_PER_PE, "0"),
         ]))
         .unwrap();
         assert_eq!(
             (c.nic, c.num_dci, c.dci_map_by, c.rc_map_by, c.num_rc_per_pe),
             (NicKind::Model, None, abi::MAP_BY_DCT, abi::MAP_BY_WARP, 0)
         );
-        let e = IbgdaConfig::parse(table(&[("IBGDA_RC_MAP_BY", "dct")])).unwrap_err().to_string();
+        let e = IbgdaConfig::parse(table(&[(env::IBGDA_RC_MAP_BY, "dct")])).unwrap_err().to_string();
         assert!(e.contains("NVSHMEM_IBGDA_RC_MAP_BY") && e.contains("cta, sm or warp"), "{e}");
-        let e = IbgdaConfig::parse(table(&[("IBGDA_NIC", "gpu")])).unwrap_err().to_string();
+        let e = IbgdaConfig::parse(table(&[(env::IBGDA_NIC, "gpu")])).unwrap_err().to_string();
         assert!(e.contains("NVSHMEM_IBGDA_NIC") && e.contains("auto, hw or model"), "{e}");
-        assert!(IbgdaConfig::parse(table(&[("IBGDA_NUM_DCT", "0")])).is_err());
-        assert!(IbgdaConfig::parse(table(&[("IBGDA_NUM_DCT", "65")])).is_err());
-        let e = IbgdaConfig::parse(table(&[("IBGDA_NUM_DCI", "5000")])).unwrap_err().to_string();
+        assert!(IbgdaConfig::parse(table(&[(env::IBGDA_NUM_DCT, "0")])).is_err());
+        assert!(IbgdaConfig::parse(table(&[(env::IBGDA_NUM_DCT, "65")])).is_err());
+        let e = IbgdaConfig::parse(table(&[(env::IBGDA_NUM_DCI, "5000")])).unwrap_err().to_string();
         assert!(e.contains("NVSHMEM_IBGDA_NUM_DCI") && e.contains("at most 4096"), "{e}");
-        assert_eq!(IbgdaConfig::parse(table(&[("IBGDA_NUM_DCI", "-1")])).unwrap().num_dci, None);
-        assert!(IbgdaConfig::parse(table(&[("IBGDA_NUM_RC_PER_PE", "two")])).is_err());
+        assert_eq!(IbgdaConfig::parse(table(&[(env::IBGDA_NUM_DCI, "-1")])).unwrap().num_dci, None);
+        assert!(IbgdaConfig::parse(table(&[(env::IBGDA_NUM_RC_PER_PE, "two")])).is_err());
     }
 
     #[test]

@@ -943,7 +943,8 @@ impl Rng {
 
 /// Whether the environment selects the model (`RSHMEM_IBGDA_NIC=model`).
 pub fn selected() -> bool {
-    crate::env::current("IBGDA_NIC").1.trim().eq_ignore_ascii_case("model") // same rule as IbgdaConfig
+    crate::env::current(crate::env::IBGDA_NIC).1.trim().eq_ignore_ascii_case("model")
+    // same rule as IbgdaConfig
 }
 
 #[cfg(test)]

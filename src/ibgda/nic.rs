@@ -259,7 +259,7 @@ fn choose_nic(s: &Setup) -> Result<String> {
         }
         Ok(d) => d,
     };
-    if let Some((_, list)) = crate::env::lookup("HCA_LIST") {
+    if let Some((_, list)) = crate::env::lookup(crate::env::HCA_LIST) {
         let wanted: Vec<&str> = list.split(',').map(|n| n.trim().split(':').next().unwrap_or("")).collect();
         return nics.iter().find(|n| wanted.contains(&n.name.as_str())).map(|n| n.name.clone()).ok_or_else(|| {
             no_device(
@@ -286,7 +286,7 @@ fn sm_count() -> usize {
 }
 
 /// A small whole-number setting of the env table (its default when unset).
-fn small_setting(name: &str) -> Result<u8> {
+fn small_setting(name: crate::env::Setting) -> Result<u8> {
     let (var, v) = crate::env::current(name);
     v.trim()
         .parse()
@@ -666,9 +666,9 @@ fn set_up_locally(s: &Setup, config: &IbgdaConfig, queues: &QueueConfig) -> Resu
     let ctx = Context::open(&name)?;
     let port = 1u8;
     let pattr = ctx.query_port(port)?;
-    let gid_index = small_setting("IB_GID_INDEX")?;
-    let traffic_class = small_setting("IB_TRAFFIC_CLASS")?;
-    let sl = small_setting("IB_SL")?;
+    let gid_index = small_setting(crate::env::IB_GID_INDEX)?;
+    let traffic_class = small_setting(crate::env::IB_TRAFFIC_CLASS)?;
+    let sl = small_setting(crate::env::IB_SL)?;
     let gid = ctx.query_gid(port, gid_index)?;
     if let Some(why) = port_problem(&name, port, &pattr, gid_index, &gid) {
         return Err(Error::new(ErrorKind::Unsupported, ROUTINE, format!("IBGDA: {why}")));
@@ -698,7 +698,7 @@ fn set_up_locally(s: &Setup, config: &IbgdaConfig, queues: &QueueConfig) -> Resu
     };
     let mut devx = DevxCtx::new(&ctx)?;
     let hca = caps::query(&mut devx)?;
-    for note in caps::fit(&mut plan, &hca, &name, crate::env::current("QP_DEPTH"))? {
+    for note in caps::fit(&mut plan, &hca, &name, crate::env::current(crate::env::QP_DEPTH))? {
         crate::runtime::log::warn(&format!("IBGDA (hardware NIC {name}): {note}"));
     }
     let layout = Layout::new(plan.roles().len(), plan.log_nwqes);

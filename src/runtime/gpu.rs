@@ -234,15 +234,15 @@ fn cu<T>(r: cuda::CuResult<T>, routine: &'static str) -> Result<T> {
 }
 
 /// A setting of the GPU runtime that `Config` does not carry (read through env.rs).
-fn size_setting(name: &str, routine: &'static str) -> Result<usize> {
+fn size_setting(name: crate::env::Setting, routine: &'static str) -> Result<usize> {
     let (var, v) = crate::env::current(name);
     parse_size(&v).filter(|s| *s > 0).ok_or_else(|| {
         Error::invalid(routine, format!("environment variable {var}={v:?} is not valid: expected a positive size such as 512M"))
     })
 }
 
-fn flag_setting(name: &str) -> bool {
-    matches!(crate::env::current(name).1.trim().to_ascii_lowercase().as_str(), "1" | "y" | "yes" | "true" | "on")
+fn flag_setting(name: crate::env::Setting) -> bool {
+    crate::env::enabled(name)
 }
 
 /// Each PE's route byte (`RshmemDeviceState::routes`): P2P on this host; IBGDA toward the PEs
@@ -347,10 +347,10 @@ impl GpuState {
         // The program may allocate NVSHMEM_SYMMETRIC_SIZE, and as with NVSHMEM more, up to
         // NVSHMEM_MAX_MEMORY_PER_GPU (heap::gpu_user_limit); the runtime area comes on top.
         // Registered user allocations (gpu/user_buffer.rs) take the address space after the heap's.
-        let user_limit = crate::heap::gpu_user_limit(cfg.symmetric_size, size_setting("MAX_MEMORY_PER_GPU", routine)?, npes);
+        let user_limit = crate::heap::gpu_user_limit(cfg.symmetric_size, size_setting(crate::env::MAX_MEMORY_PER_GPU, routine)?, npes);
         let heap_bytes = crate::heap::heap_bytes(area.reserved(), user_limit)
             .ok_or_else(|| Error::invalid(routine, "NVSHMEM_SYMMETRIC_SIZE is too large"))?;
-        let register_space = size_setting("REGISTER_SYMMETRIC_SPACE", routine)?;
+        let register_space = size_setting(crate::env::REGISTER_SYMMETRIC_SPACE, routine)?;
         let heap = GpuHeap::create(boot, device, heap_bytes.saturating_add(register_space), area.reserved(), local.clone())?;
         let heap_end = heap_bytes.div_ceil(heap.granularity) * heap.granularity;
         let stream = cu(Stream::create(), routine)?;
@@ -358,7 +358,7 @@ impl GpuState {
 
         // PEs not reached by loads and stores: IBGDA where its self-test passes, else the proxy
         // (PEs on other hosts only). Collective.
-        let no_p2p: Vec<bool> = (0..npes).map(|p| p != me && local[p] && flag_setting("DISABLE_P2P")).collect();
+        let no_p2p: Vec<bool> = (0..npes).map(|p| p != me && local[p] && flag_setting(crate::env::DISABLE_P2P)).collect();
         let remote: Vec<bool> = (0..npes).map(|p| no_p2p[p] || !local[p]).collect();
         let (ibgda, ibgda_why_not) = if remote.iter().any(|r| *r) {
             let setup = crate::ibgda::gpu::Setup {
@@ -398,7 +398,7 @@ impl GpuState {
         let (free_after, _) = cu(ctx.memory_info(), routine)?;
 
         let mut flags = RSHMEM_DEVICE_FLAG_ALL_P2P;
-        if flag_setting("DEVICE_CHECKS") {
+        if flag_setting(crate::env::DEVICE_CHECKS) {
             flags |= RSHMEM_DEVICE_FLAG_CHECKS;
         }
         if ibgda.is_some() {
@@ -445,7 +445,7 @@ impl GpuState {
             ..Default::default()
         };
         let memory = MemoryReport { heap_mapped: mapped, runtime_area: area.reserved(), measured: free_before.saturating_sub(free_after) };
-        let chunk = size_setting("CUMEM_GRANULARITY", routine)?;
+        let chunk = size_setting(crate::env::CUMEM_GRANULARITY, routine)?;
         crate::runtime::log::info(&format!(
             "GPU {ordinal} ({name}, PCI {pci}) for node PE {node_mype} of {}; heap: {stride} bytes reserved per PE, {mapped} mapped; GPU memory used by rshmem: {} bytes (runtime area {} bytes; driver-measured {} bytes)",
             node.len(),

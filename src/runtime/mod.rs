@@ -219,10 +219,10 @@ fn announce() {
     }
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    if crate::env::flag_on("VERSION") {
+    if crate::env::flag_on(crate::env::VERSION) {
         let _ = writeln!(out, "rshmem {}: OpenSHMEM 1.5, NVSHMEM 3.4.5 API", env!("CARGO_PKG_VERSION"));
     }
-    if crate::env::flag_on("INFO") {
+    if crate::env::flag_on(crate::env::INFO) {
         let _ = writeln!(
             out,
             "rshmem {} settings (RSHMEM_<NAME> overrides SHMEM_<NAME>, which overrides NVSHMEM_<NAME>):",

@@ -26,7 +26,7 @@ impl NodeId {
     /// This process's identity (RSHMEM_HOSTNAME, when set, replaces the host name).
     pub fn current() -> NodeId {
         let read = |path: &str| std::fs::read_to_string(path).map(|s| s.trim().to_string()).unwrap_or_default();
-        let hostname = crate::env::lookup("HOSTNAME").map(|(_, v)| v).unwrap_or_else(|| read("/proc/sys/kernel/hostname"));
+        let hostname = crate::env::lookup(crate::env::HOSTNAME).map(|(_, v)| v).unwrap_or_else(|| read("/proc/sys/kernel/hostname"));
         NodeId {
             hostname: truncate(hostname),
             boot_id: truncate(read("/proc/sys/kernel/random/boot_id")),

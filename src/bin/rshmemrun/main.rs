@@ -367,7 +367,7 @@ fn control_pipe() -> (OwnedFd, OwnedFd) {
 
 /// RSHMEM_BOOTSTRAP_TIMEOUT in seconds, or exit with the reason.
 fn bootstrap_timeout() -> f64 {
-    let (var, text) = rshmem::env::current("BOOTSTRAP_TIMEOUT");
+    let (var, text) = rshmem::env::current(rshmem::env::BOOTSTRAP_TIMEOUT);
     match text.trim().parse::<f64>() {
         Ok(t) if t > 0.0 && t.is_finite() => t,
         _ => {

@@ -141,7 +141,7 @@ pub fn head(host_list: &[Host], npes: Option<usize>, program: &[String], options
             server.serve_next(timeout)?;
         }
     });
-    let agent_words: Vec<String> = rshmem::env::current("LAUNCH_AGENT").1.split_whitespace().map(String::from).collect();
+    let agent_words: Vec<String> = rshmem::env::current(rshmem::env::LAUNCH_AGENT).1.split_whitespace().map(String::from).collect();
     let agent_words = if agent_words.is_empty() { vec!["ssh".to_string()] } else { agent_words };
     let agent_text = agent_words.join(" ");
     let exe = std::env::current_exe().unwrap_or_else(|e| fail(&format!("cannot tell where rshmemrun itself is: {e}")));

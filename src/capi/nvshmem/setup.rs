@@ -47,7 +47,7 @@ pub extern "C" fn nvshmem_init_thread(requested: c_int, provided: *mut c_int) ->
 
 /// How long a unique-id start waits for every rank (NVSHMEM_BOOTSTRAP_TIMEOUT, seconds).
 fn bootstrap_timeout() -> Duration {
-    let timeout = crate::env::current("BOOTSTRAP_TIMEOUT").1.trim().parse::<f64>().unwrap_or(60.0);
+    let timeout = crate::env::current(crate::env::BOOTSTRAP_TIMEOUT).1.trim().parse::<f64>().unwrap_or(60.0);
     Duration::from_secs_f64(timeout.max(0.1))
 }
 

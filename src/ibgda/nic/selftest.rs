@@ -294,7 +294,7 @@ mod tests {
 
     #[test]
     fn decision_table_auto_falls_back_explicit_hw_stops() {
-        let cfg = |nic: &str| IbgdaConfig::parse(table(&[("IBGDA_NIC", nic)])).unwrap();
+        let cfg = |nic: &str| IbgdaConfig::parse(table(&[(crate::env::IBGDA_NIC, nic)])).unwrap();
         let failed: std::result::Result<(), String> = Err("PE 0 -> PE 1: lost".into());
         for nic in ["auto", "hw", "model"] {
             assert_eq!(choose_remote_path(&cfg(nic), &Ok(())).unwrap(), RemotePath::Ibgda, "{nic}");
