@@ -6,6 +6,12 @@ pub const RSHMEM_VERSION_MAJOR: u32 = 0;
 pub const RSHMEM_VERSION_MINOR: u32 = 1;
 pub const RSHMEM_VERSION_PATCH: u32 = 0;
 
+/// C `long double` on x86-64 (80-bit extended, stored in 16 bytes, 16-aligned). Moved as
+/// bytes; the arithmetic on it lives in `crate::sys::longdouble`.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LongDouble(pub [u8; 16]);
+
 /// Status codes of the routines that return one, NVSHMEM and OpenSHMEM alike: NVSHMEM's
 /// `nvshmemx_status` numbering (device/rshmem_common.h declares it for C; a test compares).
 /// OpenSHMEM routines that return void report errors by message and global exit instead.

@@ -2,13 +2,9 @@
 //! back `$m!` with `TYPENAME => RustType` pairs; the C names of the typed routines are built
 //! from TYPENAME (`shmem_<TYPENAME>_put`). All capi files take their types from here.
 //!
-//! `longdouble` is x86-64's 80-bit extended type, stored in 16 bytes; see `LongDouble`.
+//! `longdouble` is x86-64's 80-bit extended type, stored in 16 bytes; see `crate::abi::LongDouble`.
 
-/// C `long double` storage (16 bytes, 16-aligned). Moved as bytes; arithmetic on it lives in
-/// `crate::sys::longdouble`.
-#[repr(C, align(16))]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct LongDouble(pub [u8; 16]);
+pub use crate::abi::LongDouble;
 
 /// C `float _Complex` and `double _Complex`.
 #[repr(C)]
@@ -23,7 +19,7 @@ pub struct ComplexD(pub f64, pub f64);
 macro_rules! rma_types {
     ($m:ident) => {
         $m! {
-            float => f32, double => f64, longdouble => $crate::capi::types::LongDouble,
+            float => f32, double => f64, longdouble => $crate::abi::LongDouble,
             char => std::ffi::c_char, schar => i8, short => i16, int => i32, long => i64, longlong => i64,
             uchar => u8, ushort => u16, uint => u32, ulong => u64, ulonglong => u64,
             int8 => i8, int16 => i16, int32 => i32, int64 => i64,
@@ -99,7 +95,7 @@ macro_rules! reduce_compare_types {
             uchar => u8, ushort => u16, uint => u32, ulong => u64, ulonglong => u64,
             int8 => i8, int16 => i16, int32 => i32, int64 => i64,
             uint8 => u8, uint16 => u16, uint32 => u32, uint64 => u64, size => usize,
-            float => f32, double => f64, longdouble => $crate::capi::types::LongDouble
+            float => f32, double => f64, longdouble => $crate::abi::LongDouble
         }
     };
 }

@@ -19,7 +19,7 @@
 
 use std::arch::asm;
 
-pub use crate::capi::types::LongDouble;
+pub use crate::abi::LongDouble;
 
 /// Defines the exported naked function `$name`, whose C signature has a `long double` argument
 /// passed by value, as a tail jump to `$target`, a Rust `extern "C"` function that takes the
