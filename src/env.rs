@@ -429,6 +429,29 @@ pub fn parse_bool(text: &str) -> Option<bool> {
     }
 }
 
+/// The bootstrap names the BOOTSTRAP setting accepts, in any case (NVSHMEM's spellings
+/// included), and the one each means here. PMI2 is served by the PMI-1 client: MPICH's hydra
+/// answers both on the same descriptor.
+const CHOICES: [(&str, &str); 9] = [
+    ("auto", "auto"),
+    ("rshmemrun", "rshmemrun"),
+    ("pmi", "pmi"),
+    ("pmi1", "pmi"),
+    ("pmi2", "pmi"),
+    ("pmix", "pmix"),
+    ("mpi", "mpi"),
+    ("uid", "uid"),
+    ("single", "single"),
+];
+/// The valid values, for the error that names them.
+pub const CHOICES_TEXT: &str = "one of auto, rshmemrun, PMI, PMI2, PMIX, MPI, UID or single (any case)";
+
+/// The bootstrap a BOOTSTRAP value means, if it is valid.
+pub fn parse_choice(text: &str) -> Option<&'static str> {
+    let t = text.trim().to_ascii_lowercase();
+    CHOICES.iter().find(|(name, _)| *name == t).map(|(_, means)| *means)
+}
+
 /// Log verbosity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LogLevel {
@@ -485,7 +508,7 @@ impl Config {
         let (var, v) = get(SYMMETRIC_STATICS);
         let symmetric_statics = parse_bool(&v).ok_or_else(|| bad(&var, &v, "0 or 1"))?;
         let (var, v) = get(BOOTSTRAP);
-        let bootstrap = crate::bootstrap::parse_choice(&v).ok_or_else(|| bad(&var, &v, crate::bootstrap::CHOICES_TEXT))?.to_string();
+        let bootstrap = parse_choice(&v).ok_or_else(|| bad(&var, &v, CHOICES_TEXT))?.to_string();
         let (var, v) = get(BOOTSTRAP_TIMEOUT);
         let bootstrap_timeout_s: f64 =
             v.trim().parse().ok().filter(|t: &f64| *t > 0.0).ok_or_else(|| bad(&var, &v, "a positive number of seconds"))?;
@@ -695,10 +718,23 @@ mod tests {
     }
 
     #[test]
-    fn the_launchers_variables_are_known() {
-        use crate::bootstrap::{ENV_CONTROL_FD, ENV_CPUS, ENV_RANK, ENV_SECRET, ENV_SIZE, ENV_STAR};
-        for v in [ENV_RANK, ENV_SIZE, ENV_STAR, ENV_CONTROL_FD, ENV_SECRET, ENV_CPUS] {
-            assert!(LAUNCHER_VARS.contains(&v), "{v} is missing from LAUNCHER_VARS");
+    fn nvshmem_spellings_of_the_bootstrap_are_understood() {
+        for (text, means) in [
+            ("MPI", "mpi"),
+            ("mpi", "mpi"),
+            ("PMI", "pmi"),
+            ("PMI2", "pmi"),
+            ("PMIX", "pmix"),
+            ("PMIx", "pmix"),
+            ("UID", "uid"),
+            (" auto ", "auto"),
+        ] {
+            assert_eq!(parse_choice(text), Some(means), "{text}");
+        }
+        assert_eq!(parse_choice("shmem"), None);
+        assert_eq!(parse_choice("plugin"), None);
+        for name in ["PMI", "PMI2", "PMIX", "MPI", "UID", "rshmemrun"] {
+            assert!(CHOICES_TEXT.contains(name), "{name} missing from the list in the error");
         }
     }
 

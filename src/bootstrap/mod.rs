@@ -114,29 +114,6 @@ fn control_fd() -> Option<RawFd> {
     (unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == 0).then_some(fd)
 }
 
-/// The bootstrap names the BOOTSTRAP setting accepts, in any case (NVSHMEM's spellings
-/// included), and the one each means here. PMI2 is served by the PMI-1 client: MPICH's hydra
-/// answers both on the same descriptor.
-const CHOICES: [(&str, &str); 9] = [
-    ("auto", "auto"),
-    ("rshmemrun", "rshmemrun"),
-    ("pmi", "pmi"),
-    ("pmi1", "pmi"),
-    ("pmi2", "pmi"),
-    ("pmix", "pmix"),
-    ("mpi", "mpi"),
-    ("uid", "uid"),
-    ("single", "single"),
-];
-/// The valid values, for the error that names them.
-pub const CHOICES_TEXT: &str = "one of auto, rshmemrun, PMI, PMI2, PMIX, MPI, UID or single (any case)";
-
-/// The bootstrap a BOOTSTRAP value means, if it is valid.
-pub fn parse_choice(text: &str) -> Option<&'static str> {
-    let t = text.trim().to_ascii_lowercase();
-    CHOICES.iter().find(|(name, _)| *name == t).map(|(_, means)| *means)
-}
-
 fn env_usize(name: &str) -> Option<usize> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
@@ -421,23 +398,9 @@ mod tests {
     }
 
     #[test]
-    fn nvshmem_spellings_of_the_bootstrap_are_understood() {
-        for (text, means) in [
-            ("MPI", "mpi"),
-            ("mpi", "mpi"),
-            ("PMI", "pmi"),
-            ("PMI2", "pmi"),
-            ("PMIX", "pmix"),
-            ("PMIx", "pmix"),
-            ("UID", "uid"),
-            (" auto ", "auto"),
-        ] {
-            assert_eq!(parse_choice(text), Some(means), "{text}");
-        }
-        assert_eq!(parse_choice("shmem"), None);
-        assert_eq!(parse_choice("plugin"), None);
-        for name in ["PMI", "PMI2", "PMIX", "MPI", "UID", "rshmemrun"] {
-            assert!(CHOICES_TEXT.contains(name), "{name} missing from the list in the error");
+    fn the_launchers_variables_are_known() {
+        for v in [ENV_RANK, ENV_SIZE, ENV_STAR, ENV_CONTROL_FD, ENV_SECRET, ENV_CPUS] {
+            assert!(crate::env::LAUNCHER_VARS.contains(&v), "{v} is missing from crate::env::LAUNCHER_VARS");
         }
     }
 
