@@ -15,6 +15,7 @@ pub mod proxy;
 // GPU-initiated InfiniBand (issue 4): rdma-core layer and IBGDA descriptors / HCA model.
 pub mod ib;
 pub mod ibgda;
+pub mod log;
 pub mod runtime;
 pub mod sys;
 pub mod transport;

@@ -65,7 +65,7 @@ pub fn over(global: Box<dyn Bootstrap>, secret: &Secret, timeout: Duration) -> R
     let local = StarClient::connect(&leader_name, index, local_pes.len(), timeout, None, secret)
         .map_err(|e| Error::bootstrap(format!("{} (joining the per-host rendezvous of PE {leader} on host {})", e.message, me.hostname)))?
         .named(global.name());
-    crate::runtime::log::info(&format!(
+    crate::log::info(&format!(
         "bootstrap: the job spans {} host(s); this host ({}) runs PE(s) {:?}",
         hosts.len(),
         me.describe(),

@@ -209,7 +209,7 @@ pub fn finalize_session() {
     let mut guard = SESSION.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(mut pmi) = guard.take() {
         if let Err(e) = pmi.finalize() {
-            crate::runtime::log::warn(&e.to_string());
+            crate::log::warn(&e.to_string());
         }
     }
 }

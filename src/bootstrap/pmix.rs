@@ -386,7 +386,7 @@ pub fn finalize_session() {
         // SAFETY: no info array.
         let rc = unsafe { (s.api.finalize)(std::ptr::null(), 0) };
         if let Err(e) = s.api.check("PMIx_Finalize", rc) {
-            crate::runtime::log::warn(&e.to_string());
+            crate::log::warn(&e.to_string());
         }
         // Dropping the session leaves the library loaded (Library never calls dlclose): its
         // threads may outlive finalize by a moment.

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use super::auth::{self, AuthError, Conn, Secret};
 use super::link::{Link, Listener};
 use crate::error::{Error, Result};
-use crate::runtime::log;
+use crate::log;
 use crate::sys::fdpass::{self, PeerCred};
 
 const OP_GATHER: u8 = 1;

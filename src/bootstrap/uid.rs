@@ -151,7 +151,7 @@ impl UidStar {
         // This runs before init sets the log level, and the joining waits for every rank:
         // rank 0's rendezvous must log the strangers it refuses meanwhile (RSHMEM_DEBUG=INFO).
         if let Ok(cfg) = crate::env::Config::from_env() {
-            crate::runtime::log::set(cfg.log_level, usize::MAX);
+            crate::log::set(cfg.log_level, usize::MAX);
         }
         let server = if rank == 0 { Some(Self::host(&p, nranks, timeout, routine)?) } else { None };
         let here = super::hostname();

@@ -5,8 +5,9 @@ use std::ffi::{c_int, c_long, c_void};
 
 use super::with_state;
 use crate::error::{Error, ErrorKind};
+use crate::log;
 use crate::runtime::ctx::{DEFAULT, INVALID};
-use crate::runtime::{log, team};
+use crate::runtime::team;
 
 /// C `shmem_ctx_t`: an opaque pointer-sized handle (see runtime/ctx.rs for its encoding).
 #[repr(transparent)]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::with_state;
 use crate::error::{Error, ErrorKind, Result};
-use crate::runtime::log;
+use crate::log;
 use crate::runtime::team::{Split, Team};
 use crate::runtime::State;
 

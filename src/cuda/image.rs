@@ -56,7 +56,7 @@ pub fn load(image: Image) -> CuResult<CUmodule> {
     if let Some((arch, cubin)) = cubin_for_this_gpu(image.name)? {
         match cu!(d, cuModuleLoadData(&mut m, cubin.as_ptr().cast())) {
             Ok(()) => return Ok(m),
-            Err(e) => crate::runtime::log::warn(&format!(
+            Err(e) => crate::log::warn(&format!(
                 "the sm_{arch} machine code of the library's kernel module {} was refused ({e}); compiling its PTX instead",
                 image.name
             )),

@@ -173,7 +173,7 @@ impl Drop for Inner {
             // any more (the progress thread and every Region hold this Inner alive until now).
             let rc = unsafe { sys::close(f) };
             if rc < 0 {
-                crate::runtime::log::warn(&format!("fabric: closing a libfabric object failed: {}", self.lib.api.describe(rc)));
+                crate::log::warn(&format!("fabric: closing a libfabric object failed: {}", self.lib.api.describe(rc)));
             }
         }
     }
@@ -272,7 +272,7 @@ impl Fabric {
 impl Drop for Fabric {
     fn drop(&mut self) {
         if let Err(e) = self.out.send(&self.inner) {
-            crate::runtime::log::warn(&format!("fabric: the last packed puts could not be sent: {e}"));
+            crate::log::warn(&format!("fabric: the last packed puts could not be sent: {e}"));
         }
         if let Some(p) = self.progress.take() {
             p.stop(&self.inner);

@@ -91,7 +91,7 @@ impl Drop for Region {
         // is kept alive by our Arc until after this.
         let rc = unsafe { sys::close(self.mr.cast()) };
         if rc < 0 {
-            crate::runtime::log::warn(&format!("fabric: deregistering memory failed: {}", self.inner.lib.api.describe(rc)));
+            crate::log::warn(&format!("fabric: deregistering memory failed: {}", self.inner.lib.api.describe(rc)));
         }
     }
 }

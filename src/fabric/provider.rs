@@ -190,7 +190,7 @@ pub(super) fn choose(lib: &Library, settings: &Settings) -> Result<ProviderInfo>
         };
         if let Some((_, info)) = chosen {
             if let Some(p) = &refused {
-                crate::runtime::log::warn(&format!("fabric: using {} instead of {p}: {}", info.provider, provider_keys_risk(p)));
+                crate::log::warn(&format!("fabric: using {} instead of {p}: {}", info.provider, provider_keys_risk(p)));
             }
             return Ok(info);
         }

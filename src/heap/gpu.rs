@@ -166,7 +166,7 @@ impl GpuHeap {
         // create 0.5, export 1-2, exchange 0.1-1, import+map of the 2 chunks 18 ms. The mapping
         // (cuMemMap + cuMemSetAccess) dominates; done in one thread per chunk it took as long,
         // the driver serialising it across the processes, so it stays sequential here.
-        crate::runtime::log::info(&format!(
+        crate::log::info(&format!(
             "GPU heap +{bytes} bytes per PE: create {:.2} ms, export {:.2} ms, exchange {:.2} ms, import+map {} chunks {:.2} ms",
             created.as_secs_f64() * 1e3,
             (t1 - t0).saturating_sub(created).as_secs_f64() * 1e3,

@@ -50,7 +50,7 @@ pub fn out_of_room<T>(err: Error) -> Result<*mut T> {
     if abort {
         return Err(err);
     }
-    crate::runtime::log::warn(&format!("{err} (returning NULL; RSHMEM_ABORT_ON_OOM=1 ends the job instead)"));
+    crate::log::warn(&format!("{err} (returning NULL; RSHMEM_ABORT_ON_OOM=1 ends the job instead)"));
     Ok(std::ptr::null_mut())
 }
 

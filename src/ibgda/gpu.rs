@@ -337,7 +337,7 @@ impl GpuIbgda {
         } else {
             format!("RC: {nq} QPs ({num_rc} per remote PE, map by {})", MAP[config.rc_map_by as usize % 4])
         };
-        crate::runtime::log::info(&format!(
+        crate::log::info(&format!(
             "IBGDA ({} NIC): {transport}, {nwqes} WQE blocks each, doorbell batch {}, signal every {signal_every}; send queues in {} memory; {} model thread(s){}",
             if config.nic == NicKind::Model { "software model" } else { "hardware" },
             queues.batch,
@@ -463,7 +463,7 @@ impl GpuIbgda {
 
 impl Drop for GpuIbgda {
     fn drop(&mut self) {
-        crate::runtime::log::info(&self.stats_line());
+        crate::log::info(&self.stats_line());
     }
 }
 

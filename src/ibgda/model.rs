@@ -479,7 +479,7 @@ fn serve(s: &NicShared, q: &mut QpRun, rng: &mut Rng) -> bool {
     let ring = match read_ring(s, q, q.ci, n) {
         Ok(r) => r,
         Err(why) => {
-            crate::runtime::log::warn(&format!("IBGDA model: PE {} cannot read the send queue of QP {:#x}: {why}", q.pe, cfg.qpn));
+            crate::log::warn(&format!("IBGDA model: PE {} cannot read the send queue of QP {:#x}: {why}", q.pe, cfg.qpn));
             return false;
         }
     };
@@ -817,7 +817,7 @@ fn execute_batch(s: &NicShared, q: &mut QpRun, batch: &mut [Wqe], rng: &mut Rng)
                 continue;
             }
             if let Err(why) = execute(s, op) {
-                crate::runtime::log::warn(&format!(
+                crate::log::warn(&format!(
                     "IBGDA model: PE {}: {} on QP {:#x} failed: {why}",
                     q.pe,
                     opcode_name(batch[*i].ctrl.opcode()),
@@ -832,7 +832,7 @@ fn execute_batch(s: &NicShared, q: &mut QpRun, batch: &mut [Wqe], rng: &mut Rng)
     // Asynchronous data movement finishes before any completion is reported.
     if !ops.is_empty() {
         if let Err(why) = s.mem.flush() {
-            crate::runtime::log::warn(&format!("IBGDA model: PE {}: data movement on QP {:#x} failed: {why}", q.pe, q.cfg.qpn));
+            crate::log::warn(&format!("IBGDA model: PE {}: data movement on QP {:#x} failed: {why}", q.pe, q.cfg.qpn));
             for w in batch.iter_mut().filter(|w| w.result.is_ok()) {
                 w.result = Err(SYND_REMOTE_OP_ERR);
             }
@@ -908,7 +908,7 @@ fn write_cqe(s: &NicShared, q: &mut QpRun, w: &Wqe, opcode: u8, syndrome: u8, by
                 None if cfg.kind == QP_DCI => "a PE over DC".to_string(),
                 None => format!("PE {}", cfg.peer_pe),
             };
-            crate::runtime::log::info(&format!(
+            crate::log::info(&format!(
                 "IBGDA model: {} from PE {} to {to} completed with an error: {}{} (QP {:#x}, WQE index {})",
                 opcode_name(w.ctrl.opcode()),
                 q.pe,

@@ -116,7 +116,7 @@ impl Ibgda {
         };
         let path = choose_remote_path(&config, &outcome)?;
         for line in pair_lines(s.me, &s.remote, &path) {
-            crate::runtime::log::info(&line);
+            crate::log::info(&line);
         }
         Ok(match path {
             // A passed self-test comes only from a NIC that was set up.
@@ -442,7 +442,7 @@ impl HwIbgda {
                 })
                 .collect::<Result<_>>()
                 .unwrap_or_else(|e| {
-                    crate::runtime::log::warn(&format!("IBGDA (hardware NIC {name}): {e}"));
+                    crate::log::warn(&format!("IBGDA (hardware NIC {name}): {e}"));
                     vec![None; npes]
                 });
         let at = std::mem::offset_of!(super::mlx5::Av, rmac);
@@ -525,7 +525,7 @@ impl HwIbgda {
             }
             _ => None,
         };
-        crate::runtime::log::info(&format!(
+        crate::log::info(&format!(
             "IBGDA (hardware NIC {name}): {} RC QPs ({} per remote PE), {num_dci} DCIs, {} DC targets, {nwqes} WQE blocks each; heap registered by {}; {}; NIC caps: {}",
             active.len(),
             plan.num_rc,
@@ -699,7 +699,7 @@ fn set_up_locally(s: &Setup, config: &IbgdaConfig, queues: &QueueConfig) -> Resu
     let mut devx = DevxCtx::new(&ctx)?;
     let hca = caps::query(&mut devx)?;
     for note in caps::fit(&mut plan, &hca, &name, crate::env::current(crate::env::QP_DEPTH))? {
-        crate::runtime::log::warn(&format!("IBGDA (hardware NIC {name}): {note}"));
+        crate::log::warn(&format!("IBGDA (hardware NIC {name}): {note}"));
     }
     let layout = Layout::new(plan.roles().len(), plan.log_nwqes);
     let sq = Aligned::new(layout.sq_bytes() as usize, "send queues (GPU memory)")?;

@@ -63,7 +63,7 @@ pub(super) fn run(
     };
     let (lane, pe, ticket) = current;
     let message = format!("PE {}: proxy thread stopped at lane {lane} command {ticket} (to PE {pe}): {message}; device operations to other hosts can no longer complete", mype_of(ch));
-    crate::runtime::log::warn(&message);
+    crate::log::warn(&message);
     *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
     ch.set_dead(lane, pe, ticket);
 }

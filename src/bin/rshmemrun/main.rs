@@ -388,7 +388,7 @@ fn main() {
     let timeout = bootstrap_timeout();
     // Refused strangers are logged at INFO (RSHMEM_DEBUG=INFO); the PEs check every setting.
     if let Ok(cfg) = rshmem::env::Config::from_env() {
-        rshmem::runtime::log::set(cfg.log_level, usize::MAX);
+        rshmem::log::set(cfg.log_level, usize::MAX);
     }
     if let Some(lib) = foreign_shmem(&args.program[0]) {
         let ours = std::env::current_exe().ok().and_then(|e| Some(e.parent()?.parent()?.join("lib/librshmem.so")));

@@ -234,7 +234,7 @@ fn admit(conn: Link, secret: auth::Secret, tx: mpsc::Sender<(usize, TcpStream)>)
         let _ = stream.set_nonblocking(false);
         if let Err(e) = auth::serve(&mut stream, &secret, deadline) {
             let from = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
-            rshmem::runtime::log::info(&format!("rshmemrun: refused a control connection from {from}: {e}"));
+            rshmem::log::info(&format!("rshmemrun: refused a control connection from {from}: {e}"));
             return;
         }
         let mut line = Vec::new();

@@ -65,7 +65,7 @@ pub fn nv_status_of(routine: &'static str, body: impl FnOnce() -> Result<c_int>)
         Ok(Err(e)) => e,
         Err(_) => Error::new(ErrorKind::Internal, routine, "internal error (please report): a panic in the library"),
     };
-    crate::runtime::log::warn(&err.to_string());
+    crate::log::warn(&err.to_string());
     err.kind.code()
 }
 

@@ -246,7 +246,7 @@ pub extern "C" fn nvshmemid_hostlib_init_attr(
         if cb.is_some() {
             static ONCE: std::sync::Once = std::sync::Once::new();
             ONCE.call_once(|| {
-                runtime::log::warn(&format!(
+                crate::log::warn(&format!(
                     "{R}: started by NVSHMEM's own device library (libnvshmem_device): its host calls run on rshmem, but its device-side calls find no state; build device code with rshmem's device/ headers"
                 ))
             });

@@ -8,7 +8,7 @@ use std::ffi::{c_int, c_long};
 use super::super::{fence, with_state};
 use super::nv_status_of;
 use crate::error::{Error, ErrorKind, Result};
-use crate::runtime::log;
+use crate::log;
 use crate::runtime::team::Split;
 
 /// nvshmem_team_t.

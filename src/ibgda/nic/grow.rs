@@ -136,7 +136,7 @@ impl HwIbgda {
         state.heap_lkey = mr.lkey;
         let at = std::mem::offset_of!(PeState, heap_lkey);
         self.state.upload(at, &bytes_of(std::slice::from_ref(&state))[at..at + 4]).map_err(upload_err("the heap's local key"))?;
-        crate::runtime::log::info(&format!(
+        crate::log::info(&format!(
             "IBGDA (hardware NIC {}): the heap grew to {mapped} bytes per PE; registered again by {} (lkey {:#x}, {} heap registrations kept)",
             self.ctx.name,
             mr.how,

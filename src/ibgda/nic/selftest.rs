@@ -152,7 +152,7 @@ pub fn choose_remote_path(config: &IbgdaConfig, self_test: &std::result::Result<
     };
     match (config.nic, config.nic_explicit) {
         (NicKind::Hardware, false) => {
-            crate::runtime::log::info(&format!(
+            crate::log::info(&format!(
                 "IBGDA is not used: {why}. Device operations to PEs on other hosts go through the proxy transport instead \
                  (fix the cause to get IBGDA; RSHMEM_IBGDA_NIC=hw makes this an error)"
             ));
