@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use rshmem::ibgda::gpu::Setup;
-use rshmem::ibgda::nic::{Ibgda, Route};
+use rshmem::ibgda::hw::{Ibgda, Route};
 
 #[test]
 fn devx_declarations_match_rdma_core_headers() {
@@ -89,7 +89,7 @@ fn masked_child() {
     assert!(rshmem::ib::discovery_summary().starts_with("no RDMA: libibverbs.so.1 could not be loaded"));
     let e = hardware_refusal();
     assert!(e.contains("libibverbs.so.1 could not be loaded") && e.contains("RSHMEM_IBGDA_NIC=model"), "{e}");
-    let lines = rshmem::ibgda::nic::info_lines();
+    let lines = rshmem::ibgda::hw::info_lines();
     assert!(lines[0].contains("no RDMA") && lines[1].contains("not decided") && lines[2].contains("not read"), "{lines:?}");
 }
 

@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use ibgda_common::amo::{FETCH_ADD, XOR};
 use ibgda_common::{amo_fetches, amo_model, assert_clean, assert_fenced, fence_sources, pattern, watchdog, Net, World, HEAP_KEY};
 use rshmem::ibgda::abi::{PeState, QpState, MAP_BY_CTA, MAP_BY_DCT, MAP_BY_SM, MAP_BY_WARP};
-use rshmem::ibgda::host::{snapshot, QpParams};
+use rshmem::ibgda::model::host::{snapshot, QpParams};
 use rshmem::ibgda::model::ModelConfig;
 
 type St = *mut PeState;

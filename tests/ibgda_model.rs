@@ -13,7 +13,7 @@ use std::sync::Arc;
 use ibgda_common::amo::{FETCH_ADD, XOR};
 use ibgda_common::{amo_fetches, amo_model, assert_clean, assert_fenced, fence_sources, pattern, watchdog, World, HEAP_KEY};
 use rshmem::ibgda::abi::{PeState, QpState};
-use rshmem::ibgda::host::{snapshot, HostQp, QpParams};
+use rshmem::ibgda::model::host::{snapshot, HostQp, QpParams};
 
 /// A copy of a live descriptor of this test's world.
 fn snap(qp: Qp) -> QpState {
@@ -119,7 +119,7 @@ fn every_operation_arrives_byte_for_byte() {
 
 #[test]
 fn registered_local_buffers_move_in_one_wqe_and_others_inline() {
-    use rshmem::ibgda::host::AlignedBuf;
+    use rshmem::ibgda::model::host::AlignedBuf;
     use rshmem::ibgda::regs::Registrations;
     let _w = watchdog(60, "registered_local_buffers_move_in_one_wqe_and_others_inline");
     let w = World::new(2, 1 << 20, 1, params(), ModelConfig::default());

@@ -99,7 +99,7 @@ fn report(out: &mut String) -> bool {
     let _ = writeln!(out, "  p2p     GPU PEs on one host: loads/stores/atomics into mapped peer GPU heaps (needs peer access)");
     let _ = writeln!(out, "  ibgda   GPU PEs across the network: GPU threads post to the NIC (which NIC: the IBGDA section below)");
     let _ = writeln!(out, "  proxy   GPU PEs across the network without IBGDA: a host thread carries device operations");
-    for line in rshmem::ibgda::nic::info_lines() {
+    for line in rshmem::ibgda::hw::info_lines() {
         let _ = writeln!(out, "  {line}");
     }
     let _ = writeln!(out);

@@ -15,7 +15,7 @@
 //! failing cleanly without them; `ibv_get_device_list` answering "no device"; the layouts of our
 //! declarations against the rdma-core 44 headers (tests/ibgda_layout.rs, tests/ib_devx.rs);
 //! every PRM encoder field by field; the DevX command sequence against a recorder
-//! (`crate::ibgda::nic`); the pure parts (attributes, state machine, address encoding, NIC/GPU
+//! (`crate::ibgda::hw`); the pure parts (attributes, state machine, address encoding, NIC/GPU
 //! distance, doorbell decision, the CPU doorbell thread on host memory).
 //!
 //! NEVER MET HARDWARE: every call that needs a device (all of [`verbs`](mod@verbs) past `Context::open`'s

@@ -32,7 +32,7 @@ pub fn lines_from(f: impl Fn(crate::env::Setting) -> (String, String) + Copy) ->
     });
     v.push(format!(
         "  self-test at init: each PE, on its first QP toward the next remote PE, does an RDMA READ, WRITE, READ back, fetch-add and READ of its own word in that PE's heap, then restores it, within {} s; a lost completion, an error completion or a wrong value is the reason",
-        crate::ibgda::nic::SELF_TEST_TIMEOUT.as_secs()
+        crate::ibgda::hw::SELF_TEST_TIMEOUT.as_secs()
     ));
     v.push("  route per PE pair: same host with peer access: loads and stores; across the network: IBGDA if the self-test passed on every PE, else the proxy transport (nvshmem_init logs every pair as \"PE a -> PE b: <route>[, because <reason>]\" with NVSHMEM_DEBUG=INFO)".to_string());
     if c.num_rc_per_pe > 0 {

@@ -1,9 +1,9 @@
 //! IBGDA: GPU-initiated InfiniBand. The device posts mlx5 WQEs itself (device/ibgda/); this module
-//! owns the shared descriptors ([`abi`]), the mlx5 formats' Rust mirror ([`mlx5`]), host-memory
-//! queues ([`host`]), the software HCA model ([`model`], `RSHMEM_IBGDA_NIC=model`) that plays
-//! the NIC for those WQEs, the GPU runtime's set-up ([`gpu`], [`warmup`]), the DC transport's
-//! shared pieces ([`dc`]) and the `rshmem-info` section ([`info`]). The rdma-core path that
-//! creates real QPs is `crate::ib`.
+//! owns the shared descriptors ([`abi`]), the mlx5 formats' Rust mirror ([`mlx5`]), the GPU
+//! runtime's set-up ([`gpu`], [`warmup`]), the DC transport's shared pieces ([`dc`]) and the
+//! `rshmem-info` section ([`info`]); then the two NICs: [`model`], the software HCA model
+//! (`RSHMEM_IBGDA_NIC=model`, with its host-memory queues in [`model::host`]) that plays the
+//! NIC for those WQEs, and [`hw`], a ConnectX through rdma-core/DevX (`crate::ib`).
 //!
 //! Transports: RC (`NVSHMEM_IBGDA_NUM_RC_PER_PE` QPs per remote PE, the default) or DC
 //! (`NVSHMEM_IBGDA_NUM_RC_PER_PE=0`: DC initiators shared by all targets, DC targets per PE,
@@ -21,11 +21,10 @@ pub mod abi;
 pub mod cuda;
 pub mod dc;
 pub mod gpu;
-pub mod host;
+pub mod hw;
 pub mod info;
 pub mod mlx5;
 pub mod model;
-pub mod nic;
 pub mod regs;
 pub mod warmup;
 

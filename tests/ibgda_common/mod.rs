@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use rshmem::ibgda::abi::{PeState, PeerState, QpState};
 use rshmem::ibgda::dc::{dct_table, DcTargets};
-use rshmem::ibgda::host::{new_queues, AlignedBuf, QpParams, QueueMem};
+use rshmem::ibgda::model::host::{new_queues, AlignedBuf, QpParams, QueueMem};
 use rshmem::ibgda::model::{Fabric, HostMemory, ModelConfig, Nic};
 
 pub fn repo() -> PathBuf {

@@ -304,14 +304,14 @@ impl HostPost<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ibgda::host::{new_queues, AlignedBuf, QpParams};
+    use crate::ibgda::model::host::{new_queues, AlignedBuf, QpParams};
     use crate::ibgda::model::{Fabric, HostMemory, ModelConfig, Nic};
     use std::sync::Arc;
 
     const KEY: u32 = 0x77;
 
     /// One QP of PE 0 toward its own heap, served by a model NIC on host memory.
-    fn setup(log_nwqes: u16) -> (Nic, QpState, crate::ibgda::host::QueueMem, AlignedBuf) {
+    fn setup(log_nwqes: u16) -> (Nic, QpState, crate::ibgda::model::host::QueueMem, AlignedBuf) {
         let heap = AlignedBuf::new(4096);
         let fabric = Fabric::new();
         fabric.register(0, KEY, heap.addr(), 4096);

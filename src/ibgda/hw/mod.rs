@@ -30,10 +30,10 @@
 //! Steps 1-5 are local (`set_up_locally`); their outcome travels in the address exchange, so a
 //! PE that failed stops the others with its reason.
 //!
-//! Files: `nic/plan.rs` (the set-up as data and a DevX command sequence), `nic/caps.rs` (the
-//! plan fitted to QUERY_HCA_CAP), `nic/post.rs` (host posting: warm-up and host quiet),
-//! `nic/gpumem.rs` (UAR mapping, dma-buf, aligned buffers), `nic/grow.rs` (heap growth),
-//! `nic/probe.rs` (rshmem-info lines), `nic/selftest.rs` (the self-test and the route decision).
+//! Files: `hw/plan.rs` (the set-up as data and a DevX command sequence), `hw/caps.rs` (the
+//! plan fitted to QUERY_HCA_CAP), `hw/post.rs` (host posting: warm-up and host quiet),
+//! `hw/gpumem.rs` (UAR mapping, dma-buf, aligned buffers), `hw/grow.rs` (heap growth),
+//! `hw/probe.rs` (rshmem-info lines), `hw/selftest.rs` (the self-test and the route decision).
 //!
 //! Ran in CI: `plan` (the command sequence against a recording call table, descriptors, peer
 //! table, DCT table, bootstrap encoding), `caps` (the query and the fitting, on canned

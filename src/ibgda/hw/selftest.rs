@@ -192,7 +192,7 @@ mod tests {
     use super::super::post::HostIo;
     use super::*;
     use crate::ibgda::abi::QpState;
-    use crate::ibgda::host::{new_queues, AlignedBuf, QpParams, QueueMem};
+    use crate::ibgda::model::host::{new_queues, AlignedBuf, QpParams, QueueMem};
     use crate::ibgda::model::{Fabric, Fault, HostMemory, ModelConfig, Nic};
     use crate::ibgda::table;
     use std::sync::Arc;

@@ -5,8 +5,8 @@
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
-use super::abi::{QpState, MAX_LOG_NWQES, QP_DCI, QP_RC};
-use super::mlx5::{CQE_INVALID, CQE_SIZE, SEND_WQE_BB};
+use crate::ibgda::abi::{QpState, MAX_LOG_NWQES, QP_DCI, QP_RC};
+use crate::ibgda::mlx5::{CQE_INVALID, CQE_SIZE, SEND_WQE_BB};
 
 /// A zeroed, 64-byte aligned heap buffer that never moves.
 pub struct AlignedBuf {
@@ -104,7 +104,7 @@ pub fn new_queues(p: QpParams) -> (QpState, QueueMem) {
     state.batch = p.batch;
     state.inline_max = p.inline_max;
     state.kind = if p.dci { QP_DCI } else { QP_RC };
-    state.flags = if p.cpu_doorbell { super::abi::QP_CPU_DOORBELL } else { 0 };
+    state.flags = if p.cpu_doorbell { crate::ibgda::abi::QP_CPU_DOORBELL } else { 0 };
     state.sq_buf = sq.addr();
     state.sq_dbrec = dbrec.addr();
     state.cq_dbrec = dbrec.addr() + 16;

@@ -32,6 +32,8 @@
 //! directly) or in GPU memory (read in one bulk copy per doorbell through the `MemoryAccess`),
 //! and the QP descriptor itself may be GPU memory the model never touches ([`Nic::attach_config`]).
 
+pub mod host;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
