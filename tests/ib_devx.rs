@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use rshmem::ibgda::gpu::Setup;
-use rshmem::ibgda::hw::{Ibgda, Route};
+use rshmem::ibgda::{Ibgda, Route};
 
 #[test]
 fn devx_declarations_match_rdma_core_headers() {

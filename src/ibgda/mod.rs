@@ -30,6 +30,8 @@ pub mod warmup;
 
 use crate::env;
 use crate::error::{Error, ErrorKind, Result};
+use gpu::{GpuIbgda, Setup};
+use hw::{choose_remote_path, pair_lines, HwIbgda, RemotePath};
 
 /// Turns the first error CQE recorded on a QP into an error naming the operation and the PE.
 /// `my_pe` is the PE that posted; `routine` the call that surfaced it (e.g. `nvshmem_quiet`).
@@ -157,6 +159,88 @@ impl IbgdaConfig {
 
     pub fn from_env() -> Result<IbgdaConfig> {
         IbgdaConfig::parse(env::current)
+    }
+}
+
+/// IBGDA as the GPU runtime holds it: on the software HCA model or on a ConnectX.
+pub enum Ibgda {
+    Model(Box<GpuIbgda>),
+    Hardware(Box<HwIbgda>),
+}
+
+/// The route to the PEs across the network, as [`Ibgda::choose`] decided it.
+pub enum Route {
+    Ibgda(Ibgda),
+    /// The proxy transport carries device operations to those PEs; why IBGDA is not used.
+    Proxy(String),
+}
+
+impl Ibgda {
+    /// Sets IBGDA up toward the PEs `s.remote` names on the NIC `RSHMEM_IBGDA_NIC` chooses,
+    /// runs the self-test on every PE together, and decides ([`choose_remote_path`]): IBGDA, or
+    /// the proxy transport with the reason (`auto` only), or a named error (`hw`, `model`).
+    /// Collective.
+    pub fn choose(s: &Setup) -> Result<Route> {
+        let config = IbgdaConfig::from_env()?;
+        let (outcome, built) = match config.nic {
+            NicKind::Model => return GpuIbgda::create(s).map(|m| Route::Ibgda(Ibgda::Model(Box::new(m)))),
+            NicKind::Hardware => match HwIbgda::create(s) {
+                Ok(h) => (h.self_test.clone(), Some(h)),
+                Err(e) if config.nic_explicit => return Err(e),
+                Err(e) => (Err(format!("PE {}: the NIC set-up failed: {}", s.me, e.message)), None),
+            },
+        };
+        let path = choose_remote_path(&config, &outcome)?;
+        for line in pair_lines(s.me, &s.remote, &path) {
+            crate::log::info(&line);
+        }
+        Ok(match path {
+            // A passed self-test comes only from a NIC that was set up.
+            RemotePath::Ibgda => Route::Ibgda(Ibgda::Hardware(Box::new(built.expect("a NIC that passed its self-test")))),
+            // A NIC that failed its self-test is torn down here.
+            RemotePath::Proxy(why) => Route::Proxy(why),
+        })
+    }
+
+    /// Device address of the `rshmem_ibgda_state` for the device state.
+    pub fn state_addr(&self) -> u64 {
+        match self {
+            Ibgda::Model(m) => m.state_addr(),
+            Ibgda::Hardware(h) => h.state_addr(),
+        }
+    }
+    /// The heaps grew to `mapped` bytes each: the registrations follow. Collective (the
+    /// hardware NIC swaps the new keys through `boot`); a failure names nvshmem_malloc.
+    pub fn heap_grew(&self, boot: &dyn crate::bootstrap::Bootstrap, mapped: usize) -> Result<()> {
+        match self {
+            Ibgda::Model(m) => {
+                m.heap_grew(mapped);
+                Ok(())
+            }
+            Ibgda::Hardware(h) => h.heap_grew(boot, mapped),
+        }
+    }
+    /// nvshmemx_buffer_register: the NIC may read and write `[addr, addr+len)`, and device puts
+    /// from it and gets into it name it in one WQE.
+    pub fn register_buffer(&self, addr: u64, len: usize, routine: &'static str) -> Result<()> {
+        match self {
+            Ibgda::Model(m) => m.register_buffer(addr, len, routine),
+            Ibgda::Hardware(h) => h.register_buffer(addr, len, routine),
+        }
+    }
+    /// nvshmemx_buffer_unregister (`Some(addr)`) or _unregister_all (`None`).
+    pub fn unregister_buffer(&self, addr: Option<u64>, routine: &'static str) -> Result<()> {
+        match self {
+            Ibgda::Model(m) => m.unregister_buffer(addr, routine),
+            Ibgda::Hardware(h) => h.unregister_buffer(addr, routine),
+        }
+    }
+    /// Host quiet: everything the device posted has completed; the first error, in words.
+    pub fn drain(&self, routine: &'static str) -> Result<()> {
+        match self {
+            Ibgda::Model(m) => m.drain(routine),
+            Ibgda::Hardware(h) => h.drain(routine),
+        }
     }
 }
 

@@ -203,7 +203,7 @@ pub struct GpuState {
     pub memory: MemoryReport,
     /// IBGDA toward the peers reached through the network (NVSHMEM_DISABLE_P2P=1); dropped
     /// before the heap it addresses.
-    pub ibgda: Option<crate::ibgda::hw::Ibgda>,
+    pub ibgda: Option<crate::ibgda::Ibgda>,
     /// The library's own kernels (kernels.ptx), loaded on first use.
     kernels: std::sync::OnceLock<Kernels>,
     kernels_lock: Mutex<()>,
@@ -372,9 +372,9 @@ impl GpuState {
                 mapped,
                 remote: remote.clone(),
             };
-            match crate::ibgda::hw::Ibgda::choose(&setup)? {
-                crate::ibgda::hw::Route::Ibgda(i) => (Some(i), None),
-                crate::ibgda::hw::Route::Proxy(why) => (None, Some(why)),
+            match crate::ibgda::Ibgda::choose(&setup)? {
+                crate::ibgda::Route::Ibgda(i) => (Some(i), None),
+                crate::ibgda::Route::Proxy(why) => (None, Some(why)),
             }
         } else {
             (None, None)

@@ -1,6 +1,6 @@
 //! IBGDA on a real ConnectX through rdma-core/DevX: the hardware counterpart of
-//! [`super::gpu::GpuIbgda`] (which builds the same descriptors for the software HCA model), and
-//! [`Ibgda`], which picks one of the two from `RSHMEM_IBGDA_NIC`.
+//! [`super::gpu::GpuIbgda`] (which builds the same descriptors for the software HCA model);
+//! [`super::Ibgda`] picks one of the two from `RSHMEM_IBGDA_NIC`.
 //!
 //! At nvshmem_init, for the PEs reached through the network, [`HwIbgda::create`]:
 //! 1. picks the NIC (`NVSHMEM_HCA_LIST`, else the one closest to the GPU on PCIe / NUMA), opens
@@ -25,7 +25,7 @@
 //!    DC targets), and warms each QP up with one zero-byte RDMA WRITE from the host, waited for
 //!    (`post`);
 //! 7. runs the self-test toward the next remote PE and gathers every PE's outcome (`selftest`);
-//!    [`Ibgda::choose`] turns it into the route (IBGDA, the proxy transport, or an error).
+//!    [`super::Ibgda::choose`] turns it into the route (IBGDA, the proxy transport, or an error).
 //!
 //! Steps 1-5 are local (`set_up_locally`); their outcome travels in the address exchange, so a
 //! PE that failed stops the others with its reason.
@@ -39,7 +39,7 @@
 //! table, DCT table, bootstrap encoding), `caps` (the query and the fitting, on canned
 //! outputs), `grow` (the key message, gathering and re-keying), `post` (warm-up, error CQE, host quiet with wrap-around, against the software HCA
 //! model on host memory), `selftest` (passing, and failing by timeout and by wrong data on the
-//! model with injected faults; the decision table), [`Ibgda::choose`] and [`HwIbgda::create`] up to their clean failure
+//! model with injected faults; the decision table), [`super::Ibgda::choose`] and [`HwIbgda::create`] up to their clean failure
 //! (no RDMA device here; and with libibverbs masked, no rdma-core: tests/ib_devx.rs), and
 //! [`info_lines`]. NEVER MET HARDWARE: every step of [`HwIbgda::create`] past NIC choice,
 //! [`map_uar`], [`HwIbgda::drain`] and the warm-up on GPU memory, the CPU ringer storing to a real
@@ -74,9 +74,9 @@ use crate::ib::{self, Context, Mr, Pd, QpAddress, Uar};
 
 use super::abi::{PeState, QpState};
 use super::cuda::{DevBuf, PinnedBuf};
-use super::gpu::{GpuIbgda, QueueConfig, Setup, FETCH_SLOTS, INLINE_MAX};
+use super::gpu::{QueueConfig, Setup, FETCH_SLOTS, INLINE_MAX};
 use super::regs::{self, Registrations};
-use super::{IbgdaConfig, NicKind};
+use super::IbgdaConfig;
 use gpumem::{dmabuf_of, Aligned};
 use plan::{Built, Layout, Local, Posting, QueueAddrs, Resources};
 use post::{GpuIo, HostIo, HostPost, Landing, QueueIo, Target};
@@ -85,88 +85,6 @@ const ROUTINE: &str = "nvshmem_init";
 /// The DC access key every PE's targets accept.
 pub const DC_KEY: u64 = 0x5253_484d_454d_0001;
 const WARM_UP_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// IBGDA as the GPU runtime holds it: on the software HCA model or on a ConnectX.
-pub enum Ibgda {
-    Model(Box<GpuIbgda>),
-    Hardware(Box<HwIbgda>),
-}
-
-/// The route to the PEs across the network, as [`Ibgda::choose`] decided it.
-pub enum Route {
-    Ibgda(Ibgda),
-    /// The proxy transport carries device operations to those PEs; why IBGDA is not used.
-    Proxy(String),
-}
-
-impl Ibgda {
-    /// Sets IBGDA up toward the PEs `s.remote` names on the NIC `RSHMEM_IBGDA_NIC` chooses,
-    /// runs the self-test on every PE together, and decides ([`choose_remote_path`]): IBGDA, or
-    /// the proxy transport with the reason (`auto` only), or a named error (`hw`, `model`).
-    /// Collective.
-    pub fn choose(s: &Setup) -> Result<Route> {
-        let config = IbgdaConfig::from_env()?;
-        let (outcome, built) = match config.nic {
-            NicKind::Model => return GpuIbgda::create(s).map(|m| Route::Ibgda(Ibgda::Model(Box::new(m)))),
-            NicKind::Hardware => match HwIbgda::create(s) {
-                Ok(h) => (h.self_test.clone(), Some(h)),
-                Err(e) if config.nic_explicit => return Err(e),
-                Err(e) => (Err(format!("PE {}: the NIC set-up failed: {}", s.me, e.message)), None),
-            },
-        };
-        let path = choose_remote_path(&config, &outcome)?;
-        for line in pair_lines(s.me, &s.remote, &path) {
-            crate::log::info(&line);
-        }
-        Ok(match path {
-            // A passed self-test comes only from a NIC that was set up.
-            RemotePath::Ibgda => Route::Ibgda(Ibgda::Hardware(Box::new(built.expect("a NIC that passed its self-test")))),
-            // A NIC that failed its self-test is torn down here.
-            RemotePath::Proxy(why) => Route::Proxy(why),
-        })
-    }
-
-    /// Device address of the `rshmem_ibgda_state` for the device state.
-    pub fn state_addr(&self) -> u64 {
-        match self {
-            Ibgda::Model(m) => m.state_addr(),
-            Ibgda::Hardware(h) => h.state_addr(),
-        }
-    }
-    /// The heaps grew to `mapped` bytes each: the registrations follow. Collective (the
-    /// hardware NIC swaps the new keys through `boot`); a failure names nvshmem_malloc.
-    pub fn heap_grew(&self, boot: &dyn crate::bootstrap::Bootstrap, mapped: usize) -> Result<()> {
-        match self {
-            Ibgda::Model(m) => {
-                m.heap_grew(mapped);
-                Ok(())
-            }
-            Ibgda::Hardware(h) => h.heap_grew(boot, mapped),
-        }
-    }
-    /// nvshmemx_buffer_register: the NIC may read and write `[addr, addr+len)`, and device puts
-    /// from it and gets into it name it in one WQE.
-    pub fn register_buffer(&self, addr: u64, len: usize, routine: &'static str) -> Result<()> {
-        match self {
-            Ibgda::Model(m) => m.register_buffer(addr, len, routine),
-            Ibgda::Hardware(h) => h.register_buffer(addr, len, routine),
-        }
-    }
-    /// nvshmemx_buffer_unregister (`Some(addr)`) or _unregister_all (`None`).
-    pub fn unregister_buffer(&self, addr: Option<u64>, routine: &'static str) -> Result<()> {
-        match self {
-            Ibgda::Model(m) => m.unregister_buffer(addr, routine),
-            Ibgda::Hardware(h) => h.unregister_buffer(addr, routine),
-        }
-    }
-    /// Host quiet: everything the device posted has completed; the first error, in words.
-    pub fn drain(&self, routine: &'static str) -> Result<()> {
-        match self {
-            Ibgda::Model(m) => m.drain(routine),
-            Ibgda::Hardware(h) => h.drain(routine),
-        }
-    }
-}
 
 // ---- NIC choice and settings ----
 
