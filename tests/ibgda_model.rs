@@ -1,5 +1,5 @@
 //! The IBGDA device posting path (device/ibgda/ibgda_post.h, compiled as host C++17 in
-//! ctest/ibgda/harness.cpp) against the software HCA model (src/ibgda/model.rs): every
+//! ctest/ibgda/harness.cpp) against the software HCA model (src/ibgda/model/): every
 //! operation verified byte for byte, many threads on a tiny queue, fence and quiet ordering,
 //! error CQEs, DC address vectors, CPU doorbells, and the sink-mode post rate.
 //! Everything here runs on the model only; none of it has met a real NIC.

@@ -1,6 +1,6 @@
 // Host build of the IBGDA device posting path: the very headers the GPU compiles
 // (device/ibgda/ibgda_pe.h over ibgda_post.h), compiled as plain C++17 into a shared object that the Rust tests
-// (tests/ibgda_model.rs) load with dlopen. The software HCA model (src/ibgda/model.rs) plays the
+// (tests/ibgda_model.rs) load with dlopen. The software HCA model (src/ibgda/model/) plays the
 // NIC; this file only forwards to the posting code and plays CTAs/warps with std::threads.
 #include <atomic>
 #include <chrono>
