@@ -116,8 +116,7 @@ pub extern "C" fn shmem_team_n_pes(team: ShmemTeam) -> c_int {
 }
 
 #[no_mangle]
-#[allow(clippy::not_unsafe_ptr_arg_deref)] // a C entry point: the pointer is the caller's, checked for NULL
-pub extern "C" fn shmem_team_get_config(team: ShmemTeam, config_mask: c_long, config: *mut TeamConfig) -> c_int {
+pub extern "C" fn shmem_team_get_config(team: ShmemTeam, config_mask: c_long, config: Option<&mut TeamConfig>) -> c_int {
     const R: &str = "shmem_team_get_config";
     with_state(R, |st| {
         if team_index(team).is_none() {
@@ -128,11 +127,10 @@ pub extern "C" fn shmem_team_get_config(team: ShmemTeam, config_mask: c_long, co
             return Err(Error::invalid(R, format!("config_mask {config_mask:#x} has bits that name no configuration parameter; SHMEM_TEAM_NUM_CONTEXTS ({TEAM_NUM_CONTEXTS}) is the only one")));
         }
         if config_mask & TEAM_NUM_CONTEXTS != 0 {
-            if config.is_null() {
+            let Some(config) = config else {
                 return Err(Error::invalid(R, "config is NULL; pass the address of a shmem_team_config_t"));
-            }
-            // SAFETY: the caller passes a writable shmem_team_config_t (checked non-NULL).
-            unsafe { (*config).num_contexts = t.num_contexts };
+            };
+            config.num_contexts = t.num_contexts;
         }
         Ok(0)
     })

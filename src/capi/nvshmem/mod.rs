@@ -2,9 +2,8 @@
 //! as the OpenSHMEM ones. The logic is in runtime/gpu.rs; the device API is header-only
 //! (device/), reached through include/nvshmem.h under nvcc.
 
-// C entry points take pointers from C callers; each dereference checks for NULL and carries a
-// SAFETY comment (marking the functions `unsafe` would change nothing for C).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
+// C entry points take a one-value out-parameter as Option<&mut T> (NULL is None, the same ABI
+// as a pointer), so they write it without `unsafe`.
 
 /// NVSHMEM's standard RMA types (its table adds half and bfloat16, moved as 16-bit words).
 macro_rules! nvshmem_rma_types {

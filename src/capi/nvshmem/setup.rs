@@ -33,13 +33,11 @@ pub extern "C" fn nvshmem_init() {
 }
 
 #[no_mangle]
-pub extern "C" fn nvshmem_init_thread(requested: c_int, provided: *mut c_int) -> c_int {
+pub extern "C" fn nvshmem_init_thread(requested: c_int, provided: Option<&mut c_int>) -> c_int {
     status("nvshmem_init_thread", || {
         init_gpu("nvshmem_init_thread", requested, None)?;
-        if !provided.is_null() {
-            let st = runtime::state("nvshmem_init_thread")?;
-            // SAFETY: the caller passes a writable int (or NULL, handled above).
-            unsafe { *provided = st.thread_level };
+        if let Some(provided) = provided {
+            *provided = runtime::state("nvshmem_init_thread")?.thread_level;
         }
         Ok(())
     })
@@ -115,18 +113,17 @@ pub extern "C" fn nvshmemx_hostlib_init_attr(flags: c_uint, attr: *mut RshmemIni
 }
 
 #[no_mangle]
-pub extern "C" fn nvshmemx_get_uniqueid(id: *mut RshmemUniqueId) -> c_int {
+pub extern "C" fn nvshmemx_get_uniqueid(id: Option<&mut RshmemUniqueId>) -> c_int {
     status("nvshmemx_get_uniqueid", || {
-        if id.is_null() {
+        let Some(id) = id else {
             return Err(Error::invalid("nvshmemx_get_uniqueid", "the id pointer is NULL"));
-        }
+        };
         let fresh = RshmemUniqueId {
             version: version_word::<RshmemUniqueId>(),
             internal: uid::new_id().map_err(|e| e.in_routine("nvshmemx_get_uniqueid"))?,
         };
         const _: () = assert!(uid::ID_BYTES == RSHMEM_UNIQUEID_BYTES);
-        // SAFETY: the caller passes a writable nvshmemx_uniqueid_t.
-        unsafe { id.write(fresh) };
+        *id = fresh;
         Ok(())
     })
 }
@@ -136,44 +133,37 @@ pub extern "C" fn nvshmemx_set_attr_uniqueid_args(
     myrank: c_int,
     nranks: c_int,
     id: *const RshmemUniqueId,
-    attr: *mut RshmemInitAttr,
+    attr: Option<&mut RshmemInitAttr>,
 ) -> c_int {
     status("nvshmemx_set_attr_uniqueid_args", || {
-        if id.is_null() || attr.is_null() {
+        let (false, Some(a)) = (id.is_null(), attr) else {
             return Err(Error::invalid("nvshmemx_set_attr_uniqueid_args", "the id and attribute pointers must not be NULL"));
-        }
+        };
         if nranks <= 0 || myrank < 0 || myrank >= nranks {
             return Err(Error::invalid("nvshmemx_set_attr_uniqueid_args", format!("rank {myrank} of {nranks}: need 0 <= rank < nranks")));
         }
-        // SAFETY: attr points at a writable nvshmemx_init_attr_t (checked non-NULL).
-        unsafe {
-            let a = &mut *attr;
-            a.version = version_word::<RshmemInitAttr>();
-            a.args.version = version_word::<crate::abi::RshmemInitArgs>();
-            a.args.uid_args.version = version_word::<crate::abi::RshmemUniqueIdArgs>();
-            a.args.uid_args.id = id as *mut RshmemUniqueId;
-            a.args.uid_args.myrank = myrank;
-            a.args.uid_args.nranks = nranks;
-        }
+        a.version = version_word::<RshmemInitAttr>();
+        a.args.version = version_word::<crate::abi::RshmemInitArgs>();
+        a.args.uid_args.version = version_word::<crate::abi::RshmemUniqueIdArgs>();
+        a.args.uid_args.id = id as *mut RshmemUniqueId;
+        a.args.uid_args.myrank = myrank;
+        a.args.uid_args.nranks = nranks;
         Ok(())
     })
 }
 
 /// Points the attributes at the program's MPI communicator (for NVSHMEMX_INIT_WITH_MPI_COMM).
 #[no_mangle]
-pub extern "C" fn nvshmemx_set_attr_mpi_comm_args(mpi_comm: *mut std::ffi::c_void, attr: *mut RshmemInitAttr) -> c_int {
+pub extern "C" fn nvshmemx_set_attr_mpi_comm_args(mpi_comm: *mut std::ffi::c_void, attr: Option<&mut RshmemInitAttr>) -> c_int {
     status("nvshmemx_set_attr_mpi_comm_args", || {
-        if mpi_comm.is_null() || attr.is_null() {
+        let (false, Some(attr)) = (mpi_comm.is_null(), attr) else {
             return Err(Error::invalid(
                 "nvshmemx_set_attr_mpi_comm_args",
                 "the communicator and attribute pointers must not be NULL (pass &comm)",
             ));
-        }
-        // SAFETY: attr points at a writable nvshmemx_init_attr_t (checked non-NULL).
-        unsafe {
-            (*attr).version = version_word::<RshmemInitAttr>();
-            (*attr).mpi_comm = mpi_comm;
-        }
+        };
+        attr.version = version_word::<RshmemInitAttr>();
+        attr.mpi_comm = mpi_comm;
         Ok(())
     })
 }
@@ -224,7 +214,7 @@ static HOSTLIB_STARTS: AtomicUsize = AtomicUsize::new(0);
 #[no_mangle]
 pub extern "C" fn nvshmemid_hostlib_init_attr(
     requested: c_int,
-    provided: *mut c_int,
+    provided: Option<&mut c_int>,
     flags: c_uint,
     attr: *mut RshmemInitAttr,
     device_lib: NvshmemiVersion,
@@ -251,10 +241,8 @@ pub extern "C" fn nvshmemid_hostlib_init_attr(
                 ))
             });
         }
-        if !provided.is_null() {
-            let st = runtime::state(R)?;
-            // SAFETY: the caller passes a writable int (NULL is skipped).
-            unsafe { *provided = st.thread_level };
+        if let Some(provided) = provided {
+            *provided = runtime::state(R)?.thread_level;
         }
         Ok(())
     })
@@ -277,11 +265,10 @@ pub extern "C" fn nvshmemid_init_status() -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn nvshmem_query_thread(provided: *mut c_int) {
+pub extern "C" fn nvshmem_query_thread(provided: Option<&mut c_int>) {
     with_state("nvshmem_query_thread", |st| {
-        if !provided.is_null() {
-            // SAFETY: the caller passes a writable int.
-            unsafe { *provided = st.thread_level };
+        if let Some(provided) = provided {
+            *provided = st.thread_level;
         }
         Ok(())
     })
@@ -306,27 +293,22 @@ pub extern "C" fn nvshmem_n_pes() -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn nvshmem_info_get_version(major: *mut c_int, minor: *mut c_int) {
+pub extern "C" fn nvshmem_info_get_version(major: Option<&mut c_int>, minor: Option<&mut c_int>) {
     fence("nvshmem_info_get_version", || {
-        if !major.is_null() && !minor.is_null() {
-            // SAFETY: the caller passes two writable ints. NVSHMEM reports the OpenSHMEM
-            // specification it follows (1.3).
-            unsafe {
-                *major = 1;
-                *minor = 3;
-            }
+        // NVSHMEM reports the OpenSHMEM specification it follows (1.3).
+        if let (Some(major), Some(minor)) = (major, minor) {
+            (*major, *minor) = (1, 3);
         }
         Ok(())
     })
 }
 
 #[no_mangle]
-pub extern "C" fn nvshmemx_vendor_get_version_info(major: *mut c_int, minor: *mut c_int, patch: *mut c_int) {
+pub extern "C" fn nvshmemx_vendor_get_version_info(major: Option<&mut c_int>, minor: Option<&mut c_int>, patch: Option<&mut c_int>) {
     fence("nvshmemx_vendor_get_version_info", || {
         for (p, v) in [(major, NVSHMEM_API_MAJOR), (minor, NVSHMEM_API_MINOR), (patch, NVSHMEM_API_PATCH)] {
-            if !p.is_null() {
-                // SAFETY: the caller passes writable ints (NULL ones are skipped).
-                unsafe { *p = v };
+            if let Some(p) = p {
+                *p = v;
             }
         }
         Ok(())
@@ -347,14 +329,17 @@ pub extern "C" fn nvshmem_info_get_name(name: *mut c_char) {
 /// bytes of heap backed now, of which the runtime area, and the driver-measured drop in free
 /// memory across init. Returns 0, or an error code before nvshmem_init.
 #[no_mangle]
-pub extern "C" fn rshmem_gpu_memory_usage(heap_mapped: *mut usize, runtime_area: *mut usize, measured: *mut usize) -> c_int {
+pub extern "C" fn rshmem_gpu_memory_usage(
+    heap_mapped: Option<&mut usize>,
+    runtime_area: Option<&mut usize>,
+    measured: Option<&mut usize>,
+) -> c_int {
     status("rshmem_gpu_memory_usage", || {
         let st = runtime::state("rshmem_gpu_memory_usage")?;
         let g = st.gpu("rshmem_gpu_memory_usage")?;
         for (p, v) in [(heap_mapped, g.mapped()), (runtime_area, g.memory.runtime_area), (measured, g.memory.measured)] {
-            if !p.is_null() {
-                // SAFETY: the caller passes writable size_t's (NULL ones are skipped).
-                unsafe { *p = v };
+            if let Some(p) = p {
+                *p = v;
             }
         }
         Ok(())

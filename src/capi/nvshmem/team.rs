@@ -93,17 +93,14 @@ pub extern "C" fn nvshmem_team_translate_pe(src_team: NvTeam, src_pe: c_int, des
 }
 
 #[no_mangle]
-pub extern "C" fn nvshmem_team_get_config(team: NvTeam, config: *mut NvTeamConfig) {
+pub extern "C" fn nvshmem_team_get_config(team: NvTeam, config: Option<&mut NvTeamConfig>) {
     const R: &str = "nvshmem_team_get_config";
     with_state(R, |st| {
         let (_, t) = st.gpu_team(team, R)?;
-        if config.is_null() {
+        let Some(config) = config else {
             return Err(Error::invalid(R, "config is NULL; pass the address of an nvshmem_team_config_t"));
-        }
-        // SAFETY: the caller passes a writable nvshmem_team_config_t (checked non-NULL).
-        unsafe {
-            (*config).num_contexts = t.num_contexts;
-        }
+        };
+        config.num_contexts = t.num_contexts;
         Ok(())
     })
 }
@@ -185,16 +182,15 @@ pub extern "C" fn nvshmemx_team_get_uniqueid(uniqueid: *mut u64) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_team_init(
-    team: *mut NvTeam,
+    team: Option<&mut NvTeam>,
     _config: *mut NvTeamConfig,
     _config_mask: c_long,
     npes: c_int,
     pe_idx_in_team: c_int,
 ) -> c_int {
     const R: &str = "nvshmemx_team_init";
-    if !team.is_null() {
-        // SAFETY: non-NULL, the caller's team handle.
-        unsafe { *team = TEAM_INVALID };
+    if let Some(team) = team {
+        *team = TEAM_INVALID;
     }
     let _ = (npes, pe_idx_in_team);
     super::nv_status(R, || Err(team_uid_unsupported(R)))
