@@ -356,3 +356,26 @@ pub extern "C" fn rshmem_pes_on_my_gpu() -> c_int {
         _ => 1,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_queries_fill_the_out_parameters_given_and_skip_null_ones() {
+        let (mut major, mut minor, mut patch) = (-1, -1, -1);
+        nvshmemx_vendor_get_version_info(Some(&mut major), None, Some(&mut patch));
+        assert_eq!((major, minor, patch), (NVSHMEM_API_MAJOR, -1, NVSHMEM_API_PATCH));
+        nvshmem_info_get_version(Some(&mut major), Some(&mut minor));
+        assert_eq!((major, minor), (1, 3), "NVSHMEM reports OpenSHMEM 1.3");
+        minor = -1;
+        nvshmem_info_get_version(None, Some(&mut minor));
+        assert_eq!(minor, -1, "with one pointer NULL nothing is written");
+    }
+
+    #[test]
+    fn null_required_pointers_are_refused() {
+        assert_ne!(nvshmemx_get_uniqueid(None), 0);
+        assert_ne!(nvshmemx_set_attr_mpi_comm_args(std::ptr::null_mut(), None), 0);
+    }
+}
