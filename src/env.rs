@@ -236,6 +236,11 @@ settings! {
         aliases: [],
         help: "GPU mode: the GPU symmetric heap grows (collectively) in chunks of at least this size",
     }
+    HEAP_MAP_AHEAD {
+        default: "1",
+        aliases: [],
+        help: "GPU mode: 1 keeps the next CUMEM_GRANULARITY chunk of the GPU symmetric heap mapped ahead of need by a background thread (from init on), so the allocation that grows the heap finds it ready; 0 maps only what allocations need (smallest footprint, slower growth)",
+    }
     DEVICE_CHECKS {
         default: "0",
         aliases: [],

@@ -7,13 +7,21 @@
 //! file is created anywhere), imported, and mapped at the owner's slot. Chunks are the same size
 //! on every PE and growth is driven by the deterministic allocator, so every PE maps the same
 //! extent at the same time.
+//!
+//! Mapping is the slow step (cuMemMap + cuMemSetAccess of every local PE's chunk: ~18 ms for
+//! 512 MiB at 2 PEs on H100, serialised by the driver across processes). So each growth also
+//! creates and exchanges the *next* chunk (`ahead` bytes, one CUMEM_GRANULARITY) and a background
+//! thread maps it while the program runs; the growth after that only waits for that thread (if
+//! it is still busy) and publishes the chunk. The price is one chunk of GPU memory held ahead of
+//! need (RSHMEM_HEAP_MAP_AHEAD=0: none, every growth maps on demand).
 
-use std::os::fd::AsRawFd;
-use std::time::Instant;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::bootstrap::Bootstrap;
-use crate::cuda::{self, CuResult, Device, Mapping, PhysMem, VaRange};
-use crate::error::{Error, Result};
+use crate::cuda::{self, CuError, CuResult, Device, Mapping, PhysMem, PrimaryContext, VaRange};
+use crate::error::{Error, ErrorKind, Result};
 
 /// Smallest alignment of a GPU heap allocation. 512 bytes (NVSHMEM's too): buffers start on a
 /// 128-byte line, so a warp's contiguous 16-byte stores fill whole lines; at the allocator's
@@ -28,9 +36,40 @@ struct Chunk {
     _mem: PhysMem,
 }
 
+/// Where one PE's chunk comes from before it is mapped here: this PE's own memory, or a
+/// peer's exported descriptor.
+enum Source {
+    Own(PhysMem),
+    Peer(OwnedFd),
+}
+
+/// What mapping one growth's chunks gives: the chunks and the time it took, or the PE whose
+/// chunk failed and why.
+type Mapped = std::result::Result<(Vec<Chunk>, Duration), (usize, CuError)>;
+
+/// The next chunk of every local PE's heap (`bytes` each, at the heap's current end), being
+/// mapped by a background thread.
+struct Ahead {
+    bytes: usize,
+    /// The mapping thread, or why none could be started.
+    thread: std::result::Result<JoinHandle<Mapped>, String>,
+}
+
+/// How many bytes a growth to `want` maps now and how many it maps ahead, when `mapped` bytes
+/// are mapped and `pending` more are mapped ahead already: the pending chunk is taken first, the
+/// rest of `want` (in whole `granularity` steps) is mapped now, and `ahead` bytes after that are
+/// started in the background; nothing past `stride`.
+pub fn growth_plan(mapped: usize, pending: usize, want: usize, stride: usize, granularity: usize, ahead: usize) -> (usize, usize) {
+    let have = mapped + pending;
+    let now = if want > have { round_up(want - have, granularity).min(stride - have) } else { 0 };
+    (now, ahead.min(stride - have - now))
+}
+
 pub struct GpuHeap {
     /// Chunks of every PE's heap (ours included), in mapping order.
     chunks: Vec<Chunk>,
+    /// The chunk being mapped ahead of need (taken by the next growth; joined on drop).
+    pending: Option<Ahead>,
     /// Declared after `chunks`, so the window is freed only once everything in it is unmapped.
     window: VaRange,
     pub stride: usize,
@@ -39,9 +78,14 @@ pub struct GpuHeap {
     /// Bytes of each PE's heap that are backed and mapped (a multiple of `granularity`).
     pub mapped: usize,
     pub granularity: usize,
+    /// Bytes each growth maps ahead of need in the background (0: none).
+    ahead: usize,
     pub device: Device,
     /// Which PEs' heaps are mapped here (those on this host).
     pub local: Vec<bool>,
+    /// Set on every PE together when a chunk mapped ahead could not be mapped on some PE: the
+    /// extents would differ between PEs, so the heap grows no more.
+    broken: Option<String>,
 }
 
 fn round_up(x: usize, to: usize) -> usize {
@@ -49,11 +93,11 @@ fn round_up(x: usize, to: usize) -> usize {
 }
 
 impl GpuHeap {
-    /// Collective: reserves the window for `size` bytes per PE and maps the first `initial`
-    /// bytes of every PE's heap.
+    /// Collective: reserves the window for `size` bytes per PE, maps the first `initial` bytes
+    /// of every PE's heap and starts mapping `ahead` bytes more in the background.
     /// `local[pe]`: PE `pe` is on this host (its heap is mapped here; the heaps of PEs on other
     /// hosts keep their place in the window, unmapped: the proxy reaches them).
-    pub fn create(boot: &dyn Bootstrap, device: Device, size: usize, initial: usize, local: Vec<bool>) -> Result<GpuHeap> {
+    pub fn create(boot: &dyn Bootstrap, device: Device, size: usize, initial: usize, ahead: usize, local: Vec<bool>) -> Result<GpuHeap> {
         let routine = "nvshmem_init";
         let granularity = cuda::granularity(device).map_err(|e| e.into_error(routine))?;
         let stride = round_up(size.max(1), granularity);
@@ -63,12 +107,26 @@ impl GpuHeap {
         })?;
         let window = VaRange::reserve(total, granularity).map_err(|e| {
             Error::new(
-                crate::error::ErrorKind::OutOfMemory,
+                ErrorKind::OutOfMemory,
                 routine,
                 format!("reserving {total} bytes of GPU virtual address space for {npes} heaps of {stride} bytes failed ({e}); lower NVSHMEM_SYMMETRIC_SIZE"),
             )
         })?;
-        let mut heap = GpuHeap { chunks: Vec::new(), window, stride, npes, me: boot.rank(), mapped: 0, granularity, device, local };
+        let ahead = round_up(ahead, granularity);
+        let mut heap = GpuHeap {
+            chunks: Vec::new(),
+            pending: None,
+            window,
+            stride,
+            npes,
+            me: boot.rank(),
+            mapped: 0,
+            granularity,
+            ahead,
+            device,
+            local,
+            broken: None,
+        };
         heap.grow(boot, initial, routine)?;
         Ok(heap)
     }
@@ -103,84 +161,185 @@ impl GpuHeap {
         }
         if want > self.stride {
             return Err(Error::new(
-                crate::error::ErrorKind::OutOfMemory,
+                ErrorKind::OutOfMemory,
                 routine,
                 format!("the GPU symmetric heap would need {want} bytes per PE but its address space holds {}; set NVSHMEM_MAX_MEMORY_PER_GPU (or NVSHMEM_SYMMETRIC_SIZE) higher", self.stride),
             ));
         }
-        let bytes = round_up(want - self.mapped, self.granularity).min(self.stride - self.mapped);
+        if let Some(why) = &self.broken {
+            return Err(Error::new(ErrorKind::System, routine, why.clone()));
+        }
         let t0 = Instant::now();
-        let mine = PhysMem::create(self.device, bytes);
-        let created = t0.elapsed();
-        // Every PE learns whether every PE got its memory, so that all of them give up together
-        // (the heap stays as it was) instead of some waiting for the others' descriptors.
-        let got = boot.allgather(&[u8::from(mine.is_ok())]).map_err(|e| e.in_routine(routine))?;
-        let short = got.iter().position(|v| v.first() != Some(&1));
-        let mine = match (mine, short) {
-            (Ok(m), None) => m,
-            (Err(e), _) => {
+        let pending = self.pending.as_ref().map_or(0, |a| a.bytes);
+        let (now, next) = growth_plan(self.mapped, pending, want, self.stride, self.granularity, self.ahead);
+        // The chunk mapped ahead comes first (it lies at the heap's end); its thread has
+        // usually finished by now.
+        let adopted = match self.pending.take() {
+            None => Ok(Duration::ZERO),
+            Some(a) => match a.thread.map(|t| t.join()) {
+                Ok(Ok(Ok((chunks, took)))) => {
+                    self.chunks.extend(chunks);
+                    self.mapped += a.bytes;
+                    Ok(took)
+                }
+                Ok(Ok(Err((pe, e)))) => Err(format!("mapping PE {pe}'s GPU heap ahead of need: {e}")),
+                Ok(Err(_)) => Err("the thread mapping the GPU heap ahead of need panicked".to_string()),
+                Err(why) => Err(why),
+            },
+        };
+        let waited = t0.elapsed();
+        let t1 = Instant::now();
+        let own_now = (now > 0).then(|| PhysMem::create(self.device, now));
+        let own_next = (next > 0).then(|| PhysMem::create(self.device, next));
+        let created = t1.elapsed();
+        // Every PE learns whether every PE took its chunk ahead and got its memory, so that all
+        // of them give up together (the heap stays as it was) instead of some waiting for the
+        // others' descriptors.
+        let ok = |m: &Option<CuResult<PhysMem>>| u8::from(m.as_ref().is_none_or(|r| r.is_ok()));
+        let got = boot.allgather(&[u8::from(adopted.is_ok()), ok(&own_now), ok(&own_next)]).map_err(|e| e.in_routine(routine))?;
+        let short = |i: usize| got.iter().position(|v| v.get(i) != Some(&1));
+        if let Some(pe) = short(0) {
+            let why = match &adopted {
+                Err(e) => e.clone(),
+                Ok(_) => format!("PE {pe} could not map the GPU heap chunk it had prepared ahead of need"),
+            };
+            let why =
+                format!("{why}; the GPU symmetric heap cannot grow any more in this job (RSHMEM_HEAP_MAP_AHEAD=0 maps on demand only)");
+            self.broken = Some(why.clone());
+            return Err(Error::new(ErrorKind::System, routine, why));
+        }
+        let own_now = match (own_now, short(1)) {
+            (None, _) => None,
+            (Some(Ok(m)), None) => Some(m),
+            (Some(Err(e)), _) => {
                 return Err(no_gpu_memory(
                     routine,
-                    format!("allocating {bytes} bytes of GPU memory for this PE's symmetric heap failed: {e}"),
+                    format!("allocating {now} bytes of GPU memory for this PE's symmetric heap failed: {e}"),
                 ))
             }
-            (Ok(_), Some(pe)) => {
-                return Err(no_gpu_memory(
-                    routine,
-                    format!("PE {pe} could not allocate {bytes} bytes of GPU memory for its symmetric heap"),
-                ))
+            (Some(Ok(_)), Some(pe)) => {
+                return Err(no_gpu_memory(routine, format!("PE {pe} could not allocate {now} bytes of GPU memory for its symmetric heap")))
             }
         };
-        let fd = mine.export_fd().map_err(|e| e.into_error(routine))?;
-        let t1 = Instant::now();
-        let all = boot.allgather_fds(&[fd.as_raw_fd()]).map_err(|e| e.in_routine(routine))?;
-        drop(fd);
+        // Memory for the chunk ahead is optional: without it on every PE, none is mapped ahead.
+        let own_next = if short(2).is_none() { own_next.and_then(|m| m.ok()) } else { None };
+        if now == 0 && own_next.is_none() {
+            self.log_growth(0, waited, adopted.unwrap_or_default(), created, Duration::ZERO, Duration::ZERO);
+            return Ok(());
+        }
         let t2 = Instant::now();
-        let at = self.mapped;
-        let mut mine = Some(mine);
-        for (pe, fds) in all.iter().enumerate() {
+        let mut fds = Vec::new();
+        for m in own_now.iter().chain(own_next.iter()) {
+            fds.push(m.export_fd().map_err(|e| e.into_error(routine))?);
+        }
+        let raw: Vec<_> = fds.iter().map(|f| f.as_raw_fd()).collect();
+        let all = boot.allgather_fds(&raw).map_err(|e| e.in_routine(routine))?;
+        drop(fds);
+        let exchanged = t2.elapsed();
+        // Each local PE's descriptors: the chunk of now first (if any), then the one ahead.
+        let next = if own_next.is_some() { next } else { 0 };
+        let mut plans: [Vec<(usize, u64, Source)>; 2] = [Vec::new(), Vec::new()];
+        let mut own = [own_now, own_next];
+        for (pe, theirs) in all.into_iter().enumerate() {
             if !self.local[pe] {
                 continue;
             }
-            let mem = if pe == self.me {
-                mine.take().expect("own chunk is mapped once")
-            } else {
-                let f = fds.first().ok_or_else(|| {
-                    Error::bootstrap(format!(
-                        "PE {pe} sent no GPU heap descriptor{}",
-                        if boot.local_pes().contains(&pe) {
-                            ""
-                        } else {
-                            ": it runs on another host, and GPU heaps across hosts are not supported yet"
-                        }
-                    ))
-                    .in_routine(routine)
-                })?;
-                PhysMem::import_fd(f.as_raw_fd(), bytes).map_err(|e| peer_error(e, pe, routine))?
-            };
-            let map = Mapping::map(self.base_of(pe) + at as u64, &mem, self.device).map_err(|e| peer_error(e, pe, routine))?;
-            self.chunks.push(Chunk { _map: map, _mem: mem });
+            let mut theirs = theirs.into_iter();
+            for (k, (bytes, at)) in [(now, self.mapped), (next, self.mapped + now)].into_iter().enumerate() {
+                if bytes == 0 {
+                    continue;
+                }
+                let src = if pe == self.me {
+                    Source::Own(own[k].take().expect("this PE's chunk is planned once"))
+                } else {
+                    Source::Peer(theirs.next().ok_or_else(|| no_descriptor(boot, pe, routine))?)
+                };
+                plans[k].push((pe, self.base_of(pe) + at as u64, src));
+            }
         }
-        self.mapped += bytes;
-        // Where a growth's time goes (NVSHMEM_DEBUG=INFO). Measured on 2 x H100 for +512 MiB:
-        // create 0.5, export 1-2, exchange 0.1-1, import+map of the 2 chunks 18 ms. The mapping
-        // (cuMemMap + cuMemSetAccess) dominates; done in one thread per chunk it took as long,
-        // the driver serialising it across the processes, so it stays sequential here.
-        crate::log::info(&format!(
-            "GPU heap +{bytes} bytes per PE: create {:.2} ms, export {:.2} ms, exchange {:.2} ms, import+map {} chunks {:.2} ms",
-            created.as_secs_f64() * 1e3,
-            (t1 - t0).saturating_sub(created).as_secs_f64() * 1e3,
-            (t2 - t1).as_secs_f64() * 1e3,
-            all.len(),
-            t2.elapsed().as_secs_f64() * 1e3
-        ));
+        let [plan_now, plan_next] = plans;
+        let t3 = Instant::now();
+        if now > 0 {
+            let (chunks, _) = map_all(plan_now, now, self.device).map_err(|(pe, e)| peer_error(e, pe, routine))?;
+            self.chunks.extend(chunks);
+            self.mapped += now;
+        }
+        let mapped_now = t3.elapsed();
+        if !plan_next.is_empty() {
+            self.start_ahead(plan_next, next);
+        }
+        self.log_growth(now, waited, adopted.unwrap_or_default(), created, exchanged, mapped_now);
         Ok(())
     }
 
-    /// Bytes of GPU memory this PE's own heap holds now.
-    pub fn own_bytes(&self) -> usize {
-        self.mapped
+    /// Maps `plan` (`bytes` per PE) in a background thread, to be taken by the next growth.
+    fn start_ahead(&mut self, plan: Vec<(usize, u64, Source)>, bytes: usize) {
+        let device = self.device;
+        let me = self.me;
+        let spawned = std::thread::Builder::new().name("rshmem-heap-ahead".into()).spawn(move || {
+            // The driver's memory calls want a context current on the calling thread.
+            let ctx = PrimaryContext::retain(device).map_err(|e| (me, e))?;
+            ctx.make_current().map_err(|e| (me, e))?;
+            map_all(plan, bytes, device)
+        });
+        // Without a thread the chunks are released again (the plan is dropped with the
+        // closure), and the next growth fails on every PE together (see `grow`).
+        let thread = spawned.map_err(|e| format!("no thread to map {bytes} bytes of the GPU heap ahead of need: {e}"));
+        self.pending = Some(Ahead { bytes, thread });
     }
+
+    /// Where a growth's time goes (NVSHMEM_DEBUG=INFO).
+    fn log_growth(&self, now: usize, waited: Duration, ahead_took: Duration, created: Duration, exchanged: Duration, mapped: Duration) {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        crate::log::info(&format!(
+            "GPU heap: {} bytes per PE mapped (+{now} now, {} ahead): waited {:.2} ms for the chunk mapped ahead (its mapping took {:.2} ms), create {:.2} ms, export+exchange {:.2} ms, import+map now {:.2} ms",
+            self.mapped,
+            self.pending.as_ref().map_or(0, |a| a.bytes),
+            ms(waited),
+            ms(ahead_took),
+            ms(created),
+            ms(exchanged),
+            ms(mapped)
+        ));
+    }
+
+    /// Bytes of GPU memory this PE's own heap holds now (the chunk mapped ahead included).
+    pub fn own_bytes(&self) -> usize {
+        self.mapped + self.pending.as_ref().map_or(0, |a| a.bytes)
+    }
+}
+
+impl Drop for GpuHeap {
+    fn drop(&mut self) {
+        // The background mapping must end before the window it maps into is freed; its chunks
+        // are then unmapped and released here.
+        if let Some(Ahead { thread: Ok(t), .. }) = self.pending.take() {
+            drop(t.join());
+        }
+    }
+}
+
+/// Imports (a peer's) and maps each PE's chunk of `bytes` at its address.
+fn map_all(plan: Vec<(usize, u64, Source)>, bytes: usize, device: Device) -> Mapped {
+    let t = Instant::now();
+    let mut chunks = Vec::with_capacity(plan.len());
+    for (pe, va, src) in plan {
+        let mem = match src {
+            Source::Own(m) => m,
+            Source::Peer(fd) => PhysMem::import_fd(fd.as_raw_fd(), bytes).map_err(|e| (pe, e))?,
+        };
+        let map = Mapping::map(va, &mem, device).map_err(|e| (pe, e))?;
+        chunks.push(Chunk { _map: map, _mem: mem });
+    }
+    Ok((chunks, t.elapsed()))
+}
+
+fn no_descriptor(boot: &dyn Bootstrap, pe: usize, routine: &'static str) -> Error {
+    Error::bootstrap(format!(
+        "PE {pe} sent no GPU heap descriptor{}",
+        if boot.local_pes().contains(&pe) { "" } else { ": it runs on another host, and GPU heaps across hosts are not supported yet" }
+    ))
+    .in_routine(routine)
 }
 
 /// Running out of GPU memory while growing the heap (every PE gets it together; see `grow`).
@@ -201,4 +360,44 @@ fn peer_error(e: cuda::CuError, pe: usize, routine: &'static str) -> Error {
 /// Helper for callers that only need the CUDA result of a heap-independent call.
 pub fn check<T>(r: CuResult<T>, routine: &'static str) -> Result<T> {
     r.map_err(|e| e.into_error(routine))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::growth_plan;
+
+    const MIB: usize = 1 << 20;
+    const G: usize = 2 * MIB;
+    const CHUNK: usize = 512 * MIB;
+    const STRIDE: usize = 4096 * MIB;
+
+    #[test]
+    fn init_maps_the_runtime_area_now_and_one_chunk_ahead() {
+        assert_eq!(growth_plan(0, 0, G, STRIDE, G, CHUNK), (G, CHUNK));
+        assert_eq!(growth_plan(0, 0, G, STRIDE, G, 0), (G, 0), "RSHMEM_HEAP_MAP_AHEAD=0: nothing ahead");
+    }
+
+    #[test]
+    fn a_growth_within_the_chunk_ahead_maps_nothing_now() {
+        // nvshmem_malloc(256 MiB) after init: the runtime's ensure_mapped asks for a whole chunk
+        // past the mapped end, which is exactly the pending one; the next chunk goes ahead.
+        assert_eq!(growth_plan(G, CHUNK, G + CHUNK, STRIDE, G, CHUNK), (0, CHUNK));
+        assert_eq!(growth_plan(G, CHUNK, G + 256 * MIB, STRIDE, G, CHUNK), (0, CHUNK));
+    }
+
+    #[test]
+    fn a_growth_past_the_chunk_ahead_maps_the_rest_now_in_granularity_steps() {
+        // 1 GiB after init: 512 MiB were ahead, the other 512 MiB + 1 byte (rounded up) now.
+        let want = G + 1024 * MIB + 1;
+        assert_eq!(growth_plan(G, CHUNK, want, STRIDE, G, CHUNK), (514 * MIB, CHUNK));
+        // Without a pending chunk everything is mapped now, as before.
+        assert_eq!(growth_plan(G, 0, want, STRIDE, G, 0), (1026 * MIB, 0));
+    }
+
+    #[test]
+    fn nothing_is_mapped_past_the_address_space_of_the_heap() {
+        assert_eq!(growth_plan(STRIDE - CHUNK - G, CHUNK, STRIDE - G, STRIDE, G, CHUNK), (0, G));
+        assert_eq!(growth_plan(STRIDE - CHUNK, CHUNK, STRIDE, STRIDE, G, CHUNK), (0, 0));
+        assert_eq!(growth_plan(0, 0, STRIDE, STRIDE, G, CHUNK), (STRIDE, 0));
+    }
 }

@@ -351,10 +351,12 @@ impl GpuState {
         let heap_bytes = crate::heap::heap_bytes(area.reserved(), user_limit)
             .ok_or_else(|| Error::invalid(routine, "NVSHMEM_SYMMETRIC_SIZE is too large"))?;
         let register_space = size_setting(crate::env::REGISTER_SYMMETRIC_SPACE, routine)?;
-        let heap = GpuHeap::create(boot, device, heap_bytes.saturating_add(register_space), area.reserved(), local.clone())?;
+        let chunk = size_setting(crate::env::CUMEM_GRANULARITY, routine)?;
+        let ahead = if flag_setting(crate::env::HEAP_MAP_AHEAD) { chunk } else { 0 };
+        let heap = GpuHeap::create(boot, device, heap_bytes.saturating_add(register_space), area.reserved(), ahead, local.clone())?;
         let heap_end = heap_bytes.div_ceil(heap.granularity) * heap.granularity;
         let stream = cu(Stream::create(), routine)?;
-        let (base, stride, mapped) = (heap.my_base(), heap.stride, heap.mapped);
+        let (base, stride, mapped, held) = (heap.my_base(), heap.stride, heap.mapped, heap.own_bytes());
 
         // PEs not reached by loads and stores: IBGDA where its self-test passes, else the proxy
         // (PEs on other hosts only). Collective.
@@ -444,8 +446,7 @@ impl GpuState {
             routes: route_mem.as_ref().map_or(0, |r| r.ptr),
             ..Default::default()
         };
-        let memory = MemoryReport { heap_mapped: mapped, runtime_area: area.reserved(), measured: free_before.saturating_sub(free_after) };
-        let chunk = size_setting(crate::env::CUMEM_GRANULARITY, routine)?;
+        let memory = MemoryReport { heap_mapped: held, runtime_area: area.reserved(), measured: free_before.saturating_sub(free_after) };
         crate::runtime::log::info(&format!(
             "GPU {ordinal} ({name}, PCI {pci}) for node PE {node_mype} of {}; heap: {stride} bytes reserved per PE, {mapped} mapped; GPU memory used by rshmem: {} bytes (runtime area {} bytes; driver-measured {} bytes)",
             node.len(),

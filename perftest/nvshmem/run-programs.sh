@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs NVIDIA's NVSHMEM examples and perftests, as built by scripts/build-nvshmem-programs.sh,
+# on rshmem with their OWN default arguments: one PASS/FAIL/TIMEOUT/SKIP line per program.
+#
+# usage: perftest/nvshmem/run-programs.sh BIN NP TABLE [PROGRAM...]
+#   BIN    the build's OUT directory (BIN/examples/<name>, BIN/perftest/<name>)
+#   NP     PEs per program (one per GPU where there are enough GPUs)
+#   TABLE  file the result lines are appended to; each program's output goes to TABLE.d/<name>.np<NP>
+#   PROGRAM...  examples/<name> or perftest/<name>; default: every program in BIN
+# env:
+#   RSHMEM_PREFIX  the rshmem install (bin/rshmemrun; lib/ goes on LD_LIBRARY_PATH)
+#   TIMEOUT        seconds per program (default 60)
+#   DEADLINE       epoch seconds: programs not started by then are listed as SKIP
+# Line format: RESULT  np=NP  kind/name  rc=RC  SECONDS s  [last line of output]
+# The MPI examples (mpi-based-init, dev-guide-ring-mpi, uid-based-init) start under mpirun; the
+# rest under rshmemrun. PASS means exit status 0 on every PE.
+set -u
+bin="${1:?usage: run-programs.sh BIN NP TABLE [PROGRAM...]}"
+np="${2:?usage: run-programs.sh BIN NP TABLE [PROGRAM...]}"
+table="${3:?usage: run-programs.sh BIN NP TABLE [PROGRAM...]}"
+shift 3
+prefix="${RSHMEM_PREFIX:?set RSHMEM_PREFIX to the rshmem install}"
+timeout_s="${TIMEOUT:-60}"
+deadline="${DEADLINE:-0}"
+logs="$table.d"
+mkdir -p "$logs"
+export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
+
+if [ $# -eq 0 ]; then
+    set -- $(cd "$bin" && ls -d examples/* perftest/* 2>/dev/null | sort)
+fi
+for prog in "$@"; do
+    name=$(basename "$prog")
+    log="$logs/$name.np$np"
+    if [ "$deadline" != 0 ] && [ "$(date +%s)" -ge "$deadline" ]; then
+        printf 'SKIP     np=%s  %-40s (out of time)\n' "$np" "$prog" >>"$table"
+        continue
+    fi
+    case $name in
+        mpi-based-init | dev-guide-ring-mpi | uid-based-init)
+            launch=(mpirun --allow-run-as-root -np "$np" --bind-to none -x LD_LIBRARY_PATH -x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE) ;;
+        *) launch=("$prefix/bin/rshmemrun" -n "$np") ;;
+    esac
+    t0=$(date +%s.%N)
+    (cd "$(dirname "$bin/$prog")" && timeout -k 5 "$timeout_s" "${launch[@]}" "./$name") >"$log" 2>&1 </dev/null
+    rc=$?
+    secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    case $rc in
+        0) result=PASS ;;
+        124 | 137) result=TIMEOUT ;;
+        *) result=FAIL ;;
+    esac
+    last=$(grep -v '^[[:space:]]*$' "$log" | tail -1 | cut -c1-160)
+    printf '%-8s np=%s  %-40s rc=%-3s %6s s  %s\n' "$result" "$np" "$prog" "$rc" "$secs" "$last" >>"$table"
+done
