@@ -23,6 +23,19 @@ extra=$(defined "$alias")
 [ -z "$extra" ] || { echo "$alias exports routines of its own (it must only define the node): $extra" | head; exit 1; }
 echo "libnvshmem_host.so.3: defines the NVSHMEM node, exports no routine of its own"
 
+# What torch 2.11's libtorch_nvshmem.so imports from libnvshmem_host.so.3, all at NVSHMEM (read off
+# the 4 x H100 machine, results/gpu-nvidia-programs-2026-11-27): NVSHMEM's device library's host
+# entry points among them. Each must be defined at that node, or importing torch fails.
+torch_imports="nvshmem_free nvshmem_info_get_version nvshmem_malloc nvshmem_ptr nvshmem_team_n_pes
+  nvshmem_team_split_strided nvshmemid_hostlib_finalize nvshmemid_hostlib_init_attr
+  nvshmemid_init_status nvshmemx_alltoallmem_on_stream nvshmemx_broadcastmem_on_stream
+  nvshmemx_cumodule_init nvshmemx_get_uniqueid nvshmemx_getmem_on_stream nvshmemx_mc_ptr
+  nvshmemx_putmem_on_stream nvshmemx_putmem_signal_on_stream nvshmemx_set_attr_uniqueid_args
+  nvshmemx_signal_wait_until_on_stream"
+missing=$(for s in $torch_imports; do echo "$s@@NVSHMEM"; done | sort | comm -23 - <(defined "$lib" | sort))
+[ -z "$missing" ] || { echo "librshmem.so lacks what torch's libtorch_nvshmem.so imports: $missing" | head; exit 1; }
+echo "torch's libtorch_nvshmem.so: all $(echo $torch_imports | wc -w) imports defined at NVSHMEM"
+
 real=${NVSHMEM_HOST_LIB:-$(python3 -c 'import nvidia.nvshmem, os; print(os.path.join(nvidia.nvshmem.__path__[0], "lib/libnvshmem_host.so.3"))' 2>/dev/null || true)}
 if [ -z "$real" ] || [ ! -f "$real" ]; then echo "NVIDIA's libnvshmem_host.so.3 not installed here: version comparison skipped"; exit 0; fi
 mismatch=$(join <(defined "$real" | sed 's/@@*/ /' | sort) <(defined "$lib" | sed 's/@@*/ /' | sort) | awk '$2 != $3 {print $1 ": NVIDIA " $2 ", rshmem " $3}')

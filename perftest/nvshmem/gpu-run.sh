@@ -5,6 +5,8 @@
 #   table.txt    one line per NVIDIA example/perftest and PE count (perftest/nvshmem/run-programs.sh)
 #   logs.tgz     each program's output, the build logs
 # Budget: BUDGET seconds in all (default 450); programs not started in time are listed as SKIP.
+# STEPS (default "heap torch programs"): which parts run; "moe" builds NVIDIA's moe_shuffle and
+# runs it with -c (cudaMalloc'd arrays) at 2 and 4 PEs; HEAP_ROUNDS repeats the heap_ahead runs.
 set -u
 G="$(cd "$(dirname "$0")" && pwd)"
 OUT="${OUT:-/tmp/nvdrop-out}"; mkdir -p "$OUT"
@@ -24,10 +26,22 @@ if ! mpicc -showme:link >/dev/null 2>&1; then
     printf '#!/bin/sh\ncase "$1" in -showme:incdirs) echo %s;; -showme:link) echo "-L/tmp/mpiw -lmpi -Wl,-rpath,/usr/lib/x86_64-linux-gnu";; *) exit 1;; esac\n' "$G/mpi-include" >/tmp/mpiw/mpicc
     chmod +x /tmp/mpiw/mpicc; export PATH=/tmp/mpiw:$PATH
 fi
+STEPS=" ${STEPS:-heap torch programs} "
+step() { [[ $STEPS == *" $1 "* ]]; }
+BUILD=
+if step programs; then
 echo "== $(el) building NVIDIA's examples and perftests in the background"
 ( RSHMEM_PREFIX="$S" JOBS=40 bash "$G/build-nvshmem-programs.sh" "$G/nv" "$NVB" >"$OUT/build.txt" 2>&1; echo "build rc=$? at $(( $(date +%s) - T0 )) s" >>"$OUT/build.txt" ) &
 BUILD=$!
+fi
+if step moe; then
+    mkdir -p /tmp/moe
+    ( nvcc -arch=sm_90 -std=c++17 -O2 -I"$S/include" "$G/nv/examples/moe_shuffle.cu" -o /tmp/moe/moe_shuffle -L"$S/lib" -lrshmem -lcuda \
+        -Xlinker -rpath="$S/lib" >/tmp/moe/build.log 2>&1; echo "moe build rc=$?" >>/tmp/moe/build.log ) &
+    MOE=$!
+fi
 
+if step heap; then
 echo "== $(el) heap tests"
 export LD_LIBRARY_PATH="$S/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 for np in 2 4; do
@@ -36,8 +50,13 @@ for np in 2 4; do
         echo "$t np=$np rc=$? $(grep -E '^(PASS|FAIL)' /tmp/$t.$np.log | head -2)"
         grep -E '^heap_ahead:|FAIL|rshmem: PE 0: GPU heap: ' /tmp/$t.$np.log | cut -c1-300 | head -30
     done
+    for r in $(seq 2 "${HEAP_ROUNDS:-1}"); do
+        timeout 90 "$S/bin/rshmemrun" -n $np "$G/build/cuda/heap_ahead" 2>&1 | grep -E '^heap_ahead|^PASS|FAIL'
+    done
 done
+fi
 
+if step torch; then
 echo "== $(el) torch + nvshmem4py on rshmem's libnvshmem_host.so.3"
 PY=/opt/torch/.venv/bin/python3
 TL=$($PY -c "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'lib'))" 2>/dev/null)
@@ -49,12 +68,26 @@ T=/tmp/n4p-site; rm -rf $T; mkdir -p $T
 $PY -c "import cuda.core, cuda.pathfinder" 2>/dev/null || $PY -m pip install -q --no-index --no-deps --target $T "$G"/wheels/cuda_*.whl
 $PY -m pip install -q --no-index --no-deps --target $T "$G"/wheels/nvshmem4py*.whl
 probe='import torch, nvshmem.core; libs = sorted({l.split()[-1] for l in open("/proc/self/maps") if "nvshmem_host" in l or "librshmem" in l}); print("import torch, nvshmem.core: OK; torch", torch.__version__, "loaded:", libs)'
-echo "-- LD_LIBRARY_PATH=<rshmem>/lib"
-LD_LIBRARY_PATH="$S/lib" PYTHONPATH=$T timeout 120 $PY -c "$probe" 2>&1 | tail -3; echo "rc=${PIPESTATUS[0]}"
-echo "-- nvshmem4py demo with torch imported first, mpirun -np 2, LD_LIBRARY_PATH=<rshmem>/lib"
-timeout 120 mpirun --allow-run-as-root -np 2 --bind-to none -x LD_LIBRARY_PATH="$S/lib" -x PATH -x PYTHONPATH=$T -x NVSHMEM_DISABLE_NVLS \
-    $PY -c "import torch, runpy; runpy.run_path('$G/nvshmem4py_demo.py', run_name='__main__')" 2>&1 | grep -v '^Importing\|^MPI4Py' | tail -6
-echo "demo rc=${PIPESTATUS[0]}"
+# torch's libtorch_nvshmem.so finds libnvshmem_host.so.3 through its DT_RPATH, which wins over
+# LD_LIBRARY_PATH; LD_PRELOAD puts rshmem's alias first.
+for how in LD_LIBRARY_PATH LD_PRELOAD; do
+    if [ $how = LD_PRELOAD ]; then env=(LD_PRELOAD="$S/lib/libnvshmem_host.so.3"); else env=(LD_LIBRARY_PATH="$S/lib"); fi
+    echo "-- $how: python -c 'import torch, nvshmem.core'"
+    env "${env[@]}" PYTHONPATH=$T timeout 120 $PY -c "$probe" 2>&1 | tail -3; echo "rc=${PIPESTATUS[0]}"
+    echo "-- $how: nvshmem4py demo with torch imported first, mpirun -np 2"
+    timeout 120 mpirun --allow-run-as-root -np 2 --bind-to none -x "${env[0]}" -x PATH -x PYTHONPATH=$T -x NVSHMEM_DISABLE_NVLS \
+        $PY -c "import torch, runpy; runpy.run_path('$G/nvshmem4py_demo.py', run_name='__main__')" 2>&1 | grep -v '^Importing\|^MPI4Py' | tail -6
+    echo "demo rc=${PIPESTATUS[0]}"
+done
+fi
+if step moe; then
+    wait $MOE; cat /tmp/moe/build.log | tail -3
+    for np in 2 4; do for a in "-c" ""; do
+        (cd /tmp/moe && timeout 60 "$S/bin/rshmemrun" -n $np ./moe_shuffle $a) >/tmp/moe/run.$np$a.log 2>&1
+        echo "moe_shuffle $a np=$np rc=$?"; tail -3 /tmp/moe/run.$np$a.log | cut -c1-200
+    done; done
+fi
+[ -n "$BUILD" ] || { echo "== $(el) done"; exit 0; }
 
 echo "== $(el) waiting for the build"
 while kill -0 $BUILD 2>/dev/null && [ "$(date +%s)" -lt $((END - 120)) ]; do sleep 2; done
