@@ -118,6 +118,15 @@ fn amo_rows(integer: bool) -> Vec<(AtomicOp, AtomicKind)> {
 /// How long a wait for completions polls before it sleeps until the provider has work.
 const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(50);
 
+/// How long a wait that has lasted `waited` (past SPIN_BEFORE_BLOCKING) sleeps on the wait
+/// descriptor: a quarter of that, 10 µs to 1 ms. The descriptor wakes the sleeper for local
+/// completions only, not for what comes from peers (an RMA write into our memory, or, on
+/// tcp;ofi_rxm, the reply to a read until someone drives the provider), so the sleep is kept
+/// in proportion to the wait instead of relying on it.
+pub(super) fn nap_after(waited: Duration) -> Duration {
+    (waited / 4).clamp(Duration::from_micros(10), Duration::from_millis(1))
+}
+
 #[derive(Clone, Copy)]
 enum Class {
     Writes,
@@ -226,7 +235,7 @@ impl Inner {
                 // leaving the core to whoever has to produce it.
                 let waited = start.elapsed();
                 if waited > SPIN_BEFORE_BLOCKING {
-                    self.block_until_work(Duration::from_millis(1));
+                    self.block_until_work(nap_after(waited));
                 } else {
                     std::thread::yield_now();
                 }
@@ -269,7 +278,7 @@ impl Inner {
             if rounds.is_multiple_of(64) {
                 let waited = start.elapsed();
                 if waited > SPIN_BEFORE_BLOCKING {
-                    self.block_until_work(Duration::from_millis(1));
+                    self.block_until_work(nap_after(waited));
                 }
                 if waited > self.timeout {
                     return Err(error(

@@ -1,8 +1,9 @@
 //! The progress thread, for providers whose data progress is manual (tcp;ofi_rxm): a peer's
 //! put into our memory moves only while someone calls into the provider, and a PE busy with
-//! its own work does not. The thread reads the CQ; when fi_trywait says nothing is pending it
-//! sleeps on the CQ's wait descriptor until the provider has work (a socket became readable),
-//! so an idle job burns no core. Without a wait descriptor it backs off, sleeping up to 1 ms.
+//! its own work does not. The thread reads the CQ, then sleeps (on the CQ's wait descriptor
+//! where there is one, which local completions end early) for a nap that grows with the time
+//! nothing drove the provider, from 10 µs to 1 ms: a peer's write into our memory makes no
+//! completion here, so nothing would wake a longer sleep for it.
 //!
 //! While an application thread drives the provider itself (waiting for its own operations or
 //! for a message from another host: `Driver`), the thread parks: two threads taking turns on
@@ -16,8 +17,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use super::ops::nap_after;
 use super::pack::Outbox;
 use super::{sys, Inner};
 
@@ -69,13 +71,14 @@ impl Drop for Driver<'_> {
 
 fn run(inner: &Inner, out: &Outbox, stop: &AtomicBool) {
     let _ = inner.progress_thread.set(std::thread::current());
-    let mut idle = Duration::ZERO;
+    let mut idle_since = Instant::now();
     let mut seen = u64::MAX;
     while !stop.load(Ordering::Acquire) {
         let driven = inner.driven.load(Ordering::Relaxed);
         if inner.drivers.load(Ordering::Acquire) > 0 || driven != seen {
             seen = driven;
             std::thread::park_timeout(GRACE);
+            idle_since = Instant::now();
             continue;
         }
         inner.poll();
@@ -84,18 +87,20 @@ fn run(inner: &Inner, out: &Outbox, stop: &AtomicBool) {
             inner.block_until_work(young);
             continue;
         }
+        // The wait descriptor does not wake us for peers' writes into this PE's memory, which
+        // move only while we poll: the nap grows with the idle time (ops.rs `nap_after`).
+        let nap = nap_after(idle_since.elapsed());
         if inner.wait_fd.is_some() {
             // Asleep first, then the last look: a put opening a pack after that look sees the
             // flag and wakes us (Inner::wake_for_pack).
             inner.progress_asleep.store(true, Ordering::SeqCst);
             if !out.is_open() {
-                inner.block_until_work(Duration::from_millis(100));
+                inner.block_until_work(nap);
             }
             inner.progress_asleep.store(false, Ordering::SeqCst);
             continue;
         }
-        idle = (idle * 2).clamp(Duration::from_micros(10), Duration::from_millis(1));
-        std::thread::sleep(idle);
+        std::thread::sleep(nap);
     }
 }
 

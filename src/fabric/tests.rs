@@ -334,3 +334,12 @@ fn an_open_pack_is_sent_without_further_calls() {
     }
     p.a.quiet().unwrap();
 }
+
+#[test]
+fn completion_waits_nap_in_proportion_to_the_wait() {
+    use super::ops::nap_after;
+    use std::time::Duration;
+    assert_eq!(nap_after(Duration::from_micros(60)), Duration::from_micros(15));
+    assert_eq!(nap_after(Duration::ZERO), Duration::from_micros(10), "never a busy loop of zero-length sleeps");
+    assert_eq!(nap_after(Duration::from_secs(60)), Duration::from_millis(1), "a late reply costs at most 1 ms more");
+}
