@@ -1,5 +1,6 @@
-//! Packing of small puts. Over tcp each write costs a system call on both sides whatever its
-//! size, so a 1 KiB put cost about as much as a 16 KiB one. A put of at most `PACK_MAX` bytes
+//! Packing of puts. Over tcp each write costs a system call on both sides whatever its size,
+//! so a 1 KiB put cost about as much as a 16 KiB one, and a 16 KiB one as a 256 KiB one
+//! (stage.rs). A put of at most `PACK_MAX` bytes
 //! is therefore copied into a staging chunk (stage.rs) that stays open for more: later puts to
 //! the same peer and key join it, extending its last remote piece when they continue it, else
 //! as a new piece (up to the provider's `rma_iov_limit`), and the chunk goes out as one
@@ -20,8 +21,8 @@ use super::stage::{Stage, CHUNK};
 use super::{sys, Inner, Peer};
 use crate::error::Result;
 
-/// Puts up to this size are packed.
-pub(super) const PACK_MAX: usize = 4 << 10;
+/// Puts up to this size are packed (a quarter of a chunk: four fill one write).
+pub(super) const PACK_MAX: usize = CHUNK / 4;
 /// Most remote pieces in one pack (libfabric providers offer 1 to 4; tcp: 4).
 const MAX_PIECES: usize = 4;
 /// How long an open pack waits for more puts before the progress thread sends it.

@@ -14,10 +14,12 @@ use super::mr::{register, Region};
 use super::{sys, Inner};
 use crate::error::Result;
 
-/// Bytes per chunk.
-pub(super) const CHUNK: usize = 16 << 10;
-/// Chunks in the ring (1 MiB registered per endpoint).
-pub(super) const CHUNKS: usize = 64;
+/// Bytes per chunk: one write each. Over tcp;ofi_rxm a write costs a system call on each side
+/// and the receiver handles one per pass of its progress, so big writes stream best: the
+/// floor itself (plain TCP) does 2.2 GB/s in 16 KiB writes and 3.75 GB/s in 256 KiB ones.
+pub(super) const CHUNK: usize = 256 << 10;
+/// Chunks in the ring (4 MiB registered per endpoint).
+pub(super) const CHUNKS: usize = 16;
 /// Puts up to this size are staged; larger ones are written from the caller's buffer and
 /// waited for, where the copy would cost more than the one round trip.
 pub(super) const STAGED_MAX: usize = 256 << 10;

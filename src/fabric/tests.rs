@@ -16,7 +16,7 @@ fn loopback() -> Settings {
     }
 }
 
-/// Two connected endpoints, each with a registered 64 KiB buffer, or None (skip) without
+/// Two connected endpoints, each with a registered 4 MiB buffer, or None (skip) without
 /// libfabric.
 struct Pair {
     a: Fabric,
@@ -29,6 +29,9 @@ struct Pair {
     remote_b: RemoteRegion,
     mem_b: Vec<u64>,
 }
+
+/// The last word of b's buffer.
+const LAST_WORD: usize = (1 << 19) - 1;
 
 fn pair() -> Option<Pair> {
     pair_with(&loopback())
@@ -44,7 +47,7 @@ fn pair_with(settings: &Settings) -> Option<Pair> {
     let names = vec![a.address().unwrap(), b.address().unwrap()];
     let from_a = a.insert_peers(&names).unwrap();
     b.insert_peers(&names).unwrap();
-    let mut mem_b = vec![0u64; 8192];
+    let mut mem_b = vec![0u64; LAST_WORD + 1];
     // SAFETY: the Vec's heap block does not move when the Vec does, and Pair drops region_b
     // before mem_b.
     let region_b = unsafe { b.register(mem_b.as_mut_ptr().cast(), mem_b.len() * 8) }.unwrap();
@@ -92,19 +95,21 @@ fn put_and_get_move_the_data() {
     p.a.get(p.to_b, &mut back, None, &p.remote_b, 1024).unwrap();
     assert!(back == big, "get returns what put wrote");
     // Out of bounds: named, nothing sent.
-    let e = p.a.put(p.to_b, &[0u8; 16], None, &p.remote_b, 65536 - 8).unwrap_err();
-    assert!(e.message.contains("outside the peer's registered region of 65536 bytes"), "{e}");
+    let size = (LAST_WORD + 1) * 8;
+    let e = p.a.put(p.to_b, &[0u8; 16], None, &p.remote_b, size - 8).unwrap_err();
+    assert!(e.message.contains(&format!("outside the peer's registered region of {size} bytes")), "{e}");
 }
 
 /// Staged puts (stage.rs) return before their writes complete: a source overwritten at once
 /// must still deliver what it held at the call, across more puts than the ring has chunks
-/// (so chunks are reused), and a put spanning several chunks arrives whole.
+/// (so chunks are reused), and a put too big to stage (written from the caller's buffer)
+/// arrives whole.
 #[test]
 fn staged_puts_deliver_the_source_as_it_was_at_the_call() {
     let Some(p) = pair() else { return };
     let puts = 3 * stage::CHUNKS;
-    let len = 256;
-    assert!(len > p.a.info().inject_size && puts * len <= 8192 * 8, "staged, and inside b's region");
+    let len = pack::PACK_MAX + 8;
+    assert!(len <= stage::STAGED_MAX && puts * len <= LAST_WORD * 8, "staged, and inside b's region");
     let mut src = vec![0u8; len];
     for k in 0..puts {
         src.fill(k as u8 ^ 0x5a);
@@ -117,14 +122,14 @@ fn staged_puts_deliver_the_source_as_it_was_at_the_call() {
         let want = u64::from_ne_bytes([k as u8 ^ 0x5a; 8]);
         assert!((word..word + len / 8).all(|w| read_b(&p, w) == want), "put {k} delivered its source as it was at the call");
     }
-    let big: Vec<u8> = (0..3 * stage::CHUNK + 100).map(|i| (i % 253) as u8).collect();
+    let big: Vec<u8> = (0..2 * stage::CHUNK + 100).map(|i| (i % 253) as u8).collect();
     let mut copy = big.clone();
     p.a.put(p.to_b, &copy, None, &p.remote_b, 0).unwrap();
     copy.fill(0);
     p.a.quiet().unwrap();
     let mut back = vec![0u8; big.len()];
     p.a.get(p.to_b, &mut back, None, &p.remote_b, 0).unwrap();
-    assert!(back == big, "a put of several chunks arrives whole");
+    assert!(back == big, "a put of several chunks' size arrives whole");
 }
 
 /// Ordering: a staged put, a fence, then a small (injected) flag; once the peer sees the
@@ -133,12 +138,12 @@ fn staged_puts_deliver_the_source_as_it_was_at_the_call() {
 fn a_staged_put_then_fence_arrives_before_the_flag() {
     let Some(p) = pair() else { return };
     for round in 1..=20u64 {
-        let data = vec![round; 4096]; // 32 KiB: two chunks
+        let data = vec![round; stage::CHUNK / 8]; // a whole chunk: staged, not packed
         p.a.put(p.to_b, bytes_of(&data), None, &p.remote_b, 0).unwrap();
         p.a.fence().unwrap();
-        p.a.put(p.to_b, &round.to_ne_bytes(), None, &p.remote_b, 8191 * 8).unwrap();
+        p.a.put(p.to_b, &round.to_ne_bytes(), None, &p.remote_b, LAST_WORD * 8).unwrap();
         let start = std::time::Instant::now();
-        while read_b(&p, 8191) != round {
+        while read_b(&p, LAST_WORD) != round {
             assert!(start.elapsed() < Duration::from_secs(20), "round {round}: the flag never arrived");
             std::thread::yield_now();
         }
