@@ -12,194 +12,14 @@
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::mem::size_of;
-use std::sync::atomic::Ordering::{self, AcqRel, Acquire, Release, SeqCst};
-use std::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU16, AtomicU32, AtomicU64, AtomicUsize};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Release, SeqCst};
 
 use super::remote::NetWord;
 use super::{fatal, State};
 use crate::error::{Error, Result};
 use crate::fabric::AtomicOp;
+pub use crate::transport::shm::{Atomic, AtomicInt, Word};
 use crate::transport::AmoType;
-
-/// A word that atomics may be applied to: inside a live shared mapping (translated and
-/// range-checked by `State::word`/`State::local_words`) and naturally aligned. Only this module
-/// makes them.
-pub struct Word<T> {
-    p: *mut T,
-}
-
-impl<T> Clone for Word<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for Word<T> {}
-
-/// Types the AMOs and waits can load, store and swap atomically.
-pub trait Atomic: Copy + PartialOrd + std::fmt::Debug + 'static {
-    /// The element type of this type's AMOs through a network transport (None: no network AMOs).
-    const NET: Option<AmoType>;
-    /// The value as the bit pattern network AMOs carry, and back.
-    fn to_net(self) -> u64;
-    fn from_net(bits: u64) -> Self;
-    fn load(w: Word<Self>, order: Ordering) -> Self;
-    fn store(w: Word<Self>, v: Self, order: Ordering);
-    fn swap(w: Word<Self>, v: Self) -> Self;
-}
-
-/// Integer types: the arithmetic and bitwise AMOs as well.
-pub trait AtomicInt: Atomic {
-    const ONE: Self;
-    /// Stores `v` if the word equals `cond`; returns the old value either way.
-    fn compare_swap(w: Word<Self>, cond: Self, v: Self) -> Self;
-    fn fetch_add(w: Word<Self>, v: Self, order: Ordering) -> Self;
-    fn fetch_and(w: Word<Self>, v: Self) -> Self;
-    fn fetch_or(w: Word<Self>, v: Self) -> Self;
-    fn fetch_xor(w: Word<Self>, v: Self) -> Self;
-}
-
-macro_rules! int_atomics {
-    ($($t:ty => $a:ty, $net:expr);* $(;)?) => {$(
-        impl Word<$t> {
-            #[inline]
-            fn cell(self) -> &'static $a {
-                // SAFETY: a Word points at a naturally aligned word inside a shared mapping that
-                // stays mapped while the runtime state lives (every caller holds it); the word
-                // is only ever accessed atomically by the runtime, and any bit pattern is valid.
-                unsafe { <$a>::from_ptr(self.p) }
-            }
-        }
-        impl Atomic for $t {
-            const NET: Option<AmoType> = $net;
-            #[inline]
-            fn to_net(self) -> u64 {
-                self as u64
-            }
-            #[inline]
-            fn from_net(bits: u64) -> $t {
-                bits as $t
-            }
-            #[inline]
-            fn load(w: Word<$t>, order: Ordering) -> $t {
-                w.cell().load(order)
-            }
-            #[inline]
-            fn store(w: Word<$t>, v: $t, order: Ordering) {
-                w.cell().store(v, order)
-            }
-            #[inline]
-            fn swap(w: Word<$t>, v: $t) -> $t {
-                w.cell().swap(v, SeqCst)
-            }
-        }
-        impl AtomicInt for $t {
-            const ONE: $t = 1;
-            #[inline]
-            fn compare_swap(w: Word<$t>, cond: $t, v: $t) -> $t {
-                match w.cell().compare_exchange(cond, v, SeqCst, SeqCst) {
-                    Ok(old) | Err(old) => old,
-                }
-            }
-            #[inline]
-            fn fetch_add(w: Word<$t>, v: $t, order: Ordering) -> $t {
-                w.cell().fetch_add(v, order)
-            }
-            #[inline]
-            fn fetch_and(w: Word<$t>, v: $t) -> $t {
-                w.cell().fetch_and(v, SeqCst)
-            }
-            #[inline]
-            fn fetch_or(w: Word<$t>, v: $t) -> $t {
-                w.cell().fetch_or(v, SeqCst)
-            }
-            #[inline]
-            fn fetch_xor(w: Word<$t>, v: $t) -> $t {
-                w.cell().fetch_xor(v, SeqCst)
-            }
-        }
-    )*};
-}
-
-int_atomics! {
-    i16 => AtomicI16, None; u16 => AtomicU16, None; i32 => AtomicI32, Some(AmoType::I32); u32 => AtomicU32, Some(AmoType::U32);
-    i64 => AtomicI64, Some(AmoType::I64); u64 => AtomicU64, Some(AmoType::U64);
-    isize => AtomicIsize, Some(AmoType::I64); usize => AtomicUsize, Some(AmoType::U64);
-}
-
-macro_rules! float_atomics {
-    ($($t:ty => $bits:ty, $net:expr),* $(,)?) => {$(
-        impl Atomic for $t {
-            const NET: Option<AmoType> = Some($net);
-            #[inline]
-            fn to_net(self) -> u64 {
-                self.to_bits() as u64
-            }
-            #[inline]
-            fn from_net(bits: u64) -> $t {
-                <$t>::from_bits(bits as $bits)
-            }
-            #[inline]
-            fn load(w: Word<$t>, order: Ordering) -> $t {
-                <$t>::from_bits(<$bits>::load(Word { p: w.p.cast() }, order))
-            }
-            #[inline]
-            fn store(w: Word<$t>, v: $t, order: Ordering) {
-                <$bits>::store(Word { p: w.p.cast() }, v.to_bits(), order)
-            }
-            #[inline]
-            fn swap(w: Word<$t>, v: $t) -> $t {
-                <$t>::from_bits(<$bits>::swap(Word { p: w.p.cast() }, v.to_bits()))
-            }
-        }
-    )*};
-}
-
-float_atomics! { f32 => u32, AmoType::F32, f64 => u64, AmoType::F64 }
-
-impl<T: Atomic> Word<T> {
-    /// shmem_atomic_fetch.
-    #[inline]
-    pub fn fetch(self) -> T {
-        T::load(self, SeqCst)
-    }
-    /// shmem_atomic_set.
-    #[inline]
-    pub fn set(self, v: T) {
-        T::store(self, v, SeqCst)
-    }
-    /// shmem_atomic_swap.
-    #[inline]
-    pub fn swap(self, v: T) -> T {
-        T::swap(self, v)
-    }
-}
-
-impl<T: AtomicInt> Word<T> {
-    #[inline]
-    pub fn compare_swap(self, cond: T, v: T) -> T {
-        T::compare_swap(self, cond, v)
-    }
-    #[inline]
-    pub fn fetch_add(self, v: T) -> T {
-        T::fetch_add(self, v, SeqCst)
-    }
-    #[inline]
-    pub fn fetch_inc(self) -> T {
-        T::fetch_add(self, T::ONE, SeqCst)
-    }
-    #[inline]
-    pub fn fetch_and(self, v: T) -> T {
-        T::fetch_and(self, v)
-    }
-    #[inline]
-    pub fn fetch_or(self, v: T) -> T {
-        T::fetch_or(self, v)
-    }
-    #[inline]
-    pub fn fetch_xor(self, v: T) -> T {
-        T::fetch_xor(self, v)
-    }
-}
 
 /// The word an AMO applies to: mapped here (one CPU atomic), or reached through the network
 /// transport (every AMO of a multi-host job: see `State::amo_bases`). A network AMO that fails
@@ -345,7 +165,9 @@ impl<T: Atomic> Words<T> {
     #[inline]
     fn get(&self, i: usize) -> Word<T> {
         debug_assert!(i < self.n);
-        Word { p: self.first.wrapping_add(i) }
+        // SAFETY: local_words translated and range-checked all n words and checked the first's
+        // alignment; element i < n of the same type is aligned and inside too.
+        unsafe { Word::at(self.first.wrapping_add(i)) }
     }
     #[inline]
     fn load(&self, i: usize) -> T {
@@ -388,7 +210,9 @@ impl State {
             return self.net_word(addr.cast(), size_of::<T>(), pe as usize, routine).map(Target::Network);
         }
         let p = self.mapped(base, addr.cast(), size_of::<T>(), pe, routine)?;
-        Ok(Target::Mapped(Word { p: p.cast() }))
+        // SAFETY: `mapped` range-checked the word inside a live mapping; `addr` (same offset
+        // from a page-aligned base) was checked aligned above.
+        Ok(Target::Mapped(unsafe { Word::at(p.cast()) }))
     }
 
     /// `n` words at symmetric `addr` on this PE.
@@ -786,7 +610,8 @@ mod tests {
     use super::*;
 
     fn word<T>(x: &mut T) -> Word<T> {
-        Word { p: x as *mut T }
+        // SAFETY: a live, aligned local that the test touches only through the word.
+        unsafe { Word::at(x as *mut T) }
     }
 
     /// A transport whose one remote word is a u64 in a mutex; it logs which call each AMO made.

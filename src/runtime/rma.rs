@@ -1,6 +1,7 @@
 //! Address translation and data movement between PEs on shared memory.
 
 use crate::error::{Error, ErrorKind, Result};
+pub use crate::transport::shm::copy_bytes;
 
 use super::State;
 
@@ -208,43 +209,6 @@ fn check_local(p: *const u8, routine: &'static str, which: &'static str) -> Resu
 #[cold]
 fn null_buffer(routine: &'static str, which: &'static str) -> Error {
     Error::invalid(routine, format!("the {which} buffer is NULL"))
-}
-
-/// Copies `n` bytes like `ptr::copy` (the ranges may overlap). Sizes up to 16 bytes, the usual
-/// put/get of one word or a small struct, are done with at most two loads and two stores, all
-/// loads first (which makes overlap harmless), instead of a call to memmove.
-///
-/// # Safety
-/// `src` must be readable and `dest` writable for `n` bytes.
-#[inline(always)]
-pub unsafe fn copy_bytes(src: *const u8, dest: *mut u8, n: usize) {
-    use std::ptr::{read_unaligned as rd, write_unaligned as wr};
-    // SAFETY (every arm): the caller guarantees n readable bytes at src and n writable bytes
-    // at dest; each arm touches only [0, n) of both, with unaligned accesses.
-    unsafe {
-        match n {
-            8 => wr(dest.cast::<u64>(), rd(src.cast::<u64>())),
-            4 => wr(dest.cast::<u32>(), rd(src.cast::<u32>())),
-            1 => *dest = *src,
-            2 => wr(dest.cast::<u16>(), rd(src.cast::<u16>())),
-            9..=16 => {
-                let (a, b) = (rd(src.cast::<u64>()), rd(src.add(n - 8).cast::<u64>()));
-                wr(dest.cast::<u64>(), a);
-                wr(dest.add(n - 8).cast::<u64>(), b);
-            }
-            5..=7 => {
-                let (a, b) = (rd(src.cast::<u32>()), rd(src.add(n - 4).cast::<u32>()));
-                wr(dest.cast::<u32>(), a);
-                wr(dest.add(n - 4).cast::<u32>(), b);
-            }
-            3 => {
-                let (a, b) = (rd(src.cast::<u16>()), *src.add(2));
-                wr(dest.cast::<u16>(), a);
-                *dest.add(2) = b;
-            }
-            _ => std::ptr::copy(src, dest, n),
-        }
-    }
 }
 
 /// Lowest address and byte length touched by a strided access; errors on overflow.

@@ -8,6 +8,7 @@
 
 pub mod fabric;
 pub mod node;
+pub mod shm;
 
 use crate::bootstrap::Bootstrap;
 use crate::error::{Error, Result};
