@@ -22,7 +22,7 @@ pub use crate::transport::shm::{Atomic, AtomicInt, Word};
 use crate::transport::AmoType;
 
 /// The word an AMO applies to: mapped here (one CPU atomic), or reached through the network
-/// transport (every AMO of a multi-host job: see `State::amo_bases`). A network AMO that fails
+/// transport (every AMO of a multi-host job: see `Shm::amo_bases`). A network AMO that fails
 /// ends the job with the transport's message (OpenSHMEM AMOs have no error return).
 pub enum Target<'a, T> {
     Mapped(Word<T>),
@@ -205,7 +205,7 @@ impl State {
     #[inline(always)]
     pub fn word<T: Atomic>(&self, addr: *const T, pe: i32, routine: &'static str) -> Result<Target<'_, T>> {
         check_aligned(addr, routine)?;
-        let base = self.base_in(&self.amo_bases, pe, routine)?;
+        let base = self.base_in(&self.shm.amo_bases, pe, routine)?;
         if base == 0 {
             return self.net_word(addr.cast(), size_of::<T>(), pe as usize, routine).map(Target::Network);
         }

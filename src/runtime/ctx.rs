@@ -18,6 +18,7 @@ use super::barrier::PeSet;
 use super::team::WORLD;
 use super::State;
 use crate::error::{Error, ErrorKind, Result};
+use crate::transport::shm;
 
 /// Marks a value as a context handle (bits 36..48; user-space addresses look nothing like it).
 const TAG: usize = 0x5c7_0000_0000;
@@ -305,7 +306,7 @@ impl State {
     #[inline(always)]
     pub fn ctx_p<T: Copy>(&self, ctx: usize, dest: *mut T, value: T, pe: i32, routine: &'static str) -> Result<()> {
         let pe = self.ctx_pe(ctx, pe, routine)?;
-        let base = self.base_in(&self.shm_bases, pe, routine)?;
+        let base = self.base_in(&self.shm.rma_bases, pe, routine)?;
         if base == 0 {
             return self.net_p(dest, value, pe as usize, routine);
         }
@@ -313,7 +314,7 @@ impl State {
         check_aligned::<T>(r, routine)?;
         // SAFETY: r points at size_of::<T>() bytes inside a live symmetric mapping (translate
         // checked the range) and is aligned for T (checked above).
-        unsafe { std::ptr::write_volatile(r.cast::<T>(), value) };
+        unsafe { shm::p(r.cast::<T>(), value) };
         Ok(())
     }
 
@@ -321,14 +322,14 @@ impl State {
     #[inline(always)]
     pub fn ctx_g<T: Copy>(&self, ctx: usize, src: *const T, pe: i32, routine: &'static str) -> Result<T> {
         let pe = self.ctx_pe(ctx, pe, routine)?;
-        let base = self.base_in(&self.shm_bases, pe, routine)?;
+        let base = self.base_in(&self.shm.rma_bases, pe, routine)?;
         if base == 0 {
             return self.net_g(src, pe as usize, routine);
         }
         let r = self.mapped(base, src.cast(), size_of::<T>(), pe, routine)?;
         check_aligned::<T>(r, routine)?;
         // SAFETY: as in ctx_p; every bit pattern is a valid value of the plain C types used here.
-        Ok(unsafe { std::ptr::read_volatile(r.cast::<T>()) })
+        Ok(unsafe { shm::g(r.cast::<T>()) })
     }
 
     /// Strided put (iput) of `nelems` elements of `size` bytes; strides count elements.

@@ -22,7 +22,8 @@ use crate::heap::alloc::Allocator;
 use crate::heap::statics::StaticData;
 use crate::heap::HostHeap;
 use crate::transport::fabric::FabricTransport;
-use crate::transport::{Route, RouteTable, Transport};
+use crate::transport::shm::Shm;
+use crate::transport::{RouteTable, Transport};
 use header::{Header, Layout};
 
 /// OpenSHMEM thread levels (values as Open MPI's OSHMEM defines them).
@@ -44,13 +45,9 @@ pub struct State {
     pub routes: RouteTable,
     /// Some PE is on another host (`routes.spans_hosts()`).
     pub multi_host: bool,
-    /// `heap.bases`, with 0 for PEs on other hosts: the one lookup of the shm hot path
-    /// (rma.rs `base_in`) that also tells the route.
-    pub shm_bases: Vec<usize>,
-    /// The same for AMOs: `heap.bases` in a single-host job, all 0 in a multi-host one, where
-    /// every AMO goes through the network transport, to PEs on this host too, so that AMOs from
-    /// every host are atomic with each other (docs/ARCHITECTURE.md, "AMO atomicity").
-    pub amo_bases: Vec<usize>,
+    /// The shm transport's table: each PE's mapped base, 0 where another transport serves it
+    /// (the one lookup of the shm hot path, rma.rs `base_in`, that also tells the route).
+    pub shm: Shm,
     pub heap: HostHeap,
     pub statics: Option<StaticData>,
     pub layout: Layout,
@@ -168,8 +165,7 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
         cfg,
         boot,
         multi_host: routes.spans_hosts(),
-        amo_bases: if routes.spans_hosts() { vec![0; npes] } else { heap.bases.clone() },
-        shm_bases: heap.bases.iter().enumerate().map(|(pe, &b)| if routes.route(pe) == Route::Shm { b } else { 0 }).collect(),
+        shm: Shm::new(&heap.bases, &routes),
         net,
         routes,
         heap,

@@ -1,6 +1,8 @@
-//! Address translation and data movement between PEs on shared memory.
+//! Address translation, and the route each put and get takes: the shm transport
+//! (transport/shm.rs) to PEs on this host, the network transport (remote.rs) to the others.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::transport::shm;
 pub use crate::transport::shm::copy_bytes;
 
 use super::State;
@@ -50,7 +52,7 @@ impl State {
         )
     }
 
-    /// `pe`'s heap base in `bases` (`shm_bases` or `amo_bases`), after checking the PE number
+    /// `pe`'s heap base in `bases` (`shm.rma_bases` or `shm.amo_bases`), after checking the PE number
     /// (one comparison: a negative `pe` becomes a huge index and fails the same bound). 0 means
     /// "on another host, through the network": one load gives the PE check, the route and the
     /// base, so the shm path pays one compare-and-branch for the route.
@@ -87,7 +89,7 @@ impl State {
             // Nothing moves, so no address needs to be valid (only the PE number).
             return self.check_pe(pe, routine).map(|_| ());
         }
-        let base = self.base_in(&self.shm_bases, pe, routine)?;
+        let base = self.base_in(&self.shm.rma_bases, pe, routine)?;
         if base == 0 {
             let p = pe as usize;
             return if NBI { self.net_put_nbi(dest, src, n, p, routine) } else { self.net_put(dest, src, n, p, routine) };
@@ -95,8 +97,8 @@ impl State {
         let r = self.mapped(base, dest, n, pe, routine)?;
         check_local(src, routine, "source")?;
         // SAFETY: r..r+n lies inside a live shared mapping (mapped checked the range); src is
-        // the caller's buffer of n bytes; copy_bytes tolerates overlap (put to self).
-        unsafe { copy_bytes(src, r, n) };
+        // the caller's buffer of n bytes (overlap is allowed: put to self).
+        unsafe { shm::put(r, src, n) };
         Ok(())
     }
 
@@ -114,7 +116,7 @@ impl State {
         if n == 0 {
             return self.check_pe(pe, routine).map(|_| ());
         }
-        let base = self.base_in(&self.shm_bases, pe, routine)?;
+        let base = self.base_in(&self.shm.rma_bases, pe, routine)?;
         if base == 0 {
             let p = pe as usize;
             return if NBI { self.net_get_nbi(dest, src, n, p, routine) } else { self.net_get(dest, src, n, p, routine) };
@@ -122,12 +124,13 @@ impl State {
         let r = self.mapped(base, src, n, pe, routine)?;
         check_local(dest, routine, "destination")?;
         // SAFETY: as in put_bytes_as, with the roles of the buffers swapped.
-        unsafe { copy_bytes(r, dest, n) };
+        unsafe { shm::get(dest, r, n) };
         Ok(())
     }
 
     /// Strided put of `nelems` elements of `size` bytes; strides are in elements (iput).
-    #[allow(clippy::too_many_arguments)]
+    // The C caller's buffer, as in put_bytes_as.
+    #[allow(clippy::too_many_arguments, clippy::not_unsafe_ptr_arg_deref)]
     pub fn put_strided(
         &self,
         dest: *const u8,
@@ -143,7 +146,7 @@ impl State {
             return Ok(());
         }
         let (lo, len) = span(dest, dst, nelems, size, routine)?;
-        let base = self.base_in(&self.shm_bases, pe, routine)?;
+        let base = self.base_in(&self.shm.rma_bases, pe, routine)?;
         if base == 0 {
             // The whole span first, as on this host: one error naming it, nothing moved.
             self.translate(lo, len, self.me, routine)?;
@@ -151,19 +154,15 @@ impl State {
         }
         let r = self.mapped(base, lo, len, pe, routine)?;
         check_local(src, routine, "source")?;
-        let base = r as isize - lo as isize + dest as isize;
-        for i in 0..nelems as isize {
-            // SAFETY: element i lies inside the translated span [lo, lo+len); the source
-            // element is the caller's.
-            unsafe {
-                std::ptr::copy((src as isize + i * sst * size as isize) as *const u8, (base + i * dst * size as isize) as *mut u8, size)
-            };
-        }
+        // SAFETY: every element lies inside the translated span [lo, lo+len), mapped at r; the
+        // source elements are the caller's.
+        unsafe { shm::copy_strided(r.wrapping_offset(dest as isize - lo as isize), src, dst, sst, nelems, size) };
         Ok(())
     }
 
     /// Strided get (iget).
-    #[allow(clippy::too_many_arguments)]
+    // The C caller's buffer, as in put_bytes_as.
+    #[allow(clippy::too_many_arguments, clippy::not_unsafe_ptr_arg_deref)]
     pub fn get_strided(
         &self,
         dest: *mut u8,
@@ -179,7 +178,7 @@ impl State {
             return Ok(());
         }
         let (lo, len) = span(src, sst, nelems, size, routine)?;
-        let base = self.base_in(&self.shm_bases, pe, routine)?;
+        let base = self.base_in(&self.shm.rma_bases, pe, routine)?;
         if base == 0 {
             // The whole span first, as on this host: one error naming it, nothing moved.
             self.translate(lo, len, self.me, routine)?;
@@ -187,13 +186,8 @@ impl State {
         }
         let r = self.mapped(base, lo, len, pe, routine)?;
         check_local(dest, routine, "destination")?;
-        let base = r as isize - lo as isize + src as isize;
-        for i in 0..nelems as isize {
-            // SAFETY: as in put_strided.
-            unsafe {
-                std::ptr::copy((base + i * sst * size as isize) as *const u8, (dest as isize + i * dst * size as isize) as *mut u8, size)
-            };
-        }
+        // SAFETY: as in put_strided, with the roles of the buffers swapped.
+        unsafe { shm::copy_strided(dest, r.wrapping_offset(src as isize - lo as isize), dst, sst, nelems, size) };
         Ok(())
     }
 }

@@ -1,12 +1,13 @@
 //! The shm transport: PEs of this host, reached through the shared mappings of their memory
-//! (every local PE maps every other's heap and static data). An AMO is one hardware atomic on
-//! the word as mapped here, atomic with respect to AMOs from every PE and every thread, with no
-//! lock anywhere; a put or get is a copy. Moved here from runtime/amo.rs and runtime/rma.rs.
+//! (every local PE maps every other's heap and static data). A put or get is a copy into or out
+//! of the mapping; an AMO is one hardware atomic on the word as mapped here, atomic with
+//! respect to AMOs from every PE and every thread, with no lock anywhere. Everything here is
+//! inline and generic: the hot path makes no indirect call.
 
 use std::sync::atomic::Ordering::{self, SeqCst};
 use std::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU16, AtomicU32, AtomicU64, AtomicUsize};
 
-use super::AmoType;
+use super::{AmoType, Route, RouteTable};
 
 /// A word that atomics may be applied to: inside a live shared mapping (translated and
 /// range-checked by `State::word`/`State::local_words`) and naturally aligned. Made only
@@ -235,5 +236,83 @@ pub unsafe fn copy_bytes(src: *const u8, dest: *mut u8, n: usize) {
             }
             _ => std::ptr::copy(src, dest, n),
         }
+    }
+}
+
+/// The shm transport's table, built once at init from the route table: each PE's heap base as
+/// mapped here, 0 for a PE it does not reach. One load gives the PE check (a bounds check on
+/// the table), the route and the base, so the hot path pays one compare-and-branch for the
+/// route (runtime/rma.rs `base_in`).
+pub struct Shm {
+    /// For puts and gets: the mapped base of PEs on this host, 0 for PEs on other hosts.
+    pub rma_bases: Vec<usize>,
+    /// For AMOs: `heap_bases` in a single-host job, all 0 in a multi-host one, where every AMO
+    /// goes through the network transport, to PEs on this host too, so that AMOs from every host
+    /// are atomic with each other (docs/ARCHITECTURE.md, "AMO atomicity").
+    pub amo_bases: Vec<usize>,
+}
+
+impl Shm {
+    /// `heap_bases`: every PE's heap as mapped here (HostHeap::bases).
+    pub fn new(heap_bases: &[usize], routes: &RouteTable) -> Shm {
+        let rma_bases = heap_bases.iter().enumerate().map(|(pe, &b)| if routes.route(pe) == Route::Shm { b } else { 0 }).collect();
+        let amo_bases = if routes.spans_hosts() { vec![0; heap_bases.len()] } else { heap_bases.to_vec() };
+        Shm { rma_bases, amo_bases }
+    }
+}
+
+/// put: `n` bytes from the caller's `src` into a peer's memory at `dest`, as mapped here.
+///
+/// # Safety
+/// `dest..dest+n` lies inside a live shared mapping; `src` is readable for `n` bytes (the
+/// ranges may overlap: a put to this PE).
+#[inline(always)]
+pub unsafe fn put(dest: *mut u8, src: *const u8, n: usize) {
+    // SAFETY: the caller's contract, which is copy_bytes's.
+    unsafe { copy_bytes(src, dest, n) }
+}
+
+/// get: `n` bytes of a peer's memory at `src`, as mapped here, into the caller's `dest`.
+///
+/// # Safety
+/// As `put`, with the roles of the buffers swapped.
+#[inline(always)]
+pub unsafe fn get(dest: *mut u8, src: *const u8, n: usize) {
+    // SAFETY: the caller's contract, which is copy_bytes's.
+    unsafe { copy_bytes(src, dest, n) }
+}
+
+/// p: one element stored with a single store of the whole element when `T` is a machine word
+/// or smaller, so a peer polling it never sees a torn value.
+///
+/// # Safety
+/// `dest` is aligned for `T` and lies inside a live shared mapping.
+#[inline(always)]
+pub unsafe fn p<T: Copy>(dest: *mut T, value: T) {
+    // SAFETY: the caller's contract.
+    unsafe { std::ptr::write_volatile(dest, value) }
+}
+
+/// g: one element loaded (a single load for word-sized types).
+///
+/// # Safety
+/// As `p`; every bit pattern must be a valid `T` (the plain C types are).
+#[inline(always)]
+pub unsafe fn g<T: Copy>(src: *const T) -> T {
+    // SAFETY: the caller's contract.
+    unsafe { std::ptr::read_volatile(src) }
+}
+
+/// iput / iget: `nelems` elements of `size` bytes from `src` (stride `sst` elements) to `dest`
+/// (stride `dst` elements), one copy each.
+///
+/// # Safety
+/// Every element touched lies inside a live mapping or the caller's buffer (the runtime
+/// translates the whole span of the remote side first).
+#[inline]
+pub unsafe fn copy_strided(dest: *mut u8, src: *const u8, dst: isize, sst: isize, nelems: usize, size: usize) {
+    for i in 0..nelems as isize {
+        // SAFETY: element i of both sides, inside the ranges the caller vouches for.
+        unsafe { std::ptr::copy(src.wrapping_offset(i * sst * size as isize), dest.wrapping_offset(i * dst * size as isize), size) };
     }
 }
