@@ -44,7 +44,7 @@ use std::sync::Mutex;
 
 use crate::abi::{
     RshmemDeviceState, RSHMEM_DEVICE_FLAG_ALL_P2P, RSHMEM_DEVICE_FLAG_CHECKS, RSHMEM_DEVICE_FLAG_PROXY, RSHMEM_DEVICE_STATE_MAGIC,
-    RSHMEM_DEVICE_STATE_SIZE, RSHMEM_DEVICE_STATE_VERSION, RSHMEM_ROUTE_IBGDA, RSHMEM_ROUTE_P2P, RSHMEM_ROUTE_PROXY,
+    RSHMEM_DEVICE_STATE_SIZE, RSHMEM_DEVICE_STATE_VERSION,
 };
 use crate::bootstrap::Bootstrap;
 use crate::cuda::kernels::{AmoOp, Kernels};
@@ -53,7 +53,7 @@ use crate::env::{parse_size, Config};
 use crate::error::{Error, ErrorKind, Result};
 use crate::heap::alloc::Allocator;
 use crate::heap::gpu::GpuHeap;
-use crate::transport::{Route, RouteTable, Transport};
+use crate::transport::{ibgda, p2p, Route, RouteTable, Transport};
 use std::time::Duration;
 
 use super::State;
@@ -173,9 +173,8 @@ pub struct GpuState {
     /// it uses goes.
     proxy: Mutex<Option<crate::proxy::Proxy>>,
     proxy_channel: Option<std::sync::Arc<crate::proxy::Channel>>,
-    /// PEs on other hosts, and the mailboxes through which host-side operations reach their
-    /// GPU heaps (set when the proxy starts: gpu/proxy.rs).
-    on_other_host: Vec<bool>,
+    /// The mailboxes through which host-side operations reach the GPU heaps of PEs on other
+    /// hosts (`Route::Proxy`; set when the proxy starts: gpu/proxy.rs).
     mailboxes: std::sync::OnceLock<std::sync::Arc<crate::proxy::gpu::Mailboxes>>,
     /// The device's route bytes (`RshmemDeviceState::routes`).
     _route_mem: Option<DeviceMem>,
@@ -245,34 +244,11 @@ fn flag_setting(name: crate::env::Setting) -> bool {
     crate::env::enabled(name)
 }
 
-/// Each PE's route byte (`RshmemDeviceState::routes`): P2P on this host; IBGDA toward the PEs
-/// `no_p2p` names and those on other hosts, unless `ibgda_why_not` says why IBGDA is not used:
-/// then the proxy carries what goes to other hosts, and PEs on this host without P2P are an
-/// error (the proxy reaches other hosts only).
-fn plan_routes(me: usize, local: &[bool], no_p2p: &[bool], ibgda_why_not: Option<&str>) -> Result<Vec<u8>> {
-    if let (Some(why), Some(peer)) = (ibgda_why_not, no_p2p.iter().position(|n| *n)) {
-        return Err(Error::new(
-            ErrorKind::Unsupported,
-            "nvshmem_init",
-            format!(
-                "PE {me} reaches PE {peer} on its own host only through the network (NVSHMEM_DISABLE_P2P=1), IBGDA is not usable ({why}), and the \
-                 proxy transport reaches PEs on other hosts only; fix the cause, unset NVSHMEM_DISABLE_P2P, or set RSHMEM_IBGDA_NIC=model"
-            ),
-        ));
-    }
-    Ok((0..local.len())
-        .map(|p| match (local[p] && !no_p2p[p], ibgda_why_not) {
-            (true, _) => RSHMEM_ROUTE_P2P,
-            (false, None) => RSHMEM_ROUTE_IBGDA,
-            (false, Some(_)) => RSHMEM_ROUTE_PROXY,
-        })
-        .collect())
-}
-
 impl GpuState {
     /// Collective: picks this PE's GPU, builds the symmetric heap and the device state.
-    /// `routes`: which PEs are on this host (P2P) and which on others (the proxy).
-    pub fn create(boot: &dyn Bootstrap, cfg: &Config, routes: &RouteTable) -> Result<GpuState> {
+    /// `routes`: which PEs are on this host (P2P) and which on others; gets every PE's GPU
+    /// route (`RouteTable::set_gpu`).
+    pub fn create(boot: &dyn Bootstrap, cfg: &Config, routes: &mut RouteTable) -> Result<GpuState> {
         let routine = "nvshmem_init";
         let (me, npes) = (boot.rank(), boot.size());
         cu(cuda::driver(), routine)?;
@@ -374,14 +350,12 @@ impl GpuState {
                 mapped,
                 remote: remote.clone(),
             };
-            match crate::ibgda::Ibgda::choose(&setup)? {
-                crate::ibgda::Route::Ibgda(i) => (Some(i), None),
-                crate::ibgda::Route::Proxy(why) => (None, Some(why)),
-            }
+            ibgda::choose(&setup)?
         } else {
             (None, None)
         };
-        let route_bytes = plan_routes(me, &local, &no_p2p, ibgda_why_not.as_deref())?;
+        let gpu_routes = ibgda::plan_routes(me, &local, &no_p2p, ibgda_why_not.as_deref())?;
+        let route_bytes: Vec<u8> = gpu_routes.iter().map(|r| r.device_byte()).collect();
 
         // Zero the runtime area and write the peer table (0: reached through IBGDA or the proxy,
         // not P2P) and the route bytes.
@@ -408,7 +382,7 @@ impl GpuState {
         }
         // PEs on other hosts without IBGDA: a command channel to this PE's proxy thread
         // (started by gpu/proxy.rs once the job's state exists).
-        let proxy_channel = if !route_bytes.contains(&RSHMEM_ROUTE_PROXY) {
+        let proxy_channel = if !gpu_routes.contains(&Route::Proxy) {
             None
         } else {
             flags = (flags & !RSHMEM_DEVICE_FLAG_ALL_P2P) | RSHMEM_DEVICE_FLAG_PROXY;
@@ -454,10 +428,10 @@ impl GpuState {
             memory.runtime_area,
             memory.measured
         ));
+        routes.set_gpu(gpu_routes);
         Ok(GpuState {
             proxy: Mutex::new(None),
             proxy_channel,
-            on_other_host: route_bytes.iter().map(|r| *r == RSHMEM_ROUTE_PROXY).collect(),
             mailboxes: std::sync::OnceLock::new(),
             _route_mem: route_mem,
             device,
@@ -874,7 +848,7 @@ impl State {
         let at = self.gpu_translate(addr, len, pe, routine)?;
         let g = self.gpu(routine)?;
         let pe = pe as usize; // range-checked by gpu_translate
-        if !g.on_other_host[pe] {
+        if self.routes.gpu_route(pe) != Route::Proxy {
             return Ok(None);
         }
         let boxes = g.mailboxes.get().ok_or_else(|| {
@@ -944,7 +918,7 @@ impl State {
         // SAFETY: `remote` is inside PE `pe`'s mapped heap (translated and bounds-checked); the
         // source is the caller's buffer of `bytes`, which it keeps until the operation completes
         // (the blocking form waits here; the nbi contract lasts until quiet).
-        cu(unsafe { cuda::memcpy_async(remote, src as u64, bytes, g.stream.0) }, routine)
+        unsafe { p2p::copy(remote, src as u64, bytes, g.stream.0, routine) }
     }
 
     /// Non-blocking host get (see gpu_put_nbi): `dest` is written by the next quiet.
@@ -959,7 +933,7 @@ impl State {
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
         // SAFETY: as for gpu_put_nbi, with the caller's destination buffer kept until completion.
-        cu(unsafe { cuda::memcpy_async(dest as u64, remote, bytes, g.stream.0) }, routine)
+        unsafe { p2p::copy(dest as u64, remote, bytes, g.stream.0, routine) }
     }
 
     /// Put ordered on the user's stream (returns at once).
@@ -985,7 +959,7 @@ impl State {
         cu(g.ctx.make_current(), routine)?;
         // SAFETY: `remote` is inside PE `pe`'s mapped heap; on-stream routines leave the source
         // to the caller until the stream passes the copy, as NVSHMEM documents.
-        cu(unsafe { cuda::memcpy_async(remote, src as u64, bytes, stream) }, routine)
+        unsafe { p2p::copy(remote, src as u64, bytes, stream, routine) }
     }
 
     pub fn gpu_get_on_stream(
@@ -1008,7 +982,7 @@ impl State {
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
         // SAFETY: as for gpu_put_on_stream, with the destination left to the caller.
-        cu(unsafe { cuda::memcpy_async(dest as u64, remote, bytes, stream) }, routine)
+        unsafe { p2p::copy(dest as u64, remote, bytes, stream, routine) }
     }
 
     /// Host quiet: every host-initiated operation is complete (they are blocking already).
@@ -1090,7 +1064,7 @@ impl State {
         }
         match op {
             // SAFETY (both): `remote` is an 8-byte word inside PE `pe`'s mapped heap.
-            SIGNAL_SET => cu(unsafe { cuda::stream_write_u64(stream, remote, value) }, routine),
+            SIGNAL_SET => unsafe { p2p::write_u64(remote, value, stream, routine) },
             SIGNAL_ADD => cu(unsafe { g.kernels(routine)?.amo(stream, remote, value, 0, 0, AmoOp::Add, 8) }, routine),
             other => Err(bad_signal_op(other, routine)),
         }
@@ -1126,26 +1100,6 @@ pub fn bad_signal_op(op: i32, routine: &'static str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The choice between IBGDA and the proxy (Ibgda::choose's outcome) becomes the route bytes.
-    #[test]
-    fn routes_follow_the_ibgda_choice() {
-        let (p2p, ib, px) = (RSHMEM_ROUTE_P2P, RSHMEM_ROUTE_IBGDA, RSHMEM_ROUTE_PROXY);
-        let local = [true, true, false, false];
-        let none = [false; 4];
-        // auto without a usable NIC: PEs on other hosts through the proxy.
-        assert_eq!(plan_routes(0, &local, &none, Some("PE 0: the NIC set-up failed: no RDMA device")).unwrap(), vec![p2p, p2p, px, px]);
-        // A passed self-test: IBGDA to them.
-        assert_eq!(plan_routes(0, &local, &none, None).unwrap(), vec![p2p, p2p, ib, ib]);
-        // NVSHMEM_DISABLE_P2P on one host: IBGDA, or a named error when it is not usable.
-        let no_p2p = [false, true, false, false];
-        assert_eq!(plan_routes(0, &[true; 4], &no_p2p, None).unwrap(), vec![p2p, ib, p2p, p2p]);
-        let e = plan_routes(0, &local, &no_p2p, Some("no RDMA device")).unwrap_err().to_string();
-        assert!(
-            e.contains("PE 0 reaches PE 1 on its own host only through the network") && e.contains("IBGDA is not usable (no RDMA device)"),
-            "{e}"
-        );
-    }
 
     /// The runtime area's arrays, in order, never overlap, stay inside the reserved bytes, and
     /// every team's small-collective state lies inside its own arrays.

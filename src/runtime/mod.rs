@@ -144,14 +144,14 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     log::trace(|| format!("symmetric heap: {host_size} bytes per PE, every PE's mapped"));
     let statics = if cfg.symmetric_statics && !opts.gpu { StaticData::share(boot.as_ref())? } else { None };
     log::trace(|| format!("static data {}", if statics.is_some() { "shared" } else { "not shared" }));
-    let routes = RouteTable::build(boot.as_ref())?;
+    let mut routes = RouteTable::build(boot.as_ref())?;
     let net = network(&routes, boot.as_ref(), &heap, statics.as_ref())?;
     let headers: Vec<Header> = heap.bases.iter().map(|&b| Header::at(b, layout)).collect();
     let mine = headers[me];
     mine.magic().store(header::MAGIC, Ordering::Relaxed);
     mine.global_exit().store(header::NO_EXIT, Ordering::Relaxed);
     let alloc = Allocator::new(layout.reserved(), host_size);
-    let gpu = if opts.gpu { Some(gpu::GpuState::create(boot.as_ref(), &cfg, &routes)?) } else { None };
+    let gpu = if opts.gpu { Some(gpu::GpuState::create(boot.as_ref(), &cfg, &mut routes)?) } else { None };
     let thread_level = requested_thread_level.clamp(THREAD_SINGLE, THREAD_MULTIPLE);
     let teams = team::TeamTable::new(me, npes);
     let cfg_spin_us = cfg.wait_spin_us;

@@ -1,13 +1,22 @@
-//! How PEs reach each other: node identity, the per-PE route table built once at init, and the
-//! interface of a network transport.
+//! How PEs reach each other: node identity, the per-PE route table built once at init, and one
+//! module per transport.
 //!
-//! Every host-side operation asks the route table first (through `State::remote` and the RMA
-//! entry points): PEs on this host share memory and are reached through the shared mappings
-//! (the shm path, inline in `runtime`, unchanged in speed); PEs on other hosts are reached
-//! through the network transport, behind `Transport`. See docs/ARCHITECTURE.md.
+//! Every host-side operation asks the route table first (the RMA and AMO entry points through
+//! the shm table that mirrors it, `shm::Shm`; GPU-memory operations through `gpu_route`):
+//! - `shm`: CPU memory of PEs on this host, through the shared mappings (inline and generic:
+//!   the hot path makes no indirect call);
+//! - `fabric`: PEs on other hosts, over libfabric, behind the `Transport` interface below;
+//! - `p2p`: GPU memory of PEs on this host, through the peer mappings of their GPU heaps;
+//! - `ibgda`: GPU memory reached by the GPU's own NIC queues (the host side: the choice at init);
+//! - GPU memory on other hosts without IBGDA: this PE's proxy thread (`src/proxy`), which posts
+//!   through `Transport`.
+//!
+//! See docs/ARCHITECTURE.md.
 
 pub mod fabric;
+pub mod ibgda;
 pub mod node;
+pub mod p2p;
 pub mod shm;
 
 use crate::bootstrap::Bootstrap;
@@ -17,15 +26,46 @@ use node::NodeId;
 /// How this PE reaches another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Route {
-    /// Same host: through the shared mapping of its memory.
+    /// CPU memory on this host: through the shared mapping of its memory (`shm`).
     Shm,
-    /// Another host: through the network transport.
+    /// CPU memory on another host: through the network transport (`fabric`).
     Network,
+    /// GPU memory on this host: through the peer mapping of its GPU heap (`p2p`).
+    P2p,
+    /// GPU memory reached by the GPU's own NIC queues (`ibgda`).
+    Ibgda,
+    /// GPU memory on another host, through this PE's proxy thread and the network transport.
+    Proxy,
 }
 
-/// Routes to every PE, the same table on every PE (built from one allgather at init).
+impl Route {
+    /// The device state's byte for a GPU route (`RshmemDeviceState::routes`).
+    pub fn device_byte(self) -> u8 {
+        match self {
+            Route::Ibgda => crate::abi::RSHMEM_ROUTE_IBGDA,
+            Route::Proxy => crate::abi::RSHMEM_ROUTE_PROXY,
+            Route::P2p | Route::Shm | Route::Network => crate::abi::RSHMEM_ROUTE_P2P,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Route::Shm => "shm",
+            Route::Network => "network",
+            Route::P2p => "p2p",
+            Route::Ibgda => "ibgda",
+            Route::Proxy => "proxy",
+        }
+    }
+}
+
+/// Routes to every PE (built once at init).
 pub struct RouteTable {
+    /// To each PE's CPU memory, as seen from this PE: `Shm` or `Network`.
     routes: Vec<Route>,
+    /// To each PE's GPU memory (GPU mode only, else empty): `P2p`, `Ibgda` or `Proxy`, set by
+    /// `set_gpu` once IBGDA was chosen or not.
+    gpu: Vec<Route>,
     /// Host index of each PE (hosts numbered in order of their lowest PE).
     pub hosts: Vec<usize>,
     pub ids: Vec<NodeId>,
@@ -49,13 +89,26 @@ impl RouteTable {
     pub fn from_ids(ids: Vec<NodeId>, me: usize) -> RouteTable {
         let hosts = node::host_of_each(&ids);
         let routes = hosts.iter().map(|h| if *h == hosts[me] { Route::Shm } else { Route::Network }).collect();
-        RouteTable { routes, hosts, ids, me }
+        RouteTable { routes, gpu: Vec::new(), hosts, ids, me }
     }
 
-    /// The route to `pe` (which the caller has range-checked).
+    /// The route to `pe`'s CPU memory (`pe` range-checked by the caller).
     #[inline(always)]
     pub fn route(&self, pe: usize) -> Route {
         self.routes[pe]
+    }
+
+    /// GPU mode: the routes to every PE's GPU memory (transport/ibgda.rs `plan_routes`).
+    pub fn set_gpu(&mut self, gpu: Vec<Route>) {
+        debug_assert_eq!(gpu.len(), self.routes.len());
+        self.gpu = gpu;
+    }
+
+    /// The route to `pe`'s GPU memory (`pe` range-checked by the caller); `P2p` in a job
+    /// without GPU memory, where nothing asks.
+    #[inline]
+    pub fn gpu_route(&self, pe: usize) -> Route {
+        self.gpu.get(pe).copied().unwrap_or(Route::P2p)
     }
 
     /// Whether any PE of the job is on another host than some other (the same on every PE).
@@ -80,16 +133,20 @@ impl RouteTable {
     }
 
     /// One line per PE pair from this PE, for the INFO log and `rshmem-info --routes`:
-    /// "PE 0 -> PE 1: fabric(tcp;ofi_rxm)". `network` is the transport's `describe()`.
+    /// "PE 0 -> PE 1: fabric(tcp;ofi_rxm)", and in GPU mode the GPU memory's route after it
+    /// ("PE 0 -> PE 1: shm; GPU memory: p2p"). `network` is the transport's `describe()`.
     pub fn pair_lines(&self, network: &str) -> Vec<String> {
         let net = short_name(network);
         (0..self.routes.len())
             .map(|pe| {
                 let how = match self.routes[pe] {
-                    Route::Shm => "shm",
                     Route::Network => &net,
+                    other => other.name(),
                 };
-                format!("PE {} -> PE {pe}: {how}", self.me)
+                match self.gpu.get(pe) {
+                    Some(g) => format!("PE {} -> PE {pe}: {how}; GPU memory: {}", self.me, g.name()),
+                    None => format!("PE {} -> PE {pe}: {how}", self.me),
+                }
             })
             .collect()
     }
@@ -223,5 +280,25 @@ mod tests {
         assert_eq!(one.pair_lines(""), ["PE 0 -> PE 0: shm", "PE 0 -> PE 1: shm"]);
         assert!(!one.spans_hosts());
         assert_eq!(one.route(1), Route::Shm);
+    }
+
+    /// GPU mode adds the GPU memory's route to each pair line; the device bytes follow abi.
+    #[test]
+    fn gpu_routes_join_the_table() {
+        let mut t = RouteTable::from_ids(vec![id("a"), id("a"), id("b")], 0);
+        assert_eq!(t.gpu_route(2), Route::P2p, "no GPU routes before set_gpu");
+        t.set_gpu(vec![Route::P2p, Route::Ibgda, Route::Proxy]);
+        assert_eq!((t.route(2), t.gpu_route(2)), (Route::Network, Route::Proxy));
+        assert_eq!(
+            t.pair_lines("fabric tcp;ofi_rxm on eth0"),
+            [
+                "PE 0 -> PE 0: shm; GPU memory: p2p",
+                "PE 0 -> PE 1: shm; GPU memory: ibgda",
+                "PE 0 -> PE 2: fabric(tcp;ofi_rxm); GPU memory: proxy"
+            ]
+        );
+        use crate::abi::{RSHMEM_ROUTE_IBGDA, RSHMEM_ROUTE_P2P, RSHMEM_ROUTE_PROXY};
+        let bytes: Vec<u8> = [Route::P2p, Route::Ibgda, Route::Proxy].iter().map(|r| r.device_byte()).collect();
+        assert_eq!(bytes, [RSHMEM_ROUTE_P2P, RSHMEM_ROUTE_IBGDA, RSHMEM_ROUTE_PROXY]);
     }
 }
