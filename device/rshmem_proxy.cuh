@@ -8,6 +8,12 @@
  * with release semantics at system scope. Blocking forms wait for the lane's `completed`;
  * fetching forms for their result slot, then hand the slot back (`taken`).
  *
+ * quiet waits until every ring's commands posted before it have run (other threads' too, as a
+ * PE-wide quiet and the barriers built on it need), then posts a quiet command to its own ring.
+ *
+ * Local memory the host cannot reach (a kernel's shared or per-thread memory: the proxy's copy
+ * engine call would fault on it) travels in the commands themselves, 8 bytes a p or g.
+ *
  * Every wait watches the clock: past `stall_ns` it says once which PE, operation and ring wait
  * for what; if the proxy thread has stopped (status DEAD) it says so and returns
  * RSHMEM_PROXY_ERR_DEAD (device callers trap on it: the kernel fails instead of hanging).
@@ -42,6 +48,9 @@ RSHMEM_PROXY_FN uint64_t now_ns() {
     return t;
 }
 #define RSHMEM_PROXY_REPORT(...) printf(__VA_ARGS__)
+/* Whether the proxy's copies can reach `p`: global memory (device or mapped host), not a
+ * kernel's shared, local or constant space. */
+RSHMEM_PROXY_FN bool host_reachable(const void *p) { return __isGlobal(p); }
 #else
 inline uint64_t now_ns() {
     return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -58,6 +67,13 @@ template <class... A> inline void host_report(const char *fmt, A... args) {
     else fputs(line, stderr);
 }
 #define RSHMEM_PROXY_REPORT(...) rshmem_proxy::host_report(__VA_ARGS__)
+/* The host build reaches everything, except where a test says otherwise (standing in for
+ * shared memory). */
+inline bool (*&host_unreachable_hook())(const void *) {
+    static bool (*hook)(const void *) = nullptr;
+    return hook;
+}
+inline bool host_reachable(const void *p) { return !host_unreachable_hook() || !host_unreachable_hook()(p); }
 #endif
 
 /* What an issuing thread is doing, for the reports. */
@@ -149,12 +165,40 @@ RSHMEM_PROXY_FN int issue(RshmemProxyChannel *ch, const command &c, const char *
 
 /* ---- the operations (remote: byte offset in the target PE's symmetric heap) ---- */
 
+/* A source or destination the host cannot reach: 8 bytes a command, the data in the commands
+ * (p: the source is free again once posted; g: each waits for its bytes). */
+RSHMEM_PROXY_FN int put_inline(RshmemProxyChannel *ch, int pe, uint64_t remote, const void *src, uint64_t bytes,
+                               const char *routine) {
+    const unsigned char *s = (const unsigned char *)src;
+    for (uint64_t at = 0; at < bytes; at += 8) {
+        const uint32_t n = bytes - at < 8 ? (uint32_t)(bytes - at) : 8u;
+        uint64_t v = 0;
+        for (uint32_t i = 0; i < n; i++) v |= (uint64_t)s[at + i] << (8 * i);
+        command c = {RSHMEM_PROXY_OP_P, pe, remote + at, 0, n, v, 0, 0, 0};
+        if (issue(ch, c, routine)) return RSHMEM_PROXY_ERR_DEAD;
+    }
+    return 0;
+}
+RSHMEM_PROXY_FN int get_inline(RshmemProxyChannel *ch, int pe, uint64_t remote, void *dst, uint64_t bytes, const char *routine) {
+    unsigned char *d = (unsigned char *)dst;
+    for (uint64_t at = 0; at < bytes; at += 8) {
+        const uint32_t n = bytes - at < 8 ? (uint32_t)(bytes - at) : 8u;
+        uint64_t v = 0;
+        command c = {RSHMEM_PROXY_OP_G | RSHMEM_PROXY_FLAG_RESULT, pe, remote + at, 0, n, 0, 0, 0, 0};
+        if (issue(ch, c, routine, &v)) return RSHMEM_PROXY_ERR_DEAD;
+        for (uint32_t i = 0; i < n; i++) d[at + i] = (unsigned char)(v >> (8 * i));
+    }
+    return 0;
+}
+
 RSHMEM_PROXY_FN int put(RshmemProxyChannel *ch, int pe, uint64_t remote, const void *src, uint64_t bytes, bool nbi,
                         const char *routine) {
+    if (!host_reachable(src)) return put_inline(ch, pe, remote, src, bytes, routine);
     command c = {RSHMEM_PROXY_OP_PUT | (nbi ? 0u : RSHMEM_PROXY_FLAG_WAIT), pe, remote, (uint64_t)(uintptr_t)src, bytes, 0, 0, 0, 0};
     return issue(ch, c, routine);
 }
 RSHMEM_PROXY_FN int get(RshmemProxyChannel *ch, int pe, uint64_t remote, void *dst, uint64_t bytes, bool nbi, const char *routine) {
+    if (!host_reachable(dst)) return get_inline(ch, pe, remote, dst, bytes, routine);
     command c = {RSHMEM_PROXY_OP_GET | (nbi ? 0u : RSHMEM_PROXY_FLAG_WAIT), pe, remote, (uint64_t)(uintptr_t)dst, bytes, 0, 0, 0, 0};
     return issue(ch, c, routine);
 }
@@ -181,6 +225,13 @@ RSHMEM_PROXY_FN int fetch_amo(RshmemProxyChannel *ch, int pe, uint64_t remote, u
 /* put, then the signal word at `sig_remote` updated (sig_op: RSHMEM_PROXY_AMO_SET or _ADD) after the data. */
 RSHMEM_PROXY_FN int put_signal(RshmemProxyChannel *ch, int pe, uint64_t remote, const void *src, uint64_t bytes,
                                uint64_t sig_remote, uint64_t signal, uint32_t sig_op, bool nbi, const char *routine) {
+    if (!host_reachable(src)) {
+        /* The data inline, a fence, then the signal: in the ring's order, so after its data. */
+        command f = {RSHMEM_PROXY_OP_FENCE, -1, 0, 0, 0, 0, 0, 0, 0};
+        command a = {RSHMEM_PROXY_OP_AMO, pe, sig_remote, 0, 0, signal, 0, sig_op, RSHMEM_PROXY_TYPE_U64};
+        if (put_inline(ch, pe, remote, src, bytes, routine) || issue(ch, f, routine)) return RSHMEM_PROXY_ERR_DEAD;
+        return issue(ch, a, routine);
+    }
     command c = {RSHMEM_PROXY_OP_PUT_SIGNAL | (nbi ? 0u : RSHMEM_PROXY_FLAG_WAIT), pe, remote, (uint64_t)(uintptr_t)src, bytes,
                  signal, sig_remote, sig_op, RSHMEM_PROXY_TYPE_U64};
     return issue(ch, c, routine);
@@ -189,7 +240,20 @@ RSHMEM_PROXY_FN int fence(RshmemProxyChannel *ch, const char *routine) {
     command c = {RSHMEM_PROXY_OP_FENCE, -1, 0, 0, 0, 0, 0, 0, 0};
     return issue(ch, c, routine);
 }
+/* Every ring's commands posted before this call have run (each ring's ticket read now, then its
+ * `consumed` awaited), then a quiet command in this thread's ring completes them at the
+ * transport. */
 RSHMEM_PROXY_FN int quiet(RshmemProxyChannel *ch, const char *routine) {
+    what w = {routine, -1, 0};
+    for (uint32_t l = 0; l < ch->lanes; l++) {
+        RshmemProxyIssue *issue = (RshmemProxyIssue *)ch->issue + l;
+        const uint64_t posted = port::load_relaxed_gpu(&issue->ticket);
+        if (posted <= port::load_relaxed_gpu(&issue->consumed_seen)) continue; /* no host read needed */
+        w.lane = l;
+        if (wait_for(ch, &((RshmemProxyLane *)ch->lane_state + l)->consumed, posted, "the commands posted before it", w))
+            return RSHMEM_PROXY_ERR_DEAD;
+        port::fetch_max_gpu(&issue->consumed_seen, posted);
+    }
     command c = {RSHMEM_PROXY_OP_QUIET | RSHMEM_PROXY_FLAG_WAIT, -1, 0, 0, 0, 0, 0, 0, 0};
     return issue(ch, c, routine);
 }

@@ -116,6 +116,8 @@ struct Fake {
     net: Mutex<Net>,
     fail_pe: Option<usize>,
     panic_pe: Option<usize>,
+    /// How long each AMO takes to post (a slow network keeps commands waiting in the rings).
+    amo_delay: Duration,
 }
 
 fn width(ty: AmoType) -> usize {
@@ -216,7 +218,12 @@ impl Fake {
             check,
             violations: Vec::new(),
         };
-        Arc::new(Fake { net: Mutex::new(net), fail_pe, panic_pe })
+        Arc::new(Fake { net: Mutex::new(net), fail_pe, panic_pe, amo_delay: Duration::ZERO })
+    }
+
+    fn slow(npes: usize, heap: usize, amo_delay: Duration) -> Arc<Fake> {
+        let f = Fake::new(npes, heap);
+        Arc::new(Fake { amo_delay, ..Arc::into_inner(f).unwrap() })
     }
 
     fn net(&self) -> std::sync::MutexGuard<'_, Net> {
@@ -260,6 +267,7 @@ impl Transport for Fake {
         Ok(())
     }
     fn amo(&self, pe: usize, _seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()> {
+        std::thread::sleep(self.amo_delay);
         let mut n = self.enter(pe, routine)?;
         n.log.push(Event::Amo { pe, off });
         let epoch = n.epoch;
@@ -652,6 +660,134 @@ fn a_panicking_transport_or_a_malformed_command_is_named() {
         assert!(why.contains(want), "{why}");
         assert!(why.contains(&format!("PE {}: proxy thread stopped at lane 0 command 0 (to PE {pe})", 18 + k)), "{why}");
     }
+}
+
+/// Posts `n` AMO adds of 1 to PE 1's word at `off` from a thread playing CTA `cta`, without a
+/// quiet (as a kernel that ends after non-fetching AMOs), and returns when they are posted.
+fn post_adds(ch: &Arc<Channel>, cta: u32, off: u64, n: usize) {
+    let c = Shared(ch.as_ptr());
+    std::thread::spawn(move || {
+        let c = c;
+        h!(h_set_cta: fn(u32) -> ())(cta);
+        let amo = h!(h_amo: fn(Ch, i32, u64, u32, u32, u64) -> i32);
+        for _ in 0..n {
+            assert_eq!(amo(c.0, 1, off, RSHMEM_PROXY_AMO_ADD, RSHMEM_PROXY_TYPE_U64, 1), 0);
+        }
+    })
+    .join()
+    .unwrap();
+}
+
+/// The lost updates of the GPU run (amo: 3314 of 4096 adds): a kernel's trailing
+/// non-fetching AMOs were still in the rings when it ended, and neither a device quiet in
+/// another CTA's ring nor the host quiet waited for them. A device quiet now waits for every
+/// ring's earlier commands.
+#[test]
+fn a_device_quiet_waits_for_every_rings_earlier_commands() {
+    let _w = ibgda_common::watchdog(60, "a_device_quiet_waits_for_every_rings_earlier_commands");
+    let fake = Fake::slow(NPES, HEAP, Duration::from_millis(2));
+    let ch = channel(40, 2, 64, Duration::from_secs(30));
+    // Ring 0 full of adds before the proxy runs; then CTA 1 quiets while they are served
+    // (32 at a time, ring 1 between: a quiet of ring 1 alone finished after about 32).
+    post_adds(&ch, 0, 0, 64);
+    let (c, f) = (Shared(ch.as_ptr()), fake.clone());
+    let quiet = std::thread::spawn(move || {
+        let c = c;
+        h!(h_set_cta: fn(u32) -> ())(1);
+        assert_eq!(h!(h_quiet: fn(Ch) -> i32)(c.0), 0);
+        f.u64_at(1, 0)
+    });
+    std::thread::sleep(Duration::from_millis(20));
+    let _proxy = start(&ch, &fake);
+    assert_eq!(quiet.join().unwrap(), 64, "every add posted before the quiet (by another CTA) is in place when it returns");
+}
+
+#[test]
+fn the_host_drain_completes_what_finished_threads_posted() {
+    let _w = ibgda_common::watchdog(60, "the_host_drain_completes_what_finished_threads_posted");
+    let fake = Fake::slow(NPES, HEAP, Duration::from_millis(1));
+    let ch = channel(41, 4, 32, Duration::from_secs(30));
+    for cta in 0..4 {
+        post_adds(&ch, cta, 8 * cta as u64, 32);
+    }
+    let proxy = start(&ch, &fake);
+    let issued: Vec<u64> = (0..4).map(|l| ch.tickets(l).load(Ordering::Acquire)).collect();
+    assert_eq!(issued, [32; 4]);
+    proxy.drain(&issued, "nvshmem_quiet").unwrap();
+    for cta in 0..4 {
+        assert_eq!(fake.u64_at(1, 8 * cta), 32, "CTA {cta}'s adds, all in place after the host quiet");
+    }
+    assert!(fake.net().pending.is_empty(), "the drain completed them at the transport");
+}
+
+#[test]
+fn a_host_drain_that_cannot_finish_says_why_in_bounded_time() {
+    let _w = ibgda_common::watchdog(60, "a_host_drain_that_cannot_finish_says_why_in_bounded_time");
+    // A ticket taken but never posted (a kernel still posting, or one that died doing so).
+    let ch = channel(42, 2, 8, Duration::from_millis(300));
+    let proxy = start(&ch, &Fake::new(NPES, HEAP));
+    post_adds(&ch, 1, 0, 3);
+    ch.tickets(1).fetch_add(1, Ordering::AcqRel);
+    let t = Instant::now();
+    let e = proxy.drain(&[0, 4], "nvshmem_quiet").unwrap_err().to_string();
+    assert!(t.elapsed() < Duration::from_secs(10), "gave up after {:?}", t.elapsed());
+    assert!(
+        e.contains("nvshmem_quiet")
+            && e.contains("PE 42: the proxy has run 3 of the first 4 commands device code posted to proxy ring 1")
+            && e.contains("the next one is not posted yet: is a kernel still posting?"),
+        "{e}"
+    );
+    // A proxy that stopped: the drain returns its message.
+    let ch = channel(43, 1, 8, Duration::from_secs(30));
+    let proxy = start(&ch, &Fake::with(NPES, HEAP, None, Some(1), None));
+    post_adds(&ch, 0, 0, 2);
+    let e = proxy.drain(&[2], "nvshmem_barrier_all").unwrap_err().to_string();
+    assert!(e.contains("PE 43: proxy thread stopped at lane 0 command 0 (to PE 1)") && e.contains("PE 1 is unreachable"), "{e}");
+}
+
+/// The segfault of the GPU run (signal): a put whose source is a kernel's shared memory handed
+/// the proxy an address its copy cannot read. Such data now travels in the commands.
+#[test]
+fn local_memory_the_host_cannot_reach_travels_in_the_commands() {
+    let _w = ibgda_common::watchdog(60, "local_memory_the_host_cannot_reach_travels_in_the_commands");
+    let fake = Fake::new(NPES, HEAP);
+    let ch = channel(44, 1, 16, Duration::from_secs(30));
+    let _proxy = start(&ch, &fake);
+    let c = Shared(ch.as_ptr());
+    std::thread::spawn(move || {
+        let c = c; // the whole wrapper, not its pointer field
+        let c = c.0;
+        h!(h_set_cta: fn(u32) -> ())(0);
+        // "Shared memory": 37 bytes of source, 37 of destination, in one unreachable range.
+        let mut local = [0u8; 74];
+        for (i, b) in local[..37].iter_mut().enumerate() {
+            *b = (i * 11 + 5) as u8;
+        }
+        h!(h_set_unreachable: fn(*const u8, u64) -> ())(local.as_ptr(), 74);
+        let put = h!(h_put: fn(Ch, i32, u64, *const u8, u64, i32) -> i32);
+        let get = h!(h_get: fn(Ch, i32, u64, *mut u8, u64, i32) -> i32);
+        let put_signal = h!(h_put_signal: fn(Ch, i32, u64, *const u8, u64, u64, u64, u32, i32) -> i32);
+        assert_eq!(put(c, 2, 1000, local.as_ptr(), 37, 0), 0);
+        assert_eq!(put_signal(c, 2, 2000, local.as_ptr(), 37, 3000, 9, RSHMEM_PROXY_AMO_SET, 1), 0);
+        assert_eq!(h!(h_quiet: fn(Ch) -> i32)(c), 0);
+        let (src, dst) = local.split_at_mut(37);
+        assert_eq!(get(c, 2, 1000, dst.as_mut_ptr(), 37, 1), 0);
+        assert_eq!(src, dst, "a get into unreachable memory, 8 bytes a g");
+        h!(h_set_unreachable: fn(*const u8, u64) -> ())(std::ptr::null(), 0);
+    })
+    .join()
+    .unwrap();
+    let want: Vec<u8> = (0..37).map(|i| (i * 11 + 5) as u8).collect();
+    assert_eq!(fake.read(2, 1000, 37), want, "the put");
+    assert_eq!(fake.read(2, 2000, 37), want, "the put of the put-with-signal");
+    assert_eq!(fake.u64_at(2, 3000), 9, "its signal");
+    let log = fake.net().log.clone();
+    let puts: Vec<usize> = log.iter().filter_map(|e| if let Event::Put { len, .. } = e { Some(*len) } else { None }).collect();
+    assert_eq!(puts, [8, 8, 8, 8, 5, 8, 8, 8, 8, 5], "no copy from the unreachable source: 8 bytes a command");
+    let fence = log.iter().position(|e| *e == Event::Fence).expect("a fence before the signal");
+    let signal = log.iter().position(|e| *e == Event::Amo { pe: 2, off: 3000 }).expect("the signal");
+    let last_put = log.iter().rposition(|e| matches!(e, Event::Put { .. })).unwrap();
+    assert!(last_put < fence && fence < signal, "data, fence, signal: {log:?}");
 }
 
 // ---- through the real fabric transport -------------------------------------------------------

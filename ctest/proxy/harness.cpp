@@ -2,14 +2,28 @@
 // code posts with, compiled as plain C++17 into a shared object that tests/proxy_channel.rs
 // loads with dlopen. Host threads play CTAs (h_set_cta picks the ring); the Rust proxy loop
 // (src/proxy/) serves them through a recording fake transport.
+#include <atomic>
+
 #include "../../device/rshmem_proxy.cuh"
 
 using namespace rshmem_proxy;
+
+/* The range a test declares unreachable by the host (standing in for a kernel's shared memory). */
+static std::atomic<uintptr_t> unreachable_lo{0}, unreachable_hi{0};
+static bool in_unreachable(const void *p) {
+    uintptr_t a = (uintptr_t)p;
+    return a >= unreachable_lo.load() && a < unreachable_hi.load();
+}
 
 extern "C" {
 
 void h_set_cta(uint32_t cta) { rshmem_ibgda::this_thread_ids().cta = cta; }
 void h_set_report(void (*hook)(const char *)) { host_report_hook() = hook; }
+void h_set_unreachable(const void *at, uint64_t len) {
+    unreachable_lo = (uintptr_t)at;
+    unreachable_hi = (uintptr_t)at + len;
+    host_unreachable_hook() = in_unreachable;
+}
 
 int h_put(RshmemProxyChannel *ch, int pe, uint64_t remote, const void *src, uint64_t bytes, int nbi) {
     return put(ch, pe, remote, src, bytes, nbi != 0, "nvshmem_putmem");

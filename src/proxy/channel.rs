@@ -150,6 +150,27 @@ impl Channel {
         f(unsafe { &*self.header })
     }
 
+    /// The PE this channel belongs to.
+    pub fn mype(&self) -> i32 {
+        // SAFETY: written once in new_in, before the channel is shared.
+        unsafe { (*self.header).mype }
+    }
+
+    /// How long an issuer waits before it says so (and the host before it gives up).
+    pub fn stall_ns(&self) -> u64 {
+        self.base(|h| h.stall_ns)
+    }
+
+    /// The target PE of command `ticket` of `lane` if it has been posted (for messages: a
+    /// racing rewrite of the slot only makes the message name another PE).
+    pub fn target_of(&self, lane: usize, ticket: u64) -> Option<i32> {
+        if self.cmd_seq(lane, ticket).load(Ordering::Acquire) != ticket + 1 {
+            return None;
+        }
+        // SAFETY: `pe` is an aligned i32 of a live slot.
+        Some(unsafe { (&raw const (*self.cmd(lane, ticket)).pe).read_volatile() })
+    }
+
     pub fn status(&self) -> u32 {
         self.status_word().load(Ordering::Acquire)
     }

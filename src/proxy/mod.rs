@@ -14,11 +14,11 @@ mod serve;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use channel::{Block, Channel, ChannelMemory};
 
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::transport::Transport;
 
 /// The memory a command's `local` address points into, as the proxy thread reaches it.
@@ -75,6 +75,8 @@ pub struct Proxy {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     failure: Arc<Mutex<Option<String>>>,
+    channel: Arc<Channel>,
+    transport: Arc<dyn Transport>,
 }
 
 impl Proxy {
@@ -95,11 +97,56 @@ impl Proxy {
         let failure = Arc::new(Mutex::new(None));
         let (flag, failed) = (stop.clone(), failure.clone());
         channel.set_status(crate::abi::RSHMEM_PROXY_RUNNING);
+        let (ch, tr) = (channel.clone(), transport.clone());
         let thread = std::thread::Builder::new()
             .name("rshmem-proxy".into())
-            .spawn(move || serve::run(&channel, &*transport, &*memory, inbound.as_deref(), &cfg, &flag, &failed))
+            .spawn(move || serve::run(&ch, &*tr, &*memory, inbound.as_deref(), &cfg, &flag, &failed))
             .expect("spawning the proxy thread");
-        Proxy { stop, thread: Some(thread), failure }
+        Proxy { stop, thread: Some(thread), failure, channel, transport }
+    }
+
+    /// Host quiet: waits until every command below `issued[lane]` in each ring has run (the
+    /// tickets issuers had taken when the caller read them: all commands of finished kernels),
+    /// then completes them at the transport. Commands that ask for no completion (`_nbi`
+    /// forms, AMOs without a result) are otherwise complete only at a device quiet, which a
+    /// kernel need not call before it ends. A proxy that stopped, or one that runs none of the
+    /// waited-for commands for the channel's stall time, is an error naming the ring.
+    pub fn drain(&self, issued: &[u64], routine: &'static str) -> Result<()> {
+        let ch = &*self.channel;
+        let stall = Duration::from_nanos(ch.stall_ns());
+        for (lane, &want) in issued.iter().enumerate().take(ch.lanes()) {
+            let (mut seen, mut since, mut polls) = (ch.consumed(lane).load(Ordering::Acquire), Instant::now(), 0u32);
+            while seen < want {
+                if let Some(why) = self.failure() {
+                    return Err(Error::new(ErrorKind::System, routine, why));
+                }
+                polls += 1;
+                if polls < 100 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::sleep(Duration::from_micros(20));
+                }
+                let now = ch.consumed(lane).load(Ordering::Acquire);
+                if now != seen {
+                    (seen, since) = (now, Instant::now());
+                } else if since.elapsed() > stall {
+                    return Err(Error::new(
+                        ErrorKind::System,
+                        routine,
+                        format!(
+                            "PE {}: the proxy has run {seen} of the first {want} commands device code posted to proxy ring {lane} and none more for {:.1} s; {}",
+                            ch.mype(),
+                            since.elapsed().as_secs_f64(),
+                            match ch.target_of(lane, seen) {
+                                Some(pe) => format!("the next one goes to PE {pe}: is its host reachable?"),
+                                None => "the next one is not posted yet: is a kernel still posting?".to_string(),
+                            }
+                        ),
+                    ));
+                }
+            }
+        }
+        self.transport.quiet(routine)
     }
 
     /// Why the proxy thread stopped serving, if it did (the message it also logged).

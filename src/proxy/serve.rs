@@ -62,15 +62,10 @@ pub(super) fn run(
         }
     };
     let (lane, pe, ticket) = current;
-    let message = format!("PE {}: proxy thread stopped at lane {lane} command {ticket} (to PE {pe}): {message}; device operations to other hosts can no longer complete", mype_of(ch));
+    let message = format!("PE {}: proxy thread stopped at lane {lane} command {ticket} (to PE {pe}): {message}; device operations to other hosts can no longer complete", ch.mype());
     crate::log::warn(&message);
     *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
     ch.set_dead(lane, pe, ticket);
-}
-
-fn mype_of(ch: &Channel) -> i32 {
-    // SAFETY: mype is written once before the channel is shared.
-    unsafe { (*ch.as_ptr()).mype }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -29,6 +29,7 @@
 //! synchronise (see gpu/team.rs).
 
 mod coll;
+mod coll_hosts;
 pub mod host_rma;
 pub mod mpi;
 pub mod proxy;
@@ -829,9 +830,13 @@ impl State {
         }
     }
 
-    /// nvshmem_ptr on the host: the peer's copy as a device pointer, NULL when not symmetric.
+    /// nvshmem_ptr on the host: the peer's copy as a device pointer, NULL when not symmetric or
+    /// when the peer is on another host (its heap is not mapped here).
     pub fn gpu_ptr(&self, addr: *const u8, pe: i32, routine: &'static str) -> Result<*mut u8> {
         self.check_pe(pe, routine)?;
+        if self.gpu(routine)?.on_other_host[pe as usize] {
+            return Ok(std::ptr::null_mut());
+        }
         Ok(self.gpu_translate(addr, 1, pe, routine).map(|a| a as *mut u8).unwrap_or(std::ptr::null_mut()))
     }
 
@@ -985,7 +990,8 @@ impl State {
         unsafe { p2p::copy(dest as u64, remote, bytes, stream, routine) }
     }
 
-    /// Host quiet: every host-initiated operation is complete (they are blocking already).
+    /// Host quiet: every host-initiated operation is complete (they are blocking already), and
+    /// so is what finished kernels posted toward IBGDA peers or the proxy.
     pub fn gpu_quiet(&self, routine: &'static str) -> Result<()> {
         let g = self.gpu(routine)?;
         cu(g.ctx.make_current(), routine)?;
@@ -993,6 +999,7 @@ impl State {
         if let Some(ib) = &g.ibgda {
             ib.drain(routine)?; // what device code posted toward IBGDA peers has executed
         }
+        proxy::drain(g, routine)?;
         self.quiet();
         Ok(())
     }

@@ -286,8 +286,13 @@ pub fn finalize() -> Result<()> {
     let _guard = INIT_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     let Ok(st) = state("shmem_finalize") else { return Ok(()) };
     if let Some(g) = &st.gpu {
-        // Every PE's kernels finish before any PE unmaps the heaps they may still touch.
+        // Every PE's kernels finish before any PE unmaps the heaps they may still touch, and
+        // what they posted to the proxy has run before the barrier below lets a peer stop
+        // serving (its proxy serves ours until then).
         let _ = g.ctx.synchronize();
+        if let Err(e) = gpu::proxy::drain(g, "shmem_finalize") {
+            log::warn(&e.to_string());
+        }
     }
     st.quiet();
     // Across hosts the shared-memory barrier cannot reach the other hosts' PEs (until a network

@@ -37,6 +37,10 @@ pub fn start(st: &'static State) -> Result<()> {
     unsafe { std::ptr::write_bytes((st.heap.my_base() + at) as *mut u8, 0, bytes) };
     // Nobody writes into a peer's mailboxes before the peer has cleared them.
     st.boot.barrier()?;
+    // The atomic kernel the target side runs is loaded now, not at its first use: loading a
+    // module may wait for the context's running kernels, and one spinning in a device barrier
+    // waits for that very atomic.
+    g.kernels(routine)?;
     let remote: Vec<bool> = (0..npes).map(|p| st.routes.route(p) == Route::Network).collect();
     let stall = std::time::Duration::from_nanos(stall_ns(channel));
     let target = OwnGpu { copies: GpuLocal::new(g.device)? };
@@ -62,6 +66,20 @@ pub fn start(st: &'static State) -> Result<()> {
 fn stall_ns(channel: &crate::proxy::Channel) -> u64 {
     // SAFETY: the header is live for the channel's life and `stall_ns` is written once at creation.
     unsafe { (*channel.as_ptr()).stall_ns }
+}
+
+/// Host quiet for what device code posted to the proxy: every command of every finished
+/// kernel has run and is complete in its target's memory (nothing to do without a proxy).
+pub fn drain(g: &GpuState, routine: &'static str) -> Result<()> {
+    let proxy = g.proxy.lock().unwrap_or_else(|e| e.into_inner());
+    let (Some(proxy), Some(channel)) = (proxy.as_ref(), &g.proxy_channel) else { return Ok(()) };
+    // The issuers' ticket words are in GPU memory: read them with a copy.
+    let mut issue = vec![crate::abi::RshmemProxyIssue::default(); channel.lanes()];
+    // SAFETY: the header's `issue` is written once at creation.
+    let at = unsafe { (*channel.as_ptr()).issue };
+    g.copy_now(issue.as_mut_ptr() as u64, at, std::mem::size_of_val(&issue[..]), routine)?;
+    let issued: Vec<u64> = issue.iter().map(|i| i.ticket).collect();
+    proxy.drain(&issued, routine)
 }
 
 /// Stops the proxy thread (finalize, once no PE's kernel can need it).
