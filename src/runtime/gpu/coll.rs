@@ -141,6 +141,9 @@ impl State {
     /// every member's stream is complete (kernels end with their stores performed).
     pub fn gpu_barrier_on_stream(&self, team: i32, stream: CUstream, routine: &'static str) -> Result<()> {
         let (_, t) = self.gpu_team(team, routine)?;
+        if self.team_spans_hosts(&t) {
+            return self.barrier_across_hosts(team, stream, routine);
+        }
         let g = self.gpu(routine)?;
         let k = g.coll_kernels(routine)?;
         let args = g.sync_args(self.me, &t, BARRIER_STEPS, routine)?;
@@ -190,6 +193,9 @@ impl State {
         let same = d == s && matches!(what, Gather::Broadcast { .. });
         if !same && overlaps(d, dest_len, s, src_len) {
             return Err(Error::invalid(routine, "dest and source overlap; they must be separate arrays"));
+        }
+        if self.team_spans_hosts(&t) {
+            return self.gather_across_hosts(team, &t, what, dest, src, nbytes, stream, routine);
         }
         let g = self.gpu(routine)?;
         if g.ll_fits(team, nbytes) {
@@ -260,6 +266,9 @@ impl State {
                     "dest and source overlap without being the same array (in place is allowed; partial overlap is not)".to_string()
                 },
             ));
+        }
+        if self.team_spans_hosts(&t) {
+            return self.reduce_across_hosts(team, &t, op, kind, dest, src, n, scatter, stream, routine);
         }
         // In place: small ones stage their source (two steps, one block), larger ones take
         // two phases; large ones on more than two PEs take two phases for bandwidth.
