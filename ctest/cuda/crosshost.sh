@@ -10,7 +10,9 @@
 #                                                                   with the proxy route compiled in)
 #   bash .gpu/xh/ctest/cuda/crosshost.sh                            (on the GPU machine, as root)
 # TESTS="a b" picks tests; LIMIT=seconds per test (default 60); DEADLINE=seconds for the whole run
-# (tests not started by then are listed as NOT RUN). After a failed test the MPS daemon is restarted
+# (tests not started by then are listed as NOT RUN). PES_PER_HOST=2 on a machine of 4 or more GPUs:
+# 4 PEs as 2 hosts x 2 GPUs (host 1 sees GPUs 0,1, host 2 GPUs 2,3; no MPS). The tail of each
+# failed test's log goes to $OUT/failures.txt. After a failed test the MPS daemon is restarted
 # (a GPU fault in one client leaves the shared server unusable for the next). If GPU init refuses jobs that span
 # hosts (an old build), a preflight run says so and the script stops (exit 2); FORCE=1 runs
 # everything anyway.
@@ -37,28 +39,41 @@ chmod +x "$B/cuda/"* 2>/dev/null
 cd "$B/cuda" || exit 1
 nvidia-smi -L | head -2; fi_info --version 2>/dev/null | head -2
 
-# Two hosts and one MPS daemon (its pipe directory is a file-system path: it crosses namespaces).
+# Two hosts; with one PE per host, one MPS daemon (its pipe directory is a file-system path: it
+# crosses namespaces) shares GPU 0 between them.
 export RSHMEM_NETNS_PREFIX=rxh
-export CUDA_MPS_PIPE_DIRECTORY=/tmp/rshmem-xh-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/rshmem-xh-mps-log
-export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50
-mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-cleanup() { echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; "$NETNS" down >/dev/null 2>&1; }
+PPH="${PES_PER_HOST:-1}"
+MPS=$([ "$PPH" = 1 ] && echo 1 || echo 0)
+SHAPE=$([ "$MPS" = 1 ] && echo "2 PEs on 2 namespaced hosts, one GPU under MPS" || echo "$((2 * PPH)) PEs as 2 namespaced hosts x $PPH GPUs")
+: >"$OUT/failures.txt"
+if [ "$MPS" = 1 ]; then
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/rshmem-xh-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/rshmem-xh-mps-log
+  export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+fi
+cleanup() { [ "$MPS" = 1 ] && echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; "$NETNS" down >/dev/null 2>&1; }
 trap cleanup EXIT
 "$NETNS" up 2 || { echo "FAIL: cannot create the namespaced hosts"; exit 1; }
-nvidia-cuda-mps-control -d || { echo "FAIL: cannot start the MPS daemon"; exit 1; }
+if [ "$MPS" = 1 ]; then nvidia-cuda-mps-control -d || { echo "FAIL: cannot start the MPS daemon"; exit 1; }; fi
+# Each host its own GPUs (as two real nodes): host K sees GPUs (K-1)*PPH .. K*PPH-1.
+printf '#!/bin/sh\nk=$(cat /proc/sys/kernel/hostname); k=${k##*-h}; first=$(( (k - 1) * %s )); list=$first; i=1\nwhile [ $i -lt %s ]; do list="$list,$((first + i))"; i=$((i + 1)); done\n[ %s = 1 ] || export CUDA_VISIBLE_DEVICES=$list\nexec "$@"\n' \
+  "$PPH" "$PPH" "$MPS" >"$L/own_gpus"
+chmod +x "$L/own_gpus"
 
 pass=0; fail=0; failed=""; notrun=""
-restart_mps() { echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; sleep 1; nvidia-cuda-mps-control -d || echo "WARN: MPS daemon did not restart"; }
+restart_mps() { [ "$MPS" = 1 ] || return 0; echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; sleep 1; nvidia-cuda-mps-control -d || echo "WARN: MPS daemon did not restart"; }
 # t NAME LIMIT PROGRAM ARGS...: one job, head launcher in host 1, PEs on rxh-h1 and rxh-h2.
 t() {
   local name="$1" limit="$2"; shift 2
   local t1=$(date +%s%N)
   timeout "$limit" "$NETNS" exec 1 env -u RSHMEM_NETNS_PREFIX RSHMEM_LAUNCH_AGENT="$AGENT" \
-    "$S/bin/rshmemrun" --hosts rxh-h1:1,rxh-h2:1 "$@" >"$L/$name.log" 2>&1
+    "$S/bin/rshmemrun" --hosts "rxh-h1:$PPH,rxh-h2:$PPH" "$L/own_gpus" "$@" >"$L/$name.log" 2>&1
   local rc=$? ms=$(( ($(date +%s%N) - t1) / 1000000 ))
   if [ $rc -eq 0 ]; then pass=$((pass+1)); echo "PASS $name (${ms} ms)"; else fail=$((fail+1)); failed="$failed $name"; echo "FAIL $name rc=$rc (${ms} ms)"; fi
-  grep -v "^TIME" "$L/$name.log" | tail -n 6 | sed 's/^/    /'
-  [ $rc -eq 0 ] || restart_mps
+  if [ $rc -ne 0 ]; then
+    { echo "== $name rc=$rc"; grep -v "^TIME" "$L/$name.log" | tail -n 40; } >>"$OUT/failures.txt"
+    restart_mps
+  fi
 }
 
 t first_coll "${LIMIT:-60}" ./first_coll "$B/cuda" # also the preflight
@@ -71,6 +86,6 @@ for name in ${TESTS:-rma amo host host_typed host_amo strided stream signal wait
   [ -x "./$name" ] || { echo "MISSING $name"; fail=$((fail+1)); failed="$failed $name"; continue; }
   t "$name" "${LIMIT:-60}" "./$name" "$B/cuda"
 done
-echo "RESULT (2 PEs on 2 namespaced hosts, one GPU under MPS): $pass passed, $fail failed:$failed${notrun:+; NOT RUN (deadline):$notrun}"
+echo "RESULT ($SHAPE): $pass passed, $fail failed:$failed${notrun:+; NOT RUN (deadline):$notrun}"
 tar czf "$OUT/crosshost-logs.tgz" -C "$L" .
 [ $fail -eq 0 ]

@@ -99,6 +99,9 @@ static std::vector<char> compile(const Nvrtc &rtc, const std::string &arch) {
     std::string cuda_inc = home ? std::string(home) + "/include" : rtc.dir + "/../include";
     std::vector<std::string> opts = {"--gpu-architecture=" + arch, "-std=c++17", "-I" + rshmem_include(), "-I" + cuda_inc};
     if (exists(cuda_inc + "/cccl")) opts.push_back("-I" + cuda_inc + "/cccl");
+#ifdef RSHMEM_PROXY_ROUTE
+    opts.push_back("-DRSHMEM_PROXY_ROUTE"); /* the suite built for PEs on other hosts: the run-time kernel too */
+#endif
     std::vector<const char *> argv;
     for (const std::string &o : opts) argv.push_back(o.c_str());
 
