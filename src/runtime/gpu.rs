@@ -834,7 +834,7 @@ impl State {
     /// when the peer is on another host (its heap is not mapped here).
     pub fn gpu_ptr(&self, addr: *const u8, pe: i32, routine: &'static str) -> Result<*mut u8> {
         self.check_pe(pe, routine)?;
-        if self.gpu(routine)?.on_other_host[pe as usize] {
+        if self.routes.gpu_route(pe as usize) == Route::Proxy {
             return Ok(std::ptr::null_mut());
         }
         Ok(self.gpu_translate(addr, 1, pe, routine).map(|a| a as *mut u8).unwrap_or(std::ptr::null_mut()))

@@ -20,7 +20,7 @@ use crate::runtime::State;
 impl State {
     /// Whether a member of `t` is on another host.
     pub(super) fn team_spans_hosts(&self, t: &Team) -> bool {
-        self.gpu.as_ref().is_some_and(|g| t.set.members().any(|pe| g.on_other_host[pe]))
+        self.gpu.is_some() && t.set.members().any(|pe| self.routes.gpu_route(pe) == crate::transport::Route::Proxy)
     }
 
     /// The host team barrier after everything queued on `stream` has run.
