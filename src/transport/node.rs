@@ -149,7 +149,9 @@ mod tests {
     fn probe(cmd: &mut std::process::Command) -> Option<NodeId> {
         let out = cmd.output().ok().filter(|o| o.status.success())?;
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let hex = text.lines().find_map(|l| l.strip_prefix("NODEID:"))?;
+        // Anywhere in a line: with one test thread (one CPU) the harness prints the test's
+        // name first on the same line ("test …identity_probe ... NODEID:…").
+        let hex = text.lines().find_map(|l| l.split_once("NODEID:")).map(|(_, h)| h.trim())?;
         let bytes: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
         NodeId::from_bytes(&bytes)
     }
