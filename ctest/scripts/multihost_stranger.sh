@@ -17,6 +17,18 @@ hosts_up rst 3
 build fabric_secret
 gcc -std=gnu11 -O1 -Wall -o "$WORK/fabric_attacker" "$ROOT/ctest/multihost/fabric_attacker.c" -lfabric \
     || { echo "FAIL: cannot compile fabric_attacker.c"; exit 1; }
+
+# First, with no stranger: PE 1 lags 20 ms behind every barrier, so PE 0's "last round" put
+# reaches it a round early (the stop protocol must hold; a flaw there once read as lost puts).
+lag=$WORK/lag && mkdir -p "$lag"
+on_host 1 timeout 60 env RSHMEM_LAUNCH_AGENT="$AGENT" "$RUN" --hosts rst-h1:1,rst-h2:1 \
+    "$WORK/fabric_secret" "$lag" 1 20 >"$lag/out" 2>"$lag/err"
+if grep -q "fabric_secret: 2 PEs ok after" "$lag/out"; then
+    pass "a PE that leaves every barrier 20 ms late stops in the same round as the others"
+else
+    fail "the job with a late PE did not end intact"; cat "$lag/out"; tail -5 "$lag/err"
+fi
+
 dir=$WORK/job && mkdir -p "$dir"
 
 start=$SECONDS
