@@ -155,6 +155,11 @@ pub fn connect(cfg: &Config) -> Result<Box<dyn Bootstrap>> {
              with the id from nvshmemx_get_uniqueid, or choose another bootstrap",
         ));
     }
+    if want == "auto" {
+        if let Some(e) = pmi1::srun_without_pmi() {
+            return Err(e);
+        }
+    }
     if want == "single" || want == "auto" {
         return Ok(Box::new(Single));
     }

@@ -25,6 +25,22 @@ pub fn detected() -> bool {
     std::env::var_os(ENV_FD).is_some()
 }
 
+/// Set by Slurm's srun in every task of a job step: how many tasks the step has.
+pub const ENV_SLURM_STEP_TASKS: &str = "SLURM_STEP_NUM_TASKS";
+
+/// A task of a multi-task srun step that came without PMI (no `--mpi=pmi2|pmix` and no
+/// MpiDefault): it cannot find the other tasks, and running each as a job of its own PE would
+/// be silently wrong. The error names the fix.
+pub fn srun_without_pmi() -> Option<Error> {
+    let tasks: usize = std::env::var(ENV_SLURM_STEP_TASKS).ok()?.trim().parse().ok()?;
+    (tasks > 1).then(|| {
+        err(format!(
+            "srun started this process as one of {tasks} tasks ({ENV_SLURM_STEP_TASKS}) without a PMI plugin, so it cannot find the others: \
+             start it with `srun --mpi=pmi2` (or `--mpi=pmix`), or set MpiDefault=pmi2 in slurm.conf; RSHMEM_BOOTSTRAP=single runs each task as a job of one PE"
+        ))
+    })
+}
+
 fn err(what: impl std::fmt::Display) -> Error {
     Error::bootstrap(format!("bootstrap (PMI-1): {what}"))
 }
@@ -269,6 +285,19 @@ mod tests {
         let e = open_session(Duration::from_secs(1)).err().unwrap();
         assert!(e.message.contains("PMI_FD is not set"), "{}", e.message);
         assert!(!e.message.contains("PMI_FD is set but"), "{}", e.message);
+    }
+
+    #[test]
+    fn srun_tasks_without_pmi_are_told_the_fix() {
+        // Only this test touches SLURM_STEP_NUM_TASKS.
+        std::env::set_var(ENV_SLURM_STEP_TASKS, "4");
+        let e = srun_without_pmi().expect("4 tasks without PMI is an error");
+        assert!(e.message.contains("one of 4 tasks (SLURM_STEP_NUM_TASKS)"), "{}", e.message);
+        assert!(e.message.contains("srun --mpi=pmi2"), "{}", e.message);
+        std::env::set_var(ENV_SLURM_STEP_TASKS, "1");
+        assert!(srun_without_pmi().is_none(), "a step of one task is a job of one PE");
+        std::env::remove_var(ENV_SLURM_STEP_TASKS);
+        assert!(srun_without_pmi().is_none());
     }
 
     #[test]

@@ -135,6 +135,7 @@ type CommitFn = unsafe extern "C" fn() -> abi::Status;
 type FenceFn = unsafe extern "C" fn(*const abi::Proc, usize, *const abi::Info, usize) -> abi::Status;
 type GetFn = unsafe extern "C" fn(*const abi::Proc, *const c_char, *const abi::Info, usize, *mut *mut abi::Value) -> abi::Status;
 type ErrorStringFn = unsafe extern "C" fn(abi::Status) -> *const c_char;
+type AbortFn = unsafe extern "C" fn(i32, *const c_char, *mut abi::Proc, usize) -> abi::Status;
 
 /// Run-time loading of a C library: the only unsafe code of this module's loader.
 mod dl {
@@ -197,6 +198,7 @@ struct Api {
     fence: FenceFn,
     get: GetFn,
     error_string: ErrorStringFn,
+    abort: AbortFn,
 }
 
 impl Api {
@@ -212,6 +214,7 @@ impl Api {
                 fence: lib.symbol("PMIx_Fence")?,
                 get: lib.symbol("PMIx_Get")?,
                 error_string: lib.symbol("PMIx_Error_string")?,
+                abort: lib.symbol("PMIx_Abort")?,
                 _lib: lib,
             })
         }
@@ -365,7 +368,25 @@ pub fn bootstrap(timeout: Duration) -> Result<Box<dyn Bootstrap>> {
     let pmix = guard.as_mut().expect("set above");
     let (rank, size) = (pmix.me.rank as usize, pmix.size);
     let key = format!("rshmem.star.{epoch}");
-    JobStar::join(pmix, &key, rank, size, timeout, "pmix")?.per_host()
+    JobStar::join(pmix, &key, rank, size, timeout, "pmix")?.on_global_exit(abort_job).per_host()
+}
+
+/// shmem_global_exit under PMIx: PMIx_Abort asks the launcher to end every process of the
+/// job. Open MPI's mpirun also ends a job whose process exits early, Slurm's srun (without
+/// --kill-on-bad-exit) does not: there, PEs on other hosts would wait on.
+fn abort_job(status: i32) {
+    // try_lock: never wait here; the session is only busy during init and at exit.
+    if let Ok(guard) = SESSION.try_lock() {
+        if let Some(s) = guard.as_ref() {
+            let msg = CString::new(format!("rshmem: PE {} called shmem_global_exit({status})", s.me.rank)).unwrap_or_default();
+            // SAFETY: a NUL-terminated message; NULL procs (0 of them) means every process of
+            // our namespace. The launcher may end this process before the call returns.
+            let rc = unsafe { (s.api.abort)(status, msg.as_ptr(), std::ptr::null_mut(), 0) };
+            if rc != abi::SUCCESS {
+                crate::log::warn(&format!("bootstrap (PMIx): PMIx_Abort failed: {}", s.api.describe(rc)));
+            }
+        }
+    }
 }
 
 /// Without libpmix an Open MPI job has no channel private to the job: everything in its
