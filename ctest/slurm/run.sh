@@ -4,7 +4,8 @@
 # - srun --mpi=pmi2 (Slurm's PMI-2 plugin, which also answers the PMI-1 wire protocol rshmem
 #   speaks): a put ring and a sum reduction across the nodes at 4 PEs (2 per node) and 3 PEs
 #   (uneven), every element checked; then the same at 4 PEs with --mpi=pmix where this Slurm
-#   has the pmix plugin (`srun --mpi=list`); without --mpi every task fails naming the fix.
+#   has the pmix plugin (`srun --mpi=list`); a core set of the C tests (collectives, teams, RMA)
+#   at 4 PEs over the nodes under each; without --mpi every task fails naming the fix.
 # - faults, each ending the job within 20 s with a non-zero status and a message, leaving no PE
 #   on either node: a PE SIGKILLed on node 2 under `srun -K`; the same while the others wait
 #   for it in a barrier, without -K, ended by rshmem's hang report (RSHMEM_HANG_ACTION=abort);
@@ -26,23 +27,37 @@ gcc -std=gnu11 -O1 -Wall -o "$WORK/ring_reduce" "$(dirname "$0")/ring_reduce.c" 
 build hosts_check
 cd "$WORK" || exit 1
 
+have_pmix=0
+"$SLURM" exec srun --mpi=list 2>&1 | grep -q pmix && have_pmix=1
+
 # srun_check MPI NP: the ring and the reduction at NP PEs over both nodes.
 srun_check() {
-    local mpi=$1 np=$2 out rc got want1 want2
+    local mpi=$1 np=$2 out rc got on1 on2
     out=$("$SLURM" exec timeout 90 srun --mpi="$mpi" -N2 -n"$np" "$WORK/ring_reduce" check 2>&1); rc=$?
     echo "--- srun --mpi=$mpi -N2 -n$np: exit $rc"; echo "$out"
     got=$(grep -cE "^PE [0-9]+ of $np on ($node1|$node2): ring ok, sum ok$" <<<"$out")
     # srun's block distribution: the first ceil(np/2) tasks on node 1.
-    want1=$(grep -cE "^PE [0-9]+ of $np on $node1:" <<<"$out")
-    want2=$(grep -cE "^PE [0-9]+ of $np on $node2:" <<<"$out")
-    if [ $rc -eq 0 ] && [ "$got" -eq "$np" ] && [ "$want1" -eq $(((np + 1) / 2)) ] && [ "$want2" -eq $((np / 2)) ]; then
-        pass "srun --mpi=$mpi: $np PEs on 2 nodes ($want1 + $want2), ring and sum right on every PE"
+    on1=$(grep -cE "^PE [0-9]+ of $np on $node1:" <<<"$out")
+    on2=$(grep -cE "^PE [0-9]+ of $np on $node2:" <<<"$out")
+    if [ $rc -eq 0 ] && [ "$got" -eq "$np" ] && [ "$on1" -eq $(((np + 1) / 2)) ] && [ "$on2" -eq $((np / 2)) ]; then
+        pass "srun --mpi=$mpi: $np PEs on 2 nodes ($on1 + $on2), ring and sum right on every PE"
     else
-        fail "srun --mpi=$mpi, $np PEs: exit $rc, $got of $np PEs right ($want1 on node 1, $want2 on node 2)"
+        fail "srun --mpi=$mpi, $np PEs: exit $rc, $got of $np PEs right ($on1 on node 1, $on2 on node 2)"
     fi
 }
 srun_check pmi2 4
 srun_check pmi2 3
+# A core set of the C tests (this build's programs; each checks its own results) at 4 PEs over
+# the 2 nodes, under each PMI.
+for mpi in pmi2 pmix; do
+    [ $mpi = pmix ] && [ "$have_pmix" = 0 ] && continue
+    for prog in coll_barrier coll_broadcast coll_collect coll_alltoall coll_reduce coll_deprecated coll_team rma_small; do
+        [ -x "$BUILD/$prog" ] || { fail "$prog is not built in $BUILD"; continue; }
+        out=$("$SLURM" exec timeout 90 srun --mpi=$mpi -N2 -n4 "$BUILD/$prog" 2>&1); rc=$?
+        [ $rc -eq 0 ] && pass "srun --mpi=$mpi: $prog, 4 PEs on 2 nodes" || { fail "srun --mpi=$mpi: $prog: exit $rc"; echo "$out" | tail -15; }
+    done
+done
+
 # Without --mpi (this cluster's MpiDefault is none) the tasks cannot find each other: each must
 # say so and name the fix, never run on as a job of one PE.
 out=$("$SLURM" exec timeout 60 srun -N2 -n2 "$WORK/ring_reduce" check 2>&1); rc=$?
@@ -51,8 +66,6 @@ echo "--- srun without --mpi: exit $rc"; echo "$out"
     && pass "srun without --mpi: both tasks fail naming srun --mpi=pmi2" || fail "srun without --mpi: exit $rc, not both tasks named the fix"
 grep -q "ring ok" <<<"$out" && fail "srun without --mpi: a task ran as a job of its own"
 
-have_pmix=0
-"$SLURM" exec srun --mpi=list 2>&1 | grep -q pmix && have_pmix=1
 if [ "$have_pmix" = 1 ]; then
     srun_check pmix 4
 else
