@@ -98,6 +98,14 @@ RSHMEMI_DEV bool rshmemi_ll_fits(nvshmem_team_t team, size_t bytes_per_member, u
     return !rshmemi_remote_on() && team >= 0 && (unsigned)team < s.coll_ll_teams && bytes_per_member <= s.coll_ll_slot / 2 &&
            bytes_per_member <= max;
 }
+/* A reducescatter's crossover: SYNC::ll_max per other member where SYNC::ll_rs_per_member (a
+ * lone thread: its other path has two barriers, which cost more with every member; 4 x H100, 4
+ * PEs, 32 B per member: 7.3 us here, 9.2 us there. Alltoall and fcollect, one barrier, stay on
+ * theirs: 4.0-4.4 us there, 7.4 us here). */
+template <typename SYNC>
+RSHMEMI_DEV unsigned rshmemi_ll_rs_max(const rshmemi_team &t) {
+    return SYNC::ll_rs_per_member && t.size > 2 ? SYNC::ll_max * (unsigned)(t.size - 1) : SYNC::ll_max;
+}
 RSHMEMI_DEV volatile unsigned long long *rshmemi_ll_calls(nvshmem_team_t team, int family) {
     return (volatile unsigned long long *)RSHMEMI_STATE.coll_calls + 2 * team + family;
 }
@@ -364,7 +372,7 @@ RSHMEMI_DEV bool rshmemi_overlap(const void *a, size_t na, const void *b, size_t
  * fcollect/alltoall of 64 B-2 KiB took 0.59-0.84 of the time, a block's of 8 KiB-2 MiB
  * 0.60-0.95 (its low-latency sizes, not on this path, measured 0.25 us slower in the same
  * A/B, unexplained). The IBGDA route keeps its barrier first, as before. Broadcast pushes
- * the same way up to SYNC::bcast_push_max bytes in all, and pulls beyond. */
+ * the same way up to SYNC::bcast_push_max bytes per member, and pulls beyond. */
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_push_begin(const rshmemi_team &t, rshmemi_group g, SYNC sync) {
     if (rshmemi_remote_on()) rshmemi_sync_team_group(t, g, sync);
@@ -456,6 +464,30 @@ RSHMEMI_DEV void rshmemi_fcollect(nvshmem_team_t team, const rshmemi_team &t, vo
     rshmemi_sync_team_group(t, g, sync);
 }
 
+/* The root's push of a small broadcast into every member's dest (its own too, unless in
+ * place). 16-byte words aligned alike: each thread loads a word of the source once and stores
+ * it to every member, so its loads wait once per word, not once per word and member (a word at
+ * a time: two in flight took a thread's broadcast past 64 registers); else member after member.
+ * Member k's dest is at first + k * step: a team's members are evenly spaced, and so are their
+ * heaps in the window. */
+RSHMEMI_COLL_OOL void rshmemi_push_all(const rshmemi_team &t, void *dest, const void *source, size_t bytes, rshmemi_group g) {
+    char *first = (char *)rshmemi_peer(dest, rshmemi_team_pe(t, 0));
+    const long long step = (long long)t.stride * (long long)RSHMEMI_STATE.heap_stride;
+    const int skip = dest == source ? t.my : -1;
+    if ((((uintptr_t)dest | (uintptr_t)source | (uintptr_t)bytes) & 15) != 0) {
+        for (int k = 0; k < t.size; k++)
+            if (k != skip) rshmemi_copy<1>(first + k * step, source, bytes, g);
+        return;
+    }
+    const unsigned words = (unsigned)(bytes / 16); /* bytes: at most a scope's bcast_push_max */
+    for (unsigned w = (unsigned)g.tid; w < words; w += (unsigned)g.size) {
+        const uint4 v = ((const uint4 *)source)[w];
+        char *d = first + 16 * (size_t)w;
+        for (int k = 0; k < t.size; k++, d += step)
+            if (k != skip) *(uint4 *)d = v;
+    }
+}
+
 /* root: the root's index in the team. */
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_broadcast(nvshmem_team_t team, const rshmemi_team &t, void *dest, const void *source, size_t bytes,
@@ -473,17 +505,12 @@ RSHMEMI_DEV void rshmemi_broadcast(nvshmem_team_t team, const rshmemi_team &t, v
     }
     /* Small: the root pushes into every member's dest and one barrier ends it (every member's
      * dest is ready to receive when any member calls: OpenSHMEM's precondition of broadcast).
-     * Larger (SYNC::bcast_push_max, measured; a block's always): every member pulls from the
-     * root between two barriers, which is faster once the root's group has much to write. */
-    if (SYNC::bcast_push_max != 0 && bytes * (size_t)(t.size - 1) <= SYNC::bcast_push_max) {
+     * Larger (SYNC::bcast_push_max bytes per member, measured; a block's always): every member
+     * pulls from the root between two barriers, which is faster once the root's group has much
+     * to write. */
+    if (SYNC::bcast_push_max != 0 && bytes <= SYNC::bcast_push_max) {
         sync();
-        if (root == t.my) {
-            for (int k = 0; k < t.size; k++) {
-                if (k == t.my && dest == source) continue;
-                void *to = k == t.my ? dest : rshmemi_peer(dest, rshmemi_team_pe(t, k));
-                rshmemi_copy<SYNC::bcast_depth>(to, source, bytes, g);
-            }
-        }
+        if (root == t.my) rshmemi_push_all(t, dest, source, bytes, g);
     } else {
         rshmemi_sync_team_group(t, g, sync);
         if (root != t.my || dest != source) rshmemi_coll_copy<SYNC>(dest, rshmemi_peer(source, rshmemi_team_pe(t, root)), bytes, g);
@@ -580,7 +607,7 @@ RSHMEMI_DEV void rshmemi_reducescatter(nvshmem_team_t team, const rshmemi_team &
     const T *mine = source + (size_t)t.my * n;
     if (dest != source && rshmemi_overlap(dest, bytes, source, bytes * (size_t)t.size))
         rshmemi_coll_misuse(who, "dest overlaps source without being the same array");
-    if (sizeof(T) <= 8 && rshmemi_ll_fits<SYNC>(team, bytes)) {
+    if (sizeof(T) <= 8 && rshmemi_ll_fits<SYNC>(team, bytes, rshmemi_ll_rs_max<SYNC>(t))) {
         unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
         rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, bytes, bytes, g);
         sync();

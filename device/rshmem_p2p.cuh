@@ -433,38 +433,38 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
  * another, so beyond two units its copies with 4 words in flight between two barriers are
  * faster; a warp's crossover is near 1 KiB, a block's beyond the slot); ll_bcast_max: the
  * same for broadcasts (H100, 2 PEs, vs pulling between two barriers: a thread's 32 B 0.76 of
- * the time, 64-512 B 1.2-5.9x slower; a warp's 2 KiB 1.37x slower); bcast_push_max: bytes in
- * all (size x other members) up to which the root pushes a broadcast instead of every member
- * pulling it, 0: never (H100, 2 PEs, push/pull: a thread's 64-256 B 0.71-0.95 of the time,
+ * the time, 64-512 B 1.2-5.9x slower; a warp's 2 KiB 1.37x slower); bcast_push_max: bytes per
+ * member up to which the root pushes a broadcast instead of every member pulling it between two
+ * barriers, 0: never (H100, 2 PEs, push/pull: a thread's 64-256 B 0.71-0.95 of the time,
  * 512 B-1 KiB 1.14-1.43; a warp's 2-4 KiB 0.72-0.80, 8 KiB 0.96, 16 KiB 1.01; a block's 4-32 KiB
- * 0.66-0.85, but with the push compiled in, its pulls of 128 KiB-4 MiB took 1.09-1.12);
- * bcast_depth: words in flight per thread of that push (at 4 a thread's or a warp's broadcast
- * needed more than 64 registers); reduce_words,
+ * 0.66-0.85, but with the push compiled in, its pulls of 128 KiB-4 MiB took 1.09-1.12; per
+ * member, as the pull's second barrier costs more in a larger team); ll_rs_per_member: a
+ * reducescatter's ll_max counts per other member (rshmemi_ll_rs_max); reduce_words,
  * reduce_together: 16-byte words of a large reduction per thread and step, and whether a
  * member's loads of them are in flight at once (see rshmemi_reduce_range). */
 struct rshmemi_no_sync {
-    static const int depth = 4, ll_batch = 4, bcast_depth = 2;
+    static const int depth = 4, ll_batch = 4;
     static const unsigned ll_max = 16, ll_bcast_max = 32, bcast_push_max = 256;
     static const int reduce_words = 2;
-    static const bool reduce_together = true;
+    static const bool reduce_together = true, ll_rs_per_member = true;
     __device__ void operator()() const {}
     __device__ rshmemi_group group() const { return rshmemi_thread_group(); }
 };
 struct rshmemi_warp_sync {
-    static const int depth = 4, ll_batch = 2, bcast_depth = 2;
+    static const int depth = 4, ll_batch = 2;
     static const unsigned ll_max = 1024, ll_bcast_max = 1024, bcast_push_max = 8192;
     static const int reduce_words = 2;
-    static const bool reduce_together = false;
+    static const bool reduce_together = false, ll_rs_per_member = false;
     unsigned lanes;
     __device__ rshmemi_warp_sync() : lanes(rshmemi_warp_lanes()) {}
     __device__ void operator()() const { __syncwarp(lanes); }
     __device__ rshmemi_group group() const { return rshmemi_group{(int)rshmemi_lane(), __popc(lanes)}; }
 };
 struct rshmemi_block_sync {
-    static const int depth = 2, ll_batch = 1, bcast_depth = 2;
+    static const int depth = 2, ll_batch = 1;
     static const unsigned ll_max = ~0u, ll_bcast_max = ~0u, bcast_push_max = 0;
     static const int reduce_words = 1;
-    static const bool reduce_together = false;
+    static const bool reduce_together = false, ll_rs_per_member = false;
     __device__ void operator()() const { rshmemi_sync_block(); }
     __device__ rshmemi_group group() const { return rshmemi_block_group(); }
 };
@@ -483,7 +483,18 @@ struct rshmemi_block_sync {
  * with acquire loads, so what a signaller released is visible after the wait. */
 #define RSHMEMI_SYNC_DIRECT 32
 
-template <bool RELEASE>
+/* A release fence: with relaxed signals after it, a release pattern (PTX memory model). One per
+ * thread and barrier instead of one per signal: a red.release is a MEMBAR.SYS each (SASS), and
+ * each such fence waits for the reply to the red before it, so a lone thread of a 4-PE team paid
+ * two NVLink round trips more than it needs. fence.release needs PTX ISA 8.6, as fence.acquire. */
+RSHMEMI_DEV void rshmemi_release_fence() {
+#ifdef RSHMEMI_HAVE_FENCE_ACQUIRE
+    asm volatile("fence.release.sys;" ::: "memory");
+#else
+    __threadfence_system();
+#endif
+}
+/* One signal to `to`; a barrier's is a release only through rshmemi_release_fence before it. */
 RSHMEMI_DEV void rshmemi_sync_signal(int to) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
     unsigned long long *counter = &((unsigned long long *)s.sync_counters)[s.mype];
@@ -492,8 +503,7 @@ RSHMEMI_DEV void rshmemi_sync_signal(int to) {
         return;
     }
     unsigned long long *remote = (unsigned long long *)rshmemi_peer(counter, to);
-    if (RELEASE) asm volatile("red.release.sys.global.add.u64 [%0], 1;" ::"l"(remote) : "memory");
-    else asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(remote) : "memory");
+    asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(remote) : "memory");
 }
 /* Long waits say so, once: a PE that never arrives (a deadlock, a dead PE, collectives called
  * in different orders) is named instead of hanging in silence. The clock is read every 64K
@@ -521,6 +531,8 @@ struct rshmemi_wait_watch {
     }
 };
 
+/* Waits with relaxed polls for the next signal from `from`; the caller's acquire fence follows
+ * (one after all of a thread's waits). */
 RSHMEMI_DEV void rshmemi_sync_wait(int from) {
     const RshmemDeviceState &s = RSHMEMI_STATE;
     unsigned long long *counters = (unsigned long long *)s.sync_counters;
@@ -528,21 +540,26 @@ RSHMEMI_DEV void rshmemi_sync_wait(int from) {
     rshmemi_wait_watch w;
     while (rshmemi_load(&counters[from]) < want)
         if (w.expired()) rshmemi_wait_report("device barrier", from);
-    rshmemi_acquire_after(&counters[from]);
 }
 
 template <bool RELEASE, typename SYNC>
 RSHMEMI_DEV void rshmemi_team_barrier(const rshmemi_team &t, rshmemi_group g, SYNC sync) {
     sync();
     if (t.size <= RSHMEMI_SYNC_DIRECT) {
+        /* Whether this thread has a member other than itself to signal and wait for. */
+        const bool any = g.tid < t.size && (g.tid != t.my || g.tid + g.size < t.size);
+        if (RELEASE && any) rshmemi_release_fence();
         for (int k = g.tid; k < t.size; k += g.size)
-            if (k != t.my) rshmemi_sync_signal<RELEASE>(rshmemi_team_pe(t, k));
+            if (k != t.my) rshmemi_sync_signal(rshmemi_team_pe(t, k));
         for (int k = g.tid; k < t.size; k += g.size)
             if (k != t.my) rshmemi_sync_wait(rshmemi_team_pe(t, k));
+        if (any) rshmemi_acquire_fence();
     } else if (g.tid == 0) {
-        for (int d = 1; d < t.size; d <<= 1) {
-            rshmemi_sync_signal<RELEASE>(rshmemi_team_pe(t, (t.my + d) % t.size));
+        for (int d = 1; d < t.size; d <<= 1) { /* each round passes on what the rounds before acquired */
+            if (RELEASE) rshmemi_release_fence();
+            rshmemi_sync_signal(rshmemi_team_pe(t, (t.my + d) % t.size));
             rshmemi_sync_wait(rshmemi_team_pe(t, (t.my - d + t.size) % t.size));
+            rshmemi_acquire_fence();
         }
     }
     sync();

@@ -114,6 +114,19 @@ else
   echo "FAILED: compiling ctest/budget/registers.cu"; cat "$budget_log"; fail=1
 fi
 
+# Barrier release: one fence.release per thread before relaxed signals (ctest/budget/barrier_fences.cu).
+fences="$out/barrier_fences.ptx"
+if run "$out/last.log" "$nvcc" "${flags[@]}" -ptx "$here/../budget/barrier_fences.cu" -o "$fences"; then
+  release='fence\.(release|acq_rel|sc)\.sys|membar\.sys' # fence.release before nvcc 12.8: membar.sys
+  if grep -q 'red\.release' "$fences" || [ "$(grep -cE "$release" "$fences")" -lt 4 ]; then
+    echo "FAILED: barrier release: $(grep -c 'red\.release' "$fences") red.release, $(grep -cE "$release" "$fences") release fences in $fences (want none, and a fence in each of the 4 kernels)"; fail=1
+  else
+    echo "ok   barrier release: one fence, then relaxed signals"
+  fi
+else
+  fail=1
+fi
+
 # NVRTC needs no GPU: nvrtc.cu's kernel (nvshmem.h included) compiled at run time, here.
 if [ -x "$out/nvrtc" ]; then
   run "$out/last.log" env LD_LIBRARY_PATH="$cuda_home/lib64:$cuda_home/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$out/nvrtc" --compile-only && echo "ok   nvrtc --compile-only" || fail=1
