@@ -30,6 +30,9 @@
 #   --out DIR         results folder (default results/gpu-<date>)
 #   --timeout S       limit per launch (default 900 s)
 #   -j N              parallel builds (default: number of CPUs)
+#   --prebuilt DIR    no build: run the programs in DIR/nvshmem and DIR/rshmem (built elsewhere
+#                     with the same installs, e.g. on a machine without a GPU; NVSHMEM's library
+#                     directory is put first on LD_LIBRARY_PATH, its rpath may point elsewhere)
 # env: NVCC, CUDA_ARCH (sm_90), PYTHON, NVSHMEM_LAUNCH (command prefix replacing mpirun)
 set -uo pipefail
 
@@ -47,6 +50,7 @@ rs_prefix="${RSHMEM_PREFIX:-}"
 nv_home="${NVSHMEM_HOME:-}"
 use_rs=1
 use_nv=1
+prebuilt=""
 cmdline="$0 $*"
 
 while [ $# -gt 0 ]; do
@@ -63,6 +67,7 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2 ;;
     --timeout) tmo="$2"; shift 2 ;;
     -j) jobs="$2"; shift 2 ;;
+    --prebuilt) prebuilt="$2"; shift 2 ;;
     -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "bench_compare: unknown option $1 (see --help)"; exit 1 ;;
   esac
@@ -163,42 +168,53 @@ cat "$out/env.txt"
 libs=()
 [ "$use_nv" = 1 ] && libs+=(nvshmem)
 [ "$use_rs" = 1 ] && libs+=(rshmem)
-say "building [$progs] for [${libs[*]}] with $jobs jobs"
-t_build=$(date +%s)
-pids=()
-for lib in "${libs[@]}"; do
-  # Always from scratch: make sees the program sources, not the headers of the library install
-  # being compared, so a program built against an earlier install would be reused.
-  rm -rf "${build:?}/$lib"
-  mkdir -p "$build/$lib"
-  for p in $progs; do
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 0.2; done
-    (
-      make -s -C "$root/perftest/gpu" LIB="$lib" NVCC="$nvcc" ARCH="${CUDA_ARCH:-sm_90}" \
-        NVSHMEM_HOME="$nv_home" RSHMEM_PREFIX="$rs_prefix" BUILD="$build/$lib" "$p" \
-        > "$log/build-$lib-$p.log" 2>&1
-    ) &
-    pids+=($!)
-  done
-done
-wait "${pids[@]}" 2>/dev/null
 declare -A built
-for lib in "${libs[@]}"; do
-  for p in $progs; do
-    if [ -x "$build/$lib/$p" ] && [ "$build/$lib/$p" -nt "$root/perftest/gpu/$p.cu" ] && ! grep -q "rror" "$log/build-$lib-$p.log"; then
-      built[$lib/$p]=1
-    else
-      built[$lib/$p]=0
-      if [ "$lib" = rshmem ]; then
-        say "rshmem build of $p FAILED (the GPU runtime may be incomplete); NVSHMEM numbers are still reported. First errors:"
-      else
-        say "NVSHMEM build of $p FAILED. First errors:"
-      fi
-      grep -m 5 -E "error|undefined reference" "$log/build-$lib-$p.log" | sed 's/^/    /'
-    fi
+if [ -n "$prebuilt" ]; then
+  build="$(cd "$prebuilt" && pwd)" || exit 1
+  [ "$use_nv" = 1 ] && export LD_LIBRARY_PATH="$nv_home/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  for lib in "${libs[@]}"; do
+    for p in $progs; do
+      if [ -x "$build/$lib/$p" ]; then built[$lib/$p]=1; else built[$lib/$p]=0; say "$lib $p: not in $build/$lib"; fi
+    done
   done
-done
-say "build took $(( $(date +%s) - t_build )) s"
+  say "programs from $build (not built here)"
+else
+  say "building [$progs] for [${libs[*]}] with $jobs jobs"
+  t_build=$(date +%s)
+  pids=()
+  for lib in "${libs[@]}"; do
+    # Always from scratch: make sees the program sources, not the headers of the library install
+    # being compared, so a program built against an earlier install would be reused.
+    rm -rf "${build:?}/$lib"
+    mkdir -p "$build/$lib"
+    for p in $progs; do
+      while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 0.2; done
+      (
+        make -s -C "$root/perftest/gpu" LIB="$lib" NVCC="$nvcc" ARCH="${CUDA_ARCH:-sm_90}" \
+          NVSHMEM_HOME="$nv_home" RSHMEM_PREFIX="$rs_prefix" BUILD="$build/$lib" "$p" \
+          > "$log/build-$lib-$p.log" 2>&1
+      ) &
+      pids+=($!)
+    done
+  done
+  wait "${pids[@]}" 2>/dev/null
+  for lib in "${libs[@]}"; do
+    for p in $progs; do
+      if [ -x "$build/$lib/$p" ] && [ "$build/$lib/$p" -nt "$root/perftest/gpu/$p.cu" ] && ! grep -q "rror" "$log/build-$lib-$p.log"; then
+        built[$lib/$p]=1
+      else
+        built[$lib/$p]=0
+        if [ "$lib" = rshmem ]; then
+          say "rshmem build of $p FAILED (the GPU runtime may be incomplete); NVSHMEM numbers are still reported. First errors:"
+        else
+          say "NVSHMEM build of $p FAILED. First errors:"
+        fi
+        grep -m 5 -E "error|undefined reference" "$log/build-$lib-$p.log" | sed 's/^/    /'
+      fi
+    done
+  done
+  say "build took $(( $(date +%s) - t_build )) s"
+fi
 
 # ---- launchers -----------------------------------------------------------------------------------
 # "nvshmem" must mean NVSHMEM as installed (NCCL where it finds it): drop a NCCL switch-off that
