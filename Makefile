@@ -46,8 +46,11 @@ stage: build
 	rm -rf $(STAGE)
 	$(MAKE) --no-print-directory install PREFIX=$(STAGE)
 
-# Formatting (rustfmt.toml) and clippy with every warning an error, over the library, tools and tests.
-lint:
+# Formatting (rustfmt.toml) and clippy with every warning an error, over the library, tools and
+# tests; every generated file must be what its generator writes now.
+lint: check-header
+	python3 scripts/gen_headers.py --check
+	python3 scripts/gen_env_table.py --check
 	$(CARGO) fmt --check
 	$(CARGO) clippy --locked --release --all-targets -- -D warnings
 
@@ -63,12 +66,18 @@ ctest: stage
 check-exports: build
 	@bash scripts/check-exports.sh $(TARGET)
 
+# cbindgen's headers: (config, Rust source, committed header) for each.
+HEADERS := cbindgen.toml:src/abi/rshmem.rs:include/rshmem/rshmem_abi.h \
+           cbindgen-ibgda.toml:src/abi/ibgda.rs:device/ibgda/ibgda_state.h
+
 header:
-	$(CBINDGEN) --config cbindgen.toml --output include/rshmem/rshmem_abi.h src/abi/mod.rs
+	@for h in $(HEADERS); do IFS=: read -r cfg src out <<< "$$h"; \
+	    $(CBINDGEN) -q --config $$cfg --output $$out $$src || exit 1; done
 
 check-header:
-	@$(CBINDGEN) --config cbindgen.toml --output build/rshmem_abi.h.new src/abi/mod.rs
-	@diff -u include/rshmem/rshmem_abi.h build/rshmem_abi.h.new && echo "cbindgen header: up to date"
+	@mkdir -p build; for h in $(HEADERS); do IFS=: read -r cfg src out <<< "$$h"; \
+	    $(CBINDGEN) -q --config $$cfg --output build/$$(basename $$out).new $$src || exit 1; \
+	    diff -u $$out build/$$(basename $$out).new || exit 1; done; echo "cbindgen headers: up to date"
 
 test: deps lint unit-test check-exports ctest
 

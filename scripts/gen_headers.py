@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes rshmem's public C headers and the link-coverage test from one description.
+"""Writes rshmem's public C headers, the type lists of every layer and the link-coverage test
+from one description.
 
     python3 scripts/gen_headers.py          # (re)write the files below
     python3 scripts/gen_headers.py --check  # exit 1 if a committed file differs from the output
@@ -12,9 +13,13 @@ Outputs:
                               names of standard routines) as aliases
     ctest/host/api_link.c     takes the address of every function declared in both headers,
                               so a test binary only links if librshmem defines all of them
+    src/capi/type_tables.rs   the Rust macros the typed C entry points are expanded over
+    device/rshmem_common.h    its RSHMEMI_REPT_* type X-macros (between the GENERATED markers)
 
-How to read this file: the spec's type tables come first (the same tables as
-src/capi/types.rs), then the ABI constants, then one small function per chapter of the
+The element types of every table come from scripts/type_table.py (the only list of them).
+
+How to read this file: the type tables come first (imported from scripts/type_table.py),
+then the ABI constants, then one small function per chapter of the
 specification. Typed families are written once as a signature template:
 
     "void shmem_{c}{N}_put({C}{T} *dest, const {T} *source, size_t nelems, int pe)"
@@ -45,20 +50,16 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # --------------------------------------------------------------------------------------------
-# Type tables (OpenSHMEM 1.5, Tables 5-10; deprecated tables from the Annex). TYPENAME -> C.
+# Type tables: scripts/type_table.py, the one list of element types (TYPENAME -> C, Rust).
 # --------------------------------------------------------------------------------------------
 
-C_TYPE = {
-    "float": "float", "double": "double", "longdouble": "long double",
-    "char": "char", "schar": "signed char", "short": "short", "int": "int", "long": "long",
-    "longlong": "long long", "uchar": "unsigned char", "ushort": "unsigned short",
-    "uint": "unsigned int", "ulong": "unsigned long", "ulonglong": "unsigned long long",
-    "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
-    "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
-    "size": "size_t", "ptrdiff": "ptrdiff_t",
-    # C: float _Complex / double _Complex; C++: std::complex<> (see the header prelude).
-    "complexf": "RSHMEM_COMPLEXF", "complexd": "RSHMEM_COMPLEXD",
-}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from type_table import (  # noqa: E402  (the table lives beside this script)
+    TYPES, FP16, RMA, AMO_STANDARD, AMO_EXTENDED, AMO_BITWISE, SYNC, REDUCE_BITWISE,
+    REDUCE_COMPARE, REDUCE_ARITH, DEPR_AMO_STANDARD, DEPR_AMO_EXTENDED, DEPR_WAIT,
+    TO_ALL_BITWISE, TO_ALL_COMPARE, TO_ALL_ARITH, RUST_TABLES, RUST_KIND_TABLES, DEVICE_TABLES)
+
+C_TYPE = {n: c for n, (c, _, _) in TYPES.items()}
 
 # What the fixed-width typedefs are on LP64 Linux (x86-64, aarch64). Only used to avoid listing
 # one type twice in a _Generic association list (which C forbids).
@@ -68,31 +69,6 @@ LP64 = {
     "uint64_t": "unsigned long", "size_t": "unsigned long", "ptrdiff_t": "long",
     "RSHMEM_COMPLEXF": "float _Complex", "RSHMEM_COMPLEXD": "double _Complex",
 }
-
-def names(s):
-    return s.split()
-
-RMA = names("float double longdouble char schar short int long longlong uchar ushort uint ulong"
-            " ulonglong int8 int16 int32 int64 uint8 uint16 uint32 uint64 size ptrdiff")
-AMO_STANDARD = names("int long longlong uint ulong ulonglong int32 int64 uint32 uint64 size ptrdiff")
-AMO_EXTENDED = names("float double") + AMO_STANDARD
-AMO_BITWISE = names("uint ulong ulonglong int32 int64 uint32 uint64")
-SYNC = names("short int long longlong ushort uint ulong ulonglong int32 int64 uint32 uint64"
-             " size ptrdiff")
-REDUCE_BITWISE = names("uchar ushort uint ulong ulonglong int8 int16 int32 int64 uint8 uint16"
-                       " uint32 uint64 size")
-REDUCE_COMPARE = names("char schar short int long longlong ptrdiff uchar ushort uint ulong"
-                       " ulonglong int8 int16 int32 int64 uint8 uint16 uint32 uint64 size"
-                       " float double longdouble")
-REDUCE_ARITH = REDUCE_COMPARE + names("complexf complexd")
-
-# Deprecated tables (OpenSHMEM 1.3 names kept by 1.5's Annex).
-DEPR_AMO_STANDARD = names("int long longlong")        # cswap, finc, inc, fadd, add
-DEPR_AMO_EXTENDED = names("int long longlong float double")  # swap, fetch, set
-DEPR_WAIT = names("short int long longlong")          # shmem_TYPENAME_wait
-TO_ALL_BITWISE = names("short int long longlong")
-TO_ALL_COMPARE = names("short int long longlong float double longdouble")
-TO_ALL_ARITH = TO_ALL_COMPARE + names("complexf complexd")
 
 SIZES = ["8", "16", "32", "64", "128"]
 
@@ -911,6 +887,94 @@ def api_link_c(functions):
     return "\n".join(lines) + "\n"
 
 
+# --------------------------------------------------------------------------------------------
+# The type lists of the other layers: Rust macros (src/capi/type_tables.rs) and the device
+# X-macros (a region of device/rshmem_common.h), from the same table.
+# --------------------------------------------------------------------------------------------
+
+
+def wrap(items, width):
+    """Items joined by single spaces into lines of at most `width` characters."""
+    lines, line = [], ""
+    for item in items:
+        if line and len(line) + 1 + len(item) > width:
+            lines.append(line)
+            line = item
+        else:
+            line = (line + " " + item) if line else item
+    return lines + ([line] if line else [])
+
+
+def rust_list(table, value):
+    """`TYPENAME => value, ...` lines (no comma after the last: not every caller takes one)."""
+    items = ["%s => %s," % (n, value(n)) for n in table]
+    items[-1] = items[-1].rstrip(",")
+    return wrap(items, 104)
+
+
+def type_tables_rs():
+    lines = ["//! The element-type lists of the typed C entry points, one macro per table.",
+             "//!",
+             "//! GENERATED by scripts/gen_headers.py from scripts/type_table.py -- do not edit; change the",
+             "//! table and run the script (`make lint` fails while this file is stale).",
+             "//!",
+             "//! `table!(m)` calls back `m! { TYPENAME => RustType, ... }`; the C names of the routines are",
+             "//! built from TYPENAME (`shmem_<TYPENAME>_put`). The `nvshmem_*_reduce_types` tables pair",
+             "//! each TYPENAME with its GPU reduction kind instead: `table!(m, ARGS)` calls back",
+             "//! `m! { ARGS; TYPENAME => Kind, ... }`."]
+    for name, (table, about) in RUST_TABLES.items():
+        lines += ["", "/// " + about, "#[macro_export]", "macro_rules! %s {" % name, "    ($m:ident) => {",
+                  "        $m! {"]
+        lines += ["            " + l for l in rust_list(table, lambda n: TYPES[n][1])]
+        lines += ["        }", "    };", "}"]
+    for name, (table, about) in RUST_KIND_TABLES.items():
+        lines += ["", "/// " + about, "macro_rules! %s {" % name, "    ($m:ident, $($args:tt)*) => {",
+                  "        $m! { $($args)*;"]
+        lines += ["            " + l for l in rust_list(table, lambda n: TYPES[n][2])]
+        lines += ["        }", "    };", "}"]
+    return "\n".join(lines) + "\n"
+
+
+DEVICE_BEGIN = "/* ---- type tables: X(NAME, TYPE) "
+DEVICE_END = "/* ---- end of the generated type tables */"
+
+
+def continued(head, body):
+    """A #define over several lines, each continued with a backslash in column 100."""
+    rows = [head] + ["    " + l for l in body]
+    return [r.ljust(98) + " \\" for r in rows[:-1]] + [rows[-1]]
+
+
+def device_type_tables():
+    lines = [DEVICE_BEGIN.ljust(92, "-") + " */",
+             "/* GENERATED by scripts/gen_headers.py from scripts/type_table.py, up to the end marker. */"]
+    for name, (table, about, extra) in DEVICE_TABLES.items():
+        params = "X, " + extra if extra else "X"
+        item = lambda n: "X(%s, %s%s)" % (n, C_TYPE[n], ", " + extra if extra else "")
+        fp16 = [n for n in table if n in FP16]
+        body = []
+        for i, n in enumerate(table):
+            if n not in FP16:
+                body.append(item(n))
+            elif n == fp16[0]:
+                assert table[i:i + len(fp16)] == fp16, name + ": the fp16 types must be adjacent"
+                body.append("%s_FP16(%s)" % (name, params))
+        lines += ["", "/* " + about + " */"]
+        if fp16:
+            lines += ["#if defined(RSHMEMI_HAVE_FP16)",
+                      "#define %s_FP16(%s) %s" % (name, params, " ".join(item(n) for n in fp16)),
+                      "#else", "#define %s_FP16(%s)" % (name, params), "#endif"]
+        lines += continued("#define %s(%s)" % (name, params), wrap(body, 92))
+    return lines + ["", DEVICE_END]
+
+
+def rshmem_common_h():
+    """device/rshmem_common.h with its type-table region regenerated (the rest is written by hand)."""
+    text = open(os.path.join(ROOT, "device/rshmem_common.h")).read()
+    begin, end = text.index(DEVICE_BEGIN), text.index(DEVICE_END) + len(DEVICE_END)
+    return text[:begin] + "\n".join(device_type_tables()) + text[end:]
+
+
 def outputs():
     FUNCTIONS.clear()
     SIGNATURES.clear()
@@ -925,6 +989,8 @@ def outputs():
         "include/pshmem.h": pshmem_h(list(SIGNATURES)),
         "src/capi/aliases.ld": aliases_ld(list(FUNCTIONS)),
         "ctest/host/api_link.c": api_link_c(list(FUNCTIONS)),
+        "src/capi/type_tables.rs": type_tables_rs(),
+        "device/rshmem_common.h": rshmem_common_h(),
     }
 
 

@@ -53,7 +53,7 @@ fn descriptor_header_matches_its_rust_owner() {
     let lines = run_lines(&exe);
     let c_rows: BTreeSet<String> = lines.iter().filter(|l| l.starts_with("field ") || l.starts_with("size ")).cloned().collect();
     let rust_rows: BTreeSet<String> = rshmem::ibgda::abi::layout_table().into_iter().collect();
-    assert_eq!(c_rows, rust_rows, "ibgda_state.h and src/ibgda/abi.rs disagree");
+    assert_eq!(c_rows, rust_rows, "ibgda_state.h and src/abi/ibgda.rs disagree");
     use rshmem::ibgda::abi::{MAX_REGS, MODEL_VENDOR_DC_KEY, MODEL_VENDOR_NO_DCT, STATE_VERSION};
     for (name, v) in [
         ("STATE_VERSION", STATE_VERSION),

@@ -1,5 +1,5 @@
 // Prints the layout of device/ibgda/ibgda_state.h so tests/ibgda_layout.rs can compare it with
-// the Rust owner of these structs (src/ibgda/abi.rs). Also prints the version.
+// the Rust owner of these structs (src/abi/ibgda.rs). Also prints the version.
 #include <cstddef>
 #include <cstdio>
 

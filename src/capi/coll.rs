@@ -387,20 +387,8 @@ crate::reduce_compare_types!(max_reduce);
 crate::reduce_compare_types!(min_reduce);
 crate::reduce_compare_types!(sum_reduce);
 crate::reduce_compare_types!(prod_reduce);
-sum_reduce!(complexf => ComplexF, complexd => ComplexD);
-prod_reduce!(complexf => ComplexF, complexd => ComplexD);
-
-/// The deprecated tables (OpenSHMEM 1.4 §9.9.10).
-macro_rules! old_bitwise_types {
-    ($m:ident) => {
-        $m! { short => i16, int => i32, long => i64, longlong => i64 }
-    };
-}
-macro_rules! old_compare_types {
-    ($m:ident) => {
-        $m! { short => i16, int => i32, long => i64, longlong => i64, float => f32, double => f64, longdouble => LongDouble }
-    };
-}
+crate::complex_types!(sum_reduce);
+crate::complex_types!(prod_reduce);
 
 macro_rules! and_to_all { ($($x:tt)*) => { to_all_op!("and", Bits::and; $($x)*); }; }
 macro_rules! or_to_all { ($($x:tt)*) => { to_all_op!("or", Bits::or; $($x)*); }; }
@@ -410,15 +398,15 @@ macro_rules! min_to_all { ($($x:tt)*) => { to_all_op!("min", Order::min; $($x)*)
 macro_rules! sum_to_all { ($($x:tt)*) => { to_all_op!("sum", Arith::sum; $($x)*); }; }
 macro_rules! prod_to_all { ($($x:tt)*) => { to_all_op!("prod", Arith::prod; $($x)*); }; }
 
-old_bitwise_types!(and_to_all);
-old_bitwise_types!(or_to_all);
-old_bitwise_types!(xor_to_all);
-old_compare_types!(max_to_all);
-old_compare_types!(min_to_all);
-old_compare_types!(sum_to_all);
-old_compare_types!(prod_to_all);
-sum_to_all!(complexf => ComplexF, complexd => ComplexD);
-prod_to_all!(complexf => ComplexF, complexd => ComplexD);
+crate::to_all_bitwise_types!(and_to_all);
+crate::to_all_bitwise_types!(or_to_all);
+crate::to_all_bitwise_types!(xor_to_all);
+crate::to_all_compare_types!(max_to_all);
+crate::to_all_compare_types!(min_to_all);
+crate::to_all_compare_types!(sum_to_all);
+crate::to_all_compare_types!(prod_to_all);
+crate::complex_types!(sum_to_all);
+crate::complex_types!(prod_to_all);
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,9 @@
 //! so programs built with Debian's `oshcc` run with `LD_PRELOAD=librshmem.so`.
 
 pub mod types;
+// Generated type lists (macros), before the modules that expand them.
+#[macro_use]
+mod type_tables;
 
 pub mod amo;
 pub mod coll;

@@ -17,7 +17,7 @@
 //! against the model. Nothing here has met a ConnectX NIC: the model's answers to a wrong DC key
 //! or an unknown DCT, for one, are our reading of how a ConnectX behaves, not an observation.
 
-pub mod abi;
+pub use crate::abi::ibgda as abi;
 pub mod cuda;
 pub mod dc;
 pub mod gpu;

@@ -183,33 +183,10 @@ macro_rules! reduce_op {
     };
 }
 
-/// NVSHMEM's bitwise reduction types (and, or, xor).
-macro_rules! bitwise_reduce_types {
-    ($op:ident, $opv:expr) => {
-        reduce_op! { $op, $opv;
-            uchar => U8, ushort => U16, uint => U32, ulong => U64, ulonglong => U64, int8 => I8, int16 => I16,
-            int32 => I32, int64 => I64, uint8 => U8, uint16 => U16, uint32 => U32, uint64 => U64, size => U64
-        }
-    };
-}
-
-/// NVSHMEM's standard (max, min) and arithmetic (sum, prod) reduction types: the bitwise ones
-/// and the signed and floating types (char is signed on the platforms rshmem supports).
-macro_rules! standard_reduce_types {
-    ($op:ident, $opv:expr) => {
-        reduce_op! { $op, $opv;
-            uchar => U8, ushort => U16, uint => U32, ulong => U64, ulonglong => U64, int8 => I8, int16 => I16,
-            int32 => I32, int64 => I64, uint8 => U8, uint16 => U16, uint32 => U32, uint64 => U64, size => U64,
-            char => I8, schar => I8, short => I16, int => I32, long => I64, longlong => I64,
-            bfloat16 => Bf16, half => F16, float => F32, double => F64
-        }
-    };
-}
-
-bitwise_reduce_types!(and, RedOp::And);
-bitwise_reduce_types!(or, RedOp::Or);
-bitwise_reduce_types!(xor, RedOp::Xor);
-standard_reduce_types!(max, RedOp::Max);
-standard_reduce_types!(min, RedOp::Min);
-standard_reduce_types!(sum, RedOp::Sum);
-standard_reduce_types!(prod, RedOp::Prod);
+nvshmem_bitwise_reduce_types!(reduce_op, and, RedOp::And);
+nvshmem_bitwise_reduce_types!(reduce_op, or, RedOp::Or);
+nvshmem_bitwise_reduce_types!(reduce_op, xor, RedOp::Xor);
+nvshmem_standard_reduce_types!(reduce_op, max, RedOp::Max);
+nvshmem_standard_reduce_types!(reduce_op, min, RedOp::Min);
+nvshmem_standard_reduce_types!(reduce_op, sum, RedOp::Sum);
+nvshmem_standard_reduce_types!(reduce_op, prod, RedOp::Prod);

@@ -5,27 +5,7 @@
 // C entry points take a one-value out-parameter as Option<&mut T> (NULL is None, the same ABI
 // as a pointer), so they write it without `unsafe`.
 
-/// NVSHMEM's standard RMA types (its table adds half and bfloat16, moved as 16-bit words).
-macro_rules! nvshmem_rma_types {
-    ($m:ident) => {
-        $m! {
-            half => u16, bfloat16 => u16, float => f32, double => f64, char => std::ffi::c_char, short => i16,
-            schar => i8, int => i32, long => i64, longlong => i64, uchar => u8, ushort => u16, uint => u32,
-            ulong => u64, ulonglong => u64, int8 => i8, int16 => i16, int32 => i32, int64 => i64,
-            uint8 => u8, uint16 => u16, uint32 => u32, uint64 => u64, size => usize, ptrdiff => isize
-        }
-    };
-}
-
-/// NVSHMEM's point-to-point wait types (wait_until and friends).
-macro_rules! nvshmem_wait_types {
-    ($m:ident) => {
-        $m! {
-            short => i16, int => i32, long => i64, longlong => i64, ushort => u16, uint => u32, ulong => u64,
-            ulonglong => u64, int32 => i32, int64 => i64, uint32 => u32, uint64 => u64, size => usize, ptrdiff => isize
-        }
-    };
-}
+// The type lists (`nvshmem_rma_types!`, ...) are src/capi/type_tables.rs, generated.
 
 pub mod amo;
 pub mod coll;
