@@ -47,8 +47,10 @@ stage: build
 	$(MAKE) --no-print-directory install PREFIX=$(STAGE)
 
 # Formatting (rustfmt.toml) and clippy with every warning an error, over the library, tools and
-# tests; every generated file must be what its generator writes now.
+# tests; every generated file must be what its generator writes now; no module reaches a layer
+# above its own (docs/ARCHITECTURE.md).
 lint: check-header
+	python3 scripts/check-layers.py
 	python3 scripts/gen_headers.py --check
 	python3 scripts/gen_env_table.py --check
 	$(CARGO) fmt --check

@@ -6,7 +6,7 @@ use std::ffi::{c_long, c_void};
 use super::with_state;
 use crate::error::{Error, ErrorKind, Result};
 use crate::heap::alloc::MIN_ALIGN;
-use crate::heap::{out_of_room, BASE_ALIGN};
+use crate::heap::{check_alignment, out_of_room, BASE_ALIGN};
 use crate::runtime::State;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -66,22 +66,6 @@ pub fn alloc(st: &State, size: usize, align: usize, routine: &'static str) -> Re
     };
     st.barrier_for(routine);
     result
-}
-
-/// shmem_align's alignment must be a power of two that the heaps' placement can honour.
-pub fn check_alignment(align: usize, limit: usize, routine: &'static str) -> Result<()> {
-    if !align.is_power_of_two() {
-        return Err(Error::invalid(routine, format!("alignment {align} is not a power of two")));
-    }
-    if align > limit {
-        return Err(Error::invalid(
-            routine,
-            format!(
-                "alignment {align} is larger than the {limit} bytes the symmetric heap can align to on every PE; ask for at most {limit}"
-            ),
-        ));
-    }
-    Ok(())
 }
 
 fn offset_of(st: &State, ptr: *mut c_void, routine: &'static str) -> Result<usize> {

@@ -54,6 +54,23 @@ pub fn out_of_room<T>(err: Error) -> Result<*mut T> {
     Ok(std::ptr::null_mut())
 }
 
+/// shmem_align's / nvshmem_align's alignment must be a power of two that the heaps' placement
+/// can honour (`limit`: what every PE's heap base is aligned to).
+pub fn check_alignment(align: usize, limit: usize, routine: &'static str) -> Result<()> {
+    if !align.is_power_of_two() {
+        return Err(Error::invalid(routine, format!("alignment {align} is not a power of two")));
+    }
+    if align > limit {
+        return Err(Error::invalid(
+            routine,
+            format!(
+                "alignment {align} is larger than the {limit} bytes the symmetric heap can align to on every PE; ask for at most {limit}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Every PE's heap, mapped into this process. `bases[pe]` is where PE `pe`'s heap lies here.
 /// The first `reserved` bytes of each heap are the runtime's (header.rs); the program's
 /// symmetric memory is the rest.

@@ -738,7 +738,7 @@ impl State {
         let g = self.gpu(routine)?;
         // Heaps start at multiples of the granularity in every process (heap/gpu.rs).
         let base_align = g.heap.lock().unwrap_or_else(|p| p.into_inner()).granularity;
-        crate::capi::memory::check_alignment(align, base_align, routine)?;
+        crate::heap::check_alignment(align, base_align, routine)?;
         let _serial = self.serialize_collectives();
         self.gpu_agree(routine, Op::Alloc, size as u64, align as u64)?;
         let result = if size == 0 {
