@@ -1,4 +1,5 @@
-//! Safe wrappers over the CUDA driver API, loaded lazily at run time.
+//! Safe wrappers over the CUDA driver API, loaded lazily at run time. `sys::Api` is the one
+//! table of driver entry points in the library (IBGDA's buffers and doorbell mapping use it too).
 //!
 //! Why our own `dlopen` of `libcuda.so.1` instead of cudarc's dynamic-loading `sys` layer:
 //! cudarc *panics* when the library or one of its symbols is missing (inside an `extern "C"`
@@ -473,9 +474,8 @@ unsafe impl Sync for PinnedHost {}
 
 impl PinnedHost {
     pub fn alloc(bytes: usize) -> CuResult<PinnedHost> {
-        const PORTABLE_DEVICEMAP: std::ffi::c_uint = 0x01 | 0x02; // CU_MEMHOSTALLOC_PORTABLE | _DEVICEMAP
         let mut p: *mut c_void = std::ptr::null_mut();
-        cu!(driver()?, cuMemHostAlloc(&mut p, bytes.max(64), PORTABLE_DEVICEMAP))?;
+        cu!(driver()?, cuMemHostAlloc(&mut p, bytes.max(64), CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP))?;
         // SAFETY: the driver just allocated at least `bytes` writable bytes at p.
         unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, bytes.max(64)) };
         Ok(PinnedHost { ptr: p.cast() })

@@ -42,6 +42,14 @@ pub const CU_MEM_LOCATION_TYPE_DEVICE: c_int = 1;
 pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: c_int = 3;
 pub const CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: c_int = 1;
 
+// Page-locked host memory (cuMemHostAlloc, cuMemHostRegister) and dma-buf handles
+pub const CU_MEMHOSTALLOC_PORTABLE: c_uint = 0x01;
+pub const CU_MEMHOSTALLOC_DEVICEMAP: c_uint = 0x02;
+pub const CU_MEMHOSTREGISTER_PORTABLE: c_uint = 0x01;
+pub const CU_MEMHOSTREGISTER_DEVICEMAP: c_uint = 0x02;
+pub const CU_MEMHOSTREGISTER_IOMEMORY: c_uint = 0x04;
+pub const CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD: c_int = 0x1;
+
 // Stream memory operations
 pub const CU_STREAM_WAIT_VALUE_GEQ: c_uint = 0;
 pub const CU_STREAM_WRITE_VALUE_DEFAULT: c_uint = 0;
@@ -105,11 +113,14 @@ const _: () = assert!(std::mem::size_of::<CUmemAllocationProp>() == 32);
 const _: () = assert!(std::mem::size_of::<CUmemAccessDesc>() == 12);
 
 /// Declares the entry-point table: each field is resolved by its exported symbol name (the
-/// versioned `_v2` names where `cuda.h` maps the plain name onto one).
+/// versioned `_v2` names where `cuda.h` maps the plain name onto one). Entry points under
+/// `optional` are `None` on drivers that lack them; every other one must be there.
 macro_rules! entry_points {
-    ($( $field:ident = $sym:literal ( $($arg:ty),* ) ; )*) => {
+    (required { $( $field:ident = $sym:literal ( $($arg:ty),* ) ; )* }
+     optional { $( $ofield:ident = $osym:literal ( $($oarg:ty),* ) ; )* }) => {
         pub struct Api {
             $( pub $field: unsafe extern "C" fn($($arg),*) -> CUresult, )*
+            $( pub $ofield: Option<unsafe extern "C" fn($($oarg),*) -> CUresult>, )*
         }
 
         impl Api {
@@ -127,6 +138,10 @@ macro_rules! entry_points {
                         }
                         std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($arg),*) -> CUresult>(p)
                     }, )*
+                    $( $ofield: {
+                        let p = libc::dlsym(lib, concat!($osym, "\0").as_ptr().cast());
+                        (!p.is_null()).then(|| std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($oarg),*) -> CUresult>(p))
+                    }, )*
                 })
             }
         }
@@ -134,55 +149,64 @@ macro_rules! entry_points {
 }
 
 entry_points! {
-    cuInit = "cuInit"(c_uint);
-    cuDriverGetVersion = "cuDriverGetVersion"(*mut c_int);
-    cuGetErrorName = "cuGetErrorName"(CUresult, *mut *const c_char);
-    cuGetErrorString = "cuGetErrorString"(CUresult, *mut *const c_char);
-    cuDeviceGetCount = "cuDeviceGetCount"(*mut c_int);
-    cuDeviceGet = "cuDeviceGet"(*mut CUdevice, c_int);
-    cuDeviceGetName = "cuDeviceGetName"(*mut c_char, c_int, CUdevice);
-    cuDeviceGetAttribute = "cuDeviceGetAttribute"(*mut c_int, c_int, CUdevice);
-    cuDeviceGetPCIBusId = "cuDeviceGetPCIBusId"(*mut c_char, c_int, CUdevice);
-    cuDeviceGetP2PAttribute = "cuDeviceGetP2PAttribute"(*mut c_int, c_int, CUdevice, CUdevice);
-    cuDeviceCanAccessPeer = "cuDeviceCanAccessPeer"(*mut c_int, CUdevice, CUdevice);
-    cuDeviceTotalMem = "cuDeviceTotalMem_v2"(*mut usize, CUdevice);
-    cuDevicePrimaryCtxRetain = "cuDevicePrimaryCtxRetain"(*mut CUcontext, CUdevice);
-    cuDevicePrimaryCtxRelease = "cuDevicePrimaryCtxRelease_v2"(CUdevice);
-    cuCtxGetCurrent = "cuCtxGetCurrent"(*mut CUcontext);
-    cuCtxSetCurrent = "cuCtxSetCurrent"(CUcontext);
-    cuCtxGetDevice = "cuCtxGetDevice"(*mut CUdevice);
-    cuCtxSynchronize = "cuCtxSynchronize"();
-    cuMemGetInfo = "cuMemGetInfo_v2"(*mut usize, *mut usize);
-    cuMemGetAllocationGranularity = "cuMemGetAllocationGranularity"(*mut usize, *const CUmemAllocationProp, c_int);
-    cuMemAddressReserve = "cuMemAddressReserve"(*mut CUdeviceptr, usize, usize, CUdeviceptr, u64);
-    cuMemAddressFree = "cuMemAddressFree"(CUdeviceptr, usize);
-    cuMemCreate = "cuMemCreate"(*mut CUmemGenericAllocationHandle, usize, *const CUmemAllocationProp, u64);
-    cuMemRelease = "cuMemRelease"(CUmemGenericAllocationHandle);
-    cuMemMap = "cuMemMap"(CUdeviceptr, usize, usize, CUmemGenericAllocationHandle, u64);
-    cuMemUnmap = "cuMemUnmap"(CUdeviceptr, usize);
-    cuMemSetAccess = "cuMemSetAccess"(CUdeviceptr, usize, *const CUmemAccessDesc, usize);
-    cuMemExportToShareableHandle = "cuMemExportToShareableHandle"(*mut c_void, CUmemGenericAllocationHandle, c_int, u64);
-    cuMemImportFromShareableHandle = "cuMemImportFromShareableHandle"(*mut CUmemGenericAllocationHandle, *mut c_void, c_int);
-    cuMemRetainAllocationHandle = "cuMemRetainAllocationHandle"(*mut CUmemGenericAllocationHandle, *mut c_void);
-    cuMemcpyAsync = "cuMemcpyAsync"(CUdeviceptr, CUdeviceptr, usize, CUstream);
-    cuMemHostAlloc = "cuMemHostAlloc"(*mut *mut c_void, usize, c_uint);
-    cuMemFreeHost = "cuMemFreeHost"(*mut c_void);
-    cuMemAlloc = "cuMemAlloc_v2"(*mut CUdeviceptr, usize);
-    cuMemFree = "cuMemFree_v2"(CUdeviceptr);
-    cuMemsetD8Async = "cuMemsetD8Async"(CUdeviceptr, u8, usize, CUstream);
-    cuMemcpy2DAsync = "cuMemcpy2DAsync_v2"(*const CUDA_MEMCPY2D, CUstream);
-    cuMemAllocAsync = "cuMemAllocAsync"(*mut CUdeviceptr, usize, CUstream);
-    cuMemFreeAsync = "cuMemFreeAsync"(CUdeviceptr, CUstream);
-    cuPointerGetAttribute = "cuPointerGetAttribute"(*mut c_void, c_int, CUdeviceptr);
-    cuStreamCreate = "cuStreamCreate"(*mut CUstream, c_uint);
-    cuStreamDestroy = "cuStreamDestroy_v2"(CUstream);
-    cuStreamSynchronize = "cuStreamSynchronize"(CUstream);
-    cuStreamWriteValue64 = "cuStreamWriteValue64_v2"(CUstream, CUdeviceptr, u64, c_uint);
-    cuStreamWaitValue64 = "cuStreamWaitValue64_v2"(CUstream, CUdeviceptr, u64, c_uint);
-    cuModuleGetGlobal = "cuModuleGetGlobal_v2"(*mut CUdeviceptr, *mut usize, CUmodule, *const c_char);
-    cuLibraryGetGlobal = "cuLibraryGetGlobal"(*mut CUdeviceptr, *mut usize, CUlibrary, *const c_char);
-    cuModuleLoadData = "cuModuleLoadData"(*mut CUmodule, *const c_void);
-    cuModuleUnload = "cuModuleUnload"(CUmodule);
-    cuModuleGetFunction = "cuModuleGetFunction"(*mut CUfunction, CUmodule, *const c_char);
-    cuLaunchKernel = "cuLaunchKernel"(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void);
+    required {
+        cuInit = "cuInit"(c_uint);
+        cuDriverGetVersion = "cuDriverGetVersion"(*mut c_int);
+        cuGetErrorName = "cuGetErrorName"(CUresult, *mut *const c_char);
+        cuGetErrorString = "cuGetErrorString"(CUresult, *mut *const c_char);
+        cuDeviceGetCount = "cuDeviceGetCount"(*mut c_int);
+        cuDeviceGet = "cuDeviceGet"(*mut CUdevice, c_int);
+        cuDeviceGetName = "cuDeviceGetName"(*mut c_char, c_int, CUdevice);
+        cuDeviceGetAttribute = "cuDeviceGetAttribute"(*mut c_int, c_int, CUdevice);
+        cuDeviceGetPCIBusId = "cuDeviceGetPCIBusId"(*mut c_char, c_int, CUdevice);
+        cuDeviceGetP2PAttribute = "cuDeviceGetP2PAttribute"(*mut c_int, c_int, CUdevice, CUdevice);
+        cuDeviceCanAccessPeer = "cuDeviceCanAccessPeer"(*mut c_int, CUdevice, CUdevice);
+        cuDeviceTotalMem = "cuDeviceTotalMem_v2"(*mut usize, CUdevice);
+        cuDevicePrimaryCtxRetain = "cuDevicePrimaryCtxRetain"(*mut CUcontext, CUdevice);
+        cuDevicePrimaryCtxRelease = "cuDevicePrimaryCtxRelease_v2"(CUdevice);
+        cuCtxGetCurrent = "cuCtxGetCurrent"(*mut CUcontext);
+        cuCtxSetCurrent = "cuCtxSetCurrent"(CUcontext);
+        cuCtxGetDevice = "cuCtxGetDevice"(*mut CUdevice);
+        cuCtxSynchronize = "cuCtxSynchronize"();
+        cuMemGetInfo = "cuMemGetInfo_v2"(*mut usize, *mut usize);
+        cuMemGetAllocationGranularity = "cuMemGetAllocationGranularity"(*mut usize, *const CUmemAllocationProp, c_int);
+        cuMemAddressReserve = "cuMemAddressReserve"(*mut CUdeviceptr, usize, usize, CUdeviceptr, u64);
+        cuMemAddressFree = "cuMemAddressFree"(CUdeviceptr, usize);
+        cuMemCreate = "cuMemCreate"(*mut CUmemGenericAllocationHandle, usize, *const CUmemAllocationProp, u64);
+        cuMemRelease = "cuMemRelease"(CUmemGenericAllocationHandle);
+        cuMemMap = "cuMemMap"(CUdeviceptr, usize, usize, CUmemGenericAllocationHandle, u64);
+        cuMemUnmap = "cuMemUnmap"(CUdeviceptr, usize);
+        cuMemSetAccess = "cuMemSetAccess"(CUdeviceptr, usize, *const CUmemAccessDesc, usize);
+        cuMemExportToShareableHandle = "cuMemExportToShareableHandle"(*mut c_void, CUmemGenericAllocationHandle, c_int, u64);
+        cuMemImportFromShareableHandle = "cuMemImportFromShareableHandle"(*mut CUmemGenericAllocationHandle, *mut c_void, c_int);
+        cuMemRetainAllocationHandle = "cuMemRetainAllocationHandle"(*mut CUmemGenericAllocationHandle, *mut c_void);
+        cuMemcpyAsync = "cuMemcpyAsync"(CUdeviceptr, CUdeviceptr, usize, CUstream);
+        cuMemHostAlloc = "cuMemHostAlloc"(*mut *mut c_void, usize, c_uint);
+        cuMemFreeHost = "cuMemFreeHost"(*mut c_void);
+        cuMemHostGetDevicePointer = "cuMemHostGetDevicePointer_v2"(*mut CUdeviceptr, *mut c_void, c_uint);
+        cuMemHostRegister = "cuMemHostRegister_v2"(*mut c_void, usize, c_uint);
+        cuMemHostUnregister = "cuMemHostUnregister"(*mut c_void);
+        cuMemAlloc = "cuMemAlloc_v2"(*mut CUdeviceptr, usize);
+        cuMemFree = "cuMemFree_v2"(CUdeviceptr);
+        cuMemsetD8Async = "cuMemsetD8Async"(CUdeviceptr, u8, usize, CUstream);
+        cuMemcpy2DAsync = "cuMemcpy2DAsync_v2"(*const CUDA_MEMCPY2D, CUstream);
+        cuMemAllocAsync = "cuMemAllocAsync"(*mut CUdeviceptr, usize, CUstream);
+        cuMemFreeAsync = "cuMemFreeAsync"(CUdeviceptr, CUstream);
+        cuPointerGetAttribute = "cuPointerGetAttribute"(*mut c_void, c_int, CUdeviceptr);
+        cuStreamCreate = "cuStreamCreate"(*mut CUstream, c_uint);
+        cuStreamDestroy = "cuStreamDestroy_v2"(CUstream);
+        cuStreamSynchronize = "cuStreamSynchronize"(CUstream);
+        cuStreamWriteValue64 = "cuStreamWriteValue64_v2"(CUstream, CUdeviceptr, u64, c_uint);
+        cuStreamWaitValue64 = "cuStreamWaitValue64_v2"(CUstream, CUdeviceptr, u64, c_uint);
+        cuModuleGetGlobal = "cuModuleGetGlobal_v2"(*mut CUdeviceptr, *mut usize, CUmodule, *const c_char);
+        cuLibraryGetGlobal = "cuLibraryGetGlobal"(*mut CUdeviceptr, *mut usize, CUlibrary, *const c_char);
+        cuModuleLoadData = "cuModuleLoadData"(*mut CUmodule, *const c_void);
+        cuModuleUnload = "cuModuleUnload"(CUmodule);
+        cuModuleGetFunction = "cuModuleGetFunction"(*mut CUfunction, CUmodule, *const c_char);
+        cuLaunchKernel = "cuLaunchKernel"(CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream, *mut *mut c_void, *mut *mut c_void);
+    }
+    optional {
+        // CUDA 11.7+ (dma-buf handles of device memory for the NIC; IBGDA on hardware).
+        cuMemGetHandleForAddressRange = "cuMemGetHandleForAddressRange"(*mut c_void, CUdeviceptr, usize, c_int, u64);
+    }
 }

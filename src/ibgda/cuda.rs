@@ -1,9 +1,7 @@
 //! CUDA pieces of IBGDA on the GPU: device and pinned-host buffers for the queues, and
 //! [`CudaMemory`], the model NIC's view of GPU memory.
 //!
-//! The few driver entry points this needs beyond `crate::cuda` (device allocation, mapped
-//! pinned host memory, setting a context current from a NIC thread) are resolved here from the
-//! already-loaded `libcuda.so.1`, so the GPU runtime's table stays as it is.
+//! Driver calls go through `crate::cuda`'s one table of entry points (`cuda::driver()`).
 //!
 //! What the model does on GPU memory, and its limits:
 //! - RDMA WRITE / READ: `cuMemcpyAsync` between this PE's heap window and a peer's heap as
@@ -18,68 +16,15 @@
 //!   kernel needs a free thread slot on this PE's GPU; a kernel that fills every SM and waits
 //!   for a fetched value would wait forever.
 
-use std::ffi::{c_uint, c_void, CStr};
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::cuda::kernels::{AmoOp, Kernels};
-use crate::cuda::sys::{CUcontext, CUdeviceptr, CUresult};
+use crate::cuda::sys::{CUcontext, CUdeviceptr, CUresult, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE};
 use crate::cuda::{self, CuError, CuResult, Stream};
 
 use super::model::{AtomicKind, MemResult, MemoryAccess};
-
-const CU_MEMHOSTALLOC_PORTABLE: c_uint = 0x01;
-const CU_MEMHOSTALLOC_DEVICEMAP: c_uint = 0x02;
-
-type MemAlloc = unsafe extern "C" fn(*mut CUdeviceptr, usize) -> CUresult;
-type MemFree = unsafe extern "C" fn(CUdeviceptr) -> CUresult;
-type HostAlloc = unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> CUresult;
-type HostFree = unsafe extern "C" fn(*mut c_void) -> CUresult;
-type HostDevicePtr = unsafe extern "C" fn(*mut CUdeviceptr, *mut c_void, c_uint) -> CUresult;
-type CtxSetCurrent = unsafe extern "C" fn(CUcontext) -> CUresult;
-
-struct Extra {
-    mem_alloc: MemAlloc,
-    mem_free: MemFree,
-    host_alloc: HostAlloc,
-    host_free: HostFree,
-    host_device_ptr: HostDevicePtr,
-    ctx_set_current: CtxSetCurrent,
-}
-
-fn extra() -> CuResult<&'static Extra> {
-    static EXTRA: OnceLock<std::result::Result<Extra, String>> = OnceLock::new();
-    cuda::driver()?;
-    let r = EXTRA.get_or_init(|| {
-        // SAFETY: dlopen with NOLOAD of a library the driver layer keeps loaded; never closed.
-        let lib = unsafe { libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
-        if lib.is_null() {
-            return Err("libcuda.so.1 is not loaded".into());
-        }
-        let sym = |name: &CStr| {
-            // SAFETY: lib is a live handle; name is a C string.
-            let p = unsafe { libc::dlsym(lib, name.as_ptr()) };
-            if p.is_null() {
-                Err(format!("the CUDA driver has no entry point {}", name.to_string_lossy()))
-            } else {
-                Ok(p)
-            }
-        };
-        // SAFETY (all): each symbol is the driver entry point with exactly this signature
-        // (cuda.h, CUDA 12/13: the _v2 names are the ones cuda.h maps the plain names onto).
-        unsafe {
-            Ok(Extra {
-                mem_alloc: std::mem::transmute::<*mut c_void, MemAlloc>(sym(c"cuMemAlloc_v2")?),
-                mem_free: std::mem::transmute::<*mut c_void, MemFree>(sym(c"cuMemFree_v2")?),
-                host_alloc: std::mem::transmute::<*mut c_void, HostAlloc>(sym(c"cuMemHostAlloc")?),
-                host_free: std::mem::transmute::<*mut c_void, HostFree>(sym(c"cuMemFreeHost")?),
-                host_device_ptr: std::mem::transmute::<*mut c_void, HostDevicePtr>(sym(c"cuMemHostGetDevicePointer_v2")?),
-                ctx_set_current: std::mem::transmute::<*mut c_void, CtxSetCurrent>(sym(c"cuCtxSetCurrent")?),
-            })
-        }
-    });
-    r.as_ref().map_err(|why| CuError { call: "resolving CUDA entry points for IBGDA", code: -1, text: why.clone() })
-}
 
 fn check(call: &'static str, rc: CUresult) -> CuResult<()> {
     cuda::driver()?.check(call, rc)
@@ -93,10 +38,10 @@ pub struct DevBuf {
 
 impl DevBuf {
     pub fn new(len: usize) -> CuResult<DevBuf> {
-        let x = extra()?;
+        let api = &cuda::driver()?.api;
         let mut addr: CUdeviceptr = 0;
         // SAFETY: valid out-pointer; the current context owns the allocation.
-        check("cuMemAlloc", unsafe { (x.mem_alloc)(&mut addr, len.max(64)) })?;
+        check("cuMemAlloc", unsafe { (api.cuMemAlloc)(&mut addr, len.max(64)) })?;
         let b = DevBuf { addr, len: len.max(64) };
         let s = Stream::create()?;
         // SAFETY: the range was just allocated; the fill completes before the synchronize.
@@ -124,9 +69,9 @@ impl DevBuf {
 
 impl Drop for DevBuf {
     fn drop(&mut self) {
-        if let Ok(x) = extra() {
+        if let Ok(d) = cuda::driver() {
             // SAFETY: allocated by cuMemAlloc in `new`, freed once.
-            unsafe { (x.mem_free)(self.addr) };
+            unsafe { (d.api.cuMemFree)(self.addr) };
         }
     }
 }
@@ -147,15 +92,15 @@ unsafe impl Sync for PinnedBuf {}
 
 impl PinnedBuf {
     pub fn new(len: usize) -> CuResult<PinnedBuf> {
-        let x = extra()?;
+        let api = &cuda::driver()?.api;
         let len = len.max(64);
         let mut p: *mut c_void = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
-        check("cuMemHostAlloc", unsafe { (x.host_alloc)(&mut p, len, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) })?;
+        check("cuMemHostAlloc", unsafe { (api.cuMemHostAlloc)(&mut p, len, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) })?;
         let b = PinnedBuf { addr: p as u64, len };
         let mut dev: CUdeviceptr = 0;
         // SAFETY: p was just allocated with DEVICEMAP.
-        check("cuMemHostGetDevicePointer", unsafe { (x.host_device_ptr)(&mut dev, p, 0) })?;
+        check("cuMemHostGetDevicePointer", unsafe { (api.cuMemHostGetDevicePointer)(&mut dev, p, 0) })?;
         if dev != b.addr {
             return Err(CuError {
                 call: "cuMemHostGetDevicePointer",
@@ -175,9 +120,9 @@ impl PinnedBuf {
 
 impl Drop for PinnedBuf {
     fn drop(&mut self) {
-        if let Ok(x) = extra() {
+        if let Ok(d) = cuda::driver() {
             // SAFETY: allocated by cuMemHostAlloc in `new`, freed once.
-            unsafe { (x.host_free)(self.addr as *mut c_void) };
+            unsafe { (d.api.cuMemFreeHost)(self.addr as *mut c_void) };
         }
     }
 }
@@ -322,9 +267,9 @@ impl MemoryAccess for CudaMemory {
         self.sync()
     }
     fn on_thread_start(&self) {
-        if let Ok(x) = extra() {
+        if let Ok(d) = cuda::driver() {
             // SAFETY: the PE's retained primary context, alive while the NIC runs.
-            unsafe { (x.ctx_set_current)(self.ctx as CUcontext) };
+            unsafe { (d.api.cuCtxSetCurrent)(self.ctx as CUcontext) };
         }
     }
 }
