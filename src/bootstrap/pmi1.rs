@@ -32,10 +32,15 @@ pub const ENV_SLURM_STEP_TASKS: &str = "SLURM_STEP_NUM_TASKS";
 /// MpiDefault): it cannot find the other tasks, and running each as a job of its own PE would
 /// be silently wrong. The error names the fix.
 pub fn srun_without_pmi() -> Option<Error> {
-    let tasks: usize = std::env::var(ENV_SLURM_STEP_TASKS).ok()?.trim().parse().ok()?;
+    srun_step_refusal(&std::env::var(ENV_SLURM_STEP_TASKS).ok()?)
+}
+
+/// The refusal for a step of `step_tasks` tasks (the variable's value), if it has more than one.
+fn srun_step_refusal(step_tasks: &str) -> Option<Error> {
+    let tasks: usize = step_tasks.trim().parse().ok()?;
     (tasks > 1).then(|| {
-        err(format!(
-            "srun started this process as one of {tasks} tasks ({ENV_SLURM_STEP_TASKS}) without a PMI plugin, so it cannot find the others: \
+        Error::bootstrap(format!(
+            "bootstrap: srun started this process as one of {tasks} tasks ({ENV_SLURM_STEP_TASKS}) without a PMI plugin, so it cannot find the others: \
              start it with `srun --mpi=pmi2` (or `--mpi=pmix`), or set MpiDefault=pmi2 in slurm.conf; RSHMEM_BOOTSTRAP=single runs each task as a job of one PE"
         ))
     })
@@ -289,15 +294,11 @@ mod tests {
 
     #[test]
     fn srun_tasks_without_pmi_are_told_the_fix() {
-        // Only this test touches SLURM_STEP_NUM_TASKS.
-        std::env::set_var(ENV_SLURM_STEP_TASKS, "4");
-        let e = srun_without_pmi().expect("4 tasks without PMI is an error");
+        let e = srun_step_refusal("4").expect("4 tasks without PMI is an error");
         assert!(e.message.contains("one of 4 tasks (SLURM_STEP_NUM_TASKS)"), "{}", e.message);
         assert!(e.message.contains("srun --mpi=pmi2"), "{}", e.message);
-        std::env::set_var(ENV_SLURM_STEP_TASKS, "1");
-        assert!(srun_without_pmi().is_none(), "a step of one task is a job of one PE");
-        std::env::remove_var(ENV_SLURM_STEP_TASKS);
-        assert!(srun_without_pmi().is_none());
+        assert!(srun_step_refusal("1").is_none(), "a step of one task is a job of one PE");
+        assert!(srun_step_refusal("garbage").is_none());
     }
 
     #[test]
