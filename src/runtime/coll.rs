@@ -42,6 +42,8 @@ use std::borrow::Cow;
 use std::mem::{align_of, size_of, MaybeUninit};
 use std::sync::MutexGuard;
 
+mod hosts;
+
 use super::barrier::{Caller, Msg, PeSet};
 use super::header::{MSG_WORDS, SLOTS};
 use super::rma::bytes;
@@ -288,40 +290,6 @@ impl Coll<'_> {
         Ok(to)
     }
 
-    /// A small broadcast in a job that spans hosts: the root sends its message to the members
-    /// on its host and to one relay per other host (that host's first member), which copies
-    /// the data and passes the same message on to its host's members; the data crosses the
-    /// network once per host. Members check the agreed arguments in whichever message reaches
-    /// them.
-    #[inline(never)]
-    fn broadcast_relayed(&self, dest: *mut u8, source: *const u8, nbytes: usize, root: usize, writes: bool) -> Result<()> {
-        let hosts = &self.st.routes.hosts;
-        let host = |k: usize| hosts[self.pe(k)];
-        let mut first = vec![usize::MAX; self.st.routes.host_count()];
-        for k in (0..self.size()).rev() {
-            first[host(k)] = k;
-        }
-        // Who sends member k the root's message: the root to its host's members and to the
-        // relays, each relay to its host's other members.
-        let relay = |k: usize| if host(k) == host(root) || first[host(k)] == k { root } else { first[host(k)] };
-        let is_root = self.me == root;
-        let data = if is_root {
-            self.peer(source, nbytes, root)?
-        } else {
-            let d = self.own_dest(dest, nbytes)?;
-            let msg = self.receive(self.agreed, relay(self.me))?;
-            copy(self.payload(&msg, 0), d, nbytes);
-            d.cast_const()
-        };
-        for k in (0..self.size()).filter(|&k| k != self.me && relay(k) == self.me) {
-            self.send(k, &[], Some((data, nbytes)));
-        }
-        if is_root && writes {
-            copy(data, self.own_dest(dest, nbytes)?, nbytes);
-        }
-        Ok(())
-    }
-
     /// Checks that `dest..dest+len` is symmetric on this PE (the spec requires it).
     #[inline(always)]
     pub fn own_dest(&self, dest: *mut u8, len: usize) -> Result<*mut u8> {
@@ -410,8 +378,8 @@ impl State {
         let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
         let writes = c.me != root || update_root;
         let small = nbytes <= c.inline_capacity(0);
-        if small && self.multi_host {
-            return c.broadcast_relayed(dest, source, nbytes, root, writes);
+        if let Some(g) = self.multi_host.then(|| hosts::HostGroups::spanning(&c)).flatten() {
+            return c.broadcast_across_hosts(&g, dest, source, nbytes, root, writes, small);
         }
         if c.me == root {
             // Small: the data goes out in the messages, and we are done. Large: the messages
@@ -662,6 +630,9 @@ impl State {
         let agreed = [("nreduce", nreduce as i64)];
         let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
         let own = c.peer(source.cast(), len, c.me)?;
+        if let Some(g) = self.multi_host.then(|| hosts::HostGroups::spanning(&c)).flatten() {
+            return c.reduce_across_hosts(&g, dest, source, own, nreduce, &op);
+        }
         if len <= c.inline_capacity(0) {
             // Our contribution goes out in the messages; in place it is copied aside first,
             // since dest (= source) is written before our part is folded in.
