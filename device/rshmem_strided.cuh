@@ -2,7 +2,8 @@
  * thread, a warp or a block; alltoalls (strided alltoall) by one thread. Strides count
  * elements: element i moves between dest[i * dst] and source[i * sst]. Over P2P each thread of
  * the group moves every g.size-th element with one load and one store; toward a peer reached
- * only through IBGDA each element is its own put / get (the route has no strided operation). */
+ * only through IBGDA or the host proxy each element is its own put / get (neither route has a strided
+ * operation). */
 #ifndef RSHMEM_STRIDED_CUH
 #define RSHMEM_STRIDED_CUH
 
@@ -59,9 +60,15 @@ RSHMEMI_DEV void rshmemi_alltoalls(const rshmemi_team &t, void *dest, const void
     typedef typename rshmemi_elem<E>::type W;
     rshmemi_sync_team_group(t, rshmemi_thread_group(), rshmemi_no_sync());
     for (int k = 0; k < t.size; k++) {
-        int j = (t.my + k) % t.size;
-        W *d = (W *)rshmemi_peer(dest, rshmemi_team_pe(t, j));
+        int j = (t.my + k) % t.size, pe = rshmemi_team_pe(t, j);
         const W *s = (const W *)source;
+        if (rshmemi_remote_peer(pe)) { /* not mapped here: one put per element (complete at the barrier's quiet) */
+            for (size_t i = 0; i < n; i++)
+                rshmemi_remote_put_bytes((W *)dest + ((size_t)t.my * n + i) * dst, s + ((size_t)j * n + i) * sst, E, pe, true,
+                                         "nvshmem_alltoalls");
+            continue;
+        }
+        W *d = (W *)rshmemi_peer(dest, pe);
         for (size_t i = 0; i < n; i++) d[((size_t)t.my * n + i) * dst] = s[((size_t)j * n + i) * sst];
     }
     rshmemi_sync_team_group(t, rshmemi_thread_group(), rshmemi_no_sync());
