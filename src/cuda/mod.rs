@@ -452,6 +452,17 @@ impl Stream {
         cu!(d, cuStreamCreate(&mut s, CU_STREAM_NON_BLOCKING))?;
         Ok(Stream(s))
     }
+
+    /// A non-blocking stream of the current context's greatest priority (the proxy's: its
+    /// copies must not queue behind the user's work, e.g. a stream waiting on a value).
+    pub fn create_urgent() -> CuResult<Stream> {
+        let d = driver()?;
+        let (mut least, mut greatest) = (0, 0);
+        cu!(d, cuCtxGetStreamPriorityRange(&mut least, &mut greatest))?;
+        let mut s: CUstream = std::ptr::null_mut();
+        cu!(d, cuStreamCreateWithPriority(&mut s, CU_STREAM_NON_BLOCKING, greatest))?;
+        Ok(Stream(s))
+    }
 }
 
 impl Drop for Stream {

@@ -194,6 +194,8 @@ entry_points! {
         cuMemFreeAsync = "cuMemFreeAsync"(CUdeviceptr, CUstream);
         cuPointerGetAttribute = "cuPointerGetAttribute"(*mut c_void, c_int, CUdeviceptr);
         cuStreamCreate = "cuStreamCreate"(*mut CUstream, c_uint);
+        cuStreamCreateWithPriority = "cuStreamCreateWithPriority"(*mut CUstream, c_uint, c_int);
+        cuCtxGetStreamPriorityRange = "cuCtxGetStreamPriorityRange"(*mut c_int, *mut c_int);
         cuStreamDestroy = "cuStreamDestroy_v2"(CUstream);
         cuStreamSynchronize = "cuStreamSynchronize"(CUstream);
         cuStreamWriteValue64 = "cuStreamWriteValue64_v2"(CUstream, CUdeviceptr, u64, c_uint);

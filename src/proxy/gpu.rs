@@ -63,7 +63,7 @@ impl GpuLocal {
     pub fn new(device: cuda::Device) -> Result<GpuLocal> {
         let ctx = cu(PrimaryContext::retain(device), "nvshmem_init")?;
         cu(ctx.make_current(), "nvshmem_init")?;
-        Ok(GpuLocal { stream: cu(Stream::create(), "nvshmem_init")?, ctx })
+        Ok(GpuLocal { stream: cu(Stream::create_urgent(), "nvshmem_init")?, ctx })
     }
 
     /// Copies `len` bytes from `src` to `dst` (unified addresses) and waits for the copy.
@@ -72,6 +72,17 @@ impl GpuLocal {
         // SAFETY: both ranges are valid for `len` bytes (the callers' buffers) and stay so until
         // the synchronize below returns.
         unsafe { cu(cuda::memcpy_async(dst, src, len, self.stream.0), routine)? };
+        cu(cuda::stream_synchronize(self.stream.0), routine)
+    }
+}
+
+impl GpuLocal {
+    /// Writes the 8-byte word at `dst` with one stream memory write (the GPU's front end does
+    /// it: no SM, so a kernel that holds every SM cannot hold it up), complete on return.
+    pub fn write_u64(&self, dst: u64, value: u64, routine: &'static str) -> Result<()> {
+        cu(self.ctx.make_current(), routine)?;
+        // SAFETY: `dst` is an aligned 8-byte word of GPU memory the caller owns (its heap).
+        unsafe { cu(cuda::stream_write_u64(self.stream.0, dst, value), routine)? };
         cu(cuda::stream_synchronize(self.stream.0), routine)
     }
 }
@@ -153,8 +164,38 @@ pub trait TargetGpu: Send + Sync {
     /// Copies `len` bytes between host memory and the GPU heap at `off` (to the GPU when
     /// `to_gpu`), complete on return.
     fn copy(&self, off: usize, host: *mut u8, len: usize, to_gpu: bool) -> Result<()>;
-    /// An atomic on the `size`-byte word at heap offset `off`, atomic with the GPU's own.
-    fn amo(&self, off: usize, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64>;
+    /// An atomic on the `size`-byte word at heap offset `off`, atomic with the GPU's own, asked
+    /// for by PE `from`.
+    fn amo(&self, from: usize, off: usize, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64>;
+}
+
+/// How the target proxy applies a remote PE's AMO on its GPU. Only what needs no SM can be
+/// relied on while a user kernel holds every SM and spins waiting for that very AMO (a grid
+/// in a device barrier): CUDA 13's stream memory operations write and wait but have no atomic
+/// read-modify-write, and the CPU's atomics are not atomic with the GPU's on GPU memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AmoPath {
+    /// A barrier arrival from PE `from` to its own counter slot (`sync_counters[from]`): only
+    /// that PE ever adds to the slot and its requests come in order through one mailbox, so
+    /// the proxy keeps the count and writes it with a stream memory write (no SM).
+    Arrival,
+    /// A non-fetching 8-byte set (signals with NVSHMEM_SIGNAL_SET, atomic_set): one stream
+    /// memory write, a single 8-byte store, linearisable with the GPU's own atomics (no SM).
+    Write,
+    /// Everything else (add/and/or/xor on user words that other PEs update with GPU atomics
+    /// too, every fetching AMO, compare-swap, 4-byte sets): the library's one-thread atomic
+    /// kernel, which needs a free SM slot on the target GPU.
+    Kernel,
+}
+
+/// The path for `op` on the `size`-byte word at heap offset `off`, asked for by PE `from`;
+/// `sync_counters` is the heap offset of the device barrier's counters (one 8-byte slot per PE).
+pub fn amo_path(from: usize, off: usize, op: AmoOp, size: usize, sync_counters: usize) -> AmoPath {
+    match (op, size) {
+        (AmoOp::Add, 8) if Some(off) == from.checked_mul(8).and_then(|o| o.checked_add(sync_counters)) => AmoPath::Arrival,
+        (AmoOp::Set, 8) => AmoPath::Write,
+        _ => AmoPath::Kernel,
+    }
 }
 
 /// The network transport for GPU PEs on other hosts: every operation is a mailbox request
@@ -176,6 +217,9 @@ pub struct Mailboxes {
     /// Per target: held while a request to it is in flight (the proxy thread and host-side
     /// operations share the one mailbox of each pair).
     in_flight: Vec<Mutex<()>>,
+    /// Set when the process exits without finalize: a request waiting for its acknowledgement
+    /// gives up at once (the proxy thread is being joined).
+    abandoned: std::sync::atomic::AtomicBool,
 }
 
 impl Mailboxes {
@@ -200,7 +244,13 @@ impl Mailboxes {
             sent: Mutex::new(vec![0; npes]),
             served: Mutex::new(vec![0; npes]),
             in_flight: (0..npes).map(|_| Mutex::new(())).collect(),
+            abandoned: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Makes every request that waits for an acknowledgement give up (process exit).
+    pub fn abandon(&self) {
+        self.abandoned.store(true, Ordering::Release);
     }
 
     fn word(&self, off: usize) -> &AtomicU64 {
@@ -211,6 +261,10 @@ impl Mailboxes {
 
     /// Serves every request waiting in this PE's mailboxes; true when there was one.
     pub fn serve(&self) -> Result<bool> {
+        // On a manual-progress provider (tcp) a peer's write into our mailboxes lands only while
+        // a thread of ours drives the provider; left to the fabric's progress thread, which naps
+        // up to 1 ms, every request cost over a millisecond (first GPU benchmark).
+        self.net.progress(Duration::ZERO);
         let mut served = self.served.lock().unwrap_or_else(|e| e.into_inner());
         let mut any = false;
         for from in 0..self.remote.len() {
@@ -238,7 +292,7 @@ impl Mailboxes {
                 REQ_PUT | REQ_GET if len <= self.layout.data => self.gpu.copy(r.off as usize, data, len, r.op == REQ_PUT)?,
                 REQ_AMO if len == 4 || len == 8 => {
                     let op = amo_from_code(r.amo).ok_or_else(|| proxy_error(format!("PE {from} asked for AMO {}", r.amo)))?;
-                    let old = self.gpu.amo(r.off as usize, op, len, r.a, r.b)?;
+                    let old = self.gpu.amo(from, r.off as usize, op, len, r.a, r.b)?;
                     // SAFETY: our own mailbox header, read by the source only after the ack.
                     unsafe { (&raw mut (*hdr).result).write_volatile(old) };
                 }
@@ -279,6 +333,13 @@ impl Mailboxes {
             if self.serve()? {
                 continue;
             }
+            if self.abandoned.load(Ordering::Acquire) {
+                return Err(Error::new(
+                    ErrorKind::System,
+                    routine,
+                    format!("PE {}: the process is exiting; request {seq} to PE {pe} abandoned", self.me),
+                ));
+            }
             if start.elapsed() > self.stall {
                 return Err(Error::new(
                     ErrorKind::System,
@@ -288,7 +349,7 @@ impl Mailboxes {
             }
             spins += 1;
             if spins > 1000 {
-                std::thread::sleep(Duration::from_micros(20));
+                self.net.progress(Duration::from_micros(20));
             } else {
                 std::hint::spin_loop();
             }
@@ -422,6 +483,9 @@ impl Inbound for Mailboxes {
     fn serve(&self) -> Result<bool> {
         Mailboxes::serve(self)
     }
+    fn idle(&self, nap: Duration) {
+        self.net.progress(nap);
+    }
 }
 
 #[cfg(test)]
@@ -436,6 +500,9 @@ mod tests {
         mem: Vec<Box<[AtomicU64]>>,
         /// PEs whose host is "down": puts to them fail.
         down: Vec<AtomicBool>,
+        /// A manual-progress network: puts wait here until some thread calls `progress`.
+        manual: AtomicBool,
+        queued: Mutex<Vec<(usize, usize, Vec<u8>)>>,
     }
 
     impl Heaps {
@@ -443,7 +510,17 @@ mod tests {
             Arc::new(Heaps {
                 mem: (0..n).map(|_| (0..bytes / 8).map(|_| AtomicU64::new(0)).collect()).collect(),
                 down: (0..n).map(|_| AtomicBool::new(false)).collect(),
+                manual: AtomicBool::new(false),
+                queued: Mutex::new(Vec::new()),
             })
+        }
+        fn deliver(&self, pe: usize, off: usize, src: &[u8]) {
+            if src.len() == 8 && off.is_multiple_of(8) {
+                self.mem[pe][off / 8].store(u64::from_le_bytes(src.try_into().unwrap()), Ordering::Release);
+            } else {
+                // SAFETY: off..off+len lies in PE pe's heap (the tests keep to it).
+                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), (self.base(pe) + off) as *mut u8, src.len()) };
+            }
         }
         fn base(&self, pe: usize) -> usize {
             self.mem[pe].as_ptr() as usize
@@ -458,13 +535,18 @@ mod tests {
             if self.down[pe].load(Ordering::Acquire) {
                 return Err(Error::new(ErrorKind::System, routine, format!("PE {pe}'s host is unreachable")));
             }
-            if src.len() == 8 && off.is_multiple_of(8) {
-                self.mem[pe][off / 8].store(u64::from_le_bytes(src.try_into().unwrap()), Ordering::Release);
+            if self.manual.load(Ordering::Acquire) {
+                self.queued.lock().unwrap().push((pe, off, src.to_vec()));
             } else {
-                // SAFETY: off..off+len lies in PE pe's heap (the tests keep to it).
-                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), (self.base(pe) + off) as *mut u8, src.len()) };
+                self.deliver(pe, off, src);
             }
             Ok(())
+        }
+        fn progress(&self, block: Duration) {
+            for (pe, off, data) in std::mem::take(&mut *self.queued.lock().unwrap()) {
+                self.deliver(pe, off, &data);
+            }
+            std::thread::sleep(block);
         }
         fn get(&self, pe: usize, _: Segment, off: usize, dst: &mut [u8], _: &'static str) -> Result<()> {
             // SAFETY: as above.
@@ -506,7 +588,7 @@ mod tests {
             }
             Ok(())
         }
-        fn amo(&self, off: usize, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
+        fn amo(&self, _from: usize, off: usize, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
             assert_eq!(size, 8);
             let mut m = self.0.lock().unwrap();
             let w = &mut m[off / 8];
@@ -524,6 +606,22 @@ mod tests {
         }
     }
 
+    #[test]
+    fn only_barrier_arrivals_and_plain_sets_avoid_the_atomic_kernel() {
+        let counters = 4096;
+        assert_eq!(amo_path(3, counters + 24, AmoOp::Add, 8, counters), AmoPath::Arrival, "PE 3's own slot");
+        assert_eq!(amo_path(3, counters + 16, AmoOp::Add, 8, counters), AmoPath::Kernel, "another PE's slot: not ours to count");
+        assert_eq!(amo_path(0, counters, AmoOp::Add, 8, counters), AmoPath::Arrival);
+        assert_eq!(amo_path(0, counters, AmoOp::Add, 4, counters), AmoPath::Kernel, "a 4-byte add is no arrival");
+        assert_eq!(amo_path(0, counters, AmoOp::Swap, 8, counters), AmoPath::Kernel, "fetching: the old value needs the kernel");
+        assert_eq!(amo_path(1, 64, AmoOp::Set, 8, counters), AmoPath::Write);
+        assert_eq!(amo_path(1, 64, AmoOp::Set, 4, counters), AmoPath::Kernel);
+        for op in [AmoOp::Add, AmoOp::And, AmoOp::Or, AmoOp::Xor, AmoOp::CompareSwap, AmoOp::Fetch] {
+            assert_eq!(amo_path(1, 64, op, 8, counters), AmoPath::Kernel, "{op:?} on a user word");
+        }
+        assert_eq!(amo_path(usize::MAX, 0, AmoOp::Add, 8, counters), AmoPath::Kernel, "no overflow");
+    }
+
     const DATA: usize = 16; // small, so a 40-byte put takes three requests
 
     fn pair(stall: Duration) -> (Arc<Heaps>, Arc<Mailboxes>, Arc<Mailboxes>, Arc<FakeGpu>) {
@@ -535,8 +633,8 @@ mod tests {
             fn copy(&self, off: usize, host: *mut u8, len: usize, to_gpu: bool) -> Result<()> {
                 self.0.copy(off, host, len, to_gpu)
             }
-            fn amo(&self, off: usize, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
-                self.0.amo(off, op, size, a, b)
+            fn amo(&self, from: usize, off: usize, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
+                self.0.amo(from, off, op, size, a, b)
             }
         }
         let make = |me: usize, gpu: Box<dyn TargetGpu>| {
@@ -645,6 +743,39 @@ mod tests {
         let e = pe0.put(1, Segment::Heap, 0, &[1, 2, 3], "nvshmem_putmem").unwrap_err().to_string();
         assert!(t.elapsed() < Duration::from_secs(5), "gave up after {:?}", t.elapsed());
         assert!(e.contains("nvshmem_putmem") && e.contains("PE 1 (another host) has not served request 1 (a put of 3 bytes)"), "{e}");
+    }
+
+    /// On a manual-progress network nothing lands unless someone drives it: the serving and
+    /// the waiting side do (the fabric's own progress thread naps up to 1 ms per wake-up).
+    #[test]
+    fn both_sides_drive_a_manual_progress_network() {
+        let (heaps, pe0, pe1, gpu1) = pair(Duration::from_secs(5));
+        heaps.manual.store(true, Ordering::Release);
+        let stop = Arc::new(AtomicBool::new(false));
+        let server = serving(pe1, stop.clone());
+        pe0.put(1, Segment::Heap, 8, &[7u8; 8], "nvshmem_putmem").unwrap();
+        assert_eq!(pe0.fetch_amo(1, Segment::Heap, 16, AtomicOp::Add, AmoType::U64, 3, "fadd").unwrap(), 0);
+        stop.store(true, Ordering::Release);
+        server.join().unwrap().unwrap();
+        let m = gpu1.0.lock().unwrap();
+        assert_eq!((m[1], m[2]), (u64::from_le_bytes([7; 8]), 3));
+    }
+
+    /// A failing exit stops the proxy thread before the CUDA context goes: a request waiting
+    /// for a silent peer gives up as soon as the mailboxes are abandoned, not after the stall.
+    #[test]
+    fn an_abandoned_request_gives_up_at_once() {
+        let (_heaps, pe0, _pe1, _) = pair(Duration::from_secs(60));
+        let sender = {
+            let pe0 = pe0.clone();
+            std::thread::spawn(move || pe0.put(1, Segment::Heap, 0, &[1, 2, 3], "nvshmem_putmem").unwrap_err().to_string())
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        let t = Instant::now();
+        pe0.abandon();
+        let e = sender.join().unwrap();
+        assert!(t.elapsed() < Duration::from_secs(10), "gave up after {:?}", t.elapsed());
+        assert!(e.contains("nvshmem_putmem") && e.contains("the process is exiting; request 1 to PE 1 abandoned"), "{e}");
     }
 
     #[test]

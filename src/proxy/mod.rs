@@ -34,6 +34,10 @@ pub trait LocalMemory: Send + Sync {
 pub trait Inbound: Send + Sync {
     /// Serves what is waiting; true when there was something.
     fn serve(&self) -> Result<bool>;
+    /// The proxy thread is idle for about `nap`: keep what brings requests moving meanwhile.
+    fn idle(&self, nap: Duration) {
+        std::thread::sleep(nap);
+    }
 }
 
 /// Local addresses are this process's own memory (the host build, and tests).
@@ -147,6 +151,28 @@ impl Proxy {
             }
         }
         self.transport.quiet(routine)
+    }
+
+    /// Asks the thread to stop without waiting for it (`Drop` joins it).
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+
+    /// At process exit: waits up to `within` for the stopping thread to end, then leaves
+    /// everything as it is (no frees in an exit handler, which may run while another thread
+    /// is inside malloc). True when the thread had ended.
+    pub fn abandon_at_exit(self, within: Duration) -> bool {
+        self.request_stop();
+        let start = Instant::now();
+        let ended = loop {
+            let done = self.thread.as_ref().is_none_or(|t| t.is_finished());
+            if done || start.elapsed() > within {
+                break done;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        std::mem::forget(self);
+        ended
     }
 
     /// Why the proxy thread stopped serving, if it did (the message it also logged).

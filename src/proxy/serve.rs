@@ -55,6 +55,8 @@ pub(super) fn run(
     }));
     let message = match served {
         Ok(Ok(())) => return,
+        // Stopped while a request failed (the process is exiting): nothing is waiting for it.
+        Ok(Err(_)) if stop.load(Ordering::Acquire) => return,
         Ok(Err(e)) => e.to_string(),
         Err(panic) => {
             let what = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
@@ -121,7 +123,10 @@ fn serve(
             std::hint::spin_loop();
         } else {
             sleep = (sleep * 2).clamp(Duration::from_micros(1), cfg.max_sleep);
-            std::thread::sleep(sleep);
+            match inbound {
+                Some(i) => i.idle(sleep),
+                None => std::thread::sleep(sleep),
+            }
         }
     }
     Ok(())

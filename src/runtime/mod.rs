@@ -251,6 +251,11 @@ extern "C" fn exit_hook(status: std::ffi::c_int, _arg: *mut std::ffi::c_void) {
             eprintln!("{}implicit shmem_finalize at exit: {e}", log::prefix());
         }
     }
+    // Still initialised (a failing exit, or a finalize that failed): the proxy thread must not
+    // outlive the CUDA context, which the driver's exit handler (run after this one) destroys.
+    if let Some(g) = state("shmem_finalize").ok().and_then(|st| st.gpu.as_ref()) {
+        gpu::proxy::stop_at_exit(g);
+    }
     bootstrap::at_exit();
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::GpuState;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fabric::AtomicOp;
-use crate::proxy::gpu::{GpuLocal, MailboxLayout, Mailboxes, TargetGpu};
+use crate::proxy::gpu::{amo_path, AmoPath, GpuLocal, MailboxLayout, Mailboxes, TargetGpu};
 use crate::proxy::{Proxy, ProxyConfig};
 use crate::runtime::{state, State};
 use crate::transport::{AmoType, Route, Segment, Transport};
@@ -43,7 +43,7 @@ pub fn start(st: &'static State) -> Result<()> {
     g.kernels(routine)?;
     let remote: Vec<bool> = (0..npes).map(|p| st.routes.route(p) == Route::Network).collect();
     let stall = std::time::Duration::from_nanos(stall_ns(channel));
-    let target = OwnGpu { copies: GpuLocal::new(g.device)? };
+    let target = OwnGpu { copies: GpuLocal::new(g.device)?, arrivals: std::sync::Mutex::new(vec![0; npes]) };
     let boxes = Arc::new(Mailboxes::new(
         Arc::new(JobNetwork),
         MailboxLayout::at(at, npes, data),
@@ -87,9 +87,29 @@ pub fn stop(g: &GpuState) {
     drop(g.proxy.lock().unwrap_or_else(|e| e.into_inner()).take());
 }
 
+/// Stops the proxy thread at a failing exit (no finalize: the peers may be gone), before the
+/// CUDA driver's own exit handler tears the context down under it: a request waiting for a
+/// peer's acknowledgement gives up at once, and the thread ends within a few milliseconds
+/// (waited for up to 2 s; nothing is freed, the process is ending).
+pub fn stop_at_exit(g: &GpuState) {
+    let proxy = g.proxy.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(p) = &proxy {
+        p.request_stop(); // first: the abandoned request's error is then not reported
+    }
+    if let Some(b) = g.mailboxes.get() {
+        b.abandon();
+    }
+    if let Some(p) = proxy {
+        p.abandon_at_exit(std::time::Duration::from_secs(2));
+    }
+}
+
 /// This PE's GPU heap, as the target side of the mailboxes reaches it.
 struct OwnGpu {
     copies: GpuLocal,
+    /// Per source PE: the barrier arrivals applied to its counter slot (`AmoPath::Arrival`;
+    /// the slots are zero at init, and nobody else writes them).
+    arrivals: std::sync::Mutex<Vec<u64>>,
 }
 
 impl TargetGpu for OwnGpu {
@@ -110,7 +130,7 @@ impl TargetGpu for OwnGpu {
         }
     }
 
-    fn amo(&self, off: usize, op: crate::cuda::kernels::AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
+    fn amo(&self, from: usize, off: usize, op: crate::cuda::kernels::AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
         let routine = "rshmem proxy (a remote PE's atomic)";
         let st = state(routine)?;
         let g = st.gpu(routine)?;
@@ -120,7 +140,18 @@ impl TargetGpu for OwnGpu {
                 format!("a {size}-byte atomic at heap offset {off} is misaligned or outside this PE's GPU heap ({} bytes)", g.mapped()),
             ));
         }
-        st.gpu_amo_at(g.base + off as u64, a, b, op, size, routine)
+        let word = g.base + off as u64;
+        match amo_path(from, off, op, size, g.area.sync_counters()) {
+            AmoPath::Arrival => {
+                let mut arrivals = self.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+                let old = arrivals[from];
+                self.copies.write_u64(word, old.wrapping_add(a), routine)?;
+                arrivals[from] = old.wrapping_add(a);
+                Ok(old)
+            }
+            AmoPath::Write => self.copies.write_u64(word, a, routine).map(|_| 0),
+            AmoPath::Kernel => st.gpu_amo_at(word, a, b, op, size, routine),
+        }
     }
 }
 
@@ -159,5 +190,11 @@ impl Transport for JobNetwork {
     }
     fn quiet(&self, routine: &'static str) -> Result<()> {
         net(routine)?.quiet(routine)
+    }
+    fn progress(&self, block: std::time::Duration) {
+        match net("rshmem proxy") {
+            Ok(n) => n.progress(block),
+            Err(_) => std::thread::sleep(block),
+        }
     }
 }
