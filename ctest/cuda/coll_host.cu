@@ -267,7 +267,8 @@ static void back_to_back(void) {
     ready();
     for (int c = 0; c < calls; c++) {
         int what = c % 3, root = (c / 3) % npes;
-        nvshmem_team_t team = c % 2 ? NVSHMEMX_TEAM_NODE : NVSHMEM_TEAM_WORLD;
+        /* NODE is the world only when every PE shares this host (the checks assume the world). */
+        nvshmem_team_t team = c % 2 && nvshmem_team_n_pes(NVSHMEMX_TEAM_NODE) == npes ? NVSHMEMX_TEAM_NODE : NVSHMEM_TEAM_WORLD;
         size_t n = c == 20 || c == 41 ? max_n : 1 + (size_t)c * 97 % 2048;
         unsigned char *d = dest + (size_t)c * max_n * npes;
         if ((c / 2) % 2 == 0) {

@@ -44,6 +44,12 @@ static inline void test_abort(void) {
         if (e_ != cudaSuccess) FAIL("%s: %s", #call, cudaGetErrorString(e_));             \
     } while (0)
 
+/* Whether PE `pe` shares this PE's host, as the team layout says (NVSHMEMX_TEAM_NODE is this
+ * host's PEs): only such a peer's memory is mapped here (nvshmem_ptr non-NULL). */
+static inline int test_same_host(int pe) {
+    return nvshmem_team_translate_pe(NVSHMEM_TEAM_WORLD, pe, NVSHMEMX_TEAM_NODE) >= 0;
+}
+
 /* Kernels finished, then every PE's: the usual end of a step. */
 static inline void step_done(void) {
     CUDA_CHECK(cudaGetLastError());

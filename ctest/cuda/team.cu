@@ -4,6 +4,8 @@
  * device code (the device team table follows every split and destroy), device collectives and
  * barriers on split teams, on-stream and blocking host collectives on split teams, and bad
  * splits failing alike on every PE. */
+#include <unistd.h>
+#include <algorithm>
 #include <vector>
 #include "cuda_test.h"
 
@@ -110,6 +112,36 @@ static void check_team_collectives(nvshmem_team_t team, const char *name) {
     nvshmem_free(src);
 }
 
+/* The job's host layout from the host names (a hash per PE, exchanged through the heap). */
+struct HostLayout {
+    int node_size, node_index, hosts, host_index, last_in_node;
+};
+static HostLayout host_layout(void) {
+    char name[256] = {0};
+    gethostname(name, sizeof name - 1);
+    unsigned long long mine = 1469598103934665603ull;
+    for (const char *c = name; *c; c++) mine = (mine ^ (unsigned char)*c) * 1099511628211ull;
+    unsigned long long *all = (unsigned long long *)nvshmem_calloc(npes, sizeof mine);
+    for (int p = 0; p < npes; p++) nvshmem_putmem(&all[me], &mine, sizeof mine, p);
+    nvshmem_barrier_all();
+    std::vector<unsigned long long> hash(npes);
+    CUDA_CHECK(cudaMemcpy(hash.data(), all, npes * sizeof mine, cudaMemcpyDeviceToHost));
+    nvshmem_barrier_all();
+    nvshmem_free(all);
+    HostLayout h = {0, 0, 0, 0, -1};
+    std::vector<unsigned long long> seen; /* host hashes in order of their first PE */
+    for (int p = 0; p < npes; p++) {
+        if (std::find(seen.begin(), seen.end(), hash[p]) == seen.end()) seen.push_back(hash[p]);
+        if (hash[p] != hash[me]) continue;
+        if (p < me) h.node_index++;
+        if (p == npes - 1) h.last_in_node = h.node_size;
+        h.node_size++;
+    }
+    h.hosts = (int)seen.size();
+    h.host_index = (int)(std::find(seen.begin(), seen.end(), hash[me]) - seen.begin());
+    return h;
+}
+
 int main(void) {
     test_init();
     me = nvshmem_my_pe();
@@ -119,16 +151,22 @@ int main(void) {
     CHECK_EQ(NVSHMEM_TEAM_SHARED, 1);
     CHECK_EQ(NVSHMEMX_TEAM_NODE, 2);
     CHECK_EQ(NVSHMEM_TEAM_INVALID, -1);
-    for (int t = 0; t <= 2; t++) {
-        CHECK_EQ(nvshmem_team_my_pe(t), me);
-        CHECK_EQ(nvshmem_team_n_pes(t), npes);
+    /* SHARED and NODE are this host's PEs, SAME_MYPE_NODE the PEs of this node rank on every
+     * host: checked against the host names the PEs report (ctest/cuda/crosshost.sh runs the PEs
+     * in namespaced hosts, each its own name; on one host both are the world and this PE). */
+    HostLayout h = host_layout();
+    CHECK_EQ(nvshmem_team_my_pe(NVSHMEM_TEAM_WORLD), me);
+    CHECK_EQ(nvshmem_team_n_pes(NVSHMEM_TEAM_WORLD), npes);
+    for (int t = 1; t <= 2; t++) {
+        CHECK_EQ(nvshmem_team_my_pe(t), h.node_index);
+        CHECK_EQ(nvshmem_team_n_pes(t), h.node_size);
     }
-    CHECK_EQ(nvshmem_team_my_pe(NVSHMEMX_TEAM_SAME_MYPE_NODE), 0);
-    CHECK_EQ(nvshmem_team_n_pes(NVSHMEMX_TEAM_SAME_MYPE_NODE), 1);
+    CHECK_EQ(nvshmem_team_my_pe(NVSHMEMX_TEAM_SAME_MYPE_NODE), h.host_index);
+    CHECK_EQ(nvshmem_team_n_pes(NVSHMEMX_TEAM_SAME_MYPE_NODE), h.hosts);
     CHECK_EQ(nvshmem_team_my_pe(NVSHMEM_TEAM_INVALID), -1);
     CHECK_EQ(nvshmem_team_n_pes(NVSHMEM_TEAM_INVALID), -1);
     CHECK_EQ(nvshmem_team_my_pe(40), -1);
-    CHECK_EQ(nvshmem_team_translate_pe(NVSHMEM_TEAM_WORLD, npes - 1, NVSHMEMX_TEAM_NODE), npes - 1);
+    CHECK_EQ(nvshmem_team_translate_pe(NVSHMEM_TEAM_WORLD, npes - 1, NVSHMEMX_TEAM_NODE), h.last_in_node);
     CHECK_EQ(nvshmem_team_translate_pe(NVSHMEM_TEAM_WORLD, npes, NVSHMEMX_TEAM_NODE), -1);
 
     /* Splits. */

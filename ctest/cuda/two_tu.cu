@@ -25,7 +25,7 @@ int main(void) {
     launch_other_unit(box, out + 4);
     step_done();
     int h[8], b[2];
-    int same_host = nvshmem_team_n_pes(NVSHMEMX_TEAM_NODE) == n;
+    int same_host = test_same_host((me + 1) % n);
     CUDA_CHECK(cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(b, box, sizeof b, cudaMemcpyDeviceToHost));
     for (int unit = 0; unit < 2; unit++) {
