@@ -129,7 +129,7 @@ down() {
     # Stop the daemons by their pid files and wait (bounded) until they have written their
     # last state, so that the directory can go; the hosts' down kills anything left in them.
     local f deadline=$((SECONDS + 10))
-    for f in "$d"/*.pid; do pid_alive "$f" && kill "$(cat "$f")"; done
+    for f in "$d"/*.pid; do pid_alive "$f" && { kill "$(cat "$f")" 2>/dev/null || true; }; done
     while [ $SECONDS -lt $deadline ]; do
       for f in "$d"/*.pid; do pid_alive "$f" && break; done
       pid_alive "$f" || break
