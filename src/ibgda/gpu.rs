@@ -44,6 +44,7 @@ use crate::error::{Error, ErrorKind, Result};
 use super::abi::{PeState, PeerState, QpState, MAP_BY_CTA, QP_DCI, QP_RC};
 use super::cuda::{CudaMemory, DevBuf, PinnedBuf};
 use super::dc::{self, DcTargets};
+use super::host_rma::{stage_key, HostQueues, RemoteHeap, Stage};
 use super::mlx5::*;
 use super::model::{Fabric, MemoryAccess, ModelConfig, Nic};
 use super::regs::{self, Registrations};
@@ -65,6 +66,8 @@ const FIRST_BUFFER_KEY: u32 = 0x0100_0000;
 /// Landing slots for fetched values: one per resident GPU thread (SM < 256, 64 warps, 32 lanes;
 /// see fetch_slot_index in ibgda_port.h), plus the discard slot.
 pub const FETCH_SLOTS: u32 = 1 << 19;
+/// Bytes of the host's staging buffer for host-initiated RMA over IBGDA.
+const HOST_STAGE_BYTES: usize = 256 << 10;
 /// Largest inline payload on an RC QP whose WQE still fits one 64-byte block.
 pub const INLINE_MAX: u16 = 28;
 
@@ -140,6 +143,8 @@ impl QueueConfig {
 pub struct GpuIbgda {
     // Field order is drop order: the NIC threads stop before the memory they use goes away.
     nics: Vec<Nic>,
+    /// The host's own QPs (host-initiated RMA), served by `nics[0]`.
+    pub host: Option<HostQueues>,
     fabric: Arc<Fabric>,
     qps: DevBuf,
     _peers: DevBuf,
@@ -286,6 +291,19 @@ impl GpuIbgda {
             warm_up(&mut descs[idx], &sq, &dbr, &target, me, &describe)?;
         }
 
+        // The host's own QPs toward the same PEs (RC, whatever the device uses), and the
+        // staging buffer its RMA goes through.
+        let host = match nics.first() {
+            Some(nic) if !remote_pes.is_empty() => {
+                let mem = cu(PinnedBuf::new(HOST_STAGE_BYTES), "allocating the host staging buffer")?;
+                let stage = Stage { addr: mem.addr, len: mem.len, key: stage_key(me), owner: Box::new(mem) };
+                let heaps = (0..npes).map(|pe| RemoteHeap { base: s.heap_bases[pe], rkey: heap_key(pe) }).collect();
+                // SAFETY: `nic` is in `nics`, which drops before `host` (field order).
+                Some(unsafe { HostQueues::on_model(me, &s.remote, heaps, nic, &fabric, stage) }?)
+            }
+            _ => None,
+        };
+
         let qps = dev_copy(&descs, "QP descriptors")?;
         let mut peers = vec![PeerState::zeroed(); npes];
         for (pe, p) in peers.iter_mut().enumerate() {
@@ -347,6 +365,7 @@ impl GpuIbgda {
         ));
         Ok(GpuIbgda {
             nics,
+            host,
             fabric,
             qps,
             _peers: peers_buf,

@@ -21,6 +21,7 @@ pub use crate::abi::ibgda as abi;
 pub mod cuda;
 pub mod dc;
 pub mod gpu;
+pub mod host_rma;
 pub mod hw;
 pub mod info;
 pub mod mlx5;
@@ -233,6 +234,14 @@ impl Ibgda {
         match self {
             Ibgda::Model(m) => m.unregister_buffer(addr, routine),
             Ibgda::Hardware(h) => h.unregister_buffer(addr, routine),
+        }
+    }
+    /// The host's own queues for host-initiated RMA and AMOs toward IBGDA peers: on the model
+    /// NIC; None on a ConnectX, where host QPs are not created yet.
+    pub fn host(&self) -> Option<&host_rma::HostQueues> {
+        match self {
+            Ibgda::Model(m) => m.host.as_ref(),
+            Ibgda::Hardware(_) => None,
         }
     }
     /// Host quiet: everything the device posted has completed; the first error, in words.

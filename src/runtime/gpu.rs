@@ -54,7 +54,7 @@ use crate::env::{parse_size, Config};
 use crate::error::{Error, ErrorKind, Result};
 use crate::heap::alloc::Allocator;
 use crate::heap::gpu::GpuHeap;
-use crate::transport::{ibgda, p2p, Route, RouteTable, Transport};
+use crate::transport::{ibgda, Route, RouteTable};
 use std::time::Duration;
 
 use super::State;
@@ -533,6 +533,25 @@ impl GpuState {
         self.loaded(&self.kernels, routine, || cu(Kernels::load(), routine))
     }
 
+    /// The atomic kernel on the `size`-byte word at device address `mapped` (a heap word mapped
+    /// here, aligned), its old value returned: host AMOs on P2P peers, and what the proxy
+    /// applies for PEs on other hosts (on the runtime area too, where barrier counters are).
+    pub fn amo_at(&self, mapped: u64, a: u64, b: u64, op: AmoOp, size: usize, routine: &'static str) -> Result<u64> {
+        let k = self.kernels(routine)?;
+        let _one = self.amo_lock.lock().unwrap_or_else(|p| p.into_inner());
+        cu(self.ctx.make_current(), routine)?;
+        let result = self.base + self.area.result() as u64;
+        let mut old = 0u64;
+        // SAFETY: `mapped` is a `size`-aligned word in a heap mapped here (the callers' check)
+        // and `result` this PE's result word; `old` outlives the copy, complete at sync below.
+        unsafe {
+            cu(k.amo(self.stream.0, mapped, a, b, result, op, size as u32), routine)?;
+            cu(cuda::memcpy_async((&mut old as *mut u64) as u64, result, 8, self.stream.0), routine)?;
+        }
+        self.sync(routine)?;
+        Ok(old)
+    }
+
     /// Copies `len` bytes between any two unified addresses on the library's stream, complete
     /// on return (after everything queued on the stream before it).
     fn copy_now(&self, dst: u64, src: u64, len: usize, routine: &'static str) -> Result<()> {
@@ -840,156 +859,6 @@ impl State {
         Ok(self.gpu_translate(addr, 1, pe, routine).map(|a| a as *mut u8).unwrap_or(std::ptr::null_mut()))
     }
 
-    /// PE `pe` on another host: the GPU heap offset of `addr..addr+len` there and the mailboxes
-    /// that reach it (host-side operations to such a PE go through its proxy, blocking). None
-    /// for a PE whose heap is mapped here.
-    pub(super) fn gpu_proxied(
-        &self,
-        addr: *const u8,
-        len: usize,
-        pe: i32,
-        routine: &'static str,
-    ) -> Result<Option<(usize, &crate::proxy::gpu::Mailboxes)>> {
-        let at = self.gpu_translate(addr, len, pe, routine)?;
-        let g = self.gpu(routine)?;
-        let pe = pe as usize; // range-checked by gpu_translate
-        if self.routes.gpu_route(pe) != Route::Proxy {
-            return Ok(None);
-        }
-        let boxes = g.mailboxes.get().ok_or_else(|| {
-            Error::new(ErrorKind::Internal, routine, format!("PE {pe} is on another host but this PE's proxy is not running"))
-        })?;
-        Ok(Some(((at - g.base_of(pe)) as usize, boxes)))
-    }
-
-    /// Put to a PE on another host: the source (host or device memory) through a host buffer.
-    fn gpu_put_proxied(
-        &self,
-        off: usize,
-        boxes: &crate::proxy::gpu::Mailboxes,
-        src: *const u8,
-        bytes: usize,
-        pe: i32,
-        routine: &'static str,
-    ) -> Result<()> {
-        let g = self.gpu(routine)?;
-        let mut bounce = vec![0u8; bytes];
-        g.copy_now(bounce.as_mut_ptr() as u64, src as u64, bytes, routine)?;
-        boxes.put(pe as usize, crate::transport::Segment::Heap, off, &bounce, routine)
-    }
-
-    /// Get from a PE on another host into `dest` (host or device memory).
-    fn gpu_get_proxied(
-        &self,
-        off: usize,
-        boxes: &crate::proxy::gpu::Mailboxes,
-        dest: *mut u8,
-        bytes: usize,
-        pe: i32,
-        routine: &'static str,
-    ) -> Result<()> {
-        let g = self.gpu(routine)?;
-        let mut bounce = vec![0u8; bytes];
-        boxes.get(pe as usize, crate::transport::Segment::Heap, off, &mut bounce, routine)?;
-        g.copy_now(dest as u64, bounce.as_ptr() as u64, bytes, routine)
-    }
-
-    /// Blocking host put: `bytes` from `src` (host or device memory) to `dest` on PE `pe`.
-    pub fn gpu_put(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
-        self.gpu_put_nbi(dest, src, bytes, pe, routine)?;
-        self.gpu(routine)?.sync(routine)
-    }
-
-    /// Blocking host get: `bytes` of `src` on PE `pe` into `dest` (host or device memory).
-    pub fn gpu_get(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
-        self.gpu_get_nbi(dest, src, bytes, pe, routine)?;
-        self.gpu(routine)?.sync(routine)
-    }
-
-    /// Non-blocking host put: queued on the library's stream, complete at the next quiet (or
-    /// barrier, free, finalize, blocking RMA), as NVSHMEM's putmem_nbi. Waiting per call, as
-    /// the blocking form does, left the copy engines idle between back-to-back puts (half of
-    /// NVSHMEM's bandwidth at 1 MiB); queued, one copy follows the other.
-    pub fn gpu_put_nbi(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
-        let remote = self.gpu_translate(dest, bytes, pe, routine)?;
-        if bytes == 0 {
-            return Ok(());
-        }
-        if let Some((off, boxes)) = self.gpu_proxied(dest, bytes, pe, routine)? {
-            return self.gpu_put_proxied(off, boxes, src, bytes, pe, routine);
-        }
-        let g = self.gpu(routine)?;
-        cu(g.ctx.make_current(), routine)?;
-        // SAFETY: `remote` is inside PE `pe`'s mapped heap (translated and bounds-checked); the
-        // source is the caller's buffer of `bytes`, which it keeps until the operation completes
-        // (the blocking form waits here; the nbi contract lasts until quiet).
-        unsafe { p2p::copy(remote, src as u64, bytes, g.stream.0, routine) }
-    }
-
-    /// Non-blocking host get (see gpu_put_nbi): `dest` is written by the next quiet.
-    pub fn gpu_get_nbi(&self, dest: *mut u8, src: *const u8, bytes: usize, pe: i32, routine: &'static str) -> Result<()> {
-        let remote = self.gpu_translate(src, bytes, pe, routine)?;
-        if bytes == 0 {
-            return Ok(());
-        }
-        if let Some((off, boxes)) = self.gpu_proxied(src, bytes, pe, routine)? {
-            return self.gpu_get_proxied(off, boxes, dest, bytes, pe, routine);
-        }
-        let g = self.gpu(routine)?;
-        cu(g.ctx.make_current(), routine)?;
-        // SAFETY: as for gpu_put_nbi, with the caller's destination buffer kept until completion.
-        unsafe { p2p::copy(dest as u64, remote, bytes, g.stream.0, routine) }
-    }
-
-    /// Put ordered on the user's stream (returns at once).
-    pub fn gpu_put_on_stream(
-        &self,
-        dest: *mut u8,
-        src: *const u8,
-        bytes: usize,
-        pe: i32,
-        stream: sys::CUstream,
-        routine: &'static str,
-    ) -> Result<()> {
-        let remote = self.gpu_translate(dest, bytes, pe, routine)?;
-        if bytes == 0 {
-            return Ok(());
-        }
-        if let Some((off, boxes)) = self.gpu_proxied(dest, bytes, pe, routine)? {
-            // Another host: in stream order by waiting for the stream, then blocking.
-            cu(cuda::stream_synchronize(stream), routine)?;
-            return self.gpu_put_proxied(off, boxes, src, bytes, pe, routine);
-        }
-        let g = self.gpu(routine)?;
-        cu(g.ctx.make_current(), routine)?;
-        // SAFETY: `remote` is inside PE `pe`'s mapped heap; on-stream routines leave the source
-        // to the caller until the stream passes the copy, as NVSHMEM documents.
-        unsafe { p2p::copy(remote, src as u64, bytes, stream, routine) }
-    }
-
-    pub fn gpu_get_on_stream(
-        &self,
-        dest: *mut u8,
-        src: *const u8,
-        bytes: usize,
-        pe: i32,
-        stream: sys::CUstream,
-        routine: &'static str,
-    ) -> Result<()> {
-        let remote = self.gpu_translate(src, bytes, pe, routine)?;
-        if bytes == 0 {
-            return Ok(());
-        }
-        if let Some((off, boxes)) = self.gpu_proxied(src, bytes, pe, routine)? {
-            cu(cuda::stream_synchronize(stream), routine)?;
-            return self.gpu_get_proxied(off, boxes, dest, bytes, pe, routine);
-        }
-        let g = self.gpu(routine)?;
-        cu(g.ctx.make_current(), routine)?;
-        // SAFETY: as for gpu_put_on_stream, with the destination left to the caller.
-        unsafe { p2p::copy(dest as u64, remote, bytes, stream, routine) }
-    }
-
     /// Host quiet: every host-initiated operation is complete (they are blocking already), and
     /// so is what finished kernels posted toward IBGDA peers or the proxy.
     pub fn gpu_quiet(&self, routine: &'static str) -> Result<()> {
@@ -1010,71 +879,6 @@ impl State {
         let _serial = self.serialize_collectives();
         self.barrier_all();
         Ok(())
-    }
-
-    /// A host-initiated atomic on the `size`-byte word at symmetric `dest` of PE `pe`
-    /// (blocking): returns the old value (as bits). Runs the library's one-thread kernel.
-    #[allow(clippy::too_many_arguments)]
-    pub fn gpu_amo(&self, dest: *const u8, a: u64, b: u64, pe: i32, op: AmoOp, size: usize, routine: &'static str) -> Result<u64> {
-        let remote = self.gpu_translate(dest, size, pe, routine)?;
-        if remote % size as u64 != 0 {
-            return Err(Error::invalid(routine, format!("address {dest:p} is not aligned to its {size}-byte type")));
-        }
-        if let Some((off, boxes)) = self.gpu_proxied(dest, size, pe, routine)? {
-            // The target's proxy runs the same atomic kernel on its GPU.
-            return boxes.atomic(pe as usize, off, op, size, a, b, routine);
-        }
-        self.gpu_amo_at(remote, a, b, op, size, routine)
-    }
-
-    /// The atomic kernel on the `size`-byte word at device address `remote` (mapped here,
-    /// aligned), its old value returned. The proxy applies remote PEs' AMOs with it too (on
-    /// its runtime area as well, where barrier counters are).
-    pub fn gpu_amo_at(&self, remote: u64, a: u64, b: u64, op: AmoOp, size: usize, routine: &'static str) -> Result<u64> {
-        let g = self.gpu(routine)?;
-        let k = g.kernels(routine)?;
-        let _one = g.amo_lock.lock().unwrap_or_else(|p| p.into_inner());
-        cu(g.ctx.make_current(), routine)?;
-        let result = g.base + g.area.result() as u64;
-        let mut old = 0u64;
-        // SAFETY: `remote` is a `size`-aligned word in PE `pe`'s mapped heap (checked above) and
-        // `result` this PE's result word; `old` outlives the copy, complete at g.sync below.
-        unsafe {
-            cu(k.amo(g.stream.0, remote, a, b, result, op, size as u32), routine)?;
-            cu(cuda::memcpy_async((&mut old as *mut u64) as u64, result, 8, g.stream.0), routine)?;
-        }
-        g.sync(routine)?;
-        Ok(old)
-    }
-
-    /// signal_op ordered on `stream`: SET is a stream memory write, ADD the atomic kernel.
-    pub fn gpu_signal_op_on_stream(
-        &self,
-        sig: *mut u64,
-        value: u64,
-        op: i32,
-        pe: i32,
-        stream: sys::CUstream,
-        routine: &'static str,
-    ) -> Result<()> {
-        let remote = self.gpu_translate(sig.cast(), 8, pe, routine)?;
-        let g = self.gpu(routine)?;
-        cu(g.ctx.make_current(), routine)?;
-        if let Some((off, boxes)) = self.gpu_proxied(sig.cast(), 8, pe, routine)? {
-            let op = match op {
-                SIGNAL_SET => AmoOp::Set,
-                SIGNAL_ADD => AmoOp::Add,
-                other => return Err(bad_signal_op(other, routine)),
-            };
-            cu(cuda::stream_synchronize(stream), routine)?;
-            return boxes.atomic(pe as usize, off, op, 8, value, 0, routine).map(|_| ());
-        }
-        match op {
-            // SAFETY (both): `remote` is an 8-byte word inside PE `pe`'s mapped heap.
-            SIGNAL_SET => unsafe { p2p::write_u64(remote, value, stream, routine) },
-            SIGNAL_ADD => cu(unsafe { g.kernels(routine)?.amo(stream, remote, value, 0, 0, AmoOp::Add, 8) }, routine),
-            other => Err(bad_signal_op(other, routine)),
-        }
     }
 
     /// signal_wait_until ordered on `stream`: later work on the stream waits for the signal.

@@ -8,8 +8,11 @@
 //! - `fabric`: PEs on other hosts, over libfabric, behind the `Transport` interface below;
 //! - `p2p`: GPU memory of PEs on this host, through the peer mappings of their GPU heaps;
 //! - `ibgda`: GPU memory reached by the GPU's own NIC queues (the host side: the choice at init);
-//! - GPU memory on other hosts without IBGDA: this PE's proxy thread (`src/proxy`), which posts
-//!   through `Transport`.
+//! - `proxy`: GPU memory on other hosts without IBGDA: host-side operations through the
+//!   mailboxes of this PE's proxy (`src/proxy`), which posts through `Transport`.
+//!
+//! Host-side operations on GPU memory (`nvshmem_putmem`, AMOs, on-stream forms) reach a PE
+//! through the `GpuTransport` that `gpu_path` picks for its GPU route.
 //!
 //! See docs/ARCHITECTURE.md.
 
@@ -17,9 +20,12 @@ pub mod fabric;
 pub mod ibgda;
 pub mod node;
 pub mod p2p;
+pub mod proxy;
 pub mod shm;
 
 use crate::bootstrap::Bootstrap;
+use crate::cuda::kernels::{AmoOp, Kernels};
+use crate::cuda::sys::CUstream;
 use crate::error::{Error, Result};
 use node::NodeId;
 
@@ -249,6 +255,129 @@ pub trait Transport: Send + Sync {
         if !block.is_zero() {
             std::thread::sleep(block);
         }
+    }
+}
+
+/// When a host-side operation on GPU memory takes effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// Complete when the call returns (`nvshmem_putmem`, AMOs).
+    Now,
+    /// Queued behind earlier host RMA on the library's stream; complete at the next quiet
+    /// (`_nbi` forms).
+    Queued,
+    /// In order on the caller's stream (`_on_stream` forms): done when the stream passes it.
+    Stream(CUstream),
+}
+
+/// Which way a transfer goes, relative to this PE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Put,
+    Get,
+}
+
+/// A place in PE `pe`'s GPU heap: its offset (the same on every PE) and its address as mapped
+/// in this process (usable only where the heap is mapped: P2P, and the same host).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuAddr {
+    pub pe: usize,
+    pub off: usize,
+    pub mapped: u64,
+}
+
+impl GpuAddr {
+    /// The place `bytes` further on (negative: before).
+    pub fn plus(self, bytes: isize) -> GpuAddr {
+        GpuAddr { pe: self.pe, off: self.off.wrapping_add_signed(bytes), mapped: self.mapped.wrapping_add_signed(bytes as i64) }
+    }
+}
+
+/// `nelems` elements of `size` bytes between PE memory at `remote` (element 0) and the local
+/// buffer `local`, strides in bytes (negative: downward); `dir` says which way.
+#[derive(Clone, Copy, Debug)]
+pub struct Strided {
+    pub dir: Direction,
+    pub remote: GpuAddr,
+    pub remote_stride: isize,
+    pub local: *const u8,
+    pub local_stride: isize,
+    pub nelems: usize,
+    pub size: usize,
+}
+
+/// What the GPU-memory transports use of this PE's own GPU (the runtime's GPU state).
+pub trait LocalGpu {
+    /// Makes this PE's context current on the calling thread.
+    fn make_current(&self, routine: &'static str) -> Result<()>;
+    /// The library's own stream (host RMA is queued there).
+    fn stream(&self) -> CUstream;
+    /// Blocks until the library's stream is idle.
+    fn sync(&self, routine: &'static str) -> Result<()>;
+    /// Copies `len` bytes between two unified addresses on the library's stream, complete on
+    /// return (after everything queued before it).
+    fn copy_now(&self, dst: u64, src: u64, len: usize, routine: &'static str) -> Result<()>;
+    /// The library's kernels (loaded on first use).
+    fn kernels(&self, routine: &'static str) -> Result<&Kernels>;
+    /// The atomic kernel on the `size`-byte word at `mapped` (a heap word mapped here,
+    /// aligned), complete on return; the old value's bits.
+    #[allow(clippy::too_many_arguments)]
+    fn amo_at(&self, mapped: u64, a: u64, b: u64, op: AmoOp, size: usize, routine: &'static str) -> Result<u64>;
+    /// The mailboxes to PEs on other hosts (once this PE's proxy runs).
+    fn mailboxes(&self) -> Option<&crate::proxy::gpu::Mailboxes>;
+    /// The host's own IBGDA queues (where IBGDA runs and has them).
+    fn ibgda_host(&self) -> Option<&crate::ibgda::host_rma::HostQueues>;
+    /// Whether PE `pe`'s GPU heap is mapped in this process (the PE is on this host).
+    fn heap_mapped(&self, pe: usize) -> bool;
+}
+
+/// Host-initiated operations on one PE's GPU memory; one implementation per GPU route
+/// (`p2p`, `proxy`), picked by `gpu_path`. Local buffers (`src`, `dst`, `local`) are the
+/// caller's, host or device memory, valid for the bytes named until the operation is complete
+/// (`When`); the remote side was range-checked by the caller.
+pub trait GpuTransport: Sync {
+    /// Writes `bytes` from `src` to `to`.
+    fn put(&self, gpu: &dyn LocalGpu, to: GpuAddr, src: *const u8, bytes: usize, when: When, routine: &'static str) -> Result<()>;
+    /// Reads `bytes` from `from` into `dst`.
+    fn get(&self, gpu: &dyn LocalGpu, from: GpuAddr, dst: *mut u8, bytes: usize, when: When, routine: &'static str) -> Result<()>;
+    /// Stores the low `size` bytes of `value` at `to` (p_on_stream).
+    fn p(&self, gpu: &dyn LocalGpu, to: GpuAddr, value: u64, size: usize, when: When, routine: &'static str) -> Result<()>;
+    /// A strided transfer (`Strided`). This default: element by element, each complete
+    /// before the next (an on-stream form first waits for its stream).
+    fn strided(&self, gpu: &dyn LocalGpu, x: &Strided, when: When, routine: &'static str) -> Result<()> {
+        let Strided { dir, remote, remote_stride, local, local_stride, nelems, size } = *x;
+        wait_for_stream(when, routine)?;
+        for i in 0..nelems as isize {
+            let (r, l) = (remote.plus(i * remote_stride), local.wrapping_offset(i * local_stride));
+            match dir {
+                Direction::Put => self.put(gpu, r, l, size, When::Now, routine)?,
+                Direction::Get => self.get(gpu, r, l.cast_mut(), size, When::Now, routine)?,
+            }
+        }
+        Ok(())
+    }
+    /// An atomic on the `size`-byte word at `at` (aligned), complete on return: the old value.
+    #[allow(clippy::too_many_arguments)]
+    fn amo(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, size: usize, a: u64, b: u64, routine: &'static str) -> Result<u64>;
+    /// A signal (`AmoOp::Set` or `AmoOp::Add` of `value` on the 8-byte word at `at`).
+    fn signal(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, value: u64, when: When, routine: &'static str) -> Result<()>;
+}
+
+/// The transport of host-side operations for a PE whose GPU memory's route is `route`.
+pub fn gpu_path(route: Route) -> &'static dyn GpuTransport {
+    match route {
+        Route::Proxy => &proxy::ProxyHost,
+        Route::Ibgda => &ibgda::IbgdaHost,
+        Route::P2p | Route::Shm | Route::Network => &p2p::P2p,
+    }
+}
+
+/// For transports whose host operations block: an on-stream form first waits for its stream,
+/// so it stays in stream order.
+pub fn wait_for_stream(when: When, routine: &'static str) -> Result<()> {
+    match when {
+        When::Stream(s) => crate::cuda::stream_synchronize(s).map_err(|e| e.into_error(routine)),
+        When::Now | When::Queued => Ok(()),
     }
 }
 

@@ -1,12 +1,41 @@
 //! The P2P transport: GPU memory of PEs on this host, reached through the peer mappings of
 //! their GPU heaps (every PE maps every local PE's heap into one window, at `base_of(pe)`;
 //! heap/gpu.rs). Device code loads and stores through those mappings; a host-side operation
-//! queues a copy-engine copy or a stream memory operation on a CUDA stream, complete when the
-//! stream passes it. Host-side AMOs run the library's one-thread atomic kernel on the mapped
-//! word (runtime/gpu.rs `gpu_amo_at`).
+//! queues a copy-engine copy, a stream memory operation or one of the library's one-thread
+//! kernels on a CUDA stream (the library's, or the caller's for on-stream forms), complete
+//! when the stream passes it.
 
+use super::{Direction, GpuAddr, GpuTransport, LocalGpu, Strided, When};
+use crate::cuda::kernels::AmoOp;
 use crate::cuda::{self, sys::CUstream};
 use crate::error::Result;
+
+/// Host-side operations through the peer mappings.
+pub struct P2p;
+
+/// The 2D copy's pitches must not exceed this (the driver's limit on every current GPU).
+const MAX_PITCH: usize = i32::MAX as usize;
+
+fn cu<T>(r: cuda::CuResult<T>, routine: &'static str) -> Result<T> {
+    r.map_err(|e| e.into_error(routine))
+}
+
+/// The stream an operation is queued on, with the context current.
+fn stream_for(gpu: &dyn LocalGpu, when: When, routine: &'static str) -> Result<CUstream> {
+    gpu.make_current(routine)?;
+    Ok(match when {
+        When::Stream(s) => s,
+        When::Now | When::Queued => gpu.stream(),
+    })
+}
+
+/// Waits for the library's stream when the operation must be complete on return.
+fn finish(gpu: &dyn LocalGpu, when: When, routine: &'static str) -> Result<()> {
+    match when {
+        When::Now => gpu.sync(routine),
+        When::Queued | When::Stream(_) => Ok(()),
+    }
+}
 
 /// Queues a copy of `bytes` from `src` to `dst` on `stream`: one side a peer's heap as mapped
 /// here, the other the caller's buffer (host or device memory).
@@ -19,11 +48,74 @@ pub unsafe fn copy(dst: u64, src: u64, bytes: usize, stream: CUstream, routine: 
     unsafe { cuda::memcpy_async(dst, src, bytes, stream) }.map_err(|e| e.into_error(routine))
 }
 
-/// Queues a write of `value` to the 8-byte word at `remote` on `stream` (a signal's SET).
-///
-/// # Safety
-/// `remote` is an aligned 8-byte word of a peer's heap as mapped here.
-pub unsafe fn write_u64(remote: u64, value: u64, stream: CUstream, routine: &'static str) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { cuda::stream_write_u64(stream, remote, value) }.map_err(|e| e.into_error(routine))
+impl GpuTransport for P2p {
+    fn put(&self, gpu: &dyn LocalGpu, to: GpuAddr, src: *const u8, bytes: usize, when: When, routine: &'static str) -> Result<()> {
+        let s = stream_for(gpu, when, routine)?;
+        // SAFETY: `to` lies inside PE `to.pe`'s mapped heap (translated and bounds-checked by
+        // the caller); the source is the caller's buffer of `bytes`, kept until the copy is done
+        // (here for `Now`, until quiet for `Queued`, until the stream passes it on a stream, as
+        // NVSHMEM documents).
+        unsafe { copy(to.mapped, src as u64, bytes, s, routine) }?;
+        finish(gpu, when, routine)
+    }
+
+    fn get(&self, gpu: &dyn LocalGpu, from: GpuAddr, dst: *mut u8, bytes: usize, when: When, routine: &'static str) -> Result<()> {
+        let s = stream_for(gpu, when, routine)?;
+        // SAFETY: as for `put`, with the caller's destination buffer kept until completion.
+        unsafe { copy(dst as u64, from.mapped, bytes, s, routine) }?;
+        finish(gpu, when, routine)
+    }
+
+    fn p(&self, gpu: &dyn LocalGpu, to: GpuAddr, value: u64, size: usize, when: When, routine: &'static str) -> Result<()> {
+        let k = gpu.kernels(routine)?;
+        let s = stream_for(gpu, when, routine)?;
+        // SAFETY: `to` is a `size`-aligned element inside PE `to.pe`'s mapped heap.
+        cu(unsafe { k.store(s, to.mapped, value, size as u32) }, routine)?;
+        finish(gpu, when, routine)
+    }
+
+    fn strided(&self, gpu: &dyn LocalGpu, x: &Strided, when: When, routine: &'static str) -> Result<()> {
+        let Strided { dir, remote, remote_stride, local, local_stride, nelems, size } = *x;
+        let s = stream_for(gpu, when, routine)?;
+        let (to, from, to_stride, from_stride) = match dir {
+            Direction::Put => (remote.mapped, local as u64, remote_stride, local_stride),
+            Direction::Get => (local as u64, remote.mapped, local_stride, remote_stride),
+        };
+        let pitch = |stride: isize| stride.unsigned_abs();
+        if to_stride > 0 && from_stride > 0 && pitch(to_stride) <= MAX_PITCH && pitch(from_stride) <= MAX_PITCH {
+            // SAFETY: the heap side lies inside PE `remote.pe`'s mapped heap (translated over
+            // its whole span by the caller); the local side is the caller's buffer, which
+            // NVSHMEM's contract keeps valid until the copy is done.
+            cu(unsafe { cuda::memcpy_strided_async(to, pitch(to_stride), from, pitch(from_stride), size, nelems, s) }, routine)?;
+        } else {
+            for i in 0..nelems as isize {
+                let at = |base: u64, stride: isize| base.wrapping_add_signed((i * stride) as i64);
+                // SAFETY: as above, one element at a time.
+                cu(unsafe { cuda::memcpy_async(at(to, to_stride), at(from, from_stride), size, s) }, routine)?;
+            }
+        }
+        finish(gpu, when, routine)
+    }
+
+    fn amo(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, size: usize, a: u64, b: u64, routine: &'static str) -> Result<u64> {
+        gpu.amo_at(at.mapped, a, b, op, size, routine)
+    }
+
+    fn signal(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, value: u64, when: When, routine: &'static str) -> Result<()> {
+        match (when, op) {
+            (When::Stream(s), AmoOp::Set) => {
+                gpu.make_current(routine)?;
+                // SAFETY: `at` is an aligned 8-byte word inside PE `at.pe`'s mapped heap.
+                cu(unsafe { cuda::stream_write_u64(s, at.mapped, value) }, routine)
+            }
+            (When::Stream(s), _) => {
+                let k = gpu.kernels(routine)?;
+                gpu.make_current(routine)?;
+                // SAFETY: as above.
+                cu(unsafe { k.amo(s, at.mapped, value, 0, 0, op, 8) }, routine)
+            }
+            (_, AmoOp::Set) => self.put(gpu, at, (&value as *const u64).cast(), 8, When::Now, routine),
+            (_, _) => self.amo(gpu, at, op, 8, value, 0, routine).map(|_| ()),
+        }
+    }
 }

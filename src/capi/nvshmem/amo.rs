@@ -1,10 +1,11 @@
-//! Host-initiated atomics on GPU memory (blocking): each is one launch of the library's
-//! one-thread atomic kernel on the target word, through the peer mapping.
+//! Host-initiated atomics on GPU memory (blocking), through the one host path (`State::gpu_op`):
+//! on a P2P peer one launch of the library's one-thread atomic kernel on the mapped word.
 
 use std::ffi::c_int;
 
 use super::super::with_state;
 use crate::cuda::kernels::AmoOp;
+use crate::runtime::gpu::host_rma::{HostOp, When};
 
 /// The value's bytes as the low bytes of a u64 (4- and 8-byte AMO types).
 fn to_bits<T: Copy>(v: T) -> u64 {
@@ -23,7 +24,8 @@ fn from_bits<T: Copy + Default>(x: u64) -> T {
 }
 
 fn amo<T: Copy + Default>(routine: &'static str, dest: *const T, a: T, b: T, pe: c_int, op: AmoOp) -> T {
-    with_state(routine, |st| st.gpu_amo(dest.cast(), to_bits(a), to_bits(b), pe, op, std::mem::size_of::<T>(), routine).map(from_bits::<T>))
+    let amo = HostOp::Amo { dest: dest.cast(), op, a: to_bits(a), b: to_bits(b), size: std::mem::size_of::<T>() };
+    with_state(routine, |st| st.gpu_op(amo, pe, When::Now, routine).map(from_bits::<T>))
 }
 
 macro_rules! standard {

@@ -6,28 +6,30 @@
 use std::ffi::{c_int, c_void};
 
 use super::super::with_state;
-use crate::cuda::kernels::AmoOp;
-use crate::runtime::gpu::host_rma::Direction;
-use crate::runtime::gpu::{bad_signal_op, SIGNAL_ADD, SIGNAL_SET};
+use crate::runtime::gpu::host_rma::{signal_op, Direction, HostOp, When};
 
 #[no_mangle]
 pub extern "C" fn nvshmem_putmem(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
-    with_state("nvshmem_putmem", |st| st.gpu_put(dest.cast(), src.cast(), bytes, pe, "nvshmem_putmem"))
+    const R: &str = "nvshmem_putmem";
+    with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Now, R))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_getmem(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
-    with_state("nvshmem_getmem", |st| st.gpu_get(dest.cast(), src.cast(), bytes, pe, "nvshmem_getmem"))
+    const R: &str = "nvshmem_getmem";
+    with_state(R, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Now, R))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_putmem_nbi(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
-    with_state("nvshmem_putmem_nbi", |st| st.gpu_put_nbi(dest.cast(), src.cast(), bytes, pe, "nvshmem_putmem_nbi"))
+    const R: &str = "nvshmem_putmem_nbi";
+    with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Queued, R))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_getmem_nbi(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
-    with_state("nvshmem_getmem_nbi", |st| st.gpu_get_nbi(dest.cast(), src.cast(), bytes, pe, "nvshmem_getmem_nbi"))
+    const R: &str = "nvshmem_getmem_nbi";
+    with_state(R, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Queued, R))
 }
 
 /// put, get, put_nbi, get_nbi, iput, iget for one element type or size (`$pre` e.g. "nvshmem_int_").
@@ -36,32 +38,40 @@ macro_rules! block_routines {
         #[export_name = concat!($pre, "put", $suf)]
         pub extern "C" fn put(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "put", $suf);
-            with_state(R, |st| st.gpu_put(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, R))
+            with_state(R, |st| {
+                rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size, R)? }, pe, When::Now, R)
+            })
         }
         #[export_name = concat!($pre, "get", $suf)]
         pub extern "C" fn get(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "get", $suf);
-            with_state(R, |st| st.gpu_get(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, R))
+            with_state(R, |st| {
+                rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size, R)? }, pe, When::Now, R)
+            })
         }
         #[export_name = concat!($pre, "put", $suf, "_nbi")]
         pub extern "C" fn put_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "put", $suf, "_nbi");
-            with_state(R, |st| st.gpu_put_nbi(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, R))
+            with_state(R, |st| {
+                rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size, R)? }, pe, When::Queued, R)
+            })
         }
         #[export_name = concat!($pre, "get", $suf, "_nbi")]
         pub extern "C" fn get_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "get", $suf, "_nbi");
-            with_state(R, |st| st.gpu_get_nbi(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, R))
+            with_state(R, |st| {
+                rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size, R)? }, pe, When::Queued, R)
+            })
         }
         #[export_name = concat!($pre, "iput", $suf)]
         pub extern "C" fn iput(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "iput", $suf);
-            with_state(R, |st| st.gpu_strided(Direction::Put, dest.cast(), src.cast(), dst, sst, nelems, $size, pe, None, R))
+            with_state(R, |st| rma(st, strided(Direction::Put, dest, src, dst, sst, nelems, $size), pe, When::Now, R))
         }
         #[export_name = concat!($pre, "iget", $suf)]
         pub extern "C" fn iget(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "iget", $suf);
-            with_state(R, |st| st.gpu_strided(Direction::Get, src.cast(), dest.cast(), dst, sst, nelems, $size, pe, None, R))
+            with_state(R, |st| rma(st, strided(Direction::Get, dest, src, dst, sst, nelems, $size), pe, When::Now, R))
         }
     };
 }
@@ -76,7 +86,7 @@ macro_rules! typed_rma {
                 #[export_name = concat!("nvshmem_", stringify!($name), "_p")]
                 pub extern "C" fn p(dest: *mut $t, value: $t, pe: c_int) {
                     const R: &str = concat!("nvshmem_", stringify!($name), "_p");
-                    with_state(R, |st| st.gpu_put(dest.cast(), (&value as *const $t).cast(), std::mem::size_of::<$t>(), pe, R))
+                    with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: (&value as *const $t).cast(), bytes: std::mem::size_of::<$t>() }, pe, When::Now, R))
                 }
 
                 #[export_name = concat!("nvshmem_", stringify!($name), "_g")]
@@ -84,7 +94,7 @@ macro_rules! typed_rma {
                     const R: &str = concat!("nvshmem_", stringify!($name), "_g");
                     with_state(R, |st| {
                         let mut v = std::mem::MaybeUninit::<$t>::zeroed();
-                        st.gpu_get(v.as_mut_ptr().cast(), src.cast(), std::mem::size_of::<$t>(), pe, R)?;
+                        rma(st, HostOp::Get { dest: v.as_mut_ptr().cast(), src: src.cast(), bytes: std::mem::size_of::<$t>() }, pe, When::Now, R)?;
                         // SAFETY: zero-initialised, then overwritten with the fetched bytes;
                         // every bit pattern is a valid value of these plain types.
                         Ok(unsafe { v.assume_init() })
@@ -97,6 +107,20 @@ macro_rules! typed_rma {
 
 fn bytes(nelems: usize, size: usize, routine: &'static str) -> crate::error::Result<usize> {
     crate::runtime::rma::bytes(nelems, size, routine)
+}
+
+/// A host RMA operation without a value to return.
+pub(super) fn rma(st: &crate::runtime::State, op: HostOp, pe: c_int, when: When, routine: &'static str) -> crate::error::Result<()> {
+    st.gpu_op(op, pe, when, routine).map(drop)
+}
+
+/// iput/iget of `nelems` elements of `size` bytes: `dest`/`src` as the C routine names them.
+pub(super) fn strided(dir: Direction, dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, size: usize) -> HostOp {
+    let (sym, local) = match dir {
+        Direction::Put => (dest.cast_const().cast(), src.cast()),
+        Direction::Get => (src.cast(), dest.cast_const().cast()),
+    };
+    HostOp::Strided { dir, sym, local, dst, sst, nelems, size }
 }
 
 /// nvshmem_<type>_{put,get,p,g}{,_nbi} on the host.
@@ -148,18 +172,14 @@ pub extern "C" fn nvshmem_signal_fetch(sig_addr: *mut u64) -> u64 {
     const R: &str = "nvshmem_signal_fetch";
     with_state(R, |st| {
         let mut v = 0u64;
-        st.gpu_get((&mut v as *mut u64).cast(), sig_addr.cast(), 8, st.me as c_int, R)?;
+        rma(st, HostOp::Get { dest: (&mut v as *mut u64).cast(), src: sig_addr.cast(), bytes: 8 }, st.me as c_int, When::Now, R)?;
         Ok(v)
     })
 }
 
-/// Host signal_op: SET is an 8-byte put, ADD an atomic (the library's one-thread kernel).
+/// Host signal_op: SET is an 8-byte put, ADD an atomic.
 #[no_mangle]
 pub extern "C" fn nvshmemx_signal_op(sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const R: &str = "nvshmemx_signal_op";
-    with_state(R, |st| match sig_op {
-        SIGNAL_SET => st.gpu_put(sig_addr.cast(), (&signal as *const u64).cast(), 8, pe, R),
-        SIGNAL_ADD => st.gpu_amo(sig_addr.cast(), signal, 0, pe, AmoOp::Add, 8, R).map(|_| ()),
-        other => Err(bad_signal_op(other, R)),
-    })
+    with_state(R, |st| rma(st, HostOp::Signal { sig: sig_addr.cast(), op: signal_op(sig_op, R)?, value: signal }, pe, When::Now, R))
 }

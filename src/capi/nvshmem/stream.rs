@@ -6,33 +6,27 @@
 use std::ffi::{c_int, c_void};
 
 use super::super::with_state;
+use super::rma::{rma, strided};
 use crate::cuda::sys::CUstream;
-use crate::runtime::gpu::host_rma::{Direction, StreamWait};
-use crate::runtime::gpu::{bad_signal_op, SIGNAL_ADD, SIGNAL_SET};
+use crate::runtime::gpu::host_rma::{signal_op, Direction, HostOp, StreamWait, When};
 
-#[no_mangle]
-pub extern "C" fn nvshmemx_putmem_on_stream(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int, stream: CUstream) {
-    const R: &str = "nvshmemx_putmem_on_stream";
-    with_state(R, |st| st.gpu_put_on_stream(dest.cast(), src.cast(), bytes, pe, stream, R))
+/// nvshmemx_{put,get}mem{,_nbi}_on_stream: the nbi forms are the blocking ones (both return at
+/// once; the copy is done when the stream passes it).
+macro_rules! mem_on_stream {
+    ($($name:ident => $kind:ident),*) => { $(
+        #[no_mangle]
+        pub extern "C" fn $name(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int, stream: CUstream) {
+            const R: &str = stringify!($name);
+            with_state(R, |st| rma(st, HostOp::$kind { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Stream(stream), R))
+        }
+    )* };
 }
-
-#[no_mangle]
-pub extern "C" fn nvshmemx_putmem_nbi_on_stream(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int, stream: CUstream) {
-    const R: &str = "nvshmemx_putmem_nbi_on_stream";
-    with_state(R, |st| st.gpu_put_on_stream(dest.cast(), src.cast(), bytes, pe, stream, R))
-}
-
-#[no_mangle]
-pub extern "C" fn nvshmemx_getmem_on_stream(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int, stream: CUstream) {
-    const R: &str = "nvshmemx_getmem_on_stream";
-    with_state(R, |st| st.gpu_get_on_stream(dest.cast(), src.cast(), bytes, pe, stream, R))
-}
-
-#[no_mangle]
-pub extern "C" fn nvshmemx_getmem_nbi_on_stream(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int, stream: CUstream) {
-    const R: &str = "nvshmemx_getmem_nbi_on_stream";
-    with_state(R, |st| st.gpu_get_on_stream(dest.cast(), src.cast(), bytes, pe, stream, R))
-}
+mem_on_stream!(
+    nvshmemx_putmem_on_stream => Put,
+    nvshmemx_putmem_nbi_on_stream => Put,
+    nvshmemx_getmem_on_stream => Get,
+    nvshmemx_getmem_nbi_on_stream => Get
+);
 
 /// Completes this PE's on-stream puts in stream order. Copies enqueued on the stream are
 /// complete and visible when the next operation on it starts, so there is nothing to add.
@@ -53,20 +47,34 @@ pub extern "C" fn nvshmemx_sync_all_on_stream(stream: CUstream) {
     with_state(R, |st| st.gpu_barrier_on_stream(crate::runtime::team::WORLD as i32, stream, R))
 }
 
+/// A signal in stream order: SET is a stream memory write, ADD the atomic kernel (P2P).
+fn signal_on_stream(
+    st: &crate::runtime::State,
+    sig: *mut u64,
+    signal: u64,
+    sig_op: c_int,
+    pe: c_int,
+    stream: CUstream,
+    routine: &'static str,
+) -> crate::error::Result<()> {
+    rma(st, HostOp::Signal { sig: sig.cast(), op: signal_op(sig_op, routine)?, value: signal }, pe, When::Stream(stream), routine)
+}
+
 #[no_mangle]
 pub extern "C" fn nvshmemx_signal_op_on_stream(sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, stream: CUstream) {
     const R: &str = "nvshmemx_signal_op_on_stream";
-    with_state(R, |st| st.gpu_signal_op_on_stream(sig_addr, signal, sig_op, pe, stream, R))
+    with_state(R, |st| signal_on_stream(st, sig_addr, signal, sig_op, pe, stream, R))
 }
 
 /// The data, then the signal, both in stream order (the signal is written after the copy
-/// completes).
+/// completes); `bytes` is `nelems` elements of `size` bytes.
 #[allow(clippy::too_many_arguments)]
 fn put_signal_on_stream(
     routine: &'static str,
     dest: *mut c_void,
     src: *const c_void,
-    bytes: usize,
+    nelems: usize,
+    size: usize,
     sig_addr: *mut u64,
     signal: u64,
     sig_op: c_int,
@@ -74,43 +82,37 @@ fn put_signal_on_stream(
     stream: CUstream,
 ) {
     with_state(routine, |st| {
-        if sig_op != SIGNAL_SET && sig_op != SIGNAL_ADD {
-            return Err(bad_signal_op(sig_op, routine));
-        }
-        st.gpu_put_on_stream(dest.cast(), src.cast(), bytes, pe, stream, routine)?;
-        st.gpu_signal_op_on_stream(sig_addr, signal, sig_op, pe, stream, routine)
+        signal_op(sig_op, routine)?;
+        let bytes = bytes(nelems, size, routine)?;
+        rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Stream(stream), routine)?;
+        signal_on_stream(st, sig_addr, signal, sig_op, pe, stream, routine)
     })
 }
 
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub extern "C" fn nvshmemx_putmem_signal_on_stream(
-    dest: *mut c_void,
-    src: *const c_void,
-    bytes: usize,
-    sig_addr: *mut u64,
-    signal: u64,
-    sig_op: c_int,
-    pe: c_int,
-    stream: CUstream,
-) {
-    put_signal_on_stream("nvshmemx_putmem_signal_on_stream", dest, src, bytes, sig_addr, signal, sig_op, pe, stream)
+/// nvshmemx_putmem_signal{,_nbi}_on_stream (the nbi form is the blocking one, as above), or
+/// with `$pre`, `$suf` and `$size` the typed and sized forms.
+macro_rules! put_signal_on_stream {
+    ($($name:ident: $export:expr, $size:expr);* $(;)?) => { $(
+        #[export_name = $export]
+        #[allow(clippy::too_many_arguments)]
+        pub extern "C" fn $name(
+            dest: *mut c_void,
+            src: *const c_void,
+            nelems: usize,
+            sig_addr: *mut u64,
+            signal: u64,
+            sig_op: c_int,
+            pe: c_int,
+            stream: CUstream,
+        ) {
+            put_signal_on_stream($export, dest, src, nelems, $size, sig_addr, signal, sig_op, pe, stream)
+        }
+    )* };
 }
-
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub extern "C" fn nvshmemx_putmem_signal_nbi_on_stream(
-    dest: *mut c_void,
-    src: *const c_void,
-    bytes: usize,
-    sig_addr: *mut u64,
-    signal: u64,
-    sig_op: c_int,
-    pe: c_int,
-    stream: CUstream,
-) {
-    put_signal_on_stream("nvshmemx_putmem_signal_nbi_on_stream", dest, src, bytes, sig_addr, signal, sig_op, pe, stream)
-}
+put_signal_on_stream!(
+    nvshmemx_putmem_signal_on_stream: "nvshmemx_putmem_signal_on_stream", 1;
+    nvshmemx_putmem_signal_nbi_on_stream: "nvshmemx_putmem_signal_nbi_on_stream", 1;
+);
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_signal_wait_until_on_stream(sig_addr: *mut u64, cmp: c_int, cmp_value: u64, stream: CUstream) {
@@ -139,86 +141,27 @@ fn to_bits<T: Copy>(value: T) -> u64 {
 /// element type or size (`$pre` e.g. "nvshmemx_int_", `$suf` e.g. "32").
 macro_rules! stream_block_routines {
     ($pre:expr, $suf:expr, $size:expr) => {
-        #[export_name = concat!($pre, "put", $suf, "_on_stream")]
-        pub extern "C" fn put(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int, stream: CUstream) {
-            const R: &str = concat!($pre, "put", $suf, "_on_stream");
-            with_state(R, |st| st.gpu_put_on_stream(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, stream, R))
-        }
-        #[export_name = concat!($pre, "put", $suf, "_nbi_on_stream")]
-        pub extern "C" fn put_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int, stream: CUstream) {
-            const R: &str = concat!($pre, "put", $suf, "_nbi_on_stream");
-            with_state(R, |st| st.gpu_put_on_stream(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, stream, R))
-        }
-        #[export_name = concat!($pre, "get", $suf, "_on_stream")]
-        pub extern "C" fn get(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int, stream: CUstream) {
-            const R: &str = concat!($pre, "get", $suf, "_on_stream");
-            with_state(R, |st| st.gpu_get_on_stream(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, stream, R))
-        }
-        #[export_name = concat!($pre, "get", $suf, "_nbi_on_stream")]
-        pub extern "C" fn get_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int, stream: CUstream) {
-            const R: &str = concat!($pre, "get", $suf, "_nbi_on_stream");
-            with_state(R, |st| st.gpu_get_on_stream(dest.cast(), src.cast(), bytes(nelems, $size, R)?, pe, stream, R))
-        }
-        #[export_name = concat!($pre, "iput", $suf, "_on_stream")]
-        pub extern "C" fn iput(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, stream: CUstream) {
-            const R: &str = concat!($pre, "iput", $suf, "_on_stream");
-            with_state(R, |st| st.gpu_strided(Direction::Put, dest.cast(), src.cast(), dst, sst, nelems, $size, pe, Some(stream), R))
-        }
-        #[export_name = concat!($pre, "iget", $suf, "_on_stream")]
-        pub extern "C" fn iget(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, stream: CUstream) {
-            const R: &str = concat!($pre, "iget", $suf, "_on_stream");
-            with_state(R, |st| st.gpu_strided(Direction::Get, src.cast(), dest.cast(), dst, sst, nelems, $size, pe, Some(stream), R))
-        }
-        #[export_name = concat!($pre, "put", $suf, "_signal_on_stream")]
-        #[allow(clippy::too_many_arguments)]
-        pub extern "C" fn put_signal(
-            dest: *mut c_void,
-            src: *const c_void,
-            nelems: usize,
-            sig_addr: *mut u64,
-            signal: u64,
-            sig_op: c_int,
-            pe: c_int,
-            stream: CUstream,
-        ) {
-            const R: &str = concat!($pre, "put", $suf, "_signal_on_stream");
-            put_signal_elems(R, dest, src, nelems, $size, sig_addr, signal, sig_op, pe, stream)
-        }
-        #[export_name = concat!($pre, "put", $suf, "_signal_nbi_on_stream")]
-        #[allow(clippy::too_many_arguments)]
-        pub extern "C" fn put_signal_nbi(
-            dest: *mut c_void,
-            src: *const c_void,
-            nelems: usize,
-            sig_addr: *mut u64,
-            signal: u64,
-            sig_op: c_int,
-            pe: c_int,
-            stream: CUstream,
-        ) {
-            const R: &str = concat!($pre, "put", $suf, "_signal_nbi_on_stream");
-            put_signal_elems(R, dest, src, nelems, $size, sig_addr, signal, sig_op, pe, stream)
-        }
+        stream_block_routines!(@rma $pre, $suf, $size, put "put" "" Put, put_nbi "put" "_nbi" Put, get "get" "" Get, get_nbi "get" "_nbi" Get);
+        stream_block_routines!(@strided $pre, $suf, $size, iput "iput" Put, iget "iget" Get);
+        put_signal_on_stream!(
+            put_signal: concat!($pre, "put", $suf, "_signal_on_stream"), $size;
+            put_signal_nbi: concat!($pre, "put", $suf, "_signal_nbi_on_stream"), $size;
+        );
     };
-}
-
-#[allow(clippy::too_many_arguments)]
-fn put_signal_elems(
-    routine: &'static str,
-    dest: *mut c_void,
-    src: *const c_void,
-    nelems: usize,
-    size: usize,
-    sig_addr: *mut u64,
-    signal: u64,
-    sig_op: c_int,
-    pe: c_int,
-    stream: CUstream,
-) {
-    match bytes(nelems, size, routine) {
-        Ok(n) => put_signal_on_stream(routine, dest, src, n, sig_addr, signal, sig_op, pe, stream),
-        Err(e) => with_state(routine, |_| Err::<(), _>(e)),
-    }
+    (@rma $pre:expr, $suf:expr, $size:expr, $($f:ident $op:literal $nbi:literal $kind:ident),*) => { $(
+        #[export_name = concat!($pre, $op, $suf, $nbi, "_on_stream")]
+        pub extern "C" fn $f(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int, stream: CUstream) {
+            const R: &str = concat!($pre, $op, $suf, $nbi, "_on_stream");
+            with_state(R, |st| rma(st, HostOp::$kind { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size, R)? }, pe, When::Stream(stream), R))
+        }
+    )* };
+    (@strided $pre:expr, $suf:expr, $size:expr, $($f:ident $op:literal $dir:ident),*) => { $(
+        #[export_name = concat!($pre, $op, $suf, "_on_stream")]
+        pub extern "C" fn $f(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, stream: CUstream) {
+            const R: &str = concat!($pre, $op, $suf, "_on_stream");
+            with_state(R, |st| rma(st, strided(Direction::$dir, dest, src, dst, sst, nelems, $size), pe, When::Stream(stream), R))
+        }
+    )* };
 }
 
 fn bytes(nelems: usize, size: usize, routine: &'static str) -> crate::error::Result<usize> {
@@ -235,13 +178,14 @@ macro_rules! typed_stream_rma {
                 #[export_name = concat!("nvshmemx_", stringify!($name), "_p_on_stream")]
                 pub extern "C" fn p(dest: *mut $t, value: $t, pe: c_int, stream: CUstream) {
                     const R: &str = concat!("nvshmemx_", stringify!($name), "_p_on_stream");
-                    with_state(R, |st| st.gpu_p_on_stream(dest.cast(), to_bits(value), std::mem::size_of::<$t>(), pe, stream, R))
+                    with_state(R, |st| rma(st, HostOp::P { dest: dest.cast(), value: to_bits(value), size: std::mem::size_of::<$t>() }, pe, When::Stream(stream), R))
                 }
 
                 #[export_name = concat!("nvshmemx_", stringify!($name), "_g_on_stream")]
                 pub extern "C" fn g(src: *const $t, pe: c_int, stream: CUstream) -> $t {
                     const R: &str = concat!("nvshmemx_", stringify!($name), "_g_on_stream");
-                    with_state(R, |st| st.gpu_g_on_stream(src.cast(), std::mem::size_of::<$t>(), pe, stream, R).map(from_bits::<$t>))
+                    let op = HostOp::G { src: src.cast(), size: std::mem::size_of::<$t>() };
+                    with_state(R, |st| st.gpu_op(op, pe, When::Stream(stream), R).map(from_bits::<$t>))
                 }
             }
         )*

@@ -53,7 +53,7 @@ mod caps;
 mod gpumem;
 mod grow;
 mod plan;
-mod post;
+pub(crate) mod post;
 mod probe;
 mod selftest;
 

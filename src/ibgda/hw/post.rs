@@ -278,6 +278,27 @@ impl HostPost<'_> {
         self.wait_for(end, deadline, me, ROUTINE)
     }
 
+    /// One signaled WQE of `opcode` (with `opmod`) toward `t`, `payload` after the remote
+    /// address (data, atomic and data segments), waited for up to `timeout`: host-initiated RMA
+    /// and AMOs (ibgda/host_rma.rs). `what` names the operation in a timeout's message.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_wqe(
+        &mut self,
+        opcode: u8,
+        opmod: u8,
+        t: &Target<'_>,
+        payload: &[u8],
+        timeout: Duration,
+        me: u32,
+        routine: &'static str,
+        what: &str,
+    ) -> Result<()> {
+        let mut w = self.wqe_with(opcode, Some(t), payload);
+        w[0] = opmod; // the ctrl segment's first byte
+        let end = self.post(&w, true)?;
+        self.wait(end, timeout, me, routine, what)
+    }
+
     /// The connection warm-up: one zero-byte RDMA WRITE to `t`, waited for.
     pub fn warm_up(&mut self, t: &Target<'_>, me: u32, timeout: Duration) -> Result<()> {
         let wqe = self.wqe(OPCODE_RDMA_WRITE, Some(t));

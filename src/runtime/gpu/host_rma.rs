@@ -1,28 +1,24 @@
-//! Host RMA forms beyond whole-buffer copies: strided transfers (iput/iget, blocking and on a
-//! stream), single values on a stream (p/g_on_stream) and waits on a stream
-//! (wait_until{,_all,_all_vector}_on_stream).
+//! The one host path for RMA and AMOs on GPU memory (`State::gpu_op`): every host and
+//! on-stream put, get, p, g, iput/iget, AMO and signal names its target by symmetric address
+//! and PE; the address is checked against the GPU heap here, and the PE's GPU route
+//! (`RouteTable::gpu_route`) picks the transport that carries it (`transport::gpu_path`:
+//! P2P copies and kernels, or the proxy's mailboxes). This file also has the waits on a
+//! stream (wait_until{,_all,_all_vector}_on_stream) and buffer registration.
 //!
-//! Strided transfers are one 2D copy (element i at i * stride) when both strides are positive
-//! and their pitches within the driver's limit, else one copy per element. Values are taken at
-//! the call: p_on_stream passes its value as a kernel argument; the status and compare arrays of
-//! the waits are copied, in stream order, into stream-ordered scratch that the wait kernel reads
-//! (so they may be host or device arrays).
+//! Values are taken at the call: p_on_stream passes its value as a kernel argument; the status
+//! and compare arrays of the waits are copied, in stream order, into stream-ordered scratch
+//! that the wait kernel reads (so they may be host or device arrays).
 
 use std::ffi::c_int;
 
 use super::{cu, GpuState};
-use crate::cuda::kernels::WaitArgs;
+use crate::cuda::kernels::{AmoOp, Kernels, WaitArgs};
 use crate::cuda::{self, sys::CUstream};
 use crate::error::{Error, Result};
 use crate::runtime::rma::span;
 use crate::runtime::State;
-
-/// Which way a strided transfer goes, relative to this PE.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    Put,
-    Get,
-}
+use crate::transport::{gpu_path, GpuAddr, LocalGpu, Strided};
+pub use crate::transport::{Direction, When};
 
 /// A wait of the wait_until*_on_stream family: `nelems` variables of `size` bytes.
 pub struct StreamWait {
@@ -38,114 +34,125 @@ pub struct StreamWait {
     pub values: *const u8,
 }
 
-/// The 2D copy's pitches must not exceed this (the driver's limit on every current GPU).
-const MAX_PITCH: usize = i32::MAX as usize;
+/// A host-side operation on a PE's GPU memory. `sym` (and `dest`/`src` on the PE's side) are
+/// symmetric addresses; the local buffers are the caller's, host or device memory.
+#[derive(Clone, Copy)]
+pub enum HostOp {
+    /// `bytes` from local `src` to symmetric `dest`.
+    Put { dest: *mut u8, src: *const u8, bytes: usize },
+    /// `bytes` from symmetric `src` into local `dest`.
+    Get { dest: *mut u8, src: *const u8, bytes: usize },
+    /// The low `size` bytes of `value` to symmetric `dest` (p_on_stream).
+    P { dest: *mut u8, value: u64, size: usize },
+    /// The `size`-byte value at symmetric `src`, returned (g_on_stream).
+    G { src: *const u8, size: usize },
+    /// iput (Put: `sym` the destination, `local` the source) or iget (Get: `sym` the source,
+    /// `local` the destination); strides `dst` and `sst` in elements of `size` bytes.
+    Strided { dir: Direction, sym: *const u8, local: *const u8, dst: isize, sst: isize, nelems: usize, size: usize },
+    /// An atomic on the `size`-byte word at `dest`, returning the old value's bits.
+    Amo { dest: *const u8, op: AmoOp, a: u64, b: u64, size: usize },
+    /// signal_op: SET or ADD of `value` on the 8-byte signal word at `sig`.
+    Signal { sig: *const u8, op: AmoOp, value: u64 },
+}
+
+/// NVSHMEM_SIGNAL_SET / NVSHMEM_SIGNAL_ADD as the atomic they are.
+pub fn signal_op(op: c_int, routine: &'static str) -> Result<AmoOp> {
+    match op {
+        super::SIGNAL_SET => Ok(AmoOp::Set),
+        super::SIGNAL_ADD => Ok(AmoOp::Add),
+        other => Err(super::bad_signal_op(other, routine)),
+    }
+}
+
+fn misaligned(addr: *const u8, size: usize, routine: &'static str) -> Error {
+    Error::invalid(routine, format!("address {addr:p} is not aligned to its {size}-byte type"))
+}
 
 // Streams are opaque driver handles, passed to the driver and never dereferenced here.
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 impl State {
-    /// iput (Put: `sym` is the destination on `pe`, `local` the source) or iget (Get: `sym`
-    /// the source on `pe`, `local` the destination); strides in elements of `size` bytes.
-    /// Blocking when `stream` is None (the library's stream), else ordered on `stream`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn gpu_strided(
-        &self,
-        dir: Direction,
-        sym: *const u8,
-        local: *const u8,
-        dst: isize,
-        sst: isize,
-        nelems: usize,
-        size: usize,
-        pe: i32,
-        stream: Option<CUstream>,
-        routine: &'static str,
-    ) -> Result<()> {
-        let sym_stride = if dir == Direction::Put { dst } else { sst };
-        let (lo, len) = if nelems == 0 { (sym, 1) } else { span(sym, sym_stride, nelems, size, routine)? };
-        let remote_lo = self.gpu_translate(lo, len, pe, routine)?;
-        if nelems == 0 {
-            return Ok(());
-        }
-        if local.is_null() {
-            let which = if dir == Direction::Put { "source" } else { "destination" };
-            return Err(Error::invalid(routine, format!("the {which} buffer is NULL")));
-        }
-        let remote = (remote_lo as isize + (sym as isize - lo as isize)) as u64;
-        if self.gpu_proxied(lo, len, pe, routine)?.is_some() {
-            // Another host: element by element through the proxy, in stream order.
-            if let Some(s) = stream {
-                cu(cuda::stream_synchronize(s), routine)?;
-            }
-            for i in 0..nelems as isize {
-                let at = |base: *const u8, stride: isize| base.wrapping_offset(i * stride * size as isize);
-                match dir {
-                    Direction::Put => self.gpu_put(at(sym, dst) as *mut u8, at(local, sst), size, pe, routine)?,
-                    Direction::Get => self.gpu_get(at(local, dst) as *mut u8, at(sym, sst), size, pe, routine)?,
+    /// Where `len` bytes at symmetric `addr` lie on PE `pe` (checked against the GPU heap).
+    fn gpu_addr(&self, addr: *const u8, len: usize, pe: c_int, routine: &'static str) -> Result<GpuAddr> {
+        let mapped = self.gpu_translate(addr, len, pe, routine)?;
+        let pe = pe as usize; // range-checked by gpu_translate
+        Ok(GpuAddr { pe, off: (mapped - self.gpu(routine)?.base_of(pe)) as usize, mapped })
+    }
+
+    /// The one host path for RMA and AMOs on GPU memory: checks the operation, then hands it to
+    /// the transport of PE `pe`'s GPU route. Returns the value of G and the old value of Amo
+    /// (0 otherwise).
+    pub fn gpu_op(&self, op: HostOp, pe: c_int, when: When, routine: &'static str) -> Result<u64> {
+        let g = self.gpu(routine)?;
+        let path = |at: &GpuAddr| gpu_path(self.routes.gpu_route(at.pe));
+        match op {
+            HostOp::Put { dest, src, bytes } => {
+                let at = self.gpu_addr(dest, bytes, pe, routine)?;
+                if bytes > 0 {
+                    path(&at).put(g, at, src, bytes, when, routine)?;
                 }
             }
-            return Ok(());
-        }
-        let g = self.gpu(routine)?;
-        cu(g.ctx.make_current(), routine)?;
-        let s = stream.unwrap_or(g.stream.0);
-        let (to, from, to_stride, from_stride) = match dir {
-            Direction::Put => (remote, local as u64, dst, sst),
-            Direction::Get => (local as u64, remote, dst, sst),
-        };
-        let pitch = |stride: isize| stride.unsigned_abs().saturating_mul(size);
-        if to_stride > 0 && from_stride > 0 && pitch(to_stride) <= MAX_PITCH && pitch(from_stride) <= MAX_PITCH {
-            // SAFETY: the heap side lies inside PE `pe`'s mapped heap (translated over its whole
-            // span above); the local side is the caller's buffer, which NVSHMEM's contract keeps
-            // valid until the copy is done (here, or when the stream passes it).
-            cu(unsafe { cuda::memcpy_strided_async(to, pitch(to_stride), from, pitch(from_stride), size, nelems, s) }, routine)?;
-        } else {
-            for i in 0..nelems as isize {
-                let at = |base: u64, stride: isize| (base as isize + i * stride * size as isize) as u64;
-                // SAFETY: as above, one element at a time.
-                cu(unsafe { cuda::memcpy_async(at(to, to_stride), at(from, from_stride), size, s) }, routine)?;
+            HostOp::Get { dest, src, bytes } => {
+                let at = self.gpu_addr(src, bytes, pe, routine)?;
+                if bytes > 0 {
+                    path(&at).get(g, at, dest, bytes, when, routine)?;
+                }
+            }
+            HostOp::P { dest, value, size } => {
+                let at = self.gpu_addr(dest, size, pe, routine)?;
+                if at.mapped % size as u64 != 0 {
+                    return Err(misaligned(dest, size, routine));
+                }
+                path(&at).p(g, at, value, size, when, routine)?;
+            }
+            HostOp::G { src, size } => {
+                let at = self.gpu_addr(src, size, pe, routine)?;
+                let mut v = 0u64;
+                path(&at).get(g, at, (&mut v as *mut u64).cast(), size, when, routine)?;
+                if let When::Stream(s) = when {
+                    cu(cuda::stream_synchronize(s), routine)?; // the value is returned
+                }
+                return Ok(v);
+            }
+            HostOp::Strided { dir, sym, local, dst, sst, nelems, size } => {
+                let (sym_stride, local_stride) = if dir == Direction::Put { (dst, sst) } else { (sst, dst) };
+                let (lo, len) = if nelems == 0 { (sym, 1) } else { span(sym, sym_stride, nelems, size, routine)? };
+                let at = self.gpu_addr(lo, len, pe, routine)?;
+                if nelems == 0 {
+                    return Ok(0);
+                }
+                if local.is_null() {
+                    let which = if dir == Direction::Put { "source" } else { "destination" };
+                    return Err(Error::invalid(routine, format!("the {which} buffer is NULL")));
+                }
+                let first = at.plus(sym as isize - lo as isize);
+                let bytes = |stride: isize| stride.saturating_mul(size as isize);
+                let x = Strided {
+                    dir,
+                    remote: first,
+                    remote_stride: bytes(sym_stride),
+                    local,
+                    local_stride: bytes(local_stride),
+                    nelems,
+                    size,
+                };
+                path(&at).strided(g, &x, when, routine)?;
+            }
+            HostOp::Amo { dest, op, a, b, size } => {
+                let at = self.gpu_addr(dest, size, pe, routine)?;
+                if at.mapped % size as u64 != 0 {
+                    return Err(misaligned(dest, size, routine));
+                }
+                return path(&at).amo(g, at, op, size, a, b, routine);
+            }
+            HostOp::Signal { sig, op, value } => {
+                let at = self.gpu_addr(sig, 8, pe, routine)?;
+                if at.mapped % 8 != 0 {
+                    return Err(misaligned(sig, 8, routine));
+                }
+                path(&at).signal(g, at, op, value, when, routine)?;
             }
         }
-        if stream.is_none() {
-            g.sync(routine)?;
-        }
-        Ok(())
-    }
-
-    /// p_on_stream: the low `size` bytes of `value` stored at `dest` on `pe` in stream order.
-    pub fn gpu_p_on_stream(&self, dest: *mut u8, value: u64, size: usize, pe: i32, stream: CUstream, routine: &'static str) -> Result<()> {
-        let remote = self.gpu_translate(dest, size, pe, routine)?;
-        if remote % size as u64 != 0 {
-            return Err(Error::invalid(routine, format!("address {dest:p} is not aligned to its {size}-byte type")));
-        }
-        if self.gpu_proxied(dest, size, pe, routine)?.is_some() {
-            cu(cuda::stream_synchronize(stream), routine)?;
-            return self.gpu_put(dest, (&value as *const u64).cast(), size, pe, routine);
-        }
-        let g = self.gpu(routine)?;
-        let k = g.kernels(routine)?;
-        cu(g.ctx.make_current(), routine)?;
-        // SAFETY: `remote` is a `size`-aligned element inside PE `pe`'s mapped heap.
-        cu(unsafe { k.store(stream, remote, value, size as u32) }, routine)
-    }
-
-    /// g_on_stream: the `size`-byte value at `src` on `pe` once `stream` has reached this call
-    /// (the stream is synchronized: the value is returned).
-    pub fn gpu_g_on_stream(&self, src: *const u8, size: usize, pe: i32, stream: CUstream, routine: &'static str) -> Result<u64> {
-        let remote = self.gpu_translate(src, size, pe, routine)?;
-        let g = self.gpu(routine)?;
-        cu(g.ctx.make_current(), routine)?;
-        let mut v = 0u64;
-        if self.gpu_proxied(src, size, pe, routine)?.is_some() {
-            cu(cuda::stream_synchronize(stream), routine)?;
-            self.gpu_get((&mut v as *mut u64).cast(), src, size, pe, routine)?;
-            return Ok(v);
-        }
-        // SAFETY: `remote` is `size` (at most 8) bytes inside PE `pe`'s mapped heap; `v` lives
-        // until the stream is synchronized just below.
-        cu(unsafe { cuda::memcpy_async((&mut v as *mut u64) as u64, remote, size, stream) }, routine)?;
-        cu(cuda::stream_synchronize(stream), routine)?;
-        Ok(v)
+        Ok(0)
     }
 
     /// wait_until{,_all,_all_vector}_on_stream: later work on `stream` waits until every
@@ -259,5 +266,36 @@ impl GpuState {
             cu(cuda::memcpy_async(p, src as u64, bytes, stream), routine)?;
             Ok(p)
         }
+    }
+}
+
+/// What the GPU-memory transports use of this PE's GPU.
+impl LocalGpu for GpuState {
+    fn make_current(&self, routine: &'static str) -> Result<()> {
+        cu(self.ctx.make_current(), routine)
+    }
+    fn stream(&self) -> CUstream {
+        self.stream.0
+    }
+    fn sync(&self, routine: &'static str) -> Result<()> {
+        GpuState::sync(self, routine)
+    }
+    fn copy_now(&self, dst: u64, src: u64, len: usize, routine: &'static str) -> Result<()> {
+        GpuState::copy_now(self, dst, src, len, routine)
+    }
+    fn kernels(&self, routine: &'static str) -> Result<&Kernels> {
+        GpuState::kernels(self, routine)
+    }
+    fn amo_at(&self, mapped: u64, a: u64, b: u64, op: AmoOp, size: usize, routine: &'static str) -> Result<u64> {
+        GpuState::amo_at(self, mapped, a, b, op, size, routine)
+    }
+    fn mailboxes(&self) -> Option<&crate::proxy::gpu::Mailboxes> {
+        self.mailboxes.get().map(|b| &**b)
+    }
+    fn ibgda_host(&self) -> Option<&crate::ibgda::host_rma::HostQueues> {
+        self.ibgda.as_ref().and_then(|i| i.host())
+    }
+    fn heap_mapped(&self, pe: usize) -> bool {
+        self.heap.lock().unwrap_or_else(|p| p.into_inner()).local.get(pe).copied().unwrap_or(false)
     }
 }

@@ -150,7 +150,7 @@ impl TargetGpu for OwnGpu {
                 Ok(old)
             }
             AmoPath::Write => self.copies.write_u64(word, a, routine).map(|_| 0),
-            AmoPath::Kernel => st.gpu_amo_at(word, a, b, op, size, routine),
+            AmoPath::Kernel => g.amo_at(word, a, b, op, size, routine),
         }
     }
 }
