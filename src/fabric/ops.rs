@@ -194,10 +194,15 @@ impl Inner {
         self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(message);
     }
 
+    /// The first error completion read so far, if any (every later operation fails with it).
+    pub(super) fn failure(&self) -> Option<String> {
+        self.failure.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     fn failed(&self, routine: &'static str, errors: u64) -> Error {
         // The error entry may trail the counter's error count a little.
         for _ in 0..1000 {
-            if let Some(m) = self.failure.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            if let Some(m) = self.failure() {
                 return error(routine, m);
             }
             self.poll();
@@ -229,30 +234,48 @@ impl Inner {
                 return Ok(());
             }
             self.poll();
-            rounds += 1;
-            if rounds.is_multiple_of(64) {
-                // A quick reply is caught by polling; a slow one is waited for in the kernel,
-                // leaving the core to whoever has to produce it.
-                let waited = start.elapsed();
-                if waited > SPIN_BEFORE_BLOCKING {
-                    self.block_until_work(nap_after(waited));
-                } else {
-                    std::thread::yield_now();
-                }
-                if waited > self.timeout {
-                    return Err(error(
-                        routine,
-                        format!(
-                            "{} {what} posted on provider {} did not complete in {:.0} s (a peer that exited or stopped \
-                             making progress?). Fix: check that every PE is alive and reachable; RSHMEM_FABRIC_TIMEOUT sets the limit",
-                            want - done,
-                            self.info.provider,
-                            self.timeout.as_secs_f64()
-                        ),
-                    ));
-                }
+            // tcp;ofi_rxm counts a failed write or read on no counter: its error completion,
+            // read by `poll`, is all there is, and the operation never completes otherwise.
+            if let Some(m) = self.failure() {
+                return Err(error(routine, m));
+            }
+            if let Some(waited) = self.pace(&mut rounds, start) {
+                return Err(self.incomplete(routine, &format!("{} {what} posted", want - done), waited));
             }
         }
+    }
+
+    /// The error for `what` (operations) not completed after `waited`.
+    #[cold]
+    fn incomplete(&self, routine: &'static str, what: &str, waited: Duration) -> Error {
+        error(
+            routine,
+            format!(
+                "{what} on provider {} did not complete in {:.0} s (a peer that exited or stopped making progress?). \
+                 Fix: check that every PE is alive and reachable; RSHMEM_FABRIC_TIMEOUT sets the limit",
+                self.info.provider,
+                waited.as_secs_f64()
+            ),
+        )
+    }
+
+    /// Paces a wait that polls: every 64th round, sleeps until the provider has work (for a
+    /// quarter of the wait so far, at most 1 ms) once the wait has lasted SPIN_BEFORE_BLOCKING,
+    /// else yields. A quick reply is caught by polling; a slow one is waited for in the
+    /// kernel, leaving the core to whoever has to produce it. Returns how long the wait has
+    /// lasted once that is past the timeout.
+    fn pace(&self, rounds: &mut u32, start: Instant) -> Option<Duration> {
+        *rounds += 1;
+        if !rounds.is_multiple_of(64) {
+            return None;
+        }
+        let waited = start.elapsed();
+        if waited > SPIN_BEFORE_BLOCKING {
+            self.block_until_work(nap_after(waited));
+        } else {
+            std::thread::yield_now();
+        }
+        (waited > self.timeout).then_some(waited)
     }
 
     /// Claims a free chunk of the staging ring, waiting (and driving the provider) until the
@@ -271,26 +294,11 @@ impl Inner {
             if slot.take() {
                 return Ok(i);
             }
-            if let Some(m) = self.failure.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            if let Some(m) = self.failure() {
                 return Err(error(routine, m));
             }
-            rounds += 1;
-            if rounds.is_multiple_of(64) {
-                let waited = start.elapsed();
-                if waited > SPIN_BEFORE_BLOCKING {
-                    self.block_until_work(nap_after(waited));
-                }
-                if waited > self.timeout {
-                    return Err(error(
-                        routine,
-                        format!(
-                            "a staging buffer's write on provider {} did not complete in {:.0} s (a peer that exited or stopped \
-                             making progress?). Fix: check that every PE is alive and reachable; RSHMEM_FABRIC_TIMEOUT sets the limit",
-                            self.info.provider,
-                            self.timeout.as_secs_f64()
-                        ),
-                    ));
-                }
+            if let Some(waited) = self.pace(&mut rounds, start) {
+                return Err(self.incomplete(routine, "a staging buffer's write", waited));
             }
         }
     }
@@ -300,10 +308,18 @@ impl Inner {
         self.post(routine, what, Class::Writes, op)
     }
 
-    /// Posts one operation of class `c`, retrying while the provider's queue is full.
+    /// Posts one operation of class `c`, retrying while the provider's queue is full. A full
+    /// queue empties only as completions are read and, on manual-progress providers, as this
+    /// endpoint reads what its peers send (a peer blocked on its own full queue toward us
+    /// drains only if we read): so each retry drives the provider (CQ and both counters), this
+    /// thread stands in for the progress thread meanwhile, a failure read on the way ends the
+    /// wait at once, and a long wait sleeps until the provider has work, leaving the core to
+    /// the peers that have to make room.
     fn post(&self, routine: &'static str, what: &str, c: Class, mut op: impl FnMut() -> isize) -> Result<()> {
         let (_, posted, _) = self.class(c);
-        let start = Instant::now();
+        let mut start = None;
+        let mut _driving = None;
+        let mut rounds = 0u32;
         loop {
             posted.fetch_add(1, Ordering::AcqRel);
             let rc = op();
@@ -314,14 +330,44 @@ impl Inner {
             if rc != -sys::FI_EAGAIN {
                 return self.check(routine, what, rc);
             }
+            // (Only a full queue pays for the clock and the driver.)
+            let since = *start.get_or_insert_with(Instant::now);
+            _driving.get_or_insert_with(|| self.driver());
             self.poll();
-            if start.elapsed() > self.timeout {
-                return Err(error(
-                    routine,
-                    format!("{what}: the provider's send queue stayed full for {:.0} s", self.timeout.as_secs_f64()),
-                ));
+            // SAFETY: the counters are open; reading them drives manual progress too.
+            unsafe {
+                sys::cntr_read(self.writes);
+                sys::cntr_read(self.reads);
+            }
+            if let Some(m) = self.failure() {
+                return Err(error(routine, m));
+            }
+            if let Some(waited) = self.pace(&mut rounds, since) {
+                return Err(self.stuck_posting(routine, what, waited));
             }
         }
+    }
+
+    /// The error for an operation the provider refused to take (FI_EAGAIN) for the whole
+    /// timeout, with the counts that say what this endpoint still waits for.
+    #[cold]
+    fn stuck_posting(&self, routine: &'static str, what: &str, waited: Duration) -> Error {
+        // SAFETY: the counters are open.
+        let (writes, reads) = unsafe { (sys::cntr_read(self.writes), sys::cntr_read(self.reads)) };
+        let open = |posted: &AtomicU64, done: u64| posted.load(Ordering::Acquire).saturating_sub(done);
+        error(
+            routine,
+            format!(
+                "{what}: provider {} took no new operation for {:.0} s (its send queue stayed full, or it could not connect \
+                 to the peer; {} writes and {} reads of this PE were still incomplete). Fix: check that the peer is alive, \
+                 reachable on the interface chosen (RSHMEM_FABRIC_DOMAIN) and calling into SHMEM; FI_LOG_LEVEL=warn makes the \
+                 provider say more; RSHMEM_FABRIC_TIMEOUT sets the limit",
+                self.info.provider,
+                waited.as_secs_f64(),
+                open(&self.writes_posted, writes),
+                open(&self.reads_posted, reads),
+            ),
+        )
     }
 }
 
@@ -329,6 +375,10 @@ fn fix_for(err: i32) -> &'static str {
     match err {
         libc::ECONNREFUSED | libc::ECONNRESET | libc::EHOSTUNREACH | libc::ENETUNREACH | libc::ETIMEDOUT | libc::EPIPE => {
             "the peer may have exited, or its address is not reachable from this interface (RSHMEM_FABRIC_DOMAIN names it on every host)"
+        }
+        libc::ECANCELED => {
+            "the connection to the peer was closed under the operation: the peer exited, or refused an operation of ours \
+             (an address or key it has not registered: its own error says which)"
         }
         libc::EACCES | libc::EINVAL | libc::EFAULT | libc::EPERM | 266 => {
             "the remote address or key is outside a registered region (register the memory on the peer and send its key before use)"

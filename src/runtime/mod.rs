@@ -239,7 +239,8 @@ fn network(routes: &RouteTable, boot: &dyn Bootstrap, heap: &HostHeap, statics: 
     }
     let own_heap = (heap.my_base() as *mut u8, heap.size);
     let own_statics = statics.map(|s| (s.range.start as *mut u8, s.range.end - s.range.start));
-    Ok(Some(Box::new(FabricTransport::start(boot, own_heap, own_statics)?)))
+    let hosts = routes.ids.iter().map(|id| id.hostname.clone()).collect();
+    Ok(Some(Box::new(FabricTransport::start(boot, own_heap, own_statics)?.with_hosts(hosts))))
 }
 
 /// A program that returns from main (or calls exit(0)) without shmem_finalize is finalized

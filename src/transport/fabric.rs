@@ -57,6 +57,11 @@ pub struct FabricTransport {
     /// an injected operation complete when it is sent, not when the peer has applied it, so
     /// quiet follows them with one read from that PE (see `quiet`).
     unflushed: Vec<AtomicBool>,
+    /// Per PE: some operation went there since the last quiet (so a failure that quiet or
+    /// fence reads can name the PEs it may concern).
+    outstanding: Vec<AtomicBool>,
+    /// Per PE: its host name, for messages.
+    hosts: Vec<String>,
 }
 
 impl FabricTransport {
@@ -93,10 +98,50 @@ impl FabricTransport {
             heaps: records.iter().map(|r| r.heap).collect(),
             statics: records.iter().map(|r| r.statics).collect(),
             unflushed: (0..peers.len()).map(|_| AtomicBool::new(false)).collect(),
+            outstanding: (0..peers.len()).map(|_| AtomicBool::new(false)).collect(),
+            hosts: Vec::new(),
             peers,
             fabric,
             regions,
         })
+    }
+
+    /// Names each PE's host in messages (`hosts`, in PE order).
+    pub fn with_hosts(mut self, hosts: Vec<String>) -> FabricTransport {
+        self.hosts = hosts;
+        self
+    }
+
+    /// A failure of the provider (not a refused argument) concerning `pes`, named in its
+    /// message: "fabric: toward PE 3 on host b: ...".
+    #[cold]
+    fn toward(&self, mut e: Error, pes: &[usize]) -> Error {
+        if e.kind != ErrorKind::System || pes.is_empty() {
+            return e;
+        }
+        let name = |pe: usize| match self.hosts.get(pe) {
+            Some(h) => format!("PE {pe} on host {h}"),
+            None => format!("PE {pe}"),
+        };
+        let mut names: Vec<String> = pes.iter().take(4).map(|&pe| name(pe)).collect();
+        if pes.len() > 4 {
+            names.push(format!("{} more PEs", pes.len() - 4));
+        }
+        let rest = e.message.strip_prefix("fabric: ").unwrap_or(&e.message).to_string();
+        e.message = format!("fabric: toward {}: {rest}", names.join(", "));
+        e
+    }
+
+    /// Marks an operation to `pe` as outstanding until the next quiet; passes `r` through,
+    /// naming `pe` in a failure.
+    fn to_pe<T>(&self, pe: usize, r: Result<T>, routine: &'static str) -> Result<T> {
+        self.outstanding[pe].store(true, Ordering::Release);
+        r.map_err(|e| self.toward(e.in_routine(routine), &[pe]))
+    }
+
+    /// The PEs some operation went to since the last quiet.
+    fn outstanding_pes(&self) -> Vec<usize> {
+        self.outstanding.iter().enumerate().filter(|(_, f)| f.load(Ordering::Acquire)).map(|(pe, _)| pe).collect()
     }
 
     /// This PE's registration holding a local buffer (symmetric memory), if any.
@@ -202,54 +247,55 @@ impl Transport for FabricTransport {
         if src.len() <= info.inject_size || !info.delivery_complete {
             self.unflushed[pe].store(true, Ordering::Release);
         }
-        self.fabric.put(self.peers[pe], src, None, r, off).map_err(|e| e.in_routine(routine))
+        self.to_pe(pe, self.fabric.put(self.peers[pe], src, None, r, off), routine)
     }
 
     /// Not marked for quiet's read-back: the receiver learns of the message by seeing it.
     fn put_message(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
         let r = self.region(pe, seg, routine)?;
-        self.fabric.put(self.peers[pe], src, None, r, off).map_err(|e| e.in_routine(routine))
+        self.to_pe(pe, self.fabric.put(self.peers[pe], src, None, r, off), routine)
     }
 
     fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()> {
         let r = self.region(pe, seg, routine)?;
-        self.fabric.get(self.peers[pe], dst, None, r, off).map_err(|e| e.in_routine(routine))
+        let got = self.fabric.get(self.peers[pe], dst, None, r, off);
+        got.map_err(|e| self.toward(e.in_routine(routine), &[pe]))
     }
 
     unsafe fn put_nbi(&self, pe: usize, seg: Segment, off: usize, src: *const u8, len: usize, routine: &'static str) -> Result<()> {
         let r = self.region(pe, seg, routine)?;
         let local = self.own_region(src, len);
         // SAFETY: the caller keeps `src` valid and unchanged until quiet (the trait's contract).
-        unsafe { self.fabric.put_nbi(self.peers[pe], src, len, local, r, off) }.map_err(|e| e.in_routine(routine))
+        self.to_pe(pe, unsafe { self.fabric.put_nbi(self.peers[pe], src, len, local, r, off) }, routine)
     }
 
     unsafe fn get_nbi(&self, pe: usize, seg: Segment, off: usize, dst: *mut u8, len: usize, routine: &'static str) -> Result<()> {
         let r = self.region(pe, seg, routine)?;
         let local = self.own_region(dst, len);
         // SAFETY: the caller leaves `dst` alone until quiet (the trait's contract).
-        unsafe { self.fabric.get_nbi(self.peers[pe], dst, len, local, r, off) }.map_err(|e| e.in_routine(routine))
+        self.to_pe(pe, unsafe { self.fabric.get_nbi(self.peers[pe], dst, len, local, r, off) }, routine)
     }
 
     fn amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()> {
         let r = self.region(pe, seg, routine)?;
         self.unflushed[pe].store(true, Ordering::Release); // always injected
-        typed!(ty, T => self.fabric.atomic(self.peers[pe], op, <T as Bits>::from_bits(value), r, off)).map_err(|e| e.in_routine(routine))
+        self.to_pe(pe, typed!(ty, T => self.fabric.atomic(self.peers[pe], op, <T as Bits>::from_bits(value), r, off)), routine)
     }
 
     fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<u64> {
         let r = self.region(pe, seg, routine)?;
         typed!(ty, T => self.fabric.fetch_atomic(self.peers[pe], op, <T as Bits>::from_bits(value), r, off).map(<T as Bits>::to_bits))
-            .map_err(|e| e.in_routine(routine))
+            .map_err(|e| self.toward(e.in_routine(routine), &[pe]))
     }
 
     fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64, routine: &'static str) -> Result<u64> {
         let r = self.region(pe, seg, routine)?;
         typed!(ty, T => self.fabric.compare_swap(self.peers[pe], <T as Bits>::from_bits(cond), <T as Bits>::from_bits(value), r, off).map(<T as Bits>::to_bits))
-            .map_err(|e| e.in_routine(routine))
+            .map_err(|e| self.toward(e.in_routine(routine), &[pe]))
     }
 
     fn fence(&self, routine: &'static str) -> Result<()> {
-        self.fabric.fence().map_err(|e| e.in_routine(routine))
+        self.fabric.fence().map_err(|e| self.toward(e.in_routine(routine), &self.outstanding_pes()))
     }
 
     fn progress(&self, block: std::time::Duration) {
@@ -259,13 +305,18 @@ impl Transport for FabricTransport {
     /// Completes everything posted, then makes the injected writes and atomics visible: a read
     /// from each PE that got some returns only after them (one connection per peer, processed
     /// in order), so a third PE told afterwards sees their effect.
+    /// A failure read meanwhile names the PEs operations went to since the last quiet.
     fn quiet(&self, routine: &'static str) -> Result<()> {
-        self.fabric.quiet().map_err(|e| e.in_routine(routine))?;
+        self.fabric.quiet().map_err(|e| self.toward(e.in_routine(routine), &self.outstanding_pes()))?;
         for (pe, flag) in self.unflushed.iter().enumerate() {
             if flag.swap(false, Ordering::AcqRel) {
                 let mut probe = [0u8; 1];
-                self.fabric.get(self.peers[pe], &mut probe, None, &self.heaps[pe], 0).map_err(|e| e.in_routine(routine))?;
+                let got = self.fabric.get(self.peers[pe], &mut probe, None, &self.heaps[pe], 0);
+                got.map_err(|e| self.toward(e.in_routine(routine), &[pe]))?;
             }
+        }
+        for flag in &self.outstanding {
+            flag.store(false, Ordering::Release);
         }
         Ok(())
     }
