@@ -433,6 +433,17 @@ impl State {
         let d = c.own_dest(dest, total)?;
         c.no_overlap(dest, total, source, nbytes)?;
         let cap = c.inline_capacity(1);
+        if counts.iter().any(|&n| n > cap) {
+            if let Some(g) = self.multi_host.then(|| hosts::HostGroups::spanning(&c)).flatten() {
+                let mut blocks = Vec::with_capacity(counts.len());
+                let mut at = 0;
+                for &n in &counts {
+                    blocks.push((at, n));
+                    at += n;
+                }
+                return c.allgather_across_hosts(&g, (dest, d), source, &blocks, true);
+            }
+        }
         let mut at = 0usize;
         for (k, &n) in counts.iter().enumerate() {
             // SAFETY (each `add`): at + n <= total, the length own_dest checked.
@@ -475,6 +486,10 @@ impl State {
             copy(own, block(c.me), nbytes);
             return Ok(());
         }
+        if let Some(g) = self.multi_host.then(|| hosts::HostGroups::spanning(&c)).flatten() {
+            let blocks: Vec<(usize, usize)> = (0..c.size()).map(|k| (k * nbytes, nbytes)).collect();
+            return c.allgather_across_hosts(&g, (dest, d), source, &blocks, false);
+        }
         c.agree()?;
         for step in 0..c.size() {
             let k = (c.me + step) % c.size();
@@ -504,6 +519,9 @@ impl State {
             )?;
             copy(sblock(c.me), dblock(c.me), nbytes);
             return Ok(());
+        }
+        if let Some(g) = self.multi_host.then(|| hosts::HostGroups::spanning(&c)).flatten() {
+            return c.alltoall_across_hosts(&g, (dest, d), source, nbytes);
         }
         c.agree()?;
         for step in 0..c.size() {

@@ -23,6 +23,21 @@
 //!   have here that is fewer round trips than a reduce-scatter + allgather, which would move
 //!   less data at many hosts and large vectors (not done).
 //!
+//! - **Allgathers** (fcollect and collect beyond what messages carry): each host's first
+//!   member gathers its host's blocks into its own dest through the mappings; the first
+//!   members then pull every other host's blocks from that host's first member, one fabric get
+//!   per run of that host's members adjacent in dest (one get per host pair when a host's PEs
+//!   are consecutive), and each host's other members copy the whole dest from their first
+//!   member. The network carries each block once per host instead of once per member, and
+//!   the first members exchange with each other directly: (hosts - 1) gets each, all at once,
+//!   which with the few hosts jobs have here takes no more steps than a ring or recursive
+//!   doubling would.
+//! - **Alltoall** (beyond what messages carry): each host's first member assembles, for every
+//!   member i of another host, the blocks its own host's members hold for i (one run per run
+//!   of its members adjacent in dest) and writes them into i's dest with one fabric put each:
+//!   per host pair one put per destination member, not one per pair of members. Blocks
+//!   between members of one host are copied by their receivers through the mappings.
+//!
 //! Every message sent in a call is received in it (rule 1 of barrier.rs): each tree edge and
 //! each pair of the doubling carries the same number of messages both ways on both ends.
 
@@ -87,6 +102,18 @@ fn binomial(v: usize, n: usize) -> (Option<usize>, Vec<usize>) {
     (parent, children)
 }
 
+/// (offset, length) blocks, merged where one ends where the next begins.
+fn runs(blocks: impl Iterator<Item = (usize, usize)>) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for (off, n) in blocks.filter(|b| b.1 > 0) {
+        match out.last_mut() {
+            Some(last) if last.0 + last.1 == off => last.1 += n,
+            _ => out.push((off, n)),
+        }
+    }
+    out
+}
+
 impl Coll<'_> {
     /// Broadcast across hosts (module comment). `writes`: the root's dest gets the data too.
     #[allow(clippy::too_many_arguments)]
@@ -141,6 +168,127 @@ impl Coll<'_> {
             for &k in &children {
                 self.receive(self.agreed, k)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Allgather across hosts (module comment): `blocks[k]` = (offset in dest, length) of
+    /// member k's contribution, read from its symmetric `source`; `dest` is symmetric, `d` our
+    /// own dest (`own_dest` checked it for all blocks). `arrived`: an exchange came first, so
+    /// every member is known to be in the call (its source is ready).
+    pub(super) fn allgather_across_hosts(
+        &self,
+        g: &HostGroups,
+        (dest, d): (*mut u8, *mut u8),
+        source: *const u8,
+        blocks: &[(usize, usize)],
+        arrived: bool,
+    ) -> Result<()> {
+        let local = &g.groups[g.group_of[self.me]];
+        let first = local[0];
+        let total = blocks.iter().map(|&(off, n)| off + n).max().unwrap_or(0);
+        // SAFETY (each `add` below): blocks lie inside the `total` bytes of dest checked.
+        let at = |off: usize| unsafe { d.add(off) };
+        if self.me != first {
+            if !arrived {
+                self.send(first, &[], None); // our source is ready
+            }
+            self.receive(self.agreed, first)?; // its dest is complete
+            copy(self.peer(dest, total, first)?, d, total);
+            self.send(first, &[], None); // done reading it
+            return Ok(());
+        }
+        if !arrived {
+            self.receive_each(&local[1..])?;
+        }
+        for &k in local {
+            let (off, n) = blocks[k];
+            copy(self.peer(source, n, k)?, at(off), n);
+        }
+        let others: Vec<usize> = g.groups.iter().map(|m| m[0]).filter(|&f| f != self.me).collect();
+        // Our host's blocks are in our dest: the other hosts may read them.
+        self.send_each(&others);
+        for members in g.groups.iter().filter(|m| m[0] != self.me) {
+            self.receive(self.agreed, members[0])?;
+            for (off, n) in runs(members.iter().map(|&k| blocks[k])) {
+                self.pull(dest.cast_const().wrapping_add(off), n, members[0], at(off))?;
+            }
+        }
+        // Done reading theirs; ours stays until they are done with it, and our members'.
+        self.send_each(&others);
+        self.receive_each(&others)?;
+        self.send_each(&local[1..]);
+        self.receive_each(&local[1..])?;
+        Ok(())
+    }
+
+    /// Alltoall across hosts (module comment) of `nbytes` blocks: block k of dest on member i
+    /// = block i of source on member k. `dest`, `source` are symmetric; `d` is our own dest.
+    pub(super) fn alltoall_across_hosts(
+        &self,
+        g: &HostGroups,
+        (dest, d): (*mut u8, *mut u8),
+        source: *const u8,
+        nbytes: usize,
+    ) -> Result<()> {
+        let local = &g.groups[g.group_of[self.me]];
+        let first = local[0];
+        if self.me != first {
+            self.send(first, &[], None); // in the call: our dest may be written, our source read
+            self.receive(self.agreed, first)?; // every other host's blocks are in our dest
+            self.copy_from_host(local, d, source, nbytes)?;
+            self.send(first, &[], None); // done reading our host's sources
+            self.receive(self.agreed, first)?; // so are the others: ours may change again
+            return Ok(());
+        }
+        self.receive_each(&local[1..])?;
+        let others: Vec<usize> = g.groups.iter().map(|m| m[0]).filter(|&f| f != self.me).collect();
+        self.send_each(&others); // our host is in the call
+        self.receive_each(&others)?;
+        let mut buf = Vec::new();
+        for i in g.groups.iter().filter(|m| m[0] != self.me).flatten().copied() {
+            for (off, n) in runs(local.iter().map(|&k| (k * nbytes, nbytes))) {
+                buf.clear();
+                for k in off / nbytes..(off + n) / nbytes {
+                    // Block i of member k's source (k is on this host).
+                    let from = self.peer(source.wrapping_add(i * nbytes), nbytes, k)?;
+                    // SAFETY: `from` is nbytes readable bytes (translated just now).
+                    buf.extend_from_slice(unsafe { std::slice::from_raw_parts(from, nbytes) });
+                }
+                self.st.net_put(dest.cast_const().wrapping_add(off), buf.as_ptr(), n, self.pe(i), self.routine())?;
+            }
+        }
+        self.st.quiet();
+        self.send_each(&others); // our blocks are in your members' dests
+        self.receive_each(&others)?;
+        self.send_each(&local[1..]);
+        self.copy_from_host(local, d, source, nbytes)?;
+        self.receive_each(&local[1..])?;
+        self.send_each(&local[1..]);
+        Ok(())
+    }
+
+    /// Sends each of the members `to` this step's empty message.
+    fn send_each(&self, to: &[usize]) {
+        for &k in to {
+            self.send(k, &[], None);
+        }
+    }
+
+    /// Receives this step's message from each of the members `from`.
+    fn receive_each(&self, from: &[usize]) -> Result<()> {
+        for &k in from {
+            self.receive(self.agreed, k)?;
+        }
+        Ok(())
+    }
+
+    /// Our blocks from the members of our host (`local`), through the mappings.
+    fn copy_from_host(&self, local: &[usize], d: *mut u8, source: *const u8, nbytes: usize) -> Result<()> {
+        for &k in local {
+            let from = self.peer(source.wrapping_add(self.me * nbytes), nbytes, k)?;
+            // SAFETY: block k lies inside our dest (own_dest checked size * nbytes bytes).
+            copy(from, unsafe { d.add(k * nbytes) }, nbytes);
         }
         Ok(())
     }
@@ -319,16 +467,21 @@ impl Coll<'_> {
                 self.send(reps[v + p], &[], None);
             }
         }
-        for &k in &local[1..] {
-            self.send(k, &[], None);
-        }
+        self.send_each(&local[1..]);
         self.sync()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::binomial;
+    use super::{binomial, runs};
+
+    #[test]
+    fn adjacent_blocks_merge_into_runs() {
+        assert_eq!(runs([(0, 8), (8, 8), (24, 8), (32, 0), (32, 4)].into_iter()), vec![(0, 16), (24, 12)]);
+        assert_eq!(runs([(16, 8), (0, 8)].into_iter()), vec![(16, 8), (0, 8)], "only in the order given");
+        assert!(runs([(4, 0)].into_iter()).is_empty());
+    }
 
     #[test]
     fn binomial_tree_reaches_every_node_once() {
