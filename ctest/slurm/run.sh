@@ -83,6 +83,9 @@ fi
 ends_job() {
     local label=$1 expect=$2 env=$3 opts=$4 prog=$5 mode=$6 dir out rc took start
     dir=$WORK/$(tr -c 'a-z0-9\n' _ <<<"$label $opts") && mkdir -p "$dir"
+    # The clock is rshmem's: wait (up to 30 s) until Slurm has cleared the previous job, which
+    # on a loaded machine takes seconds and would otherwise keep this one queued.
+    "$SLURM" exec sh -c 'for _ in $(seq 60); do [ -z "$(squeue -h)" ] && exit 0; sleep 0.5; done' || true
     start=$SECONDS
     # shellcheck disable=SC2086
     out=$("$SLURM" exec env $env timeout 60 srun $opts -N2 -n4 "$WORK/$prog" "$mode" "$dir" 2>&1); rc=$?
