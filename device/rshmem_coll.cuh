@@ -464,12 +464,12 @@ RSHMEMI_DEV void rshmemi_fcollect(nvshmem_team_t team, const rshmemi_team &t, vo
     rshmemi_sync_team_group(t, g, sync);
 }
 
-/* The root's push of a small broadcast into every member's dest (its own too, unless in
- * place). 16-byte words aligned alike: each thread loads a word of the source once and stores
- * it to every member, so its loads wait once per word, not once per word and member (a word at
- * a time: two in flight took a thread's broadcast past 64 registers); else member after member.
- * Member k's dest is at first + k * step: a team's members are evenly spaced, and so are their
- * heaps in the window. */
+/* The root's push of a broadcast into every member's dest (its own too, unless in place).
+ * 16-byte words aligned alike: each thread loads D words of the source (D loads in flight: one
+ * at a time, a lone thread waited for each of them in turn, a 2 KiB push 128 times) and stores
+ * each to every member; else member after member. Member k's dest is at first + k * step: a
+ * team's members are evenly spaced, and so are their heaps in the window. */
+template <int D>
 RSHMEMI_COLL_OOL void rshmemi_push_all(const rshmemi_team &t, void *dest, const void *source, size_t bytes, rshmemi_group g) {
     char *first = (char *)rshmemi_peer(dest, rshmemi_team_pe(t, 0));
     const long long step = (long long)t.stride * (long long)RSHMEMI_STATE.heap_stride;
@@ -479,12 +479,25 @@ RSHMEMI_COLL_OOL void rshmemi_push_all(const rshmemi_team &t, void *dest, const 
             if (k != skip) rshmemi_copy<1>(first + k * step, source, bytes, g);
         return;
     }
-    const unsigned words = (unsigned)(bytes / 16); /* bytes: at most a scope's bcast_push_max */
-    for (unsigned w = (unsigned)g.tid; w < words; w += (unsigned)g.size) {
-        const uint4 v = ((const uint4 *)source)[w];
-        char *d = first + 16 * (size_t)w;
+    const size_t words = bytes / 16, gs = (size_t)g.size;
+    const uint4 *src = (const uint4 *)source;
+    size_t w = (size_t)g.tid;
+    for (; w + (D - 1) * gs < words; w += D * gs) {
+        uint4 v[D];
+#pragma unroll
+        for (int j = 0; j < D; j++) v[j] = src[w + j * gs];
+        char *d = first + 16 * w;
         for (int k = 0; k < t.size; k++, d += step)
-            if (k != skip) *(uint4 *)d = v;
+            if (k != skip) {
+#pragma unroll
+                for (int j = 0; j < D; j++) rshmemi_st16((uint4 *)d + j * gs, v[j]);
+            }
+    }
+    for (; w < words; w += gs) {
+        const uint4 v = src[w];
+        char *d = first + 16 * w;
+        for (int k = 0; k < t.size; k++, d += step)
+            if (k != skip) rshmemi_st16((uint4 *)d, v);
     }
 }
 
@@ -503,14 +516,14 @@ RSHMEMI_DEV void rshmemi_broadcast(nvshmem_team_t team, const rshmemi_team &t, v
         rshmemi_sync_team_group(t, g, sync);
         return;
     }
-    /* Small: the root pushes into every member's dest and one barrier ends it (every member's
-     * dest is ready to receive when any member calls: OpenSHMEM's precondition of broadcast).
-     * Larger (SYNC::bcast_push_max bytes per member, measured; a block's always): every member
-     * pulls from the root between two barriers, which is faster once the root's group has much
-     * to write. */
+    /* Up to SYNC::bcast_push_max bytes per member (a block's always): the root pushes into
+     * every member's dest and one barrier ends it (every member's dest is ready to receive when
+     * any member calls: OpenSHMEM's precondition of broadcast). Larger (a lone thread's or a
+     * warp's): every member pulls from the root between two barriers, which is faster once the
+     * root's few threads have much to write. */
     if (SYNC::bcast_push_max != 0 && bytes <= SYNC::bcast_push_max) {
         sync();
-        if (root == t.my) rshmemi_push_all(t, dest, source, bytes, g);
+        if (root == t.my) rshmemi_push_all<SYNC::push_words>(t, dest, source, bytes, g);
     } else {
         rshmemi_sync_team_group(t, g, sync);
         if (root != t.my || dest != source) rshmemi_coll_copy<SYNC>(dest, rshmemi_peer(source, rshmemi_team_pe(t, root)), bytes, g);

@@ -434,18 +434,19 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
  * faster; a warp's crossover is near 1 KiB, a block's beyond the slot); ll_bcast_max: the
  * same for broadcasts (H100, 2 PEs, vs pulling between two barriers: a thread's 32 B 0.76 of
  * the time, 64-512 B 1.2-5.9x slower; a warp's 2 KiB 1.37x slower); bcast_push_max: bytes per
- * member up to which the root pushes a broadcast instead of every member pulling it between two
- * barriers, 0: never (H100, 2 PEs, push/pull: a thread's 64-256 B 0.71-0.95 of the time,
- * 512 B-1 KiB 1.14-1.43; a warp's 2-4 KiB 0.72-0.80, 8 KiB 0.96, 16 KiB 1.01; a block's 4-32 KiB
- * 0.66-0.85, but with the push compiled in, its pulls of 128 KiB-4 MiB took 1.09-1.12; per
- * member, as the pull's second barrier costs more in a larger team); ll_rs_per_member: a
+ * member up to which the root pushes a broadcast (push_words loads in flight per thread, each
+ * word then stored to every member) instead of every member pulling it between two barriers,
+ * ~0: always (4 x H100, 2 and 4 PEs, push/pull: a thread's 2 KiB 0.24-0.30 of the time, a
+ * block's 32 KiB-4 MiB 0.33-0.67: stores wait for no round trip, loads over NVLink do; the
+ * batched loads took a thread's 128 B push to 0.66-0.70 and a warp's 2 KiB to 0.77-0.78 of the
+ * time of loading a word at a time); ll_rs_per_member: a
  * reducescatter's ll_max counts per other member (rshmemi_ll_rs_max); reduce_words,
  * reduce_together: 16-byte words of a large reduction per thread and step, and whether a
  * member's loads of them are in flight at once (see rshmemi_reduce_range). */
 struct rshmemi_no_sync {
     static const int depth = 4, ll_batch = 4;
-    static const unsigned ll_max = 16, ll_bcast_max = 32, bcast_push_max = 256;
-    static const int reduce_words = 2;
+    static const unsigned ll_max = 16, ll_bcast_max = 32, bcast_push_max = 4096;
+    static const int reduce_words = 2, push_words = 8;
     static const bool reduce_together = true, ll_rs_per_member = true;
     __device__ void operator()() const {}
     __device__ rshmemi_group group() const { return rshmemi_thread_group(); }
@@ -453,7 +454,7 @@ struct rshmemi_no_sync {
 struct rshmemi_warp_sync {
     static const int depth = 4, ll_batch = 2;
     static const unsigned ll_max = 1024, ll_bcast_max = 1024, bcast_push_max = 8192;
-    static const int reduce_words = 2;
+    static const int reduce_words = 2, push_words = 4;
     static const bool reduce_together = false, ll_rs_per_member = false;
     unsigned lanes;
     __device__ rshmemi_warp_sync() : lanes(rshmemi_warp_lanes()) {}
@@ -462,8 +463,8 @@ struct rshmemi_warp_sync {
 };
 struct rshmemi_block_sync {
     static const int depth = 2, ll_batch = 1;
-    static const unsigned ll_max = ~0u, ll_bcast_max = ~0u, bcast_push_max = 0;
-    static const int reduce_words = 1;
+    static const unsigned ll_max = ~0u, ll_bcast_max = ~0u, bcast_push_max = ~0u;
+    static const int reduce_words = 1, push_words = 4;
     static const bool reduce_together = false, ll_rs_per_member = false;
     __device__ void operator()() const { rshmemi_sync_block(); }
     __device__ rshmemi_group group() const { return rshmemi_block_group(); }

@@ -91,7 +91,7 @@ inline std::vector<int> parse_list(const char *s) {
 inline void usage(const char *prog) {
     fprintf(stderr,
             "usage: %s [--quick] [--reps N] [--warm N] [--target-ms X] [--min SIZE] [--max SIZE]\n"
-            "          [--ctas a,b,..] [--threads a,b,..] [--only SUBSTR] [--no-floor]\n"
+            "          [--ctas a,b,..] [--threads a,b,..] [--only SUB,SUB2,..] [--no-floor]\n"
             "SIZE takes K/M/G suffixes. Output: CSV bench,variant,size,ctas,threads,value,unit\n",
             prog);
 }
@@ -203,7 +203,15 @@ inline int finish() {
 
 inline bool want(const std::string &b, const std::string &v) {
     if (opt.no_floor && v.compare(0, 5, "floor") == 0) return false;
-    return opt.only.empty() || (b + "/" + v).find(opt.only) != std::string::npos;
+    if (opt.only.empty()) return true;
+    const std::string row = b + "/" + v;
+    for (size_t at = 0; at <= opt.only.size();) { /* --only a,b: rows matching a or b */
+        size_t end = opt.only.find(',', at);
+        if (end == std::string::npos) end = opt.only.size();
+        if (end > at && row.find(opt.only.substr(at, end - at)) != std::string::npos) return true;
+        at = end + 1;
+    }
+    return false;
 }
 
 inline void emit(const char *b, const std::string &v, size_t size, int ctas, int threads,
