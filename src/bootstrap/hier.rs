@@ -48,6 +48,10 @@ pub fn over(global: Box<dyn Bootstrap>, secret: &Secret, timeout: Duration) -> R
             hosts.push(id);
         }
     }
+    if hosts.len() > 1 {
+        // The fabric transport will be needed: its library loads meanwhile.
+        crate::fabric::preload();
+    }
     if hosts.len() == 1 && all.iter().all(|r| r[0] == 1) {
         return Ok(global);
     }

@@ -119,7 +119,21 @@ fn env_usize(name: &str) -> Option<usize> {
 }
 
 /// Picks the bootstrap for this process (see the module comment) and connects it.
+/// srun's count of the nodes this job step runs on.
+const ENV_SLURM_STEP_NODES: &str = "SLURM_STEP_NUM_NODES";
+
+/// Whether the launcher says the job spans hosts before any PE is heard from: rshmemrun gives
+/// the PEs of a job over several hosts a TCP rendezvous, srun the step's node count.
+fn launcher_spans_hosts() -> bool {
+    let tcp_star = std::env::var(ENV_STAR).is_ok_and(|a| a.starts_with(net::TCP_PREFIX));
+    tcp_star || env_usize(ENV_SLURM_STEP_NODES).is_some_and(|n| n > 1)
+}
+
 pub fn connect(cfg: &Config) -> Result<Box<dyn Bootstrap>> {
+    if launcher_spans_hosts() {
+        // The fabric transport will be needed: its library loads while the PEs meet.
+        crate::fabric::preload();
+    }
     let timeout = std::time::Duration::from_secs_f64(cfg.bootstrap_timeout_s);
     let want = cfg.bootstrap.as_str();
     let launched = std::env::var_os(ENV_STAR).is_some();

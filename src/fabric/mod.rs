@@ -122,6 +122,33 @@ impl Library {
     }
 }
 
+/// Loads libfabric and has it initialise its providers on a thread of its own, for the
+/// endpoint that start-up opens later: loading takes ~200 ms (Debian's build pulls in
+/// libinfinipath, whose constructor calibrates a clock with usleep loops) and the first
+/// fi_getinfo probes every provider, which on this thread overlaps the rest of start-up
+/// instead of following it. The library stays loaded (it is never closed); a second load or
+/// fi_getinfo meanwhile waits for this one. Failures are left for `Fabric::open` to report.
+pub fn preload() {
+    static STARTED: AtomicBool = AtomicBool::new(false);
+    if STARTED.swap(true, std::sync::atomic::Ordering::AcqRel) {
+        return;
+    }
+    let Ok(settings) = Settings::from_env() else { return };
+    let spawned = std::thread::Builder::new().name("rshmem-fabric-load".into()).spawn(move || {
+        let Ok(lib) = Library::load(&settings.library) else { return };
+        let mut list = std::ptr::null_mut();
+        // SAFETY: no hints (every provider); the list libfabric returns is freed at once.
+        unsafe {
+            if (lib.api.getinfo)(API_VERSION, std::ptr::null(), std::ptr::null(), 0, std::ptr::null(), &mut list) == 0 {
+                (lib.api.freeinfo)(list);
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        crate::log::trace(|| format!("fabric: no thread to load libfabric early ({e}); it loads when needed"));
+    }
+}
+
 /// The open objects of one endpoint, shared by the handle, its regions and the progress thread.
 struct Inner {
     lib: Library,
