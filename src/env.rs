@@ -310,12 +310,24 @@ pub const FOREIGN_VARS: &[&str] = &[
     "SHMEM_HOME",
 ];
 
-/// Variables the compiler wrappers read (scripts/oshcc.in: the C and C++ compilers to run).
-pub const WRAPPER_VARS: &[&str] = &["RSHMEM_CC", "RSHMEM_CXX"];
+/// Variables rshmem's own tools read, not the library: the compiler wrappers (scripts/oshcc.in:
+/// the C and C++ compilers), the build (build.rs: which ptxas), the scripts (an install's
+/// prefix; the throw-away Slurm cluster) and the CUDA tests (nvrtc.cu). Users export them in the
+/// shells their jobs start from, so they get no misspelling warning.
+pub const TOOL_VARS: &[&str] = &[
+    "RSHMEM_CC",
+    "RSHMEM_CXX",
+    "RSHMEM_PTXAS",
+    "RSHMEM_PREFIX",
+    "RSHMEM_NETNS_PREFIX",
+    "RSHMEM_SLURM_CPUS",
+    "RSHMEM_NVRTC",
+    "RSHMEM_INCLUDE",
+];
 
 /// Every variable name rshmem reads: each setting under its three prefixes and its aliases.
 fn known_names() -> Vec<String> {
-    let mut names: Vec<String> = LAUNCHER_VARS.iter().chain(WRAPPER_VARS).map(|v| v.to_string()).collect();
+    let mut names: Vec<String> = LAUNCHER_VARS.iter().chain(TOOL_VARS).map(|v| v.to_string()).collect();
     for s in SETTINGS {
         names.extend(["RSHMEM_", "SHMEM_", "NVSHMEM_"].iter().map(|p| format!("{p}{}", s.name)));
         names.extend(s.aliases.iter().map(|a| a.to_string()));
@@ -718,8 +730,10 @@ mod tests {
     }
 
     #[test]
-    fn the_wrappers_variables_are_known() {
-        assert!(unknown_variables(["RSHMEM_CC".to_string(), "RSHMEM_CXX".to_string()]).is_empty());
+    fn the_tools_variables_are_known() {
+        // The README tells users to export RSHMEM_PREFIX (scripts) and RSHMEM_PTXAS (build).
+        let tools = ["RSHMEM_CC", "RSHMEM_CXX", "RSHMEM_PTXAS", "RSHMEM_PREFIX"];
+        assert_eq!(unknown_variables(tools.iter().map(|s| s.to_string())), Vec::<String>::new());
     }
 
     #[test]

@@ -37,6 +37,19 @@ for want in 'INVALID: .*RSHMEM_DEBUG="LOUD".*NONE, WARN, INFO or TRACE' 'INVALID
 done
 "${CLEAN[@]}" RSHMEM_SYMMETRIC_SIZE=2G "$INFO" -a >/dev/null && pass "valid values: exit 0" || fail "valid values: exit $?"
 
+# A misspelt variable sets nothing: -e and -a name it and the setting meant; the variables
+# rshmem's wrappers, build and scripts read (the README has users export them) are not listed.
+tools=(RSHMEM_CC=cc RSHMEM_PTXAS=none RSHMEM_PREFIX=/opt/rshmem)
+for opt in -e -a; do
+    out=$("${CLEAN[@]}" "${tools[@]}" RSHMEM_SYMMETRIC_SIZ=2G "$INFO" $opt); rc=$?
+    [ $rc -eq 1 ] && grep -q "UNKNOWN: environment variable RSHMEM_SYMMETRIC_SIZ is not a setting rshmem knows (ignored); did you mean RSHMEM_SYMMETRIC_SIZE?" <<<"$out" \
+        && [ "$(grep -c UNKNOWN <<<"$out")" -eq 1 ] && pass "$opt: the misspelt RSHMEM_SYMMETRIC_SIZ named, exit 1" \
+        || { fail "$opt with RSHMEM_SYMMETRIC_SIZ: exit $rc:"; grep -E "UNKNOWN|^Settings" <<<"$out"; }
+done
+out=$("${CLEAN[@]}" "${tools[@]}" "$INFO" -e); rc=$?
+[ $rc -eq 0 ] && ! grep -q UNKNOWN <<<"$out" && pass "the tools' variables (${tools[*]}) are not unknown" \
+    || { fail "the tools' variables: exit $rc:"; echo "$out"; }
+
 # Which NIC IBGDA uses is said once, and as the setting says (it used to be said three ways).
 for nic in "" auto model hw; do
     report=$("${CLEAN[@]}" ${nic:+RSHMEM_IBGDA_NIC=$nic} "$INFO" | sed '/^Settings/q')

@@ -14,7 +14,8 @@ With no option: the build, the transports and GPUs of this host, and every setti
                    prints how it reaches every PE: PE 0 -> PE 2: fabric(tcp;ofi_rxm) or shm
   -V, --version    version, commit and build date
   -h, --help       this text
-Values are checked as shown: an invalid one is marked and the exit status is 1.";
+Values are checked as shown: an invalid one is marked and the exit status is 1; so is a
+RSHMEM_/SHMEM_/NVSHMEM_ variable that is no setting (a misspelling: the closest name is given).";
 
 /// Commit and date of the build (build.rs).
 const COMMIT: &str = env!("RSHMEM_BUILD_COMMIT");
@@ -86,7 +87,19 @@ fn settings(out: &mut String, wanted: impl Fn(&Setting) -> bool) -> bool {
     for s in SETTINGS.iter().filter(|s| wanted(s)) {
         ok &= setting(out, s);
     }
-    ok
+    let all_known = unknown_variables(out);
+    ok && all_known
+}
+
+/// The environment's RSHMEM_/SHMEM_/NVSHMEM_ variables that no setting reads (a misspelt name
+/// silently does nothing; the library warns at init, this says it before the job); false if any.
+fn unknown_variables(out: &mut String) -> bool {
+    let names = std::env::vars_os().filter_map(|(k, _)| k.into_string().ok());
+    let unknown = env::unknown_variables(names);
+    for line in &unknown {
+        let _ = writeln!(out, "  UNKNOWN: {line}");
+    }
+    unknown.is_empty()
 }
 
 fn report(out: &mut String) -> bool {
