@@ -18,6 +18,32 @@ bad=$(defined "$lib" | awk '
 if [ -n "$bad" ]; then echo "librshmem.so exports (src/capi/librshmem.map, scripts/link-gcc):"; echo "$bad" | head; exit 1; fi
 echo "exports: API symbols only; nvshmem_/nvshmemx_/nvshmemid_ at NVSHMEM, the rest at RSHMEM_0"
 
+# The profiling interface (OpenSHMEM 1.5 ch. 10): every shmem_/shmemx_ routine has its pshmem_/pshmemx_ name.
+names=$(defined "$lib" | sed 's/@.*//' | sort -u)
+unprofiled=$(grep -E '^shmemx?_' <<<"$names" | sed 's/^/p/' | comm -23 - <(echo "$names"))
+if [ -n "$unprofiled" ]; then
+    echo "librshmem.so lacks $(wc -l <<<"$unprofiled") profiling names (scripts/gen_headers.py writes them into src/capi/aliases.ld):"
+    echo "$unprofiled" | head; exit 1
+fi
+echo "profiling interface: all $(grep -cE '^shmemx?_' <<<"$names") shmem_/shmemx_ exports have their pshmem_/pshmemx_ names"
+
+# The LD_PRELOAD swap-in: every routine Open MPI's liboshmem exports (where it is installed) is
+# defined here, or a program built with its oshcc binds that one into the never-started OSHMEM.
+# Not routines of the API: OSHMEM's internal helpers listed here.
+oshmem_internal="shmem_api_logger_output shmem_ds_reset shmem_internal_mutex_alloc shmem_lock_finalize shmem_lock_init"
+oshmem=$(ls /usr/lib/*/liboshmem.so.40 /usr/lib64/liboshmem.so.40 2>/dev/null | head -1 || true)
+if [ -n "$oshmem" ]; then
+    theirs=$(defined "$oshmem" | sed 's/@.*//' | grep -E '^(p?shmemx?_|start_pes$|_?my_pe$|_?num_pes$|shmalloc$|shfree$|shrealloc$|shmemalign$)' | sort -u \
+        | comm -23 - <(tr ' ' '\n' <<<"$oshmem_internal" | sort))
+    lacking=$(comm -23 <(echo "$theirs") <(echo "$names"))
+    if [ -n "$lacking" ]; then
+        echo "librshmem.so lacks $(wc -l <<<"$lacking") routines $oshmem exports:"; echo "$lacking" | head; exit 1
+    fi
+    echo "LD_PRELOAD swap-in: all $(wc -l <<<"$theirs") routines of $oshmem are defined ($(grep -c '^shmemx_' <<<"$theirs") shmemx_)"
+else
+    echo "Open MPI's liboshmem.so.40 not installed here: comparison with its exports skipped"
+fi
+
 readelf -V "$alias" | grep -q 'Name: NVSHMEM$' || { echo "$alias does not define the NVSHMEM version node (scripts/nvshmem_host_alias.map)"; exit 1; }
 extra=$(defined "$alias")
 [ -z "$extra" ] || { echo "$alias exports routines of its own (it must only define the node): $extra" | head; exit 1; }
