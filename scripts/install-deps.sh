@@ -25,6 +25,7 @@ want fi_info libfabric-bin          # libfabric1 (the fabric layer loads it) + f
 want ip iproute2                    # namespaced test hosts (scripts/netns-hosts.sh)
 want gdb gdb                        # PE stacks when a multi-host run nears its limit (ctest/multihost/suite.sh)
 want groff groff-base              # man page check (ctest/scripts/man_pages.sh)
+want man man-db                     # the same: `man NAME` for every installed program
 # A throw-away Slurm cluster for the srun tests (scripts/slurm-netns.sh; ~1 min to install).
 want srun slurm-client
 for d in slurmctld slurmd munged; do [ -x /usr/sbin/$d ] || need_pkgs+=("${d/munged/munge}"); done

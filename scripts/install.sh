@@ -2,8 +2,12 @@
 # Installs (or removes) what `make build` built; called by `make install` / `make uninstall`.
 #   bash scripts/install.sh install   PREFIX TARGET_DIR VERSION   (DESTDIR from the environment)
 #   bash scripts/install.sh uninstall PREFIX
-# It never runs cargo, so `sudo make install` works where root has no Rust. Every installed
-# path is listed in PREFIX/share/rshmem/install-manifest, which uninstall reads back.
+# It never runs cargo, so `sudo make install` works where root has no Rust.
+# PREFIX/share/rshmem/install-manifest lists, relative to PREFIX, every file and link installed,
+# then every directory the install had to create (with a trailing /). Uninstall removes those
+# files and, of the directories, only those it created, once empty: /usr/local/include and the
+# like stay. Installing over an earlier install removes the files of it this one does not write
+# (another version's library), so uninstall after an upgrade still leaves nothing behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 action=${1:?usage: install.sh install|uninstall PREFIX [TARGET_DIR VERSION]}
@@ -11,18 +15,18 @@ PREFIX=${2:?missing PREFIX}
 ROOT=${DESTDIR:-}$PREFIX
 MANIFEST=share/rshmem/install-manifest
 
+# remove LIST: deletes the listed files, then the listed directories that are empty, deepest first.
+remove() {
+    while read -r rel; do [ -n "$rel" ] && rm -f "$ROOT/$rel"; done < <(grep -v '/$' <<<"$1")
+    while read -r dir; do rmdir "$ROOT/$dir" 2>/dev/null || true; done < <(grep '/$' <<<"$1" | sort -r)
+}
+
 if [ "$action" = uninstall ]; then
     if [ ! -f "$ROOT/$MANIFEST" ]; then
         echo "make uninstall: no rshmem install under $ROOT ($MANIFEST is missing)" >&2
         exit 1
     fi
-    # Files first, then the directories they leave empty (deepest first).
-    list=$(cat "$ROOT/$MANIFEST"; echo "$MANIFEST")
-    while read -r rel; do rm -f "$ROOT/$rel"; done <<<"$list"
-    # rmdir -p relative to ROOT: removes what became empty, never ROOT itself.
-    while read -r dir; do
-        (cd "$ROOT" && rmdir -p --ignore-fail-on-non-empty "$dir" 2>/dev/null) || true
-    done < <(sed -n 's|/[^/]*$||p' <<<"$list" | sort -ru)
+    remove "$(cat "$ROOT/$MANIFEST"; echo "$MANIFEST")"
     echo "rshmem removed from $ROOT"
     exit 0
 fi
@@ -38,21 +42,35 @@ for f in librshmem.so rshmemrun rshmem-info; do
     fi
 done
 
+# What an earlier install wrote (its directories stay listed: rshmem made them).
+earlier=$(cat "$ROOT/$MANIFEST" 2>/dev/null || true)
 installed=()
+mapfile -t created < <(grep '/$' <<<"$earlier" || true)
+mkdir -p "$ROOT"
+# dir DIR(relative to PREFIX): makes it and any missing directory above it, noting each one made.
+dir() {
+    local path="" part parts
+    IFS=/ read -ra parts <<<"$1"
+    for part in "${parts[@]}"; do
+        path=${path:+$path/}$part
+        [ -d "$ROOT/$path" ] || { mkdir "$ROOT/$path"; created+=("$path/"); }
+    done
+}
 # put MODE SOURCE DEST(relative to PREFIX)
 put() {
-    install -D -m "$1" "$2" "$ROOT/$3"
+    dir "$(dirname "$3")"
+    install -m "$1" "$2" "$ROOT/$3"
     installed+=("$3")
 }
 # link TARGET NAME(relative to PREFIX)
 link() {
-    mkdir -p "$(dirname "$ROOT/$2")"
+    dir "$(dirname "$2")"
     ln -sfn "$1" "$ROOT/$2"
     installed+=("$2")
 }
 # fill MODE FILE.in DEST: a template with @PREFIX@, @VERSION@ and @MAJOR@ replaced.
 fill() {
-    mkdir -p "$(dirname "$ROOT/$3")"
+    dir "$(dirname "$3")"
     sed -e "s|@PREFIX@|$PREFIX|g" -e "s|@VERSION@|$VERSION|g" -e "s|@MAJOR@|$MAJOR|g" "$2" >"$ROOT/$3"
     chmod "$1" "$ROOT/$3"
     installed+=("$3")
@@ -75,9 +93,10 @@ link "librshmem.so.$MAJOR" lib/librshmem.so
 # Programs: the launcher under its other names, the compiler wrappers.
 put 755 "$TARGET/rshmemrun" bin/rshmemrun
 put 755 "$TARGET/rshmem-info" bin/rshmem-info
-for name in oshrun nvshmrun; do link rshmemrun "bin/$name"; done
 fill 755 scripts/oshcc.in bin/oshcc
-for name in oshc++ oshCC oshcxx; do link oshcc "bin/$name"; done
+# The other names, each with its manual page (a link to the program's).
+for name in oshrun nvshmrun; do link rshmemrun "bin/$name" && link rshmemrun.1 "share/man/man1/$name.1"; done
+for name in oshc++ oshCC oshcxx; do link oshcc "bin/$name" && link oshcc.1 "share/man/man1/$name.1"; done
 
 # Headers: the C API, and the header-only CUDA device library under include/rshmem/device.
 while IFS= read -r f; do put 644 "include/$f" "include/$f"; done < <(cd include && find . -type f | sed 's|^\./||' | sort)
@@ -95,12 +114,17 @@ for f in cmake/*.cmake.in; do
     esac
 done
 
+# The licence texts and the changelog, where packaging tools look for them.
+for f in LICENSE LICENSE-MIT LICENSE-APACHE CHANGELOG.md; do put 644 "$f" "share/doc/rshmem/$f"; done
+
 # Manual pages.
 for f in docs/man/*.[0-9]; do
     [ -e "$f" ] || continue
     put 644 "$f" "share/man/man${f##*.}/$(basename "$f")"
 done
 
-mkdir -p "$ROOT/share/rshmem"
-printf '%s\n' "${installed[@]}" >"$ROOT/$MANIFEST"
+dir share/rshmem
+# Files of the earlier install that this one did not write (e.g. another version's library).
+remove "$(comm -23 <(grep -v '/$' <<<"$earlier" | sort) <(printf '%s\n' "${installed[@]}" | sort))"
+{ printf '%s\n' "${installed[@]}"; [ ${#created[@]} -eq 0 ] || printf '%s\n' "${created[@]}" | sort -u; } >"$ROOT/$MANIFEST"
 echo "rshmem $VERSION installed under $ROOT (${#installed[@]} files; make uninstall PREFIX=$PREFIX removes them)"
