@@ -282,6 +282,16 @@ def row_label(r):
     return r["variant"] + (" c=%d" % r["ctas"] if r["ctas"] else "") + (" t=%d" % r["threads"] if r["threads"] > 1 else "")
 
 
+# The ratio axis ends at most here: a row past it (a 216x finalize) is drawn to the edge with its
+# value written beside, so one outlier does not squeeze every other row against 1.0.
+RATIO_AXIS_MAX = 4.0
+
+
+def ratio_axis_end(ratios):
+    """Right end of the linear ratio axis: a little past the largest ratio, at most RATIO_AXIS_MAX."""
+    return 1.05 * min(max([r for r in ratios if r is not None] + [1.0]), RATIO_AXIS_MAX)
+
+
 def ratio_plots(out_dir, summary, plt):
     """One figure per family: every row's speed ratio on a linear axis with 1.0 marked, against
     NVSHMEM as installed (and against NVSHMEM without NCCL where that ran)."""
@@ -296,16 +306,24 @@ def ratio_plots(out_dir, summary, plt):
         labels = ["%s %s %s" % (r["bench"], row_label(r), human_size(r["size"])) for r in rows]
         h = 0.8 / len(here)
         missing = [lab for lab, r in zip(labels, rows) if speedup(r, here[0]) is None]
+        end = ratio_axis_end([speedup(r, b) for r in rows for b in here])
         for j, b in enumerate(here):
             vals = [speedup(r, b) for r in rows]
             ys = [i + j * h for i, v in enumerate(vals) if v is not None]
-            ax.barh(ys, [v - 1.0 for v in vals if v is not None], left=1.0, height=h,
+            shown = [v for v in vals if v is not None]
+            ax.barh(ys, [min(v, end) - 1.0 for v in shown], left=1.0, height=h,
                     color="C%d" % j, label="vs " + LIB_TITLE[b])
+            for y, v in zip(ys, shown):
+                if v > end:
+                    ax.text(end, y, " %.0fx " % v if v >= 10 else " %.1fx " % v, ha="right", va="center",
+                            fontsize=6, color="white", fontweight="bold")
+        ax.set_xlim(0.0, end)
         ax.axvline(1.0, color="black", linewidth=1.0)
         ax.set_yticks([i + h * (len(here) - 1) / 2 for i in range(len(rows))])
         ax.set_yticklabels(labels, fontsize=6)
         ax.invert_yaxis()
-        ax.set_xlabel("rshmem speed / NVSHMEM speed (linear; 1.0 = equal, > 1: rshmem ahead)")
+        ax.set_xlabel("rshmem speed / NVSHMEM speed (linear; 1.0 = equal, > 1: rshmem ahead; bars past"
+                      " %.0f end at the edge with their value)" % RATIO_AXIS_MAX)
         title = "%s: rshmem against NVSHMEM, per row" % fam
         if missing:
             title += "\n(no ratio, a library lacks the row: %s)" % ", ".join(missing[:6] + (["..."] if len(missing) > 6 else []))
