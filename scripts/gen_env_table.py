@@ -37,6 +37,9 @@ def settings():
     declared = len(re.findall(r"\n    [A-Z][A-Z0-9_]* \{", table))
     if len(rows) != declared:
         sys.exit("gen_env_table: could not read every setting in src/env.rs (%d of %d)" % (len(rows), declared))
+    undescribed = [name for name, _, _, help_text in rows if len(help_text.split()) < 3]
+    if undescribed:
+        sys.exit("gen_env_table: settings without a description in src/env.rs: " + ", ".join(undescribed))
     return rows
 
 
