@@ -359,6 +359,24 @@ RSHMEMI_DEV bool rshmemi_compare(T v, int cmp, T ref) {
     }
 }
 
+/* Proxy route: a thread waiting in device code may be what a PE on another host waits for; now
+ * and then it takes the atomic that PE asked for on this GPU (rshmem_proxy.cuh, serve_amo), so
+ * a grid holding every SM cannot starve the proxy's atomic kernel into a deadlock. */
+#if defined(RSHMEM_PROXY_ROUTE)
+#include "rshmem/device/rshmem_proxy.cuh"
+struct rshmemi_proxy_look {
+    unsigned polls = 0;
+    __device__ void operator()() {
+        if ((++polls & 255) == 0 && (RSHMEMI_STATE.flags & RSHMEM_DEVICE_FLAG_PROXY))
+            rshmem_proxy::serve_amo((RshmemProxyChannel *)RSHMEMI_STATE.proxy);
+    }
+};
+#else
+struct rshmemi_proxy_look {
+    __device__ void operator()() {}
+};
+#endif
+
 /* Spins until *p satisfies the comparison; returns the value seen. Every poll is an acquire
  * load, so the one that succeeds orders the loads after it: data the writer published before
  * its signal (put_signal, or fence/quiet then p / signal_op) is visible. A full fence here
@@ -366,8 +384,8 @@ RSHMEMI_DEV bool rshmemi_compare(T v, int cmp, T ref) {
 template <typename T>
 RSHMEMI_DEV T rshmemi_wait_until(T *p, int cmp, T ref) {
     T v;
-    while (!rshmemi_compare(v = rshmemi_load(p), cmp, ref)) {
-    }
+    rshmemi_proxy_look look;
+    while (!rshmemi_compare(v = rshmemi_load(p), cmp, ref)) look();
     rshmemi_acquire_after(p);
     return v;
 }
@@ -518,8 +536,10 @@ static __device__ __noinline__ void rshmemi_wait_report(const char *what, int pe
 struct rshmemi_wait_watch {
     unsigned polls = 0;
     unsigned long long start = 0;
+    rshmemi_proxy_look look;
     /* True once, when the wait has lasted RSHMEMI_WAIT_WARN_NS. */
     __device__ bool expired() {
+        look();
         if ((++polls & 0xffff) != 0) return false;
         unsigned long long now;
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));

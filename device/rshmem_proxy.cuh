@@ -76,6 +76,61 @@ inline bool (*&host_unreachable_hook())(const void *) {
 inline bool host_reachable(const void *p) { return !host_unreachable_hook() || !host_unreachable_hook()(p); }
 #endif
 
+/* ---- remote AMOs on this PE's GPU memory (RshmemProxyAmo; src/proxy/gpu.rs, AmoDoorbell) ----
+ * A PE on another host asked for an atomic on this GPU's memory; its proxy posted it in the
+ * channel's AMO record. The first thread to move the claim word from seq - 1 to seq runs it:
+ * a thread waiting in device code (the wait loops look here now and then) or the proxy's
+ * one-thread kernel. A grid that holds every SM while it waits for that atomic thus runs it
+ * itself instead of starving the kernel. */
+template <class T> RSHMEM_PROXY_FN T amo_apply(T *p, uint32_t op, T a, T b) {
+#if defined(__CUDACC__)
+    cuda::atomic_ref<T, cuda::thread_scope_system> r(*p);
+    const cuda::memory_order o = cuda::memory_order_relaxed;
+    switch (op) {
+        case 0: return r.fetch_add(a, o);
+        case 1: return r.fetch_and(a, o);
+        case 2: return r.fetch_or(a, o);
+        case 3: return r.fetch_xor(a, o);
+        case 5: r.compare_exchange_strong(a, b, o, o); return a; /* a: the old value either way */
+        case 6: return r.load(o);
+        default: return r.exchange(a, o); /* 4 swap, 7 set */
+    }
+#else
+    switch (op) {
+        case 0: return __atomic_fetch_add(p, a, __ATOMIC_RELAXED);
+        case 1: return __atomic_fetch_and(p, a, __ATOMIC_RELAXED);
+        case 2: return __atomic_fetch_or(p, a, __ATOMIC_RELAXED);
+        case 3: return __atomic_fetch_xor(p, a, __ATOMIC_RELAXED);
+        case 5: __atomic_compare_exchange_n(p, &a, b, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED); return a;
+        case 6: return __atomic_load_n(p, __ATOMIC_RELAXED);
+        default: return __atomic_exchange_n(p, a, __ATOMIC_RELAXED);
+    }
+#endif
+}
+
+#if defined(__CUDACC__)
+#define RSHMEM_PROXY_COLD static __device__ __noinline__
+#else
+#define RSHMEM_PROXY_COLD inline
+#endif
+/* Takes and runs the posted remote AMO, if there is one nobody took; true when it ran one. Out
+ * of line: the wait loops that call it stay small. */
+RSHMEM_PROXY_COLD bool serve_amo(RshmemProxyChannel *ch) {
+    RshmemProxyAmo *r = &ch->amo;
+    const uint64_t seq = port::load_acquire(&r->seq);
+    if (seq == port::load_relaxed(&r->done)) return false;
+    uint64_t expected = seq - 1;
+    if (!port::cas_gpu((uint64_t *)(uintptr_t)port::load_relaxed(&r->claim), expected, seq)) return false;
+    const uint64_t addr = port::load_relaxed(&r->addr), a = port::load_relaxed(&r->a), b = port::load_relaxed(&r->b);
+    const uint32_t op = port::load_relaxed(&r->op), size = port::load_relaxed(&r->size);
+    port::fence_system(); /* what this GPU wrote before is ordered before the atomic, as in rshmem_amo */
+    const uint64_t old = size == 4 ? (uint64_t)amo_apply<uint32_t>((uint32_t *)(uintptr_t)addr, op, (uint32_t)a, (uint32_t)b)
+                                   : (uint64_t)amo_apply<unsigned long long>((unsigned long long *)(uintptr_t)addr, op, a, b);
+    port::store_relaxed(&r->result, old);
+    port::store_release(&r->done, seq);
+    return true;
+}
+
 /* What an issuing thread is doing, for the reports. */
 struct what {
     const char *routine;
@@ -90,6 +145,7 @@ RSHMEM_PROXY_FN int wait_for(RshmemProxyChannel *ch, uint64_t *word, uint64_t wa
     bool told = false;
     while (port::load_acquire(word) < want) {
         if ((++polls & 63) == 0) {
+            serve_amo(ch); /* the proxy this thread waits for may be waiting for this GPU */
             if (port::load_acquire(&ch->status) == RSHMEM_PROXY_DEAD) {
                 RSHMEM_PROXY_REPORT("rshmem: PE %d: %s to PE %d cannot complete: the proxy thread stopped at ring %u command %llu "
                                     "(to PE %d); its message on the host says why\n",

@@ -64,7 +64,8 @@ RSHMEMI_DEV void rshmemi_wait_all(T *ivars, size_t n, const int *status, int cmp
 template <typename T, typename REF>
 RSHMEMI_DEV size_t rshmemi_wait_any(T *ivars, size_t n, const int *status, int cmp, const REF &ref) {
     if (rshmemi_set_empty(n, status)) return RSHMEMI_NONE;
-    for (;;) {
+    rshmemi_proxy_look look;
+    for (;; look()) {
         size_t i = rshmemi_test_any(ivars, n, status, cmp, ref);
         if (i != RSHMEMI_NONE) return i;
     }
@@ -72,7 +73,8 @@ RSHMEMI_DEV size_t rshmemi_wait_any(T *ivars, size_t n, const int *status, int c
 template <typename T, typename REF>
 RSHMEMI_DEV size_t rshmemi_wait_some(T *ivars, size_t n, size_t *indices, const int *status, int cmp, const REF &ref) {
     if (rshmemi_set_empty(n, status)) return 0;
-    for (;;) {
+    rshmemi_proxy_look look;
+    for (;; look()) {
         size_t found = rshmemi_test_some(ivars, n, indices, status, cmp, ref);
         if (found) return found;
     }

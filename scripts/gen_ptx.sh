@@ -43,9 +43,10 @@ for k in $kinds; do gen reduce.cu "reduce_$k.ptx" -DRK_KIND="$k"; done
 mkdir -p "$out/inc/rshmem"
 cp include/*.h "$out/inc/" && cp include/rshmem/rshmem_abi.h "$out/inc/rshmem/" && cp -r device "$out/inc/rshmem/device"
 gen ll.cu ll.ptx -I"$out/inc"
+gen proxy.cu proxy.ptx -I"$out/inc"
 
 status=0
-for f in coll.ptx stream.ptx ll.ptx $(for k in $kinds; do echo "reduce_$k.ptx"; done); do
+for f in coll.ptx stream.ptx ll.ptx proxy.ptx $(for k in $kinds; do echo "reduce_$k.ptx"; done); do
   if [ "$mode" = "--check" ]; then
     if ! cmp -s "$out/$f" "$generated/$f"; then
       echo "gen_ptx: $generated/$f is not what $dir/*.cu give; run scripts/gen_ptx.sh and commit" >&2

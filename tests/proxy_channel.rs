@@ -7,13 +7,15 @@
 mod ibgda_common;
 
 use std::ffi::{c_char, CStr, CString};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use rshmem::abi::*;
+use rshmem::cuda::kernels::AmoOp;
 use rshmem::error::{Error, ErrorKind, Result};
 use rshmem::fabric::AtomicOp;
+use rshmem::proxy::gpu::{AmoDoorbell, AmoKernel};
 use rshmem::proxy::{Channel, ProcessMemory, Proxy, ProxyConfig};
 use rshmem::transport::{AmoType, Segment, Transport};
 
@@ -73,6 +75,8 @@ fn reports_of(mype: usize) -> Vec<String> {
 struct Shared(Ch);
 // SAFETY: the channel is built for concurrent use; see src/proxy/channel.rs.
 unsafe impl Send for Shared {}
+// SAFETY: as above (shared by reference between threads that only call the harness with it).
+unsafe impl Sync for Shared {}
 
 // ---- the fake transport ------------------------------------------------------------------
 
@@ -819,6 +823,131 @@ impl rshmem::bootstrap::Bootstrap for ThreadBoot {
     fn allgather_fds(&self, _mine: &[std::os::fd::RawFd]) -> Result<Vec<Vec<std::os::fd::OwnedFd>>> {
         Err(Error::bootstrap("no descriptors between test threads"))
     }
+}
+
+/// The one-thread kernel of the remote-AMO doorbell, played by host threads: `Runs` launches a
+/// thread that looks once (the kernel on a free SM); `Starved` never runs (a grid holds every SM).
+struct FakeAmoKernel {
+    ch: Shared,
+    starved: bool,
+    launches: Arc<AtomicUsize>,
+    running: Arc<AtomicUsize>,
+}
+
+impl AmoKernel for FakeAmoKernel {
+    fn idle(&self) -> Result<bool> {
+        Ok(self.running.load(Ordering::Acquire) == 0)
+    }
+    fn launch(&self) -> Result<()> {
+        self.launches.fetch_add(1, Ordering::AcqRel);
+        self.running.fetch_add(1, Ordering::AcqRel);
+        if !self.starved {
+            let (c, running) = (Shared(self.ch.0), self.running.clone());
+            std::thread::spawn(move || {
+                let c = c;
+                h!(h_serve_amo: fn(Ch) -> i32)(c.0);
+                running.fetch_sub(1, Ordering::AcqRel);
+            });
+        }
+        Ok(())
+    }
+}
+
+fn doorbell(ch: &Arc<Channel>, starved: bool, stall: Duration) -> (AmoDoorbell, Arc<AtomicUsize>) {
+    let launches = Arc::new(AtomicUsize::new(0));
+    let kernel = FakeAmoKernel { ch: Shared(ch.as_ptr()), starved, launches: launches.clone(), running: Arc::new(AtomicUsize::new(0)) };
+    (AmoDoorbell::new(ch.clone(), Box::new(kernel), stall), launches)
+}
+
+/// What each AmoOp does to a word of `bits` bits (the model the results are checked against).
+fn model_amo(old: u64, op: AmoOp, a: u64, b: u64, bits: u32) -> u64 {
+    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let new = match op {
+        AmoOp::Add => old.wrapping_add(a),
+        AmoOp::And => old & a,
+        AmoOp::Or => old | a,
+        AmoOp::Xor => old ^ a,
+        AmoOp::Swap | AmoOp::Set => a,
+        AmoOp::CompareSwap if old == a & mask => b,
+        AmoOp::CompareSwap | AmoOp::Fetch => old,
+    };
+    new & mask
+}
+
+/// Remote AMOs handed to device threads (src/proxy/gpu.rs AmoDoorbell; device/rshmem_proxy.cuh
+/// serve_amo): each runs exactly once and returns its own old value, whether the one-thread
+/// kernel takes it or threads waiting in device code race for it while the kernel never runs
+/// (a grid holding every SM: the GPU deadlock this replaces); nobody taking it is a named error.
+#[test]
+fn remote_amos_run_once_whoever_takes_them() {
+    let _w = ibgda_common::watchdog(120, "remote_amos_run_once_whoever_takes_them");
+    let ops = [AmoOp::Add, AmoOp::CompareSwap, AmoOp::Xor, AmoOp::Swap, AmoOp::Or, AmoOp::Fetch, AmoOp::And, AmoOp::Set];
+    for starved in [false, true] {
+        let ch = channel(1, 2, 4, Duration::from_secs(30));
+        let (bell, launches) = doorbell(&ch, starved, Duration::from_secs(30));
+        let words = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]); // an 8-byte word, then a 4-byte one in the low half
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Waiting device threads: three look all the time (only when the kernel is starved:
+        // otherwise the kernel alone must do it).
+        let waiters: Vec<_> = (0..if starved { 3 } else { 0 })
+            .map(|_| {
+                let (c, stop) = (Shared(ch.as_ptr()), stop.clone());
+                std::thread::spawn(move || {
+                    let c = c;
+                    let mut took = 0;
+                    while !stop.load(Ordering::Acquire) {
+                        took += h!(h_serve_amo: fn(Ch) -> i32)(c.0);
+                    }
+                    took
+                })
+            })
+            .collect();
+        let (mut model64, mut model32) = (0u64, 0u64);
+        for i in 0..300u64 {
+            let op = ops[i as usize % ops.len()];
+            let four = i % 2 == 1;
+            let (addr, bits) = if four { (words[1].as_ptr() as u64, 32) } else { (words[0].as_ptr() as u64, 64) };
+            let model = if four { &mut model32 } else { &mut model64 };
+            let (a, b) = match op {
+                AmoOp::CompareSwap if i % 3 == 0 => (*model, i * 7), // succeeds
+                AmoOp::CompareSwap => (i, i * 7),                    // fails unless equal
+                AmoOp::And => (!(1u64 << (i % 64)), 0),
+                _ => (i.wrapping_mul(0x9e37_79b9) | 1, 0),
+            };
+            let a = if four { a & 0xffff_ffff } else { a };
+            let old = bell.run(2, addr, op, if four { 4 } else { 8 }, a, b, "test atomic").unwrap();
+            assert_eq!(
+                old,
+                *model,
+                "AMO {i} ({op:?}, {} bytes, starved kernel: {starved}) returned the wrong old value",
+                if four { 4 } else { 8 }
+            );
+            *model = model_amo(*model, op, a, b, bits);
+        }
+        stop.store(true, Ordering::Release);
+        let taken: i32 = waiters.into_iter().map(|w| w.join().unwrap()).sum();
+        assert_eq!(words[0].load(Ordering::Acquire), model64, "8-byte word (starved: {starved})");
+        assert_eq!(words[1].load(Ordering::Acquire) & 0xffff_ffff, model32, "4-byte word (starved: {starved})");
+        assert_eq!(words[1].load(Ordering::Acquire) >> 32, 0, "a 4-byte AMO touched only its 4 bytes");
+        if starved {
+            assert_eq!(launches.load(Ordering::Acquire), 1, "a kernel that has not run is not launched again");
+            assert_eq!(taken, 300, "the waiting threads ran every AMO, once");
+        } else {
+            assert!((1..=300).contains(&launches.load(Ordering::Acquire)), "launches: {}", launches.load(Ordering::Acquire));
+        }
+    }
+    // Nobody takes it: a named error within the stall time.
+    let ch = channel(1, 1, 4, Duration::from_secs(30));
+    let (bell, _) = doorbell(&ch, true, Duration::from_millis(200));
+    let word = AtomicU64::new(0);
+    let t = Instant::now();
+    let e = bell.run(3, word.as_ptr() as u64, AmoOp::Add, 8, 1, 0, "nvshmem_atomic_add").unwrap_err().to_string();
+    assert!(t.elapsed() < Duration::from_secs(10), "gave up after {:?}", t.elapsed());
+    assert!(
+        e.contains("nvshmem_atomic_add") && e.contains("PE 1: PE 3's atomic on this PE's GPU memory") && e.contains("has not run after"),
+        "{e}"
+    );
+    assert_eq!(word.load(Ordering::Acquire), 0);
 }
 
 #[test]

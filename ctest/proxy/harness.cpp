@@ -50,5 +50,7 @@ int h_put_signal(RshmemProxyChannel *ch, int pe, uint64_t remote, const void *sr
 }
 int h_fence(RshmemProxyChannel *ch) { return fence(ch, "nvshmem_fence"); }
 int h_quiet(RshmemProxyChannel *ch) { return quiet(ch, "nvshmem_quiet"); }
+/* A device thread's look at the remote-AMO record: 1 when it took and ran the posted AMO. */
+int h_serve_amo(RshmemProxyChannel *ch) { return serve_amo(ch) ? 1 : 0; }
 
 }

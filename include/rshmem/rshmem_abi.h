@@ -63,7 +63,7 @@
 
 #define RSHMEM_PROXY_MAGIC 1380997187
 
-#define RSHMEM_PROXY_VERSION 1
+#define RSHMEM_PROXY_VERSION 2
 
 /*
  Command opcodes (`RshmemProxyCmd::op`, low 16 bits).
@@ -410,6 +410,48 @@ typedef struct RshmemProxyIssue {
 } RshmemProxyIssue;
 
 /*
+ A remote PE's atomic on this PE's GPU memory (src/proxy/gpu.rs, "AMOs without a free SM"):
+ the target's proxy writes the fields, then `seq` (release); the first device thread to move
+ the claim word (GPU memory, at `claim`) from `seq - 1` to `seq` runs it with system-scope
+ atomics, writes `result`, then `done` = `seq` (release). Device threads that wait in device
+ code look here now and then, and the proxy launches a one-thread kernel that does the same,
+ so the atomic runs whether the target's SMs are free or held by a kernel that waits for it.
+ */
+typedef struct RshmemProxyAmo {
+  uint64_t seq;
+  /*
+   GPU address of the word (4 or 8 bytes, aligned).
+   */
+  uint64_t addr;
+  /*
+   The operand (compare-swap: the condition).
+   */
+  uint64_t a;
+  /*
+   Compare-swap's new value.
+   */
+  uint64_t b;
+  /*
+   The library's atomic-kernel codes (`cuda::kernels::AmoOp`): 0 add, 1 and, 2 or, 3 xor,
+   4 swap, 5 compare-swap, 6 fetch, 7 set.
+   */
+  uint32_t op;
+  /*
+   4 or 8.
+   */
+  uint32_t size;
+  /*
+   The old value.
+   */
+  uint64_t result;
+  uint64_t done;
+  /*
+   GPU address of the claim word (written once, at creation).
+   */
+  uint64_t claim;
+} RshmemProxyAmo;
+
+/*
  The channel of one PE, in pinned host memory; device code gets its address.
  */
 typedef struct RshmemProxyChannel {
@@ -463,6 +505,10 @@ typedef struct RshmemProxyChannel {
   uint32_t failed_lane;
   int32_t failed_pe;
   uint64_t failed_ticket;
+  /*
+   A remote PE's atomic on this PE's GPU memory, waiting for a device thread to run it.
+   */
+  struct RshmemProxyAmo amo;
 } RshmemProxyChannel;
 
 #endif  /* RSHMEM_ABI_H */

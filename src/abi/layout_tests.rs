@@ -30,7 +30,8 @@ fn c_assertions() -> String {
         + &fields!(RshmemProxyResult: value, ready, taken, reserved)
         + &fields!(RshmemProxyLane: consumed, completed, reserved)
         + &fields!(RshmemProxyIssue: ticket, consumed_seen, reserved)
-        + &fields!(RshmemProxyChannel: magic, version, status, lanes, slots, mype, cmds, results, lane_state, issue, stall_ns, failed_lane, failed_pe, failed_ticket)
+        + &fields!(RshmemProxyChannel: magic, version, status, lanes, slots, mype, cmds, results, lane_state, issue, stall_ns, failed_lane, failed_pe, failed_ticket, amo)
+        + &fields!(RshmemProxyAmo: seq, addr, a, b, op, size, result, done, claim)
 }
 
 #[test]
@@ -39,6 +40,7 @@ fn proxy_records_are_whole_cache_lines() {
     assert_eq!(size_of::<RshmemProxyLane>(), 64);
     assert_eq!(size_of::<RshmemProxyIssue>(), 64);
     assert_eq!(size_of::<RshmemProxyResult>(), 32);
+    assert_eq!(size_of::<RshmemProxyAmo>(), 64);
 }
 
 #[test]

@@ -141,7 +141,7 @@ pub struct RshmemDeviceTeam {
 // RSHMEM_PROXY_VERSION on every change of these structs.
 
 pub const RSHMEM_PROXY_MAGIC: u32 = 0x5250_5843; // "RPXC"
-pub const RSHMEM_PROXY_VERSION: u32 = 1;
+pub const RSHMEM_PROXY_VERSION: u32 = 2;
 
 /// Command opcodes (`RshmemProxyCmd::op`, low 16 bits).
 pub const RSHMEM_PROXY_OP_PUT: u32 = 1;
@@ -280,6 +280,36 @@ pub struct RshmemProxyChannel {
     pub failed_lane: u32,
     pub failed_pe: i32,
     pub failed_ticket: u64,
+    /// A remote PE's atomic on this PE's GPU memory, waiting for a device thread to run it.
+    pub amo: RshmemProxyAmo,
+}
+
+/// A remote PE's atomic on this PE's GPU memory (src/proxy/gpu.rs, "AMOs without a free SM"):
+/// the target's proxy writes the fields, then `seq` (release); the first device thread to move
+/// the claim word (GPU memory, at `claim`) from `seq - 1` to `seq` runs it with system-scope
+/// atomics, writes `result`, then `done` = `seq` (release). Device threads that wait in device
+/// code look here now and then, and the proxy launches a one-thread kernel that does the same,
+/// so the atomic runs whether the target's SMs are free or held by a kernel that waits for it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RshmemProxyAmo {
+    pub seq: u64,
+    /// GPU address of the word (4 or 8 bytes, aligned).
+    pub addr: u64,
+    /// The operand (compare-swap: the condition).
+    pub a: u64,
+    /// Compare-swap's new value.
+    pub b: u64,
+    /// The library's atomic-kernel codes (`cuda::kernels::AmoOp`): 0 add, 1 and, 2 or, 3 xor,
+    /// 4 swap, 5 compare-swap, 6 fetch, 7 set.
+    pub op: u32,
+    /// 4 or 8.
+    pub size: u32,
+    /// The old value.
+    pub result: u64,
+    pub done: u64,
+    /// GPU address of the claim word (written once, at creation).
+    pub claim: u64,
 }
 
 // ---------------------------------------------------------------------------------------------

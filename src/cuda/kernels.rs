@@ -13,9 +13,11 @@ use super::{driver, CuResult, Driver};
 /// The module (hand-written PTX, plus machine code when the build had ptxas: image.rs).
 const IMAGE: Image = Image { name: "kernels", ptx: concat!(include_str!("kernels.ptx"), "\0") };
 const STREAM: Image = Image { name: "stream", ptx: concat!(include_str!("generated/stream.ptx"), "\0") };
+/// The proxy's remote-AMO taker (`kernels/proxy.cu`).
+const PROXY: Image = Image { name: "proxy", ptx: concat!(include_str!("generated/proxy.ptx"), "\0") };
 
 /// The modules loaded here (for image.rs's test that each has its cubins).
-pub const MODULE_NAMES: [&str; 2] = [IMAGE.name, STREAM.name];
+pub const MODULE_NAMES: [&str; 3] = [IMAGE.name, STREAM.name, PROXY.name];
 
 /// rk_store's argument (mirrors rk_store_args in kernels/stream.cu).
 #[repr(C)]
@@ -61,7 +63,9 @@ pub enum AmoOp {
 pub struct Kernels {
     module: CUmodule,
     stream_module: CUmodule,
+    proxy_module: CUmodule,
     amo: CUfunction,
+    proxy_amo: CUfunction,
     wait_u64: CUfunction,
     store: CUfunction,
     wait: CUfunction,
@@ -83,8 +87,19 @@ impl Kernels {
         let d = driver()?;
         let null = std::ptr::null_mut();
         // Owned from here on: an error below unloads what was loaded (Drop).
-        let mut k = Kernels { module: image::load(IMAGE)?, stream_module: null, amo: null, wait_u64: null, store: null, wait: null };
+        let mut k = Kernels {
+            module: image::load(IMAGE)?,
+            stream_module: null,
+            proxy_module: null,
+            amo: null,
+            proxy_amo: null,
+            wait_u64: null,
+            store: null,
+            wait: null,
+        };
         k.stream_module = image::load(STREAM)?;
+        k.proxy_module = image::load(PROXY)?;
+        k.proxy_amo = function(d, k.proxy_module, c"rk_proxy_amo")?;
         k.amo = function(d, k.module, c"rshmem_amo")?;
         k.wait_u64 = function(d, k.module, c"rshmem_wait_u64")?;
         k.store = function(d, k.stream_module, c"rk_store")?;
@@ -116,6 +131,17 @@ impl Kernels {
             (&mut size as *mut u32).cast(),
         ];
         self.launch(self.amo, stream, &mut params)
+    }
+
+    /// Enqueues the one-thread taker of the remote AMO posted in the proxy channel at `channel`
+    /// (device/rshmem_proxy.cuh `serve_amo`: it runs the AMO unless a device thread took it).
+    ///
+    /// # Safety
+    /// `channel` must be a live proxy channel header the GPU maps, valid until the kernel ends.
+    pub unsafe fn proxy_amo(&self, stream: CUstream, channel: u64) -> CuResult<()> {
+        let mut ch = channel;
+        let mut params: [*mut c_void; 1] = [(&mut ch as *mut u64).cast()];
+        self.launch(self.proxy_amo, stream, &mut params)
     }
 
     /// Enqueues a wait until the 8-byte word at `addr` compares `cmp` (NVSHMEM_CMP_*, 0..=5,
@@ -159,7 +185,7 @@ impl Kernels {
 impl Drop for Kernels {
     fn drop(&mut self) {
         if let Ok(d) = driver() {
-            for m in [self.module, self.stream_module] {
+            for m in [self.module, self.stream_module, self.proxy_module] {
                 if !m.is_null() {
                     let _ = cu!(d, cuModuleUnload(m));
                 }

@@ -614,6 +614,27 @@ pub fn stream_synchronize(stream: CUstream) -> CuResult<()> {
     cu!(driver()?, cuStreamSynchronize(stream))
 }
 
+/// Whether the driver loads kernels lazily, at their first launch (CUDA_MODULE_LOADING=LAZY,
+/// the default since CUDA 12.2); None when the driver cannot say.
+pub fn lazy_loading() -> Option<bool> {
+    const CU_MODULE_LAZY_LOADING: c_int = 2;
+    let f = driver().ok()?.api.cuModuleGetLoadingMode?;
+    let mut mode: c_int = 0;
+    // SAFETY: `mode` is a live out-parameter.
+    (unsafe { f(&mut mode) } == CUDA_SUCCESS).then_some(mode == CU_MODULE_LAZY_LOADING)
+}
+
+/// Whether everything enqueued on `stream` has finished (cuStreamQuery).
+#[allow(clippy::not_unsafe_ptr_arg_deref)] // an opaque handle, checked by the driver
+pub fn stream_idle(stream: CUstream) -> CuResult<bool> {
+    const CUDA_ERROR_NOT_READY: CUresult = 600;
+    match cu!(driver()?, cuStreamQuery(stream)) {
+        Ok(()) => Ok(true),
+        Err(e) if e.code == CUDA_ERROR_NOT_READY => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Enqueues an 8-byte store of `value` to `addr` (ordered after earlier work on the stream).
 ///
 /// # Safety

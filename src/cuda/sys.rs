@@ -198,6 +198,7 @@ entry_points! {
         cuCtxGetStreamPriorityRange = "cuCtxGetStreamPriorityRange"(*mut c_int, *mut c_int);
         cuStreamDestroy = "cuStreamDestroy_v2"(CUstream);
         cuStreamSynchronize = "cuStreamSynchronize"(CUstream);
+        cuStreamQuery = "cuStreamQuery"(CUstream);
         cuStreamWriteValue64 = "cuStreamWriteValue64_v2"(CUstream, CUdeviceptr, u64, c_uint);
         cuStreamWaitValue64 = "cuStreamWaitValue64_v2"(CUstream, CUdeviceptr, u64, c_uint);
         cuModuleGetGlobal = "cuModuleGetGlobal_v2"(*mut CUdeviceptr, *mut usize, CUmodule, *const c_char);
@@ -210,5 +211,7 @@ entry_points! {
     optional {
         // CUDA 11.7+ (dma-buf handles of device memory for the NIC; IBGDA on hardware).
         cuMemGetHandleForAddressRange = "cuMemGetHandleForAddressRange"(*mut c_void, CUdeviceptr, usize, c_int, u64);
+        // CUDA 11.7+ (whether kernels load lazily, at their first launch).
+        cuModuleGetLoadingMode = "cuModuleGetLoadingMode"(*mut c_int);
     }
 }

@@ -6,12 +6,13 @@
 //! (`AtomicU64`/`AtomicU32` views of the C words), never through plain references.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::mem::offset_of;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::abi::{
-    RshmemProxyChannel, RshmemProxyCmd, RshmemProxyIssue, RshmemProxyLane, RshmemProxyResult, RSHMEM_PROXY_DEAD, RSHMEM_PROXY_MAGIC,
-    RSHMEM_PROXY_VERSION,
+    RshmemProxyAmo, RshmemProxyChannel, RshmemProxyCmd, RshmemProxyIssue, RshmemProxyLane, RshmemProxyResult, RSHMEM_PROXY_DEAD,
+    RSHMEM_PROXY_MAGIC, RSHMEM_PROXY_VERSION,
 };
 use crate::error::{Error, Result};
 
@@ -105,7 +106,8 @@ impl Channel {
             mem.shared(lanes * slots * size_of::<RshmemProxyCmd>())?,
             mem.shared(lanes * slots * size_of::<RshmemProxyResult>())?,
             mem.shared(lanes * size_of::<RshmemProxyLane>())?,
-            mem.issue(lanes * size_of::<RshmemProxyIssue>())?,
+            // One more line than the lanes: the remote-AMO claim word (GPU atomics only).
+            mem.issue((lanes + 1) * size_of::<RshmemProxyIssue>())?,
         ];
         let header = blocks[0].ptr.cast::<RshmemProxyChannel>();
         let h = RshmemProxyChannel {
@@ -120,6 +122,7 @@ impl Channel {
             lane_state: blocks[3].ptr as u64,
             issue: blocks[4].ptr as u64,
             stall_ns: stall.as_nanos().min(u64::MAX as u128) as u64,
+            amo: RshmemProxyAmo { claim: blocks[4].ptr as u64 + (lanes * size_of::<RshmemProxyIssue>()) as u64, ..Default::default() },
             ..Default::default()
         };
         // SAFETY: header points to a fresh, aligned block of the right size nobody else sees yet.
@@ -237,6 +240,31 @@ impl Channel {
     pub fn completed(&self, lane: usize) -> &AtomicU64 {
         // SAFETY: as above.
         unsafe { AtomicU64::from_ptr(&raw mut (*self.lane(lane)).completed) }
+    }
+
+    /// The u64 field at `offset` of the header's remote-AMO record.
+    fn amo_word(&self, offset: usize) -> &AtomicU64 {
+        let at = self.header.cast::<u8>().wrapping_add(offset_of!(RshmemProxyChannel, amo) + offset);
+        // SAFETY: `offset` is that of a u64 field of the record (aligned, live as long as the
+        // channel); device threads write `result` and `done` concurrently, so atomics only.
+        unsafe { AtomicU64::from_ptr(at.cast()) }
+    }
+
+    /// Posts remote AMO number `seq` (the one before it done): the fields, then `seq`, for a
+    /// device thread to take (RshmemProxyAmo). `op` is an `AmoOp` code, `size` 4 or 8.
+    pub fn post_amo(&self, seq: u64, addr: u64, op: u32, size: u32, a: u64, b: u64) {
+        self.amo_word(offset_of!(RshmemProxyAmo, addr)).store(addr, Ordering::Relaxed);
+        self.amo_word(offset_of!(RshmemProxyAmo, a)).store(a, Ordering::Relaxed);
+        self.amo_word(offset_of!(RshmemProxyAmo, b)).store(b, Ordering::Relaxed);
+        // `op` and `size` share one aligned u64 (little-endian: op first).
+        self.amo_word(offset_of!(RshmemProxyAmo, op)).store(u64::from(op) | u64::from(size) << 32, Ordering::Relaxed);
+        self.amo_word(offset_of!(RshmemProxyAmo, seq)).store(seq, Ordering::Release);
+    }
+
+    /// The old value of remote AMO `seq`, once a device thread has run it.
+    pub fn amo_result(&self, seq: u64) -> Option<u64> {
+        (self.amo_word(offset_of!(RshmemProxyAmo, done)).load(Ordering::Acquire) >= seq)
+            .then(|| self.amo_word(offset_of!(RshmemProxyAmo, result)).load(Ordering::Relaxed))
     }
 
     /// The next ticket issuers of `lane` will take (host channels only: in the GPU build this

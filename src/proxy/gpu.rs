@@ -4,11 +4,12 @@
 //! **Target side** ("mailboxes"): a PE's GPU heap is reached only by that PE's own proxy. Every
 //! ordered pair (source, target) has one mailbox in the target's *host* symmetric heap, which
 //! the network transport has registered: a 64-byte request header and a data area. The source
-//! proxy writes the data and the header, completes them (transport quiet), then writes the
-//! header's `seq`; the target proxy sees `seq` advance, runs the request on its GPU — puts and
-//! gets as copies on its own stream, AMOs as the library's one-thread atomic kernel (device
-//! atomics at system scope, so atomic with the target GPU's own AMOs) — waits for the stream,
-//! then writes `seq` into the source's acknowledgement word. The source waits for that before
+//! proxy writes the data and the header, completes them (transport quiet; a fence when there
+//! is no data), then writes the header's `seq`; the target proxy sees `seq` advance, runs the
+//! request on its GPU — puts and gets as copies on its own stream, AMOs through the doorbell
+//! (`AmoDoorbell`: a device thread of the target GPU runs it with system-scope atomics, so it
+//! is atomic with the GPU's own AMOs) — waits for them, then writes `seq` into the source's
+//! acknowledgement word. The source waits for that before
 //! the next request to that PE, so every remote operation is in GPU memory when its proxy
 //! command completes: quiet and fence are trivially satisfied, and a signal (a separate AMO
 //! request after its put) is never visible before its data. While a proxy waits for an
@@ -77,13 +78,17 @@ impl GpuLocal {
 }
 
 impl GpuLocal {
-    /// Writes the 8-byte word at `dst` with one stream memory write (the GPU's front end does
-    /// it: no SM, so a kernel that holds every SM cannot hold it up), complete on return.
-    pub fn write_u64(&self, dst: u64, value: u64, routine: &'static str) -> Result<()> {
+    /// Whether everything given to this stream has finished.
+    pub fn idle(&self, routine: &'static str) -> Result<bool> {
+        cu(cuda::stream_idle(self.stream.0), routine)
+    }
+
+    /// Launches the remote-AMO taker of the channel at `channel` on this stream (AmoDoorbell).
+    pub fn launch_amo_taker(&self, kernels: &cuda::kernels::Kernels, channel: u64, routine: &'static str) -> Result<()> {
         cu(self.ctx.make_current(), routine)?;
-        // SAFETY: `dst` is an aligned 8-byte word of GPU memory the caller owns (its heap).
-        unsafe { cu(cuda::stream_write_u64(self.stream.0, dst, value), routine)? };
-        cu(cuda::stream_synchronize(self.stream.0), routine)
+        // SAFETY: `channel` is this PE's live channel header in pinned memory the GPU maps; it
+        // outlives the proxy, which finalize stops only after its kernels are done.
+        unsafe { cu(kernels.proxy_amo(self.stream.0, channel), routine) }
     }
 }
 
@@ -169,32 +174,76 @@ pub trait TargetGpu: Send + Sync {
     fn amo(&self, from: usize, off: usize, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64>;
 }
 
-/// How the target proxy applies a remote PE's AMO on its GPU. Only what needs no SM can be
-/// relied on while a user kernel holds every SM and spins waiting for that very AMO (a grid
-/// in a device barrier): CUDA 13's stream memory operations write and wait but have no atomic
-/// read-modify-write, and the CPU's atomics are not atomic with the GPU's on GPU memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AmoPath {
-    /// A barrier arrival from PE `from` to its own counter slot (`sync_counters[from]`): only
-    /// that PE ever adds to the slot and its requests come in order through one mailbox, so
-    /// the proxy keeps the count and writes it with a stream memory write (no SM).
-    Arrival,
-    /// A non-fetching 8-byte set (signals with NVSHMEM_SIGNAL_SET, atomic_set): one stream
-    /// memory write, a single 8-byte store, linearisable with the GPU's own atomics (no SM).
-    Write,
-    /// Everything else (add/and/or/xor on user words that other PEs update with GPU atomics
-    /// too, every fetching AMO, compare-swap, 4-byte sets): the library's one-thread atomic
-    /// kernel, which needs a free SM slot on the target GPU.
-    Kernel,
+/// The one-thread kernel that takes a posted remote AMO when no waiting device thread does
+/// (device/rshmem_proxy.cuh `serve_amo`; a test fake on the host build).
+pub trait AmoKernel: Send + Sync {
+    /// Whether every kernel launched before has finished (its stream is idle).
+    fn idle(&self) -> Result<bool>;
+    /// Launches one, which takes the posted AMO unless a device thread did.
+    fn launch(&self) -> Result<()>;
 }
 
-/// The path for `op` on the `size`-byte word at heap offset `off`, asked for by PE `from`;
-/// `sync_counters` is the heap offset of the device barrier's counters (one 8-byte slot per PE).
-pub fn amo_path(from: usize, off: usize, op: AmoOp, size: usize, sync_counters: usize) -> AmoPath {
-    match (op, size) {
-        (AmoOp::Add, 8) if Some(off) == from.checked_mul(8).and_then(|o| o.checked_add(sync_counters)) => AmoPath::Arrival,
-        (AmoOp::Set, 8) => AmoPath::Write,
-        _ => AmoPath::Kernel,
+/// How long a posted AMO waits for a device thread before the kernel is launched.
+const KERNEL_AFTER: Duration = Duration::from_micros(20);
+
+/// Remote AMOs on this PE's GPU memory without relying on a free SM: each is posted to the
+/// channel's AMO record, and the first taker runs it — a device thread of a kernel that waits in
+/// device code (the wait loops of the device library look there now and then), or the proxy's
+/// one-thread kernel. The kernel is launched once per AMO unless one launched earlier has not
+/// run yet (a grid holding every SM keeps it queued; then the waiting threads of that grid are
+/// the takers, and no queue of kernels builds up behind it). One AMO at a time, in order.
+pub struct AmoDoorbell {
+    channel: std::sync::Arc<super::Channel>,
+    kernel: Box<dyn AmoKernel>,
+    stall: Duration,
+    /// The last AMO posted, and the last one a kernel was launched after.
+    state: Mutex<(u64, u64)>,
+}
+
+impl AmoDoorbell {
+    pub fn new(channel: std::sync::Arc<super::Channel>, kernel: Box<dyn AmoKernel>, stall: Duration) -> AmoDoorbell {
+        AmoDoorbell { channel, kernel, stall, state: Mutex::new((0, 0)) }
+    }
+
+    /// Runs `op` (an `AmoOp`) on the `size`-byte word at GPU address `addr`, for PE `from`;
+    /// returns the old value.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(&self, from: usize, addr: u64, op: AmoOp, size: usize, a: u64, b: u64, routine: &'static str) -> Result<u64> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (seq, launched) = &mut *state;
+        *seq += 1;
+        self.channel.post_amo(*seq, addr, op as u32, size as u32, a, b);
+        let start = Instant::now();
+        let mut polls = 0u32;
+        loop {
+            if let Some(old) = self.channel.amo_result(*seq) {
+                return Ok(old);
+            }
+            // Waiting device threads first (a launch can block in the driver while the GPU is
+            // busy); then the kernel. One launched after the post sees it; one launched before
+            // may have looked too early, so once the stream is idle another goes.
+            if *launched < *seq && start.elapsed() > KERNEL_AFTER && self.kernel.idle()? {
+                self.kernel.launch()?;
+                *launched = *seq;
+            }
+            if start.elapsed() > self.stall {
+                return Err(Error::new(
+                    ErrorKind::System,
+                    routine,
+                    format!(
+                        "PE {}: PE {from}'s atomic on this PE's GPU memory (address {addr:#x}) has not run after {:.1} s: no device thread took it and the one-thread atomic kernel has not run (is a kernel holding every SM without waiting in device code?)",
+                        self.channel.mype(),
+                        start.elapsed().as_secs_f64()
+                    ),
+                ));
+            }
+            polls += 1;
+            if polls < 200 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::sleep(Duration::from_micros(5));
+            }
+        }
     }
 }
 
@@ -286,6 +335,7 @@ impl Mailboxes {
             // SAFETY: the source completed the header before writing `seq`, which we acquired;
             // it writes nothing more into this mailbox until we acknowledge.
             let r = unsafe { hdr.read_volatile() };
+            crate::log::trace(|| format!("proxy: serving request {seq} from PE {from} ({})", request_name(&r)));
             let data = (self.host_base + at + HEADER) as *mut u8;
             let len = usize::try_from(r.len).unwrap_or(usize::MAX);
             match r.op {
@@ -300,6 +350,7 @@ impl Mailboxes {
             }
             served[from] = seq;
             self.net.put(from, Segment::Heap, self.layout.ack(self.me), &seq.to_le_bytes(), "rshmem proxy (acknowledging)")?;
+            crate::log::trace(|| format!("proxy: served request {seq} from PE {from}"));
             any = true;
         }
         Ok(any)
@@ -324,8 +375,16 @@ impl Mailboxes {
         // SAFETY: Request is plain old data of HEADER bytes.
         let bytes = unsafe { std::slice::from_raw_parts((&r as *const Request).cast::<u8>(), HEADER) };
         self.net.put(pe, Segment::Heap, at + 8, &bytes[8..], routine)?;
-        self.net.quiet(routine)?;
+        // Data and header before `seq`: a quiet where data went (a large put may take another
+        // path through the provider than the small writes after it); a header alone needs only
+        // the transport's ordering of writes to one PE (a fence: free on ordered providers).
+        if out.is_some() {
+            self.net.quiet(routine)?;
+        } else {
+            self.net.fence(routine)?;
+        }
         self.net.put(pe, Segment::Heap, at, &seq.to_le_bytes(), routine)?;
+        crate::log::trace(|| format!("proxy: {routine}: request {seq} to PE {pe} ({}) posted", request_name(&r)));
         let ack = self.word(self.layout.ack(pe));
         let start = Instant::now();
         let mut spins = 0u32;
@@ -354,6 +413,7 @@ impl Mailboxes {
                 std::hint::spin_loop();
             }
         }
+        crate::log::trace(|| format!("proxy: request {seq} to PE {pe} acknowledged after {} us", start.elapsed().as_micros()));
         if let Some(d) = back {
             self.net.get(pe, Segment::Heap, at + HEADER, d, routine)?;
         }
@@ -503,6 +563,9 @@ mod tests {
         /// A manual-progress network: puts wait here until some thread calls `progress`.
         manual: AtomicBool,
         queued: Mutex<Vec<(usize, usize, Vec<u8>)>>,
+        /// Quiets and fences asked for.
+        quiets: std::sync::atomic::AtomicUsize,
+        fences: std::sync::atomic::AtomicUsize,
     }
 
     impl Heaps {
@@ -512,6 +575,8 @@ mod tests {
                 down: (0..n).map(|_| AtomicBool::new(false)).collect(),
                 manual: AtomicBool::new(false),
                 queued: Mutex::new(Vec::new()),
+                quiets: Default::default(),
+                fences: Default::default(),
             })
         }
         fn deliver(&self, pe: usize, off: usize, src: &[u8]) {
@@ -563,9 +628,11 @@ mod tests {
             unreachable!()
         }
         fn fence(&self, _: &'static str) -> Result<()> {
+            self.fences.fetch_add(1, Ordering::AcqRel);
             Ok(())
         }
         fn quiet(&self, _: &'static str) -> Result<()> {
+            self.quiets.fetch_add(1, Ordering::AcqRel);
             Ok(())
         }
     }
@@ -604,22 +671,6 @@ mod tests {
             };
             Ok(old)
         }
-    }
-
-    #[test]
-    fn only_barrier_arrivals_and_plain_sets_avoid_the_atomic_kernel() {
-        let counters = 4096;
-        assert_eq!(amo_path(3, counters + 24, AmoOp::Add, 8, counters), AmoPath::Arrival, "PE 3's own slot");
-        assert_eq!(amo_path(3, counters + 16, AmoOp::Add, 8, counters), AmoPath::Kernel, "another PE's slot: not ours to count");
-        assert_eq!(amo_path(0, counters, AmoOp::Add, 8, counters), AmoPath::Arrival);
-        assert_eq!(amo_path(0, counters, AmoOp::Add, 4, counters), AmoPath::Kernel, "a 4-byte add is no arrival");
-        assert_eq!(amo_path(0, counters, AmoOp::Swap, 8, counters), AmoPath::Kernel, "fetching: the old value needs the kernel");
-        assert_eq!(amo_path(1, 64, AmoOp::Set, 8, counters), AmoPath::Write);
-        assert_eq!(amo_path(1, 64, AmoOp::Set, 4, counters), AmoPath::Kernel);
-        for op in [AmoOp::Add, AmoOp::And, AmoOp::Or, AmoOp::Xor, AmoOp::CompareSwap, AmoOp::Fetch] {
-            assert_eq!(amo_path(1, 64, op, 8, counters), AmoPath::Kernel, "{op:?} on a user word");
-        }
-        assert_eq!(amo_path(usize::MAX, 0, AmoOp::Add, 8, counters), AmoPath::Kernel, "no overflow");
     }
 
     const DATA: usize = 16; // small, so a 40-byte put takes three requests
@@ -734,6 +785,26 @@ mod tests {
         stop.store(true, Ordering::Release);
         server.join().unwrap().unwrap();
         assert_eq!(gpu1.0.lock().unwrap()[0], 200, "every add of both senders arrived once");
+    }
+
+    /// Before `seq`: a request that carries data completes it (quiet: a large put may take
+    /// another path through the provider than the small writes after it); a header alone is
+    /// only ordered before its `seq` (fence, free where the provider orders writes).
+    #[test]
+    fn only_requests_with_data_pay_a_quiet_before_their_seq() {
+        let (heaps, pe0, pe1, _) = pair(Duration::from_secs(20));
+        let stop = Arc::new(AtomicBool::new(false));
+        let server = serving(pe1, stop.clone());
+        let counts = || (heaps.quiets.load(Ordering::Acquire), heaps.fences.load(Ordering::Acquire));
+        pe0.put(1, Segment::Heap, 8, &[1u8; 40], "test put").unwrap(); // 3 chunks of DATA bytes
+        assert_eq!(counts(), (3, 0), "a quiet per request with data");
+        pe0.amo(1, Segment::Heap, 256, AtomicOp::Add, AmoType::U64, 1, "add").unwrap();
+        let mut back = [0u8; 8];
+        pe0.get(1, Segment::Heap, 8, &mut back, "get").unwrap();
+        assert_eq!(counts(), (3, 2), "an AMO and a get: a fence each");
+        assert_eq!(back, [1u8; 8]);
+        stop.store(true, Ordering::Release);
+        server.join().unwrap().unwrap();
     }
 
     #[test]

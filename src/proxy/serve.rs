@@ -95,6 +95,7 @@ fn serve(
                 // `seq`, which we acquired; nobody writes it again before we return its credit.
                 let cmd = unsafe { ch.cmd(l, t).read_volatile() };
                 *current = (l, cmd.pe, t);
+                crate::log::trace(|| format!("proxy: lane {l} command {t}: op {:#x} to PE {}, {} bytes", cmd.op, cmd.pe, cmd.bytes));
                 execute(ch, transport, memory, cfg, l, t, &cmd)?;
                 if cmd.op & RSHMEM_PROXY_FLAG_RESULT != 0 {
                     lane.unread.push_back(t);

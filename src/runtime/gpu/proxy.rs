@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::GpuState;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fabric::AtomicOp;
-use crate::proxy::gpu::{amo_path, AmoPath, GpuLocal, MailboxLayout, Mailboxes, TargetGpu};
+use crate::proxy::gpu::{AmoDoorbell, AmoKernel, GpuLocal, MailboxLayout, Mailboxes, TargetGpu};
 use crate::proxy::{Proxy, ProxyConfig};
 use crate::runtime::{state, State};
 use crate::transport::{AmoType, Route, Segment, Transport};
@@ -43,7 +43,8 @@ pub fn start(st: &'static State) -> Result<()> {
     g.kernels(routine)?;
     let remote: Vec<bool> = (0..npes).map(|p| st.routes.route(p) == Route::Network).collect();
     let stall = std::time::Duration::from_nanos(stall_ns(channel));
-    let target = OwnGpu { copies: GpuLocal::new(g.device)?, arrivals: std::sync::Mutex::new(vec![0; npes]) };
+    let taker = AmoTaker { gpu: GpuLocal::new(g.device)?, channel: channel.as_ptr() as u64 };
+    let target = OwnGpu { copies: GpuLocal::new(g.device)?, doorbell: AmoDoorbell::new(channel.clone(), Box::new(taker), stall) };
     let boxes = Arc::new(Mailboxes::new(
         Arc::new(JobNetwork),
         MailboxLayout::at(at, npes, data),
@@ -60,8 +61,16 @@ pub fn start(st: &'static State) -> Result<()> {
     crate::runtime::log::info(&format!(
         "proxy thread started: PEs on other hosts through mailboxes of {data} bytes over the job's network"
     ));
+    if crate::cuda::lazy_loading() == Some(true) {
+        crate::log::warn(LAZY_LOADING);
+    }
     Ok(())
 }
+
+/// Lazy loading makes a kernel's first launch wait until the GPU is idle, and meanwhile holds
+/// up the proxy's copies: a kernel or stream that waits for data from another host never ends
+/// (the stream and coll hangs of the 4-PE runs). CUDA reads the setting once, at its start.
+const LAZY_LOADING: &str = "CUDA loads kernels lazily (CUDA_MODULE_LOADING is unset or LAZY): a kernel's first launch then waits for the GPU to go idle and holds up the proxy's copies, so device code or a stream that waits for another host's data can hang; set CUDA_MODULE_LOADING=EAGER in the job's environment";
 
 fn stall_ns(channel: &crate::proxy::Channel) -> u64 {
     // SAFETY: the header is live for the channel's life and `stall_ns` is written once at creation.
@@ -107,9 +116,25 @@ pub fn stop_at_exit(g: &GpuState) {
 /// This PE's GPU heap, as the target side of the mailboxes reaches it.
 struct OwnGpu {
     copies: GpuLocal,
-    /// Per source PE: the barrier arrivals applied to its counter slot (`AmoPath::Arrival`;
-    /// the slots are zero at init, and nobody else writes them).
-    arrivals: std::sync::Mutex<Vec<u64>>,
+    /// Remote PEs' AMOs: taken by a device thread that waits, or by the one-thread kernel.
+    doorbell: AmoDoorbell,
+}
+
+/// The doorbell's one-thread kernel, on a stream of its own: one that waits for a free SM holds
+/// up none of the proxy's copies.
+struct AmoTaker {
+    gpu: GpuLocal,
+    channel: u64,
+}
+
+impl AmoKernel for AmoTaker {
+    fn idle(&self) -> Result<bool> {
+        self.gpu.idle("rshmem proxy (a remote PE's atomic)")
+    }
+    fn launch(&self) -> Result<()> {
+        let routine = "rshmem proxy (a remote PE's atomic)";
+        self.gpu.launch_amo_taker(state(routine)?.gpu(routine)?.kernels(routine)?, self.channel, routine)
+    }
 }
 
 impl TargetGpu for OwnGpu {
@@ -141,17 +166,7 @@ impl TargetGpu for OwnGpu {
             ));
         }
         let word = g.base + off as u64;
-        match amo_path(from, off, op, size, g.area.sync_counters()) {
-            AmoPath::Arrival => {
-                let mut arrivals = self.arrivals.lock().unwrap_or_else(|e| e.into_inner());
-                let old = arrivals[from];
-                self.copies.write_u64(word, old.wrapping_add(a), routine)?;
-                arrivals[from] = old.wrapping_add(a);
-                Ok(old)
-            }
-            AmoPath::Write => self.copies.write_u64(word, a, routine).map(|_| 0),
-            AmoPath::Kernel => g.amo_at(word, a, b, op, size, routine),
-        }
+        self.doorbell.run(from, word, op, size, a, b, routine)
     }
 }
 
