@@ -15,6 +15,9 @@ struct Bufs {
     uint64_t *usrc, *udst;
     half *hsrc, *hdst;
     __nv_bfloat16 *bsrc, *bdst;
+    /* The broadcast's root: its member index in the team broadcast over (TEAM_NODE at thread
+     * scope: the PEs of this host, which across hosts is not the world), and its world PE. */
+    int bcast_root, bcast_src;
 };
 
 __global__ void coll_kernel(Bufs b, int scope, int root) {
@@ -22,7 +25,7 @@ __global__ void coll_kernel(Bufs b, int scope, int root) {
     for (int i = threadIdx.x; i < N; i += blockDim.x) {
         b.isrc[i] = me * 1000 + i;
         for (int j = 0; j < n; j++) b.lsrc[j * N + i] = me * 1000000LL + j * 10000LL + i;
-        b.dsrc[i] = me == root ? 0.5 * i : -1.0;
+        b.dsrc[i] = me == b.bcast_src ? 0.5 * i : -1.0;
         b.fsrc[i] = 1.0f + 0.5f * me;
         b.usrc[i] = (1ull << (me % 64)) | ((uint64_t)i << 32);
         b.hsrc[i] = __float2half((float)(me + 1));
@@ -34,7 +37,7 @@ __global__ void coll_kernel(Bufs b, int scope, int root) {
         if (threadIdx.x == 0) {
             nvshmem_int_fcollect(NVSHMEM_TEAM_WORLD, b.idst, b.isrc, N);
             nvshmem_longlong_alltoall(NVSHMEM_TEAM_WORLD, b.ldst, b.lsrc, N);
-            nvshmem_double_broadcast(NVSHMEMX_TEAM_NODE, b.ddst, b.dsrc, N, root);
+            nvshmem_double_broadcast(NVSHMEMX_TEAM_NODE, b.ddst, b.dsrc, N, b.bcast_root);
             nvshmem_float_prod_reduce(NVSHMEM_TEAM_WORLD, b.fdst, b.fsrc, N);
             nvshmem_uint64_xor_reduce(NVSHMEM_TEAM_WORLD, b.udst, b.usrc, N);
             nvshmem_half_sum_reduce(NVSHMEM_TEAM_WORLD, b.hdst, b.hsrc, N);
@@ -101,6 +104,10 @@ int main(void) {
     int *rs_src = sym<int>(N * n), *rs_dst = sym<int>(N);
     for (int scope = 0; scope < 3; scope++) {
         int root = (scope + 1) % n;
+        /* Thread scope broadcasts over TEAM_NODE: the root is a member index there. */
+        int node_n = nvshmem_team_n_pes(NVSHMEMX_TEAM_NODE);
+        b.bcast_root = scope == 0 ? root % node_n : root;
+        b.bcast_src = scope == 0 ? nvshmem_team_translate_pe(NVSHMEMX_TEAM_NODE, b.bcast_root, NVSHMEM_TEAM_WORLD) : root;
         if (scope == 2) {
             /* The block-scope round goes through nvshmemx_collective_launch. */
             int grid = 0;

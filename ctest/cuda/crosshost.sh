@@ -23,13 +23,17 @@ S="$G/stage" B="$G/build"
 NETNS="$G/scripts/netns-hosts.sh" AGENT="$G/ctest/multihost/netns-agent.sh"
 OUT="${OUT:-/tmp/rshmem-out}"
 mkdir -p "$OUT"
-L=/tmp/rshmem-xh-logs; rm -rf "$L"; mkdir -p "$L"
+XH_PREFIX="${XH_PREFIX:-rxh}" XH_GPU="${XH_GPU:-0}"
+L=/tmp/rshmem-$XH_PREFIX-logs; rm -rf "$L"; mkdir -p "$L"
 exec > >(tee "$OUT/crosshost.log") 2>&1
 [ "$(id -u)" -eq 0 ] || { echo "FAIL: needs root (network namespaces)"; exit 1; }
 for f in "$NETNS" "$AGENT" "$S/bin/rshmemrun"; do [ -e "$f" ] || { echo "FAIL: $f missing (stage with ctest/cuda/stage_gpu.sh)"; exit 1; }; done
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 PATH=/usr/local/cuda/bin:$PATH
 command -v ip >/dev/null || export PATH="$G/tools:$PATH" # iproute2 staged by stage_gpu.sh
 export RSHMEM_BOOTSTRAP_TIMEOUT=30 RSHMEM_FABRIC_PROVIDER="${RSHMEM_FABRIC_PROVIDER:-tcp}"
+# Kernels loaded up front: lazy loading (CUDA's default) makes a first launch wait for the GPU to
+# go idle while holding up the proxy's copies (the library warns; README "GPU PEs across hosts").
+export CUDA_MODULE_LOADING="${CUDA_MODULE_LOADING:-EAGER}"
 export LD_LIBRARY_PATH="$S/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 chmod +x "$S/bin/"* "$NETNS" "$AGENT" 2>/dev/null
 if [ ! -x "$B/cuda/host" ]; then
@@ -41,34 +45,49 @@ nvidia-smi -L | head -2; fi_info --version 2>/dev/null | head -2
 
 # Two hosts; with one PE per host, one MPS daemon (its pipe directory is a file-system path: it
 # crosses namespaces) shares GPU 0 between them.
-export RSHMEM_NETNS_PREFIX=rxh
+export RSHMEM_NETNS_PREFIX=$XH_PREFIX
 PPH="${PES_PER_HOST:-1}"
 MPS=$([ "$PPH" = 1 ] && echo 1 || echo 0)
 SHAPE=$([ "$MPS" = 1 ] && echo "2 PEs on 2 namespaced hosts, one GPU under MPS" || echo "$((2 * PPH)) PEs as 2 namespaced hosts x $PPH GPUs")
 : >"$OUT/failures.txt"
 if [ "$MPS" = 1 ]; then
-  export CUDA_MPS_PIPE_DIRECTORY=/tmp/rshmem-xh-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/rshmem-xh-mps-log
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/rshmem-$XH_PREFIX-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/rshmem-$XH_PREFIX-mps-log
   export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
 fi
 cleanup() { [ "$MPS" = 1 ] && echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; "$NETNS" down >/dev/null 2>&1; }
 trap cleanup EXIT
 "$NETNS" up 2 || { echo "FAIL: cannot create the namespaced hosts"; exit 1; }
-if [ "$MPS" = 1 ]; then nvidia-cuda-mps-control -d || { echo "FAIL: cannot start the MPS daemon"; exit 1; }; fi
+start_mps() { CUDA_VISIBLE_DEVICES=$XH_GPU nvidia-cuda-mps-control -d; } # its clients see only that GPU
+if [ "$MPS" = 1 ]; then start_mps || { echo "FAIL: cannot start the MPS daemon"; exit 1; }; fi
 # Each host its own GPUs (as two real nodes): host K sees GPUs (K-1)*PPH .. K*PPH-1.
 printf '#!/bin/sh\nk=$(cat /proc/sys/kernel/hostname); k=${k##*-h}; first=$(( (k - 1) * %s )); list=$first; i=1\nwhile [ $i -lt %s ]; do list="$list,$((first + i))"; i=$((i + 1)); done\n[ %s = 1 ] || export CUDA_VISIBLE_DEVICES=$list\nexec "$@"\n' \
   "$PPH" "$PPH" "$MPS" >"$L/own_gpus"
 chmod +x "$L/own_gpus"
 
 pass=0; fail=0; failed=""; notrun=""
-restart_mps() { [ "$MPS" = 1 ] || return 0; echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; sleep 1; nvidia-cuda-mps-control -d || echo "WARN: MPS daemon did not restart"; }
-# t NAME LIMIT PROGRAM ARGS...: one job, head launcher in host 1, PEs on rxh-h1 and rxh-h2.
+restart_mps() { [ "$MPS" = 1 ] || return 0; echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; sleep 1; start_mps || echo "WARN: MPS daemon did not restart"; }
+# Each thread of each process named NAME: its name, kernel wait channel and system call (a proxy
+# thread in futex_wait_queue is blocked on a lock, one in an ioctl is inside the CUDA driver).
+dump_threads() {
+  local pid task
+  for pid in $(pgrep -x "${1:0:15}"); do
+    echo "== pid $pid $(tr '\0' ' ' </proc/$pid/cmdline 2>/dev/null | cut -c1-80)"
+    for task in /proc/$pid/task/*; do
+      echo "$(cat $task/comm 2>/dev/null) wchan=$(cat $task/wchan 2>/dev/null) syscall=$(cut -d' ' -f1 $task/syscall 2>/dev/null)"
+    done
+  done
+}
+# t NAME LIMIT PROGRAM ARGS...: one job, head launcher in host 1, PEs on hosts 1 and 2.
 t() {
   local name="$1" limit="$2"; shift 2
   local t1=$(date +%s%N)
+  ( sleep $((limit > 4 ? limit - 2 : limit)); dump_threads "$name" >"$L/$name.threads" 2>&1 ) &
+  local dumper=$!
   timeout "$limit" "$NETNS" exec 1 env -u RSHMEM_NETNS_PREFIX RSHMEM_LAUNCH_AGENT="$AGENT" \
-    "$S/bin/rshmemrun" --hosts "rxh-h1:$PPH,rxh-h2:$PPH" "$L/own_gpus" "$@" >"$L/$name.log" 2>&1
+    "$S/bin/rshmemrun" --hosts "$XH_PREFIX-h1:$PPH,$XH_PREFIX-h2:$PPH" "$L/own_gpus" "$@" >"$L/$name.log" 2>&1
   local rc=$? ms=$(( ($(date +%s%N) - t1) / 1000000 ))
+  kill $dumper 2>/dev/null; wait $dumper 2>/dev/null
   if [ $rc -eq 0 ]; then pass=$((pass+1)); echo "PASS $name (${ms} ms)"; else fail=$((fail+1)); failed="$failed $name"; echo "FAIL $name rc=$rc (${ms} ms)"; fi
   if [ $rc -ne 0 ]; then
     { echo "== $name rc=$rc"; grep -v "^TIME" "$L/$name.log" | tail -n 40; } >>"$OUT/failures.txt"

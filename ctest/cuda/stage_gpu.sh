@@ -44,6 +44,13 @@ if [ "${PREBUILD:-1}" = 1 ]; then
   fi
   rm -f "$dst/build/cuda/"*.o "$dst/build/cuda/last.log" "$dst/build/cuda/"*.c "$dst/build/cuda/"*.build.*
 fi
+# ctest/cuda/crosshost_all.sh: proxy_bench's source, and the host-to-host floor (rshmem's CPU-PE
+# net_bench and a plain TCP probe, perftest/net/) built here.
+mkdir -p "$dst/perftest" "$dst/build/net"
+cp -r perftest/proxy "$dst/perftest/"
+cc -O2 -std=gnu11 -I"$dst/stage/include" perftest/net/net_bench.c -o "$dst/build/net/net_bench" -L"$dst/stage/lib" -lrshmem
+cc -O2 -o "$dst/build/net/tcp_floor" perftest/net/tcp_floor.c
+rm -f "$dst/stage/bin/rshmem-info" # not run there; 8 MB of the 64 MiB that may travel
 # `carry` takes 64 MiB at most: no debug info.
 rm -f "$dst/stage/lib/"*.debug
 find "$dst/stage/lib" "$dst/stage/bin" "$dst/build/cuda" -type f -perm -u+x -exec strip {} + 2>/dev/null || true

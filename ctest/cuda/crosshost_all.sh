@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The CUDA suite across namespaced hosts at both shapes in one GPU-machine call (ctest/cuda/
+# crosshost.sh does one run): the 2-PE shape split over RUNNERS host sets side by side, each on
+# its own GPU with its own MPS daemon, proxy_bench on the next GPU beside them (then the
+# host-to-host floor: net_bench and tcp_floor, $OUT/net_floor.csv); then the 4-PE shape (2 hosts
+# x 2 GPUs) over every GPU, first DEBUG_TESTS with RSHMEM_DEBUG=TRACE.
+#   OUT=dir LIMIT2=20 LIMIT4=12 DEADLINE2=150 DEADLINE4=150 ALL_LIMIT=330 bash .gpu/<name>/ctest/cuda/crosshost_all.sh
+# Results: $OUT/summary.txt (every RESULT line), $OUT/logs.tgz (each run's logs and failures).
+# ALL_LIMIT: seconds for everything (the compile included); the 4-PE runs shrink to fit.
+set -uo pipefail
+began=$(date +%s)
+left() { echo $(( ${ALL_LIMIT:-330} - ($(date +%s) - began) )); }
+G="$(cd "$(dirname "$0")/../.." && pwd)"
+X="$G/ctest/cuda/crosshost.sh"
+O="${OUT:-/tmp/rshmem-xh-all}"; W=/tmp/rshmem-xh-all-work; rm -rf "$W"; mkdir -p "$O" "$W"
+ALL="rma amo host host_typed host_amo strided stream signal wait put_block two_tu two_tu_rdc buffer_register cumodule nvrtc ring_bcast ring_reduce pipeline jacobi coll_host sync team coll coll_sizes collective_launch"
+TESTS="${TESTS:-$ALL}"
+RUNNERS="${RUNNERS:-3}"
+DEBUG_TESTS="${DEBUG_TESTS:-}"
+# The test programs (and proxy_bench) built here in parallel if the stage has none: only what
+# runs, not ctest/scripts/cuda_compile.sh's whole compile check.
+S="$G/stage" B="$G/build/cuda"
+if [ ! -x "$B/host" ]; then
+  mkdir -p "$B"; t0=$(date +%s)
+  nvcc=/usr/local/cuda/bin/nvcc
+  flags=(-arch=sm_90 -std=c++17 -I"$S/include" -DRSHMEM_PROXY_ROUTE)
+  libs=(-L"$S/lib" -lrshmem -Xlinker "-rpath=$S/lib")
+  for t in first_coll $TESTS; do
+    src="$G/ctest/cuda/$t.cu"
+    case "$t" in two_tu_rdc) src="$G/ctest/cuda/two_tu.cu" ;; esac
+    [ -f "$src" ] || continue
+    ( if [ "$t" = two_tu_rdc ]; then "$nvcc" "${flags[@]}" -rdc=true "$src" "$G/ctest/cuda/two_tu.part.cu" -o "$B/$t" "${libs[@]}"
+      else "$nvcc" "${flags[@]}" "$src" $(ls "$G/ctest/cuda/$t".part*.cu 2>/dev/null) -o "$B/$t" "${libs[@]}"; fi ) >"$W/build-$t.log" 2>&1 &
+  done
+  ( "$nvcc" "${flags[@]}" -cubin "$G/ctest/cuda/cumodule.kernel.cu" -o "$B/cumodule.kernel.cubin"
+    "$nvcc" "${flags[@]}" -ptx "$G/ctest/cuda/cumodule.kernel.cu" -o "$B/cumodule.kernel.ptx" ) >"$W/build-kernel.log" 2>&1 &
+  [ -f "$G/perftest/proxy/proxy_bench.cu" ] && "$nvcc" "${flags[@]}" "$G/perftest/proxy/proxy_bench.cu" -o "$B/proxy_bench" "${libs[@]}" >"$W/build-bench.log" 2>&1 &
+  wait
+  echo "built $(ls "$B" | wc -l) files in $(( $(date +%s) - t0 )) s"; cat "$W"/build-*.log | grep -i error | head -20
+fi
+# Round-robin the tests over the runners (first_coll runs in each as its preflight).
+declare -a part
+i=0
+for t in $TESTS; do part[$((i % RUNNERS))]="${part[$((i % RUNNERS))]:-} $t"; i=$((i + 1)); done
+pids=()
+for r in $(seq 0 $((RUNNERS - 1))); do
+  XH_PREFIX=rx$r XH_GPU=$r OUT="$W/p2-$r" TESTS="${part[$r]:-}" LIMIT="${LIMIT2:-20}" DEADLINE="${DEADLINE2:-150}" \
+    bash "$X" >/dev/null 2>&1 &
+  pids+=($!)
+done
+# The host-to-host floor of the same path: rshmem's CPU-PE net_bench (perftest/net/, built on
+# the Rust machine into build/net) and a plain TCP round trip/stream (tcp_floor), between two
+# namespaced hosts of their own.
+net_floor() {
+  local N="$G/scripts/netns-hosts.sh" A="$G/ctest/multihost/netns-agent.sh" nb="$G/build/net"
+  [ -x "$nb/net_bench" ] || return 0
+  command -v ip >/dev/null || export PATH="$G/tools:$PATH" # iproute2 staged by stage_gpu.sh
+  export RSHMEM_NETNS_PREFIX=rxn
+  "$N" up 2 >/dev/null || return 0
+  "$N" exec 2 env -u RSHMEM_NETNS_PREFIX "$nb/tcp_floor" server 17718 & local server=$!
+  sleep 0.3
+  timeout 30 "$N" exec 1 env -u RSHMEM_NETNS_PREFIX "$nb/tcp_floor" client "$("$N" addr 2)" 17718 20000 >"$O/net_floor.csv" 2>&1
+  kill "$server" 2>/dev/null
+  timeout 90 "$N" exec 1 env -u RSHMEM_NETNS_PREFIX RSHMEM_LAUNCH_AGENT="$A" RSHMEM_BOOTSTRAP_IFNAME=eth0 \
+    LD_LIBRARY_PATH="$S/lib" "$S/bin/rshmemrun" --hosts rxn-h1:1,rxn-h2:1 "$nb/net_bench" --reps 3 --time 0.25 >>"$O/net_floor.csv" 2>&1
+  "$N" down >/dev/null 2>&1
+}
+if [ "${BENCH:-1}" = 1 ] && [ -x "$G/build/cuda/proxy_bench" ]; then
+  ( XH_PREFIX=rxb XH_GPU=$RUNNERS OUT="$W/bench" TESTS=proxy_bench LIMIT="${BENCH_LIMIT:-90}" bash "$X" >/dev/null 2>&1
+    net_floor ) &
+  pids+=($!)
+fi
+for p in "${pids[@]}"; do wait "$p"; done
+if [ "${FOUR:-1}" = 1 ]; then
+  L4="${LIMIT4:-12}"
+  if [ -n "$DEBUG_TESTS" ] && [ "$(left)" -gt 40 ]; then
+    RSHMEM_DEBUG=TRACE OUT="$W/p4-debug" PES_PER_HOST=2 TESTS="$DEBUG_TESTS" LIMIT="$L4" timeout "$(left)" bash "$X" >/dev/null 2>&1
+  fi
+  rest=""; for t in $TESTS; do case " $DEBUG_TESTS " in *" $t "*) ;; *) rest="$rest $t" ;; esac; done
+  d4=$(( $(left) - L4 - 15 )); [ "$d4" -gt "${DEADLINE4:-150}" ] && d4="${DEADLINE4:-150}"
+  if [ "$d4" -gt 10 ]; then
+    OUT="$W/p4" PES_PER_HOST=2 TESTS="$rest" LIMIT="$L4" DEADLINE="$d4" timeout $(( $(left) - 5 )) bash "$X" >/dev/null 2>&1
+  else
+    echo "4-PE shape not run: $(left) s left" >"$O/p4-skipped.txt"
+  fi
+fi
+for d in "$W"/*/; do
+  echo "### $(basename "$d")"; grep -E "^(PASS|FAIL|MISSING|STOP|RESULT)" "$d/crosshost.log"
+  [ -f "$d/crosshost-logs.tgz" ] && { mkdir -p "$d/logs"; tar xzf "$d/crosshost-logs.tgz" -C "$d/logs"; rm "$d/crosshost-logs.tgz"; }
+done | tee "$O/summary.txt"
+grep -h "" "$W"/bench/logs/proxy_bench.log 2>/dev/null | grep -v "^TIME" > "$O/proxy_bench.log"
+cat "$O/proxy_bench.log"
+[ -f "$O/net_floor.csv" ] && { echo "### net floor (tcp_floor, then net_bench rows)"; cat "$O/net_floor.csv"; }
+tar czf "$O/logs.tgz" -C "$W" .
