@@ -1,9 +1,9 @@
 //! The proxy transport, host side: host-initiated operations on the GPU memory of PEs on other
 //! hosts (GPU route `Proxy`, no IBGDA). The calling thread uses the mailboxes of this PE's proxy
 //! (`src/proxy/gpu.rs`): every operation is a request the target PE's proxy applies to its GPU
-//! heap (copies on its stream, AMOs with the library's atomic kernel), blocking. Local buffers
-//! go through a host buffer; an on-stream form first waits for its stream, so it stays in
-//! stream order; strided forms go element by element (the trait's default).
+//! heap (copies on its stream, AMOs through its doorbell: `proxy::gpu::AmoDoorbell`), blocking.
+//! Local buffers go through a host buffer; an on-stream form first waits for its stream, so it
+//! stays in stream order; strided forms go element by element (the trait's default).
 
 use super::{wait_for_stream, GpuAddr, GpuTransport, LocalGpu, Segment, Transport, When};
 use crate::cuda::kernels::AmoOp;
@@ -39,7 +39,7 @@ impl GpuTransport for ProxyHost {
         self.put(gpu, to, (&value as *const u64).cast(), size, when, routine)
     }
 
-    /// The target's proxy runs the same atomic kernel on its GPU.
+    /// The target's proxy has it run on its GPU (`proxy::gpu::AmoDoorbell`).
     fn amo(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, size: usize, a: u64, b: u64, routine: &'static str) -> Result<u64> {
         boxes(gpu, at.pe, routine)?.atomic(at.pe, at.off, op, size, a, b, routine)
     }
