@@ -239,7 +239,7 @@ settings! {
     HEAP_MAP_AHEAD {
         default: "1",
         aliases: [],
-        help: "GPU mode: 1 keeps the next CUMEM_GRANULARITY chunk of the GPU symmetric heap mapped ahead of need by a background thread (from init on), so the allocation that grows the heap finds it ready; 0 maps only what allocations need (smallest footprint, slower growth)",
+        help: "GPU mode: 1 keeps the next CUMEM_GRANULARITY chunk of the GPU symmetric heap mapped ahead of need (init maps the first itself, each growth the next in a background thread), so the allocation that grows the heap finds it ready; 0 maps only what allocations need (smallest footprint, slower growth)",
     }
     DEVICE_CHECKS {
         default: "0",

@@ -1,8 +1,9 @@
 /* rshmem-cuda-test: pes=2
- * The GPU heap maps its next chunk ahead of need (RSHMEM_HEAP_MAP_AHEAD, default 1): a background
- * thread maps every local PE's next CUMEM_GRANULARITY chunk after each growth, and the growth
- * that needs it only publishes it. Here, with and without it: allocations that take the chunk
- * mapped ahead (256 MiB after init, then 512 MiB more) hold what the neighbour's kernel writes
+ * The GPU heap maps its next chunk ahead of need (RSHMEM_HEAP_MAP_AHEAD, default 1): init maps
+ * the first CUMEM_GRANULARITY chunk past the runtime area itself, and a background thread maps
+ * every local PE's next chunk after each growth, which the growth that needs it only publishes.
+ * Here, with and without it: allocations that take the chunk mapped ahead (256 MiB after init,
+ * then 512 MiB more) hold what the neighbour's kernel writes
  * at their ends, and a block that frees and reallocates there too. Prints each allocation's time
  * and nvshmem_init's on PE 0 (right after init, after a pause that lets the background mapping finish, and the
  * growth after that); the data checks are the test, the times the measurement (issue 20). */

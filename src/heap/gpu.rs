@@ -9,11 +9,15 @@
 //! extent at the same time.
 //!
 //! Mapping is the slow step (cuMemMap + cuMemSetAccess of every local PE's chunk: ~18 ms for
-//! 512 MiB at 2 PEs on H100, serialised by the driver across processes). So each growth also
-//! creates and exchanges the *next* chunk (`ahead` bytes, one CUMEM_GRANULARITY) and a background
-//! thread maps it while the program runs; the growth after that only waits for that thread (if
-//! it is still busy) and publishes the chunk. The price is one chunk of GPU memory held ahead of
-//! need (RSHMEM_HEAP_MAP_AHEAD=0: none, every growth maps on demand).
+//! 512 MiB at 2 PEs on H100, serialised by the driver across processes). So init maps one chunk
+//! (`ahead` bytes, one CUMEM_GRANULARITY) beyond the runtime area before it returns, and each
+//! growth also creates and exchanges the *next* chunk and a background thread maps it while the
+//! program runs; the growth after that only waits for that thread (if it is still busy) and
+//! publishes the chunk. The price is one chunk of GPU memory held ahead of need
+//! (RSHMEM_HEAP_MAP_AHEAD=0: none, every growth maps on demand). Init maps its chunk itself, as
+//! NVSHMEM maps its heap at init: mapped in the background, it held up the program's first
+//! allocation (4 x H100, 4 PEs: nvshmem_malloc(256 MiB) right after init waited 4.5 ms for it)
+//! and, contending for the driver, its first barrier and collectives.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::thread::JoinHandle;
@@ -59,6 +63,12 @@ struct Ahead {
 /// are mapped and `pending` more are mapped ahead already: the pending chunk is taken first, the
 /// rest of `want` (in whole `granularity` steps) is mapped now, and `ahead` bytes after that are
 /// started in the background; nothing past `stride`.
+/// Bytes of each PE's heap init maps before it returns: the runtime area (`initial`) and the
+/// first chunk ahead of need, within the heap's address space.
+pub fn init_extent(initial: usize, ahead: usize, stride: usize) -> usize {
+    initial.saturating_add(ahead).min(stride).max(initial)
+}
+
 pub fn growth_plan(mapped: usize, pending: usize, want: usize, stride: usize, granularity: usize, ahead: usize) -> (usize, usize) {
     let have = mapped + pending;
     let now = if want > have { round_up(want - have, granularity).min(stride - have) } else { 0 };
@@ -93,8 +103,9 @@ fn round_up(x: usize, to: usize) -> usize {
 }
 
 impl GpuHeap {
-    /// Collective: reserves the window for `size` bytes per PE, maps the first `initial` bytes
-    /// of every PE's heap and starts mapping `ahead` bytes more in the background.
+    /// Collective: reserves the window for `size` bytes per PE and maps the first `initial`
+    /// bytes of every PE's heap and `ahead` bytes more (see `init_extent`); each later growth
+    /// maps `ahead` bytes more in the background.
     /// `local[pe]`: PE `pe` is on this host (its heap is mapped here; the heaps of PEs on other
     /// hosts keep their place in the window, unmapped: the proxy reaches them).
     pub fn create(boot: &dyn Bootstrap, device: Device, size: usize, initial: usize, ahead: usize, local: Vec<bool>) -> Result<GpuHeap> {
@@ -122,12 +133,13 @@ impl GpuHeap {
             me: boot.rank(),
             mapped: 0,
             granularity,
-            ahead,
+            ahead: 0,
             device,
             local,
             broken: None,
         };
-        heap.grow(boot, initial, routine)?;
+        heap.grow(boot, init_extent(initial, ahead, stride), routine)?;
+        heap.ahead = ahead;
         Ok(heap)
     }
 
@@ -364,7 +376,7 @@ pub fn check<T>(r: CuResult<T>, routine: &'static str) -> Result<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::growth_plan;
+    use super::{growth_plan, init_extent};
 
     const MIB: usize = 1 << 20;
     const G: usize = 2 * MIB;
@@ -372,22 +384,39 @@ mod tests {
     const STRIDE: usize = 4096 * MIB;
 
     #[test]
-    fn init_maps_the_runtime_area_now_and_one_chunk_ahead() {
-        assert_eq!(growth_plan(0, 0, G, STRIDE, G, CHUNK), (G, CHUNK));
-        assert_eq!(growth_plan(0, 0, G, STRIDE, G, 0), (G, 0), "RSHMEM_HEAP_MAP_AHEAD=0: nothing ahead");
+    fn init_maps_the_runtime_area_and_one_chunk_ahead_itself() {
+        // Mapped before init returns (its growth runs with nothing ahead), so that
+        // nvshmem_malloc(256 MiB) after init finds it mapped and grows nothing.
+        assert_eq!(init_extent(G, CHUNK, STRIDE), G + CHUNK);
+        assert_eq!(growth_plan(0, 0, init_extent(G, CHUNK, STRIDE), STRIDE, G, 0), (G + CHUNK, 0));
+        assert_eq!(init_extent(G, 0, STRIDE), G, "RSHMEM_HEAP_MAP_AHEAD=0: nothing ahead");
+    }
+
+    #[test]
+    fn init_maps_nothing_past_the_address_space_of_the_heap() {
+        // A heap smaller than a chunk (NVSHMEM_SYMMETRIC_SIZE=512 KiB): all of it, no more.
+        assert_eq!(init_extent(G, CHUNK, 4 * G), 4 * G);
+        assert_eq!(init_extent(G, CHUNK, G), G);
+    }
+
+    #[test]
+    fn a_growth_maps_what_it_needs_now_and_one_chunk_ahead() {
+        assert_eq!(growth_plan(G + CHUNK, 0, G + CHUNK + G, STRIDE, G, CHUNK), (G, CHUNK));
+        assert_eq!(growth_plan(G + CHUNK, 0, G + CHUNK + G, STRIDE, G, 0), (G, 0), "RSHMEM_HEAP_MAP_AHEAD=0: nothing ahead");
     }
 
     #[test]
     fn a_growth_within_the_chunk_ahead_maps_nothing_now() {
-        // nvshmem_malloc(256 MiB) after init: the runtime's ensure_mapped asks for a whole chunk
-        // past the mapped end, which is exactly the pending one; the next chunk goes ahead.
+        // An allocation past the mapped end: the runtime's ensure_mapped asks for a whole chunk
+        // more, which is exactly the pending one; the next chunk goes ahead.
         assert_eq!(growth_plan(G, CHUNK, G + CHUNK, STRIDE, G, CHUNK), (0, CHUNK));
         assert_eq!(growth_plan(G, CHUNK, G + 256 * MIB, STRIDE, G, CHUNK), (0, CHUNK));
     }
 
     #[test]
     fn a_growth_past_the_chunk_ahead_maps_the_rest_now_in_granularity_steps() {
-        // 1 GiB after init: 512 MiB were ahead, the other 512 MiB + 1 byte (rounded up) now.
+        // 1 GiB when 512 MiB were mapped ahead: those, and the other 512 MiB + 1 byte (rounded
+        // up) now.
         let want = G + 1024 * MIB + 1;
         assert_eq!(growth_plan(G, CHUNK, want, STRIDE, G, CHUNK), (514 * MIB, CHUNK));
         // Without a pending chunk everything is mapped now, as before.
