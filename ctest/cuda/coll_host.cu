@@ -446,6 +446,7 @@ int main(void) {
     gathers(1001, 0);
     gathers(1001, 1);
     gathers(1 << 20, 0);
+    gathers((4 << 20) + 3, 1); /* two phases (more than two PEs, >= 4 MiB), unaligned */
     typed_gathers(7);
     typed_gathers(100003);
     back_to_back();

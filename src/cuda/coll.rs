@@ -51,7 +51,8 @@ pub struct GatherArgs {
     pub dest_step: u64,
     pub src_off: u64,
     pub only: i32,
-    pub pad: i32,
+    /// Nonzero: a broadcast (`only` its root) in two phases (BROADCAST_SPLIT_STEPS).
+    pub split: i32,
 }
 
 /// rk_reduce_args.
@@ -93,6 +94,7 @@ pub const LL_THREADS: u32 = 256;
 /// counts by this much per launch).
 pub const BARRIER_STEPS: u32 = 1;
 pub const GATHER_STEPS: u32 = 2;
+pub const BROADCAST_SPLIT_STEPS: u32 = 3;
 pub const REDUCE_DIRECT_STEPS: u32 = 2;
 pub const REDUCE_TWO_PHASE_STEPS: u32 = 3;
 

@@ -7,11 +7,31 @@ extern "C" __global__ void __launch_bounds__(RK_MAX_TEAM) rk_barrier(const __gri
     rk_wait(s, 1);
 }
 
+/* A broadcast in two phases: member k copies slice k of the root's source into its dest (the
+ * root all of it, unless in place), then every member but the root copies the other slices
+ * from their owners' dests (steps 1-3). The root's links carry its data about twice instead
+ * of once per member, which bounds a large broadcast to a larger team. */
+__device__ __forceinline__ void rk_broadcast_split(const rk_gather_args &a) {
+    const rk_sync &s = a.s;
+    const bool root = s.my == a.only;
+    char *dest = (char *)a.dest;
+    const char *src = rk_peer((const char *)a.src, s, s.start + a.only * s.stride);
+    size_t lo, hi;
+    rk_slice(a.nbytes, s.size, s.my, 16, &lo, &hi);
+    if (root) lo = 0, hi = a.nbytes;
+    if (hi > lo && dest != src) rk_copy(dest + lo, src + lo, hi - lo);
+    rk_allgather_slices(s, dest, a.nbytes, 1, !root);
+}
+
 /* Members in an order that starts after this PE, so the PEs do not all read from the same
  * member at the same time. */
 extern "C" __global__ void __launch_bounds__(RK_THREADS) rk_gather(const __grid_constant__ rk_gather_args a) {
     const rk_sync &s = a.s;
     rk_enter(s);
+    if (a.split) {
+        rk_broadcast_split(a);
+        return;
+    }
     int count = a.only >= 0 ? 1 : s.size;
     for (int c = 0; c < count; c++) {
         int k = a.only >= 0 ? a.only : (s.my + c) % s.size;

@@ -39,11 +39,12 @@ struct rk_sync {
 };
 
 /* Data movement of broadcast, fcollect and alltoall: for every member k (or only member
- * `only` when it is >= 0), `nbytes` from k's src + src_off to dest + k * dest_step. */
+ * `only` when it is >= 0), `nbytes` from k's src + src_off to dest + k * dest_step. split (a
+ * broadcast, `only` its root): in two phases, see rk_gather. */
 struct rk_gather_args {
     rk_sync s;
     unsigned long long dest, src, nbytes, dest_step, src_off;
-    int only, pad;
+    int only, split;
 };
 
 /* Reductions: dest[i] = OP over the members, in member order, of src_k[src_off + i], i < n.
@@ -171,6 +172,30 @@ __device__ __noinline__ void rk_copy(void *d, const void *s, size_t nbytes) {
         done = nbytes / 4 * 4;
     }
     rk_copy_words((unsigned char *)d + done, (const unsigned char *)s + done, nbytes - done);
+}
+
+/* Slice k of n elements in two-phase mode (reductions, large broadcasts): whole 16-byte
+ * vectors, the last slices may be empty. */
+__device__ __forceinline__ void rk_slice(size_t n, int size, int k, int lanes, size_t *lo, size_t *hi) {
+    size_t chunk = (n + size - 1) / size;
+    chunk = (chunk + lanes - 1) / lanes * lanes;
+    size_t a = (size_t)k * chunk;
+    *lo = a < n ? a : n;
+    *hi = a + chunk < n ? a + chunk : n;
+}
+
+/* Second phase: "my slice is in my dest" (step 2) once every block is done with it, then
+ * (fetch) every other member's slice copied from its dest, then the exit (step 3). */
+__device__ __noinline__ void rk_allgather_slices(const rk_sync &s, char *dest, size_t n, int elem, bool fetch) {
+    if (rk_last_block(s, 0)) rk_signal(s, 2);
+    rk_wait(s, 2);
+    size_t lo, hi;
+    for (int c = 1; fetch && c < s.size; c++) {
+        int k = (s.my + c) % s.size;
+        rk_slice(n, s.size, k, 16 / elem, &lo, &hi);
+        if (hi > lo) rk_copy(dest + lo * elem, rk_peer(dest + lo * elem, s, s.start + k * s.stride), (hi - lo) * elem);
+    }
+    rk_exit(s, 3, 1);
 }
 
 #endif /* RSHMEM_KERNELS_COMMON_CUH */

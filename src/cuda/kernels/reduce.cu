@@ -93,29 +93,6 @@ __device__ __noinline__ void rk_reduce_range(const rk_sync &s, typename rk_kind<
     }
 }
 
-/* Slice k of n elements in two-phase mode: whole 16-byte vectors, the last slices may be empty. */
-__device__ __forceinline__ void rk_slice(size_t n, int size, int k, int lanes, size_t *lo, size_t *hi) {
-    size_t chunk = (n + size - 1) / size;
-    chunk = (chunk + lanes - 1) / lanes * lanes;
-    size_t a = (size_t)k * chunk;
-    *lo = a < n ? a : n;
-    *hi = a + chunk < n ? a + chunk : n;
-}
-
-/* Second phase of mode 1: "my slice is reduced" (step 2) once every block is done with it,
- * then every other member's slice copied from its dest, then the exit (step 3). */
-__device__ __noinline__ void rk_allgather_slices(const rk_sync &s, char *dest, size_t n, int elem) {
-    if (rk_last_block(s, 0)) rk_signal(s, 2);
-    rk_wait(s, 2);
-    size_t lo, hi;
-    for (int c = 1; c < s.size; c++) {
-        int k = (s.my + c) % s.size;
-        rk_slice(n, s.size, k, 16 / elem, &lo, &hi);
-        if (hi > lo) rk_copy(dest + lo * elem, rk_peer(dest + lo * elem, s, s.start + k * s.stride), (hi - lo) * elem);
-    }
-    rk_exit(s, 3, 1);
-}
-
 template <typename K, typename OP>
 __device__ __forceinline__ void rk_reduce_kernel(const rk_reduce_args &a) {
     typedef typename rk_kind<K>::S S;
@@ -138,7 +115,7 @@ __device__ __forceinline__ void rk_reduce_kernel(const rk_reduce_args &a) {
     size_t lo, hi;
     rk_slice(a.n, s.size, s.my, 16 / sizeof(S), &lo, &hi);
     rk_reduce_range<K, OP>(s, dest, src, lo, hi);
-    rk_allgather_slices(s, (char *)dest, a.n, sizeof(S));
+    rk_allgather_slices(s, (char *)dest, a.n, sizeof(S), true);
 }
 
 #define RK_REDUCE(OPNAME, TNAME, K)                                                                          \
