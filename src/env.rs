@@ -313,7 +313,8 @@ pub const FOREIGN_VARS: &[&str] = &[
 /// Variables rshmem's own tools read, not the library: the compiler wrappers (scripts/oshcc.in:
 /// the C and C++ compilers), the build (build.rs: which ptxas), the scripts (an install's
 /// prefix; the throw-away Slurm cluster) and the CUDA tests (nvrtc.cu). Users export them in the
-/// shells their jobs start from, so they get no misspelling warning.
+/// shells their jobs start from, so they get no misspelling warning. build.rs's two stamps are
+/// here because cargo also sets them for the programs `cargo test` and `cargo run` start.
 pub const TOOL_VARS: &[&str] = &[
     "RSHMEM_CC",
     "RSHMEM_CXX",
@@ -323,6 +324,8 @@ pub const TOOL_VARS: &[&str] = &[
     "RSHMEM_SLURM_CPUS",
     "RSHMEM_NVRTC",
     "RSHMEM_INCLUDE",
+    "RSHMEM_BUILD_COMMIT",
+    "RSHMEM_BUILD_DATE",
 ];
 
 /// Every variable name rshmem reads: each setting under its three prefixes and its aliases.

@@ -930,7 +930,9 @@ fn remote_amos_run_once_whoever_takes_them() {
         assert_eq!(words[1].load(Ordering::Acquire) & 0xffff_ffff, model32, "4-byte word (starved: {starved})");
         assert_eq!(words[1].load(Ordering::Acquire) >> 32, 0, "a 4-byte AMO touched only its 4 bytes");
         if starved {
-            assert_eq!(launches.load(Ordering::Acquire), 1, "a kernel that has not run is not launched again");
+            // 0 when the waiters took every AMO within the stall time before a launch.
+            let n = launches.load(Ordering::Acquire);
+            assert!(n <= 1, "a kernel that has not run is not launched again: {n} launches");
             assert_eq!(taken, 300, "the waiting threads ran every AMO, once");
         } else {
             assert!((1..=300).contains(&launches.load(Ordering::Acquire)), "launches: {}", launches.load(Ordering::Acquire));
