@@ -33,18 +33,11 @@ pub struct CuError {
 impl CuError {
     /// The same failure, reported under the C routine the user called.
     pub fn into_error(self, routine: &'static str) -> Error {
-        Error::from(self).in_routine(routine)
-    }
-}
-
-/// The failure as an error the C boundary names.
-impl From<CuError> for Error {
-    fn from(e: CuError) -> Error {
-        let kind = match e.code {
+        let kind = match self.code {
             CUDA_ERROR_NO_DEVICE | -1 => ErrorKind::NoGpu,
             _ => ErrorKind::System,
         };
-        Error::of(kind, format!("{}: {}", e.call, e.text))
+        Error::new(kind, routine, format!("{}: {}", self.call, self.text))
     }
 }
 

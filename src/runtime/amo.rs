@@ -15,8 +15,8 @@ use std::mem::size_of;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Release, SeqCst};
 
 use super::remote::NetWord;
-use super::{raise, State};
-use crate::error::{Error, Result, UNNAMED};
+use super::{fatal, State};
+use crate::error::{Error, Result};
 use crate::fabric::AtomicOp;
 pub use crate::transport::shm::{Atomic, AtomicInt, Word};
 use crate::transport::AmoType;
@@ -40,10 +40,10 @@ impl<T> Copy for Target<'_, T> {}
 #[cold]
 #[inline(never)]
 fn net_fetch<T: Atomic>(n: NetWord<'_>, op: AtomicOp, v: T) -> T {
-    let ty = net_type::<T>();
+    let ty = net_type::<T>(n);
     match n.net.fetch_amo(n.pe, n.seg, n.off, op, ty, v.to_net(), n.routine) {
         Ok(bits) => T::from_net(bits),
-        Err(e) => raise(e),
+        Err(e) => fatal(&e),
     }
 }
 
@@ -57,25 +57,25 @@ fn net_post<T: Atomic>(n: NetWord<'_>, op: AtomicOp, v: T) {
         net_fetch(n, op, v);
         return;
     }
-    let ty = net_type::<T>();
+    let ty = net_type::<T>(n);
     if let Err(e) = n.net.amo(n.pe, n.seg, n.off, op, ty, v.to_net(), n.routine) {
-        raise(e)
+        fatal(&e)
     }
 }
 
 #[cold]
 #[inline(never)]
 fn net_compare_swap<T: Atomic>(n: NetWord<'_>, cond: T, v: T) -> T {
-    let ty = net_type::<T>();
+    let ty = net_type::<T>(n);
     match n.net.compare_swap(n.pe, n.seg, n.off, ty, cond.to_net(), v.to_net(), n.routine) {
         Ok(bits) => T::from_net(bits),
-        Err(e) => raise(e),
+        Err(e) => fatal(&e),
     }
 }
 
-fn net_type<T: Atomic>() -> AmoType {
+fn net_type<T: Atomic>(n: NetWord<'_>) -> AmoType {
     T::NET.unwrap_or_else(|| {
-        raise(Error::invalid_value(format!("{}-byte elements have no AMOs across hosts; use a 32- or 64-bit type", size_of::<T>())))
+        fatal(&Error::invalid(n.routine, format!("{}-byte elements have no AMOs across hosts; use a 32- or 64-bit type", size_of::<T>())))
     })
 }
 
@@ -175,10 +175,12 @@ impl<T: Atomic> Words<T> {
     }
 }
 
-fn check_aligned<T>(addr: *const T) -> Result<()> {
+fn check_aligned<T>(addr: *const T, routine: &'static str) -> Result<()> {
     let align = size_of::<T>();
     if !(addr as usize).is_multiple_of(align) {
-        return Err(Error::invalid_value(format!(
+        return Err(Error::invalid(
+            routine,
+            format!(
                 "address {addr:p} is misaligned: atomic and synchronization routines need an object aligned to its size ({align} bytes); use a properly typed variable or an offset that is a multiple of {align}"
             ),
         ));
@@ -187,9 +189,9 @@ fn check_aligned<T>(addr: *const T) -> Result<()> {
 }
 
 /// Writes one result to the caller's local `fetch` (the non-blocking fetching AMOs).
-pub(crate) fn write_fetch<T: Copy>(fetch: *mut T, v: T) -> Result<()> {
+pub(crate) fn write_fetch<T: Copy>(fetch: *mut T, v: T, routine: &'static str) -> Result<()> {
     if fetch.is_null() {
-        return Err(Error::invalid_value("the fetch pointer is NULL; pass the local address that receives the old value"));
+        return Err(Error::invalid(routine, "the fetch pointer is NULL; pass the local address that receives the old value"));
     }
     // SAFETY: the caller passes a writable TYPE object (checked non-NULL above); an unaligned
     // write is accepted so a packed struct member still works.
@@ -201,26 +203,26 @@ impl State {
     /// The word at symmetric `addr` on world PE `pe`, checked for PE range, symmetry and alignment.
     /// In a multi-host job this is a network word for every PE, this one included.
     #[inline(always)]
-    pub fn word<T: Atomic>(&self, addr: *const T, pe: i32) -> Result<Target<'_, T>> {
-        check_aligned(addr)?;
-        let base = self.base_in(&self.shm.amo_bases, pe)?;
+    pub fn word<T: Atomic>(&self, addr: *const T, pe: i32, routine: &'static str) -> Result<Target<'_, T>> {
+        check_aligned(addr, routine)?;
+        let base = self.base_in(&self.shm.amo_bases, pe, routine)?;
         if base == 0 {
-            return self.net_word(addr.cast(), size_of::<T>(), pe as usize, UNNAMED).map(Target::Network);
+            return self.net_word(addr.cast(), size_of::<T>(), pe as usize, routine).map(Target::Network);
         }
-        let p = self.mapped(base, addr.cast(), size_of::<T>(), pe)?;
+        let p = self.mapped(base, addr.cast(), size_of::<T>(), pe, routine)?;
         // SAFETY: `mapped` range-checked the word inside a live mapping; `addr` (same offset
         // from a page-aligned base) was checked aligned above.
         Ok(Target::Mapped(unsafe { Word::at(p.cast()) }))
     }
 
     /// `n` words at symmetric `addr` on this PE.
-    pub fn local_words<T: Atomic>(&self, addr: *const T, n: usize) -> Result<Words<T>> {
+    pub fn local_words<T: Atomic>(&self, addr: *const T, n: usize, routine: &'static str) -> Result<Words<T>> {
         if n == 0 {
             return Ok(Words { first: addr as *mut T, n });
         }
-        check_aligned(addr)?;
-        let len = super::rma::bytes(n, size_of::<T>())?;
-        let p = self.translate(addr.cast(), len, self.me)?;
+        check_aligned(addr, routine)?;
+        let len = super::rma::bytes(n, size_of::<T>(), routine)?;
+        let p = self.translate(addr.cast(), len, self.me, routine)?;
         Ok(Words { first: p.cast(), n })
     }
 }
@@ -240,7 +242,7 @@ pub enum Cmp {
 }
 
 impl Cmp {
-    pub fn from_c(cmp: c_int) -> Result<Cmp> {
+    pub fn from_c(cmp: c_int, routine: &'static str) -> Result<Cmp> {
         Ok(match cmp {
             0 => Cmp::Eq,
             1 => Cmp::Ne,
@@ -249,7 +251,9 @@ impl Cmp {
             4 => Cmp::Lt,
             5 => Cmp::Ge,
             _ => {
-                return Err(Error::invalid_value(format!("cmp = {cmp} is not a comparison operator; use SHMEM_CMP_EQ (0), SHMEM_CMP_NE (1), SHMEM_CMP_GT (2), SHMEM_CMP_LE (3), SHMEM_CMP_LT (4) or SHMEM_CMP_GE (5)"),
+                return Err(Error::invalid(
+                    routine,
+                    format!("cmp = {cmp} is not a comparison operator; use SHMEM_CMP_EQ (0), SHMEM_CMP_NE (1), SHMEM_CMP_GT (2), SHMEM_CMP_LE (3), SHMEM_CMP_LT (4) or SHMEM_CMP_GE (5)"),
                 ))
             }
         })
@@ -288,8 +292,7 @@ pub struct WaitSet<T> {
     status: *const c_int,
     cmp: Cmp,
     against: Against<T>,
-    /// The routine shown on this PE's waiting-in line while it waits (wait.rs).
-    waiting_in: &'static str,
+    routine: &'static str,
 }
 
 thread_local! {
@@ -299,8 +302,7 @@ thread_local! {
 }
 
 impl State {
-    /// Checks the arguments of a wait/test family call and builds its wait set; `waiting_in`
-    /// names the routine while it waits.
+    /// Checks the arguments of a wait/test family call and builds its wait set.
     pub fn wait_set<T: Atomic>(
         &self,
         ivars: *const T,
@@ -308,28 +310,29 @@ impl State {
         status: *const c_int,
         cmp: c_int,
         against: Against<T>,
-        waiting_in: &'static str,
+        routine: &'static str,
     ) -> Result<WaitSet<T>> {
-        let cmp = Cmp::from_c(cmp)?;
+        let cmp = Cmp::from_c(cmp, routine)?;
         if let Against::Values(p) = against {
             if p.is_null() && nelems > 0 {
-                return Err(Error::invalid_value(format!(
-                    "cmp_values is NULL but nelems is {nelems}; pass an array of nelems comparison values"
-                )));
+                return Err(Error::invalid(
+                    routine,
+                    format!("cmp_values is NULL but nelems is {nelems}; pass an array of nelems comparison values"),
+                ));
             }
         }
-        let words = self.local_words(ivars, nelems)?;
-        Ok(WaitSet { words, status, cmp, against, waiting_in })
+        let words = self.local_words(ivars, nelems, routine)?;
+        Ok(WaitSet { words, status, cmp, against, routine })
     }
 
     /// shmem_wait_until (one variable).
-    pub fn wait_until<T: Atomic>(&self, ivar: *const T, cmp: c_int, value: T, waiting_in: &'static str) -> Result<T> {
-        let cmp = Cmp::from_c(cmp)?;
-        let words = self.local_words(ivar, 1)?;
+    pub fn wait_until<T: Atomic>(&self, ivar: *const T, cmp: c_int, value: T, routine: &'static str) -> Result<T> {
+        let cmp = Cmp::from_c(cmp, routine)?;
+        let words = self.local_words(ivar, 1, routine)?;
         let mut seen = value;
         let what = || format!("for {} (it is {:?})", cmp.describe(ivar as usize, value), words.load(0));
         self.wait_for(
-            waiting_in,
+            routine,
             || {
                 seen = words.load(0);
                 cmp.holds(seen, value)
@@ -340,9 +343,9 @@ impl State {
     }
 
     /// shmem_test (one variable).
-    pub fn test<T: Atomic>(&self, ivar: *const T, cmp: c_int, value: T) -> Result<bool> {
-        let cmp = Cmp::from_c(cmp)?;
-        let words = self.local_words(ivar, 1)?;
+    pub fn test<T: Atomic>(&self, ivar: *const T, cmp: c_int, value: T, routine: &'static str) -> Result<bool> {
+        let cmp = Cmp::from_c(cmp, routine)?;
+        let words = self.local_words(ivar, 1, routine)?;
         Ok(cmp.holds(words.load(0), value))
     }
 }
@@ -413,9 +416,9 @@ impl<T: Atomic> WaitSet<T> {
     }
 
     /// test_some: writes the satisfied elements' indices; returns how many.
-    pub(crate) fn test_some(&self, indices: *mut usize) -> Result<usize> {
+    pub(crate) fn test_some(&self, indices: *mut usize, routine: &'static str) -> Result<usize> {
         if indices.is_null() && self.words.n > 0 {
-            return Err(Error::invalid_value("indices is NULL; pass an array of at least nelems size_t"));
+            return Err(Error::invalid(routine, "indices is NULL; pass an array of at least nelems size_t"));
         }
         let mut count = 0;
         for i in self.members() {
@@ -432,7 +435,7 @@ impl<T: Atomic> WaitSet<T> {
     pub fn wait_all(&self, st: &State) {
         for i in 0..self.words.n {
             if self.included(i) {
-                st.wait_for(self.waiting_in, || self.holds(i), || self.awaited(Some(i)));
+                st.wait_for(self.routine, || self.holds(i), || self.awaited(Some(i)));
             }
         }
     }
@@ -444,7 +447,7 @@ impl<T: Atomic> WaitSet<T> {
         }
         let mut found = None;
         st.wait_for(
-            self.waiting_in,
+            self.routine,
             || {
                 found = self.test_any();
                 found.is_some()
@@ -455,15 +458,15 @@ impl<T: Atomic> WaitSet<T> {
     }
 
     /// wait_until_some: waits for at least one element, then reports every satisfied one.
-    pub(crate) fn wait_some(&self, st: &State, indices: *mut usize) -> Result<usize> {
+    pub(crate) fn wait_some(&self, st: &State, indices: *mut usize, routine: &'static str) -> Result<usize> {
         if self.is_empty() {
             return Ok(0);
         }
         let mut result = Ok(0);
         st.wait_for(
-            self.waiting_in,
+            routine,
             || {
-                result = self.test_some(indices);
+                result = self.test_some(indices, routine);
                 !matches!(result, Ok(0))
             },
             || self.awaited(None),
@@ -492,20 +495,27 @@ impl State {
         signal: u64,
         sig_op: c_int,
         pe: i32,
+        routine: &'static str,
     ) -> Result<()> {
         if sig_op != SIGNAL_SET && sig_op != SIGNAL_ADD {
-            return Err(Error::invalid_value(format!(
-                "sig_op = {sig_op} is not a signal operator; use SHMEM_SIGNAL_SET ({SIGNAL_SET}) or SHMEM_SIGNAL_ADD ({SIGNAL_ADD})"
-            )));
+            return Err(Error::invalid(
+                routine,
+                format!(
+                    "sig_op = {sig_op} is not a signal operator; use SHMEM_SIGNAL_SET ({SIGNAL_SET}) or SHMEM_SIGNAL_ADD ({SIGNAL_ADD})"
+                ),
+            ));
         }
-        let sig = self.word(sig_addr, pe)?;
+        let sig = self.word(sig_addr, pe, routine)?;
         let (d, s) = (dest as usize, sig_addr as usize);
         if nbytes > 0 && s < d.saturating_add(nbytes) && d < s + size_of::<u64>() {
-            return Err(Error::invalid_value(format!(
-                "the signal word {sig_addr:p} overlaps the destination [{dest:p}, +{nbytes} bytes); use a separate signal variable"
-            )));
+            return Err(Error::invalid(
+                routine,
+                format!(
+                    "the signal word {sig_addr:p} overlaps the destination [{dest:p}, +{nbytes} bytes); use a separate signal variable"
+                ),
+            ));
         }
-        self.put_bytes(dest, src, nbytes, pe)?;
+        self.put_bytes(dest, src, nbytes, pe, routine)?;
         match sig {
             Target::Mapped(w) if sig_op == SIGNAL_SET => u64::store(w, signal, Release),
             Target::Mapped(w) => {
@@ -514,7 +524,7 @@ impl State {
             Target::Network(n) => {
                 // The data (shm store or network write) is ordered before the signal.
                 std::sync::atomic::fence(SeqCst);
-                n.net.fence(UNNAMED)?;
+                n.net.fence(routine)?;
                 if sig_op == SIGNAL_SET {
                     sig.set(signal)
                 } else {
@@ -543,16 +553,16 @@ fn serving(w: u64) -> u32 {
 }
 
 impl State {
-    fn lock_word(&self, lock: *const i64) -> Result<Target<'_, u64>> {
-        self.word(lock.cast::<u64>(), 0)
+    fn lock_word(&self, lock: *const i64, routine: &'static str) -> Result<Target<'_, u64>> {
+        self.word(lock.cast::<u64>(), 0, routine)
     }
 
     /// shmem_set_lock: take a ticket, wait until it is served. FIFO-fair across PEs and threads.
-    pub fn set_lock(&self, lock: *const i64, waiting_in: &'static str) -> Result<()> {
-        let w = self.lock_word(lock)?;
+    pub fn set_lock(&self, lock: *const i64, routine: &'static str) -> Result<()> {
+        let w = self.lock_word(lock, routine)?;
         let mine = next_ticket(w.fetch_add(TICKET));
         self.wait_for(
-            waiting_in,
+            routine,
             || serving(w.fetch()) == mine,
             || format!("for the lock at {lock:p} (ticket {mine}, now serving {})", serving(w.fetch())),
         );
@@ -560,8 +570,8 @@ impl State {
     }
 
     /// shmem_test_lock: take the lock only if it is free now; true when it was taken.
-    pub fn test_lock(&self, lock: *const i64) -> Result<bool> {
-        let w = self.lock_word(lock)?;
+    pub fn test_lock(&self, lock: *const i64, routine: &'static str) -> Result<bool> {
+        let w = self.lock_word(lock, routine)?;
         let now = w.fetch();
         if next_ticket(now) != serving(now) {
             return Ok(false);
@@ -571,15 +581,18 @@ impl State {
     }
 
     /// shmem_clear_lock: complete this PE's puts and AMOs, then serve the next ticket.
-    pub fn clear_lock(&self, lock: *const i64) -> Result<()> {
-        let w = self.lock_word(lock)?;
+    pub fn clear_lock(&self, lock: *const i64, routine: &'static str) -> Result<()> {
+        let w = self.lock_word(lock, routine)?;
         self.quiet();
         let mut now = w.fetch();
         loop {
             if next_ticket(now) == serving(now) {
-                return Err(Error::invalid_value(format!(
-                    "the lock at {lock:p} is not held; call shmem_set_lock (or a successful shmem_test_lock) before shmem_clear_lock"
-                )));
+                return Err(Error::invalid(
+                    routine,
+                    format!(
+                        "the lock at {lock:p} is not held; call shmem_set_lock (or a successful shmem_test_lock) before shmem_clear_lock"
+                    ),
+                ));
             }
             // Only the low half changes (wrapping inside it), never the ticket counter.
             let next = (now & !(TICKET - 1)) | u64::from(serving(now).wrapping_add(1));
@@ -746,8 +759,8 @@ mod tests {
 
     #[test]
     fn comparisons() {
-        assert!(Cmp::from_c(6).is_err());
-        assert!(Cmp::from_c(-1).is_err());
+        assert!(Cmp::from_c(6, "t").is_err());
+        assert!(Cmp::from_c(-1, "t").is_err());
         let table = [
             (0, [false, true, false]),
             (1, [true, false, true]),
@@ -757,7 +770,7 @@ mod tests {
             (5, [false, true, true]),
         ];
         for (c, want) in table {
-            let cmp = Cmp::from_c(c).unwrap();
+            let cmp = Cmp::from_c(c, "t").unwrap();
             assert_eq!([cmp.holds(1, 2), cmp.holds(2, 2), cmp.holds(3, 2)], want, "cmp {c}");
         }
     }
@@ -767,12 +780,11 @@ mod tests {
         let mut v: [i64; 4] = [1, 0, 1, 0];
         let first = v.as_mut_ptr();
         let status = [0, 0, 1, 0];
-        let set =
-            |status: *const c_int, against| WaitSet { words: Words { first, n: 4 }, status, cmp: Cmp::Eq, against, waiting_in: "test" };
+        let set = |status: *const c_int, against| WaitSet { words: Words { first, n: 4 }, status, cmp: Cmp::Eq, against, routine: "test" };
         let s = set(status.as_ptr(), Against::Value(1));
         assert!(!s.test_all());
         let mut idx = [usize::MAX; 4];
-        assert_eq!(s.test_some(idx.as_mut_ptr()).unwrap(), 1);
+        assert_eq!(s.test_some(idx.as_mut_ptr(), "t").unwrap(), 1);
         assert_eq!(idx[0], 0);
         assert_eq!(s.test_any(), Some(0));
         let all_out = [1, 1, 1, 1];
@@ -785,7 +797,7 @@ mod tests {
         assert!(vs.test_all());
         let nothing = set(std::ptr::null(), Against::Value(9));
         assert_eq!(nothing.test_any(), None);
-        assert_eq!(nothing.test_some(idx.as_mut_ptr()).unwrap(), 0);
+        assert_eq!(nothing.test_some(idx.as_mut_ptr(), "t").unwrap(), 0);
     }
 
     #[test]
@@ -796,7 +808,7 @@ mod tests {
             status: std::ptr::null(),
             cmp: Cmp::Eq,
             against: Against::Value(5),
-            waiting_in: "test",
+            routine: "test",
         };
         let mut seen = [false; 3];
         for _ in 0..3 {
