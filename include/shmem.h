@@ -173,6 +173,7 @@ int shmem_team_my_pe(shmem_team_t team);
 int shmem_team_n_pes(shmem_team_t team);
 int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config);
 int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size, const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team);
 int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config, long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config, long yaxis_mask, shmem_team_t *yaxis_team);
 void shmem_team_destroy(shmem_team_t team);
@@ -4407,6 +4408,22 @@ inline int shmem_prod_reduce(shmem_team_t team, RSHMEM_COMPLEXD *dest, const RSH
 
 /* shmem_sync(team) */
 inline int shmem_sync(shmem_team_t team) { return shmem_team_sync(team); }
+
+/* The complex routines with C99 complex types (GCC, Clang) */
+#if defined(__GNUC__)
+inline int shmem_complexf_sum_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nreduce) { return shmem_complexf_sum_reduce(team, reinterpret_cast<std::complex<float> *>(dest), reinterpret_cast<const std::complex<float> *>(source), nreduce); }
+inline int shmem_sum_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nreduce) { return shmem_complexf_sum_reduce(team, reinterpret_cast<std::complex<float> *>(dest), reinterpret_cast<const std::complex<float> *>(source), nreduce); }
+inline int shmem_complexd_sum_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nreduce) { return shmem_complexd_sum_reduce(team, reinterpret_cast<std::complex<double> *>(dest), reinterpret_cast<const std::complex<double> *>(source), nreduce); }
+inline int shmem_sum_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nreduce) { return shmem_complexd_sum_reduce(team, reinterpret_cast<std::complex<double> *>(dest), reinterpret_cast<const std::complex<double> *>(source), nreduce); }
+inline int shmem_complexf_prod_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nreduce) { return shmem_complexf_prod_reduce(team, reinterpret_cast<std::complex<float> *>(dest), reinterpret_cast<const std::complex<float> *>(source), nreduce); }
+inline int shmem_prod_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nreduce) { return shmem_complexf_prod_reduce(team, reinterpret_cast<std::complex<float> *>(dest), reinterpret_cast<const std::complex<float> *>(source), nreduce); }
+inline int shmem_complexd_prod_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nreduce) { return shmem_complexd_prod_reduce(team, reinterpret_cast<std::complex<double> *>(dest), reinterpret_cast<const std::complex<double> *>(source), nreduce); }
+inline int shmem_prod_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nreduce) { return shmem_complexd_prod_reduce(team, reinterpret_cast<std::complex<double> *>(dest), reinterpret_cast<const std::complex<double> *>(source), nreduce); }
+inline void shmem_complexf_sum_to_all(float _Complex *dest, const float _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float _Complex *pWrk, long *pSync) { return shmem_complexf_sum_to_all(reinterpret_cast<std::complex<float> *>(dest), reinterpret_cast<const std::complex<float> *>(source), nreduce, PE_start, logPE_stride, PE_size, reinterpret_cast<std::complex<float> *>(pWrk), pSync); }
+inline void shmem_complexd_sum_to_all(double _Complex *dest, const double _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double _Complex *pWrk, long *pSync) { return shmem_complexd_sum_to_all(reinterpret_cast<std::complex<double> *>(dest), reinterpret_cast<const std::complex<double> *>(source), nreduce, PE_start, logPE_stride, PE_size, reinterpret_cast<std::complex<double> *>(pWrk), pSync); }
+inline void shmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, float _Complex *pWrk, long *pSync) { return shmem_complexf_prod_to_all(reinterpret_cast<std::complex<float> *>(dest), reinterpret_cast<const std::complex<float> *>(source), nreduce, PE_start, logPE_stride, PE_size, reinterpret_cast<std::complex<float> *>(pWrk), pSync); }
+inline void shmem_complexd_prod_to_all(double _Complex *dest, const double _Complex *source, int nreduce, int PE_start, int logPE_stride, int PE_size, double _Complex *pWrk, long *pSync) { return shmem_complexd_prod_to_all(reinterpret_cast<std::complex<double> *>(dest), reinterpret_cast<const std::complex<double> *>(source), nreduce, PE_start, logPE_stride, PE_size, reinterpret_cast<std::complex<double> *>(pWrk), pSync); }
+#endif
 
 #endif /* __cplusplus */
 

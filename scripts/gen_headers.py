@@ -309,6 +309,7 @@ def teams():
         "int shmem_team_n_pes(shmem_team_t team)",
         "int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)",
         "int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)",
+        "void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)",
         "int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,"
         " const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team)",
         "int shmem_team_split_2d(shmem_team_t parent_team, int xrange,"
@@ -760,8 +761,40 @@ def cxx_overloads():
             "int shmem_{N}_%s_reduce(shmem_team_t team, {T} *dest, const {T} *source, size_t nreduce)" % op,
             table, ctx=False))
     add("shmem_sync(team)", ["inline int shmem_sync(shmem_team_t team) { return shmem_team_sync(team); }"])
+    lines += c99_complex_overloads()
     lines += ["", "#endif /* __cplusplus */"]
     return lines
+
+
+# C++ declares the complex routines with std::complex; C++ code written for other OpenSHMEM
+# libraries passes C99 `float _Complex *` (GCC and Clang accept _Complex in C++), which has the
+# same layout: a second overload of each name takes those and casts.
+C99_COMPLEX = {"RSHMEM_COMPLEXF": ("float _Complex", "std::complex<float>"),
+               "RSHMEM_COMPLEXD": ("double _Complex", "std::complex<double>")}
+
+
+def c99_complex_overloads():
+    out = ["", "/* The complex routines with C99 complex types (GCC, Clang) */", "#if defined(__GNUC__)"]
+    generic = {"sum_reduce", "prod_reduce"}
+    for name, signature, _ in SIGNATURES:
+        if "RSHMEM_COMPLEX" not in signature or not name.startswith("shmem_complex"):
+            continue
+        ret, params, _ = params_and_args(signature)
+        c99_params, args = [], []
+        for p in params.split(", "):
+            arg = p.split()[-1].lstrip("*")
+            for macro, (c99, cxx) in C99_COMPLEX.items():
+                if macro in p:
+                    p = p.replace(macro, c99)
+                    arg = "reinterpret_cast<%s%s *>(%s)" % ("const " if p.startswith("const") else "", cxx, arg)
+            c99_params.append(p)
+            args.append(arg)
+        body = "{ return %s(%s); }" % (name, ", ".join(args))
+        out.append("inline %s %s(%s) %s" % (ret, name, ", ".join(c99_params), body))
+        op = name.split("_", 2)[2]
+        if op in generic:
+            out.append("inline %s shmem_%s(%s) %s" % (ret, op, ", ".join(c99_params), body))
+    return out + ["#endif"]
 
 
 # --------------------------------------------------------------------------------------------
