@@ -41,6 +41,7 @@ int pshmem_team_my_pe(shmem_team_t team);
 int pshmem_team_n_pes(shmem_team_t team);
 int pshmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config);
 int pshmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
+void *pshmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 int pshmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size, const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team);
 int pshmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config, long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config, long yaxis_mask, shmem_team_t *yaxis_team);
 void pshmem_team_destroy(shmem_team_t team);

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::with_state;
 use crate::error::{Error, ErrorKind, Result};
 use crate::log;
-use crate::runtime::team::{Split, Team};
+use crate::runtime::team::{Split, Team, WORLD};
 use crate::runtime::State;
 
 pub type ShmemTeam = *mut c_void;
@@ -147,6 +147,21 @@ pub extern "C" fn shmem_team_translate_pe(src_team: ShmemTeam, src_pe: c_int, de
         let (_, to) = team_of(st, dest_team, R)?;
         Ok(from.translate(src_pe, &to))
     })
+}
+
+/// shmem_ptr with a team-relative PE (OpenSHMEM 1.6; SOS has had it since 1.5.2): NULL for
+/// SHMEM_TEAM_INVALID, a PE number outside the team, or memory this PE cannot load or store.
+#[no_mangle]
+pub extern "C" fn shmem_team_ptr(team: ShmemTeam, dest: *const c_void, pe: c_int) -> *mut c_void {
+    const R: &str = "shmem_team_ptr";
+    let world_pe = with_state(R, |st| match team_index(team) {
+        None => Ok(-1),
+        Some(_) => Ok(team_of(st, team, R)?.1.translate(pe, &*st.teams.get(WORLD, R)?)),
+    });
+    match world_pe {
+        -1 => std::ptr::null_mut(),
+        world_pe => super::setup::shmem_ptr(dest, world_pe),
+    }
 }
 
 #[no_mangle]
