@@ -6,7 +6,7 @@ README.md (a Markdown table) and docs/man/rshmem.3 (its ENVIRONMENT section).
     python3 scripts/gen_env_table.py --check  # exit 1 if either is not current
 
 README's table sits between `<!-- env-table:begin -->` and `<!-- env-table:end -->`, in the
-format `rshmem-info -r` prints (src/env.rs, markdown_table; ctest/scripts/info_tool.sh checks
+format `rshmem-info -m` prints (src/env.rs, markdown_table; ctest/scripts/info_tool.sh checks
 that both agree); the man page's list between the roff comments `.\\" env-table:begin` / `end`.
 """
 

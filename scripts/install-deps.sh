@@ -16,6 +16,7 @@ want cmake cmake
 want pkg-config pkg-config
 want python3 python3
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_pkgs+=(python3-venv)   # shmem4py test (ctest/scripts/shmem4py.sh)
+python3 -c 'import docutils' 2>/dev/null || need_pkgs+=(python3-docutils)   # rshmem-info -r check (ctest/scripts/info_rest.py)
 want mpiexec.hydra mpich            # PMI-1 launcher (bootstrap tests)
 [ -e /usr/include/x86_64-linux-gnu/mpich/mpi.h ] || ls /usr/include/*/mpich/mpi.h >/dev/null 2>&1 || need_pkgs+=(libmpich-dev) # MPI_COMM init over MPICH
 want oshcc libopenmpi-dev           # Open MPI OSHMEM: LD_PRELOAD tests and the CPU reference

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # rshmem-info (issue 21 item 7, issue 17 §2): its options, the version line, values checked as
-# they are shown, the README's environment table equal to `rshmem-info -r`, and a closed pipe
+# they are shown, the README's environment table equal to `rshmem-info -m`, `-r` valid reStructuredText
+# listing every setting (info_rest.py), and a closed pipe
 # (`rshmem-info | head`) ending it quietly instead of a panic.
 source "$(dirname "$0")/../programs/common.sh"
 INFO=$PREFIX/bin/rshmem-info
@@ -22,9 +23,9 @@ v=$("$INFO" --version)
 [ $rc -eq 2 ] && grep -q "unknown option --bogus" "$WORK/bogus.err" && pass "unknown option: exit 2, named" \
     || fail "unknown option: exit $rc, $(cat "$WORK/bogus.err")"
 
-rows=$("$INFO" -r | tail -n +3 | wc -l)
+rows=$("$INFO" -m | tail -n +3 | wc -l)
 all=$("${CLEAN[@]}" "$INFO" -a | grep -cE '^  [A-Z][A-Z0-9_]+ +=')
-[ "$rows" -gt 20 ] && [ "$all" -eq "$rows" ] && pass "-a shows all $all settings" || fail "-a shows $all settings, -r $rows"
+[ "$rows" -gt 20 ] && [ "$all" -eq "$rows" ] && pass "-a shows all $all settings" || fail "-a shows $all settings, -m $rows"
 set_only=$("${CLEAN[@]}" RSHMEM_SYMMETRIC_SIZE=2G NVSHMEM_QP_DEPTH=64 "$INFO" -e)
 n=$(grep -cE '^  [A-Z][A-Z0-9_]+ +=' <<<"$set_only")
 grep -qE '^  SYMMETRIC_SIZE +.*= 2G +\[RSHMEM_SYMMETRIC_SIZE' <<<"$set_only" && grep -qE '^  QP_DEPTH +.*= 64 +\[NVSHMEM_QP_DEPTH' <<<"$set_only" && [ "$n" -eq 2 ] \
@@ -59,11 +60,22 @@ for nic in "" auto model hw; do
         || { fail "NIC ${nic:-default}: $lines NIC lines saying '$said':"; grep NIC <<<"$report"; }
 done
 
+# -r: reStructuredText, as nvshmem-info -r prints for NVIDIA's docs.
+"$INFO" -r >"$WORK/info.rst"
+"${CLEAN[@]}" "$INFO" -a | grep -oE '^  [A-Z][A-Z0-9_]+ +=' | awk '{print $1}' >"$WORK/names.txt"
+if ! python3 -c 'import docutils' 2>/dev/null; then
+    fail "-r: cannot check the ReST: python3 has no docutils (apt-get install python3-docutils)"
+elif msg=$(python3 "$(dirname "$0")/info_rest.py" "$WORK/info.rst" "$WORK/names.txt" 2>&1); then
+    pass "-r: reStructuredText docutils parses, one entry for each of the $msg settings"
+else
+    fail "-r is not the ReST expected:"; echo "$msg" | tail -5
+fi
+
 if [ -f "$README" ]; then
     sed -n '/<!-- env-table:begin -->/,/<!-- env-table:end -->/p' "$README" | sed '1d;$d' >"$WORK/readme_table.md"
-    "$INFO" -r >"$WORK/info_table.md"
+    "$INFO" -m >"$WORK/info_table.md"
     diff -u "$WORK/readme_table.md" "$WORK/info_table.md" >"$WORK/table.diff" \
-        && pass "README's environment table is what rshmem-info -r prints" \
-        || { fail "README's environment table differs from rshmem-info -r (run python3 scripts/gen_env_table.py):"; cat "$WORK/table.diff"; }
+        && pass "README's environment table is what rshmem-info -m prints" \
+        || { fail "README's environment table differs from rshmem-info -m (run python3 scripts/gen_env_table.py):"; cat "$WORK/table.diff"; }
 fi
 finish

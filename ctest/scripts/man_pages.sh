@@ -27,7 +27,7 @@ for prog in "$PREFIX"/bin/*; do
         && pass "man $name: $(sed -n '/^NAME/{n;p;}' <<<"$text" | sed 's/^ *//' | cut -c1-60)..." \
         || { fail "man $name does not show its page:"; head -5 <<<"$text"; }
 done
-settings=$("$PREFIX/bin/rshmem-info" -r | tail -n +3 | cut -d'`' -f2)
+settings=$("$PREFIX/bin/rshmem-info" -m | tail -n +3 | cut -d'`' -f2)
 text=$(groff -man -Tascii -rLL=200n "$PREFIX/share/man/man3/rshmem.3" 2>/dev/null | sed 's/.\x08//g')
 missing=0
 for s in $settings; do grep -qE "^ +$s\b" <<<"$text" || { missing=$((missing + 1)); echo "rshmem(3) lacks $s"; }; done

@@ -9,7 +9,9 @@ const USAGE: &str = "usage: rshmem-info [option]
 With no option: the build, the transports and GPUs of this host, and every setting.
   -a, --all        every setting: current value, where it came from, default, description
   -e, --env        only the settings given in the environment
-  -r, --markdown   every setting as a Markdown table (README.md's environment table)
+  -r, --rest       every setting as reStructuredText (as nvshmem-info -r): a definition list,
+                   each with its variables, default, other names and meaning
+  -m, --markdown   every setting as a Markdown table (README.md's environment table)
   --routes         inside a job (rshmemrun -n 4 --hosts a:2,b:2 rshmem-info --routes): each PE
                    prints how it reaches every PE: PE 0 -> PE 2: fabric(tcp;ofi_rxm) or shm
   -V, --version    version, commit and build date
@@ -29,7 +31,8 @@ fn main() {
         None => ok = report(&mut out),
         Some("-a" | "--all") => ok = settings(&mut out, |_| true),
         Some("-e" | "--env") => ok = settings(&mut out, |s| env::lookup(*s).is_some()),
-        Some("-r" | "--markdown") => out = env::markdown_table(),
+        Some("-r" | "--rest") => out = rest(),
+        Some("-m" | "--markdown") => out = env::markdown_table(),
         Some("--routes") => ok = routes(&mut out),
         Some("-V" | "--version") => out = version() + "\n",
         Some("-h" | "--help") => out = format!("{USAGE}\n"),
@@ -71,6 +74,41 @@ fn setting(out: &mut String, s: &Setting) -> bool {
         let _ = writeln!(out, "  {:<28}   INVALID: {why}", "");
     }
     verdict.is_ok()
+}
+
+/// Every setting in reStructuredText (plain docutils, no Sphinx directives): a title, then a
+/// definition list with one item per setting: a field list (its variables, default, other names)
+/// and its meaning.
+fn rest() -> String {
+    let mut out = String::from("Environment variables\n=====================\n\n");
+    out += "Every setting NAME is read as ``RSHMEM_NAME``, then ``SHMEM_NAME``, then ``NVSHMEM_NAME``.\n\n";
+    for s in SETTINGS {
+        let _ = writeln!(out, "``{}``", s.name);
+        let _ = writeln!(out, "   :Variables: ``RSHMEM_{0}``, ``SHMEM_{0}``, ``NVSHMEM_{0}``", s.name);
+        let default = if s.default.is_empty() { "(empty)".to_string() } else { format!("``{}``", s.default) };
+        let _ = writeln!(out, "   :Default: {default}");
+        if !s.aliases.is_empty() {
+            let aliases: Vec<String> = s.aliases.iter().map(|a| format!("``{a}``")).collect();
+            let _ = writeln!(out, "   :Also read as: {}", aliases.join(", "));
+        }
+        let _ = writeln!(out, "\n   {}\n", rest_text(s.help));
+    }
+    out
+}
+
+/// Plain text as ReST: the characters that would start markup (emphasis, literals, substitutions,
+/// a reference's trailing underscore as in "RSHMEM_/SHMEM_") escaped.
+fn rest_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let ends_word = c == '_' && !chars.peek().is_some_and(|n| n.is_alphanumeric() || *n == '_');
+        if matches!(c, '\\' | '`' | '*' | '|') || ends_word {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn shown(default: &str) -> &str {
