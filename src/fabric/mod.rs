@@ -164,6 +164,10 @@ struct Inner {
     wait_fd: Option<i32>,
     writes_posted: AtomicU64,
     reads_posted: AtomicU64,
+    /// The posted counts a wait last saw all complete (a wait finding nothing posted since
+    /// returns without calling into the provider).
+    writes_settled: AtomicU64,
+    reads_settled: AtomicU64,
     /// The first error completion read from the CQ (all later operations fail with it).
     failure: Mutex<Option<String>>,
     timeout: Duration,
@@ -173,6 +177,9 @@ struct Inner {
     progress_thread: OnceLock<std::thread::Thread>,
     /// The progress thread is (about to be) asleep on the wait descriptor for long.
     progress_asleep: AtomicBool,
+    /// Peers sent a transmit-complete write since the last quiet (`Fabric::put_in_place`):
+    /// a place each was written to, which quiet reads one byte back from.
+    unflushed: Mutex<Vec<(Peer, u64, u64)>>,
 }
 
 // SAFETY: the domain is opened with FI_THREAD_SAFE (checked when the provider is chosen), so
@@ -233,11 +240,14 @@ impl Fabric {
             wait_fd: None,
             writes_posted: AtomicU64::new(0),
             reads_posted: AtomicU64::new(0),
+            writes_settled: AtomicU64::new(0),
+            reads_settled: AtomicU64::new(0),
             failure: Mutex::new(None),
             timeout: settings.timeout,
             drivers: AtomicUsize::new(0),
             driven: AtomicU64::new(0),
             progress_thread: OnceLock::new(),
+            unflushed: Mutex::new(Vec::new()),
             progress_asleep: AtomicBool::new(false),
         };
         open_objects(&mut inner)?;

@@ -43,6 +43,8 @@ pub struct ProviderInfo {
     pub atomics: bool,
     /// Writes and atomics to one peer arrive in order (fence needs no flush).
     pub ordered_writes: bool,
+    /// Reads from a peer are not served before earlier writes to it (FI_ORDER_RAW).
+    pub ordered_reads: bool,
     /// Bytes of a memory key the provider honours (the random keys of mr.rs are cut to this).
     pub key_size: usize,
     raw: *mut sys::fi_info,
@@ -319,6 +321,7 @@ fn describe_entry(raw: *mut sys::fi_info, lib: &Library, atomics: bool, delivery
         delivery_complete: delivery,
         atomics,
         ordered_writes: order & (sys::FI_ORDER_WAW | sys::FI_ORDER_RMA_WAW) != 0 && (!atomics || order & sys::FI_ORDER_ATOMIC_WAW != 0),
+        ordered_reads: order & (sys::FI_ORDER_RAW | sys::FI_ORDER_RMA_RAW) != 0,
         key_size: dom.mr_key_size,
         raw,
         free: lib.api.freeinfo,

@@ -1,6 +1,7 @@
 //! Staging buffers for blocking puts. OpenSHMEM's put returns once the source may be reused,
-//! not once the data has arrived, so a put larger than the provider's inject size is copied
-//! into chunks of a registered ring and posted from there; the put returns at once, and a
+//! not once the data has arrived, so where puts are not sent in place (ops.rs
+//! `sends_in_place`: providers without a progress thread) a put larger than the provider's
+//! inject size is copied into chunks of a registered ring and posted from there; the put returns at once, and a
 //! chunk is reused when its write has completed (the write carries the chunk's slot as its
 //! context, and its completion comes through the CQ: `Inner::poll` frees the slot). The
 //! writes count on the write counter like any other, so quiet (and fence, and put-with-signal,

@@ -59,6 +59,7 @@ pub const FI_MR_ENDPOINT: c_int = 1 << 9;
 // message ordering (tx_attr.msg_order)
 pub const FI_ORDER_RAW: u64 = 1 << 1;
 pub const FI_ORDER_WAW: u64 = 1 << 4;
+pub const FI_ORDER_RMA_RAW: u64 = 1 << 33;
 pub const FI_ORDER_RMA_WAW: u64 = 1 << 35;
 pub const FI_ORDER_ATOMIC_WAW: u64 = 1 << 39;
 

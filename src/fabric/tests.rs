@@ -100,10 +100,10 @@ fn put_and_get_move_the_data() {
     assert!(e.message.contains(&format!("outside the peer's registered region of {size} bytes")), "{e}");
 }
 
-/// Staged puts (stage.rs) return before their writes complete: a source overwritten at once
-/// must still deliver what it held at the call, across more puts than the ring has chunks
-/// (so chunks are reused), and a put too big to stage (written from the caller's buffer)
-/// arrives whole.
+/// Staged puts (stage.rs; providers without a progress thread) return before their writes
+/// complete: a source overwritten at once must still deliver what it held at the call, across
+/// more puts than the ring has chunks (so chunks are reused), and a put too big to stage
+/// (written from the caller's buffer) arrives whole.
 #[test]
 fn staged_puts_deliver_the_source_as_it_was_at_the_call() {
     let Some(p) = pair() else { return };
@@ -113,7 +113,7 @@ fn staged_puts_deliver_the_source_as_it_was_at_the_call() {
     let mut src = vec![0u8; len];
     for k in 0..puts {
         src.fill(k as u8 ^ 0x5a);
-        p.a.put(p.to_b, &src, None, &p.remote_b, k * len).unwrap();
+        p.a.put_staged(p.to_b, &src, &p.remote_b, k * len).unwrap();
         src.fill(0xee); // the put has returned: the source is ours again
     }
     p.a.quiet().unwrap();
@@ -132,14 +132,18 @@ fn staged_puts_deliver_the_source_as_it_was_at_the_call() {
     assert!(back == big, "a put of several chunks' size arrives whole");
 }
 
-/// Ordering: a staged put, a fence, then a small (injected) flag; once the peer sees the
-/// flag, the data is there (what put-with-signal relies on).
+/// Ordering: a large put (staged, or in place), a fence, then a small (injected) flag; once
+/// the peer sees the flag, the data is there (what put-with-signal relies on).
 #[test]
-fn a_staged_put_then_fence_arrives_before_the_flag() {
+fn a_large_put_then_fence_arrives_before_the_flag() {
     let Some(p) = pair() else { return };
     for round in 1..=20u64 {
-        let data = vec![round; stage::CHUNK / 8]; // a whole chunk: staged, not packed
-        p.a.put(p.to_b, bytes_of(&data), None, &p.remote_b, 0).unwrap();
+        let data = vec![round; stage::CHUNK / 8]; // a whole chunk
+        if round % 2 == 0 {
+            p.a.put(p.to_b, bytes_of(&data), None, &p.remote_b, 0).unwrap(); // in place (tcp)
+        } else {
+            p.a.put_staged(p.to_b, bytes_of(&data), &p.remote_b, 0).unwrap();
+        }
         p.a.fence().unwrap();
         p.a.put(p.to_b, &round.to_ne_bytes(), None, &p.remote_b, LAST_WORD * 8).unwrap();
         let start = std::time::Instant::now();
@@ -150,6 +154,33 @@ fn a_staged_put_then_fence_arrives_before_the_flag() {
         assert!((0..4096).all(|w| read_b(&p, w) == round), "round {round}: the flag arrived before the data");
     }
     p.a.quiet().unwrap();
+}
+
+/// Over tcp a put above the pack size is written from the caller's buffer, transmit-complete
+/// (no staging copy, no round trip): the put returns with the source reusable, and quiet (which
+/// reads a byte back from the peer) returns only once every such put has landed.
+#[test]
+fn puts_above_the_pack_size_go_in_place_and_land_by_quiet() {
+    let Some(p) = pair() else { return };
+    let sizes = [pack::PACK_MAX + 8, stage::CHUNK, (1 << 20) + 100, 2 << 20];
+    let mut at = 0;
+    for (k, &len) in sizes.iter().enumerate() {
+        let mut src: Vec<u8> = (0..len).map(|i| (i % 251) as u8 ^ k as u8).collect();
+        p.a.put(p.to_b, &src, None, &p.remote_b, at).unwrap();
+        src.fill(0xee); // the put has returned: the source is ours again
+        at += len.next_multiple_of(8);
+    }
+    assert!(p.a.out.stage.get().is_none(), "no put went through the staging ring");
+    assert_eq!(p.a.inner.unflushed.lock().unwrap().len(), 1, "the peer is due a read-back");
+    p.a.quiet().unwrap();
+    assert!(p.a.inner.unflushed.lock().unwrap().is_empty(), "quiet read back from the peer");
+    let mut at = 0;
+    for (k, &len) in sizes.iter().enumerate() {
+        // SAFETY: b's memory, written only by a's puts, which quiet completed.
+        let got = unsafe { std::slice::from_raw_parts(p.mem_b.as_ptr().cast::<u8>().add(at), len) };
+        assert!(got.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8 ^ k as u8), "put {k} ({len} bytes) landed whole");
+        at += len.next_multiple_of(8);
+    }
 }
 
 fn bytes_of(words: &[u64]) -> &[u8] {
