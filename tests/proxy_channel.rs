@@ -786,12 +786,60 @@ fn local_memory_the_host_cannot_reach_travels_in_the_commands() {
     assert_eq!(fake.read(2, 2000, 37), want, "the put of the put-with-signal");
     assert_eq!(fake.u64_at(2, 3000), 9, "its signal");
     let log = fake.net().log.clone();
-    let puts: Vec<usize> = log.iter().filter_map(|e| if let Event::Put { len, .. } = e { Some(*len) } else { None }).collect();
-    assert_eq!(puts, [8, 8, 8, 8, 5, 8, 8, 8, 8, 5], "no copy from the unreachable source: 8 bytes a command");
+    // 8 bytes a command (the proxy may merge neighbours it finds together into one put): every
+    // put starts at a multiple of 8 into its range and they cover it once, in order.
+    let puts: Vec<(usize, usize)> =
+        log.iter().filter_map(|e| if let Event::Put { off, len, .. } = e { Some((*off, *len)) } else { None }).collect();
+    for base in [1000, 2000] {
+        let mut end = base;
+        for (off, len) in puts.iter().filter(|(o, _)| (base..base + 37).contains(o)) {
+            assert!(*off == end && (off - base).is_multiple_of(8), "puts {puts:?}");
+            end = off + len;
+        }
+        assert_eq!(end, base + 37, "puts {puts:?}");
+    }
     let fence = log.iter().position(|e| *e == Event::Fence).expect("a fence before the signal");
     let signal = log.iter().position(|e| *e == Event::Amo { pe: 2, off: 3000 }).expect("the signal");
     let last_put = log.iter().rposition(|e| matches!(e, Event::Put { .. })).unwrap();
     assert!(last_put < fence && fence < signal, "data, fence, signal: {log:?}");
+}
+
+/// Consecutive `p`s of one lane to one PE at contiguous addresses go out as one put; another
+/// PE, a gap or a fence ends the run (and the run is out before the fence).
+#[test]
+fn consecutive_ps_to_contiguous_addresses_are_one_put() {
+    let _w = ibgda_common::watchdog(60, "consecutive_ps_to_contiguous_addresses_are_one_put");
+    let fake = Fake::new(NPES, HEAP);
+    let ch = channel(45, 1, 64, Duration::from_secs(30));
+    // Posted before the proxy starts, so that it finds them all in one batch.
+    on_threads(1, &ch, |c, _| {
+        let p = h!(h_p: fn(Ch, i32, u64, u64, u32) -> i32);
+        for k in 0..5u64 {
+            assert_eq!(p(c, 2, 100 + 8 * k, k + 1, 8), 0);
+        }
+        assert_eq!(p(c, 2, 140, 0xaabb_ccdd, 4), 0); // continues the run: 44 bytes
+        assert_eq!(p(c, 3, 144, 7, 8), 0); // another PE
+        assert_eq!(p(c, 3, 160, 8, 8), 0); // a gap
+        assert_eq!(h!(h_fence: fn(Ch) -> i32)(c), 0);
+        assert_eq!(p(c, 3, 168, 9, 8), 0); // after a fence
+    });
+    let _proxy = start(&ch, &fake);
+    on_threads(1, &ch, |c, _| assert_eq!(h!(h_quiet: fn(Ch) -> i32)(c), 0));
+    let log = fake.net().log.clone();
+    let want = [
+        Event::Put { pe: 2, off: 100, len: 44 },
+        Event::Put { pe: 3, off: 144, len: 8 },
+        Event::Put { pe: 3, off: 160, len: 8 },
+        Event::Fence,
+        Event::Put { pe: 3, off: 168, len: 8 },
+        Event::Quiet,
+    ];
+    assert_eq!(log, want);
+    for k in 0..5 {
+        assert_eq!(fake.u64_at(2, 100 + 8 * k), k as u64 + 1);
+    }
+    assert_eq!(fake.read(2, 140, 4), 0xaabb_ccddu32.to_le_bytes());
+    assert_eq!((fake.u64_at(3, 144), fake.u64_at(3, 160), fake.u64_at(3, 168)), (7, 8, 9));
 }
 
 // ---- through the real fabric transport -------------------------------------------------------
@@ -949,6 +997,28 @@ fn remote_amos_run_once_whoever_takes_them() {
         e.contains("nvshmem_atomic_add") && e.contains("PE 1: PE 3's atomic on this PE's GPU memory") && e.contains("has not run after"),
         "{e}"
     );
+    assert_eq!(word.load(Ordering::Acquire), 0);
+}
+
+/// At a failing exit a remote AMO nobody takes gives up at once, not after the stall: the proxy
+/// thread must be done within the exit hook's wait, before the driver tears the context down.
+#[test]
+fn an_abandoned_remote_amo_gives_up_at_once() {
+    let _w = ibgda_common::watchdog(60, "an_abandoned_remote_amo_gives_up_at_once");
+    let ch = channel(2, 1, 4, Duration::from_secs(30));
+    let (bell, _) = doorbell(&ch, true, Duration::from_secs(60));
+    let bell = Arc::new(bell);
+    let word = Arc::new(AtomicU64::new(0));
+    let waiter = {
+        let (bell, word) = (bell.clone(), word.clone());
+        std::thread::spawn(move || bell.run(3, word.as_ptr() as u64, AmoOp::Add, 8, 1, 0, "nvshmem_atomic_add").unwrap_err().to_string())
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    let t = Instant::now();
+    bell.abandon();
+    let e = waiter.join().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(10), "gave up after {:?}", t.elapsed());
+    assert!(e.contains("PE 2: the process is exiting; PE 3's atomic on this PE's GPU memory abandoned"), "{e}");
     assert_eq!(word.load(Ordering::Acquire), 0);
 }
 

@@ -3,20 +3,27 @@
 //!
 //! **Target side** ("mailboxes"): a PE's GPU heap is reached only by that PE's own proxy. Every
 //! ordered pair (source, target) has one mailbox in the target's *host* symmetric heap, which
-//! the network transport has registered: a 64-byte request header and a data area. The source
-//! proxy writes the data and the header, completes them (transport quiet; a fence when there
-//! is no data), then writes the header's `seq`; the target proxy sees `seq` advance, runs the
-//! request on its GPU — puts and gets as copies on its own stream, AMOs through the doorbell
+//! the network transport has registered: a `posted` word and a ring of requests (a 64-byte
+//! header, then the data rounded up to 64 bytes). The source writes each request into the ring
+//! with one network write and goes on; after a batch (the end of the proxy's round over its
+//! lanes, or before it waits for anything) it completes the writes (transport quiet) and then
+//! writes `posted`, the last request number. The target proxy serves the requests up to
+//! `posted` in order — puts and gets as copies on its own stream, AMOs through the doorbell
 //! (`AmoDoorbell`: a device thread of the target GPU runs it with system-scope atomics, so it
-//! is atomic with the GPU's own AMOs) — waits for them, then writes `seq` into the source's
-//! acknowledgement word. The source waits for that before
-//! the next request to that PE, so every remote operation is in GPU memory when its proxy
-//! command completes: quiet and fence are trivially satisfied, and a signal (a separate AMO
-//! request after its put) is never visible before its data. While a proxy waits for an
-//! acknowledgement it serves the requests sent to it, so two proxies waiting on each other
-//! cannot deadlock. A target that does not answer within `stall` is an error naming it and the
-//! operation (the proxy then stops and the device callers trap with its message).
+//! is atomic with the GPU's own AMOs); before an AMO, a get's answer or the acknowledgement it
+//! waits for its copies — and writes the last number served into the source's acknowledgement
+//! word. Requests whose answer is needed (gets, fetching AMOs) wait for their acknowledgement;
+//! puts and non-fetching AMOs do not (several in flight per pair: the ring's space is the
+//! limit, reclaimed as acknowledgements come back). Ordering: one pair's requests run in the
+//! order sent, so a fence needs nothing and a signal (an AMO request after its put) is never
+//! visible before its data; quiet waits until every pair has acknowledged all it was sent.
+//! While a proxy waits for an acknowledgement it serves the requests sent to it, so two
+//! proxies waiting on each other cannot deadlock. A target that does not answer within `stall`
+//! is an error naming it and the oldest unanswered request (the proxy then stops and the device
+//! callers trap with its message). Everything read from a mailbox is checked (numbers in
+//! sequence, lengths within the ring): a stranger's garbage is a named error, never a wild copy.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -69,10 +76,24 @@ impl GpuLocal {
 
     /// Copies `len` bytes from `src` to `dst` (unified addresses) and waits for the copy.
     pub fn copy(&self, dst: u64, src: u64, len: usize, routine: &'static str) -> Result<()> {
+        // SAFETY: both ranges stay valid until the settle below returns.
+        unsafe { self.copy_async(dst, src, len, routine)? };
+        self.settle(routine)
+    }
+
+    /// Starts copying `len` bytes from `src` to `dst` (unified addresses) on this stream.
+    ///
+    /// # Safety
+    /// Both ranges must stay valid for `len` bytes until `settle` returns.
+    pub unsafe fn copy_async(&self, dst: u64, src: u64, len: usize, routine: &'static str) -> Result<()> {
         cu(self.ctx.make_current(), routine)?;
-        // SAFETY: both ranges are valid for `len` bytes (the callers' buffers) and stay so until
-        // the synchronize below returns.
-        unsafe { cu(cuda::memcpy_async(dst, src, len, self.stream.0), routine)? };
+        // SAFETY: the caller keeps both ranges valid until the copy is settled.
+        unsafe { cu(cuda::memcpy_async(dst, src, len, self.stream.0), routine) }
+    }
+
+    /// Waits for every copy on this stream.
+    pub fn settle(&self, routine: &'static str) -> Result<()> {
+        cu(self.ctx.make_current(), routine)?;
         cu(cuda::stream_synchronize(self.stream.0), routine)
     }
 }
@@ -111,8 +132,11 @@ impl LocalMemory for GpuLocal {
 const REQ_PUT: u32 = 1;
 const REQ_GET: u32 = 2;
 const REQ_AMO: u32 = 3;
+/// Not a request: the next one starts at the beginning of the ring (it did not fit before
+/// its end). Carries the number of that next request.
+const REQ_WRAP: u32 = 4;
 
-/// A request header as it lies in the target's mailbox (64 bytes; `seq` first, written last).
+/// A request header as it lies in the target's ring (64 bytes), its data right after it.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 struct Request {
@@ -133,30 +157,60 @@ struct Request {
 const HEADER: usize = 64;
 const _: () = assert!(size_of::<Request>() == HEADER);
 
+impl Request {
+    /// Bytes the request takes in the ring.
+    fn size(&self) -> usize {
+        HEADER + self.data_len().next_multiple_of(64)
+    }
+    fn data_len(&self) -> usize {
+        if self.op == REQ_AMO {
+            0
+        } else {
+            self.len as usize
+        }
+    }
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: Request is plain old data of HEADER bytes.
+        unsafe { std::slice::from_raw_parts((self as *const Request).cast::<u8>(), HEADER) }
+    }
+}
+
 /// Where the mailboxes lie in every PE's host heap (the same offsets on every PE).
 #[derive(Clone, Copy, Debug)]
 pub struct MailboxLayout {
-    /// Heap offset of mailbox 0; the mailbox for requests from PE s is at `inbox + s * stride`.
+    /// Heap offset of mailbox 0; the mailbox for requests from PE s is at `inbox + s * (64 +
+    /// ring)`: its `posted` word, then its ring.
     pub inbox: usize,
-    /// Bytes of data a request carries at most.
-    pub data: usize,
+    /// Bytes of each mailbox's ring (a multiple of 64, at least 256).
+    pub ring: usize,
     /// Heap offset of the acknowledgement words, one per target PE, 64 bytes apart.
     pub acks: usize,
 }
 
 impl MailboxLayout {
-    /// Bytes of host heap the layout needs for `npes` PEs with `data` bytes per mailbox.
-    pub fn bytes(npes: usize, data: usize) -> usize {
-        npes * (HEADER + data) + npes * 64
+    /// Bytes of host heap the layout needs for `npes` PEs with rings of `ring` bytes.
+    pub fn bytes(npes: usize, ring: usize) -> usize {
+        npes * (64 + ring) + npes * 64
     }
 
     /// The layout at heap offset `at`.
-    pub fn at(at: usize, npes: usize, data: usize) -> MailboxLayout {
-        MailboxLayout { inbox: at, data, acks: at + npes * (HEADER + data) }
+    pub fn at(at: usize, npes: usize, ring: usize) -> MailboxLayout {
+        assert!(ring >= 256 && ring.is_multiple_of(64), "a mailbox ring of {ring} bytes");
+        MailboxLayout { inbox: at, ring, acks: at + npes * (64 + ring) }
     }
 
-    fn mailbox(&self, from: usize) -> usize {
-        self.inbox + from * (HEADER + self.data)
+    /// The most data one request carries: half a ring less its header, so a request always
+    /// fits behind the waste of a wrap.
+    pub fn chunk(&self) -> usize {
+        (self.ring / 2 - HEADER) / 64 * 64
+    }
+
+    fn posted(&self, from: usize) -> usize {
+        self.inbox + from * (64 + self.ring)
+    }
+
+    fn ring_at(&self, from: usize) -> usize {
+        self.posted(from) + 64
     }
 
     fn ack(&self, target: usize) -> usize {
@@ -166,9 +220,16 @@ impl MailboxLayout {
 
 /// How the target side reaches its own GPU heap.
 pub trait TargetGpu: Send + Sync {
-    /// Copies `len` bytes between host memory and the GPU heap at `off` (to the GPU when
-    /// `to_gpu`), complete on return.
+    /// Copies `len` bytes between host memory and the GPU heap at `off`: to the GPU (`to_gpu`)
+    /// it may still be in flight until `settle`; from the GPU it is complete on return (and
+    /// after the copies to the GPU before it).
     fn copy(&self, off: usize, host: *mut u8, len: usize, to_gpu: bool) -> Result<()>;
+    /// Waits until every copy is complete.
+    fn settle(&self) -> Result<()> {
+        Ok(())
+    }
+    /// The process is exiting: whatever waits gives up (`Mailboxes::abandon`).
+    fn abandon(&self) {}
     /// An atomic on the `size`-byte word at heap offset `off`, atomic with the GPU's own, asked
     /// for by PE `from`.
     fn amo(&self, from: usize, off: usize, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64>;
@@ -198,11 +259,19 @@ pub struct AmoDoorbell {
     stall: Duration,
     /// The last AMO posted, and the last one a kernel was launched after.
     state: Mutex<(u64, u64)>,
+    /// Set at a failing exit: a waiting AMO gives up at once.
+    abandoned: std::sync::atomic::AtomicBool,
 }
 
 impl AmoDoorbell {
     pub fn new(channel: std::sync::Arc<super::Channel>, kernel: Box<dyn AmoKernel>, stall: Duration) -> AmoDoorbell {
-        AmoDoorbell { channel, kernel, stall, state: Mutex::new((0, 0)) }
+        AmoDoorbell { channel, kernel, stall, state: Mutex::new((0, 0)), abandoned: Default::default() }
+    }
+
+    /// Makes a waiting AMO give up (process exit: the proxy thread must end within the exit
+    /// hook's wait, not keep launching kernels while the driver tears the context down).
+    pub fn abandon(&self) {
+        self.abandoned.store(true, Ordering::Release);
     }
 
     /// Runs `op` (an `AmoOp`) on the `size`-byte word at GPU address `addr`, for PE `from`;
@@ -226,6 +295,13 @@ impl AmoDoorbell {
                 self.kernel.launch()?;
                 *launched = *seq;
             }
+            if self.abandoned.load(Ordering::Acquire) {
+                return Err(Error::new(
+                    ErrorKind::System,
+                    routine,
+                    format!("PE {}: the process is exiting; PE {from}'s atomic on this PE's GPU memory abandoned", self.channel.mype()),
+                ));
+            }
             if start.elapsed() > self.stall {
                 return Err(Error::new(
                     ErrorKind::System,
@@ -247,9 +323,30 @@ impl AmoDoorbell {
     }
 }
 
+/// One target's side of this PE's sending: what went into its ring and what came back.
+#[derive(Default)]
+struct Outbox {
+    /// The last request written into the ring, and the last one `posted` announced.
+    sent: u64,
+    published: u64,
+    /// Ring bytes used so far (a position that only grows; modulo the ring size it is where
+    /// the next request goes), and the position below which the target is done with them.
+    write: u64,
+    free_from: u64,
+    /// Requests not acknowledged yet: their header and the ring position after them.
+    unacked: VecDeque<(Request, u64)>,
+}
+
+/// One source's side of this PE's serving.
+#[derive(Clone, Copy, Default)]
+struct Inbox {
+    served: u64,
+    read: u64,
+}
+
 /// The network transport for GPU PEs on other hosts: every operation is a mailbox request
-/// served by the target's proxy (see the module comment). Made for the one proxy thread of
-/// this PE; `serve` is its target side.
+/// served by the target's proxy (see the module comment). Used by this PE's proxy thread (as
+/// its `Transport`; `serve` is its target side) and by host-side operations (`transport/proxy.rs`).
 pub struct Mailboxes {
     net: std::sync::Arc<dyn Transport>,
     layout: MailboxLayout,
@@ -260,12 +357,11 @@ pub struct Mailboxes {
     remote: Vec<bool>,
     gpu: Box<dyn TargetGpu>,
     stall: Duration,
-    /// Per target: the last request sent. Per source: the last request served.
-    sent: Mutex<Vec<u64>>,
-    served: Mutex<Vec<u64>>,
-    /// Per target: held while a request to it is in flight (the proxy thread and host-side
-    /// operations share the one mailbox of each pair).
-    in_flight: Vec<Mutex<()>>,
+    /// Per target: the sending state, held by one sender at a time (the proxy thread and
+    /// host-side operations share each pair's ring).
+    out: Vec<Mutex<Outbox>>,
+    /// Per source: the serving state.
+    inbox: Mutex<Vec<Inbox>>,
     /// Set when the process exits without finalize: a request waiting for its acknowledgement
     /// gives up at once (the proxy thread is being joined).
     abandoned: std::sync::atomic::AtomicBool,
@@ -290,9 +386,8 @@ impl Mailboxes {
             remote,
             gpu,
             stall,
-            sent: Mutex::new(vec![0; npes]),
-            served: Mutex::new(vec![0; npes]),
-            in_flight: (0..npes).map(|_| Mutex::new(())).collect(),
+            out: (0..npes).map(|_| Mutex::new(Outbox::default())).collect(),
+            inbox: Mutex::new(vec![Inbox::default(); npes]),
             abandoned: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -300,6 +395,7 @@ impl Mailboxes {
     /// Makes every request that waits for an acknowledgement give up (process exit).
     pub fn abandon(&self) {
         self.abandoned.store(true, Ordering::Release);
+        self.gpu.abandon();
     }
 
     fn word(&self, off: usize) -> &AtomicU64 {
@@ -314,115 +410,203 @@ impl Mailboxes {
         // a thread of ours drives the provider; left to the fabric's progress thread, which naps
         // up to 1 ms, every request cost over a millisecond (first GPU benchmark).
         self.net.progress(Duration::ZERO);
-        let mut served = self.served.lock().unwrap_or_else(|e| e.into_inner());
+        let mut inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner());
         let mut any = false;
         for from in 0..self.remote.len() {
             if !self.remote[from] {
                 continue;
             }
-            let at = self.layout.mailbox(from);
-            let seq = self.word(at).load(Ordering::Acquire);
-            if seq == served[from] {
+            let posted = self.word(self.layout.posted(from)).load(Ordering::Acquire);
+            let at = &mut inbox[from];
+            if posted == at.served {
                 continue;
             }
-            if seq != served[from] + 1 {
+            if posted < at.served || posted - at.served > (self.layout.ring / HEADER) as u64 {
                 return Err(proxy_error(format!(
-                    "PE {from} wrote request {seq} into its mailbox after request {}; the mailbox is corrupt",
-                    served[from]
+                    "PE {from} announced request {posted} after request {}; its mailbox is corrupt",
+                    at.served
                 )));
             }
-            let hdr = (self.host_base + at) as *mut Request;
-            // SAFETY: the source completed the header before writing `seq`, which we acquired;
-            // it writes nothing more into this mailbox until we acknowledge.
-            let r = unsafe { hdr.read_volatile() };
-            crate::log::trace(|| format!("proxy: serving request {seq} from PE {from} ({})", request_name(&r)));
-            let data = (self.host_base + at + HEADER) as *mut u8;
-            let len = usize::try_from(r.len).unwrap_or(usize::MAX);
-            match r.op {
-                REQ_PUT | REQ_GET if len <= self.layout.data => self.gpu.copy(r.off as usize, data, len, r.op == REQ_PUT)?,
-                REQ_AMO if len == 4 || len == 8 => {
-                    let op = amo_from_code(r.amo).ok_or_else(|| proxy_error(format!("PE {from} asked for AMO {}", r.amo)))?;
-                    let old = self.gpu.amo(from, r.off as usize, op, len, r.a, r.b)?;
-                    // SAFETY: our own mailbox header, read by the source only after the ack.
-                    unsafe { (&raw mut (*hdr).result).write_volatile(old) };
-                }
-                op => return Err(proxy_error(format!("PE {from} sent a malformed request (operation {op}, {len} bytes)"))),
+            while at.served < posted {
+                self.serve_one(from, at)?;
             }
-            served[from] = seq;
-            self.net.put(from, Segment::Heap, self.layout.ack(self.me), &seq.to_le_bytes(), "rshmem proxy (acknowledging)")?;
-            crate::log::trace(|| format!("proxy: served request {seq} from PE {from}"));
+            // Everything served is in GPU memory (and a get's answer in the ring) before the
+            // acknowledgement says so.
+            self.gpu.settle()?;
+            let ack = at.served.to_le_bytes();
+            self.net.put_message(from, Segment::Heap, self.layout.ack(self.me), &ack, "rshmem proxy (acknowledging)")?;
+            crate::log::trace(|| format!("proxy: served requests up to {posted} from PE {from}"));
             any = true;
         }
         Ok(any)
     }
 
-    /// Sends one request to `pe` and waits for its acknowledgement; returns the AMO result.
-    fn request(&self, pe: usize, mut r: Request, out: Option<&[u8]>, back: Option<&mut [u8]>, routine: &'static str) -> Result<u64> {
+    /// Serves the next request from PE `from`, which its `posted` word announced.
+    fn serve_one(&self, from: usize, at: &mut Inbox) -> Result<()> {
+        let ring = self.layout.ring;
+        let want = at.served + 1;
+        let mut pos = (at.read % ring as u64) as usize;
+        let mut hdr = (self.host_base + self.layout.ring_at(from) + pos) as *mut Request;
+        // SAFETY: `pos` is a 64-byte aligned place inside the ring (multiples of 64, modulo the
+        // ring size); the source completed the request before announcing it, and writes nothing
+        // there until we acknowledge it.
+        let mut r = unsafe { hdr.read_volatile() };
+        if r.op == REQ_WRAP && r.seq == want && pos != 0 {
+            at.read += (ring - pos) as u64;
+            pos = 0;
+            hdr = (self.host_base + self.layout.ring_at(from)) as *mut Request;
+            // SAFETY: as above, at the ring's start.
+            r = unsafe { hdr.read_volatile() };
+        }
+        let len = usize::try_from(r.len).unwrap_or(usize::MAX);
+        let fits = r.seq == want && len <= self.layout.chunk() && pos + r.size() <= ring;
+        if !fits {
+            return Err(proxy_error(format!(
+                "PE {from}'s request {want} is not in its mailbox (found request {} of {} bytes, operation {}); the mailbox is corrupt",
+                r.seq, r.len, r.op
+            )));
+        }
+        crate::log::trace(|| format!("proxy: serving request {want} from PE {from} ({})", request_name(&r)));
+        let data = (hdr as usize + HEADER) as *mut u8;
+        match r.op {
+            REQ_PUT => self.gpu.copy(r.off as usize, data, len, true)?,
+            REQ_GET => self.gpu.copy(r.off as usize, data, len, false)?,
+            REQ_AMO if len == 4 || len == 8 => {
+                let op = amo_from_code(r.amo).ok_or_else(|| proxy_error(format!("PE {from} asked for AMO {}", r.amo)))?;
+                // After this source's earlier puts (a signal after its data).
+                self.gpu.settle()?;
+                let old = self.gpu.amo(from, r.off as usize, op, len, r.a, r.b)?;
+                // SAFETY: our own mailbox header, read by the source only after the ack.
+                unsafe { (&raw mut (*hdr).result).write_volatile(old) };
+            }
+            op => return Err(proxy_error(format!("PE {from} sent a malformed request (operation {op}, {len} bytes)"))),
+        }
+        at.served = want;
+        at.read += r.size() as u64;
+        Ok(())
+    }
+
+    /// Writes one request into `pe`'s ring (waiting for room if it is full); returns its number.
+    /// It is announced at the next `publish`.
+    fn send(&self, pe: usize, out: &mut Outbox, mut r: Request, data: Option<&[u8]>, routine: &'static str) -> Result<u64> {
         if !self.remote.get(pe).copied().unwrap_or(false) {
             return Err(proxy_error(format!("{routine}: PE {pe} is not on another host; the proxy reaches only PEs on other hosts")));
         }
-        let _pair = self.in_flight[pe].lock().unwrap_or_else(|e| e.into_inner());
-        let seq = {
-            let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
-            sent[pe] += 1;
-            sent[pe]
-        };
-        let at = self.layout.mailbox(self.me);
-        if let Some(d) = out {
-            self.net.put(pe, Segment::Heap, at + HEADER, d, routine)?;
+        let ring = self.layout.ring as u64;
+        let size = r.size() as u64;
+        let pos = out.write % ring;
+        let start = if pos + size > ring { out.write + (ring - pos) } else { out.write };
+        if start + size - out.free_from > ring {
+            // Room comes back with the acknowledgement of the oldest requests that free it.
+            let need = start + size - ring;
+            let upto = out.unacked.iter().find(|(_, end)| *end >= need).map(|(q, _)| q.seq).unwrap_or(out.sent);
+            self.wait_acked(pe, out, upto, routine)?;
         }
-        r.seq = 0;
-        // SAFETY: Request is plain old data of HEADER bytes.
-        let bytes = unsafe { std::slice::from_raw_parts((&r as *const Request).cast::<u8>(), HEADER) };
-        self.net.put(pe, Segment::Heap, at + 8, &bytes[8..], routine)?;
-        // Data and header before `seq`: a quiet where data went (a large put may take another
-        // path through the provider than the small writes after it); a header alone needs only
-        // the transport's ordering of writes to one PE (a fence: free on ordered providers).
-        if out.is_some() {
-            self.net.quiet(routine)?;
-        } else {
-            self.net.fence(routine)?;
+        let seq = out.sent + 1;
+        let base = self.layout.ring_at(self.me);
+        if start != out.write {
+            let wrap = Request { seq, op: REQ_WRAP, ..Default::default() };
+            self.net.put(pe, Segment::Heap, base + pos as usize, wrap.bytes(), routine)?;
         }
-        self.net.put(pe, Segment::Heap, at, &seq.to_le_bytes(), routine)?;
-        crate::log::trace(|| format!("proxy: {routine}: request {seq} to PE {pe} ({}) posted", request_name(&r)));
+        r.seq = seq;
+        let mut record = Vec::with_capacity(HEADER + r.data_len());
+        record.extend_from_slice(r.bytes());
+        record.extend_from_slice(data.unwrap_or_default());
+        self.net.put(pe, Segment::Heap, base + (start % ring) as usize, &record, routine)?;
+        out.sent = seq;
+        out.write = start + size;
+        out.unacked.push_back((r, out.write));
+        crate::log::trace(|| format!("proxy: {routine}: request {seq} to PE {pe} ({}) written", request_name(&r)));
+        Ok(seq)
+    }
+
+    /// Announces to `pe` every request written so far: completes their writes, then `posted`.
+    fn publish(&self, pe: usize, out: &mut Outbox, routine: &'static str) -> Result<()> {
+        if out.published == out.sent {
+            return Ok(());
+        }
+        self.net.quiet(routine)?;
+        // A word the target polls for: no later quiet needs to flush it.
+        self.net.put_message(pe, Segment::Heap, self.layout.posted(self.me), &out.sent.to_le_bytes(), routine)?;
+        out.published = out.sent;
+        Ok(())
+    }
+
+    /// Announces what is written, then waits until `pe` has served request `seq`, serving this
+    /// PE's own mailboxes meanwhile.
+    fn wait_acked(&self, pe: usize, out: &mut Outbox, seq: u64, routine: &'static str) -> Result<()> {
+        self.publish(pe, out, routine)?;
         let ack = self.word(self.layout.ack(pe));
         let start = Instant::now();
         let mut spins = 0u32;
-        while ack.load(Ordering::Acquire) < seq {
-            if self.serve()? {
-                continue;
+        let mut acked = ack.load(Ordering::Acquire);
+        while acked < seq {
+            if !self.serve()? {
+                if self.abandoned.load(Ordering::Acquire) {
+                    return Err(Error::new(
+                        ErrorKind::System,
+                        routine,
+                        format!("PE {}: the process is exiting; request {} to PE {pe} abandoned", self.me, acked + 1),
+                    ));
+                }
+                if start.elapsed() > self.stall {
+                    let name = out.unacked.iter().find(|(q, _)| q.seq > acked).map(|(q, _)| request_name(q)).unwrap_or_default();
+                    return Err(Error::new(
+                        ErrorKind::System,
+                        routine,
+                        format!("PE {}: PE {pe} (another host) has not served request {} ({name}) after {:.1} s: its proxy or its process is gone, or its host is unreachable", self.me, acked + 1, start.elapsed().as_secs_f64()),
+                    ));
+                }
+                spins += 1;
+                if spins > 1000 {
+                    self.net.progress(Duration::from_micros(20));
+                } else {
+                    std::hint::spin_loop();
+                }
             }
-            if self.abandoned.load(Ordering::Acquire) {
-                return Err(Error::new(
-                    ErrorKind::System,
-                    routine,
-                    format!("PE {}: the process is exiting; request {seq} to PE {pe} abandoned", self.me),
-                ));
-            }
-            if start.elapsed() > self.stall {
-                return Err(Error::new(
-                    ErrorKind::System,
-                    routine,
-                    format!("PE {}: PE {pe} (another host) has not served request {seq} ({}) after {:.1} s: its proxy or its process is gone, or its host is unreachable", self.me, request_name(&r), start.elapsed().as_secs_f64()),
-                ));
-            }
-            spins += 1;
-            if spins > 1000 {
-                self.net.progress(Duration::from_micros(20));
-            } else {
-                std::hint::spin_loop();
-            }
+            acked = ack.load(Ordering::Acquire);
         }
-        crate::log::trace(|| format!("proxy: request {seq} to PE {pe} acknowledged after {} us", start.elapsed().as_micros()));
-        if let Some(d) = back {
-            self.net.get(pe, Segment::Heap, at + HEADER, d, routine)?;
+        if acked > out.sent {
+            return Err(proxy_error(format!("PE {pe} acknowledged request {acked}, but only {} were sent to it", out.sent)));
         }
-        if r.op == REQ_AMO {
+        while out.unacked.front().is_some_and(|(q, _)| q.seq <= acked) {
+            out.free_from = out.unacked.pop_front().map(|(_, end)| end).unwrap_or(out.free_from);
+        }
+        crate::log::trace(|| format!("proxy: requests up to {seq} to PE {pe} acknowledged after {} us", start.elapsed().as_micros()));
+        Ok(())
+    }
+
+    fn outbox(&self, pe: usize, routine: &'static str) -> Result<std::sync::MutexGuard<'_, Outbox>> {
+        let m = self.out.get(pe).ok_or_else(|| Error::invalid(routine, format!("PE {pe} is not in this job")))?;
+        Ok(m.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Sends one request; with `answer`, waits for it and returns the AMO result (a get's data
+    /// is read into `answer`'s buffer).
+    fn request(&self, pe: usize, r: Request, data: Option<&[u8]>, answer: Option<&mut [u8]>, routine: &'static str) -> Result<u64> {
+        let mut out = self.outbox(pe, routine)?;
+        let seq = self.send(pe, &mut out, r, data, routine)?;
+        let want_result = r.op == REQ_AMO && answer.is_some();
+        let Some(back) = answer else { return Ok(0) };
+        self.wait_acked(pe, &mut out, seq, routine)?;
+        // The request's place in the ring is ours until the next one is written (we hold `out`).
+        let end = out.write; // this request is the last written
+        let at = self.layout.ring_at(self.me) + ((end - r.size() as u64) % self.layout.ring as u64) as usize;
+        if want_result {
             let mut v = [0u8; 8];
             self.net.get(pe, Segment::Heap, at + 48, &mut v, routine)?;
             return Ok(u64::from_le_bytes(v));
         }
+        self.net.get(pe, Segment::Heap, at + HEADER, back, routine)?;
         Ok(0)
+    }
+
+    /// Waits until `pe` has served every request sent to it (host-side operations: in its GPU
+    /// memory on return, as they were before requests were pipelined).
+    pub fn complete(&self, pe: usize, routine: &'static str) -> Result<()> {
+        let mut out = self.outbox(pe, routine)?;
+        let sent = out.sent;
+        self.wait_acked(pe, &mut out, sent, routine)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -435,6 +619,7 @@ impl Mailboxes {
         ty: AmoType,
         a: u64,
         b: u64,
+        fetching: bool,
         routine: &'static str,
     ) -> Result<u64> {
         heap_only(seg, routine)?;
@@ -442,15 +627,17 @@ impl Mailboxes {
             AmoType::I32 | AmoType::U32 | AmoType::F32 => 4,
             AmoType::I64 | AmoType::U64 | AmoType::F64 => 8,
         };
-        self.atomic(pe, off, op, size, a, b, routine)
+        let r = Request { op: REQ_AMO, amo: op as u32, off: off as u64, len: size, a, b, ..Default::default() };
+        let mut result = [0u8; 0];
+        self.request(pe, r, None, fetching.then_some(&mut result[..]), routine)
     }
 
     /// The atomic kernel's `op` on the `size`-byte word at GPU heap offset `off` of PE `pe`
-    /// (host-initiated atomics); returns the old value.
+    /// (host-initiated atomics); waits for it and returns the old value.
     #[allow(clippy::too_many_arguments)]
     pub fn atomic(&self, pe: usize, off: usize, op: AmoOp, size: usize, a: u64, b: u64, routine: &'static str) -> Result<u64> {
         let r = Request { op: REQ_AMO, amo: op as u32, off: off as u64, len: size as u64, a, b, ..Default::default() };
-        self.request(pe, r, None, None, routine)
+        self.request(pe, r, None, Some(&mut []), routine)
     }
 }
 
@@ -497,10 +684,12 @@ impl Transport for Mailboxes {
         format!("proxy mailboxes over {}", self.net.describe())
     }
 
+    /// Written into the target's ring; in its GPU memory once acknowledged (quiet waits).
     fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
         heap_only(seg, routine)?;
-        for (i, chunk) in src.chunks(self.layout.data).enumerate() {
-            let r = Request { op: REQ_PUT, off: (off + i * self.layout.data) as u64, len: chunk.len() as u64, ..Default::default() };
+        let data = self.layout.chunk();
+        for (i, chunk) in src.chunks(data).enumerate() {
+            let r = Request { op: REQ_PUT, off: (off + i * data) as u64, len: chunk.len() as u64, ..Default::default() };
             self.request(pe, r, Some(chunk), None, routine)?;
         }
         Ok(())
@@ -508,7 +697,7 @@ impl Transport for Mailboxes {
 
     fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()> {
         heap_only(seg, routine)?;
-        let data = self.layout.data;
+        let data = self.layout.chunk();
         for (i, chunk) in dst.chunks_mut(data).enumerate() {
             let r = Request { op: REQ_GET, off: (off + i * data) as u64, len: chunk.len() as u64, ..Default::default() };
             self.request(pe, r, None, Some(chunk), routine)?;
@@ -517,31 +706,38 @@ impl Transport for Mailboxes {
     }
 
     fn amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()> {
-        self.amo_request(pe, seg, off, kernel_op(op, false), ty, value, 0, routine).map(|_| ())
+        self.amo_request(pe, seg, off, kernel_op(op, false), ty, value, 0, false, routine).map(|_| ())
     }
 
     fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<u64> {
-        self.amo_request(pe, seg, off, kernel_op(op, true), ty, value, 0, routine)
+        self.amo_request(pe, seg, off, kernel_op(op, true), ty, value, 0, true, routine)
     }
 
     fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64, routine: &'static str) -> Result<u64> {
-        self.amo_request(pe, seg, off, AmoOp::CompareSwap, ty, cond, value, routine)
+        self.amo_request(pe, seg, off, AmoOp::CompareSwap, ty, cond, value, true, routine)
     }
 
-    /// Every request completed before the next was sent: nothing to order.
+    /// A target serves one source's requests in the order sent: nothing to order.
     fn fence(&self, _routine: &'static str) -> Result<()> {
         Ok(())
     }
 
-    /// Every request is in the target's GPU memory when it returns: nothing to complete.
-    fn quiet(&self, _routine: &'static str) -> Result<()> {
-        Ok(())
+    /// Waits until every target has served everything sent to it.
+    fn quiet(&self, routine: &'static str) -> Result<()> {
+        (0..self.remote.len()).filter(|p| self.remote[*p]).try_for_each(|pe| self.complete(pe, routine))
     }
 }
 
 impl Inbound for Mailboxes {
     fn serve(&self) -> Result<bool> {
         Mailboxes::serve(self)
+    }
+    fn flush(&self) -> Result<()> {
+        for pe in (0..self.remote.len()).filter(|p| self.remote[*p]) {
+            let mut out = self.outbox(pe, "rshmem proxy (sending requests)")?;
+            self.publish(pe, &mut out, "rshmem proxy (sending requests)")?;
+        }
+        Ok(())
     }
     fn idle(&self, nap: Duration) {
         self.net.progress(nap);
@@ -637,27 +833,59 @@ mod tests {
         }
     }
 
-    /// A "GPU heap" of 64 words whose AMOs run under a lock (atomic with each other).
-    struct FakeGpu(Mutex<Vec<u64>>);
+    /// A "GPU heap" of 64 words whose AMOs run under a lock (atomic with each other). Copies to
+    /// it stay in flight until `settle` (or a copy from it), as on a CUDA stream; an AMO that
+    /// runs while one is in flight is recorded (it could overtake its data).
+    #[derive(Default)]
+    struct FakeGpu {
+        mem: Mutex<Vec<u64>>,
+        in_flight: Mutex<Vec<(usize, Vec<u8>)>>,
+        early_amos: std::sync::atomic::AtomicUsize,
+    }
+
+    impl FakeGpu {
+        fn new() -> FakeGpu {
+            FakeGpu { mem: Mutex::new(vec![0; 64]), ..Default::default() }
+        }
+        fn land(&self) {
+            let mut m = self.mem.lock().unwrap();
+            for (off, data) in std::mem::take(&mut *self.in_flight.lock().unwrap()) {
+                // SAFETY: in bounds (asserted when queued).
+                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), (m.as_mut_ptr() as *mut u8).add(off), data.len()) };
+            }
+        }
+        fn bytes(&self, off: usize, len: usize) -> Vec<u8> {
+            let m = self.mem.lock().unwrap();
+            // SAFETY: the tests read inside the 512 bytes.
+            unsafe { std::slice::from_raw_parts((m.as_ptr() as *const u8).add(off), len) }.to_vec()
+        }
+    }
 
     impl TargetGpu for FakeGpu {
         fn copy(&self, off: usize, host: *mut u8, len: usize, to_gpu: bool) -> Result<()> {
-            let mut m = self.0.lock().unwrap();
-            let gpu = m.as_mut_ptr() as *mut u8;
-            assert!(off + len <= m.len() * 8);
-            // SAFETY: both ranges are live and in bounds (asserted).
-            unsafe {
-                if to_gpu {
-                    std::ptr::copy_nonoverlapping(host, gpu.add(off), len)
-                } else {
-                    std::ptr::copy_nonoverlapping(gpu.add(off), host, len)
-                }
+            assert!(off + len <= 64 * 8);
+            if to_gpu {
+                // SAFETY: the request's data in the mailbox, live for `len` bytes.
+                let data = unsafe { std::slice::from_raw_parts(host, len) }.to_vec();
+                self.in_flight.lock().unwrap().push((off, data));
+            } else {
+                self.land();
+                let back = self.bytes(off, len);
+                // SAFETY: the mailbox's data area has room for `len` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(back.as_ptr(), host, len) };
             }
+            Ok(())
+        }
+        fn settle(&self) -> Result<()> {
+            self.land();
             Ok(())
         }
         fn amo(&self, _from: usize, off: usize, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
             assert_eq!(size, 8);
-            let mut m = self.0.lock().unwrap();
+            if !self.in_flight.lock().unwrap().is_empty() {
+                self.early_amos.fetch_add(1, Ordering::AcqRel);
+            }
+            let mut m = self.mem.lock().unwrap();
             let w = &mut m[off / 8];
             let old = *w;
             *w = match op {
@@ -673,16 +901,23 @@ mod tests {
         }
     }
 
-    const DATA: usize = 16; // small, so a 40-byte put takes three requests
+    const RING: usize = 256; // small: a request carries 64 bytes at most, 4 fit in the ring
 
     fn pair(stall: Duration) -> (Arc<Heaps>, Arc<Mailboxes>, Arc<Mailboxes>, Arc<FakeGpu>) {
+        pair_with_ring(stall, RING)
+    }
+
+    fn pair_with_ring(stall: Duration, ring: usize) -> (Arc<Heaps>, Arc<Mailboxes>, Arc<Mailboxes>, Arc<FakeGpu>) {
         let heaps = Heaps::new(2, 4096);
-        let layout = MailboxLayout::at(64, 2, DATA);
-        let gpu1 = Arc::new(FakeGpu(Mutex::new(vec![0; 64])));
+        let layout = MailboxLayout::at(64, 2, ring);
+        let gpu1 = Arc::new(FakeGpu::new());
         struct Shared(Arc<FakeGpu>);
         impl TargetGpu for Shared {
             fn copy(&self, off: usize, host: *mut u8, len: usize, to_gpu: bool) -> Result<()> {
                 self.0.copy(off, host, len, to_gpu)
+            }
+            fn settle(&self) -> Result<()> {
+                self.0.settle()
             }
             fn amo(&self, from: usize, off: usize, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
                 self.0.amo(from, off, op, size, a, b)
@@ -691,7 +926,7 @@ mod tests {
         let make = |me: usize, gpu: Box<dyn TargetGpu>| {
             Arc::new(Mailboxes::new(heaps.clone(), layout, me, heaps.base(me), vec![me != 0, me != 1], gpu, stall))
         };
-        let pe0 = make(0, Box::new(FakeGpu(Mutex::new(vec![0; 64]))));
+        let pe0 = make(0, Box::new(FakeGpu::new()));
         let pe1 = make(1, Box::new(Shared(gpu1.clone())));
         (heaps, pe0, pe1, gpu1)
     }
@@ -711,20 +946,19 @@ mod tests {
         let (_heaps, pe0, pe1, gpu1) = pair(Duration::from_secs(20));
         let stop = Arc::new(AtomicBool::new(false));
         let server = serving(pe1, stop.clone());
-        let data: Vec<u8> = (1..=40).collect();
+        let data: Vec<u8> = (1..=160).collect();
         pe0.put(1, Segment::Heap, 8, &data, "test put").unwrap();
-        let mut back = vec![0u8; 40];
+        let mut back = vec![0u8; 160];
         pe0.get(1, Segment::Heap, 8, &mut back, "test get").unwrap();
-        assert_eq!(back, data, "a put of 3 chunks, read back in 3 chunks");
-        let word = gpu1.0.lock().unwrap()[1];
-        assert_eq!(word, u64::from_le_bytes(data[..8].try_into().unwrap()), "the data is in the target's GPU heap");
+        assert_eq!(back, data, "a put of 3 requests, read back in 3");
+        assert_eq!(gpu1.bytes(8, 160), data, "the data is in the target's GPU heap");
         assert_eq!(pe0.fetch_amo(1, Segment::Heap, 256, AtomicOp::Add, AmoType::U64, 5, "fadd").unwrap(), 0);
         pe0.amo(1, Segment::Heap, 256, AtomicOp::Add, AmoType::U64, 2, "add").unwrap();
         assert_eq!(pe0.compare_swap(1, Segment::Heap, 256, AmoType::U64, 7, 100, "cswap").unwrap(), 7);
         assert_eq!(pe0.compare_swap(1, Segment::Heap, 256, AmoType::U64, 7, 200, "cswap").unwrap(), 100, "no swap: 100 != 7");
         assert_eq!(pe0.fetch_amo(1, Segment::Heap, 256, AtomicOp::Set, AmoType::U64, 9, "swap").unwrap(), 100);
         assert_eq!(pe0.fetch_amo(1, Segment::Heap, 256, AtomicOp::Read, AmoType::U64, 0, "fetch").unwrap(), 9);
-        assert_eq!(gpu1.0.lock().unwrap()[32], 9);
+        assert_eq!(gpu1.mem.lock().unwrap()[32], 9);
         let e = pe0.put(0, Segment::Heap, 0, &[1], "nvshmem_putmem").unwrap_err().to_string();
         assert!(e.contains("PE 0 is not on another host"), "{e}");
         stop.store(true, Ordering::Release);
@@ -734,8 +968,9 @@ mod tests {
     #[test]
     fn two_proxies_waiting_on_each_other_do_not_deadlock() {
         let (_heaps, pe0, pe1, gpu1) = pair(Duration::from_secs(20));
-        // Each side's requests are served by the other while it waits for its own; a side that
-        // finishes first keeps serving until the other is done too (as a real proxy thread does).
+        // Each side waits for room in the other's ring (4 requests) and then for completion
+        // while the other does the same; a side that finishes first keeps serving until the
+        // other is done too (as a real proxy thread does).
         let pe1_done = Arc::new(AtomicBool::new(false));
         let stop = Arc::new(AtomicBool::new(false));
         let t = {
@@ -744,6 +979,7 @@ mod tests {
                 for i in 0..200 {
                     pe1.amo(0, Segment::Heap, 8 * (i % 4), AtomicOp::Add, AmoType::U64, 1, "t")?;
                 }
+                pe1.quiet("t")?;
                 pe1_done.store(true, Ordering::Release);
                 while !stop.load(Ordering::Acquire) {
                     pe1.serve()?;
@@ -754,27 +990,32 @@ mod tests {
         for _ in 0..200 {
             pe0.amo(1, Segment::Heap, 0, AtomicOp::Add, AmoType::U64, 1, "t").unwrap();
         }
+        pe0.quiet("t").unwrap();
         while !pe1_done.load(Ordering::Acquire) {
             pe0.serve().unwrap();
         }
         stop.store(true, Ordering::Release);
         t.join().unwrap().unwrap();
-        assert_eq!(gpu1.0.lock().unwrap()[0], 200);
+        assert_eq!(gpu1.mem.lock().unwrap()[0], 200);
     }
 
     /// Host-side operations and the proxy thread of one PE send to the same target at once:
-    /// each request keeps the pair's mailbox until it is acknowledged.
+    /// they share the pair's ring, one request at a time.
     #[test]
     fn two_senders_on_one_pe_share_a_mailbox_in_turn() {
         let (_heaps, pe0, pe1, gpu1) = pair(Duration::from_secs(20));
         let stop = Arc::new(AtomicBool::new(false));
         let server = serving(pe1, stop.clone());
         let senders: Vec<_> = (0..2)
-            .map(|_| {
+            .map(|k| {
                 let pe0 = pe0.clone();
                 std::thread::spawn(move || {
                     for _ in 0..100 {
-                        pe0.atomic(1, 0, AmoOp::Add, 8, 1, 0, "t").unwrap();
+                        if k == 0 {
+                            pe0.atomic(1, 0, AmoOp::Add, 8, 1, 0, "t").unwrap();
+                        } else {
+                            pe0.amo(1, Segment::Heap, 0, AtomicOp::Add, AmoType::U64, 1, "t").unwrap();
+                        }
                     }
                 })
             })
@@ -782,38 +1023,71 @@ mod tests {
         for s in senders {
             s.join().unwrap();
         }
+        pe0.quiet("t").unwrap();
         stop.store(true, Ordering::Release);
         server.join().unwrap().unwrap();
-        assert_eq!(gpu1.0.lock().unwrap()[0], 200, "every add of both senders arrived once");
+        assert_eq!(gpu1.mem.lock().unwrap()[0], 200, "every add of both senders arrived once");
     }
 
-    /// Before `seq`: a request that carries data completes it (quiet: a large put may take
-    /// another path through the provider than the small writes after it); a header alone is
-    /// only ordered before its `seq` (fence, free where the provider orders writes).
+    /// Puts and non-fetching AMOs do not wait: several are in flight (here with nobody serving
+    /// yet), announced together after one quiet; the target runs them in order and a signal's
+    /// AMO only after its data's copy has landed.
     #[test]
-    fn only_requests_with_data_pay_a_quiet_before_their_seq() {
-        let (heaps, pe0, pe1, _) = pair(Duration::from_secs(20));
+    fn requests_are_pipelined_and_a_signal_follows_its_data() {
+        let (heaps, pe0, pe1, gpu1) = pair_with_ring(Duration::from_secs(20), 512); // room for all three
+        let quiets = || heaps.quiets.load(Ordering::Acquire);
+        pe0.put(1, Segment::Heap, 8, &[5u8; 40], "nvshmem_putmem").unwrap();
+        pe0.put(1, Segment::Heap, 8, &[6u8; 16], "nvshmem_putmem").unwrap(); // overwrites, in order
+        pe0.amo(1, Segment::Heap, 256, AtomicOp::Set, AmoType::U64, 1, "nvshmem_signal").unwrap();
+        assert_eq!((quiets(), gpu1.mem.lock().unwrap()[32]), (0, 0), "three requests written, none announced or run");
+        Inbound::flush(&*pe0).unwrap();
+        assert_eq!(quiets(), 1, "one quiet announces the batch");
         let stop = Arc::new(AtomicBool::new(false));
         let server = serving(pe1, stop.clone());
-        let counts = || (heaps.quiets.load(Ordering::Acquire), heaps.fences.load(Ordering::Acquire));
-        pe0.put(1, Segment::Heap, 8, &[1u8; 40], "test put").unwrap(); // 3 chunks of DATA bytes
-        assert_eq!(counts(), (3, 0), "a quiet per request with data");
-        pe0.amo(1, Segment::Heap, 256, AtomicOp::Add, AmoType::U64, 1, "add").unwrap();
-        let mut back = [0u8; 8];
-        pe0.get(1, Segment::Heap, 8, &mut back, "get").unwrap();
-        assert_eq!(counts(), (3, 2), "an AMO and a get: a fence each");
-        assert_eq!(back, [1u8; 8]);
+        pe0.quiet("nvshmem_quiet").unwrap();
         stop.store(true, Ordering::Release);
         server.join().unwrap().unwrap();
+        assert_eq!(quiets(), 1, "nothing new to announce at the quiet");
+        let mut want = vec![6u8; 16];
+        want.extend([5u8; 24]);
+        assert_eq!(gpu1.bytes(8, 40), want, "the second put landed over the first");
+        assert_eq!(gpu1.mem.lock().unwrap()[32], 1, "the signal");
+        assert_eq!(gpu1.early_amos.load(Ordering::Acquire), 0, "an AMO ran while a copy before it was in flight");
+    }
+
+    /// Requests of every size wrap the ring many times, wait for room, and land in the order
+    /// sent (overlapping puts: the last one wins), with gets in between reading what is there.
+    #[test]
+    fn many_requests_wrap_the_ring_in_order() {
+        let (_heaps, pe0, pe1, gpu1) = pair(Duration::from_secs(20));
+        let stop = Arc::new(AtomicBool::new(false));
+        let server = serving(pe1, stop.clone());
+        let mut model = vec![0u8; 200];
+        for i in 0..120usize {
+            let (off, len) = ((i * 13) % 100, (i * 7) % 100 + 1);
+            let data: Vec<u8> = (0..len).map(|k| (i + k) as u8).collect();
+            pe0.put(1, Segment::Heap, off, &data, "nvshmem_putmem").unwrap();
+            model[off..off + len].copy_from_slice(&data);
+            if i % 17 == 0 {
+                let mut back = vec![0u8; 200];
+                pe0.get(1, Segment::Heap, 0, &mut back, "nvshmem_getmem").unwrap();
+                assert_eq!(back, model, "after put {i}");
+            }
+        }
+        pe0.quiet("nvshmem_quiet").unwrap();
+        stop.store(true, Ordering::Release);
+        server.join().unwrap().unwrap();
+        assert_eq!(gpu1.bytes(0, 200), model);
     }
 
     #[test]
     fn a_silent_target_is_a_named_error_in_bounded_time() {
         let (_heaps, pe0, _pe1, _) = pair(Duration::from_millis(300));
         let t = Instant::now();
-        let e = pe0.put(1, Segment::Heap, 0, &[1, 2, 3], "nvshmem_putmem").unwrap_err().to_string();
+        pe0.put(1, Segment::Heap, 0, &[1, 2, 3], "nvshmem_putmem").unwrap();
+        let e = pe0.quiet("nvshmem_quiet").unwrap_err().to_string();
         assert!(t.elapsed() < Duration::from_secs(5), "gave up after {:?}", t.elapsed());
-        assert!(e.contains("nvshmem_putmem") && e.contains("PE 1 (another host) has not served request 1 (a put of 3 bytes)"), "{e}");
+        assert!(e.contains("nvshmem_quiet") && e.contains("PE 1 (another host) has not served request 1 (a put of 3 bytes)"), "{e}");
     }
 
     /// On a manual-progress network nothing lands unless someone drives it: the serving and
@@ -828,7 +1102,7 @@ mod tests {
         assert_eq!(pe0.fetch_amo(1, Segment::Heap, 16, AtomicOp::Add, AmoType::U64, 3, "fadd").unwrap(), 0);
         stop.store(true, Ordering::Release);
         server.join().unwrap().unwrap();
-        let m = gpu1.0.lock().unwrap();
+        let m = gpu1.mem.lock().unwrap();
         assert_eq!((m[1], m[2]), (u64::from_le_bytes([7; 8]), 3));
     }
 
@@ -839,14 +1113,17 @@ mod tests {
         let (_heaps, pe0, _pe1, _) = pair(Duration::from_secs(60));
         let sender = {
             let pe0 = pe0.clone();
-            std::thread::spawn(move || pe0.put(1, Segment::Heap, 0, &[1, 2, 3], "nvshmem_putmem").unwrap_err().to_string())
+            std::thread::spawn(move || {
+                let mut back = [0u8; 3];
+                pe0.get(1, Segment::Heap, 0, &mut back, "nvshmem_getmem").unwrap_err().to_string()
+            })
         };
         std::thread::sleep(Duration::from_millis(50));
         let t = Instant::now();
         pe0.abandon();
         let e = sender.join().unwrap();
         assert!(t.elapsed() < Duration::from_secs(10), "gave up after {:?}", t.elapsed());
-        assert!(e.contains("nvshmem_putmem") && e.contains("the process is exiting; request 1 to PE 1 abandoned"), "{e}");
+        assert!(e.contains("nvshmem_getmem") && e.contains("the process is exiting; request 1 to PE 1 abandoned"), "{e}");
     }
 
     #[test]
@@ -855,9 +1132,19 @@ mod tests {
         heaps.down[1].store(true, Ordering::Release);
         let e = pe0.amo(1, Segment::Heap, 0, AtomicOp::Add, AmoType::U64, 1, "nvshmem_atomic_add").unwrap_err().to_string();
         assert!(e.contains("PE 1's host is unreachable"), "{e}");
-        // A stranger's garbage in PE 1's mailbox from PE 0: sequence 77 after 0.
+        // A stranger's garbage in PE 1's mailbox from PE 0: request 77 announced after 0.
         heaps.mem[1][64 / 8].store(77, Ordering::Release);
         let e = pe1.serve().unwrap_err().to_string();
-        assert!(e.contains("PE 0 wrote request 77 into its mailbox after request 0"), "{e}");
+        assert!(e.contains("PE 0 announced request 77 after request 0; its mailbox is corrupt"), "{e}");
+        // Request 1 announced, but the ring holds none.
+        heaps.mem[1][64 / 8].store(1, Ordering::Release);
+        let e = pe1.serve().unwrap_err().to_string();
+        assert!(e.contains("PE 0's request 1 is not in its mailbox (found request 0 of 0 bytes, operation 0)"), "{e}");
+        // A header that claims more data than a request carries.
+        let bad = Request { seq: 1, op: REQ_PUT, len: 1 << 40, ..Default::default() };
+        // SAFETY: PE 1's ring for PE 0 starts at heap offset 128, inside its 4096 bytes.
+        unsafe { ((heaps.base(1) + 128) as *mut Request).write(bad) };
+        let e = pe1.serve().unwrap_err().to_string();
+        assert!(e.contains("found request 1 of 1099511627776 bytes, operation 1"), "{e}");
     }
 }

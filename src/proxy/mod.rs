@@ -34,6 +34,10 @@ pub trait LocalMemory: Send + Sync {
 pub trait Inbound: Send + Sync {
     /// Serves what is waiting; true when there was something.
     fn serve(&self) -> Result<bool>;
+    /// The proxy finished a round over its lanes: send what its commands left queued.
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
     /// The proxy thread is idle for about `nap`: keep what brings requests moving meanwhile.
     fn idle(&self, nap: Duration) {
         std::thread::sleep(nap);

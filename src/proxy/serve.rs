@@ -9,6 +9,14 @@
 //! fence, then the signal AMO; a fence command is a transport fence; a quiet is a transport
 //! quiet, after which `completed` passes it.
 //!
+//! Merging: consecutive `p` commands of one lane to one PE at contiguous addresses (a put from
+//! shared memory arrives as 8-byte `p`s; so do a warp's `p`s to neighbouring elements) go to
+//! the transport as one put (`Run`), issued before any other command of the lane runs and
+//! before the lane's credits come back, so a quiet that waits for them finds them sent. One put
+//! for several is no weaker than the separate puts, which nothing ordered among themselves.
+//! After each round over the lanes `Inbound::flush` lets a pipelining transport publish what
+//! it was given.
+//!
 //! Idle: after `spin` without a command the thread sleeps, 1 µs at first, doubling up to
 //! `max_sleep` (GPU threads cannot wake a sleeping thread; the bounded sleep is the price).
 //!
@@ -29,6 +37,43 @@ use crate::transport::{AmoType, Segment, Transport};
 
 /// Commands taken from one lane before the next lane gets a turn.
 const BATCH: usize = 32;
+
+/// The most bytes of `p` commands merged into one put.
+const MERGE_MAX: usize = 64 << 10;
+
+/// Consecutive `p` commands to one PE at contiguous heap offsets, not yet given to the
+/// transport.
+#[derive(Default)]
+struct Run {
+    pe: usize,
+    start: usize,
+    data: Vec<u8>,
+}
+
+impl Run {
+    /// Takes `value`'s first `len` bytes for heap offset `off` of `pe` if they continue the run.
+    fn extend(&mut self, pe: usize, off: usize, value: u64, len: usize) -> bool {
+        let continues = self.data.is_empty() || (pe == self.pe && off == self.start + self.data.len());
+        if !continues || self.data.len() + len > MERGE_MAX {
+            return false;
+        }
+        if self.data.is_empty() {
+            (self.pe, self.start) = (pe, off);
+        }
+        self.data.extend_from_slice(&value.to_le_bytes()[..len]);
+        true
+    }
+
+    /// Gives the run to the transport as one put.
+    fn issue(&mut self, tr: &dyn Transport) -> Result<()> {
+        if self.data.is_empty() {
+            return Ok(());
+        }
+        let r = tr.put(self.pe, Segment::Heap, self.start, &self.data, "nvshmem_p");
+        self.data.clear();
+        r
+    }
+}
 
 struct Lane {
     /// The next ticket to take.
@@ -83,6 +128,7 @@ fn serve(
 ) -> Result<()> {
     let mut idle_since = Instant::now();
     let mut sleep = Duration::ZERO;
+    let mut run = Run::default();
     while !stop.load(Ordering::Acquire) {
         let mut worked = false;
         for (l, lane) in lanes.iter_mut().enumerate() {
@@ -96,13 +142,19 @@ fn serve(
                 let cmd = unsafe { ch.cmd(l, t).read_volatile() };
                 *current = (l, cmd.pe, t);
                 crate::log::trace(|| format!("proxy: lane {l} command {t}: op {:#x} to PE {}, {} bytes", cmd.op, cmd.pe, cmd.bytes));
-                execute(ch, transport, memory, cfg, l, t, &cmd)?;
+                if !merged(&mut run, &cmd, cfg) {
+                    run.issue(transport)?;
+                    if !merged(&mut run, &cmd, cfg) {
+                        execute(ch, transport, memory, cfg, l, t, &cmd)?;
+                    }
+                }
                 if cmd.op & RSHMEM_PROXY_FLAG_RESULT != 0 {
                     lane.unread.push_back(t);
                 }
                 lane.head = t + 1;
                 worked = true;
             }
+            run.issue(transport)?;
             while lane.unread.front().is_some_and(|t| ch.result_taken(l, *t)) {
                 lane.unread.pop_front();
             }
@@ -115,6 +167,7 @@ fn serve(
         }
         if let Some(i) = inbound {
             *current = (0, -1, 0);
+            i.flush()?;
             worked |= i.serve()?;
         }
         if worked {
@@ -131,6 +184,15 @@ fn serve(
         }
     }
     Ok(())
+}
+
+/// Adds `c` to the run if it is a `p` that may merge (valid, no completion or result wanted).
+fn merged(run: &mut Run, c: &RshmemProxyCmd, cfg: &ProxyConfig) -> bool {
+    let pe = usize::try_from(c.pe).ok().filter(|p| *p < cfg.npes);
+    match (c.op, pe, usize::try_from(c.bytes)) {
+        (RSHMEM_PROXY_OP_P, Some(pe), Ok(len @ 1..=8)) => run.extend(pe, c.remote as usize, c.value, len),
+        _ => false,
+    }
 }
 
 fn amo_op(code: u32) -> Option<AtomicOp> {

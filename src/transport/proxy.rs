@@ -1,7 +1,8 @@
 //! The proxy transport, host side: host-initiated operations on the GPU memory of PEs on other
 //! hosts (GPU route `Proxy`, no IBGDA). The calling thread uses the mailboxes of this PE's proxy
 //! (`src/proxy/gpu.rs`): every operation is a request the target PE's proxy applies to its GPU
-//! heap (copies on its stream, AMOs through its doorbell: `proxy::gpu::AmoDoorbell`), blocking.
+//! heap (copies on its stream, AMOs through its doorbell: `proxy::gpu::AmoDoorbell`), blocking:
+//! a put returns once the target has it in GPU memory.
 //! Local buffers go through a host buffer; an on-stream form first waits for its stream, so it
 //! stays in stream order; strided forms go element by element (the trait's default).
 
@@ -24,7 +25,8 @@ impl GpuTransport for ProxyHost {
         let boxes = boxes(gpu, to.pe, routine)?;
         let mut bounce = vec![0u8; bytes];
         gpu.copy_now(bounce.as_mut_ptr() as u64, src as u64, bytes, routine)?;
-        boxes.put(to.pe, Segment::Heap, to.off, &bounce, routine)
+        boxes.put(to.pe, Segment::Heap, to.off, &bounce, routine)?;
+        boxes.complete(to.pe, routine)
     }
 
     fn get(&self, gpu: &dyn LocalGpu, from: GpuAddr, dst: *mut u8, bytes: usize, when: When, routine: &'static str) -> Result<()> {

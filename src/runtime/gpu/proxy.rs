@@ -12,10 +12,11 @@ use crate::proxy::{Proxy, ProxyConfig};
 use crate::runtime::{state, State};
 use crate::transport::{AmoType, Route, Segment, Transport};
 
-/// Bytes of data one mailbox carries at most (a larger transfer takes several requests), and
-/// the host heap all of one PE's mailboxes may take.
-const MAILBOX_DATA: usize = 128 << 10;
-const MAILBOX_BUDGET: usize = 4 << 20;
+/// Bytes of one mailbox's ring at most (a request carries up to half of it; a larger transfer
+/// takes several requests, several in flight), and the host heap all of one PE's mailboxes
+/// may take.
+const MAILBOX_RING: usize = 1 << 20;
+const MAILBOX_BUDGET: usize = 2 << 20;
 
 /// Collective (every GPU PE of a job that spans hosts): allocates the mailboxes and starts the
 /// proxy thread.
@@ -24,8 +25,8 @@ pub fn start(st: &'static State) -> Result<()> {
     let Some(g) = &st.gpu else { return Ok(()) };
     let Some(channel) = &g.proxy_channel else { return Ok(()) };
     let npes = st.npes;
-    let data = ((MAILBOX_BUDGET / npes).saturating_sub(128) / 4096 * 4096).clamp(4096, MAILBOX_DATA);
-    let bytes = MailboxLayout::bytes(npes, data);
+    let ring = ((MAILBOX_BUDGET / npes).saturating_sub(128) / 4096 * 4096).clamp(4096, MAILBOX_RING);
+    let bytes = MailboxLayout::bytes(npes, ring);
     let at = st.alloc.lock().unwrap_or_else(|e| e.into_inner()).alloc(bytes, 64).ok_or_else(|| {
         Error::new(
             ErrorKind::OutOfMemory,
@@ -47,7 +48,7 @@ pub fn start(st: &'static State) -> Result<()> {
     let target = OwnGpu { copies: GpuLocal::new(g.device)?, doorbell: AmoDoorbell::new(channel.clone(), Box::new(taker), stall) };
     let boxes = Arc::new(Mailboxes::new(
         Arc::new(JobNetwork),
-        MailboxLayout::at(at, npes, data),
+        MailboxLayout::at(at, npes, ring),
         st.me,
         st.heap.my_base(),
         remote,
@@ -59,7 +60,7 @@ pub fn start(st: &'static State) -> Result<()> {
     let proxy = Proxy::start_serving(channel.clone(), boxes.clone(), memory, Some(boxes), ProxyConfig::new(npes));
     *g.proxy.lock().unwrap_or_else(|e| e.into_inner()) = Some(proxy);
     crate::runtime::log::info(&format!(
-        "proxy thread started: PEs on other hosts through mailboxes of {data} bytes over the job's network"
+        "proxy thread started: PEs on other hosts through mailbox rings of {ring} bytes over the job's network"
     ));
     if crate::cuda::lazy_loading() == Some(true) {
         crate::log::warn(LAZY_LOADING);
@@ -149,10 +150,21 @@ impl TargetGpu for OwnGpu {
         }
         let gpu = g.base + off as u64;
         if to_gpu {
-            self.copies.copy(gpu, host as u64, len, routine)
+            // SAFETY: the GPU range was checked above; the host range is a request's data in this
+            // PE's mailbox, which its source leaves alone until the acknowledgement, sent only
+            // after `settle`.
+            unsafe { self.copies.copy_async(gpu, host as u64, len, routine) }
         } else {
             self.copies.copy(host as u64, gpu, len, routine)
         }
+    }
+
+    fn settle(&self) -> Result<()> {
+        self.copies.settle("rshmem proxy (a remote PE's put)")
+    }
+
+    fn abandon(&self) {
+        self.doorbell.abandon();
     }
 
     fn amo(&self, from: usize, off: usize, op: crate::cuda::kernels::AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
@@ -187,6 +199,9 @@ impl Transport for JobNetwork {
     }
     fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
         net(routine)?.put(pe, seg, off, src, routine)
+    }
+    fn put_message(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
+        net(routine)?.put_message(pe, seg, off, src, routine)
     }
     fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()> {
         net(routine)?.get(pe, seg, off, dst, routine)
