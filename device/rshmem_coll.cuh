@@ -131,10 +131,15 @@ RSHMEMI_DEV void rshmemi_ll_put_unit(char *remote_unit, unsigned long long data,
                  "r"((unsigned)(data >> 32)), "r"(flag)
                  : "memory");
 }
-/* One unit as it is now: {data low, flag, data high, flag}. */
+/* One unit as it is now: {data low, flag, data high, flag}. ACQUIRE: what this thread does
+ * after the load is ordered after it (a broadcast's acknowledgement, see rshmemi_broadcast_ll). */
+template <bool ACQUIRE = false>
 RSHMEMI_DEV uint4 rshmemi_ll_peek(const char *unit) {
     uint4 v;
-    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(unit) : "memory");
+    if (ACQUIRE)
+        asm volatile("ld.acquire.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(unit) : "memory");
+    else
+        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(unit) : "memory");
     return v;
 }
 RSHMEMI_DEV bool rshmemi_ll_ready(uint4 v, unsigned flag) { return v.y == flag && v.w == flag; }
@@ -193,8 +198,9 @@ RSHMEMI_COLL_OOL void rshmemi_ll_send(const rshmemi_team &t, nvshmem_team_t team
     }
 }
 /* Copies every other member's `bytes` of this call out of its slot to dest + k * dest_stride
- * (only_from >= 0: that member's alone), RSHMEMI_LL_BATCH units per thread polled together. */
-template <int RSHMEMI_LL_BATCH>
+ * (only_from >= 0: that member's alone), RSHMEMI_LL_BATCH units per thread polled together
+ * (ACQUIRE: with acquire loads). */
+template <int RSHMEMI_LL_BATCH, bool ACQUIRE = false>
 RSHMEMI_COLL_OOL void rshmemi_ll_recv(const rshmemi_team &t, nvshmem_team_t team, int family, unsigned long long call,
                                       char *dest, size_t dest_stride, size_t bytes, rshmemi_group g, int only_from = -1) {
     const unsigned units = (unsigned)((bytes + 7) / 8), total = units * (only_from >= 0 ? 1u : (unsigned)t.size);
@@ -219,7 +225,7 @@ RSHMEMI_COLL_OOL void rshmemi_ll_recv(const rshmemi_team &t, nvshmem_team_t team
 #pragma unroll
             for (int j = 0; j < RSHMEMI_LL_BATCH; j++) {
                 if (!(pending >> j & 1)) continue;
-                uint4 x = rshmemi_ll_peek(unit[j]);
+                uint4 x = rshmemi_ll_peek<ACQUIRE>(unit[j]);
                 if (rshmemi_ll_ready(x, (unsigned)call)) {
                     v[j] = rshmemi_ll_data(x);
                     pending &= ~(1u << j);
@@ -283,13 +289,34 @@ RSHMEMI_DEV T rshmemi_gather_reduce1(const rshmemi_team &t, const T *src) {
 
 /* 16-byte words w, w + step, ... (D of them) of every member's src, reduced in member order
  * into acc[0..D): a member's D loads are in flight together, so a thread waits once per
- * member, not once per word and member. */
-template <typename T, typename OP, int D>
+ * member, not once per word and member; PAIRS: two members' loads at once, so once per two
+ * members (a lone thread's reducescatter of 2 KiB on 4 x H100 waited for 64 NVLink round trips
+ * one member at a time). */
+template <typename T, typename OP, int D, bool PAIRS = false>
 RSHMEMI_DEV void rshmemi_gather_reduce16(const rshmemi_team &t, const T *src, size_t step, uint4 *acc) {
     const uint4 *s0 = (const uint4 *)rshmemi_peer(src, rshmemi_team_pe(t, 0));
+    int k = 1;
+    if (PAIRS && t.size > 1) {
+        const uint4 *s1 = (const uint4 *)rshmemi_peer(src, rshmemi_team_pe(t, 1));
+        uint4 v[D];
 #pragma unroll
-    for (int j = 0; j < D; j++) acc[j] = __ldcg(s0 + j * step);
-    for (int k = 1; k < t.size; k++) {
+        for (int j = 0; j < D; j++) acc[j] = __ldcg(s0 + j * step), v[j] = __ldcg(s1 + j * step);
+#pragma unroll
+        for (int j = 0; j < D; j++) acc[j] = rshmemi_reduce_word<T, OP>(acc[j], v[j]);
+        for (k = 2; k + 1 < t.size; k += 2) {
+            const uint4 *sa = (const uint4 *)rshmemi_peer(src, rshmemi_team_pe(t, k));
+            const uint4 *sb = (const uint4 *)rshmemi_peer(src, rshmemi_team_pe(t, k + 1));
+            uint4 w[D];
+#pragma unroll
+            for (int j = 0; j < D; j++) v[j] = __ldcg(sa + j * step), w[j] = __ldcg(sb + j * step);
+#pragma unroll
+            for (int j = 0; j < D; j++) acc[j] = rshmemi_reduce_word<T, OP>(rshmemi_reduce_word<T, OP>(acc[j], v[j]), w[j]);
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < D; j++) acc[j] = __ldcg(s0 + j * step);
+    }
+    for (; k < t.size; k++) {
         const uint4 *sk = (const uint4 *)rshmemi_peer(src, rshmemi_team_pe(t, k));
         uint4 v[D];
 #pragma unroll
@@ -302,9 +329,11 @@ RSHMEMI_DEV void rshmemi_gather_reduce16(const rshmemi_team &t, const T *src, si
 /* Elements [lo, hi) of the reduction: from every member's src, into dest (push: into every
  * member's dest). 16-byte words where src and dest allow, WORDS of them per thread and step:
  * TOGETHER, a member's loads of them are in flight at once (a lone thread: half the time of
- * one word at a time at 64 B-2 KiB on H100); else word after word, in fewer registers (the
- * warp's, whose reducescatter would otherwise need 80). */
-template <typename T, typename OP, int WORDS, bool TOGETHER>
+ * one word at a time at 64 B-2 KiB on H100), and PAIRS, two members' at once (a lone thread's
+ * reducescatter; its reduction stays within the 64 registers of a 1024-thread block without);
+ * else word after word, in fewer registers (the warp's, whose reducescatter would otherwise
+ * need 80). */
+template <typename T, typename OP, int WORDS, bool TOGETHER, bool PAIRS>
 RSHMEMI_COLL_OOL void rshmemi_reduce_range(const rshmemi_team &t, T *dest, const T *src, size_t lo, size_t hi, bool push,
                                       rshmemi_group g) {
     const size_t V = 16 / sizeof(T);
@@ -315,7 +344,7 @@ RSHMEMI_COLL_OOL void rshmemi_reduce_range(const rshmemi_team &t, T *dest, const
         for (; WORDS > 1 && w + (WORDS - 1) * step < words; w += WORDS * step) {
             uint4 acc[WORDS];
             if (TOGETHER) {
-                rshmemi_gather_reduce16<T, OP, WORDS>(t, src + lo + w * V, step, acc);
+                rshmemi_gather_reduce16<T, OP, WORDS, PAIRS>(t, src + lo + w * V, step, acc);
             } else {
 #pragma unroll
                 for (int j = 0; j < WORDS; j++) rshmemi_gather_reduce16<T, OP, 1>(t, src + lo + (w + j * step) * V, step, &acc[j]);
@@ -400,7 +429,13 @@ RSHMEMI_DEV void rshmemi_fcollect_ll(nvshmem_team_t team, const rshmemi_team &t,
 }
 /* Small broadcasts: acks[team][npes + 2] on every PE holds, per member (world PE), the last of
  * this PE's broadcasts that member has taken out of its slot, and in its last two entries the
- * number of this PE's last broadcast as root of each parity. root: a member index. */
+ * number of this PE's last broadcast as root of each parity. root: a member index.
+ * The acknowledgement only has to follow the member's reads of the slot (the root overwrites
+ * the slot once it sees it): the member reads the slot with acquire loads, which order what it
+ * does later (the group barrier, then the acknowledgement) after them, and stores the
+ * acknowledgement relaxed. A release store there waited for the member's dest stores to be
+ * performed system-wide (a fence.sys, ~1.5 us on H100) before every next broadcast: that was
+ * most of a small broadcast's time. */
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_broadcast_ll(nvshmem_team_t team, const rshmemi_team &t, void *dest, const void *source, size_t bytes,
                                       int root, rshmemi_group g, SYNC sync) {
@@ -421,11 +456,11 @@ RSHMEMI_DEV void rshmemi_broadcast_ll(nvshmem_team_t team, const rshmemi_team &t
         rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_BROADCAST, call, (const char *)source, 0, bytes, g);
         if (dest != source) rshmemi_coll_copy<SYNC>(dest, source, bytes, g);
     } else {
-        rshmemi_ll_recv<SYNC::ll_batch>(t, team, RSHMEMI_LL_BROADCAST, call, (char *)dest, 0, bytes, g, root);
+        rshmemi_ll_recv<SYNC::ll_batch, true>(t, team, RSHMEMI_LL_BROADCAST, call, (char *)dest, 0, bytes, g, root);
         sync();
         if (g.tid == 0) {
             unsigned long long *ack = (unsigned long long *)rshmemi_peer(&acks[s.mype], rshmemi_team_pe(t, root));
-            asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(ack), "l"(call) : "memory");
+            asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(ack), "l"(call) : "memory");
         }
     }
     sync();
@@ -578,7 +613,7 @@ RSHMEMI_DEV void rshmemi_reduce(nvshmem_team_t team, const rshmemi_team &t, T *d
     rshmemi_sync_team_group(t, g, sync);
     size_t lo, hi;
     rshmemi_share(n, sizeof(T) <= 16 && 16 % sizeof(T) == 0 ? 16 / sizeof(T) : 1, t.my, t.size, &lo, &hi);
-    rshmemi_reduce_range<T, OP, SYNC::reduce_words, SYNC::reduce_together>(t, dest, source, lo, hi, true, g);
+    rshmemi_reduce_range<T, OP, SYNC::reduce_words, SYNC::reduce_together, false>(t, dest, source, lo, hi, true, g);
     rshmemi_sync_team_group(t, g, sync);
 }
 
@@ -594,7 +629,8 @@ RSHMEMI_DEV void rshmemi_reducescatter_staged(const rshmemi_team &t, T *dest, co
     T *scratch = (T *)s.coll_scratch;
     for (size_t base = 0; base < n; base += chunk) {
         unsigned len = n - base < chunk ? (unsigned)(n - base) : chunk;
-        rshmemi_reduce_range<T, OP, SYNC::reduce_words, SYNC::reduce_together>(t, scratch - base, mine, base, base + len, false, g);
+        rshmemi_reduce_range<T, OP, SYNC::reduce_words, SYNC::reduce_together, SYNC::reduce_together>(t, scratch - base, mine, base,
+                                                                                                       base + len, false, g);
         rshmemi_sync_team_group(t, g, sync);
         for (unsigned i = g.tid; i < len; i += g.size) dest[base + i] = scratch[i]; /* local, rare */
         sync();
@@ -605,7 +641,8 @@ template <typename T, typename OP, typename SYNC>
 RSHMEMI_DEV void rshmemi_reducescatter_direct(const rshmemi_team &t, T *dest, const T *mine, size_t n, bool in_place,
                                                    rshmemi_group g, SYNC sync) {
     rshmemi_sync_team_group(t, g, sync);
-    if (!in_place) rshmemi_reduce_range<T, OP, SYNC::reduce_words, SYNC::reduce_together>(t, dest, mine, 0, n, false, g);
+    if (!in_place)
+        rshmemi_reduce_range<T, OP, SYNC::reduce_words, SYNC::reduce_together, SYNC::reduce_together>(t, dest, mine, 0, n, false, g);
     else rshmemi_reducescatter_staged<T, OP>(t, dest, mine, n, g, sync);
     rshmemi_sync_team_group(t, g, sync);
 }
