@@ -1,5 +1,6 @@
-//! One error type for the whole runtime. Every error names the C routine it surfaced in, says
-//! what was wrong with which value, and (where there is one) how to fix it.
+//! One error type for the whole runtime. Every error says what was wrong with which value and
+//! (where there is one) how to fix it; the C boundary (`capi::boundary`) names the routine the
+//! user called, so the runtime below it does not carry routine names around.
 
 use std::fmt;
 
@@ -48,14 +49,32 @@ impl ErrorKind {
 #[derive(Clone, Debug)]
 pub struct Error {
     pub kind: ErrorKind,
-    /// The C routine the user called, e.g. `shmem_putmem`.
+    /// The C routine the user called, e.g. `shmem_putmem`; empty (`UNNAMED`) until the C
+    /// boundary fills it in.
     pub routine: &'static str,
     pub message: String,
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// The routine of an error made below the C boundary, which names it (`Error::named`).
+pub const UNNAMED: &str = "";
+
 impl Error {
+    /// An error of `kind`; the C boundary names the routine.
+    pub fn of(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error::new(kind, UNNAMED, message)
+    }
+    /// A bad argument; the C boundary names the routine.
+    pub fn invalid_value(message: impl Into<String>) -> Error {
+        Error::of(ErrorKind::InvalidArgument, message)
+    }
+    /// A failed system call; the C boundary names the routine.
+    pub fn os(what: &str, err: std::io::Error) -> Error {
+        Error::of(ErrorKind::System, format!("{what} failed: {err}"))
+    }
+    /// The constructors below name the routine themselves: for threads of the runtime that no C
+    /// routine runs (the proxy), and for code that still passes the name down.
     pub fn new(kind: ErrorKind, routine: &'static str, message: impl Into<String>) -> Error {
         Error { kind, routine, message: message.into() }
     }
@@ -73,10 +92,20 @@ impl Error {
         self.routine = routine;
         self
     }
+    /// Names `routine` if nothing below the boundary did (what the C boundary does).
+    pub fn named(mut self, routine: &'static str) -> Error {
+        if self.routine.is_empty() {
+            self.routine = routine;
+        }
+        self
+    }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.routine.is_empty() {
+            return f.write_str(&self.message);
+        }
         write!(f, "{}: {}", self.routine, self.message)
     }
 }

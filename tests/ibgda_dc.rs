@@ -287,12 +287,12 @@ fn wrong_dc_key_and_unknown_dct_are_error_cqes_naming_the_operation_and_the_pe()
     let dci = w.pes[0].dci(0);
     let s = snap(dci);
     let owner = |lid: u16, dct: u32| w.dct_owner(lid, dct);
-    let msg = rshmem::ibgda::qp_error_dc(&s, 0, "nvshmem_quiet", &owner).expect("error recorded").to_string();
+    let msg = rshmem::ibgda::qp_error_dc(&s, 0, &owner).expect("error recorded").named("nvshmem_quiet").to_string();
     assert!(msg.starts_with("nvshmem_quiet: IBGDA RDMA WRITE (put) from PE 0 to PE 2 over DC (DCT 0x002000 at LID 3) failed"), "{msg}");
     assert!(msg.contains("rejected the DC access key") && msg.contains("syndrome 0x15"), "{msg}");
     // The NIC's own record (what the host reports when no device thread polled) says the same.
     let first = w.nics[0].first_error().expect("the NIC recorded the error");
-    let msg2 = rshmem::ibgda::qp_error_dc(&first, 0, "nvshmem_barrier_all", &owner).unwrap().to_string();
+    let msg2 = rshmem::ibgda::qp_error_dc(&first, 0, &owner).unwrap().to_string();
     assert!(msg2.contains("RDMA WRITE (put) from PE 0 to PE 2 over DC"), "{msg2}");
     assert_eq!(w.pes[2].heap_bytes(4096, 8), vec![0; 8], "nothing reached PE 2");
 
@@ -301,16 +301,14 @@ fn wrong_dc_key_and_unknown_dct_are_error_cqes_naming_the_operation_and_the_pe()
     w.pes[0].peers[1].av[0] ^= 1;
     let mut old = 0;
     assert_eq!(amo64(w.pes[0].st(), FETCH_ADD, w.pes[0].heap_ptr(64) as *mut u64, 1, 0, 1, &mut old), 1);
-    let msg = rshmem::ibgda::qp_error_dc(&snap(w.pes[0].dci(0)), 0, "nvshmem_uint64_atomic_fetch_add", &|l, d| w.dct_owner(l, d))
-        .unwrap()
-        .to_string();
+    let msg = rshmem::ibgda::qp_error_dc(&snap(w.pes[0].dci(0)), 0, &|l, d| w.dct_owner(l, d)).unwrap().to_string();
     assert!(msg.contains("atomic fetch-add from PE 0 to PE 1 over DC"), "{msg}");
 
     // An unknown DCT number in PE 0's DCT table for PE 1.
     let mut w = World::build(2, 1 << 16, dc(1, 1, MAP_BY_CTA, 16), params(), ModelConfig::default());
     w.pes[0].dcts[1] = 0x777;
     assert_eq!(getmem(w.pes[0].st(), w.pes[0].heap_ptr(0), w.pes[0].heap_ptr(64), 16, 1), 1);
-    let msg = rshmem::ibgda::qp_error_dc(&snap(w.pes[0].dci(0)), 0, "nvshmem_getmem", &|l, d| w.dct_owner(l, d)).unwrap().to_string();
+    let msg = rshmem::ibgda::qp_error_dc(&snap(w.pes[0].dci(0)), 0, &|l, d| w.dct_owner(l, d)).unwrap().named("nvshmem_getmem").to_string();
     assert!(
         msg.contains("RDMA READ (get) from PE 0 to DCT 0x000777 at LID 2, which no PE owns,")
             && msg.contains("no DC target with that number"),

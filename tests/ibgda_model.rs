@@ -320,7 +320,7 @@ fn error_cqes_name_the_operation_and_the_pe() {
     let qp = pe0.qp(1, 0);
     write(qp, r, 0xdead, l, HEAP_KEY, 64, 0);
     assert_eq!(quiet(qp), 1, "quiet reports the error");
-    let e = rshmem::ibgda::qp_error(&snap(qp), 0, "nvshmem_quiet").expect("an error is recorded");
+    let e = rshmem::ibgda::qp_error(&snap(qp), 0).expect("an error is recorded").named("nvshmem_quiet");
     let msg = e.to_string();
     assert!(msg.starts_with("nvshmem_quiet: "), "{msg}");
     assert!(msg.contains("RDMA WRITE (put)") && msg.contains("from PE 0 to PE 1") && msg.contains("remote access error"), "{msg}");
@@ -335,14 +335,14 @@ fn error_cqes_name_the_operation_and_the_pe() {
     let (l2, r2) = (w2.pes[0].heap.addr(), w2.pes[1].heap.addr());
     amo(qp2, r2 + (1 << 16), HEAP_KEY + 1, FETCH_ADD, 8, 1, 0, l2, HEAP_KEY, 1);
     assert_eq!(quiet(qp2), 1);
-    let msg = rshmem::ibgda::qp_error(&snap(qp2), 0, "nvshmem_long_atomic_fetch_add").unwrap().to_string();
+    let msg = rshmem::ibgda::qp_error(&snap(qp2), 0).unwrap().named("nvshmem_long_atomic_fetch_add").to_string();
     assert!(msg.contains("atomic fetch-add") && msg.contains("PE 1") && msg.contains("outside the registered heap"), "{msg}");
 
     // Bad lkey on the local side.
     let qp3 = w2.pes[1].qp(0, 0);
     write(qp3, l2, HEAP_KEY, r2, 0x7777, 8, 0);
     assert_eq!(quiet(qp3), 1);
-    let msg = rshmem::ibgda::qp_error(&snap(qp3), 1, "nvshmem_putmem").unwrap().to_string();
+    let msg = rshmem::ibgda::qp_error(&snap(qp3), 1).unwrap().named("nvshmem_putmem").to_string();
     assert!(msg.contains("from PE 1 to PE 0") && msg.contains("local protection error"), "{msg}");
 }
 

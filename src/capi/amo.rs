@@ -7,28 +7,26 @@ use crate::runtime::amo::write_fetch;
 
 /// Defines the C routine `shmem_<stem>` (`plain`) or the pair `shmem_<stem>` and
 /// `shmem_ctx_<stem>` (`pair`) from one body. The body sees `$st` (the runtime state), `$pe`
-/// (the world PE: the ctx form maps its argument through the context's team) and `$r` (the C name),
-/// and returns `Result<$ret>`.
+/// (the world PE: the ctx form maps its argument through the context's team), and returns
+/// `Result<$ret>`.
 macro_rules! entry {
-    (plain [$($stem:tt)*] $f:ident ($($arg:ident : $aty:ty),*) -> $ret:ty => |$st:ident, $pe:ident, $r:ident| $body:expr) => {
+    (plain [$($stem:tt)*] $f:ident ($($arg:ident : $aty:ty),*) -> $ret:ty => |$st:ident, $pe:ident| $body:expr) => {
         #[export_name = concat!("shmem_", $($stem)*)]
         #[allow(clippy::unused_unit)]
         pub extern "C" fn $f($($arg: $aty,)* pe: std::ffi::c_int) -> $ret {
-            const R: &str = concat!("shmem_", $($stem)*);
-            $crate::capi::with_state(R, |$st| {
-                let ($pe, $r) = (pe, R);
+            $crate::capi::with_state(concat!("shmem_", $($stem)*), |$st| {
+                let $pe = pe;
                 $body
             })
         }
     };
-    (pair [$($stem:tt)*] $f:ident, $ctx_f:ident ($($arg:ident : $aty:ty),*) -> $ret:ty => |$st:ident, $pe:ident, $r:ident| $body:expr) => {
-        $crate::capi::amo::entry!(plain [$($stem)*] $f ($($arg: $aty),*) -> $ret => |$st, $pe, $r| $body);
+    (pair [$($stem:tt)*] $f:ident, $ctx_f:ident ($($arg:ident : $aty:ty),*) -> $ret:ty => |$st:ident, $pe:ident| $body:expr) => {
+        $crate::capi::amo::entry!(plain [$($stem)*] $f ($($arg: $aty),*) -> $ret => |$st, $pe| $body);
         #[export_name = concat!("shmem_ctx_", $($stem)*)]
         #[allow(clippy::unused_unit)]
         pub extern "C" fn $ctx_f(ctx: $crate::capi::ctx::ShmemCtx, $($arg: $aty,)* pe: std::ffi::c_int) -> $ret {
-            const R: &str = concat!("shmem_ctx_", $($stem)*);
-            $crate::capi::with_state(R, |$st| {
-                let ($pe, $r) = ($st.ctx_pe(ctx.value(), pe, R)?, R);
+            $crate::capi::with_state(concat!("shmem_ctx_", $($stem)*), |$st| {
+                let $pe = $st.ctx_pe(ctx.value(), pe)?;
                 $body
             })
         }
@@ -42,15 +40,15 @@ macro_rules! extended_amos {
         pub mod $tn {
             use super::*;
             entry!(pair [stringify!($tn), "_atomic_fetch"] atomic_fetch, ctx_atomic_fetch (source: *const $t) -> $t
-                => |st, pe, r| Ok(st.word(source, pe, r)?.fetch()));
+                => |st, pe| Ok(st.word(source, pe)?.fetch()));
             entry!(pair [stringify!($tn), "_atomic_set"] atomic_set, ctx_atomic_set (dest: *mut $t, value: $t) -> ()
-                => |st, pe, r| Ok(st.word(dest, pe, r)?.set(value)));
+                => |st, pe| Ok(st.word(dest, pe)?.set(value)));
             entry!(pair [stringify!($tn), "_atomic_swap"] atomic_swap, ctx_atomic_swap (dest: *mut $t, value: $t) -> $t
-                => |st, pe, r| Ok(st.word(dest, pe, r)?.swap(value)));
+                => |st, pe| Ok(st.word(dest, pe)?.swap(value)));
             entry!(pair [stringify!($tn), "_atomic_fetch_nbi"] atomic_fetch_nbi, ctx_atomic_fetch_nbi (fetch: *mut $t, source: *const $t) -> ()
-                => |st, pe, r| write_fetch(fetch, st.word(source, pe, r)?.fetch(), r));
+                => |st, pe| write_fetch(fetch, st.word(source, pe)?.fetch()));
             entry!(pair [stringify!($tn), "_atomic_swap_nbi"] atomic_swap_nbi, ctx_atomic_swap_nbi (fetch: *mut $t, dest: *mut $t, value: $t) -> ()
-                => |st, pe, r| write_fetch(fetch, st.word(dest, pe, r)?.swap(value), r));
+                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.swap(value)));
         }
     )*};
 }
@@ -61,21 +59,21 @@ macro_rules! standard_amos {
         pub mod $tn {
             use super::*;
             entry!(pair [stringify!($tn), "_atomic_compare_swap"] atomic_compare_swap, ctx_atomic_compare_swap (dest: *mut $t, cond: $t, value: $t) -> $t
-                => |st, pe, r| Ok(st.word(dest, pe, r)?.compare_swap(cond, value)));
+                => |st, pe| Ok(st.word(dest, pe)?.compare_swap(cond, value)));
             entry!(pair [stringify!($tn), "_atomic_fetch_inc"] atomic_fetch_inc, ctx_atomic_fetch_inc (dest: *mut $t) -> $t
-                => |st, pe, r| Ok(st.word(dest, pe, r)?.fetch_inc()));
+                => |st, pe| Ok(st.word(dest, pe)?.fetch_inc()));
             entry!(pair [stringify!($tn), "_atomic_inc"] atomic_inc, ctx_atomic_inc (dest: *mut $t) -> ()
-                => |st, pe, r| st.word(dest, pe, r).map(|w| w.inc()));
+                => |st, pe| st.word(dest, pe).map(|w| w.inc()));
             entry!(pair [stringify!($tn), "_atomic_fetch_add"] atomic_fetch_add, ctx_atomic_fetch_add (dest: *mut $t, value: $t) -> $t
-                => |st, pe, r| Ok(st.word(dest, pe, r)?.fetch_add(value)));
+                => |st, pe| Ok(st.word(dest, pe)?.fetch_add(value)));
             entry!(pair [stringify!($tn), "_atomic_add"] atomic_add, ctx_atomic_add (dest: *mut $t, value: $t) -> ()
-                => |st, pe, r| st.word(dest, pe, r).map(|w| w.add(value)));
+                => |st, pe| st.word(dest, pe).map(|w| w.add(value)));
             entry!(pair [stringify!($tn), "_atomic_compare_swap_nbi"] atomic_compare_swap_nbi, ctx_atomic_compare_swap_nbi (fetch: *mut $t, dest: *mut $t, cond: $t, value: $t) -> ()
-                => |st, pe, r| write_fetch(fetch, st.word(dest, pe, r)?.compare_swap(cond, value), r));
+                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.compare_swap(cond, value)));
             entry!(pair [stringify!($tn), "_atomic_fetch_inc_nbi"] atomic_fetch_inc_nbi, ctx_atomic_fetch_inc_nbi (fetch: *mut $t, dest: *mut $t) -> ()
-                => |st, pe, r| write_fetch(fetch, st.word(dest, pe, r)?.fetch_inc(), r));
+                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_inc()));
             entry!(pair [stringify!($tn), "_atomic_fetch_add_nbi"] atomic_fetch_add_nbi, ctx_atomic_fetch_add_nbi (fetch: *mut $t, dest: *mut $t, value: $t) -> ()
-                => |st, pe, r| write_fetch(fetch, st.word(dest, pe, r)?.fetch_add(value), r));
+                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_add(value)));
         }
     )*};
 }
@@ -86,23 +84,23 @@ macro_rules! bitwise_amos {
         pub mod $tn {
             use super::*;
             entry!(pair [stringify!($tn), "_atomic_fetch_and"] atomic_fetch_and, ctx_atomic_fetch_and (dest: *mut $t, value: $t) -> $t
-                => |st, pe, r| Ok(st.word(dest, pe, r)?.fetch_and(value)));
+                => |st, pe| Ok(st.word(dest, pe)?.fetch_and(value)));
             entry!(pair [stringify!($tn), "_atomic_fetch_or"] atomic_fetch_or, ctx_atomic_fetch_or (dest: *mut $t, value: $t) -> $t
-                => |st, pe, r| Ok(st.word(dest, pe, r)?.fetch_or(value)));
+                => |st, pe| Ok(st.word(dest, pe)?.fetch_or(value)));
             entry!(pair [stringify!($tn), "_atomic_fetch_xor"] atomic_fetch_xor, ctx_atomic_fetch_xor (dest: *mut $t, value: $t) -> $t
-                => |st, pe, r| Ok(st.word(dest, pe, r)?.fetch_xor(value)));
+                => |st, pe| Ok(st.word(dest, pe)?.fetch_xor(value)));
             entry!(pair [stringify!($tn), "_atomic_and"] atomic_and, ctx_atomic_and (dest: *mut $t, value: $t) -> ()
-                => |st, pe, r| st.word(dest, pe, r).map(|w| w.and(value)));
+                => |st, pe| st.word(dest, pe).map(|w| w.and(value)));
             entry!(pair [stringify!($tn), "_atomic_or"] atomic_or, ctx_atomic_or (dest: *mut $t, value: $t) -> ()
-                => |st, pe, r| st.word(dest, pe, r).map(|w| w.or(value)));
+                => |st, pe| st.word(dest, pe).map(|w| w.or(value)));
             entry!(pair [stringify!($tn), "_atomic_xor"] atomic_xor, ctx_atomic_xor (dest: *mut $t, value: $t) -> ()
-                => |st, pe, r| st.word(dest, pe, r).map(|w| w.xor(value)));
+                => |st, pe| st.word(dest, pe).map(|w| w.xor(value)));
             entry!(pair [stringify!($tn), "_atomic_fetch_and_nbi"] atomic_fetch_and_nbi, ctx_atomic_fetch_and_nbi (fetch: *mut $t, dest: *mut $t, value: $t) -> ()
-                => |st, pe, r| write_fetch(fetch, st.word(dest, pe, r)?.fetch_and(value), r));
+                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_and(value)));
             entry!(pair [stringify!($tn), "_atomic_fetch_or_nbi"] atomic_fetch_or_nbi, ctx_atomic_fetch_or_nbi (fetch: *mut $t, dest: *mut $t, value: $t) -> ()
-                => |st, pe, r| write_fetch(fetch, st.word(dest, pe, r)?.fetch_or(value), r));
+                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_or(value)));
             entry!(pair [stringify!($tn), "_atomic_fetch_xor_nbi"] atomic_fetch_xor_nbi, ctx_atomic_fetch_xor_nbi (fetch: *mut $t, dest: *mut $t, value: $t) -> ()
-                => |st, pe, r| write_fetch(fetch, st.word(dest, pe, r)?.fetch_xor(value), r));
+                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_xor(value)));
         }
     )*};
 }
@@ -112,11 +110,11 @@ macro_rules! old_extended_amos {
     ($($tn:ident => $t:ty),* $(,)?) => {$(
         pub mod $tn {
                         entry!(plain [stringify!($tn), "_fetch"] fetch (target: *const $t) -> $t
-                => |st, pe, r| Ok(st.word(target, pe, r)?.fetch()));
+                => |st, pe| Ok(st.word(target, pe)?.fetch()));
             entry!(plain [stringify!($tn), "_set"] set (target: *mut $t, value: $t) -> ()
-                => |st, pe, r| Ok(st.word(target, pe, r)?.set(value)));
+                => |st, pe| Ok(st.word(target, pe)?.set(value)));
             entry!(plain [stringify!($tn), "_swap"] swap (target: *mut $t, value: $t) -> $t
-                => |st, pe, r| Ok(st.word(target, pe, r)?.swap(value)));
+                => |st, pe| Ok(st.word(target, pe)?.swap(value)));
         }
     )*};
 }
@@ -126,15 +124,15 @@ macro_rules! old_standard_amos {
     ($($tn:ident => $t:ty),* $(,)?) => {$(
         pub mod $tn {
                         entry!(plain [stringify!($tn), "_cswap"] cswap (target: *mut $t, cond: $t, value: $t) -> $t
-                => |st, pe, r| Ok(st.word(target, pe, r)?.compare_swap(cond, value)));
+                => |st, pe| Ok(st.word(target, pe)?.compare_swap(cond, value)));
             entry!(plain [stringify!($tn), "_finc"] finc (target: *mut $t) -> $t
-                => |st, pe, r| Ok(st.word(target, pe, r)?.fetch_inc()));
+                => |st, pe| Ok(st.word(target, pe)?.fetch_inc()));
             entry!(plain [stringify!($tn), "_inc"] inc (target: *mut $t) -> ()
-                => |st, pe, r| st.word(target, pe, r).map(|w| w.inc()));
+                => |st, pe| st.word(target, pe).map(|w| w.inc()));
             entry!(plain [stringify!($tn), "_fadd"] fadd (target: *mut $t, value: $t) -> $t
-                => |st, pe, r| Ok(st.word(target, pe, r)?.fetch_add(value)));
+                => |st, pe| Ok(st.word(target, pe)?.fetch_add(value)));
             entry!(plain [stringify!($tn), "_add"] add (target: *mut $t, value: $t) -> ()
-                => |st, pe, r| st.word(target, pe, r).map(|w| w.add(value)));
+                => |st, pe| st.word(target, pe).map(|w| w.add(value)));
         }
     )*};
 }

@@ -16,17 +16,17 @@ use crate::runtime::rma::bytes;
 use crate::runtime::State;
 use crate::sys::longdouble as ld;
 
-fn team_set(st: &State, team: ShmemTeam, routine: &'static str) -> Result<PeSet> {
-    Ok(team_of(st, team, routine)?.1.set)
+fn team_set(st: &State, team: ShmemTeam) -> Result<PeSet> {
+    Ok(team_of(st, team)?.1.set)
 }
 
 /// The active set of a deprecated collective; the whole job (the usual case) without a call.
 #[inline(always)]
-fn active_set(st: &State, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, routine: &'static str) -> Result<PeSet> {
+fn active_set(st: &State, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int) -> Result<PeSet> {
     if pe_start == 0 && log_pe_stride == 0 && pe_size as usize == st.npes {
         return Ok(PeSet::world(st.npes));
     }
-    st.active_set(pe_start, log_pe_stride, pe_size, routine)
+    st.active_set(pe_start, log_pe_stride, pe_size)
 }
 
 // ---- barrier and sync ------------------------------------------------------------------
@@ -46,21 +46,21 @@ pub extern "C" fn shmem_sync_all() {
 #[no_mangle]
 pub extern "C" fn shmem_team_sync(team: ShmemTeam) -> c_int {
     const R: &str = "shmem_team_sync";
-    with_state(R, |st| st.coll_sync(team_set(st, team, R)?, &const { Caller::sync(R) }).map(|_| 0))
+    with_state(R, |st| st.coll_sync(team_set(st, team)?, &const { Caller::sync(R) }).map(|_| 0))
 }
 
 /// Deprecated: barrier over an active set.
 #[no_mangle]
 pub extern "C" fn shmem_barrier(pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long) {
     const R: &str = "shmem_barrier";
-    with_state(R, |st| st.coll_barrier(active_set(st, pe_start, log_pe_stride, pe_size, R)?, &const { Caller::sync(R) }))
+    with_state(R, |st| st.coll_barrier(active_set(st, pe_start, log_pe_stride, pe_size)?, &const { Caller::sync(R) }))
 }
 
 /// Deprecated: sync over an active set (C11 programs reach the team form as shmem_team_sync).
 #[no_mangle]
 pub extern "C" fn shmem_sync(pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long) {
     const R: &str = "shmem_sync";
-    with_state(R, |st| st.coll_sync(active_set(st, pe_start, log_pe_stride, pe_size, R)?, &const { Caller::sync(R) }))
+    with_state(R, |st| st.coll_sync(active_set(st, pe_start, log_pe_stride, pe_size)?, &const { Caller::sync(R) }))
 }
 
 // ---- data movement on teams ------------------------------------------------------------
@@ -71,23 +71,23 @@ fn team_broadcast(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const
     let r = c.routine;
     with_state(r, |st| {
         // Team broadcasts update dest on every PE, the root included (OpenSHMEM 1.5).
-        st.broadcast(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, root, true, c).map(|_| 0)
+        st.broadcast(team_set(st, team)?, dest.cast(), source.cast(), bytes(nelems, size)?, root, true, c).map(|_| 0)
     })
 }
 
 fn team_collect(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
     let r = c.routine;
-    with_state(r, |st| st.collect(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, c).map(|_| 0))
+    with_state(r, |st| st.collect(team_set(st, team)?, dest.cast(), source.cast(), bytes(nelems, size)?, c).map(|_| 0))
 }
 
 fn team_fcollect(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
     let r = c.routine;
-    with_state(r, |st| st.fcollect(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, c).map(|_| 0))
+    with_state(r, |st| st.fcollect(team_set(st, team)?, dest.cast(), source.cast(), bytes(nelems, size)?, c).map(|_| 0))
 }
 
 fn team_alltoall(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
     let r = c.routine;
-    with_state(r, |st| st.alltoall(team_set(st, team, r)?, dest.cast(), source.cast(), bytes(nelems, size, r)?, c).map(|_| 0))
+    with_state(r, |st| st.alltoall(team_set(st, team)?, dest.cast(), source.cast(), bytes(nelems, size)?, c).map(|_| 0))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -102,7 +102,7 @@ fn team_alltoalls(
     size: usize,
 ) -> c_int {
     let r = c.routine;
-    with_state(r, |st| st.alltoalls(team_set(st, team, r)?, dest.cast(), source.cast(), dst, sst, nelems, size, c).map(|_| 0))
+    with_state(r, |st| st.alltoalls(team_set(st, team)?, dest.cast(), source.cast(), dst, sst, nelems, size, c).map(|_| 0))
 }
 
 /// The `Caller` of a data collective named `$name`, built at compile time.
@@ -186,8 +186,8 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_broadcast", $bits);
                 with_state(R, |st| {
-                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
-                    st.broadcast(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, pe_root, false, caller!(R))
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size)?;
+                    st.broadcast(set, dest.cast(), source.cast(), bytes(nelems, $size)?, pe_root, false, caller!(R))
                 })
             }
             #[export_name = concat!("shmem_collect", $bits)]
@@ -196,8 +196,8 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_collect", $bits);
                 with_state(R, |st| {
-                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
-                    st.collect(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, caller!(R))
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size)?;
+                    st.collect(set, dest.cast(), source.cast(), bytes(nelems, $size)?, caller!(R))
                 })
             }
             #[export_name = concat!("shmem_fcollect", $bits)]
@@ -206,8 +206,8 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_fcollect", $bits);
                 with_state(R, |st| {
-                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
-                    st.fcollect(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, caller!(R))
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size)?;
+                    st.fcollect(set, dest.cast(), source.cast(), bytes(nelems, $size)?, caller!(R))
                 })
             }
             #[export_name = concat!("shmem_alltoall", $bits)]
@@ -216,8 +216,8 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_alltoall", $bits);
                 with_state(R, |st| {
-                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
-                    st.alltoall(set, dest.cast(), source.cast(), bytes(nelems, $size, R)?, caller!(R))
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size)?;
+                    st.alltoall(set, dest.cast(), source.cast(), bytes(nelems, $size)?, caller!(R))
                 })
             }
             #[export_name = concat!("shmem_alltoalls", $bits)]
@@ -228,7 +228,7 @@ macro_rules! active_set_colls {
             ) {
                 const R: &str = concat!("shmem_alltoalls", $bits);
                 with_state(R, |st| {
-                    let set = active_set(st, pe_start, log_pe_stride, pe_size, R)?;
+                    let set = active_set(st, pe_start, log_pe_stride, pe_size)?;
                     st.alltoalls(set, dest.cast(), source.cast(), dst, sst, nelems, $size, caller!(R))
                 })
             }
@@ -324,8 +324,8 @@ impl Arith for LongDouble {
 fn team_reduce<T: Copy>(c: &Caller, team: ShmemTeam, dest: *mut T, source: *const T, nreduce: usize, op: impl Fn(T, T) -> T) -> c_int {
     let r = c.routine;
     with_state(r, |st| {
-        let n = i64::try_from(nreduce).map_err(|_| Error::invalid(r, format!("nreduce = {nreduce} is too large")))?;
-        st.reduce(team_set(st, team, r)?, dest, source, n, op, c).map(|_| 0)
+        let n = i64::try_from(nreduce).map_err(|_| Error::invalid_value(format!("nreduce = {nreduce} is too large")))?;
+        st.reduce(team_set(st, team)?, dest, source, n, op, c).map(|_| 0)
     })
 }
 
@@ -341,7 +341,7 @@ fn active_reduce<T: Copy>(
     op: impl Fn(T, T) -> T,
 ) {
     let r = c.routine;
-    with_state(r, |st| st.reduce(active_set(st, pe_start, log_pe_stride, pe_size, r)?, dest, source, nreduce as i64, op, c))
+    with_state(r, |st| st.reduce(active_set(st, pe_start, log_pe_stride, pe_size)?, dest, source, nreduce as i64, op, c))
 }
 
 /// shmem_TYPENAME_OP_reduce(team, dest, source, nreduce) for each `TYPENAME => type`.

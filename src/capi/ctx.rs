@@ -47,9 +47,9 @@ fn team_handle(index: usize) -> *mut c_void {
 fn create(routine: &'static str, team: Option<usize>, options: c_long, ctx: *mut ShmemCtx) -> c_int {
     with_state(routine, |st| {
         if ctx.is_null() {
-            return Err(Error::invalid(routine, "the ctx argument (where the new handle goes) is NULL"));
+            return Err(Error::invalid_value("the ctx argument (where the new handle goes) is NULL"));
         }
-        let (handle, rc) = match team.map(|t| st.ctx_create(t, options, routine)) {
+        let (handle, rc) = match team.map(|t| st.ctx_create(t, options)) {
             Some(Ok(h)) => (h, 0),
             Some(Err(e)) => {
                 log::warn(&format!("{e} (returning nonzero, ctx = SHMEM_CTX_INVALID)"));
@@ -84,7 +84,7 @@ pub extern "C" fn shmem_ctx_destroy(ctx: ShmemCtx) {
         if ctx.value() == INVALID {
             return Ok(());
         }
-        st.ctx_destroy(ctx.value(), "shmem_ctx_destroy")
+        st.ctx_destroy(ctx.value())
     })
 }
 
@@ -94,12 +94,12 @@ pub extern "C" fn shmem_ctx_get_team(ctx: ShmemCtx, team: *mut *mut c_void) -> c
     const R: &str = "shmem_ctx_get_team";
     with_state(R, |st| {
         if team.is_null() {
-            return Err(Error::invalid(R, "the team argument (where the handle goes) is NULL"));
+            return Err(Error::invalid_value("the team argument (where the handle goes) is NULL"));
         }
         let (handle, rc) = if ctx.value() == INVALID {
             (std::ptr::null_mut(), ErrorKind::InvalidArgument.code())
         } else {
-            (team_handle(st.ctx_team(ctx.value(), R)?), 0)
+            (team_handle(st.ctx_team(ctx.value())?), 0)
         };
         super::write_out(team, handle);
         Ok(rc)
@@ -127,11 +127,11 @@ pub extern "C" fn shmem_quiet() {
 /// shmem_fence on one context; SHMEM_CTX_INVALID does nothing.
 #[no_mangle]
 pub extern "C" fn shmem_ctx_fence(ctx: ShmemCtx) {
-    with_state("shmem_ctx_fence", |st| if ctx.value() == INVALID { Ok(()) } else { st.ctx_quiet(ctx.value(), "shmem_ctx_fence") })
+    with_state("shmem_ctx_fence", |st| if ctx.value() == INVALID { Ok(()) } else { st.ctx_quiet(ctx.value()) })
 }
 
 /// shmem_quiet on one context; SHMEM_CTX_INVALID does nothing.
 #[no_mangle]
 pub extern "C" fn shmem_ctx_quiet(ctx: ShmemCtx) {
-    with_state("shmem_ctx_quiet", |st| if ctx.value() == INVALID { Ok(()) } else { st.ctx_quiet(ctx.value(), "shmem_ctx_quiet") })
+    with_state("shmem_ctx_quiet", |st| if ctx.value() == INVALID { Ok(()) } else { st.ctx_quiet(ctx.value()) })
 }

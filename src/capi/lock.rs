@@ -15,13 +15,13 @@ pub extern "C" fn shmem_set_lock(lock: *mut c_long) {
 
 #[no_mangle]
 pub extern "C" fn shmem_clear_lock(lock: *mut c_long) {
-    with_state("shmem_clear_lock", |st| st.clear_lock(lock.cast_const(), "shmem_clear_lock"))
+    with_state("shmem_clear_lock", |st| st.clear_lock(lock.cast_const()))
 }
 
 /// Returns 0 when this call took the lock, 1 when it was already held.
 #[no_mangle]
 pub extern "C" fn shmem_test_lock(lock: *mut c_long) -> c_int {
-    with_state("shmem_test_lock", |st| Ok(if st.test_lock(lock.cast_const(), "shmem_test_lock")? { 0 } else { 1 }))
+    with_state("shmem_test_lock", |st| Ok(if st.test_lock(lock.cast_const())? { 0 } else { 1 }))
 }
 
 // Deprecated cache routines (OpenSHMEM 1.3 §9.11, removed later). The heaps are ordinary

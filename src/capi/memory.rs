@@ -28,9 +28,7 @@ fn agree(st: &State, routine: &'static str, op: Op, a: u64, b: u64) -> Result<()
     let mut first = [0u64; 3];
     st.header_words(0, st.layout.scratch_at(), &mut first, routine);
     if first != [op as u64, a, b] {
-        return Err(Error::invalid(
-            routine,
-            format!(
+        return Err(Error::invalid_value(format!(
                 "symmetric allocation mismatch: PE {} called with ({a}, {b}) but PE 0 with ({}, {}) — every PE must make the same allocation calls in the same order",
                 st.me, first[1], first[2]
             ),
@@ -39,11 +37,9 @@ fn agree(st: &State, routine: &'static str, op: Op, a: u64, b: u64) -> Result<()
     Ok(())
 }
 
-fn exhausted(st: &State, routine: &'static str, size: usize, largest: usize) -> Error {
-    Error::new(
-        ErrorKind::OutOfMemory,
-        routine,
-        format!(
+fn exhausted(st: &State, size: usize, largest: usize) -> Error {
+    Error::of(
+        ErrorKind::OutOfMemory, format!(
             "cannot allocate {size} bytes: the symmetric heap ({} bytes per PE for the program) has at most {largest} bytes free in one block; set RSHMEM_SYMMETRIC_SIZE (or SHMEM_SYMMETRIC_SIZE / NVSHMEM_SYMMETRIC_SIZE) higher",
             st.heap.size - st.heap.reserved
         ),
@@ -61,27 +57,26 @@ pub fn alloc(st: &State, size: usize, align: usize, routine: &'static str) -> Re
         let mut a = st.alloc.lock().unwrap_or_else(|p| p.into_inner());
         match a.alloc(size, align) {
             Some(off) => Ok((st.heap.my_base() + off) as *mut c_void),
-            None => out_of_room(exhausted(st, routine, size, a.largest_free())),
+            None => out_of_room(exhausted(st, size, a.largest_free())),
         }
     };
     st.barrier_for(routine);
     result
 }
 
-fn offset_of(st: &State, ptr: *mut c_void, routine: &'static str) -> Result<usize> {
+fn offset_of(st: &State, ptr: *mut c_void) -> Result<usize> {
     let off = st.heap.offset_of(ptr as usize, 1);
     let live = off.filter(|o| st.alloc.lock().unwrap_or_else(|p| p.into_inner()).size_of(*o).is_some());
     live.ok_or_else(|| {
-        Error::new(
+        Error::of(
             ErrorKind::NotSymmetric,
-            routine,
             format!("pointer {ptr:p} was not returned by shmem_malloc/shmem_align/shmem_calloc (or was already freed)"),
         )
     })
 }
 
 pub fn free(st: &State, ptr: *mut c_void, routine: &'static str) -> Result<()> {
-    let off = if ptr.is_null() { None } else { Some(offset_of(st, ptr, routine)?) };
+    let off = if ptr.is_null() { None } else { Some(offset_of(st, ptr)?) };
     let _serial = st.serialize_collectives();
     agree(st, routine, Op::Free, off.map(|o| o as u64 + 1).unwrap_or(0), 0)?;
     if let Some(off) = off {
@@ -99,7 +94,7 @@ pub fn realloc(st: &State, ptr: *mut c_void, size: usize, routine: &'static str)
         free(st, ptr, routine)?;
         return Ok(std::ptr::null_mut());
     }
-    let off = offset_of(st, ptr, routine)?;
+    let off = offset_of(st, ptr)?;
     let _serial = st.serialize_collectives();
     agree(st, routine, Op::Realloc, off as u64, size as u64)?;
     let result = {
@@ -113,7 +108,7 @@ pub fn realloc(st: &State, ptr: *mut c_void, size: usize, routine: &'static str)
                 let _ = a.free(off);
                 Ok((base + new) as *mut c_void)
             }
-            None => out_of_room(exhausted(st, routine, size, a.largest_free())),
+            None => out_of_room(exhausted(st, size, a.largest_free())),
         }
     };
     st.barrier_for(routine);
@@ -138,7 +133,7 @@ pub extern "C" fn shmem_align(alignment: usize, size: usize) -> *mut c_void {
 #[no_mangle]
 pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
     with_state("shmem_calloc", |st| {
-        let total = crate::runtime::rma::bytes(count, size, "shmem_calloc")?;
+        let total = crate::runtime::rma::bytes(count, size)?;
         let p = alloc(st, total, MIN_ALIGN, "shmem_calloc")?;
         if !p.is_null() {
             // SAFETY: p is a fresh block of `total` bytes in this PE's heap.

@@ -1,6 +1,6 @@
 //! The C entry points, one file per chapter of the OpenSHMEM specification (NVSHMEM's host API
-//! lives beside them). Each function is thin: it calls `fence`, which catches panics and turns
-//! every error into the OpenSHMEM reaction (message naming the routine, then global exit).
+//! lives beside them). Each function is thin: its body runs inside the one C boundary below
+//! (`boundary` and its reactions), which fences panics, names the routine and maps errors.
 //!
 //! ABI: constant values, type representations and exported objects follow Open MPI's OSHMEM,
 //! so programs built with Debian's `oshcc` run with `LD_PRELOAD=librshmem.so`.
@@ -24,21 +24,81 @@ pub mod shmemx;
 pub mod signal;
 pub mod team;
 
+use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::abi::RshmemStatus;
 use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::{self, State};
 
-/// Runs the body of an OpenSHMEM routine: Ok returns the value; an error or a panic is fatal.
-/// Inlined into every entry point so that the happy path is the body alone (catch_unwind costs
-/// nothing until something unwinds); the error paths are out of line.
+// The C boundary. Every exported routine runs its body through `boundary`, which fences
+// panics and names the routine on every error made below it (the runtime carries no routine
+// names), then reacts as the routine's return type allows:
+// - `fence` / `with_state` (void and value-returning routines, OpenSHMEM's and NVSHMEM's): the
+//   error is fatal (a message naming the routine, then a global exit);
+// - `status` / `status_of` (NVSHMEM and OpenSHMEM routines returning a status): a warning, then
+//   `ErrorKind::status`, the one table of C codes;
+// - `null_on_error` (routines returning a pointer that may be NULL): a warning, then NULL.
+// Each is inlined into its entry point, so the happy path is the body alone (catch_unwind
+// costs nothing until something unwinds); the error paths are out of line.
+
+/// Runs a routine's body with panics fenced; an error comes back named after `routine`.
+#[inline(always)]
+pub fn boundary<R>(routine: &'static str, body: impl FnOnce() -> Result<R>) -> Result<R> {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(named(e, routine)),
+        Err(panic) => Err(panic_error(routine, panic)),
+    }
+}
+
+/// For routines whose failure is fatal: Ok returns the value; an error or a panic ends the job.
 #[inline(always)]
 pub fn fence<R>(routine: &'static str, body: impl FnOnce() -> Result<R>) -> R {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(v)) => v,
-        Ok(Err(e)) => fail(&e),
-        Err(panic) => fail_panic(routine, panic),
+    match boundary(routine, body) {
+        Ok(v) => v,
+        Err(e) => fail(&e),
     }
+}
+
+/// Like `fence`, with the runtime state already looked up (every routine after init).
+#[inline(always)]
+pub fn with_state<R>(routine: &'static str, body: impl FnOnce(&'static State) -> Result<R>) -> R {
+    fence(routine, || body(runtime::state()?))
+}
+
+/// For routines that return a status: NVSHMEMX_SUCCESS (0), or after a warning naming the
+/// routine, the error's code (`ErrorKind::status`).
+#[inline]
+pub fn status(routine: &'static str, body: impl FnOnce() -> Result<()>) -> c_int {
+    status_of(routine, || body().map(|_| RshmemStatus::Success as c_int))
+}
+
+/// Like `status` for bodies that choose their own non-error return value.
+#[inline]
+pub fn status_of(routine: &'static str, body: impl FnOnce() -> Result<c_int>) -> c_int {
+    match boundary(routine, body) {
+        Ok(rc) => rc,
+        Err(e) => warned(&e).code(),
+    }
+}
+
+/// For routines that return a pointer: the pointer, or after a warning naming the routine, NULL.
+#[inline]
+pub fn null_on_error<T>(routine: &'static str, body: impl FnOnce() -> Result<*mut T>) -> *mut T {
+    match boundary(routine, body) {
+        Ok(p) => p,
+        Err(e) => {
+            warned(&e);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn named(e: Error, routine: &'static str) -> Error {
+    e.named(routine)
 }
 
 #[cold]
@@ -49,14 +109,9 @@ fn fail(e: &Error) -> ! {
 
 #[cold]
 #[inline(never)]
-fn fail_panic(routine: &'static str, panic: Box<dyn std::any::Any + Send>) -> ! {
-    runtime::fatal(&panic_error(routine, panic))
-}
-
-/// Like `fence`, with the runtime state already looked up (every routine after init).
-#[inline(always)]
-pub fn with_state<R>(routine: &'static str, body: impl FnOnce(&'static State) -> Result<R>) -> R {
-    fence(routine, || body(runtime::state(routine)?))
+fn warned(e: &Error) -> ErrorKind {
+    crate::log::warn(&e.to_string());
+    e.kind
 }
 
 /// Writes a C out-parameter, ignoring NULL (the routines that take one allow it to be absent).
@@ -83,11 +138,51 @@ pub(crate) fn write_name(dst: *mut std::ffi::c_char, text: &str) {
     }
 }
 
+#[cold]
+#[inline(never)]
 fn panic_error(routine: &'static str, panic: Box<dyn std::any::Any + Send>) -> Error {
+    // An error raised where it could not be returned (`runtime::raise`).
+    let panic = match panic.downcast::<Error>() {
+        Ok(e) => return e.named(routine),
+        Err(other) => other,
+    };
     let what = panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into());
     Error::new(ErrorKind::Internal, routine, format!("internal error (please report): {what}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_boundary_names_errors_made_below_it() {
+        let e = boundary("shmem_test", || Err::<(), _>(Error::invalid_value("nelems is negative"))).unwrap_err();
+        assert_eq!(e.to_string(), "shmem_test: nelems is negative");
+        // A name given below the boundary on purpose stays.
+        let named = || Err::<(), _>(Error::new(ErrorKind::Bootstrap, "shmem_init", "no launcher"));
+        assert_eq!(boundary("nvshmem_malloc", named).unwrap_err().to_string(), "shmem_init: no launcher");
+    }
+
+    #[test]
+    fn panics_and_raised_errors_become_named_errors() {
+        let e = boundary("shmem_test", || -> Result<()> { panic!("boom") }).unwrap_err();
+        assert_eq!((e.kind, e.to_string().as_str()), (ErrorKind::Internal, "shmem_test: internal error (please report): boom"));
+        let raised = || -> Result<()> { runtime::raise(Error::of(ErrorKind::InvalidPe, "PE 9 is out of range")) };
+        let e = boundary("shmem_int_atomic_fetch", raised).unwrap_err();
+        assert_eq!((e.kind, e.to_string().as_str()), (ErrorKind::InvalidPe, "shmem_int_atomic_fetch: PE 9 is out of range"));
+    }
+
+    #[test]
+    fn status_and_pointer_reactions() {
+        assert_eq!(status_of("nvshmem_test", || Ok(42)), 42);
+        assert_eq!(status("nvshmem_test", || Err(Error::of(ErrorKind::OutOfMemory, "full"))), RshmemStatus::ErrorOutOfMemory as c_int);
+        let mut word = 7u64;
+        let p: *mut u64 = &mut word;
+        assert_eq!(null_on_error("nvshmem_test", || Ok(p)), p);
+        assert!(null_on_error::<u64>("nvshmem_test", || Err(Error::invalid_value("bad size"))).is_null());
+    }
 }

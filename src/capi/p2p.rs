@@ -40,7 +40,7 @@ macro_rules! sync_routines {
                 => |st, r| Ok(st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Value(cmp_value), r)?.wait_any(st).unwrap_or(usize::MAX)));
             sync_entry!([stringify!($tn), "_wait_until_some"] wait_until_some
                 (ivars: *mut $t, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_value: $t) -> usize
-                => |st, r| st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Value(cmp_value), r)?.wait_some(st, indices, r));
+                => |st, r| st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Value(cmp_value), r)?.wait_some(st, indices));
             sync_entry!([stringify!($tn), "_wait_until_all_vector"] wait_until_all_vector
                 (ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *mut $t) -> ()
                 => |st, r| Ok(st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Values(cmp_values.cast_const()), r)?.wait_all(st)));
@@ -49,10 +49,10 @@ macro_rules! sync_routines {
                 => |st, r| Ok(st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Values(cmp_values.cast_const()), r)?.wait_any(st).unwrap_or(usize::MAX)));
             sync_entry!([stringify!($tn), "_wait_until_some_vector"] wait_until_some_vector
                 (ivars: *mut $t, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_values: *mut $t) -> usize
-                => |st, r| st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Values(cmp_values.cast_const()), r)?.wait_some(st, indices, r));
+                => |st, r| st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Values(cmp_values.cast_const()), r)?.wait_some(st, indices));
 
             sync_entry!([stringify!($tn), "_test"] test (ivar: *mut $t, cmp: c_int, cmp_value: $t) -> c_int
-                => |st, r| Ok(st.test(ivar.cast_const(), cmp, cmp_value, r)? as c_int));
+                => |st, _r| Ok(st.test(ivar.cast_const(), cmp, cmp_value)? as c_int));
             sync_entry!([stringify!($tn), "_test_all"] test_all
                 (ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, cmp_value: $t) -> c_int
                 => |st, r| Ok(st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Value(cmp_value), r)?.test_all() as c_int));
@@ -61,7 +61,7 @@ macro_rules! sync_routines {
                 => |st, r| Ok(st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Value(cmp_value), r)?.test_any().unwrap_or(usize::MAX)));
             sync_entry!([stringify!($tn), "_test_some"] test_some
                 (ivars: *mut $t, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_value: $t) -> usize
-                => |st, r| st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Value(cmp_value), r)?.test_some(indices, r));
+                => |st, r| st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Value(cmp_value), r)?.test_some(indices));
             sync_entry!([stringify!($tn), "_test_all_vector"] test_all_vector
                 (ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, cmp_values: *mut $t) -> c_int
                 => |st, r| Ok(st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Values(cmp_values.cast_const()), r)?.test_all() as c_int));
@@ -70,7 +70,7 @@ macro_rules! sync_routines {
                 => |st, r| Ok(st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Values(cmp_values.cast_const()), r)?.test_any().unwrap_or(usize::MAX)));
             sync_entry!([stringify!($tn), "_test_some_vector"] test_some_vector
                 (ivars: *mut $t, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, cmp_values: *mut $t) -> usize
-                => |st, r| st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Values(cmp_values.cast_const()), r)?.test_some(indices, r));
+                => |st, r| st.wait_set(ivars.cast_const(), nelems, status, cmp, Against::Values(cmp_values.cast_const()), r)?.test_some(indices));
         }
     )*};
 }

@@ -24,7 +24,7 @@ use crate::sys::longdouble::{x87_return_entry, x87_value_arg_entry};
 macro_rules! rma {
     ($method:ident, $routine:expr, $ctx:expr, $dest:expr, $src:expr, $nelems:expr, $size:expr, $pe:expr) => {{
         const R: &str = $routine;
-        with_state(R, |st| st.$method($ctx, $dest.cast(), $src.cast(), bytes($nelems, $size, R)?, $pe, R))
+        with_state(R, |st| st.$method($ctx, $dest.cast(), $src.cast(), bytes($nelems, $size)?, $pe))
     }};
 }
 
@@ -32,14 +32,14 @@ macro_rules! rma {
 macro_rules! rma_iput {
     ($routine:expr, $ctx:expr, $dest:expr, $src:expr, $dst:expr, $sst:expr, $nelems:expr, $size:expr, $pe:expr) => {{
         const R: &str = $routine;
-        with_state(R, |st| st.ctx_iput($ctx, $dest.cast(), $src.cast(), $dst, $sst, $nelems, $size, $pe, R))
+        with_state(R, |st| st.ctx_iput($ctx, $dest.cast(), $src.cast(), $dst, $sst, $nelems, $size, $pe))
     }};
 }
 
 macro_rules! rma_iget {
     ($routine:expr, $ctx:expr, $dest:expr, $src:expr, $dst:expr, $sst:expr, $nelems:expr, $size:expr, $pe:expr) => {{
         const R: &str = $routine;
-        with_state(R, |st| st.ctx_iget($ctx, $dest.cast(), $src.cast(), $dst, $sst, $nelems, $size, $pe, R))
+        with_state(R, |st| st.ctx_iget($ctx, $dest.cast(), $src.cast(), $dst, $sst, $nelems, $size, $pe))
     }};
 }
 
@@ -111,22 +111,22 @@ macro_rules! element_routines {
         #[export_name = concat!("shmem_", stringify!($name), "_p")]
         pub extern "C" fn p(dest: *mut $t, value: $t, pe: c_int) {
             const R: &str = concat!("shmem_", stringify!($name), "_p");
-            with_state(R, |st| st.ctx_p(DEFAULT, dest, value, pe, R))
+            with_state(R, |st| st.ctx_p(DEFAULT, dest, value, pe))
         }
         #[export_name = concat!("shmem_", stringify!($name), "_g")]
         pub extern "C" fn g(src: *const $t, pe: c_int) -> $t {
             const R: &str = concat!("shmem_", stringify!($name), "_g");
-            with_state(R, |st| st.ctx_g(DEFAULT, src, pe, R))
+            with_state(R, |st| st.ctx_g(DEFAULT, src, pe))
         }
         #[export_name = concat!("shmem_ctx_", stringify!($name), "_p")]
         pub extern "C" fn ctx_p(ctx: ShmemCtx, dest: *mut $t, value: $t, pe: c_int) {
             const R: &str = concat!("shmem_ctx_", stringify!($name), "_p");
-            with_state(R, |st| st.ctx_p(ctx.value(), dest, value, pe, R))
+            with_state(R, |st| st.ctx_p(ctx.value(), dest, value, pe))
         }
         #[export_name = concat!("shmem_ctx_", stringify!($name), "_g")]
         pub extern "C" fn ctx_g(ctx: ShmemCtx, src: *const $t, pe: c_int) -> $t {
             const R: &str = concat!("shmem_ctx_", stringify!($name), "_g");
-            with_state(R, |st| st.ctx_g(ctx.value(), src, pe, R))
+            with_state(R, |st| st.ctx_g(ctx.value(), src, pe))
         }
     };
 }
@@ -184,26 +184,26 @@ extern "C" fn longdouble_p(dest: *mut LongDouble, pe: c_int, value: *const LongD
     const R: &str = "shmem_longdouble_p";
     // SAFETY: the trampoline passes the address of the caller's stacked argument (16 bytes).
     let v = unsafe { value.read() };
-    with_state(R, |st| st.ctx_p(DEFAULT, dest, v, pe, R))
+    with_state(R, |st| st.ctx_p(DEFAULT, dest, v, pe))
 }
 
 extern "C" fn ctx_longdouble_p(ctx: ShmemCtx, dest: *mut LongDouble, pe: c_int, value: *const LongDouble) {
     const R: &str = "shmem_ctx_longdouble_p";
     // SAFETY: as in longdouble_p.
     let v = unsafe { value.read() };
-    with_state(R, |st| st.ctx_p(ctx.value(), dest, v, pe, R))
+    with_state(R, |st| st.ctx_p(ctx.value(), dest, v, pe))
 }
 
 extern "C" fn longdouble_g(src: *const LongDouble, pe: c_int, out: *mut LongDouble) {
     const R: &str = "shmem_longdouble_g";
-    let v = with_state(R, |st| st.ctx_g(DEFAULT, src, pe, R));
+    let v = with_state(R, |st| st.ctx_g(DEFAULT, src, pe));
     // SAFETY: the trampoline passes its own 16-byte, 16-aligned result buffer.
     unsafe { out.write(v) };
 }
 
 extern "C" fn ctx_longdouble_g(ctx: ShmemCtx, src: *const LongDouble, pe: c_int, out: *mut LongDouble) {
     const R: &str = "shmem_ctx_longdouble_g";
-    let v = with_state(R, |st| st.ctx_g(ctx.value(), src, pe, R));
+    let v = with_state(R, |st| st.ctx_g(ctx.value(), src, pe));
     // SAFETY: as in longdouble_g.
     unsafe { out.write(v) };
 }

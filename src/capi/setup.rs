@@ -46,7 +46,7 @@ pub extern "C" fn shmem_finalize() {
 
 #[no_mangle]
 pub extern "C" fn shmem_global_exit(status: c_int) {
-    match runtime::state("shmem_global_exit") {
+    match runtime::state() {
         Ok(st) => st.global_exit(status),
         Err(_) => crate::sys::process::exit_now(status),
     }
@@ -70,7 +70,7 @@ pub extern "C" fn shmem_pe_accessible(pe: c_int) -> c_int {
 #[no_mangle]
 pub extern "C" fn shmem_addr_accessible(addr: *const c_void, pe: c_int) -> c_int {
     with_state("shmem_addr_accessible", |st| {
-        let ok = pe >= 0 && (pe as usize) < st.npes && st.translate(addr.cast(), 1, pe as usize, "shmem_addr_accessible").is_ok();
+        let ok = pe >= 0 && (pe as usize) < st.npes && st.translate(addr.cast(), 1, pe as usize).is_ok();
         Ok(ok as c_int)
     })
 }
@@ -79,11 +79,11 @@ pub extern "C" fn shmem_addr_accessible(addr: *const c_void, pe: c_int) -> c_int
 #[no_mangle]
 pub extern "C" fn shmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_void {
     with_state("shmem_ptr", |st| {
-        let pe = st.check_pe(pe, "shmem_ptr")?;
+        let pe = st.check_pe(pe)?;
         if st.network_pe(pe as i32).is_some() {
             return Ok(std::ptr::null_mut()); // memory on another host: no load/store access
         }
-        Ok(st.translate(dest.cast(), 1, pe, "shmem_ptr").map(|p| p.cast()).unwrap_or(std::ptr::null_mut()))
+        Ok(st.translate(dest.cast(), 1, pe).map(|p| p.cast()).unwrap_or(std::ptr::null_mut()))
     })
 }
 

@@ -15,15 +15,15 @@ use crate::runtime::rma::bytes;
 pub extern "C" fn shmemx_alltoall_global_nb(dest: *mut c_void, source: *const c_void, size: usize, counter: *mut c_long) {
     const R: &str = "shmemx_alltoall_global_nb";
     with_state(R, |st| {
-        bytes(st.npes, size, R)?; // n_pes blocks of size bytes must be addressable
+        bytes(st.npes, size)?; // n_pes blocks of size bytes must be addressable
         for pe in 0..st.npes {
             let block = size * pe;
             let to = (dest as *const u8).wrapping_add(size * st.me);
-            st.ctx_put(DEFAULT, to, (source as *const u8).wrapping_add(block), size, pe as i32, R)?;
+            st.ctx_put(DEFAULT, to, (source as *const u8).wrapping_add(block), size, pe as i32)?;
         }
         st.quiet();
         for pe in 0..st.npes {
-            st.word(counter.cast_const(), pe as i32, R)?.fetch_add(1);
+            st.word(counter.cast_const(), pe as i32)?.fetch_add(1);
         }
         Ok(())
     })

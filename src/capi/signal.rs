@@ -17,10 +17,10 @@ macro_rules! typed_put_signal {
             use super::*;
             entry!(pair [stringify!($tn), "_put_signal"] put_signal, ctx_put_signal
                 (dest: *mut $t, source: *const $t, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int) -> ()
-                => |st, pe, r| st.put_signal(dest.cast(), source.cast(), bytes(nelems, size_of::<$t>(), r)?, sig_addr, signal, sig_op, pe, r));
+                => |st, pe| st.put_signal(dest.cast(), source.cast(), bytes(nelems, size_of::<$t>())?, sig_addr, signal, sig_op, pe));
             entry!(pair [stringify!($tn), "_put_signal_nbi"] put_signal_nbi, ctx_put_signal_nbi
                 (dest: *mut $t, source: *const $t, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int) -> ()
-                => |st, pe, r| st.put_signal(dest.cast(), source.cast(), bytes(nelems, size_of::<$t>(), r)?, sig_addr, signal, sig_op, pe, r));
+                => |st, pe| st.put_signal(dest.cast(), source.cast(), bytes(nelems, size_of::<$t>())?, sig_addr, signal, sig_op, pe));
         }
     )*};
 }
@@ -32,10 +32,10 @@ macro_rules! sized_put_signal {
             use super::*;
             entry!(pair [$name, "_signal"] put_signal, ctx_put_signal
                 (dest: *mut c_void, source: *const c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int) -> ()
-                => |st, pe, r| st.put_signal(dest.cast(), source.cast(), bytes(nelems, $size, r)?, sig_addr, signal, sig_op, pe, r));
+                => |st, pe| st.put_signal(dest.cast(), source.cast(), bytes(nelems, $size)?, sig_addr, signal, sig_op, pe));
             entry!(pair [$name, "_signal_nbi"] put_signal_nbi, ctx_put_signal_nbi
                 (dest: *mut c_void, source: *const c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int) -> ()
-                => |st, pe, r| st.put_signal(dest.cast(), source.cast(), bytes(nelems, $size, r)?, sig_addr, signal, sig_op, pe, r));
+                => |st, pe| st.put_signal(dest.cast(), source.cast(), bytes(nelems, $size)?, sig_addr, signal, sig_op, pe));
         }
     )*};
 }
@@ -56,7 +56,7 @@ mod sized {
 /// Reads this PE's signal word atomically.
 #[no_mangle]
 pub extern "C" fn shmem_signal_fetch(sig_addr: *const u64) -> u64 {
-    with_state("shmem_signal_fetch", |st| Ok(st.word(sig_addr, st.me as c_int, "shmem_signal_fetch")?.fetch()))
+    with_state("shmem_signal_fetch", |st| Ok(st.word(sig_addr, st.me as c_int)?.fetch()))
 }
 
 /// Waits until this PE's signal word satisfies `cmp` against `cmp_value`; returns the value seen.

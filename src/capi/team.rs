@@ -37,42 +37,38 @@ pub fn team_handle(id: usize) -> ShmemTeam {
 }
 
 /// The team a routine that needs a live team operates on (collectives, splits' parents).
-pub fn team_of(st: &State, t: ShmemTeam, routine: &'static str) -> Result<(usize, Arc<Team>)> {
+pub fn team_of(st: &State, t: ShmemTeam) -> Result<(usize, Arc<Team>)> {
     match team_index(t) {
-        None => Err(Error::new(
-            ErrorKind::NotMember,
-            routine,
-            "the team is SHMEM_TEAM_INVALID: this PE is not a member of it (a split gives non-members SHMEM_TEAM_INVALID) or it was never created; only members may use a team",
+        None => Err(Error::of(
+            ErrorKind::NotMember, "the team is SHMEM_TEAM_INVALID: this PE is not a member of it (a split gives non-members SHMEM_TEAM_INVALID) or it was never created; only members may use a team",
         )),
-        Some(id) => Ok((id, st.teams.get(id, routine)?)),
+        Some(id) => Ok((id, st.teams.get(id)?)),
     }
 }
 
 /// The num_contexts a split asks for (0, the default, unless the mask selects it).
-fn config_contexts(config: *const TeamConfig, mask: c_long, which: &str, routine: &'static str) -> Result<i32> {
+fn config_contexts(config: *const TeamConfig, mask: c_long, which: &str) -> Result<i32> {
     if mask & !TEAM_NUM_CONTEXTS != 0 {
-        return Err(Error::invalid(
-            routine,
-            format!("{which} mask {mask:#x} has bits that name no configuration parameter; SHMEM_TEAM_NUM_CONTEXTS ({TEAM_NUM_CONTEXTS}) is the only one"),
+        return Err(Error::invalid_value(format!("{which} mask {mask:#x} has bits that name no configuration parameter; SHMEM_TEAM_NUM_CONTEXTS ({TEAM_NUM_CONTEXTS}) is the only one"),
         ));
     }
     if mask & TEAM_NUM_CONTEXTS == 0 {
         return Ok(0);
     }
     if config.is_null() {
-        return Err(Error::invalid(routine, format!("{which} mask selects SHMEM_TEAM_NUM_CONTEXTS but the config pointer is NULL")));
+        return Err(Error::invalid_value(format!("{which} mask selects SHMEM_TEAM_NUM_CONTEXTS but the config pointer is NULL")));
     }
     // SAFETY: the caller passes a readable shmem_team_config_t (checked non-NULL above).
     let n = unsafe { (*config).num_contexts };
     if n < 0 {
-        return Err(Error::invalid(routine, format!("{which}.num_contexts = {n}; it must be >= 0")));
+        return Err(Error::invalid_value(format!("{which}.num_contexts = {n}; it must be >= 0")));
     }
     Ok(n)
 }
 
-fn out_handle(p: *mut ShmemTeam, what: &str, routine: &'static str) -> Result<()> {
+fn out_handle(p: *mut ShmemTeam, what: &str) -> Result<()> {
     if p.is_null() {
-        return Err(Error::invalid(routine, format!("{what} is NULL; pass the address of a shmem_team_t to receive the new team")));
+        return Err(Error::invalid_value(format!("{what} is NULL; pass the address of a shmem_team_t to receive the new team")));
     }
     Ok(())
 }
@@ -101,7 +97,7 @@ pub extern "C" fn shmem_team_my_pe(team: ShmemTeam) -> c_int {
         if team_index(team).is_none() {
             return Ok(-1);
         }
-        Ok(team_of(st, team, "shmem_team_my_pe")?.1.my_index as c_int)
+        Ok(team_of(st, team)?.1.my_index as c_int)
     })
 }
 
@@ -111,7 +107,7 @@ pub extern "C" fn shmem_team_n_pes(team: ShmemTeam) -> c_int {
         if team_index(team).is_none() {
             return Ok(-1);
         }
-        Ok(team_of(st, team, "shmem_team_n_pes")?.1.set.size as c_int)
+        Ok(team_of(st, team)?.1.set.size as c_int)
     })
 }
 
@@ -122,13 +118,13 @@ pub extern "C" fn shmem_team_get_config(team: ShmemTeam, config_mask: c_long, co
         if team_index(team).is_none() {
             return Ok(1);
         }
-        let (_, t) = team_of(st, team, R)?;
+        let (_, t) = team_of(st, team)?;
         if config_mask & !TEAM_NUM_CONTEXTS != 0 {
-            return Err(Error::invalid(R, format!("config_mask {config_mask:#x} has bits that name no configuration parameter; SHMEM_TEAM_NUM_CONTEXTS ({TEAM_NUM_CONTEXTS}) is the only one")));
+            return Err(Error::invalid_value(format!("config_mask {config_mask:#x} has bits that name no configuration parameter; SHMEM_TEAM_NUM_CONTEXTS ({TEAM_NUM_CONTEXTS}) is the only one")));
         }
         if config_mask & TEAM_NUM_CONTEXTS != 0 {
             let Some(config) = config else {
-                return Err(Error::invalid(R, "config is NULL; pass the address of a shmem_team_config_t"));
+                return Err(Error::invalid_value("config is NULL; pass the address of a shmem_team_config_t"));
             };
             config.num_contexts = t.num_contexts;
         }
@@ -143,8 +139,8 @@ pub extern "C" fn shmem_team_translate_pe(src_team: ShmemTeam, src_pe: c_int, de
         if team_index(src_team).is_none() || team_index(dest_team).is_none() {
             return Ok(-1);
         }
-        let (_, from) = team_of(st, src_team, R)?;
-        let (_, to) = team_of(st, dest_team, R)?;
+        let (_, from) = team_of(st, src_team)?;
+        let (_, to) = team_of(st, dest_team)?;
         Ok(from.translate(src_pe, &to))
     })
 }
@@ -176,12 +172,12 @@ pub extern "C" fn shmem_team_split_strided(
 ) -> c_int {
     const R: &str = "shmem_team_split_strided";
     with_state(R, |st| {
-        out_handle(new_team, "new_team", R)?;
+        out_handle(new_team, "new_team")?;
         if team_index(parent_team).is_none() {
-            return Ok(give(Split::Failed(Error::invalid(R, "parent_team is SHMEM_TEAM_INVALID; no team was created")), new_team, true));
+            return Ok(give(Split::Failed(Error::invalid_value("parent_team is SHMEM_TEAM_INVALID; no team was created")), new_team, true));
         }
-        let (pid, parent) = team_of(st, parent_team, R)?;
-        let contexts = config_contexts(config, config_mask, "config", R)?;
+        let (pid, parent) = team_of(st, parent_team)?;
+        let contexts = config_contexts(config, config_mask, "config")?;
         let loud = parent.my_index == 0;
         Ok(give(st.team_split_strided(pid, &parent, start, stride, size, contexts, R)?, new_team, loud))
     })
@@ -201,16 +197,16 @@ pub extern "C" fn shmem_team_split_2d(
 ) -> c_int {
     const R: &str = "shmem_team_split_2d";
     with_state(R, |st| {
-        out_handle(xaxis_team, "xaxis_team", R)?;
-        out_handle(yaxis_team, "yaxis_team", R)?;
+        out_handle(xaxis_team, "xaxis_team")?;
+        out_handle(yaxis_team, "yaxis_team")?;
         if team_index(parent_team).is_none() {
-            let e = Error::invalid(R, "parent_team is SHMEM_TEAM_INVALID; no teams were created");
+            let e = Error::invalid_value("parent_team is SHMEM_TEAM_INVALID; no teams were created");
             give(Split::Failed(e.clone()), xaxis_team, true);
             return Ok(give(Split::Failed(e), yaxis_team, false));
         }
-        let (pid, parent) = team_of(st, parent_team, R)?;
-        let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config", R)?;
-        let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config", R)?;
+        let (pid, parent) = team_of(st, parent_team)?;
+        let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config")?;
+        let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config")?;
         let (x, y) = st.team_split_2d(pid, &parent, xrange, xc, yc, R)?;
         let loud = parent.my_index == 0;
         let rx = give(x, xaxis_team, loud);
@@ -224,8 +220,8 @@ pub extern "C" fn shmem_team_destroy(team: ShmemTeam) {
     const R: &str = "shmem_team_destroy";
     with_state(R, |st| {
         let Some(id) = team_index(team) else { return Ok(()) };
-        st.teams.get(id, R)?;
+        st.teams.get(id)?;
         st.ctxs.destroy_team(id);
-        st.teams.remove(id, R)
+        st.teams.remove(id)
     })
 }

@@ -33,11 +33,18 @@ pub struct CuError {
 impl CuError {
     /// The same failure, reported under the C routine the user called.
     pub fn into_error(self, routine: &'static str) -> Error {
-        let kind = match self.code {
+        Error::from(self).in_routine(routine)
+    }
+}
+
+/// The failure as an error the C boundary names.
+impl From<CuError> for Error {
+    fn from(e: CuError) -> Error {
+        let kind = match e.code {
             CUDA_ERROR_NO_DEVICE | -1 => ErrorKind::NoGpu,
             _ => ErrorKind::System,
         };
-        Error::new(kind, routine, format!("{}: {}", self.call, self.text))
+        Error::of(kind, format!("{}: {}", e.call, e.text))
     }
 }
 

@@ -276,9 +276,8 @@ impl GpuIbgda {
 
         // Connect: attach, then one zero-byte write per QP, completed before the device sees it.
         // DCI k writes to remote PE k mod R, through that PE's DCT (k / R) mod num_dct.
-        let describe = |q: &QpState| {
-            super::qp_error_dc(q, me as u32, "nvshmem_init", &|lid, dct| dc::owner(&dc_targets, lid, dct)).expect("an error is recorded")
-        };
+        let describe =
+            |q: &QpState| super::qp_error_dc(q, me as u32, &|lid, dct| dc::owner(&dc_targets, lid, dct)).expect("an error is recorded");
         for (k, &idx) in active.iter().enumerate() {
             // SAFETY: the queues named in the descriptor live as long as the NICs (fields above).
             unsafe { nics[k % nics.len()].attach_config(descs[idx], queues.sq_host) };
@@ -402,24 +401,24 @@ impl GpuIbgda {
 
     /// nvshmemx_buffer_register: the model NIC may read and write `[addr, addr+len)` of this PE
     /// under a new key, which the device finds in the table.
-    pub fn register_buffer(&self, addr: u64, len: usize, routine: &'static str) -> Result<()> {
+    pub fn register_buffer(&self, addr: u64, len: usize) -> Result<()> {
         let mut r = self.regs.lock().unwrap_or_else(|e| e.into_inner());
-        r.check_room(routine)?;
+        r.check_room()?;
         let key = self.next_key.fetch_add(1, Ordering::Relaxed);
         self.fabric.register(self.me as u32, key, addr, len as u64);
         r.add(addr, len as u64, key, key);
-        r.publish(&self.reg_table, routine)
+        r.publish(&self.reg_table)
     }
 
     /// nvshmemx_buffer_unregister (`Some(addr)`, as registered) or _unregister_all (`None`).
-    pub fn unregister_buffer(&self, addr: Option<u64>, routine: &'static str) -> Result<()> {
+    pub fn unregister_buffer(&self, addr: Option<u64>) -> Result<()> {
         let mut r = self.regs.lock().unwrap_or_else(|e| e.into_inner());
         let keys = match addr {
             Some(a) => r.remove(a).into_iter().collect(),
             None => r.clear(),
         };
         // The device stops naming the keys first, then the NIC forgets them.
-        r.publish(&self.reg_table, routine)?;
+        r.publish(&self.reg_table)?;
         for key in keys {
             self.fabric.unregister(self.me as u32, key);
         }
@@ -435,30 +434,29 @@ impl GpuIbgda {
 
     /// Host-side quiet: every WQE the device has rung so far has executed; then the first error
     /// CQE any QP saw, as an error naming the operation and the PEs.
-    pub fn drain(&self, routine: &'static str) -> Result<()> {
+    pub fn drain(&self) -> Result<()> {
         for nic in &self.nics {
             if !nic.drain(Duration::from_secs(60)) {
-                return Err(Error::new(
+                return Err(Error::of(
                     ErrorKind::System,
-                    routine,
                     format!("PE {}: the IBGDA model NIC did not finish the posted work within 60 s", self.me),
                 ));
             }
         }
-        self.check(routine)
+        self.check()
     }
 
     /// The first error completion of this PE's QPs: as the device recorded it, else as the
     /// model NIC wrote it (the device may not have polled it yet).
-    pub fn check(&self, routine: &'static str) -> Result<()> {
+    pub fn check(&self) -> Result<()> {
         let mut descs = vec![QpState::zeroed(); self.nslots];
         // SAFETY: QpState is plain data; the byte view is filled by the download.
         let bytes = unsafe { std::slice::from_raw_parts_mut(descs.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(&descs[..])) };
-        cu(self.qps.download(0, bytes), "reading QP descriptors").map_err(|e| e.in_routine(routine))?;
+        cu(self.qps.download(0, bytes), "reading QP descriptors")?;
         let owner = |lid: u16, dct: u32| dc::owner(&self.dc_targets, lid, dct);
         let me = self.me as u32;
-        let recorded = self.active.iter().find_map(|&i| super::qp_error_dc(&descs[i], me, routine, &owner));
-        let from_nic = || self.nics.iter().find_map(|n| n.first_error().and_then(|d| super::qp_error_dc(&d, me, routine, &owner)));
+        let recorded = self.active.iter().find_map(|&i| super::qp_error_dc(&descs[i], me, &owner));
+        let from_nic = || self.nics.iter().find_map(|n| n.first_error().and_then(|d| super::qp_error_dc(&d, me, &owner)));
         match recorded.or_else(from_nic) {
             Some(e) => Err(e),
             None => Ok(()),

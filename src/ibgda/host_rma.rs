@@ -160,7 +160,7 @@ impl HostQueues {
         }
         let host = HostQueues { qps: Mutex::new(qps), stage: Mutex::new(stage), heaps, me };
         for pe in (0..remote.len()).filter(|p| remote[*p]) {
-            host.with_qp(pe, "nvshmem_init", |hp, me| {
+            host.with_qp(pe, |hp, me| {
                 hp.warm_up(&Target { raddr: host.heaps[pe].base, rkey: host.heaps[pe].rkey, av: None }, me, TIMEOUT)
             })?;
         }
@@ -168,14 +168,10 @@ impl HostQueues {
     }
 
     /// Runs `f` on the host poster of PE `pe`'s QP (one host operation at a time).
-    fn with_qp<R>(&self, pe: usize, routine: &'static str, f: impl FnOnce(&mut HostPost<'_>, u32) -> Result<R>) -> Result<R> {
+    fn with_qp<R>(&self, pe: usize, f: impl FnOnce(&mut HostPost<'_>, u32) -> Result<R>) -> Result<R> {
         let mut qps = self.qps.lock().unwrap_or_else(|e| e.into_inner());
         let Some(Some(qp)) = qps.get_mut(pe) else {
-            return Err(Error::new(
-                ErrorKind::Internal,
-                routine,
-                format!("PE {} has no host queue toward PE {pe} (not an IBGDA peer)", self.me),
-            ));
+            return Err(Error::of(ErrorKind::Internal, format!("PE {} has no host queue toward PE {pe} (not an IBGDA peer)", self.me)));
         };
         // SAFETY: the QP's queues are host memory owned by `qp` (new_queues), alive here.
         let io = unsafe { HostIo::new() };
@@ -188,33 +184,33 @@ impl HostQueues {
     }
 
     /// Posts `w` toward `off` in PE `pe`'s heap and waits for its completion.
-    fn run(&self, pe: usize, off: usize, w: &Wqe, routine: &'static str, what: &str) -> Result<()> {
+    fn run(&self, pe: usize, off: usize, w: &Wqe, what: &str) -> Result<()> {
         let heap = self.heaps[pe];
         let t = Target { raddr: heap.base + off as u64, rkey: heap.rkey, av: None };
-        self.with_qp(pe, routine, |hp, me| hp.run_wqe(w.opcode, w.opmod, &t, &w.payload, TIMEOUT, me, routine, what))
+        self.with_qp(pe, |hp, me| hp.run_wqe(w.opcode, w.opmod, &t, &w.payload, TIMEOUT, me, what))
     }
 
     /// Writes `len` bytes at `src` to offset `off` of PE `pe`'s heap, through the staging
     /// buffer (`copy` fills it), one RDMA WRITE per staging buffer's worth.
-    pub fn put(&self, pe: usize, off: usize, src: u64, len: usize, copy: Copy, routine: &'static str) -> Result<()> {
+    pub fn put(&self, pe: usize, off: usize, src: u64, len: usize, copy: Copy) -> Result<()> {
         let stage = self.stage();
         for at in (0..len).step_by(stage.len) {
             let n = stage.len.min(len - at);
             copy(stage.addr, src + at as u64, n)?;
             let w = Wqe { opcode: OPCODE_RDMA_WRITE, opmod: 0, payload: data_seg(n as u32, stage.key, stage.addr).to_vec() };
-            self.run(pe, off + at, &w, routine, &format!("an RDMA WRITE of {n} bytes to PE {pe}"))?;
+            self.run(pe, off + at, &w, &format!("an RDMA WRITE of {n} bytes to PE {pe}"))?;
         }
         Ok(())
     }
 
     /// Reads `len` bytes at offset `off` of PE `pe`'s heap into `dst`, through the staging
     /// buffer (`copy` empties it), one RDMA READ per staging buffer's worth.
-    pub fn get(&self, pe: usize, off: usize, dst: u64, len: usize, copy: Copy, routine: &'static str) -> Result<()> {
+    pub fn get(&self, pe: usize, off: usize, dst: u64, len: usize, copy: Copy) -> Result<()> {
         let stage = self.stage();
         for at in (0..len).step_by(stage.len) {
             let n = stage.len.min(len - at);
             let w = Wqe { opcode: OPCODE_RDMA_READ, opmod: 0, payload: data_seg(n as u32, stage.key, stage.addr).to_vec() };
-            self.run(pe, off + at, &w, routine, &format!("an RDMA READ of {n} bytes from PE {pe}"))?;
+            self.run(pe, off + at, &w, &format!("an RDMA READ of {n} bytes from PE {pe}"))?;
             copy(dst + at as u64, stage.addr, n)?;
         }
         Ok(())
@@ -224,10 +220,10 @@ impl HostQueues {
     /// heap, executed by the NIC; the old value (for compare-swap `a` is the comparand, `b`
     /// the new value).
     #[allow(clippy::too_many_arguments)]
-    pub fn amo(&self, pe: usize, off: usize, op: AmoOp, size: usize, a: u64, b: u64, routine: &'static str) -> Result<u64> {
+    pub fn amo(&self, pe: usize, off: usize, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
         let stage = self.stage();
         let w = amo_wqe(op, size, a, b, data_seg(size as u32, stage.key, stage.addr));
-        self.run(pe, off, &w, routine, &format!("an atomic ({op:?}) on PE {pe}"))?;
+        self.run(pe, off, &w, &format!("an atomic ({op:?}) on PE {pe}"))?;
         let mut old = [0u8; 8];
         // SAFETY: the staging buffer is host memory of at least 8 bytes (`Stage`), written by
         // the completion waited for above; the guard keeps other users out.
@@ -301,13 +297,13 @@ mod tests {
         let p = Pair::new(64);
         let before = p.wqes();
         let data: Vec<u8> = (0..200u32).map(|i| (i * 7 + 3) as u8).collect();
-        p.queues.put(1, 64, data.as_ptr() as u64, data.len(), &memcpy, "nvshmem_putmem").unwrap();
+        p.queues.put(1, 64, data.as_ptr() as u64, data.len(), &memcpy).unwrap();
         assert_eq!(p.peek(64, 200), data);
         assert_eq!(p.peek(60, 4), [0; 4], "nothing before the target");
         assert_eq!(p.peek(264, 4), [0; 4], "nothing after it");
         assert_eq!(p.wqes() - before, 4, "200 bytes through a 64-byte stage: 4 WRITEs");
         let mut back = vec![0u8; 200];
-        p.queues.get(1, 64, back.as_mut_ptr() as u64, back.len(), &memcpy, "nvshmem_getmem").unwrap();
+        p.queues.get(1, 64, back.as_mut_ptr() as u64, back.len(), &memcpy).unwrap();
         assert_eq!(back, data);
     }
 
@@ -316,7 +312,7 @@ mod tests {
     #[test]
     fn atomics_change_the_words_and_return_the_old_values() {
         let p = Pair::new(64);
-        let amo = |off, op, size, a, b| p.queues.amo(1, off, op, size, a, b, "nvshmem_atomic").unwrap();
+        let amo = |off, op, size, a, b| p.queues.amo(1, off, op, size, a, b).unwrap();
         let word = |off: usize, size: usize| {
             let mut b = [0u8; 8];
             b[..size].copy_from_slice(&p.peek(off, size));
@@ -348,11 +344,8 @@ mod tests {
     fn a_put_outside_the_registration_is_a_named_error() {
         let p = Pair::new(256);
         let data = [0xabu8; 100];
-        let e = p.queues.put(1, testing::HEAP - 50, data.as_ptr() as u64, data.len(), &memcpy, "nvshmem_putmem").unwrap_err().to_string();
-        assert!(
-            e.starts_with("nvshmem_putmem: IBGDA RDMA WRITE") && e.contains("from PE 0 to PE 1") && e.contains("remote access error"),
-            "{e}"
-        );
+        let e = p.queues.put(1, testing::HEAP - 50, data.as_ptr() as u64, data.len(), &memcpy).unwrap_err().to_string();
+        assert!(e.starts_with("IBGDA RDMA WRITE") && e.contains("from PE 0 to PE 1") && e.contains("remote access error"), "{e}");
         assert_eq!(p.peek(testing::HEAP - 50, 50), [0u8; 50], "nothing landed");
     }
 }

@@ -38,12 +38,12 @@ use hw::{choose_remote_path, pair_lines, HwIbgda, RemotePath};
 /// `my_pe` is the PE that posted; `routine` the call that surfaced it (e.g. `nvshmem_quiet`).
 /// On a DCI the target comes from the failed WQE's address vector (`err_rlid`, `err_dct`);
 /// `dct_owner` maps that to the PE whose DCT it is (see [`qp_error_dc`]).
-pub fn qp_error(qp: &abi::QpState, my_pe: u32, routine: &'static str) -> Option<Error> {
-    qp_error_dc(qp, my_pe, routine, &|_, _| None)
+pub fn qp_error(qp: &abi::QpState, my_pe: u32) -> Option<Error> {
+    qp_error_dc(qp, my_pe, &|_, _| None)
 }
 
 /// [`qp_error`] for QPs that may be DCIs: `dct_owner(lid, dct)` is the PE owning that DC target.
-pub fn qp_error_dc(qp: &abi::QpState, my_pe: u32, routine: &'static str, dct_owner: &dyn Fn(u16, u32) -> Option<u32>) -> Option<Error> {
+pub fn qp_error_dc(qp: &abi::QpState, my_pe: u32, dct_owner: &dyn Fn(u16, u32) -> Option<u32>) -> Option<Error> {
     if qp.err_count == 0 {
         return None;
     }
@@ -57,9 +57,8 @@ pub fn qp_error_dc(qp: &abi::QpState, my_pe: u32, routine: &'static str, dct_own
             None => format!("DCT 0x{:06x} at LID {}, which no PE owns,", qp.err_dct, qp.err_rlid),
         }
     };
-    Some(Error::new(
+    Some(Error::of(
         ErrorKind::System,
-        routine,
         format!(
             "IBGDA {} from PE {my_pe} to {target} failed: {}{} (CQE syndrome 0x{:02x}, vendor syndrome 0x{:02x}, \
              QP 0x{:06x}, WQE index {}{})",
@@ -223,17 +222,17 @@ impl Ibgda {
     }
     /// nvshmemx_buffer_register: the NIC may read and write `[addr, addr+len)`, and device puts
     /// from it and gets into it name it in one WQE.
-    pub fn register_buffer(&self, addr: u64, len: usize, routine: &'static str) -> Result<()> {
+    pub fn register_buffer(&self, addr: u64, len: usize) -> Result<()> {
         match self {
-            Ibgda::Model(m) => m.register_buffer(addr, len, routine),
-            Ibgda::Hardware(h) => h.register_buffer(addr, len, routine),
+            Ibgda::Model(m) => m.register_buffer(addr, len),
+            Ibgda::Hardware(h) => h.register_buffer(addr, len),
         }
     }
     /// nvshmemx_buffer_unregister (`Some(addr)`) or _unregister_all (`None`).
-    pub fn unregister_buffer(&self, addr: Option<u64>, routine: &'static str) -> Result<()> {
+    pub fn unregister_buffer(&self, addr: Option<u64>) -> Result<()> {
         match self {
-            Ibgda::Model(m) => m.unregister_buffer(addr, routine),
-            Ibgda::Hardware(h) => h.unregister_buffer(addr, routine),
+            Ibgda::Model(m) => m.unregister_buffer(addr),
+            Ibgda::Hardware(h) => h.unregister_buffer(addr),
         }
     }
     /// The host's own queues for host-initiated RMA and AMOs toward IBGDA peers: on the model
@@ -245,10 +244,10 @@ impl Ibgda {
         }
     }
     /// Host quiet: everything the device posted has completed; the first error, in words.
-    pub fn drain(&self, routine: &'static str) -> Result<()> {
+    pub fn drain(&self) -> Result<()> {
         match self {
-            Ibgda::Model(m) => m.drain(routine),
-            Ibgda::Hardware(h) => h.drain(routine),
+            Ibgda::Model(m) => m.drain(),
+            Ibgda::Hardware(h) => h.drain(),
         }
     }
 }
@@ -314,12 +313,12 @@ mod tests {
     #[test]
     fn qp_error_is_none_until_an_error_cqe() {
         let mut q = abi::QpState::zeroed();
-        assert!(qp_error(&q, 0, "nvshmem_quiet").is_none());
+        assert!(qp_error(&q, 0).is_none());
         q.err_count = 1;
         q.err_opcode = mlx5::OPCODE_RDMA_READ;
         q.err_syndrome = mlx5::SYND_REMOTE_ACCESS_ERR;
         q.peer_pe = 3;
-        let m = qp_error(&q, 2, "nvshmem_getmem").unwrap().to_string();
-        assert!(m.starts_with("nvshmem_getmem: IBGDA RDMA READ (get) from PE 2 to PE 3 failed: remote access error"), "{m}");
+        let m = qp_error(&q, 2).unwrap().to_string();
+        assert!(m.starts_with("IBGDA RDMA READ (get) from PE 2 to PE 3 failed: remote access error"), "{m}");
     }
 }

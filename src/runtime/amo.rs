@@ -15,8 +15,8 @@ use std::mem::size_of;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Release, SeqCst};
 
 use super::remote::NetWord;
-use super::{fatal, State};
-use crate::error::{Error, Result};
+use super::{raise, State};
+use crate::error::{Error, Result, UNNAMED};
 use crate::fabric::AtomicOp;
 pub use crate::transport::shm::{Atomic, AtomicInt, Word};
 use crate::transport::AmoType;
@@ -40,10 +40,10 @@ impl<T> Copy for Target<'_, T> {}
 #[cold]
 #[inline(never)]
 fn net_fetch<T: Atomic>(n: NetWord<'_>, op: AtomicOp, v: T) -> T {
-    let ty = net_type::<T>(n);
+    let ty = net_type::<T>();
     match n.net.fetch_amo(n.pe, n.seg, n.off, op, ty, v.to_net(), n.routine) {
         Ok(bits) => T::from_net(bits),
-        Err(e) => fatal(&e),
+        Err(e) => raise(e),
     }
 }
 
@@ -57,25 +57,25 @@ fn net_post<T: Atomic>(n: NetWord<'_>, op: AtomicOp, v: T) {
         net_fetch(n, op, v);
         return;
     }
-    let ty = net_type::<T>(n);
+    let ty = net_type::<T>();
     if let Err(e) = n.net.amo(n.pe, n.seg, n.off, op, ty, v.to_net(), n.routine) {
-        fatal(&e)
+        raise(e)
     }
 }
 
 #[cold]
 #[inline(never)]
 fn net_compare_swap<T: Atomic>(n: NetWord<'_>, cond: T, v: T) -> T {
-    let ty = net_type::<T>(n);
+    let ty = net_type::<T>();
     match n.net.compare_swap(n.pe, n.seg, n.off, ty, cond.to_net(), v.to_net(), n.routine) {
         Ok(bits) => T::from_net(bits),
-        Err(e) => fatal(&e),
+        Err(e) => raise(e),
     }
 }
 
-fn net_type<T: Atomic>(n: NetWord<'_>) -> AmoType {
+fn net_type<T: Atomic>() -> AmoType {
     T::NET.unwrap_or_else(|| {
-        fatal(&Error::invalid(n.routine, format!("{}-byte elements have no AMOs across hosts; use a 32- or 64-bit type", size_of::<T>())))
+        raise(Error::invalid_value(format!("{}-byte elements have no AMOs across hosts; use a 32- or 64-bit type", size_of::<T>())))
     })
 }
 
@@ -175,12 +175,10 @@ impl<T: Atomic> Words<T> {
     }
 }
 
-fn check_aligned<T>(addr: *const T, routine: &'static str) -> Result<()> {
+fn check_aligned<T>(addr: *const T) -> Result<()> {
     let align = size_of::<T>();
     if !(addr as usize).is_multiple_of(align) {
-        return Err(Error::invalid(
-            routine,
-            format!(
+        return Err(Error::invalid_value(format!(
                 "address {addr:p} is misaligned: atomic and synchronization routines need an object aligned to its size ({align} bytes); use a properly typed variable or an offset that is a multiple of {align}"
             ),
         ));
@@ -189,9 +187,9 @@ fn check_aligned<T>(addr: *const T, routine: &'static str) -> Result<()> {
 }
 
 /// Writes one result to the caller's local `fetch` (the non-blocking fetching AMOs).
-pub(crate) fn write_fetch<T: Copy>(fetch: *mut T, v: T, routine: &'static str) -> Result<()> {
+pub(crate) fn write_fetch<T: Copy>(fetch: *mut T, v: T) -> Result<()> {
     if fetch.is_null() {
-        return Err(Error::invalid(routine, "the fetch pointer is NULL; pass the local address that receives the old value"));
+        return Err(Error::invalid_value("the fetch pointer is NULL; pass the local address that receives the old value"));
     }
     // SAFETY: the caller passes a writable TYPE object (checked non-NULL above); an unaligned
     // write is accepted so a packed struct member still works.
@@ -203,26 +201,26 @@ impl State {
     /// The word at symmetric `addr` on world PE `pe`, checked for PE range, symmetry and alignment.
     /// In a multi-host job this is a network word for every PE, this one included.
     #[inline(always)]
-    pub fn word<T: Atomic>(&self, addr: *const T, pe: i32, routine: &'static str) -> Result<Target<'_, T>> {
-        check_aligned(addr, routine)?;
-        let base = self.base_in(&self.shm.amo_bases, pe, routine)?;
+    pub fn word<T: Atomic>(&self, addr: *const T, pe: i32) -> Result<Target<'_, T>> {
+        check_aligned(addr)?;
+        let base = self.base_in(&self.shm.amo_bases, pe)?;
         if base == 0 {
-            return self.net_word(addr.cast(), size_of::<T>(), pe as usize, routine).map(Target::Network);
+            return self.net_word(addr.cast(), size_of::<T>(), pe as usize, UNNAMED).map(Target::Network);
         }
-        let p = self.mapped(base, addr.cast(), size_of::<T>(), pe, routine)?;
+        let p = self.mapped(base, addr.cast(), size_of::<T>(), pe)?;
         // SAFETY: `mapped` range-checked the word inside a live mapping; `addr` (same offset
         // from a page-aligned base) was checked aligned above.
         Ok(Target::Mapped(unsafe { Word::at(p.cast()) }))
     }
 
     /// `n` words at symmetric `addr` on this PE.
-    pub fn local_words<T: Atomic>(&self, addr: *const T, n: usize, routine: &'static str) -> Result<Words<T>> {
+    pub fn local_words<T: Atomic>(&self, addr: *const T, n: usize) -> Result<Words<T>> {
         if n == 0 {
             return Ok(Words { first: addr as *mut T, n });
         }
-        check_aligned(addr, routine)?;
-        let len = super::rma::bytes(n, size_of::<T>(), routine)?;
-        let p = self.translate(addr.cast(), len, self.me, routine)?;
+        check_aligned(addr)?;
+        let len = super::rma::bytes(n, size_of::<T>())?;
+        let p = self.translate(addr.cast(), len, self.me)?;
         Ok(Words { first: p.cast(), n })
     }
 }
@@ -242,7 +240,7 @@ pub enum Cmp {
 }
 
 impl Cmp {
-    pub fn from_c(cmp: c_int, routine: &'static str) -> Result<Cmp> {
+    pub fn from_c(cmp: c_int) -> Result<Cmp> {
         Ok(match cmp {
             0 => Cmp::Eq,
             1 => Cmp::Ne,
@@ -251,9 +249,7 @@ impl Cmp {
             4 => Cmp::Lt,
             5 => Cmp::Ge,
             _ => {
-                return Err(Error::invalid(
-                    routine,
-                    format!("cmp = {cmp} is not a comparison operator; use SHMEM_CMP_EQ (0), SHMEM_CMP_NE (1), SHMEM_CMP_GT (2), SHMEM_CMP_LE (3), SHMEM_CMP_LT (4) or SHMEM_CMP_GE (5)"),
+                return Err(Error::invalid_value(format!("cmp = {cmp} is not a comparison operator; use SHMEM_CMP_EQ (0), SHMEM_CMP_NE (1), SHMEM_CMP_GT (2), SHMEM_CMP_LE (3), SHMEM_CMP_LT (4) or SHMEM_CMP_GE (5)"),
                 ))
             }
         })
@@ -292,7 +288,8 @@ pub struct WaitSet<T> {
     status: *const c_int,
     cmp: Cmp,
     against: Against<T>,
-    routine: &'static str,
+    /// The routine shown on this PE's waiting-in line while it waits (wait.rs).
+    waiting_in: &'static str,
 }
 
 thread_local! {
@@ -302,7 +299,8 @@ thread_local! {
 }
 
 impl State {
-    /// Checks the arguments of a wait/test family call and builds its wait set.
+    /// Checks the arguments of a wait/test family call and builds its wait set; `waiting_in`
+    /// names the routine while it waits.
     pub fn wait_set<T: Atomic>(
         &self,
         ivars: *const T,
@@ -310,29 +308,28 @@ impl State {
         status: *const c_int,
         cmp: c_int,
         against: Against<T>,
-        routine: &'static str,
+        waiting_in: &'static str,
     ) -> Result<WaitSet<T>> {
-        let cmp = Cmp::from_c(cmp, routine)?;
+        let cmp = Cmp::from_c(cmp)?;
         if let Against::Values(p) = against {
             if p.is_null() && nelems > 0 {
-                return Err(Error::invalid(
-                    routine,
-                    format!("cmp_values is NULL but nelems is {nelems}; pass an array of nelems comparison values"),
-                ));
+                return Err(Error::invalid_value(format!(
+                    "cmp_values is NULL but nelems is {nelems}; pass an array of nelems comparison values"
+                )));
             }
         }
-        let words = self.local_words(ivars, nelems, routine)?;
-        Ok(WaitSet { words, status, cmp, against, routine })
+        let words = self.local_words(ivars, nelems)?;
+        Ok(WaitSet { words, status, cmp, against, waiting_in })
     }
 
     /// shmem_wait_until (one variable).
-    pub fn wait_until<T: Atomic>(&self, ivar: *const T, cmp: c_int, value: T, routine: &'static str) -> Result<T> {
-        let cmp = Cmp::from_c(cmp, routine)?;
-        let words = self.local_words(ivar, 1, routine)?;
+    pub fn wait_until<T: Atomic>(&self, ivar: *const T, cmp: c_int, value: T, waiting_in: &'static str) -> Result<T> {
+        let cmp = Cmp::from_c(cmp)?;
+        let words = self.local_words(ivar, 1)?;
         let mut seen = value;
         let what = || format!("for {} (it is {:?})", cmp.describe(ivar as usize, value), words.load(0));
         self.wait_for(
-            routine,
+            waiting_in,
             || {
                 seen = words.load(0);
                 cmp.holds(seen, value)
@@ -343,9 +340,9 @@ impl State {
     }
 
     /// shmem_test (one variable).
-    pub fn test<T: Atomic>(&self, ivar: *const T, cmp: c_int, value: T, routine: &'static str) -> Result<bool> {
-        let cmp = Cmp::from_c(cmp, routine)?;
-        let words = self.local_words(ivar, 1, routine)?;
+    pub fn test<T: Atomic>(&self, ivar: *const T, cmp: c_int, value: T) -> Result<bool> {
+        let cmp = Cmp::from_c(cmp)?;
+        let words = self.local_words(ivar, 1)?;
         Ok(cmp.holds(words.load(0), value))
     }
 }
@@ -416,9 +413,9 @@ impl<T: Atomic> WaitSet<T> {
     }
 
     /// test_some: writes the satisfied elements' indices; returns how many.
-    pub(crate) fn test_some(&self, indices: *mut usize, routine: &'static str) -> Result<usize> {
+    pub(crate) fn test_some(&self, indices: *mut usize) -> Result<usize> {
         if indices.is_null() && self.words.n > 0 {
-            return Err(Error::invalid(routine, "indices is NULL; pass an array of at least nelems size_t"));
+            return Err(Error::invalid_value("indices is NULL; pass an array of at least nelems size_t"));
         }
         let mut count = 0;
         for i in self.members() {
@@ -435,7 +432,7 @@ impl<T: Atomic> WaitSet<T> {
     pub fn wait_all(&self, st: &State) {
         for i in 0..self.words.n {
             if self.included(i) {
-                st.wait_for(self.routine, || self.holds(i), || self.awaited(Some(i)));
+                st.wait_for(self.waiting_in, || self.holds(i), || self.awaited(Some(i)));
             }
         }
     }
@@ -447,7 +444,7 @@ impl<T: Atomic> WaitSet<T> {
         }
         let mut found = None;
         st.wait_for(
-            self.routine,
+            self.waiting_in,
             || {
                 found = self.test_any();
                 found.is_some()
@@ -458,15 +455,15 @@ impl<T: Atomic> WaitSet<T> {
     }
 
     /// wait_until_some: waits for at least one element, then reports every satisfied one.
-    pub(crate) fn wait_some(&self, st: &State, indices: *mut usize, routine: &'static str) -> Result<usize> {
+    pub(crate) fn wait_some(&self, st: &State, indices: *mut usize) -> Result<usize> {
         if self.is_empty() {
             return Ok(0);
         }
         let mut result = Ok(0);
         st.wait_for(
-            routine,
+            self.waiting_in,
             || {
-                result = self.test_some(indices, routine);
+                result = self.test_some(indices);
                 !matches!(result, Ok(0))
             },
             || self.awaited(None),
@@ -495,27 +492,20 @@ impl State {
         signal: u64,
         sig_op: c_int,
         pe: i32,
-        routine: &'static str,
     ) -> Result<()> {
         if sig_op != SIGNAL_SET && sig_op != SIGNAL_ADD {
-            return Err(Error::invalid(
-                routine,
-                format!(
-                    "sig_op = {sig_op} is not a signal operator; use SHMEM_SIGNAL_SET ({SIGNAL_SET}) or SHMEM_SIGNAL_ADD ({SIGNAL_ADD})"
-                ),
-            ));
+            return Err(Error::invalid_value(format!(
+                "sig_op = {sig_op} is not a signal operator; use SHMEM_SIGNAL_SET ({SIGNAL_SET}) or SHMEM_SIGNAL_ADD ({SIGNAL_ADD})"
+            )));
         }
-        let sig = self.word(sig_addr, pe, routine)?;
+        let sig = self.word(sig_addr, pe)?;
         let (d, s) = (dest as usize, sig_addr as usize);
         if nbytes > 0 && s < d.saturating_add(nbytes) && d < s + size_of::<u64>() {
-            return Err(Error::invalid(
-                routine,
-                format!(
-                    "the signal word {sig_addr:p} overlaps the destination [{dest:p}, +{nbytes} bytes); use a separate signal variable"
-                ),
-            ));
+            return Err(Error::invalid_value(format!(
+                "the signal word {sig_addr:p} overlaps the destination [{dest:p}, +{nbytes} bytes); use a separate signal variable"
+            )));
         }
-        self.put_bytes(dest, src, nbytes, pe, routine)?;
+        self.put_bytes(dest, src, nbytes, pe)?;
         match sig {
             Target::Mapped(w) if sig_op == SIGNAL_SET => u64::store(w, signal, Release),
             Target::Mapped(w) => {
@@ -524,7 +514,7 @@ impl State {
             Target::Network(n) => {
                 // The data (shm store or network write) is ordered before the signal.
                 std::sync::atomic::fence(SeqCst);
-                n.net.fence(routine)?;
+                n.net.fence(UNNAMED)?;
                 if sig_op == SIGNAL_SET {
                     sig.set(signal)
                 } else {
@@ -553,16 +543,16 @@ fn serving(w: u64) -> u32 {
 }
 
 impl State {
-    fn lock_word(&self, lock: *const i64, routine: &'static str) -> Result<Target<'_, u64>> {
-        self.word(lock.cast::<u64>(), 0, routine)
+    fn lock_word(&self, lock: *const i64) -> Result<Target<'_, u64>> {
+        self.word(lock.cast::<u64>(), 0)
     }
 
     /// shmem_set_lock: take a ticket, wait until it is served. FIFO-fair across PEs and threads.
-    pub fn set_lock(&self, lock: *const i64, routine: &'static str) -> Result<()> {
-        let w = self.lock_word(lock, routine)?;
+    pub fn set_lock(&self, lock: *const i64, waiting_in: &'static str) -> Result<()> {
+        let w = self.lock_word(lock)?;
         let mine = next_ticket(w.fetch_add(TICKET));
         self.wait_for(
-            routine,
+            waiting_in,
             || serving(w.fetch()) == mine,
             || format!("for the lock at {lock:p} (ticket {mine}, now serving {})", serving(w.fetch())),
         );
@@ -570,8 +560,8 @@ impl State {
     }
 
     /// shmem_test_lock: take the lock only if it is free now; true when it was taken.
-    pub fn test_lock(&self, lock: *const i64, routine: &'static str) -> Result<bool> {
-        let w = self.lock_word(lock, routine)?;
+    pub fn test_lock(&self, lock: *const i64) -> Result<bool> {
+        let w = self.lock_word(lock)?;
         let now = w.fetch();
         if next_ticket(now) != serving(now) {
             return Ok(false);
@@ -581,18 +571,15 @@ impl State {
     }
 
     /// shmem_clear_lock: complete this PE's puts and AMOs, then serve the next ticket.
-    pub fn clear_lock(&self, lock: *const i64, routine: &'static str) -> Result<()> {
-        let w = self.lock_word(lock, routine)?;
+    pub fn clear_lock(&self, lock: *const i64) -> Result<()> {
+        let w = self.lock_word(lock)?;
         self.quiet();
         let mut now = w.fetch();
         loop {
             if next_ticket(now) == serving(now) {
-                return Err(Error::invalid(
-                    routine,
-                    format!(
-                        "the lock at {lock:p} is not held; call shmem_set_lock (or a successful shmem_test_lock) before shmem_clear_lock"
-                    ),
-                ));
+                return Err(Error::invalid_value(format!(
+                    "the lock at {lock:p} is not held; call shmem_set_lock (or a successful shmem_test_lock) before shmem_clear_lock"
+                )));
             }
             // Only the low half changes (wrapping inside it), never the ticket counter.
             let next = (now & !(TICKET - 1)) | u64::from(serving(now).wrapping_add(1));
@@ -759,8 +746,8 @@ mod tests {
 
     #[test]
     fn comparisons() {
-        assert!(Cmp::from_c(6, "t").is_err());
-        assert!(Cmp::from_c(-1, "t").is_err());
+        assert!(Cmp::from_c(6).is_err());
+        assert!(Cmp::from_c(-1).is_err());
         let table = [
             (0, [false, true, false]),
             (1, [true, false, true]),
@@ -770,7 +757,7 @@ mod tests {
             (5, [false, true, true]),
         ];
         for (c, want) in table {
-            let cmp = Cmp::from_c(c, "t").unwrap();
+            let cmp = Cmp::from_c(c).unwrap();
             assert_eq!([cmp.holds(1, 2), cmp.holds(2, 2), cmp.holds(3, 2)], want, "cmp {c}");
         }
     }
@@ -780,11 +767,12 @@ mod tests {
         let mut v: [i64; 4] = [1, 0, 1, 0];
         let first = v.as_mut_ptr();
         let status = [0, 0, 1, 0];
-        let set = |status: *const c_int, against| WaitSet { words: Words { first, n: 4 }, status, cmp: Cmp::Eq, against, routine: "test" };
+        let set =
+            |status: *const c_int, against| WaitSet { words: Words { first, n: 4 }, status, cmp: Cmp::Eq, against, waiting_in: "test" };
         let s = set(status.as_ptr(), Against::Value(1));
         assert!(!s.test_all());
         let mut idx = [usize::MAX; 4];
-        assert_eq!(s.test_some(idx.as_mut_ptr(), "t").unwrap(), 1);
+        assert_eq!(s.test_some(idx.as_mut_ptr()).unwrap(), 1);
         assert_eq!(idx[0], 0);
         assert_eq!(s.test_any(), Some(0));
         let all_out = [1, 1, 1, 1];
@@ -797,7 +785,7 @@ mod tests {
         assert!(vs.test_all());
         let nothing = set(std::ptr::null(), Against::Value(9));
         assert_eq!(nothing.test_any(), None);
-        assert_eq!(nothing.test_some(idx.as_mut_ptr(), "t").unwrap(), 0);
+        assert_eq!(nothing.test_some(idx.as_mut_ptr()).unwrap(), 0);
     }
 
     #[test]
@@ -808,7 +796,7 @@ mod tests {
             status: std::ptr::null(),
             cmp: Cmp::Eq,
             against: Against::Value(5),
-            routine: "test",
+            waiting_in: "test",
         };
         let mut seen = [false; 3];
         for _ in 0..3 {

@@ -262,7 +262,7 @@ impl Coll<'_> {
         if len == 0 {
             return Ok(addr);
         }
-        Ok(self.st.translate(addr, len, self.pe(k), self.routine())?.cast_const())
+        Ok(self.st.translate(addr, len, self.pe(k))?.cast_const())
     }
 
     /// Copies `n` bytes at symmetric `addr` on member `k` to `to` (n bytes of ours): from the
@@ -296,7 +296,7 @@ impl Coll<'_> {
         if len == 0 {
             return Ok(dest);
         }
-        self.st.translate(dest, len, self.st.me, self.routine())
+        self.st.translate(dest, len, self.st.me)
     }
 
     pub fn no_overlap(&self, dest: *const u8, dlen: usize, source: *const u8, slen: usize) -> Result<()> {
@@ -466,10 +466,9 @@ impl State {
 
     /// Every member contributes `nbytes`; dest gets them in member order.
     pub fn fcollect(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, caller: &Caller) -> Result<()> {
-        let routine = caller.routine;
         let agreed = [("nelems (in bytes)", nbytes as i64)];
         let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
-        let total = bytes(nbytes, c.size(), routine)?;
+        let total = bytes(nbytes, c.size())?;
         let d = c.own_dest(dest, total)?;
         c.no_overlap(dest, total, source, nbytes)?;
         let own = c.peer(source, nbytes, c.me)?;
@@ -500,10 +499,9 @@ impl State {
 
     /// Block k of dest on member i = block i of source on member k (blocks of `nbytes`).
     pub fn alltoall(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, caller: &Caller) -> Result<()> {
-        let routine = caller.routine;
         let agreed = [("nelems (in bytes)", nbytes as i64)];
         let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
-        let total = bytes(nbytes, c.size(), routine)?;
+        let total = bytes(nbytes, c.size())?;
         let d = c.own_dest(dest, total)?;
         c.no_overlap(dest, total, source, total)?;
         let own = c.peer(source, total, c.me)?;
@@ -557,12 +555,12 @@ impl State {
         let n = c.size();
         // Bytes spanned by n*nelems elements at `stride`: ((n*nelems-1)*stride+1)*size.
         let span = |stride: isize| -> Result<usize> {
-            let count = bytes(n, nelems, routine)?;
+            let count = bytes(n, nelems)?;
             if count == 0 {
                 return Ok(0);
             }
-            let last = bytes(count - 1, stride as usize, routine)?;
-            bytes(last.saturating_add(1), size, routine)
+            let last = bytes(count - 1, stride as usize)?;
+            bytes(last.saturating_add(1), size)
         };
         let (dlen, slen) = (span(dst)?, span(sst)?);
         let d = c.own_dest(dest, dlen)?;
@@ -634,7 +632,7 @@ impl State {
         let routine = caller.routine;
         let nreduce = check_count(nreduce, "nreduce", routine)?;
         let size = size_of::<T>();
-        let len = bytes(nreduce, size, routine)?;
+        let len = bytes(nreduce, size)?;
         if nreduce > 0 && !(dest as usize | source as usize).is_multiple_of(align_of::<T>()) {
             return Err(misaligned(dest as usize, source as usize, align_of::<T>(), routine));
         }

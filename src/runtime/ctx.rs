@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use super::barrier::PeSet;
 use super::team::WORLD;
 use super::State;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, UNNAMED};
 use crate::transport::shm;
 
 /// Marks a value as a context handle (bits 36..48; user-space addresses look nothing like it).
@@ -52,15 +52,13 @@ pub struct Route {
 impl Route {
     /// The world PE that team-relative `pe` names (world contexts pass it through unchanged).
     #[inline]
-    pub fn world_pe(&self, pe: i32, routine: &'static str) -> Result<i32> {
+    pub fn world_pe(&self, pe: i32) -> Result<i32> {
         if self.team == WORLD {
             return Ok(pe);
         }
         if pe < 0 || pe as usize >= self.set.size {
-            return Err(Error::new(
-                ErrorKind::InvalidPe,
-                routine,
-                format!(
+            return Err(Error::of(
+                ErrorKind::InvalidPe, format!(
                     "PE {pe} is out of range for the context's team ({} PEs, valid 0..={}); PEs passed with a team context are team-relative",
                     self.set.size,
                     self.set.size as i64 - 1
@@ -118,11 +116,9 @@ impl CtxTable {
     }
 
     /// A new context on `team` (whose PEs are `set`); returns its handle.
-    pub fn create(&self, team: usize, set: PeSet, options: i64, routine: &'static str) -> Result<usize> {
+    pub fn create(&self, team: usize, set: PeSet, options: i64) -> Result<usize> {
         if options & !KNOWN_OPTIONS != 0 {
-            return Err(Error::invalid(
-                routine,
-                format!("unknown context option bits {:#x} in options {options:#x}; valid options are SHMEM_CTX_PRIVATE, SHMEM_CTX_SERIALIZED and SHMEM_CTX_NOSTORE", options & !KNOWN_OPTIONS),
+            return Err(Error::invalid_value(format!("unknown context option bits {:#x} in options {options:#x}; valid options are SHMEM_CTX_PRIVATE, SHMEM_CTX_SERIALIZED and SHMEM_CTX_NOSTORE", options & !KNOWN_OPTIONS),
             ));
         }
         let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
@@ -133,9 +129,8 @@ impl CtxTable {
                 free.next - 1
             }
             None => {
-                return Err(Error::new(
+                return Err(Error::of(
                     ErrorKind::OutOfMemory,
-                    routine,
                     format!("{MAX_CONTEXTS} contexts are already alive on this PE; destroy some with shmem_ctx_destroy"),
                 ))
             }
@@ -146,13 +141,13 @@ impl CtxTable {
     }
 
     /// Destroys a created context; its handle becomes invalid.
-    pub fn destroy(&self, handle: usize, routine: &'static str) -> Result<()> {
+    pub fn destroy(&self, handle: usize) -> Result<()> {
         if handle == DEFAULT {
-            return Err(Error::invalid(routine, "the default context (SHMEM_CTX_DEFAULT) cannot be destroyed; destroy only contexts made by shmem_ctx_create or shmem_team_create_ctx"));
+            return Err(Error::invalid_value("the default context (SHMEM_CTX_DEFAULT) cannot be destroyed; destroy only contexts made by shmem_ctx_create or shmem_team_create_ctx"));
         }
         let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
         // Checked under the lock, so two threads destroying one context cannot both succeed.
-        self.resolve(handle, routine)?;
+        self.resolve(handle)?;
         let slot = handle & 0xffff;
         let s = &self.slots[slot];
         let next_gen = (generation(s.state.load(Ordering::Relaxed)) + 1) & 0xffff;
@@ -180,10 +175,10 @@ impl CtxTable {
 
     /// The team and options behind a live handle, or an "invalid context" error naming the routine.
     #[inline]
-    pub fn resolve(&self, handle: usize, routine: &'static str) -> Result<Route> {
+    pub fn resolve(&self, handle: usize) -> Result<Route> {
         let slot = handle & 0xffff;
         if handle & TAG_MASK != TAG || slot >= MAX_CONTEXTS {
-            return Err(invalid_handle(handle, routine));
+            return Err(invalid_handle(handle));
         }
         let s = &self.slots[slot];
         let state = s.state.load(Ordering::Acquire);
@@ -196,10 +191,9 @@ impl CtxTable {
         fence(Ordering::Acquire);
         let again = s.state.load(Ordering::Relaxed);
         if state & LIVE == 0 || state != again || generation(state) != (handle >> 16) & 0xffff {
-            return Err(Error::invalid(
-                routine,
-                format!("invalid context {handle:#x}: it was destroyed by shmem_ctx_destroy; create a new one or use SHMEM_CTX_DEFAULT"),
-            ));
+            return Err(Error::invalid_value(format!(
+                "invalid context {handle:#x}: it was destroyed by shmem_ctx_destroy; create a new one or use SHMEM_CTX_DEFAULT"
+            )));
         }
         Ok(Route { team: (state & 0xffff_ffff) as usize, set, options: ((state >> 48) & 0xff) as i64 })
     }
@@ -210,17 +204,14 @@ impl CtxTable {
     }
 }
 
-fn invalid_handle(handle: usize, routine: &'static str) -> Error {
+fn invalid_handle(handle: usize) -> Error {
     if handle == INVALID {
-        Error::invalid(
-            routine,
-            "invalid context: SHMEM_CTX_INVALID (NULL) cannot be used for communication; use SHMEM_CTX_DEFAULT or a context from shmem_ctx_create (check its return value)",
+        Error::invalid_value("invalid context: SHMEM_CTX_INVALID (NULL) cannot be used for communication; use SHMEM_CTX_DEFAULT or a context from shmem_ctx_create (check its return value)",
         )
     } else {
-        Error::invalid(
-            routine,
-            format!("invalid context {handle:#x}: not a handle from shmem_ctx_create or shmem_team_create_ctx, nor SHMEM_CTX_DEFAULT"),
-        )
+        Error::invalid_value(format!(
+            "invalid context {handle:#x}: not a handle from shmem_ctx_create or shmem_team_create_ctx, nor SHMEM_CTX_DEFAULT"
+        ))
     }
 }
 
@@ -229,45 +220,45 @@ impl State {
     /// number PEs within their team. Range checks against the world happen later, in `remote`.
     /// The default context is decided inline (it is what every non-ctx routine passes).
     #[inline(always)]
-    pub fn ctx_pe(&self, ctx: usize, pe: i32, routine: &'static str) -> Result<i32> {
+    pub fn ctx_pe(&self, ctx: usize, pe: i32) -> Result<i32> {
         if ctx == DEFAULT {
             return Ok(pe);
         }
-        self.ctx_pe_resolved(ctx, pe, routine)
+        self.ctx_pe_resolved(ctx, pe)
     }
 
     #[inline(never)]
-    fn ctx_pe_resolved(&self, ctx: usize, pe: i32, routine: &'static str) -> Result<i32> {
-        self.ctxs.resolve(ctx, routine)?.world_pe(pe, routine)
+    fn ctx_pe_resolved(&self, ctx: usize, pe: i32) -> Result<i32> {
+        self.ctxs.resolve(ctx)?.world_pe(pe)
     }
 
     /// A new context on team `team` (table index). Errors are not fatal to the caller: the C
     /// routine returns nonzero.
-    pub fn ctx_create(&self, team: usize, options: i64, routine: &'static str) -> Result<usize> {
-        let t = self.teams.get(team, routine)?;
-        self.ctxs.create(team, t.set, options, routine)
+    pub fn ctx_create(&self, team: usize, options: i64) -> Result<usize> {
+        let t = self.teams.get(team)?;
+        self.ctxs.create(team, t.set, options)
     }
 
     /// Completes the context's operations, then destroys it.
-    pub fn ctx_destroy(&self, ctx: usize, routine: &'static str) -> Result<()> {
-        self.ctxs.resolve(ctx, routine)?;
+    pub fn ctx_destroy(&self, ctx: usize) -> Result<()> {
+        self.ctxs.resolve(ctx)?;
         self.quiet();
-        self.ctxs.destroy(ctx, routine)
+        self.ctxs.destroy(ctx)
     }
 
     /// Team table index of the context's team.
-    pub fn ctx_team(&self, ctx: usize, routine: &'static str) -> Result<usize> {
+    pub fn ctx_team(&self, ctx: usize) -> Result<usize> {
         if ctx == DEFAULT {
             return Ok(WORLD);
         }
-        Ok(self.ctxs.resolve(ctx, routine)?.team)
+        Ok(self.ctxs.resolve(ctx)?.team)
     }
 
     /// shmem_ctx_quiet / shmem_ctx_fence: checks the handle, then completes and orders every
     /// store (one memory fence covers all contexts on shared memory).
-    pub fn ctx_quiet(&self, ctx: usize, routine: &'static str) -> Result<()> {
+    pub fn ctx_quiet(&self, ctx: usize) -> Result<()> {
         if ctx != DEFAULT {
-            self.ctxs.resolve(ctx, routine)?;
+            self.ctxs.resolve(ctx)?;
         }
         self.quiet();
         Ok(())
@@ -275,43 +266,43 @@ impl State {
 
     /// Contiguous put of `n` bytes through a context.
     #[inline(always)]
-    pub fn ctx_put(&self, ctx: usize, dest: *const u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
-        let pe = self.ctx_pe(ctx, pe, routine)?;
-        self.put_bytes_as::<false>(dest, src, n, pe, routine)
+    pub fn ctx_put(&self, ctx: usize, dest: *const u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
+        let pe = self.ctx_pe(ctx, pe)?;
+        self.put_bytes_as::<false>(dest, src, n, pe)
     }
 
     /// Contiguous get of `n` bytes through a context.
     #[inline(always)]
-    pub fn ctx_get(&self, ctx: usize, dest: *mut u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
-        let pe = self.ctx_pe(ctx, pe, routine)?;
-        self.get_bytes_as::<false>(dest, src, n, pe, routine)
+    pub fn ctx_get(&self, ctx: usize, dest: *mut u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
+        let pe = self.ctx_pe(ctx, pe)?;
+        self.get_bytes_as::<false>(dest, src, n, pe)
     }
 
     /// put_nbi through a context: complete at the next quiet.
     #[inline(always)]
-    pub fn ctx_put_nbi(&self, ctx: usize, dest: *const u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
-        let pe = self.ctx_pe(ctx, pe, routine)?;
-        self.put_bytes_as::<true>(dest, src, n, pe, routine)
+    pub fn ctx_put_nbi(&self, ctx: usize, dest: *const u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
+        let pe = self.ctx_pe(ctx, pe)?;
+        self.put_bytes_as::<true>(dest, src, n, pe)
     }
 
     /// get_nbi through a context: the data is there at the next quiet.
     #[inline(always)]
-    pub fn ctx_get_nbi(&self, ctx: usize, dest: *mut u8, src: *const u8, n: usize, pe: i32, routine: &'static str) -> Result<()> {
-        let pe = self.ctx_pe(ctx, pe, routine)?;
-        self.get_bytes_as::<true>(dest, src, n, pe, routine)
+    pub fn ctx_get_nbi(&self, ctx: usize, dest: *mut u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
+        let pe = self.ctx_pe(ctx, pe)?;
+        self.get_bytes_as::<true>(dest, src, n, pe)
     }
 
     /// One element stored into `dest` on `pe`: a single store of the whole element when `T` is
     /// a machine word or smaller, so a peer polling it never sees a torn value.
     #[inline(always)]
-    pub fn ctx_p<T: Copy>(&self, ctx: usize, dest: *mut T, value: T, pe: i32, routine: &'static str) -> Result<()> {
-        let pe = self.ctx_pe(ctx, pe, routine)?;
-        let base = self.base_in(&self.shm.rma_bases, pe, routine)?;
+    pub fn ctx_p<T: Copy>(&self, ctx: usize, dest: *mut T, value: T, pe: i32) -> Result<()> {
+        let pe = self.ctx_pe(ctx, pe)?;
+        let base = self.base_in(&self.shm.rma_bases, pe)?;
         if base == 0 {
-            return self.net_p(dest, value, pe as usize, routine);
+            return self.net_p(dest, value, pe as usize, UNNAMED);
         }
-        let r = self.mapped(base, dest.cast(), size_of::<T>(), pe, routine)?;
-        check_aligned::<T>(r, routine)?;
+        let r = self.mapped(base, dest.cast(), size_of::<T>(), pe)?;
+        check_aligned::<T>(r)?;
         // SAFETY: r points at size_of::<T>() bytes inside a live symmetric mapping (translate
         // checked the range) and is aligned for T (checked above).
         unsafe { shm::p(r.cast::<T>(), value) };
@@ -320,14 +311,14 @@ impl State {
 
     /// One element loaded from `src` on `pe` (a single load for word-sized types).
     #[inline(always)]
-    pub fn ctx_g<T: Copy>(&self, ctx: usize, src: *const T, pe: i32, routine: &'static str) -> Result<T> {
-        let pe = self.ctx_pe(ctx, pe, routine)?;
-        let base = self.base_in(&self.shm.rma_bases, pe, routine)?;
+    pub fn ctx_g<T: Copy>(&self, ctx: usize, src: *const T, pe: i32) -> Result<T> {
+        let pe = self.ctx_pe(ctx, pe)?;
+        let base = self.base_in(&self.shm.rma_bases, pe)?;
         if base == 0 {
-            return self.net_g(src, pe as usize, routine);
+            return self.net_g(src, pe as usize, UNNAMED);
         }
-        let r = self.mapped(base, src.cast(), size_of::<T>(), pe, routine)?;
-        check_aligned::<T>(r, routine)?;
+        let r = self.mapped(base, src.cast(), size_of::<T>(), pe)?;
+        check_aligned::<T>(r)?;
         // SAFETY: as in ctx_p; every bit pattern is a valid value of the plain C types used here.
         Ok(unsafe { shm::g(r.cast::<T>()) })
     }
@@ -344,10 +335,9 @@ impl State {
         nelems: usize,
         size: usize,
         pe: i32,
-        routine: &'static str,
     ) -> Result<()> {
-        let pe = self.ctx_pe(ctx, pe, routine)?;
-        self.put_strided(dest, src, dst, sst, nelems, size, pe, routine)
+        let pe = self.ctx_pe(ctx, pe)?;
+        self.put_strided(dest, src, dst, sst, nelems, size, pe)
     }
 
     /// Strided get (iget).
@@ -362,17 +352,16 @@ impl State {
         nelems: usize,
         size: usize,
         pe: i32,
-        routine: &'static str,
     ) -> Result<()> {
-        let pe = self.ctx_pe(ctx, pe, routine)?;
-        self.get_strided(dest, src, dst, sst, nelems, size, pe, routine)
+        let pe = self.ctx_pe(ctx, pe)?;
+        self.get_strided(dest, src, dst, sst, nelems, size, pe)
     }
 }
 
-pub(super) fn check_aligned<T>(p: *mut u8, routine: &'static str) -> Result<()> {
+pub(super) fn check_aligned<T>(p: *mut u8) -> Result<()> {
     let align = std::mem::align_of::<T>();
     if !(p as usize).is_multiple_of(align) {
-        return Err(Error::invalid(routine, format!("address {p:p} is not aligned to {align} bytes, as its element type requires")));
+        return Err(Error::invalid_value(format!("address {p:p} is not aligned to {align} bytes, as its element type requires")));
     }
     Ok(())
 }
@@ -388,84 +377,84 @@ mod tests {
     #[test]
     fn default_context_is_live_on_the_world() {
         let t = CtxTable::new(4);
-        let r = t.resolve(DEFAULT, "test").unwrap();
+        let r = t.resolve(DEFAULT).unwrap();
         assert_eq!((r.team, r.set, r.options), (WORLD, PeSet::world(4), 0));
         assert_eq!(t.live_count(), 0);
-        assert!(t.destroy(DEFAULT, "test").unwrap_err().message.contains("default context"));
+        assert!(t.destroy(DEFAULT).unwrap_err().message.contains("default context"));
     }
 
     #[test]
     fn create_resolve_destroy() {
         let t = CtxTable::new(8);
-        let a = t.create(5, strided(), CTX_PRIVATE | CTX_NOSTORE, "test").unwrap();
-        let b = t.create(WORLD, PeSet::world(8), 0, "test").unwrap();
+        let a = t.create(5, strided(), CTX_PRIVATE | CTX_NOSTORE).unwrap();
+        let b = t.create(WORLD, PeSet::world(8), 0).unwrap();
         assert_ne!(a, b);
         assert_ne!(a, INVALID);
-        let r = t.resolve(a, "test").unwrap();
+        let r = t.resolve(a).unwrap();
         assert_eq!((r.team, r.set, r.options), (5, strided(), CTX_PRIVATE | CTX_NOSTORE));
         assert_eq!(t.live_count(), 2);
-        t.destroy(a, "test").unwrap();
-        assert!(t.resolve(a, "test").unwrap_err().message.contains("destroyed"));
-        assert!(t.destroy(a, "test").is_err());
+        t.destroy(a).unwrap();
+        assert!(t.resolve(a).unwrap_err().message.contains("destroyed"));
+        assert!(t.destroy(a).is_err());
         // The slot is reused under a new generation: the old handle stays invalid.
-        let c = t.create(WORLD, PeSet::world(8), 0, "test").unwrap();
+        let c = t.create(WORLD, PeSet::world(8), 0).unwrap();
         assert_eq!(c & 0xffff, a & 0xffff);
         assert_ne!(c, a);
-        assert!(t.resolve(a, "test").is_err());
-        assert!(t.resolve(c, "test").is_ok());
+        assert!(t.resolve(a).is_err());
+        assert!(t.resolve(c).is_ok());
         assert_eq!(t.live_count(), 2);
     }
 
     #[test]
     fn destroying_a_team_destroys_its_contexts_only() {
         let t = CtxTable::new(8);
-        let a = t.create(5, strided(), 0, "test").unwrap();
-        let b = t.create(5, strided(), 0, "test").unwrap();
-        let w = t.create(WORLD, PeSet::world(8), 0, "test").unwrap();
+        let a = t.create(5, strided(), 0).unwrap();
+        let b = t.create(5, strided(), 0).unwrap();
+        let w = t.create(WORLD, PeSet::world(8), 0).unwrap();
         assert_eq!(t.destroy_team(5), 2);
-        assert!(t.resolve(a, "test").is_err());
-        assert!(t.resolve(b, "test").is_err());
-        assert!(t.resolve(w, "test").is_ok());
-        assert!(t.resolve(DEFAULT, "test").is_ok());
+        assert!(t.resolve(a).is_err());
+        assert!(t.resolve(b).is_err());
+        assert!(t.resolve(w).is_ok());
+        assert!(t.resolve(DEFAULT).is_ok());
         assert_eq!(t.destroy_team(5), 0);
     }
 
     #[test]
     fn team_contexts_number_pes_within_the_team() {
         let t = CtxTable::new(8);
-        let h = t.create(4, strided(), 0, "t").unwrap();
-        let r = t.resolve(h, "shmem_ctx_int_p").unwrap();
-        assert_eq!([0, 1, 2].map(|pe| r.world_pe(pe, "x").unwrap()), [1, 3, 5]);
+        let h = t.create(4, strided(), 0).unwrap();
+        let r = t.resolve(h).unwrap();
+        assert_eq!([0, 1, 2].map(|pe| r.world_pe(pe).unwrap()), [1, 3, 5]);
         for bad in [-1, 3, 100] {
-            let e = r.world_pe(bad, "shmem_ctx_int_p").unwrap_err();
+            let e = r.world_pe(bad).unwrap_err();
             assert_eq!(e.kind, ErrorKind::InvalidPe);
             assert!(e.to_string().contains("out of range for the context's team (3 PEs, valid 0..=2)"), "{e}");
         }
         // World contexts leave the PE alone (the world range check comes later, in `remote`).
-        let w = t.resolve(DEFAULT, "x").unwrap();
-        assert_eq!(w.world_pe(6, "x").unwrap(), 6);
+        let w = t.resolve(DEFAULT).unwrap();
+        assert_eq!(w.world_pe(6).unwrap(), 6);
     }
 
     #[test]
     fn bad_handles_and_options() {
         let t = CtxTable::new(2);
-        let e = t.resolve(INVALID, "shmem_ctx_int_put").unwrap_err();
-        assert!(e.to_string().starts_with("shmem_ctx_int_put: invalid context"), "{e}");
-        assert!(t.resolve(0x1234, "x").unwrap_err().message.contains("not a handle"));
-        assert!(t.resolve(TAG | (MAX_CONTEXTS + 1), "x").is_err());
-        assert!(t.resolve(TAG | 7, "x").is_err(), "never-created slot");
-        let e = t.create(WORLD, PeSet::world(2), 1 << 5, "shmem_ctx_create").unwrap_err();
+        let e = t.resolve(INVALID).unwrap_err();
+        assert!(e.message.starts_with("invalid context"), "{e}");
+        assert!(t.resolve(0x1234).unwrap_err().message.contains("not a handle"));
+        assert!(t.resolve(TAG | (MAX_CONTEXTS + 1)).is_err());
+        assert!(t.resolve(TAG | 7).is_err(), "never-created slot");
+        let e = t.create(WORLD, PeSet::world(2), 1 << 5).unwrap_err();
         assert!(e.message.contains("unknown context option"), "{e}");
     }
 
     #[test]
     fn table_fills_up_then_recovers() {
         let t = CtxTable::new(1);
-        let hs: Vec<usize> = (1..MAX_CONTEXTS).map(|_| t.create(WORLD, PeSet::world(1), 0, "t").unwrap()).collect();
-        let e = t.create(WORLD, PeSet::world(1), 0, "t").unwrap_err();
+        let hs: Vec<usize> = (1..MAX_CONTEXTS).map(|_| t.create(WORLD, PeSet::world(1), 0).unwrap()).collect();
+        let e = t.create(WORLD, PeSet::world(1), 0).unwrap_err();
         assert_eq!(e.kind, ErrorKind::OutOfMemory);
-        t.destroy(hs[10], "t").unwrap();
-        assert!(t.create(WORLD, PeSet::world(1), 0, "t").is_ok());
+        t.destroy(hs[10]).unwrap();
+        assert!(t.create(WORLD, PeSet::world(1), 0).is_ok());
     }
 
     #[test]
@@ -475,10 +464,10 @@ mod tests {
             for _ in 0..4 {
                 s.spawn(|| {
                     for _ in 0..2000 {
-                        let h = t.create(3, strided(), 0, "t").unwrap();
-                        assert_eq!(t.resolve(h, "t").unwrap().set, strided());
-                        t.destroy(h, "t").unwrap();
-                        assert!(t.resolve(h, "t").is_err());
+                        let h = t.create(3, strided(), 0).unwrap();
+                        assert_eq!(t.resolve(h).unwrap().set, strided());
+                        t.destroy(h).unwrap();
+                        assert!(t.resolve(h).is_err());
                     }
                 });
             }

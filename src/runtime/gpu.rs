@@ -51,7 +51,7 @@ use crate::bootstrap::Bootstrap;
 use crate::cuda::kernels::{AmoOp, Kernels};
 use crate::cuda::{self, sys, Device, DeviceMem, PrimaryContext, Stream};
 use crate::env::{parse_size, Config};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, UNNAMED};
 use crate::heap::alloc::Allocator;
 use crate::heap::gpu::GpuHeap;
 use crate::transport::{ibgda, Route, RouteTable};
@@ -229,15 +229,15 @@ pub struct GpuState {
     pub ctx: PrimaryContext,
 }
 
-fn cu<T>(r: cuda::CuResult<T>, routine: &'static str) -> Result<T> {
-    r.map_err(|e| e.into_error(routine))
+fn cu<T>(r: cuda::CuResult<T>) -> Result<T> {
+    r.map_err(Error::from)
 }
 
 /// A setting of the GPU runtime that `Config` does not carry (read through env.rs).
-fn size_setting(name: crate::env::Setting, routine: &'static str) -> Result<usize> {
+fn size_setting(name: crate::env::Setting) -> Result<usize> {
     let (var, v) = crate::env::current(name);
     parse_size(&v).filter(|s| *s > 0).ok_or_else(|| {
-        Error::invalid(routine, format!("environment variable {var}={v:?} is not valid: expected a positive size such as 512M"))
+        Error::invalid_value(format!("environment variable {var}={v:?} is not valid: expected a positive size such as 512M"))
     })
 }
 
@@ -249,10 +249,14 @@ impl GpuState {
     /// Collective: picks this PE's GPU, builds the symmetric heap and the device state.
     /// `routes`: which PEs are on this host (P2P) and which on others; gets every PE's GPU
     /// route (`RouteTable::set_gpu`).
+    /// Its errors are reported under nvshmem_init, whichever routine started the job.
     pub fn create(boot: &dyn Bootstrap, cfg: &Config, routes: &mut RouteTable) -> Result<GpuState> {
-        let routine = "nvshmem_init";
+        Self::set_up(boot, cfg, routes).map_err(|e| e.named("nvshmem_init"))
+    }
+
+    fn set_up(boot: &dyn Bootstrap, cfg: &Config, routes: &mut RouteTable) -> Result<GpuState> {
         let (me, npes) = (boot.rank(), boot.size());
-        cu(cuda::driver(), routine)?;
+        cu(cuda::driver())?;
 
         // Node-local rank: PEs on the same host, in rank order; the others are reached through
         // the proxy (src/proxy/gpu.rs).
@@ -262,17 +266,16 @@ impl GpuState {
 
         // One PE per GPU: the device current on this thread if the program chose one,
         // otherwise the node-local rank modulo the visible devices (CUDA_VISIBLE_DEVICES).
-        let count = cu(cuda::device_count(), routine)?;
+        let count = cu(cuda::device_count())?;
         if count == 0 {
-            return Err(Error::new(
+            return Err(Error::of(
                 ErrorKind::NoGpu,
-                routine,
                 "no usable GPU: the CUDA driver sees no device (check CUDA_VISIBLE_DEVICES and nvidia-smi)",
             ));
         }
-        let device = match cu(cuda::current_context(), routine)? {
+        let device = match cu(cuda::current_context())? {
             Some((_, dev)) => dev,
-            None => cu(Device::get(node_mype % count), routine)?,
+            None => cu(Device::get(node_mype % count))?,
         };
         let ordinal = (0..count).find(|&i| Device::get(i).ok() == Some(device)).unwrap_or(device.0 as usize);
         if node.len() > count {
@@ -281,24 +284,23 @@ impl GpuState {
                 node.len()
             ));
         }
-        let ctx = cu(PrimaryContext::retain(device), routine)?;
-        cu(ctx.make_current(), routine)?;
+        let ctx = cu(PrimaryContext::retain(device))?;
+        cu(ctx.make_current())?;
         for (attr, what) in [
             (sys::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, "virtual memory management"),
             (sys::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, "POSIX file descriptor memory handles"),
             (sys::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, "unified addressing"),
         ] {
-            if cu(device.attribute(attr), routine)? == 0 {
-                return Err(Error::new(
+            if cu(device.attribute(attr))? == 0 {
+                return Err(Error::of(
                     ErrorKind::Unsupported,
-                    routine,
                     format!("GPU {ordinal} does not support {what}, which the symmetric heap needs"),
                 ));
             }
         }
-        let name = cu(device.name(), routine)?;
-        let pci = cu(device.pci_bus_id(), routine)?;
-        let sms = cu(device.attribute(sys::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT), routine)?.max(1) as u32;
+        let name = cu(device.name())?;
+        let pci = cu(device.pci_bus_id())?;
+        let sms = cu(device.attribute(sys::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT))?.max(1) as u32;
 
         // Every pair of GPUs must reach each other by loads and stores (P2P).
         let pcis = boot.allgather(pci.as_bytes())?;
@@ -308,31 +310,29 @@ impl GpuState {
         for (pe, their) in pcis.iter().enumerate().filter(|(pe, _)| local[*pe]) {
             let their = String::from_utf8_lossy(their);
             if let Some((peer, _)) = visible.iter().find(|(_, p)| *p == their) {
-                let (access, _atomics) = cu(device.p2p(*peer), routine)?;
+                let (access, _atomics) = cu(device.p2p(*peer))?;
                 if !access {
-                    return Err(Error::new(
-                        ErrorKind::Unsupported,
-                        routine,
-                        format!("PE {me}'s GPU ({pci}) has no peer access to PE {pe}'s GPU ({their}); GPUs without NVLink/PCIe P2P need a proxy transport, which this build does not have yet"),
+                    return Err(Error::of(
+                        ErrorKind::Unsupported, format!("PE {me}'s GPU ({pci}) has no peer access to PE {pe}'s GPU ({their}); GPUs without NVLink/PCIe P2P need a proxy transport, which this build does not have yet"),
                     ));
                 }
             }
         }
 
-        let (free_before, _) = cu(ctx.memory_info(), routine)?;
+        let (free_before, _) = cu(ctx.memory_info())?;
         let area = Area::new(npes);
         // The program may allocate NVSHMEM_SYMMETRIC_SIZE, and as with NVSHMEM more, up to
         // NVSHMEM_MAX_MEMORY_PER_GPU (heap::gpu_user_limit); the runtime area comes on top.
         // Registered user allocations (gpu/user_buffer.rs) take the address space after the heap's.
-        let user_limit = crate::heap::gpu_user_limit(cfg.symmetric_size, size_setting(crate::env::MAX_MEMORY_PER_GPU, routine)?, npes);
+        let user_limit = crate::heap::gpu_user_limit(cfg.symmetric_size, size_setting(crate::env::MAX_MEMORY_PER_GPU)?, npes);
         let heap_bytes = crate::heap::heap_bytes(area.reserved(), user_limit)
-            .ok_or_else(|| Error::invalid(routine, "NVSHMEM_SYMMETRIC_SIZE is too large"))?;
-        let register_space = size_setting(crate::env::REGISTER_SYMMETRIC_SPACE, routine)?;
-        let chunk = size_setting(crate::env::CUMEM_GRANULARITY, routine)?;
+            .ok_or_else(|| Error::invalid_value("NVSHMEM_SYMMETRIC_SIZE is too large"))?;
+        let register_space = size_setting(crate::env::REGISTER_SYMMETRIC_SPACE)?;
+        let chunk = size_setting(crate::env::CUMEM_GRANULARITY)?;
         let ahead = if flag_setting(crate::env::HEAP_MAP_AHEAD) { chunk } else { 0 };
         let heap = GpuHeap::create(boot, device, heap_bytes.saturating_add(register_space), area.reserved(), ahead, local.clone())?;
         let heap_end = heap_bytes.div_ceil(heap.granularity) * heap.granularity;
-        let stream = cu(Stream::create(), routine)?;
+        let stream = cu(Stream::create())?;
         let (base, stride, mapped, held) = (heap.my_base(), heap.stride, heap.mapped, heap.own_bytes());
 
         // PEs not reached by loads and stores: IBGDA where its self-test passes, else the proxy
@@ -360,19 +360,19 @@ impl GpuState {
 
         // Zero the runtime area and write the peer table (0: reached through IBGDA or the proxy,
         // not P2P) and the route bytes.
-        let route_mem = if remote.iter().any(|r| *r) { Some(cu(DeviceMem::alloc(npes, stream.0), routine)?) } else { None };
+        let route_mem = if remote.iter().any(|r| *r) { Some(cu(DeviceMem::alloc(npes, stream.0))?) } else { None };
         let peers: Vec<u64> = (0..npes).map(|p| if remote[p] { 0 } else { heap.base_of(p) }).collect();
         // SAFETY: the runtime area lies in the chunk just mapped; `peers` outlives the copy,
         // which completes at the synchronize below.
         unsafe {
-            cu(cuda::memset_async(base, 0, area.reserved(), stream.0), routine)?;
-            cu(cuda::memcpy_async(base + area.peer_bases() as u64, peers.as_ptr() as u64, 8 * npes, stream.0), routine)?;
+            cu(cuda::memset_async(base, 0, area.reserved(), stream.0))?;
+            cu(cuda::memcpy_async(base + area.peer_bases() as u64, peers.as_ptr() as u64, 8 * npes, stream.0))?;
             if let Some(r) = &route_mem {
-                cu(cuda::memcpy_async(r.ptr, route_bytes.as_ptr() as u64, npes, stream.0), routine)?;
+                cu(cuda::memcpy_async(r.ptr, route_bytes.as_ptr() as u64, npes, stream.0))?;
             }
         }
-        cu(cuda::stream_synchronize(stream.0), routine)?;
-        let (free_after, _) = cu(ctx.memory_info(), routine)?;
+        cu(cuda::stream_synchronize(stream.0))?;
+        let (free_after, _) = cu(ctx.memory_info())?;
 
         let mut flags = RSHMEM_DEVICE_FLAG_ALL_P2P;
         if flag_setting(crate::env::DEVICE_CHECKS) {
@@ -495,18 +495,18 @@ impl GpuState {
 
     /// Collective: makes sure `want` bytes of every heap are backed (the allocator decides
     /// identically on every PE, so all PEs call this together).
-    fn ensure_mapped(&self, boot: &dyn Bootstrap, want: usize, routine: &'static str) -> Result<()> {
+    fn ensure_mapped(&self, boot: &dyn Bootstrap, want: usize) -> Result<()> {
         if want <= self.mapped() {
             return Ok(());
         }
-        cu(self.ctx.make_current(), routine)?;
+        cu(self.ctx.make_current())?;
         let mut heap = self.heap.lock().unwrap_or_else(|p| p.into_inner());
         let target = want.max(heap.mapped.saturating_add(self.chunk)).min(self.heap_end).max(want);
-        heap.grow(boot, target, routine)?;
+        heap.grow(boot, target, UNNAMED)?;
         if let Some(ib) = &self.ibgda {
             // Collective like the growth itself; on failure the new part stays unpublished
             // (`mapped` unchanged), and the next allocation that needs it registers again.
-            ib.heap_grew(boot, heap.mapped).map_err(|e| e.in_routine(routine))?;
+            ib.heap_grew(boot, heap.mapped)?;
         }
         self.mapped.store(heap.mapped, Ordering::Release);
         crate::runtime::log::info(&format!("GPU heap grew to {} bytes per PE", heap.mapped));
@@ -516,54 +516,54 @@ impl GpuState {
     /// `cell`'s value, made by `make` with the context current the first time (one maker at a
     /// time: each of the library's modules is loaded once). `make` must not call `loaded`: the
     /// lock is not reentrant.
-    fn loaded<'a, T>(&self, cell: &'a std::sync::OnceLock<T>, routine: &'static str, make: impl FnOnce() -> Result<T>) -> Result<&'a T> {
+    fn loaded<'a, T>(&self, cell: &'a std::sync::OnceLock<T>, make: impl FnOnce() -> Result<T>) -> Result<&'a T> {
         if let Some(v) = cell.get() {
             return Ok(v);
         }
         let _once = self.kernels_lock.lock().unwrap_or_else(|p| p.into_inner());
         if cell.get().is_none() {
-            cu(self.ctx.make_current(), routine)?;
+            cu(self.ctx.make_current())?;
             let _ = cell.set(make()?);
         }
         Ok(cell.get().expect("set above"))
     }
 
     /// The library's kernels, loading them into the context on first use.
-    fn kernels(&self, routine: &'static str) -> Result<&Kernels> {
-        self.loaded(&self.kernels, routine, || cu(Kernels::load(), routine))
+    fn kernels(&self) -> Result<&Kernels> {
+        self.loaded(&self.kernels, || cu(Kernels::load()))
     }
 
     /// The atomic kernel on the `size`-byte word at device address `mapped` (a heap word mapped
     /// here, aligned), its old value returned: host AMOs on P2P peers, and what the proxy
     /// applies for PEs on other hosts (on the runtime area too, where barrier counters are).
-    pub fn amo_at(&self, mapped: u64, a: u64, b: u64, op: AmoOp, size: usize, routine: &'static str) -> Result<u64> {
-        let k = self.kernels(routine)?;
+    pub fn amo_at(&self, mapped: u64, a: u64, b: u64, op: AmoOp, size: usize) -> Result<u64> {
+        let k = self.kernels()?;
         let _one = self.amo_lock.lock().unwrap_or_else(|p| p.into_inner());
-        cu(self.ctx.make_current(), routine)?;
+        cu(self.ctx.make_current())?;
         let result = self.base + self.area.result() as u64;
         let mut old = 0u64;
         // SAFETY: `mapped` is a `size`-aligned word in a heap mapped here (the callers' check)
         // and `result` this PE's result word; `old` outlives the copy, complete at sync below.
         unsafe {
-            cu(k.amo(self.stream.0, mapped, a, b, result, op, size as u32), routine)?;
-            cu(cuda::memcpy_async((&mut old as *mut u64) as u64, result, 8, self.stream.0), routine)?;
+            cu(k.amo(self.stream.0, mapped, a, b, result, op, size as u32))?;
+            cu(cuda::memcpy_async((&mut old as *mut u64) as u64, result, 8, self.stream.0))?;
         }
-        self.sync(routine)?;
+        self.sync()?;
         Ok(old)
     }
 
     /// Copies `len` bytes between any two unified addresses on the library's stream, complete
     /// on return (after everything queued on the stream before it).
-    fn copy_now(&self, dst: u64, src: u64, len: usize, routine: &'static str) -> Result<()> {
-        cu(self.ctx.make_current(), routine)?;
+    fn copy_now(&self, dst: u64, src: u64, len: usize) -> Result<()> {
+        cu(self.ctx.make_current())?;
         // SAFETY: the callers pass `len` bytes valid at both addresses until this returns.
-        cu(unsafe { cuda::memcpy_async(dst, src, len, self.stream.0) }, routine)?;
-        self.sync(routine)
+        cu(unsafe { cuda::memcpy_async(dst, src, len, self.stream.0) })?;
+        self.sync()
     }
 
     /// Blocks until the library's own stream is idle (host RMA is complete).
-    fn sync(&self, routine: &'static str) -> Result<()> {
-        cu(cuda::stream_synchronize(self.stream.0), routine)
+    fn sync(&self) -> Result<()> {
+        cu(cuda::stream_synchronize(self.stream.0))
     }
 }
 
@@ -637,8 +637,8 @@ fn write_target(t: &Target, state: &RshmemDeviceState, stream: sys::CUstream) ->
 
 /// Writes the current state into every registered target (after init, on the init thread).
 pub fn publish(g: &GpuState) -> Result<()> {
-    cu(g.ctx.make_current(), "nvshmem_init")?;
-    if let Ok(st) = crate::runtime::state("nvshmem_init") {
+    cu(g.ctx.make_current())?;
+    if let Ok(st) = crate::runtime::state() {
         st.gpu_teams_init(g)?;
     }
     *PUBLISHED.lock().unwrap_or_else(|p| p.into_inner()) = Some(g.dstate);
@@ -652,13 +652,13 @@ pub fn publish(g: &GpuState) -> Result<()> {
 }
 
 /// Registers a target; writes the state into it at once if the GPU runtime is up.
-fn register(t: Target, routine: &'static str) -> Result<()> {
+fn register(t: Target) -> Result<()> {
     let mut targets = TARGETS.lock().unwrap_or_else(|p| p.into_inner());
     if !targets.contains(&t) {
-        if let Some(st) = crate::runtime::state(routine).ok().filter(|s| s.gpu.is_some()) {
+        if let Some(st) = crate::runtime::state().ok().filter(|s| s.gpu.is_some()) {
             let g = st.gpu.as_ref().unwrap();
-            cu(g.ctx.make_current(), routine)?;
-            write_target(&t, &g.dstate, g.stream.0).map_err(|why| Error::invalid(routine, why))?;
+            cu(g.ctx.make_current())?;
+            write_target(&t, &g.dstate, g.stream.0).map_err(Error::invalid_value)?;
         }
         targets.push(t);
     }
@@ -670,25 +670,25 @@ fn unregister(t: Target) {
 }
 
 pub fn register_writer(w: StateWriter) -> Result<()> {
-    register(Target::Writer(w), "rshmem_device_state_register")
+    register(Target::Writer(w))
 }
 pub fn unregister_writer(w: StateWriter) {
     unregister(Target::Writer(w))
 }
-pub fn register_module(m: sys::CUmodule, routine: &'static str) -> Result<()> {
+pub fn register_module(m: sys::CUmodule) -> Result<()> {
     if m.is_null() {
-        return Err(Error::invalid(routine, "the module is NULL"));
+        return Err(Error::invalid_value("the module is NULL"));
     }
-    register(Target::Module(m as usize), routine)
+    register(Target::Module(m as usize))
 }
 pub fn unregister_module(m: sys::CUmodule) {
     unregister(Target::Module(m as usize))
 }
-pub fn register_library(l: sys::CUlibrary, routine: &'static str) -> Result<()> {
+pub fn register_library(l: sys::CUlibrary) -> Result<()> {
     if l.is_null() {
-        return Err(Error::invalid(routine, "the library is NULL"));
+        return Err(Error::invalid_value("the library is NULL"));
     }
-    register(Target::Library(l as usize), routine)
+    register(Target::Library(l as usize))
 }
 pub fn unregister_library(l: sys::CUlibrary) {
     unregister(Target::Library(l as usize))
@@ -716,22 +716,21 @@ enum Op {
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 impl State {
     /// The GPU side of the runtime, or an error saying nvshmem_init was not used.
-    pub fn gpu(&self, routine: &'static str) -> Result<&GpuState> {
+    pub fn gpu(&self) -> Result<&GpuState> {
         self.gpu.as_ref().ok_or_else(|| {
-            Error::new(
+            Error::of(
                 ErrorKind::NotInitialized,
-                routine,
                 "this job was started with shmem_init (CPU memory only); call nvshmem_init (or nvshmemx_init_attr) to use GPU memory",
             )
         })
     }
 
     /// Publishes (op, a, b) in scratch, syncs, and checks that PE 0 published the same.
-    fn gpu_agree(&self, routine: &'static str, op: Op, a: u64, b: u64) -> Result<()> {
+    fn gpu_agree(&self, op: Op, a: u64, b: u64) -> Result<()> {
         let first = if self.multi_host {
             // PE 0's host heap is not mapped on other hosts: agree through the bootstrap.
             let mine: Vec<u8> = [op as u64, a, b].iter().flat_map(|v| v.to_le_bytes()).collect();
-            let all = self.boot.allgather(&mine).map_err(|e| e.in_routine(routine))?;
+            let all = self.boot.allgather(&mine)?;
             let word = |i: usize| all[0].get(8 * i..8 * i + 8).map_or(u64::MAX, |w| u64::from_le_bytes(w.try_into().unwrap_or([0xff; 8])));
             [word(0), word(1), word(2)]
         } else {
@@ -744,28 +743,26 @@ impl State {
             unsafe { (self.headers[0].scratch() as *const [u64; 3]).read_volatile() }
         };
         if first != [op as u64, a, b] {
-            return Err(Error::invalid(
-                routine,
-                format!("symmetric allocation mismatch: PE {} called with ({a}, {b}) but PE 0 with ({}, {}); every PE must make the same allocation calls in the same order", self.me, first[1], first[2]),
+            return Err(Error::invalid_value(format!("symmetric allocation mismatch: PE {} called with ({a}, {b}) but PE 0 with ({}, {}); every PE must make the same allocation calls in the same order", self.me, first[1], first[2]),
             ));
         }
         Ok(())
     }
 
     /// nvshmem_malloc / nvshmem_align: collective allocation on the GPU heap.
-    pub fn gpu_alloc(&self, size: usize, align: usize, routine: &'static str) -> Result<*mut u8> {
-        let g = self.gpu(routine)?;
+    pub fn gpu_alloc(&self, size: usize, align: usize) -> Result<*mut u8> {
+        let g = self.gpu()?;
         // Heaps start at multiples of the granularity in every process (heap/gpu.rs).
         let base_align = g.heap.lock().unwrap_or_else(|p| p.into_inner()).granularity;
-        crate::heap::check_alignment(align, base_align, routine)?;
+        crate::heap::check_alignment(align, base_align, UNNAMED)?;
         let _serial = self.serialize_collectives();
-        self.gpu_agree(routine, Op::Alloc, size as u64, align as u64)?;
+        self.gpu_agree(Op::Alloc, size as u64, align as u64)?;
         let result = if size == 0 {
             Ok(std::ptr::null_mut())
         } else {
             let off = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).alloc(size, align.max(crate::heap::gpu::ALLOC_ALIGN));
             match off {
-                Some(off) => match g.ensure_mapped(self.boot.as_ref(), off + size, routine) {
+                Some(off) => match g.ensure_mapped(self.boot.as_ref(), off + size) {
                     Ok(()) => Ok((g.base + off as u64) as *mut u8),
                     // No PE could grow its heap (they agree: GpuHeap::grow): the block goes back
                     // on every PE and the call returns NULL.
@@ -780,10 +777,8 @@ impl State {
                         let a = g.alloc.lock().unwrap_or_else(|p| p.into_inner());
                         (a.largest_free(), a.capacity())
                     };
-                    crate::heap::out_of_room(Error::new(
-                        ErrorKind::OutOfMemory,
-                        routine,
-                        format!("cannot allocate {size} bytes: the GPU symmetric heap ({} bytes per PE for the program) has at most {largest} bytes free in one block; set NVSHMEM_MAX_MEMORY_PER_GPU (or NVSHMEM_SYMMETRIC_SIZE) higher", capacity),
+                    crate::heap::out_of_room(Error::of(
+                        ErrorKind::OutOfMemory, format!("cannot allocate {size} bytes: the GPU symmetric heap ({} bytes per PE for the program) has at most {largest} bytes free in one block; set NVSHMEM_MAX_MEMORY_PER_GPU (or NVSHMEM_SYMMETRIC_SIZE) higher", capacity),
                     ))
                 }
             }
@@ -792,24 +787,23 @@ impl State {
         result
     }
 
-    pub fn gpu_free(&self, ptr: *mut u8, routine: &'static str) -> Result<()> {
-        let g = self.gpu(routine)?;
+    pub fn gpu_free(&self, ptr: *mut u8) -> Result<()> {
+        let g = self.gpu()?;
         let off = if ptr.is_null() {
             None
         } else {
             let off = g.offset_of(ptr as u64, 1).filter(|o| g.alloc.lock().unwrap_or_else(|p| p.into_inner()).size_of(*o).is_some());
             Some(off.ok_or_else(|| {
-                Error::new(
+                Error::of(
                     ErrorKind::NotSymmetric,
-                    routine,
                     format!("pointer {ptr:p} was not returned by nvshmem_malloc/nvshmem_align/nvshmem_calloc (or was already freed)"),
                 )
             })?)
         };
         // Queued non-blocking host RMA may still target the block: complete it first.
-        g.sync(routine)?;
+        g.sync()?;
         let _serial = self.serialize_collectives();
-        self.gpu_agree(routine, Op::Free, off.map(|o| o as u64 + 1).unwrap_or(0), 0)?;
+        self.gpu_agree(Op::Free, off.map(|o| o as u64 + 1).unwrap_or(0), 0)?;
         if let Some(off) = off {
             let _ = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).free(off);
         }
@@ -818,23 +812,22 @@ impl State {
     }
 
     /// Fills `bytes` at `ptr` (this PE's heap) with zeros, blocking.
-    pub fn gpu_zero(&self, ptr: *mut u8, bytes: usize, routine: &'static str) -> Result<()> {
-        let g = self.gpu(routine)?;
-        cu(g.ctx.make_current(), routine)?;
+    pub fn gpu_zero(&self, ptr: *mut u8, bytes: usize) -> Result<()> {
+        let g = self.gpu()?;
+        cu(g.ctx.make_current())?;
         // SAFETY: the caller passes a block it just allocated on this PE's heap.
-        cu(unsafe { cuda::memset_async(ptr as u64, 0, bytes, g.stream.0) }, routine)?;
-        g.sync(routine)
+        cu(unsafe { cuda::memset_async(ptr as u64, 0, bytes, g.stream.0) })?;
+        g.sync()
     }
 
     /// Address of `len` bytes at symmetric `addr` on PE `pe`, as mapped here.
-    pub fn gpu_translate(&self, addr: *const u8, len: usize, pe: i32, routine: &'static str) -> Result<u64> {
-        let g = self.gpu(routine)?;
-        let pe = self.check_pe(pe, routine)?;
+    pub fn gpu_translate(&self, addr: *const u8, len: usize, pe: i32) -> Result<u64> {
+        let g = self.gpu()?;
+        let pe = self.check_pe(pe)?;
         match g.offset_of(addr as u64, len) {
             Some(off) => Ok(g.base_of(pe) + off as u64),
-            None => Err(Error::new(
+            None => Err(Error::of(
                 ErrorKind::NotSymmetric,
-                routine,
                 format!(
                     "address {addr:p} ({len} bytes) is not inside the GPU symmetric heap [{:#x}, {:#x}){}; allocate it with nvshmem_malloc",
                     g.base + g.area.reserved() as u64,
@@ -851,61 +844,54 @@ impl State {
 
     /// nvshmem_ptr on the host: the peer's copy as a device pointer, NULL when not symmetric or
     /// when the peer is on another host (its heap is not mapped here).
-    pub fn gpu_ptr(&self, addr: *const u8, pe: i32, routine: &'static str) -> Result<*mut u8> {
-        self.check_pe(pe, routine)?;
+    pub fn gpu_ptr(&self, addr: *const u8, pe: i32) -> Result<*mut u8> {
+        self.check_pe(pe)?;
         if self.routes.gpu_route(pe as usize) == Route::Proxy {
             return Ok(std::ptr::null_mut());
         }
-        Ok(self.gpu_translate(addr, 1, pe, routine).map(|a| a as *mut u8).unwrap_or(std::ptr::null_mut()))
+        Ok(self.gpu_translate(addr, 1, pe).map(|a| a as *mut u8).unwrap_or(std::ptr::null_mut()))
     }
 
     /// Host quiet: every host-initiated operation is complete (they are blocking already), and
     /// so is what finished kernels posted toward IBGDA peers or the proxy.
-    pub fn gpu_quiet(&self, routine: &'static str) -> Result<()> {
-        let g = self.gpu(routine)?;
-        cu(g.ctx.make_current(), routine)?;
-        g.sync(routine)?;
+    pub fn gpu_quiet(&self) -> Result<()> {
+        let g = self.gpu()?;
+        cu(g.ctx.make_current())?;
+        g.sync()?;
         if let Some(ib) = &g.ibgda {
-            ib.drain(routine)?; // what device code posted toward IBGDA peers has executed
+            ib.drain()?; // what device code posted toward IBGDA peers has executed
         }
-        proxy::drain(g, routine)?;
+        proxy::drain(g, UNNAMED)?;
         self.quiet();
         Ok(())
     }
 
     /// Host barrier_all in GPU mode: host operations complete, then the CPU barrier.
-    pub fn gpu_barrier_all(&self, routine: &'static str) -> Result<()> {
-        self.gpu_quiet(routine)?;
+    pub fn gpu_barrier_all(&self) -> Result<()> {
+        self.gpu_quiet()?;
         let _serial = self.serialize_collectives();
         self.barrier_all();
         Ok(())
     }
 
     /// signal_wait_until ordered on `stream`: later work on the stream waits for the signal.
-    pub fn gpu_signal_wait_on_stream(
-        &self,
-        sig: *mut u64,
-        cmp: i32,
-        value: u64,
-        stream: sys::CUstream,
-        routine: &'static str,
-    ) -> Result<()> {
-        let mine = self.gpu_translate(sig.cast(), 8, self.me as i32, routine)?;
+    pub fn gpu_signal_wait_on_stream(&self, sig: *mut u64, cmp: i32, value: u64, stream: sys::CUstream) -> Result<()> {
+        let mine = self.gpu_translate(sig.cast(), 8, self.me as i32)?;
         if !(0..=5).contains(&cmp) {
-            return Err(Error::invalid(routine, format!("comparison {cmp} is not one of NVSHMEM_CMP_EQ..NVSHMEM_CMP_GE (0..5)")));
+            return Err(Error::invalid_value(format!("comparison {cmp} is not one of NVSHMEM_CMP_EQ..NVSHMEM_CMP_GE (0..5)")));
         }
-        let g = self.gpu(routine)?;
-        cu(g.ctx.make_current(), routine)?;
+        let g = self.gpu()?;
+        cu(g.ctx.make_current())?;
         // SAFETY: `mine` is an 8-byte word inside this PE's mapped heap.
-        cu(unsafe { g.kernels(routine)?.wait_u64(stream, mine, cmp as u32, value) }, routine)
+        cu(unsafe { g.kernels()?.wait_u64(stream, mine, cmp as u32, value) })
     }
 }
 
 pub const SIGNAL_SET: i32 = 9;
 pub const SIGNAL_ADD: i32 = 10;
 
-pub fn bad_signal_op(op: i32, routine: &'static str) -> Error {
-    Error::invalid(routine, format!("signal operation {op} is neither NVSHMEM_SIGNAL_SET (9) nor NVSHMEM_SIGNAL_ADD (10)"))
+pub fn bad_signal_op(op: i32) -> Error {
+    Error::invalid_value(format!("signal operation {op} is neither NVSHMEM_SIGNAL_SET (9) nor NVSHMEM_SIGNAL_ADD (10)"))
 }
 
 #[cfg(test)]

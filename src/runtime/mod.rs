@@ -84,20 +84,22 @@ pub struct InitOptions {
 static STATE: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
 static INIT_LOCK: Mutex<()> = Mutex::new(());
 
-/// The live state, or a "called before init" error naming the routine.
+/// The live state, or a "called before init" error (the C boundary names the routine).
 #[inline]
-pub fn state(routine: &'static str) -> Result<&'static State> {
+pub fn state() -> Result<&'static State> {
     let p = STATE.load(Ordering::Acquire);
     if p.is_null() {
-        return Err(Error::new(
-            ErrorKind::NotInitialized,
-            routine,
-            "called before shmem_init (or after shmem_finalize); call shmem_init() (or nvshmem_init()) first",
-        ));
+        return Err(not_initialized());
     }
     // SAFETY: a non-null STATE always points at a leaked Box<State> that stays alive until
     // finalize swaps it out; the SHMEM rules forbid calls racing with finalize.
     Ok(unsafe { &*p })
+}
+
+#[cold]
+#[inline(never)]
+fn not_initialized() -> Error {
+    Error::of(ErrorKind::NotInitialized, "called before shmem_init (or after shmem_finalize); call shmem_init() (or nvshmem_init()) first")
 }
 
 pub fn is_initialized() -> bool {
@@ -111,7 +113,7 @@ pub fn init(requested_thread_level: i32) -> Result<&'static State> {
 
 pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'static State> {
     let _guard = INIT_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    if let Ok(st) = state("shmem_init") {
+    if let Ok(st) = state() {
         if opts.gpu && st.gpu.is_none() {
             return Err(Error::invalid("nvshmem_init", "shmem_init already started this job for CPU memory; call shmem_finalize first"));
         }
@@ -198,7 +200,7 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     }
     STATE.store(Box::into_raw(st), Ordering::Release);
     register_exit_hook();
-    let st = state("shmem_init")?;
+    let st = state()?;
     if let Some(g) = &st.gpu {
         gpu::publish(g)?;
         gpu::proxy::start(st)?;
@@ -254,7 +256,7 @@ extern "C" fn exit_hook(status: std::ffi::c_int, _arg: *mut std::ffi::c_void) {
     }
     // Still initialised (a failing exit, or a finalize that failed): the proxy thread must not
     // outlive the CUDA context, which the driver's exit handler (run after this one) destroys.
-    if let Some(g) = state("shmem_finalize").ok().and_then(|st| st.gpu.as_ref()) {
+    if let Some(g) = state().ok().and_then(|st| st.gpu.as_ref()) {
         gpu::proxy::stop_at_exit(g);
     }
     bootstrap::at_exit();
@@ -290,7 +292,7 @@ fn pin_this_library() {
 /// Collective tear-down: quiet, barrier, unmap everything. The program may init again later.
 pub fn finalize() -> Result<()> {
     let _guard = INIT_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    let Ok(st) = state("shmem_finalize") else { return Ok(()) };
+    let Ok(st) = state() else { return Ok(()) };
     if let Some(g) = &st.gpu {
         // Every PE's kernels finish before any PE unmaps the heaps they may still touch, and
         // what they posted to the proxy has run before the barrier below lets a peer stop
@@ -377,18 +379,17 @@ impl State {
     }
 
     #[inline]
-    pub fn check_pe(&self, pe: i32, routine: &'static str) -> Result<usize> {
+    pub fn check_pe(&self, pe: i32) -> Result<usize> {
         if pe < 0 || pe as usize >= self.npes {
-            return Err(self.bad_pe(pe, routine));
+            return Err(self.bad_pe(pe));
         }
         Ok(pe as usize)
     }
 
     #[cold]
-    pub fn bad_pe(&self, pe: i32, routine: &'static str) -> Error {
-        Error::new(
+    pub fn bad_pe(&self, pe: i32) -> Error {
+        Error::of(
             ErrorKind::InvalidPe,
-            routine,
             format!("PE {pe} is out of range: this job has {} PEs (valid 0..={}){}", self.npes, self.npes - 1, self.launch_hint()),
         )
     }
@@ -417,10 +418,19 @@ impl State {
 /// non-zero (as shmem_global_exit(1) would). Before init, only this process exits.
 pub fn fatal(err: &Error) -> ! {
     log::write_line(&format!("{}{err}", log::prefix()));
-    match state(err.routine) {
+    match state() {
         Ok(st) => st.global_exit(1),
         Err(_) => exit_flushed(1),
     }
+}
+
+/// Ends the C routine running on this thread with `err`, from code that cannot return an error
+/// (an AMO through the network returns the value itself): unwinds to the C boundary
+/// (`capi::boundary`), which names the routine and reacts as to any error. No panic hook runs,
+/// so nothing is printed on the way.
+#[cold]
+pub fn raise(err: Error) -> ! {
+    std::panic::resume_unwind(Box::new(err))
 }
 
 /// Ends this process now with `status` (no atexit handlers: the state they would touch may be

@@ -23,13 +23,13 @@ impl State {
     }
 
     /// Which symmetric segment `addr..addr+len` lies in, and its offset there.
-    fn segment_of(&self, addr: *const u8, len: usize, routine: &'static str) -> Result<(Segment, usize)> {
+    fn segment_of(&self, addr: *const u8, len: usize, _routine: &'static str) -> Result<(Segment, usize)> {
         if let Some(off) = self.heap.offset_of(addr as usize, len) {
             return Ok((Segment::Heap, off));
         }
         match self.statics.as_ref().and_then(|s| s.offset_of(addr as usize, len)) {
             Some(off) => Ok((Segment::Statics, off)),
-            None => Err(self.not_symmetric(addr, len, routine)),
+            None => Err(self.not_symmetric(addr, len)),
         }
     }
 
@@ -88,14 +88,14 @@ impl State {
     /// p (one element) to a PE on another host.
     #[inline(never)]
     pub(super) fn net_p<T: Copy>(&self, dest: *const T, value: T, pe: usize, routine: &'static str) -> Result<()> {
-        check_aligned::<T>(dest.cast_mut().cast(), routine)?;
+        check_aligned::<T>(dest.cast_mut().cast())?;
         self.net_put(dest.cast(), (&value as *const T).cast(), size_of::<T>(), pe, routine)
     }
 
     /// g (one element) from a PE on another host.
     #[inline(never)]
     pub(super) fn net_g<T: Copy>(&self, src: *const T, pe: usize, routine: &'static str) -> Result<T> {
-        check_aligned::<T>(src.cast_mut().cast(), routine)?;
+        check_aligned::<T>(src.cast_mut().cast())?;
         let mut v = std::mem::MaybeUninit::<T>::uninit();
         self.net_get(v.as_mut_ptr().cast(), src.cast(), size_of::<T>(), pe, routine)?;
         // SAFETY: net_get filled all size_of::<T>() bytes; T is a plain C type (any bits valid).

@@ -57,13 +57,11 @@ impl TeamTable {
     }
 
     /// The team behind handle index `id`, or an error naming the routine.
-    pub fn get(&self, id: usize, routine: &'static str) -> Result<Arc<Team>> {
+    pub fn get(&self, id: usize) -> Result<Arc<Team>> {
         let slots = self.slots.read().unwrap_or_else(|p| p.into_inner());
         slots.get(id).and_then(|t| t.clone()).ok_or_else(|| {
-            Error::new(
-                ErrorKind::NotMember,
-                routine,
-                format!("team #{id} is not a live team on this PE: it was destroyed, or it is not a team handle; pass a team this PE is a member of"),
+            Error::of(
+                ErrorKind::NotMember, format!("team #{id} is not a live team on this PE: it was destroyed, or it is not a team handle; pass a team this PE is a member of"),
             )
         })
     }
@@ -103,15 +101,14 @@ impl TeamTable {
 
     /// Stores a new team at handle `id`, which its split's members chose among the handles
     /// free on all of them.
-    pub fn insert_at(&self, id: usize, team: Team, routine: &'static str) -> Result<()> {
+    pub fn insert_at(&self, id: usize, team: Team) -> Result<()> {
         let mut slots = self.slots.write().unwrap_or_else(|p| p.into_inner());
         if slots.len() <= id {
             slots.resize(id + 1, None);
         }
         if slots[id].is_some() {
-            return Err(Error::new(
+            return Err(Error::of(
                 ErrorKind::Internal,
-                routine,
                 format!("team handle {id}, agreed free by the split's members, is taken on this PE"),
             ));
         }
@@ -120,9 +117,9 @@ impl TeamTable {
     }
 
     /// Removes a team; the predefined teams cannot be destroyed.
-    pub fn remove(&self, id: usize, routine: &'static str) -> Result<()> {
+    pub fn remove(&self, id: usize) -> Result<()> {
         if id <= NODE {
-            return Err(Error::invalid(routine, "the predefined teams (WORLD, SHARED, NODE) cannot be destroyed"));
+            return Err(Error::invalid_value("the predefined teams (WORLD, SHARED, NODE) cannot be destroyed"));
         }
         let mut slots = self.slots.write().unwrap_or_else(|p| p.into_inner());
         match slots.get_mut(id) {
@@ -130,7 +127,7 @@ impl TeamTable {
                 *s = None;
                 Ok(())
             }
-            _ => Err(Error::invalid(routine, format!("team handle {id} is not a live team"))),
+            _ => Err(Error::invalid_value(format!("team handle {id} is not a live team"))),
         }
     }
 }
@@ -165,29 +162,28 @@ fn subset(parent: &PeSet, start: usize, stride: usize, size: usize) -> PeSet {
 }
 
 /// Every member fails alike when no handle is free on all of them (they all see the same AND).
-fn no_free_handle(routine: &'static str) -> Split {
-    Split::Failed(Error::new(
-        ErrorKind::OutOfMemory,
-        routine,
-        format!("no team handle below {MAX_TEAMS} is free on every member of the parent team; destroy teams no longer needed (no team was created)"),
+fn no_free_handle() -> Split {
+    Split::Failed(Error::of(
+        ErrorKind::OutOfMemory, format!("no team handle below {MAX_TEAMS} is free on every member of the parent team; destroy teams no longer needed (no team was created)"),
     ))
 }
 
 impl State {
     /// Stores the new team at the agreed handle `id` on its members.
-    fn new_team(&self, set: PeSet, num_contexts: i32, parent: usize, id: usize, routine: &'static str) -> Result<Split> {
+    fn new_team(&self, set: PeSet, num_contexts: i32, parent: usize, id: usize) -> Result<Split> {
         // The team's collectives use the channel of its handle (barrier.rs).
         let set = PeSet { chan: id, ..set };
         match set.index_of(self.me) {
             Some(my_index) => {
-                self.teams.insert_at(id, Team { set, my_index, num_contexts, parent: Some(parent) }, routine)?;
+                self.teams.insert_at(id, Team { set, my_index, num_contexts, parent: Some(parent) })?;
                 Ok(Split::Member(id))
             }
             None => Ok(Split::NotMember),
         }
     }
 
-    /// shmem_team_split_strided: collective over `parent` (table index `parent_id`).
+    /// shmem_team_split_strided: collective over `parent` (table index `parent_id`). `routine`
+    /// names the collective, which its members compare (coll.rs).
     #[allow(clippy::too_many_arguments)]
     pub fn team_split_strided(
         &self,
@@ -223,19 +219,18 @@ impl State {
             None
         };
         if let Some(why) = why {
-            return Ok(Split::Failed(Error::invalid(
-                routine,
-                format!("invalid PE triplet (start {start}, stride {stride}, size {size}) for a parent team of {n} PEs: {why}; no team was created"),
-            )));
+            return Ok(Split::Failed(Error::invalid_value(format!(
+                "invalid PE triplet (start {start}, stride {stride}, size {size}) for a parent team of {n} PEs: {why}; no team was created"
+            ))));
         }
-        let Some(id) = take_handle(&mut free) else { return Ok(no_free_handle(routine)) };
+        let Some(id) = take_handle(&mut free) else { return Ok(no_free_handle()) };
         let set = subset(&parent.set, start as usize, stride as usize, size as usize);
-        let split = self.new_team(set, num_contexts, parent_id, id, routine)?;
+        let split = self.new_team(set, num_contexts, parent_id, id)?;
         c.finish();
         Ok(split)
     }
 
-    /// shmem_team_split_2d: (x-axis team, y-axis team) for this PE.
+    /// shmem_team_split_2d: (x-axis team, y-axis team) for this PE (`routine` as above).
     pub fn team_split_2d(
         &self,
         parent_id: usize,
@@ -248,8 +243,7 @@ impl State {
         let c = self.collective(parent.set, routine)?;
         let mut free = c.begin(&[("xrange", xrange as i64)], &self.teams.free_handles())?;
         if xrange < 1 {
-            let e =
-                Error::invalid(routine, format!("xrange = {xrange}: it must be a positive number of PEs per row; no teams were created"));
+            let e = Error::invalid_value(format!("xrange = {xrange}: it must be a positive number of PEs per row; no teams were created"));
             return Ok((Split::Failed(e.clone()), Split::Failed(e)));
         }
         let (n, xr, p) = (parent.set.size, xrange as usize, parent.my_index);
@@ -257,23 +251,19 @@ impl State {
         let row = subset(&parent.set, y * xr, 1, xr.min(n - y * xr));
         let column = subset(&parent.set, x, xr, (n - x).div_ceil(xr));
         let (Some(row_id), Some(column_id)) = (take_handle(&mut free), take_handle(&mut free)) else {
-            return Ok((no_free_handle(routine), no_free_handle(routine)));
+            return Ok((no_free_handle(), no_free_handle()));
         };
-        let teams = (
-            self.new_team(row, x_contexts, parent_id, row_id, routine)?,
-            self.new_team(column, y_contexts, parent_id, column_id, routine)?,
-        );
+        let teams = (self.new_team(row, x_contexts, parent_id, row_id)?, self.new_team(column, y_contexts, parent_id, column_id)?);
         c.finish();
         Ok(teams)
     }
 
     /// The active set of the deprecated collectives, validated; the caller must be a member
     /// (checked when the collective starts).
-    pub fn active_set(&self, start: i32, log_stride: i32, size: i32, routine: &'static str) -> Result<PeSet> {
+    pub fn active_set(&self, start: i32, log_stride: i32, size: i32) -> Result<PeSet> {
         let bad = |why: String| {
-            Err(Error::new(
+            Err(Error::of(
                 ErrorKind::InvalidPe,
-                routine,
                 format!(
                     "invalid active set (PE_start {start}, logPE_stride {log_stride}, PE_size {size}) in a job of {} PEs: {why}",
                     self.npes
@@ -321,17 +311,17 @@ mod tests {
     #[test]
     fn agreed_handles_are_free_on_every_member() {
         let (a, b) = (TeamTable::new(0, 2), TeamTable::new(1, 2));
-        a.insert_at(3, team(PeSet::world(1), 0), "t").unwrap();
-        b.insert_at(4, team(PeSet::world(1), 0), "t").unwrap();
-        b.insert_at(6, team(PeSet::world(1), 0), "t").unwrap();
+        a.insert_at(3, team(PeSet::world(1), 0)).unwrap();
+        b.insert_at(4, team(PeSet::world(1), 0)).unwrap();
+        b.insert_at(6, team(PeSet::world(1), 0)).unwrap();
         let mut free: Vec<u64> = a.free_handles().iter().zip(b.free_handles()).map(|(x, y)| x & y).collect();
         assert_eq!(take_handle(&mut free), Some(5));
         assert_eq!(take_handle(&mut free), Some(7));
         // A taken handle is refused, never overwritten.
-        let e = a.insert_at(3, team(PeSet::world(1), 0), "t").unwrap_err();
+        let e = a.insert_at(3, team(PeSet::world(1), 0)).unwrap_err();
         assert!(e.to_string().contains("team handle 3"), "{e}");
         // Handles freed by destroy come back; none left gives None.
-        a.remove(3, "t").unwrap();
+        a.remove(3).unwrap();
         assert_eq!(a.free_handles()[0] & 0b1111, 0b1000);
         let mut none = vec![0u64; FREE_WORDS];
         assert_eq!(take_handle(&mut none), None);

@@ -69,13 +69,13 @@ impl GpuTransport for IbgdaHost {
     fn put(&self, gpu: &dyn LocalGpu, to: GpuAddr, src: *const u8, bytes: usize, when: When, routine: &'static str) -> Result<()> {
         let Some(q) = queues(gpu, to.pe, routine)? else { return super::p2p::P2p.put(gpu, to, src, bytes, when, routine) };
         wait_for_stream(when, routine)?;
-        q.put(to.pe, to.off, src as u64, bytes, &|d, s, n| gpu.copy_now(d, s, n, routine), routine)
+        q.put(to.pe, to.off, src as u64, bytes, &|d, s, n| gpu.copy_now(d, s, n))
     }
 
     fn get(&self, gpu: &dyn LocalGpu, from: GpuAddr, dst: *mut u8, bytes: usize, when: When, routine: &'static str) -> Result<()> {
         let Some(q) = queues(gpu, from.pe, routine)? else { return super::p2p::P2p.get(gpu, from, dst, bytes, when, routine) };
         wait_for_stream(when, routine)?;
-        q.get(from.pe, from.off, dst as u64, bytes, &|d, s, n| gpu.copy_now(d, s, n, routine), routine)
+        q.get(from.pe, from.off, dst as u64, bytes, &|d, s, n| gpu.copy_now(d, s, n))
     }
 
     fn p(&self, gpu: &dyn LocalGpu, to: GpuAddr, value: u64, size: usize, when: When, routine: &'static str) -> Result<()> {
@@ -84,7 +84,7 @@ impl GpuTransport for IbgdaHost {
 
     fn amo(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, size: usize, a: u64, b: u64, routine: &'static str) -> Result<u64> {
         match queues(gpu, at.pe, routine)? {
-            Some(q) => q.amo(at.pe, at.off, op, size, a, b, routine),
+            Some(q) => q.amo(at.pe, at.off, op, size, a, b),
             None => super::p2p::P2p.amo(gpu, at, op, size, a, b, routine),
         }
     }
@@ -112,22 +112,22 @@ mod tests {
     struct NoP2p<'a>(Option<&'a Pair>, bool);
 
     impl LocalGpu for NoP2p<'_> {
-        fn make_current(&self, _: &'static str) -> Result<()> {
+        fn make_current(&self) -> Result<()> {
             panic!("the P2P path made the context current")
         }
         fn stream(&self) -> CUstream {
             panic!("the P2P path asked for the library's stream")
         }
-        fn sync(&self, _: &'static str) -> Result<()> {
+        fn sync(&self) -> Result<()> {
             panic!("the P2P path synchronised the library's stream")
         }
-        fn copy_now(&self, dst: u64, src: u64, len: usize, _: &'static str) -> Result<()> {
+        fn copy_now(&self, dst: u64, src: u64, len: usize) -> Result<()> {
             memcpy(dst, src, len)
         }
-        fn kernels(&self, _: &'static str) -> Result<&Kernels> {
+        fn kernels(&self) -> Result<&Kernels> {
             panic!("the P2P path asked for the atomic kernel")
         }
-        fn amo_at(&self, _: u64, _: u64, _: u64, _: AmoOp, _: usize, _: &'static str) -> Result<u64> {
+        fn amo_at(&self, _: u64, _: u64, _: u64, _: AmoOp, _: usize) -> Result<u64> {
             panic!("the P2P path ran an atomic on the mapped word")
         }
         fn mailboxes(&self) -> Option<&crate::proxy::gpu::Mailboxes> {

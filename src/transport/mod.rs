@@ -309,20 +309,20 @@ pub struct Strided {
 /// What the GPU-memory transports use of this PE's own GPU (the runtime's GPU state).
 pub trait LocalGpu {
     /// Makes this PE's context current on the calling thread.
-    fn make_current(&self, routine: &'static str) -> Result<()>;
+    fn make_current(&self) -> Result<()>;
     /// The library's own stream (host RMA is queued there).
     fn stream(&self) -> CUstream;
     /// Blocks until the library's stream is idle.
-    fn sync(&self, routine: &'static str) -> Result<()>;
+    fn sync(&self) -> Result<()>;
     /// Copies `len` bytes between two unified addresses on the library's stream, complete on
     /// return (after everything queued before it).
-    fn copy_now(&self, dst: u64, src: u64, len: usize, routine: &'static str) -> Result<()>;
+    fn copy_now(&self, dst: u64, src: u64, len: usize) -> Result<()>;
     /// The library's kernels (loaded on first use).
-    fn kernels(&self, routine: &'static str) -> Result<&Kernels>;
+    fn kernels(&self) -> Result<&Kernels>;
     /// The atomic kernel on the `size`-byte word at `mapped` (a heap word mapped here,
     /// aligned), complete on return; the old value's bits.
     #[allow(clippy::too_many_arguments)]
-    fn amo_at(&self, mapped: u64, a: u64, b: u64, op: AmoOp, size: usize, routine: &'static str) -> Result<u64>;
+    fn amo_at(&self, mapped: u64, a: u64, b: u64, op: AmoOp, size: usize) -> Result<u64>;
     /// The mailboxes to PEs on other hosts (once this PE's proxy runs).
     fn mailboxes(&self) -> Option<&crate::proxy::gpu::Mailboxes>;
     /// The host's own IBGDA queues (where IBGDA runs and has them).

@@ -21,8 +21,8 @@ fn cu<T>(r: cuda::CuResult<T>, routine: &'static str) -> Result<T> {
 }
 
 /// The stream an operation is queued on, with the context current.
-fn stream_for(gpu: &dyn LocalGpu, when: When, routine: &'static str) -> Result<CUstream> {
-    gpu.make_current(routine)?;
+fn stream_for(gpu: &dyn LocalGpu, when: When) -> Result<CUstream> {
+    gpu.make_current()?;
     Ok(match when {
         When::Stream(s) => s,
         When::Now | When::Queued => gpu.stream(),
@@ -30,9 +30,9 @@ fn stream_for(gpu: &dyn LocalGpu, when: When, routine: &'static str) -> Result<C
 }
 
 /// Waits for the library's stream when the operation must be complete on return.
-fn finish(gpu: &dyn LocalGpu, when: When, routine: &'static str) -> Result<()> {
+fn finish(gpu: &dyn LocalGpu, when: When) -> Result<()> {
     match when {
-        When::Now => gpu.sync(routine),
+        When::Now => gpu.sync(),
         When::Queued | When::Stream(_) => Ok(()),
     }
 }
@@ -50,33 +50,33 @@ pub unsafe fn copy(dst: u64, src: u64, bytes: usize, stream: CUstream, routine: 
 
 impl GpuTransport for P2p {
     fn put(&self, gpu: &dyn LocalGpu, to: GpuAddr, src: *const u8, bytes: usize, when: When, routine: &'static str) -> Result<()> {
-        let s = stream_for(gpu, when, routine)?;
+        let s = stream_for(gpu, when)?;
         // SAFETY: `to` lies inside PE `to.pe`'s mapped heap (translated and bounds-checked by
         // the caller); the source is the caller's buffer of `bytes`, kept until the copy is done
         // (here for `Now`, until quiet for `Queued`, until the stream passes it on a stream, as
         // NVSHMEM documents).
         unsafe { copy(to.mapped, src as u64, bytes, s, routine) }?;
-        finish(gpu, when, routine)
+        finish(gpu, when)
     }
 
     fn get(&self, gpu: &dyn LocalGpu, from: GpuAddr, dst: *mut u8, bytes: usize, when: When, routine: &'static str) -> Result<()> {
-        let s = stream_for(gpu, when, routine)?;
+        let s = stream_for(gpu, when)?;
         // SAFETY: as for `put`, with the caller's destination buffer kept until completion.
         unsafe { copy(dst as u64, from.mapped, bytes, s, routine) }?;
-        finish(gpu, when, routine)
+        finish(gpu, when)
     }
 
     fn p(&self, gpu: &dyn LocalGpu, to: GpuAddr, value: u64, size: usize, when: When, routine: &'static str) -> Result<()> {
-        let k = gpu.kernels(routine)?;
-        let s = stream_for(gpu, when, routine)?;
+        let k = gpu.kernels()?;
+        let s = stream_for(gpu, when)?;
         // SAFETY: `to` is a `size`-aligned element inside PE `to.pe`'s mapped heap.
         cu(unsafe { k.store(s, to.mapped, value, size as u32) }, routine)?;
-        finish(gpu, when, routine)
+        finish(gpu, when)
     }
 
     fn strided(&self, gpu: &dyn LocalGpu, x: &Strided, when: When, routine: &'static str) -> Result<()> {
         let Strided { dir, remote, remote_stride, local, local_stride, nelems, size } = *x;
-        let s = stream_for(gpu, when, routine)?;
+        let s = stream_for(gpu, when)?;
         let (to, from, to_stride, from_stride) = match dir {
             Direction::Put => (remote.mapped, local as u64, remote_stride, local_stride),
             Direction::Get => (local as u64, remote.mapped, local_stride, remote_stride),
@@ -94,23 +94,23 @@ impl GpuTransport for P2p {
                 cu(unsafe { cuda::memcpy_async(at(to, to_stride), at(from, from_stride), size, s) }, routine)?;
             }
         }
-        finish(gpu, when, routine)
+        finish(gpu, when)
     }
 
-    fn amo(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, size: usize, a: u64, b: u64, routine: &'static str) -> Result<u64> {
-        gpu.amo_at(at.mapped, a, b, op, size, routine)
+    fn amo(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, size: usize, a: u64, b: u64, _routine: &'static str) -> Result<u64> {
+        gpu.amo_at(at.mapped, a, b, op, size)
     }
 
     fn signal(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, value: u64, when: When, routine: &'static str) -> Result<()> {
         match (when, op) {
             (When::Stream(s), AmoOp::Set) => {
-                gpu.make_current(routine)?;
+                gpu.make_current()?;
                 // SAFETY: `at` is an aligned 8-byte word inside PE `at.pe`'s mapped heap.
                 cu(unsafe { cuda::stream_write_u64(s, at.mapped, value) }, routine)
             }
             (When::Stream(s), _) => {
-                let k = gpu.kernels(routine)?;
-                gpu.make_current(routine)?;
+                let k = gpu.kernels()?;
+                gpu.make_current()?;
                 // SAFETY: as above.
                 cu(unsafe { k.amo(s, at.mapped, value, 0, 0, op, 8) }, routine)
             }

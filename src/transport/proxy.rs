@@ -24,7 +24,7 @@ impl GpuTransport for ProxyHost {
         wait_for_stream(when, routine)?;
         let boxes = boxes(gpu, to.pe, routine)?;
         let mut bounce = vec![0u8; bytes];
-        gpu.copy_now(bounce.as_mut_ptr() as u64, src as u64, bytes, routine)?;
+        gpu.copy_now(bounce.as_mut_ptr() as u64, src as u64, bytes)?;
         boxes.put(to.pe, Segment::Heap, to.off, &bounce, routine)?;
         boxes.complete(to.pe, routine)
     }
@@ -34,7 +34,7 @@ impl GpuTransport for ProxyHost {
         let boxes = boxes(gpu, from.pe, routine)?;
         let mut bounce = vec![0u8; bytes];
         boxes.get(from.pe, Segment::Heap, from.off, &mut bounce, routine)?;
-        gpu.copy_now(dst as u64, bounce.as_ptr() as u64, bytes, routine)
+        gpu.copy_now(dst as u64, bounce.as_ptr() as u64, bytes)
     }
 
     fn p(&self, gpu: &dyn LocalGpu, to: GpuAddr, value: u64, size: usize, when: When, routine: &'static str) -> Result<()> {

@@ -25,7 +25,7 @@ fn from_bits<T: Copy + Default>(x: u64) -> T {
 
 fn amo<T: Copy + Default>(routine: &'static str, dest: *const T, a: T, b: T, pe: c_int, op: AmoOp) -> T {
     let amo = HostOp::Amo { dest: dest.cast(), op, a: to_bits(a), b: to_bits(b), size: std::mem::size_of::<T>() };
-    with_state(routine, |st| st.gpu_op(amo, pe, When::Now, routine).map(from_bits::<T>))
+    with_state(routine, |st| st.gpu_op(amo, pe, When::Now).map(from_bits::<T>))
 }
 
 macro_rules! standard {

@@ -16,25 +16,25 @@ use crate::runtime::gpu::Gather;
 #[no_mangle]
 pub extern "C" fn nvshmem_barrier(team: c_int) -> c_int {
     const R: &str = "nvshmem_barrier";
-    nv_status(R, || crate::runtime::state(R)?.gpu_team_barrier_host(team, true, R))
+    nv_status(R, || crate::runtime::state()?.gpu_team_barrier_host(team, true, R))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_team_sync(team: c_int) -> c_int {
     const R: &str = "nvshmem_team_sync";
-    nv_status(R, || crate::runtime::state(R)?.gpu_team_barrier_host(team, false, R))
+    nv_status(R, || crate::runtime::state()?.gpu_team_barrier_host(team, false, R))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_barrier_on_stream(team: c_int, stream: CUstream) -> c_int {
     const R: &str = "nvshmemx_barrier_on_stream";
-    nv_status(R, || crate::runtime::state(R)?.gpu_barrier_on_stream(team, stream, R))
+    nv_status(R, || crate::runtime::state()?.gpu_barrier_on_stream(team, stream, R))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_team_sync_on_stream(team: c_int, stream: CUstream) -> c_int {
     const R: &str = "nvshmemx_team_sync_on_stream";
-    nv_status(R, || crate::runtime::state(R)?.gpu_barrier_on_stream(team, stream, R))
+    nv_status(R, || crate::runtime::state()?.gpu_barrier_on_stream(team, stream, R))
 }
 
 // ---- broadcast, fcollect, alltoall -------------------------------------------------------------
@@ -52,8 +52,8 @@ fn gather(
     stream: Option<CUstream>,
 ) -> c_int {
     nv_status(routine, || {
-        let st = crate::runtime::state(routine)?;
-        let bytes = crate::runtime::rma::bytes(nelem, elem, routine)?;
+        let st = crate::runtime::state()?;
+        let bytes = crate::runtime::rma::bytes(nelem, elem)?;
         let run = |s: CUstream| st.gpu_gather_on_stream(team, what, dest.cast(), src.cast(), bytes, elem, s, routine);
         match stream {
             Some(s) => run(s),
@@ -142,7 +142,7 @@ fn reduce(
     stream: Option<CUstream>,
 ) -> c_int {
     nv_status(routine, || {
-        let st = crate::runtime::state(routine)?;
+        let st = crate::runtime::state()?;
         let run = |s: CUstream| st.gpu_reduce_on_stream(team, op, kind, dest.cast(), src.cast(), n, scatter, s, routine);
         match stream {
             Some(s) => run(s),

@@ -2,27 +2,27 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::super::with_state;
+use super::super::{null_on_error, with_state};
 use super::nv_status;
 use crate::heap::alloc::MIN_ALIGN;
 
 #[no_mangle]
 pub extern "C" fn nvshmem_malloc(size: usize) -> *mut c_void {
-    with_state("nvshmem_malloc", |st| st.gpu_alloc(size, MIN_ALIGN, "nvshmem_malloc").map(|p| p.cast()))
+    with_state("nvshmem_malloc", |st| st.gpu_alloc(size, MIN_ALIGN).map(|p| p.cast()))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_align(alignment: usize, size: usize) -> *mut c_void {
-    with_state("nvshmem_align", |st| st.gpu_alloc(size, alignment, "nvshmem_align").map(|p| p.cast()))
+    with_state("nvshmem_align", |st| st.gpu_alloc(size, alignment).map(|p| p.cast()))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_calloc(count: usize, size: usize) -> *mut c_void {
     with_state("nvshmem_calloc", |st| {
-        let total = crate::runtime::rma::bytes(count, size, "nvshmem_calloc")?;
-        let p = st.gpu_alloc(total, MIN_ALIGN, "nvshmem_calloc")?;
+        let total = crate::runtime::rma::bytes(count, size)?;
+        let p = st.gpu_alloc(total, MIN_ALIGN)?;
         if !p.is_null() {
-            st.gpu_zero(p, total, "nvshmem_calloc")?;
+            st.gpu_zero(p, total)?;
         }
         st.barrier_all();
         Ok(p.cast())
@@ -31,13 +31,13 @@ pub extern "C" fn nvshmem_calloc(count: usize, size: usize) -> *mut c_void {
 
 #[no_mangle]
 pub extern "C" fn nvshmem_free(ptr: *mut c_void) {
-    with_state("nvshmem_free", |st| st.gpu_free(ptr.cast(), "nvshmem_free"))
+    with_state("nvshmem_free", |st| st.gpu_free(ptr.cast()))
 }
 
 /// The address of `ptr`'s copy on PE `pe` as a device pointer (usable in kernels), or NULL.
 #[no_mangle]
 pub extern "C" fn nvshmem_ptr(ptr: *const c_void, pe: c_int) -> *mut c_void {
-    with_state("nvshmem_ptr", |st| st.gpu_ptr(ptr.cast(), pe, "nvshmem_ptr").map(|p| p.cast()))
+    with_state("nvshmem_ptr", |st| st.gpu_ptr(ptr.cast(), pe).map(|p| p.cast()))
 }
 
 /// rshmem maps no multicast (NVLS) objects: there is never a multicast address (as NVSHMEM
@@ -51,19 +51,19 @@ pub extern "C" fn nvshmemx_mc_ptr(_team: c_int, _ptr: *const c_void) -> *mut c_v
 #[no_mangle]
 pub extern "C" fn nvshmemx_buffer_register(addr: *mut c_void, length: usize) -> c_int {
     const R: &str = "nvshmemx_buffer_register";
-    nv_status(R, || crate::runtime::state(R)?.gpu_buffer_register(addr.cast(), length, R))
+    nv_status(R, || crate::runtime::state()?.gpu_buffer_register(addr.cast(), length))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_buffer_unregister(addr: *mut c_void) -> c_int {
     const R: &str = "nvshmemx_buffer_unregister";
-    nv_status(R, || crate::runtime::state(R)?.gpu_buffer_unregister(Some(addr.cast()), R))
+    nv_status(R, || crate::runtime::state()?.gpu_buffer_unregister(Some(addr.cast())))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_buffer_unregister_all() {
     const R: &str = "nvshmemx_buffer_unregister_all";
-    with_state(R, |st| st.gpu_buffer_unregister(None, R))
+    with_state(R, |st| st.gpu_buffer_unregister(None))
 }
 
 /// Collective: maps every PE's allocation at `buf_ptr` (cuMemCreate, exportable as a POSIX file
@@ -72,17 +72,12 @@ pub extern "C" fn nvshmemx_buffer_unregister_all() {
 #[no_mangle]
 pub extern "C" fn nvshmemx_buffer_register_symmetric(buf_ptr: *mut c_void, size: usize, _flags: c_int) -> *mut c_void {
     const R: &str = "nvshmemx_buffer_register_symmetric";
-    let mut out = std::ptr::null_mut();
-    nv_status(R, || {
-        out = crate::runtime::state(R)?.gpu_register_symmetric(buf_ptr.cast(), size, R)?.cast();
-        Ok(())
-    });
-    out
+    null_on_error(R, || Ok(crate::runtime::state()?.gpu_register_symmetric(buf_ptr.cast(), size)?.cast()))
 }
 
 /// Collective: undoes nvshmemx_buffer_register_symmetric (the address it returned, the size).
 #[no_mangle]
 pub extern "C" fn nvshmemx_buffer_unregister_symmetric(mmap_ptr: *mut c_void, size: usize) -> c_int {
     const R: &str = "nvshmemx_buffer_unregister_symmetric";
-    nv_status(R, || crate::runtime::state(R)?.gpu_unregister_symmetric(mmap_ptr.cast(), size, R))
+    nv_status(R, || crate::runtime::state()?.gpu_unregister_symmetric(mmap_ptr.cast(), size))
 }

@@ -17,10 +17,10 @@ pub mod stream;
 pub mod team;
 
 use std::ffi::c_int;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::abi::RshmemStatus;
-use crate::error::{Error, ErrorKind, Result};
+#[cfg(test)]
+use crate::error::{Error, ErrorKind};
 
 /// NVSHMEM release whose API this library follows (reported by nvshmemx_vendor_get_version_info).
 pub const NVSHMEM_API_MAJOR: i32 = 3;
@@ -30,23 +30,8 @@ pub const NVSHMEM_API_PATCH: i32 = 5;
 /// NVSHMEMX_SUCCESS; error codes come from the one table, `ErrorKind::status` (src/error.rs).
 pub const NVSHMEMX_SUCCESS: c_int = RshmemStatus::Success as c_int;
 
-/// For NVSHMEM routines that return a status: NVSHMEMX_SUCCESS, or after a warning naming the
-/// routine, the error's NVSHMEMX_ERROR_* code.
-#[inline]
-pub fn nv_status(routine: &'static str, body: impl FnOnce() -> Result<()>) -> c_int {
-    nv_status_of(routine, || body().map(|_| NVSHMEMX_SUCCESS))
-}
-
-/// Like `nv_status` for bodies that choose their own non-error return value.
-pub fn nv_status_of(routine: &'static str, body: impl FnOnce() -> Result<c_int>) -> c_int {
-    let err = match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(rc)) => return rc,
-        Ok(Err(e)) => e,
-        Err(_) => Error::new(ErrorKind::Internal, routine, "internal error (please report): a panic in the library"),
-    };
-    crate::log::warn(&err.to_string());
-    err.kind.code()
-}
+// Routines returning a status use `capi::status` / `capi::status_of` (the C boundary).
+pub use super::{status as nv_status, status_of as nv_status_of};
 
 /// Predefined team handles (NVSHMEM's values).
 pub const TEAM_WORLD: i32 = 0;
@@ -60,13 +45,13 @@ mod tests {
     #[test]
     fn routines_return_the_kinds_code() {
         assert_eq!(nv_status("nvshmem_test", || Ok(())), NVSHMEMX_SUCCESS);
-        assert_eq!(nv_status("nvshmem_test", || Err(Error::invalid("nvshmem_test", "bad"))), 1);
-        assert_eq!(nv_status("nvshmem_test", || Err(Error::new(ErrorKind::OutOfMemory, "nvshmem_test", "full"))), 2);
+        assert_eq!(nv_status("nvshmem_test", || Err(Error::invalid_value("bad"))), 1);
+        assert_eq!(nv_status("nvshmem_test", || Err(Error::of(ErrorKind::OutOfMemory, "full"))), 2);
         assert_eq!(nv_status("nvshmem_test", || panic!("boom")), 7);
         // What the code says is the kind, not the message's wording.
-        let no_gpu = || Err(Error::new(ErrorKind::NoGpu, "nvshmem_test", "the driver sees no device"));
+        let no_gpu = || Err(Error::of(ErrorKind::NoGpu, "the driver sees no device"));
         assert_eq!(nv_status("nvshmem_test", no_gpu), 5);
-        let unsupported = || Err(Error::new(ErrorKind::Unsupported, "nvshmem_test", "no usable GPU"));
+        let unsupported = || Err(Error::of(ErrorKind::Unsupported, "no usable GPU"));
         assert_eq!(nv_status("nvshmem_test", unsupported), 3);
     }
 }

@@ -14,7 +14,7 @@ use crate::runtime::gpu::{self, StateWriter};
 pub extern "C" fn rshmem_device_state_register(writer: Option<StateWriter>) -> c_int {
     status("rshmem_device_state_register", || match writer {
         Some(w) => gpu::register_writer(w),
-        None => Err(crate::error::Error::invalid("rshmem_device_state_register", "the writer is NULL")),
+        None => Err(crate::error::Error::invalid_value("the writer is NULL")),
     })
 }
 
@@ -28,7 +28,7 @@ pub extern "C" fn rshmem_device_state_unregister(writer: Option<StateWriter>) {
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_cumodule_init(module: CUmodule) -> c_int {
-    status("nvshmemx_cumodule_init", || gpu::register_module(module, "nvshmemx_cumodule_init"))
+    status("nvshmemx_cumodule_init", || gpu::register_module(module))
 }
 
 #[no_mangle]
@@ -39,7 +39,7 @@ pub extern "C" fn nvshmemx_cumodule_finalize(module: CUmodule) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_culibrary_init(library: CUlibrary) -> c_int {
-    status("nvshmemx_culibrary_init", || gpu::register_library(library, "nvshmemx_culibrary_init"))
+    status("nvshmemx_culibrary_init", || gpu::register_library(library))
 }
 
 #[no_mangle]

@@ -11,25 +11,25 @@ use crate::runtime::gpu::host_rma::{signal_op, Direction, HostOp, When};
 #[no_mangle]
 pub extern "C" fn nvshmem_putmem(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
     const R: &str = "nvshmem_putmem";
-    with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Now, R))
+    with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Now))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_getmem(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
     const R: &str = "nvshmem_getmem";
-    with_state(R, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Now, R))
+    with_state(R, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Now))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_putmem_nbi(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
     const R: &str = "nvshmem_putmem_nbi";
-    with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Queued, R))
+    with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Queued))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_getmem_nbi(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
     const R: &str = "nvshmem_getmem_nbi";
-    with_state(R, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Queued, R))
+    with_state(R, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Queued))
 }
 
 /// put, get, put_nbi, get_nbi, iput, iget for one element type or size (`$pre` e.g. "nvshmem_int_").
@@ -38,40 +38,32 @@ macro_rules! block_routines {
         #[export_name = concat!($pre, "put", $suf)]
         pub extern "C" fn put(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "put", $suf);
-            with_state(R, |st| {
-                rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size, R)? }, pe, When::Now, R)
-            })
+            with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? }, pe, When::Now))
         }
         #[export_name = concat!($pre, "get", $suf)]
         pub extern "C" fn get(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "get", $suf);
-            with_state(R, |st| {
-                rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size, R)? }, pe, When::Now, R)
-            })
+            with_state(R, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? }, pe, When::Now))
         }
         #[export_name = concat!($pre, "put", $suf, "_nbi")]
         pub extern "C" fn put_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "put", $suf, "_nbi");
-            with_state(R, |st| {
-                rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size, R)? }, pe, When::Queued, R)
-            })
+            with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? }, pe, When::Queued))
         }
         #[export_name = concat!($pre, "get", $suf, "_nbi")]
         pub extern "C" fn get_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "get", $suf, "_nbi");
-            with_state(R, |st| {
-                rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size, R)? }, pe, When::Queued, R)
-            })
+            with_state(R, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? }, pe, When::Queued))
         }
         #[export_name = concat!($pre, "iput", $suf)]
         pub extern "C" fn iput(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "iput", $suf);
-            with_state(R, |st| rma(st, strided(Direction::Put, dest, src, dst, sst, nelems, $size), pe, When::Now, R))
+            with_state(R, |st| rma(st, strided(Direction::Put, dest, src, dst, sst, nelems, $size), pe, When::Now))
         }
         #[export_name = concat!($pre, "iget", $suf)]
         pub extern "C" fn iget(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
             const R: &str = concat!($pre, "iget", $suf);
-            with_state(R, |st| rma(st, strided(Direction::Get, dest, src, dst, sst, nelems, $size), pe, When::Now, R))
+            with_state(R, |st| rma(st, strided(Direction::Get, dest, src, dst, sst, nelems, $size), pe, When::Now))
         }
     };
 }
@@ -86,7 +78,7 @@ macro_rules! typed_rma {
                 #[export_name = concat!("nvshmem_", stringify!($name), "_p")]
                 pub extern "C" fn p(dest: *mut $t, value: $t, pe: c_int) {
                     const R: &str = concat!("nvshmem_", stringify!($name), "_p");
-                    with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: (&value as *const $t).cast(), bytes: std::mem::size_of::<$t>() }, pe, When::Now, R))
+                    with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: (&value as *const $t).cast(), bytes: std::mem::size_of::<$t>() }, pe, When::Now))
                 }
 
                 #[export_name = concat!("nvshmem_", stringify!($name), "_g")]
@@ -94,7 +86,7 @@ macro_rules! typed_rma {
                     const R: &str = concat!("nvshmem_", stringify!($name), "_g");
                     with_state(R, |st| {
                         let mut v = std::mem::MaybeUninit::<$t>::zeroed();
-                        rma(st, HostOp::Get { dest: v.as_mut_ptr().cast(), src: src.cast(), bytes: std::mem::size_of::<$t>() }, pe, When::Now, R)?;
+                        rma(st, HostOp::Get { dest: v.as_mut_ptr().cast(), src: src.cast(), bytes: std::mem::size_of::<$t>() }, pe, When::Now)?;
                         // SAFETY: zero-initialised, then overwritten with the fetched bytes;
                         // every bit pattern is a valid value of these plain types.
                         Ok(unsafe { v.assume_init() })
@@ -105,13 +97,13 @@ macro_rules! typed_rma {
     };
 }
 
-fn bytes(nelems: usize, size: usize, routine: &'static str) -> crate::error::Result<usize> {
-    crate::runtime::rma::bytes(nelems, size, routine)
+fn bytes(nelems: usize, size: usize) -> crate::error::Result<usize> {
+    crate::runtime::rma::bytes(nelems, size)
 }
 
 /// A host RMA operation without a value to return.
-pub(super) fn rma(st: &crate::runtime::State, op: HostOp, pe: c_int, when: When, routine: &'static str) -> crate::error::Result<()> {
-    st.gpu_op(op, pe, when, routine).map(drop)
+pub(super) fn rma(st: &crate::runtime::State, op: HostOp, pe: c_int, when: When) -> crate::error::Result<()> {
+    st.gpu_op(op, pe, when).map(drop)
 }
 
 /// iput/iget of `nelems` elements of `size` bytes: `dest`/`src` as the C routine names them.
@@ -143,23 +135,23 @@ pub mod sized {
 
 #[no_mangle]
 pub extern "C" fn nvshmem_quiet() {
-    with_state("nvshmem_quiet", |st| st.gpu_quiet("nvshmem_quiet"))
+    with_state("nvshmem_quiet", |st| st.gpu_quiet())
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_fence() {
-    with_state("nvshmem_fence", |st| st.gpu_quiet("nvshmem_fence"))
+    with_state("nvshmem_fence", |st| st.gpu_quiet())
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_barrier_all() {
-    with_state("nvshmem_barrier_all", |st| st.gpu_barrier_all("nvshmem_barrier_all"))
+    with_state("nvshmem_barrier_all", |st| st.gpu_barrier_all())
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_sync_all() {
     with_state("nvshmem_sync_all", |st| {
-        st.gpu("nvshmem_sync_all")?;
+        st.gpu()?;
         let _serial = st.serialize_collectives();
         st.sync_set(&crate::runtime::barrier::PeSet::world(st.npes), &crate::runtime::barrier::Caller::sync("nvshmem_sync_all"))?;
         Ok(())
@@ -172,7 +164,7 @@ pub extern "C" fn nvshmem_signal_fetch(sig_addr: *mut u64) -> u64 {
     const R: &str = "nvshmem_signal_fetch";
     with_state(R, |st| {
         let mut v = 0u64;
-        rma(st, HostOp::Get { dest: (&mut v as *mut u64).cast(), src: sig_addr.cast(), bytes: 8 }, st.me as c_int, When::Now, R)?;
+        rma(st, HostOp::Get { dest: (&mut v as *mut u64).cast(), src: sig_addr.cast(), bytes: 8 }, st.me as c_int, When::Now)?;
         Ok(v)
     })
 }
@@ -181,5 +173,5 @@ pub extern "C" fn nvshmem_signal_fetch(sig_addr: *mut u64) -> u64 {
 #[no_mangle]
 pub extern "C" fn nvshmemx_signal_op(sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
     const R: &str = "nvshmemx_signal_op";
-    with_state(R, |st| rma(st, HostOp::Signal { sig: sig_addr.cast(), op: signal_op(sig_op, R)?, value: signal }, pe, When::Now, R))
+    with_state(R, |st| rma(st, HostOp::Signal { sig: sig_addr.cast(), op: signal_op(sig_op)?, value: signal }, pe, When::Now))
 }

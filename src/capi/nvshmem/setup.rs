@@ -24,6 +24,7 @@ fn version_word<T>() -> i32 {
 }
 
 fn init_gpu(routine: &'static str, requested: i32, boot: Option<Box<dyn crate::bootstrap::Bootstrap>>) -> Result<()> {
+    // Errors named below the boundary (the bootstrap's `shmem_init`) are this routine's.
     runtime::init_with(requested, InitOptions { gpu: true, boot }).map(|_| ()).map_err(|e| e.in_routine(routine))
 }
 
@@ -37,7 +38,7 @@ pub extern "C" fn nvshmem_init_thread(requested: c_int, provided: Option<&mut c_
     status("nvshmem_init_thread", || {
         init_gpu("nvshmem_init_thread", requested, None)?;
         if let Some(provided) = provided {
-            *provided = runtime::state("nvshmem_init_thread")?.thread_level;
+            *provided = runtime::state()?.thread_level;
         }
         Ok(())
     })
@@ -57,21 +58,15 @@ fn init_attr(flags: c_uint, attr: *mut RshmemInitAttr) -> Result<()> {
 fn init_attr_as(routine: &'static str, requested: i32, flags: c_uint, attr: *mut RshmemInitAttr) -> Result<()> {
     if flags & RSHMEM_INIT_WITH_UNIQUEID != 0 {
         if attr.is_null() {
-            return Err(Error::invalid(
-                routine,
-                "NVSHMEMX_INIT_WITH_UNIQUEID needs attributes: call nvshmemx_set_attr_uniqueid_args first",
-            ));
+            return Err(Error::invalid_value("NVSHMEMX_INIT_WITH_UNIQUEID needs attributes: call nvshmemx_set_attr_uniqueid_args first"));
         }
         // SAFETY: non-NULL attributes point at an nvshmemx_init_attr_t the caller filled in.
         let args = unsafe { (*attr).args.uid_args };
         if args.id.is_null() || args.nranks <= 0 || args.myrank < 0 {
-            return Err(Error::invalid(
-                routine,
-                format!(
-                    "unique-id arguments are not set (rank {}, nranks {}, id {:p}); call nvshmemx_set_attr_uniqueid_args",
-                    args.myrank, args.nranks, args.id
-                ),
-            ));
+            return Err(Error::invalid_value(format!(
+                "unique-id arguments are not set (rank {}, nranks {}, id {:p}); call nvshmemx_set_attr_uniqueid_args",
+                args.myrank, args.nranks, args.id
+            )));
         }
         if runtime::is_initialized() {
             return init_gpu(routine, requested, None);
@@ -83,14 +78,14 @@ fn init_attr_as(routine: &'static str, requested: i32, flags: c_uint, attr: *mut
     }
     if flags & RSHMEM_INIT_WITH_MPI_COMM != 0 {
         if attr.is_null() {
-            return Err(Error::invalid(routine, "NVSHMEMX_INIT_WITH_MPI_COMM needs attributes with attr.mpi_comm = &comm"));
+            return Err(Error::invalid_value("NVSHMEMX_INIT_WITH_MPI_COMM needs attributes with attr.mpi_comm = &comm"));
         }
         if runtime::is_initialized() {
             return init_gpu(routine, requested, None);
         }
         // SAFETY: non-NULL attributes point at an nvshmemx_init_attr_t the caller filled in.
         let comm = unsafe { (*attr).mpi_comm };
-        let (rank, nranks, id) = crate::runtime::gpu::mpi::uniqueid_over(comm, routine)?;
+        let (rank, nranks, id) = crate::runtime::gpu::mpi::uniqueid_over(comm)?;
         let boot = UidStar::join(&id, rank, nranks, bootstrap_timeout(), routine)?;
         return init_gpu(routine, requested, Some(boot));
     }
@@ -116,7 +111,7 @@ pub extern "C" fn nvshmemx_hostlib_init_attr(flags: c_uint, attr: *mut RshmemIni
 pub extern "C" fn nvshmemx_get_uniqueid(id: Option<&mut RshmemUniqueId>) -> c_int {
     status("nvshmemx_get_uniqueid", || {
         let Some(id) = id else {
-            return Err(Error::invalid("nvshmemx_get_uniqueid", "the id pointer is NULL"));
+            return Err(Error::invalid_value("the id pointer is NULL"));
         };
         let fresh = RshmemUniqueId {
             version: version_word::<RshmemUniqueId>(),
@@ -137,10 +132,10 @@ pub extern "C" fn nvshmemx_set_attr_uniqueid_args(
 ) -> c_int {
     status("nvshmemx_set_attr_uniqueid_args", || {
         let (false, Some(a)) = (id.is_null(), attr) else {
-            return Err(Error::invalid("nvshmemx_set_attr_uniqueid_args", "the id and attribute pointers must not be NULL"));
+            return Err(Error::invalid_value("the id and attribute pointers must not be NULL"));
         };
         if nranks <= 0 || myrank < 0 || myrank >= nranks {
-            return Err(Error::invalid("nvshmemx_set_attr_uniqueid_args", format!("rank {myrank} of {nranks}: need 0 <= rank < nranks")));
+            return Err(Error::invalid_value(format!("rank {myrank} of {nranks}: need 0 <= rank < nranks")));
         }
         a.version = version_word::<RshmemInitAttr>();
         a.args.version = version_word::<crate::abi::RshmemInitArgs>();
@@ -157,10 +152,7 @@ pub extern "C" fn nvshmemx_set_attr_uniqueid_args(
 pub extern "C" fn nvshmemx_set_attr_mpi_comm_args(mpi_comm: *mut std::ffi::c_void, attr: Option<&mut RshmemInitAttr>) -> c_int {
     status("nvshmemx_set_attr_mpi_comm_args", || {
         let (false, Some(attr)) = (mpi_comm.is_null(), attr) else {
-            return Err(Error::invalid(
-                "nvshmemx_set_attr_mpi_comm_args",
-                "the communicator and attribute pointers must not be NULL (pass &comm)",
-            ));
+            return Err(Error::invalid_value("the communicator and attribute pointers must not be NULL (pass &comm)"));
         };
         attr.version = version_word::<RshmemInitAttr>();
         attr.mpi_comm = mpi_comm;
@@ -223,9 +215,7 @@ pub extern "C" fn nvshmemid_hostlib_init_attr(
     const R: &str = "nvshmemid_hostlib_init_attr";
     status(R, || {
         if device_lib.major != NVSHMEM_API_MAJOR {
-            return Err(Error::invalid(
-                R,
-                format!(
+            return Err(Error::invalid_value(format!(
                     "the caller was built with NVSHMEM {}.{}.{}'s device library; rshmem implements the NVSHMEM {NVSHMEM_API_MAJOR}.x API: rebuild it against NVSHMEM {NVSHMEM_API_MAJOR}.x or rshmem's headers",
                     device_lib.major, device_lib.minor, device_lib.patch
                 ),
@@ -242,7 +232,7 @@ pub extern "C" fn nvshmemid_hostlib_init_attr(
             });
         }
         if let Some(provided) = provided {
-            *provided = runtime::state(R)?.thread_level;
+            *provided = runtime::state()?.thread_level;
         }
         Ok(())
     })
@@ -276,7 +266,7 @@ pub extern "C" fn nvshmem_query_thread(provided: Option<&mut c_int>) {
 
 #[no_mangle]
 pub extern "C" fn nvshmem_global_exit(code: c_int) {
-    match runtime::state("nvshmem_global_exit") {
+    match runtime::state() {
         Ok(st) => st.global_exit(code),
         Err(_) => crate::sys::process::exit_now(code),
     }
@@ -335,8 +325,8 @@ pub extern "C" fn rshmem_gpu_memory_usage(
     measured: Option<&mut usize>,
 ) -> c_int {
     status("rshmem_gpu_memory_usage", || {
-        let st = runtime::state("rshmem_gpu_memory_usage")?;
-        let g = st.gpu("rshmem_gpu_memory_usage")?;
+        let st = runtime::state()?;
+        let g = st.gpu()?;
         for (p, v) in [(heap_mapped, g.mapped()), (runtime_area, g.memory.runtime_area), (measured, g.memory.measured)] {
             if let Some(p) = p {
                 *p = v;
@@ -350,11 +340,9 @@ pub extern "C" fn rshmem_gpu_memory_usage(
 /// grid-size query shares the GPU's resident blocks among them.
 #[no_mangle]
 pub extern "C" fn rshmem_pes_on_my_gpu() -> c_int {
-    let share = || runtime::state("rshmem_pes_on_my_gpu").and_then(|st| st.gpu("rshmem_pes_on_my_gpu").map(|g| g.gpu_share));
-    match std::panic::catch_unwind(share) {
-        Ok(Ok(n)) => n.max(1) as c_int,
-        _ => 1,
-    }
+    // Before init (or on any failure) the answer is 1, silently.
+    let share = || runtime::state().and_then(|st| st.gpu().map(|g| g.gpu_share));
+    crate::capi::boundary("rshmem_pes_on_my_gpu", share).map_or(1, |n| n.max(1) as c_int)
 }
 
 #[cfg(test)]

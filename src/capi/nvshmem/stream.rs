@@ -17,7 +17,7 @@ macro_rules! mem_on_stream {
         #[no_mangle]
         pub extern "C" fn $name(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int, stream: CUstream) {
             const R: &str = stringify!($name);
-            with_state(R, |st| rma(st, HostOp::$kind { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Stream(stream), R))
+            with_state(R, |st| rma(st, HostOp::$kind { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Stream(stream)))
         }
     )* };
 }
@@ -32,7 +32,7 @@ mem_on_stream!(
 /// complete and visible when the next operation on it starts, so there is nothing to add.
 #[no_mangle]
 pub extern "C" fn nvshmemx_quiet_on_stream(_stream: CUstream) {
-    with_state("nvshmemx_quiet_on_stream", |st| st.gpu("nvshmemx_quiet_on_stream").map(|_| ()))
+    with_state("nvshmemx_quiet_on_stream", |st| st.gpu().map(|_| ()))
 }
 
 #[no_mangle]
@@ -55,15 +55,14 @@ fn signal_on_stream(
     sig_op: c_int,
     pe: c_int,
     stream: CUstream,
-    routine: &'static str,
 ) -> crate::error::Result<()> {
-    rma(st, HostOp::Signal { sig: sig.cast(), op: signal_op(sig_op, routine)?, value: signal }, pe, When::Stream(stream), routine)
+    rma(st, HostOp::Signal { sig: sig.cast(), op: signal_op(sig_op)?, value: signal }, pe, When::Stream(stream))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_signal_op_on_stream(sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, stream: CUstream) {
     const R: &str = "nvshmemx_signal_op_on_stream";
-    with_state(R, |st| signal_on_stream(st, sig_addr, signal, sig_op, pe, stream, R))
+    with_state(R, |st| signal_on_stream(st, sig_addr, signal, sig_op, pe, stream))
 }
 
 /// The data, then the signal, both in stream order (the signal is written after the copy
@@ -82,10 +81,10 @@ fn put_signal_on_stream(
     stream: CUstream,
 ) {
     with_state(routine, |st| {
-        signal_op(sig_op, routine)?;
-        let bytes = bytes(nelems, size, routine)?;
-        rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Stream(stream), routine)?;
-        signal_on_stream(st, sig_addr, signal, sig_op, pe, stream, routine)
+        signal_op(sig_op)?;
+        let bytes = bytes(nelems, size)?;
+        rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Stream(stream))?;
+        signal_on_stream(st, sig_addr, signal, sig_op, pe, stream)
     })
 }
 
@@ -117,7 +116,7 @@ put_signal_on_stream!(
 #[no_mangle]
 pub extern "C" fn nvshmemx_signal_wait_until_on_stream(sig_addr: *mut u64, cmp: c_int, cmp_value: u64, stream: CUstream) {
     const R: &str = "nvshmemx_signal_wait_until_on_stream";
-    with_state(R, |st| st.gpu_signal_wait_on_stream(sig_addr, cmp, cmp_value, stream, R))
+    with_state(R, |st| st.gpu_signal_wait_on_stream(sig_addr, cmp, cmp_value, stream))
 }
 
 /// The low bytes of a u64 as a value of `T` (a plain integer or float of at most 8 bytes).
@@ -152,20 +151,20 @@ macro_rules! stream_block_routines {
         #[export_name = concat!($pre, $op, $suf, $nbi, "_on_stream")]
         pub extern "C" fn $f(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int, stream: CUstream) {
             const R: &str = concat!($pre, $op, $suf, $nbi, "_on_stream");
-            with_state(R, |st| rma(st, HostOp::$kind { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size, R)? }, pe, When::Stream(stream), R))
+            with_state(R, |st| rma(st, HostOp::$kind { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? }, pe, When::Stream(stream)))
         }
     )* };
     (@strided $pre:expr, $suf:expr, $size:expr, $($f:ident $op:literal $dir:ident),*) => { $(
         #[export_name = concat!($pre, $op, $suf, "_on_stream")]
         pub extern "C" fn $f(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, stream: CUstream) {
             const R: &str = concat!($pre, $op, $suf, "_on_stream");
-            with_state(R, |st| rma(st, strided(Direction::$dir, dest, src, dst, sst, nelems, $size), pe, When::Stream(stream), R))
+            with_state(R, |st| rma(st, strided(Direction::$dir, dest, src, dst, sst, nelems, $size), pe, When::Stream(stream)))
         }
     )* };
 }
 
-fn bytes(nelems: usize, size: usize, routine: &'static str) -> crate::error::Result<usize> {
-    crate::runtime::rma::bytes(nelems, size, routine)
+fn bytes(nelems: usize, size: usize) -> crate::error::Result<usize> {
+    crate::runtime::rma::bytes(nelems, size)
 }
 
 macro_rules! typed_stream_rma {
@@ -178,14 +177,14 @@ macro_rules! typed_stream_rma {
                 #[export_name = concat!("nvshmemx_", stringify!($name), "_p_on_stream")]
                 pub extern "C" fn p(dest: *mut $t, value: $t, pe: c_int, stream: CUstream) {
                     const R: &str = concat!("nvshmemx_", stringify!($name), "_p_on_stream");
-                    with_state(R, |st| rma(st, HostOp::P { dest: dest.cast(), value: to_bits(value), size: std::mem::size_of::<$t>() }, pe, When::Stream(stream), R))
+                    with_state(R, |st| rma(st, HostOp::P { dest: dest.cast(), value: to_bits(value), size: std::mem::size_of::<$t>() }, pe, When::Stream(stream)))
                 }
 
                 #[export_name = concat!("nvshmemx_", stringify!($name), "_g_on_stream")]
                 pub extern "C" fn g(src: *const $t, pe: c_int, stream: CUstream) -> $t {
                     const R: &str = concat!("nvshmemx_", stringify!($name), "_g_on_stream");
                     let op = HostOp::G { src: src.cast(), size: std::mem::size_of::<$t>() };
-                    with_state(R, |st| st.gpu_op(op, pe, When::Stream(stream), R).map(from_bits::<$t>))
+                    with_state(R, |st| st.gpu_op(op, pe, When::Stream(stream)).map(from_bits::<$t>))
                 }
             }
         )*
@@ -235,7 +234,7 @@ macro_rules! typed_stream_wait {
                 ) {
                     const R: &str = concat!("nvshmemx_", stringify!($name), "_wait_until_all_vector_on_stream");
                     if values.is_null() && nelems > 0 {
-                        return with_state(R, |_| Err::<(), _>(crate::error::Error::invalid(R, "cmp_values is NULL: pass one compare value per variable")));
+                        return with_state(R, |_| Err::<(), _>(crate::error::Error::invalid_value("cmp_values is NULL: pass one compare value per variable")));
                     }
                     wait(R, ivars, nelems, status, cmp, 0, values, stream)
                 }
@@ -255,7 +254,7 @@ macro_rules! typed_stream_wait {
                         status,
                         values: values.cast(),
                     };
-                    with_state(routine, |st| st.gpu_wait_on_stream(&w, stream, routine))
+                    with_state(routine, |st| st.gpu_wait_on_stream(&w, stream))
                 }
             }
         )*

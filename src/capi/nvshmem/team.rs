@@ -31,30 +31,29 @@ pub const MASK_NUM_CONTEXTS: c_long = 1;
 pub const MASK_UNIQUEID: c_long = 2;
 
 /// The num_contexts a split asks for (0 unless the mask selects the field).
-fn config_contexts(config: *const NvTeamConfig, mask: c_long, which: &str, routine: &'static str) -> Result<i32> {
+fn config_contexts(config: *const NvTeamConfig, mask: c_long, which: &str) -> Result<i32> {
     if mask & !(MASK_NUM_CONTEXTS | MASK_UNIQUEID) != 0 {
-        return Err(Error::invalid(
-            routine,
-            format!("{which} mask {mask:#x} has bits that name no configuration field (NVSHMEM_TEAM_CONFIG_MASK_NUM_CONTEXTS = 1, _UNIQUEID = 2)"),
-        ));
+        return Err(Error::invalid_value(format!(
+            "{which} mask {mask:#x} has bits that name no configuration field (NVSHMEM_TEAM_CONFIG_MASK_NUM_CONTEXTS = 1, _UNIQUEID = 2)"
+        )));
     }
     if mask & MASK_NUM_CONTEXTS == 0 {
         return Ok(0);
     }
     if config.is_null() {
-        return Err(Error::invalid(routine, format!("{which} mask selects num_contexts but the config pointer is NULL")));
+        return Err(Error::invalid_value(format!("{which} mask selects num_contexts but the config pointer is NULL")));
     }
     // SAFETY: the caller passes a readable nvshmem_team_config_t (checked non-NULL above).
     let n = unsafe { (*config).num_contexts };
     if n < 0 {
-        return Err(Error::invalid(routine, format!("{which}.num_contexts = {n}; it must be >= 0")));
+        return Err(Error::invalid_value(format!("{which}.num_contexts = {n}; it must be >= 0")));
     }
     Ok(n)
 }
 
-fn out_handle(p: *mut NvTeam, what: &str, routine: &'static str) -> Result<()> {
+fn out_handle(p: *mut NvTeam, what: &str) -> Result<()> {
     if p.is_null() {
-        return Err(Error::invalid(routine, format!("{what} is NULL; pass the address of an nvshmem_team_t to receive the new team")));
+        return Err(Error::invalid_value(format!("{what} is NULL; pass the address of an nvshmem_team_t to receive the new team")));
     }
     Ok(())
 }
@@ -98,7 +97,7 @@ pub extern "C" fn nvshmem_team_get_config(team: NvTeam, config: Option<&mut NvTe
     with_state(R, |st| {
         let (_, t) = st.gpu_team(team, R)?;
         let Some(config) = config else {
-            return Err(Error::invalid(R, "config is NULL; pass the address of an nvshmem_team_config_t"));
+            return Err(Error::invalid_value("config is NULL; pass the address of an nvshmem_team_config_t"));
         };
         config.num_contexts = t.num_contexts;
         Ok(())
@@ -117,12 +116,16 @@ pub extern "C" fn nvshmem_team_split_strided(
 ) -> c_int {
     const R: &str = "nvshmem_team_split_strided";
     nv_status_of(R, || {
-        let st = crate::runtime::state(R)?;
-        out_handle(new_team, "new_team", R)?;
+        let st = crate::runtime::state()?;
+        out_handle(new_team, "new_team")?;
         if parent_team < 0 {
-            return Ok(give(Split::Failed(Error::invalid(R, "parent_team is NVSHMEM_TEAM_INVALID; no team was created")), new_team, true));
+            return Ok(give(
+                Split::Failed(Error::invalid_value("parent_team is NVSHMEM_TEAM_INVALID; no team was created")),
+                new_team,
+                true,
+            ));
         }
-        let contexts = config_contexts(config, config_mask, "config", R)?;
+        let contexts = config_contexts(config, config_mask, "config")?;
         let loud = st.gpu_team_info(parent_team).is_some_and(|t| t.0 == 0);
         Ok(give(st.gpu_team_split_strided(parent_team, start, stride, size, contexts, R)?, new_team, loud))
     })
@@ -142,16 +145,16 @@ pub extern "C" fn nvshmem_team_split_2d(
 ) -> c_int {
     const R: &str = "nvshmem_team_split_2d";
     nv_status_of(R, || {
-        let st = crate::runtime::state(R)?;
-        out_handle(xaxis_team, "xaxis_team", R)?;
-        out_handle(yaxis_team, "yaxis_team", R)?;
+        let st = crate::runtime::state()?;
+        out_handle(xaxis_team, "xaxis_team")?;
+        out_handle(yaxis_team, "yaxis_team")?;
         if parent_team < 0 {
-            let e = Error::invalid(R, "parent_team is NVSHMEM_TEAM_INVALID; no teams were created");
+            let e = Error::invalid_value("parent_team is NVSHMEM_TEAM_INVALID; no teams were created");
             give(Split::Failed(e.clone()), xaxis_team, true);
             return Ok(give(Split::Failed(e), yaxis_team, false));
         }
-        let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config", R)?;
-        let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config", R)?;
+        let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config")?;
+        let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config")?;
         let loud = st.gpu_team_info(parent_team).is_some_and(|t| t.0 == 0);
         let (x, y) = st.gpu_team_split_2d(parent_team, xrange, xc, yc, R)?;
         let rx = give(x, xaxis_team, loud);
@@ -167,7 +170,7 @@ pub extern "C" fn nvshmem_team_destroy(team: NvTeam) {
         if team == TEAM_INVALID {
             return Ok(());
         }
-        crate::runtime::state(R)?.gpu_team_destroy(team, R)
+        crate::runtime::state()?.gpu_team_destroy(team, R)
     })
 }
 
@@ -177,7 +180,7 @@ pub extern "C" fn nvshmem_team_destroy(team: NvTeam) {
 pub extern "C" fn nvshmemx_team_get_uniqueid(uniqueid: *mut u64) -> c_int {
     const R: &str = "nvshmemx_team_get_uniqueid";
     let _ = uniqueid;
-    super::nv_status(R, || Err(team_uid_unsupported(R)))
+    super::nv_status(R, || Err(team_uid_unsupported()))
 }
 
 #[no_mangle]
@@ -193,13 +196,11 @@ pub extern "C" fn nvshmemx_team_init(
         *team = TEAM_INVALID;
     }
     let _ = (npes, pe_idx_in_team);
-    super::nv_status(R, || Err(team_uid_unsupported(R)))
+    super::nv_status(R, || Err(team_uid_unsupported()))
 }
 
-fn team_uid_unsupported(routine: &'static str) -> Error {
-    Error::new(
-        ErrorKind::Unsupported,
-        routine,
-        "teams from a unique id are not supported by rshmem; split a parent team instead (nvshmem_team_split_strided / nvshmem_team_split_2d)",
+fn team_uid_unsupported() -> Error {
+    Error::of(
+        ErrorKind::Unsupported, "teams from a unique id are not supported by rshmem; split a parent team instead (nvshmem_team_split_strided / nvshmem_team_split_2d)",
     )
 }

@@ -489,31 +489,31 @@ impl HwIbgda {
 
     /// nvshmemx_buffer_register: an MR for `[addr, addr+len)` (dma-buf first), listed for the
     /// device. NEVER MET HARDWARE.
-    pub fn register_buffer(&self, addr: u64, len: usize, routine: &'static str) -> Result<()> {
+    pub fn register_buffer(&self, addr: u64, len: usize) -> Result<()> {
         let mut r = self.regs.lock().unwrap_or_else(|e| e.into_inner());
-        r.check_room(routine)?;
+        r.check_room()?;
         let fd = dmabuf_of(addr, len);
-        let mr = self.pd.register(addr, len, fd.as_ref().map(|f| (f.as_raw_fd(), 0))).map_err(|e| e.in_routine(routine))?;
+        let mr = self.pd.register(addr, len, fd.as_ref().map(|f| (f.as_raw_fd(), 0)))?;
         r.add(addr, len as u64, mr.lkey, mr);
-        r.publish(&self.reg_table, routine)
+        r.publish(&self.reg_table)
     }
 
     /// nvshmemx_buffer_unregister (`Some(addr)`) or _unregister_all (`None`): the device stops
     /// naming the MRs, then they are deregistered (dropped).
-    pub fn unregister_buffer(&self, addr: Option<u64>, routine: &'static str) -> Result<()> {
+    pub fn unregister_buffer(&self, addr: Option<u64>) -> Result<()> {
         let mut r = self.regs.lock().unwrap_or_else(|e| e.into_inner());
         let gone: Vec<Mr> = match addr {
             Some(a) => r.remove(a).into_iter().collect(),
             None => r.clear(),
         };
-        let published = r.publish(&self.reg_table, routine);
+        let published = r.publish(&self.reg_table);
         drop(gone);
         published
     }
 
     /// Host quiet with no kernel running: each QP's rung WQEs completed (see `post`); the
     /// first error CQE, in words. NEVER MET HARDWARE.
-    pub fn drain(&self, routine: &'static str) -> Result<()> {
+    pub fn drain(&self) -> Result<()> {
         let size = std::mem::size_of::<QpState>();
         // SAFETY: GpuIo addresses are the queues of this value in the current context's memory.
         let gpu = unsafe { GpuIo::new()? };
@@ -529,7 +529,7 @@ impl HwIbgda {
             // SAFETY: `raw` holds a QpState's bytes; every bit pattern of its integers is valid.
             let mut q: QpState = unsafe { std::ptr::read_unaligned(raw.as_ptr().cast()) };
             let mut hp = HostPost { queues: &gpu, records, q: &mut q, ring: self.uar.reg_addr() };
-            let r = hp.quiet(self.me as u32, routine, Duration::from_secs(60));
+            let r = hp.quiet(self.me as u32, Duration::from_secs(60));
             io.write(at, bytes_of(std::slice::from_ref(&q)))?;
             r?;
         }

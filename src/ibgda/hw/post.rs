@@ -218,13 +218,12 @@ impl HostPost<'_> {
     }
 
     /// Polls until `completed_head` reaches `target`, an error CQE arrives, or `timeout`.
-    fn wait(&mut self, target: u64, timeout: Duration, me: u32, routine: &'static str, what: &str) -> Result<()> {
-        match self.wait_for(target, Instant::now() + timeout, me, routine)? {
+    fn wait(&mut self, target: u64, timeout: Duration, me: u32, what: &str) -> Result<()> {
+        match self.wait_for(target, Instant::now() + timeout, me)? {
             Waited::Done => Ok(()),
             Waited::ErrorCqe(e) => Err(e),
-            Waited::TimedOut => Err(Error::new(
+            Waited::TimedOut => Err(Error::of(
                 ErrorKind::System,
-                routine,
                 format!("PE {me}: {what} on QP {:#x} got no completion within {} s", self.q.qpn, timeout.as_secs()),
             )),
         }
@@ -232,10 +231,10 @@ impl HostPost<'_> {
 
     /// Polls until `completed_head` reaches `target` (Done), an error CQE arrives, or `deadline`.
     /// Err only when the queue memory cannot be read.
-    fn wait_for(&mut self, target: u64, deadline: Instant, me: u32, routine: &'static str) -> Result<Waited> {
+    fn wait_for(&mut self, target: u64, deadline: Instant, me: u32) -> Result<Waited> {
         loop {
             self.poll()?;
-            if let Some(e) = crate::ibgda::qp_error(self.q, me, routine) {
+            if let Some(e) = crate::ibgda::qp_error(self.q, me) {
                 return Ok(Waited::ErrorCqe(e));
             }
             if self.q.completed_head >= target {
@@ -275,28 +274,18 @@ impl HostPost<'_> {
             }
         };
         let end = self.post(&wqe, true)?;
-        self.wait_for(end, deadline, me, ROUTINE)
+        self.wait_for(end, deadline, me)
     }
 
     /// One signaled WQE of `opcode` (with `opmod`) toward `t`, `payload` after the remote
     /// address (data, atomic and data segments), waited for up to `timeout`: host-initiated RMA
     /// and AMOs (ibgda/host_rma.rs). `what` names the operation in a timeout's message.
     #[allow(clippy::too_many_arguments)]
-    pub fn run_wqe(
-        &mut self,
-        opcode: u8,
-        opmod: u8,
-        t: &Target<'_>,
-        payload: &[u8],
-        timeout: Duration,
-        me: u32,
-        routine: &'static str,
-        what: &str,
-    ) -> Result<()> {
+    pub fn run_wqe(&mut self, opcode: u8, opmod: u8, t: &Target<'_>, payload: &[u8], timeout: Duration, me: u32, what: &str) -> Result<()> {
         let mut w = self.wqe_with(opcode, Some(t), payload);
         w[0] = opmod; // the ctrl segment's first byte
         let end = self.post(&w, true)?;
-        self.wait(end, timeout, me, routine, what)
+        self.wait(end, timeout, me, what)
     }
 
     /// The connection warm-up: one zero-byte RDMA WRITE to `t`, waited for.
@@ -304,21 +293,21 @@ impl HostPost<'_> {
         let wqe = self.wqe(OPCODE_RDMA_WRITE, Some(t));
         let end = self.post(&wqe, true)?;
         let peer = if t.av.is_some() { "a DC target".to_string() } else { format!("PE {}", self.q.peer_pe) };
-        self.wait(end, timeout, me, ROUTINE, &format!("the warm-up write to {peer}"))
+        self.wait(end, timeout, me, &format!("the warm-up write to {peer}"))
     }
 
     /// Host quiet: every WQE rung so far has completed (a signaled NOP is posted when no
     /// signaled WQE reaches the end). No kernel may be posting on this QP meanwhile.
-    pub fn quiet(&mut self, me: u32, routine: &'static str, timeout: Duration) -> Result<()> {
+    pub fn quiet(&mut self, me: u32, timeout: Duration) -> Result<()> {
         if self.q.completed_head >= self.q.ready_head {
-            return crate::ibgda::qp_error(self.q, me, routine).map_or(Ok(()), Err);
+            return crate::ibgda::qp_error(self.q, me).map_or(Ok(()), Err);
         }
         if self.q.signaled_head < self.q.ready_head {
             let nop = self.wqe(OPCODE_NOP, None);
             self.post(&nop, true)?;
         }
         let target = self.q.ready_head;
-        self.wait(target, timeout, me, routine, "quiet")
+        self.wait(target, timeout, me, "quiet")
     }
 }
 
@@ -389,7 +378,7 @@ mod tests {
                     w[11] = 0; // no completion asked
                     hp.post(&w, false).unwrap();
                 }
-                hp.quiet(0, "nvshmem_quiet", Duration::from_secs(20)).unwrap();
+                hp.quiet(0, Duration::from_secs(20)).unwrap();
                 assert_eq!(hp.q.completed_head, hp.q.ready_head);
             }
         });

@@ -70,8 +70,8 @@ fn grid_for(bytes: usize, sms: u32) -> u32 {
 }
 
 impl GpuState {
-    fn coll_kernels(&self, routine: &'static str) -> Result<&CollKernels> {
-        self.loaded(&self.coll_kernels, routine, || cu(CollKernels::load(), routine))
+    fn coll_kernels(&self, _routine: &'static str) -> Result<&CollKernels> {
+        self.loaded(&self.coll_kernels, || cu(CollKernels::load()))
     }
 
     /// The low-latency kernel with the device state written into its module, loaded on first
@@ -83,8 +83,8 @@ impl GpuState {
         if self.ll_kernel.get().is_none() && crate::cuda::image::loads_without_jit(crate::cuda::coll::COLL) {
             self.coll_kernels(routine)?;
         }
-        self.loaded(&self.ll_kernel, routine, || {
-            let k = cu(LlKernel::load(), routine)?;
+        self.loaded(&self.ll_kernel, || {
+            let k = cu(LlKernel::load())?;
             super::write_target(&super::Target::Module(k.module() as usize), &self.dstate, self.stream.0)
                 .map_err(|why| Error::new(ErrorKind::Internal, routine, format!("the library's own small-collective kernel: {why}")))?;
             Ok(k)
@@ -139,7 +139,7 @@ impl State {
     /// This PE's `len` bytes at `addr`, which must lie in the GPU symmetric heap (the members
     /// read it, or it receives their data) and be aligned to `align`.
     fn coll_buffer(&self, addr: *const u8, len: usize, align: usize, what: &str, routine: &'static str) -> Result<u64> {
-        let a = self.gpu_translate(addr, len, self.me as i32, routine).map_err(|mut e| {
+        let a = self.gpu_translate(addr, len, self.me as i32).map_err(|mut e| {
             e.message = format!("{what}: {}", e.message);
             e
         })?;
@@ -157,13 +157,13 @@ impl State {
         if self.team_spans_hosts(&t) {
             return self.barrier_across_hosts(team, stream, routine);
         }
-        let g = self.gpu(routine)?;
+        let g = self.gpu()?;
         let k = g.coll_kernels(routine)?;
         let args = g.sync_args(self.me, &t, BARRIER_STEPS, routine)?;
-        cu(g.ctx.make_current(), routine)?;
+        cu(g.ctx.make_current())?;
         // SAFETY: the flag words and tickets are this PE's runtime area, mapped in every
         // member's window for the life of the job.
-        cu(unsafe { k.barrier(stream, &args) }, routine)
+        cu(unsafe { k.barrier(stream, &args) })
     }
 
     /// broadcast / fcollect / alltoall of `nbytes` per member block, ordered on `stream`.
@@ -192,9 +192,9 @@ impl State {
                 }
                 (nbytes, nbytes, root)
             }
-            Gather::Fcollect => (crate::runtime::rma::bytes(n, nbytes, routine)?, nbytes, -1),
+            Gather::Fcollect => (crate::runtime::rma::bytes(n, nbytes)?, nbytes, -1),
             Gather::Alltoall => {
-                let all = crate::runtime::rma::bytes(n, nbytes, routine)?;
+                let all = crate::runtime::rma::bytes(n, nbytes)?;
                 (all, all, -1)
             }
         };
@@ -210,7 +210,7 @@ impl State {
         if self.team_spans_hosts(&t) {
             return self.gather_across_hosts(team, &t, what, dest, src, nbytes, stream, routine);
         }
-        let g = self.gpu(routine)?;
+        let g = self.gpu()?;
         if g.ll_fits(team, nbytes) {
             let k = g.ll_kernel(routine)?;
             let (what, root) = match what {
@@ -219,11 +219,11 @@ impl State {
                 Gather::Alltoall => (LL_ALLTOALL, 0),
             };
             let args = LlArgs { dest: d, src: s, nbytes: nbytes as u64, team, what, root, pad: 0 };
-            cu(g.ctx.make_current(), routine)?;
+            cu(g.ctx.make_current())?;
             // SAFETY: the module holds the device state (ll_kernel); dest and source were
             // checked to lie in this PE's heap (symmetric on every member); team and size have
             // low-latency slots (ll_fits).
-            return cu(unsafe { k.launch(stream, &args) }, routine);
+            return cu(unsafe { k.launch(stream, &args) });
         }
         let k = g.coll_kernels(routine)?;
         let split = only >= 0 && broadcast_split(n, nbytes);
@@ -237,10 +237,10 @@ impl State {
             only,
             split: i32::from(split),
         };
-        cu(g.ctx.make_current(), routine)?;
+        cu(g.ctx.make_current())?;
         // SAFETY: dest and source were checked to lie in this PE's mapped heap with the lengths
         // the kernel touches (symmetric: the same ranges on every member).
-        cu(unsafe { k.gather(stream, grid_for(nbytes, g.sms), &args) }, routine)
+        cu(unsafe { k.gather(stream, grid_for(nbytes, g.sms), &args) })
     }
 
     /// OP reduction (or reduce-scatter) of `n` elements of `kind` over `team`, ordered on
@@ -263,8 +263,8 @@ impl State {
             return Err(Error::invalid(routine, format!("{} is not defined for floating-point types", op.name())));
         }
         let elem = kind.size();
-        let bytes = crate::runtime::rma::bytes(n, elem, routine)?;
-        let src_len = if scatter { crate::runtime::rma::bytes(t.set.size, bytes, routine)? } else { bytes };
+        let bytes = crate::runtime::rma::bytes(n, elem)?;
+        let src_len = if scatter { crate::runtime::rma::bytes(t.set.size, bytes)? } else { bytes };
         if n == 0 {
             return Ok(());
         }
@@ -293,7 +293,7 @@ impl State {
         } else {
             REDUCE_DIRECT
         };
-        let g = self.gpu(routine)?;
+        let g = self.gpu()?;
         let k = g.coll_kernels(routine)?;
         let steps = if mode == REDUCE_TWO_PHASE { REDUCE_TWO_PHASE_STEPS } else { REDUCE_DIRECT_STEPS };
         let args = ReduceArgs {
@@ -307,20 +307,20 @@ impl State {
             pad: 0,
         };
         let grid = if mode == REDUCE_STAGED { 1 } else { grid_for(bytes, g.sms) };
-        cu(g.ctx.make_current(), routine)?;
+        cu(g.ctx.make_current())?;
         // SAFETY: dest (n elements) and source (n, or n per member) lie in this PE's mapped
         // heap (checked above), the same ranges on every member; the staging area holds
         // STAGE_BYTES >= the bytes staged.
-        cu(unsafe { k.reduce(stream, grid, op, kind.for_op(op), &args) }, routine)
+        cu(unsafe { k.reduce(stream, grid, op, kind.for_op(op), &args) })
     }
 
     /// Runs an on-stream collective on the library's stream and waits for it (the blocking
     /// host forms: nvshmem_TYPENAME_OP_reduce and friends).
-    pub fn gpu_blocking(&self, routine: &'static str, body: impl FnOnce(CUstream) -> Result<()>) -> Result<()> {
-        let g = self.gpu(routine)?;
-        cu(g.ctx.make_current(), routine)?;
+    pub fn gpu_blocking(&self, _routine: &'static str, body: impl FnOnce(CUstream) -> Result<()>) -> Result<()> {
+        let g = self.gpu()?;
+        cu(g.ctx.make_current())?;
         body(g.stream.0)?;
-        g.sync(routine)
+        g.sync()
     }
 }
 

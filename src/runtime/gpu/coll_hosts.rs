@@ -26,7 +26,7 @@ impl State {
 
     /// The host team barrier after everything queued on `stream` has run.
     pub(super) fn barrier_across_hosts(&self, team: i32, stream: CUstream, routine: &'static str) -> Result<()> {
-        cu(cuda::stream_synchronize(stream), routine)?;
+        cu(cuda::stream_synchronize(stream))?;
         self.gpu_team_barrier_host(team, true, routine)
     }
 
@@ -57,7 +57,7 @@ impl State {
             };
             let (d, s) = (dest.wrapping_add(to), src.wrapping_add(from));
             if pe as usize != self.me || !std::ptr::eq(d, s) {
-                self.gpu_op(HostOp::Put { dest: d, src: s, bytes: nbytes }, pe, When::Now, routine)?;
+                self.gpu_op(HostOp::Put { dest: d, src: s, bytes: nbytes }, pe, When::Now)?;
             }
         }
         self.gpu_team_barrier_host(team, true, routine)
@@ -86,14 +86,14 @@ impl State {
         let mut theirs = vec![0u8; bytes];
         for k in 0..t.set.size {
             let buf = if k == 0 { &mut acc } else { &mut theirs };
-            self.gpu_op(HostOp::Get { dest: buf.as_mut_ptr(), src: from, bytes }, t.set.pe(k) as i32, When::Now, routine)?;
+            self.gpu_op(HostOp::Get { dest: buf.as_mut_ptr(), src: from, bytes }, t.set.pe(k) as i32, When::Now)?;
             if k > 0 {
                 reduce_into(kind, op, &mut acc, &theirs);
             }
         }
         // Every member has read every source before any dest (maybe a source) is written.
         self.gpu_team_barrier_host(team, false, routine)?;
-        self.gpu_op(HostOp::Put { dest, src: acc.as_ptr(), bytes }, self.me as i32, When::Now, routine).map(drop)
+        self.gpu_op(HostOp::Put { dest, src: acc.as_ptr(), bytes }, self.me as i32, When::Now).map(drop)
     }
 }
 

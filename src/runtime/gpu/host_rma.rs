@@ -14,7 +14,7 @@ use std::ffi::c_int;
 use super::{cu, GpuState};
 use crate::cuda::kernels::{AmoOp, Kernels, WaitArgs};
 use crate::cuda::{self, sys::CUstream};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, UNNAMED};
 use crate::runtime::rma::span;
 use crate::runtime::State;
 use crate::transport::{gpu_path, GpuAddr, LocalGpu, Strided};
@@ -56,73 +56,73 @@ pub enum HostOp {
 }
 
 /// NVSHMEM_SIGNAL_SET / NVSHMEM_SIGNAL_ADD as the atomic they are.
-pub fn signal_op(op: c_int, routine: &'static str) -> Result<AmoOp> {
+pub fn signal_op(op: c_int) -> Result<AmoOp> {
     match op {
         super::SIGNAL_SET => Ok(AmoOp::Set),
         super::SIGNAL_ADD => Ok(AmoOp::Add),
-        other => Err(super::bad_signal_op(other, routine)),
+        other => Err(super::bad_signal_op(other)),
     }
 }
 
-fn misaligned(addr: *const u8, size: usize, routine: &'static str) -> Error {
-    Error::invalid(routine, format!("address {addr:p} is not aligned to its {size}-byte type"))
+fn misaligned(addr: *const u8, size: usize) -> Error {
+    Error::invalid_value(format!("address {addr:p} is not aligned to its {size}-byte type"))
 }
 
 // Streams are opaque driver handles, passed to the driver and never dereferenced here.
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 impl State {
     /// Where `len` bytes at symmetric `addr` lie on PE `pe` (checked against the GPU heap).
-    fn gpu_addr(&self, addr: *const u8, len: usize, pe: c_int, routine: &'static str) -> Result<GpuAddr> {
-        let mapped = self.gpu_translate(addr, len, pe, routine)?;
+    fn gpu_addr(&self, addr: *const u8, len: usize, pe: c_int) -> Result<GpuAddr> {
+        let mapped = self.gpu_translate(addr, len, pe)?;
         let pe = pe as usize; // range-checked by gpu_translate
-        Ok(GpuAddr { pe, off: (mapped - self.gpu(routine)?.base_of(pe)) as usize, mapped })
+        Ok(GpuAddr { pe, off: (mapped - self.gpu()?.base_of(pe)) as usize, mapped })
     }
 
     /// The one host path for RMA and AMOs on GPU memory: checks the operation, then hands it to
     /// the transport of PE `pe`'s GPU route. Returns the value of G and the old value of Amo
     /// (0 otherwise).
-    pub fn gpu_op(&self, op: HostOp, pe: c_int, when: When, routine: &'static str) -> Result<u64> {
-        let g = self.gpu(routine)?;
+    pub fn gpu_op(&self, op: HostOp, pe: c_int, when: When) -> Result<u64> {
+        let g = self.gpu()?;
         let path = |at: &GpuAddr| gpu_path(self.routes.gpu_route(at.pe));
         match op {
             HostOp::Put { dest, src, bytes } => {
-                let at = self.gpu_addr(dest, bytes, pe, routine)?;
+                let at = self.gpu_addr(dest, bytes, pe)?;
                 if bytes > 0 {
-                    path(&at).put(g, at, src, bytes, when, routine)?;
+                    path(&at).put(g, at, src, bytes, when, UNNAMED)?;
                 }
             }
             HostOp::Get { dest, src, bytes } => {
-                let at = self.gpu_addr(src, bytes, pe, routine)?;
+                let at = self.gpu_addr(src, bytes, pe)?;
                 if bytes > 0 {
-                    path(&at).get(g, at, dest, bytes, when, routine)?;
+                    path(&at).get(g, at, dest, bytes, when, UNNAMED)?;
                 }
             }
             HostOp::P { dest, value, size } => {
-                let at = self.gpu_addr(dest, size, pe, routine)?;
+                let at = self.gpu_addr(dest, size, pe)?;
                 if at.mapped % size as u64 != 0 {
-                    return Err(misaligned(dest, size, routine));
+                    return Err(misaligned(dest, size));
                 }
-                path(&at).p(g, at, value, size, when, routine)?;
+                path(&at).p(g, at, value, size, when, UNNAMED)?;
             }
             HostOp::G { src, size } => {
-                let at = self.gpu_addr(src, size, pe, routine)?;
+                let at = self.gpu_addr(src, size, pe)?;
                 let mut v = 0u64;
-                path(&at).get(g, at, (&mut v as *mut u64).cast(), size, when, routine)?;
+                path(&at).get(g, at, (&mut v as *mut u64).cast(), size, when, UNNAMED)?;
                 if let When::Stream(s) = when {
-                    cu(cuda::stream_synchronize(s), routine)?; // the value is returned
+                    cu(cuda::stream_synchronize(s))?; // the value is returned
                 }
                 return Ok(v);
             }
             HostOp::Strided { dir, sym, local, dst, sst, nelems, size } => {
                 let (sym_stride, local_stride) = if dir == Direction::Put { (dst, sst) } else { (sst, dst) };
-                let (lo, len) = if nelems == 0 { (sym, 1) } else { span(sym, sym_stride, nelems, size, routine)? };
-                let at = self.gpu_addr(lo, len, pe, routine)?;
+                let (lo, len) = if nelems == 0 { (sym, 1) } else { span(sym, sym_stride, nelems, size)? };
+                let at = self.gpu_addr(lo, len, pe)?;
                 if nelems == 0 {
                     return Ok(0);
                 }
                 if local.is_null() {
                     let which = if dir == Direction::Put { "source" } else { "destination" };
-                    return Err(Error::invalid(routine, format!("the {which} buffer is NULL")));
+                    return Err(Error::invalid_value(format!("the {which} buffer is NULL")));
                 }
                 let first = at.plus(sym as isize - lo as isize);
                 let bytes = |stride: isize| stride.saturating_mul(size as isize);
@@ -135,21 +135,21 @@ impl State {
                     nelems,
                     size,
                 };
-                path(&at).strided(g, &x, when, routine)?;
+                path(&at).strided(g, &x, when, UNNAMED)?;
             }
             HostOp::Amo { dest, op, a, b, size } => {
-                let at = self.gpu_addr(dest, size, pe, routine)?;
+                let at = self.gpu_addr(dest, size, pe)?;
                 if at.mapped % size as u64 != 0 {
-                    return Err(misaligned(dest, size, routine));
+                    return Err(misaligned(dest, size));
                 }
-                return path(&at).amo(g, at, op, size, a, b, routine);
+                return path(&at).amo(g, at, op, size, a, b, UNNAMED);
             }
             HostOp::Signal { sig, op, value } => {
-                let at = self.gpu_addr(sig, 8, pe, routine)?;
+                let at = self.gpu_addr(sig, 8, pe)?;
                 if at.mapped % 8 != 0 {
-                    return Err(misaligned(sig, 8, routine));
+                    return Err(misaligned(sig, 8));
                 }
-                path(&at).signal(g, at, op, value, when, routine)?;
+                path(&at).signal(g, at, op, value, when, UNNAMED)?;
             }
         }
         Ok(0)
@@ -157,23 +157,23 @@ impl State {
 
     /// wait_until{,_all,_all_vector}_on_stream: later work on `stream` waits until every
     /// variable of `w` (not skipped by its status) compares true.
-    pub fn gpu_wait_on_stream(&self, w: &StreamWait, stream: CUstream, routine: &'static str) -> Result<()> {
+    pub fn gpu_wait_on_stream(&self, w: &StreamWait, stream: CUstream) -> Result<()> {
         if !(0..=5).contains(&w.cmp) {
-            return Err(Error::invalid(routine, format!("comparison {} is not one of NVSHMEM_CMP_EQ..NVSHMEM_CMP_GE (0..5)", w.cmp)));
+            return Err(Error::invalid_value(format!("comparison {} is not one of NVSHMEM_CMP_EQ..NVSHMEM_CMP_GE (0..5)", w.cmp)));
         }
-        let bytes = crate::runtime::rma::bytes(w.nelems, w.size, routine)?;
-        let mine = self.gpu_translate(w.ivars, bytes.max(1), self.me as i32, routine)?;
+        let bytes = crate::runtime::rma::bytes(w.nelems, w.size)?;
+        let mine = self.gpu_translate(w.ivars, bytes.max(1), self.me as i32)?;
         if mine % w.size as u64 != 0 {
-            return Err(Error::invalid(routine, format!("address {:p} is not aligned to its {}-byte type", w.ivars, w.size)));
+            return Err(Error::invalid_value(format!("address {:p} is not aligned to its {}-byte type", w.ivars, w.size)));
         }
         if w.nelems == 0 {
             return Ok(());
         }
-        let g = self.gpu(routine)?;
-        let k = g.kernels(routine)?;
-        cu(g.ctx.make_current(), routine)?;
-        let status = g.stage_on_stream(w.status.cast(), w.nelems * 4, stream, routine)?;
-        let values = match g.stage_on_stream(w.values, bytes, stream, routine) {
+        let g = self.gpu()?;
+        let k = g.kernels()?;
+        cu(g.ctx.make_current())?;
+        let status = g.stage_on_stream(w.status.cast(), w.nelems * 4, stream)?;
+        let values = match g.stage_on_stream(w.values, bytes, stream) {
             Ok(v) => v,
             Err(e) => {
                 // SAFETY: `status` came from stage_on_stream on this stream (or is 0).
@@ -194,11 +194,11 @@ impl State {
         };
         // SAFETY: `mine` is this PE's heap range of nelems aligned variables; the staged arrays
         // are freed only after the kernel, in stream order.
-        let launched = cu(unsafe { k.wait(stream, &args) }, routine);
+        let launched = cu(unsafe { k.wait(stream, &args) });
         for p in [status, values] {
             if p != 0 {
                 // SAFETY: from stage_on_stream on this stream; nothing later uses it.
-                cu(unsafe { cuda::free_async(p, stream) }, routine)?;
+                cu(unsafe { cuda::free_async(p, stream) })?;
             }
         }
         launched
@@ -210,31 +210,30 @@ impl State {
     /// threads and the copy engine reach any local memory over P2P, so nothing else is needed
     /// there; with IBGDA the NIC registers it too, and device puts from it and gets into it
     /// become one RDMA WRITE or READ instead of inline copies (src/ibgda/regs.rs).
-    pub fn gpu_buffer_register(&self, addr: *const u8, len: usize, routine: &'static str) -> Result<()> {
-        let g = self.gpu(routine)?;
+    pub fn gpu_buffer_register(&self, addr: *const u8, len: usize) -> Result<()> {
+        let g = self.gpu()?;
         if addr.is_null() || len == 0 {
-            return Err(Error::invalid(routine, format!("buffer {addr:p} of {len} bytes: need a non-NULL address and a length > 0")));
+            return Err(Error::invalid_value(format!("buffer {addr:p} of {len} bytes: need a non-NULL address and a length > 0")));
         }
         let (lo, hi) = (addr as u64, addr as u64 + len as u64);
         let mut reg = g.registered.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(&(a, l)) = reg.iter().find(|&&(a, l)| lo < a + l as u64 && a < hi) {
-            return Err(Error::invalid(
-                routine,
-                format!("{addr:p} ({len} bytes) overlaps the registered buffer {a:#x} ({l} bytes); unregister it first"),
-            ));
+            return Err(Error::invalid_value(format!(
+                "{addr:p} ({len} bytes) overlaps the registered buffer {a:#x} ({l} bytes); unregister it first"
+            )));
         }
         // Over IBGDA the NIC needs it registered; P2P copies need nothing.
         if let Some(ib) = &g.ibgda {
-            cu(g.ctx.make_current(), routine)?;
-            ib.register_buffer(lo, len, routine)?;
+            cu(g.ctx.make_current())?;
+            ib.register_buffer(lo, len)?;
         }
         reg.push((lo, len));
         Ok(())
     }
 
     /// nvshmemx_buffer_unregister (`addr` as registered) or, with None, every registration.
-    pub fn gpu_buffer_unregister(&self, addr: Option<*const u8>, routine: &'static str) -> Result<()> {
-        let g = self.gpu(routine)?;
+    pub fn gpu_buffer_unregister(&self, addr: Option<*const u8>) -> Result<()> {
+        let g = self.gpu()?;
         let mut reg = g.registered.lock().unwrap_or_else(|p| p.into_inner());
         match addr {
             None => reg.clear(),
@@ -242,12 +241,12 @@ impl State {
                 Some(i) => {
                     reg.swap_remove(i);
                 }
-                None => return Err(Error::invalid(routine, format!("{a:p} is not a registered buffer (nvshmemx_buffer_register)"))),
+                None => return Err(Error::invalid_value(format!("{a:p} is not a registered buffer (nvshmemx_buffer_register)"))),
             },
         }
         if let Some(ib) = &g.ibgda {
-            cu(g.ctx.make_current(), routine)?;
-            ib.unregister_buffer(addr.map(|a| a as u64), routine)?;
+            cu(g.ctx.make_current())?;
+            ib.unregister_buffer(addr.map(|a| a as u64))?;
         }
         Ok(())
     }
@@ -255,15 +254,15 @@ impl State {
 
 impl GpuState {
     /// A stream-ordered device copy of `bytes` at `src` (host or device memory), or 0 for NULL.
-    fn stage_on_stream(&self, src: *const u8, bytes: usize, stream: CUstream, routine: &'static str) -> Result<u64> {
+    fn stage_on_stream(&self, src: *const u8, bytes: usize, stream: CUstream) -> Result<u64> {
         if src.is_null() {
             return Ok(0);
         }
         // SAFETY: `stream` is the caller's live stream; the copy reads the caller's `bytes`
         // at `src` (a host source is copied before the call returns).
         unsafe {
-            let p = cu(cuda::alloc_async(bytes, stream), routine)?;
-            cu(cuda::memcpy_async(p, src as u64, bytes, stream), routine)?;
+            let p = cu(cuda::alloc_async(bytes, stream))?;
+            cu(cuda::memcpy_async(p, src as u64, bytes, stream))?;
             Ok(p)
         }
     }
@@ -271,23 +270,23 @@ impl GpuState {
 
 /// What the GPU-memory transports use of this PE's GPU.
 impl LocalGpu for GpuState {
-    fn make_current(&self, routine: &'static str) -> Result<()> {
-        cu(self.ctx.make_current(), routine)
+    fn make_current(&self) -> Result<()> {
+        cu(self.ctx.make_current())
     }
     fn stream(&self) -> CUstream {
         self.stream.0
     }
-    fn sync(&self, routine: &'static str) -> Result<()> {
-        GpuState::sync(self, routine)
+    fn sync(&self) -> Result<()> {
+        GpuState::sync(self)
     }
-    fn copy_now(&self, dst: u64, src: u64, len: usize, routine: &'static str) -> Result<()> {
-        GpuState::copy_now(self, dst, src, len, routine)
+    fn copy_now(&self, dst: u64, src: u64, len: usize) -> Result<()> {
+        GpuState::copy_now(self, dst, src, len)
     }
-    fn kernels(&self, routine: &'static str) -> Result<&Kernels> {
-        GpuState::kernels(self, routine)
+    fn kernels(&self) -> Result<&Kernels> {
+        GpuState::kernels(self)
     }
-    fn amo_at(&self, mapped: u64, a: u64, b: u64, op: AmoOp, size: usize, routine: &'static str) -> Result<u64> {
-        GpuState::amo_at(self, mapped, a, b, op, size, routine)
+    fn amo_at(&self, mapped: u64, a: u64, b: u64, op: AmoOp, size: usize) -> Result<u64> {
+        GpuState::amo_at(self, mapped, a, b, op, size)
     }
     fn mailboxes(&self) -> Option<&crate::proxy::gpu::Mailboxes> {
         self.mailboxes.get().map(|b| &**b)

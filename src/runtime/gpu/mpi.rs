@@ -39,7 +39,7 @@ fn sym(lib: *mut c_void, name: &CStr) -> *mut c_void {
 }
 
 /// libmpi as the program loaded it: global symbols first, then the usual sonames.
-fn find(routine: &'static str) -> Result<Mpi> {
+fn find() -> Result<Mpi> {
     let mut lib = libc::RTLD_DEFAULT;
     if sym(lib, c"MPI_Bcast").is_null() {
         lib = std::ptr::null_mut();
@@ -52,19 +52,16 @@ fn find(routine: &'static str) -> Result<Mpi> {
             }
         }
         if lib.is_null() {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                routine,
-                "NVSHMEMX_INIT_WITH_MPI_COMM: no MPI library is loaded in this process (looked for MPI_Bcast, libmpi.so.40, libmpi.so.12, libmpich.so.12); link the program with MPI and call MPI_Init first",
+            return Err(Error::of(
+                ErrorKind::Unsupported, "NVSHMEMX_INIT_WITH_MPI_COMM: no MPI library is loaded in this process (looked for MPI_Bcast, libmpi.so.40, libmpi.so.12, libmpich.so.12); link the program with MPI and call MPI_Init first",
             ));
         }
     }
     let need = |name: &'static CStr| {
         let p = sym(lib, name);
         if p.is_null() {
-            Err(Error::new(
+            Err(Error::of(
                 ErrorKind::Unsupported,
-                routine,
                 format!("NVSHMEMX_INIT_WITH_MPI_COMM: the MPI library has no {}", name.to_string_lossy()),
             ))
         } else {
@@ -84,41 +81,39 @@ fn find(routine: &'static str) -> Result<Mpi> {
     })
 }
 
-fn check(rc: c_int, call: &str, routine: &'static str) -> Result<()> {
+fn check(rc: c_int, call: &str) -> Result<()> {
     if rc == 0 {
         Ok(())
     } else {
-        Err(Error::new(ErrorKind::Bootstrap, routine, format!("NVSHMEMX_INIT_WITH_MPI_COMM: {call} returned MPI error {rc}")))
+        Err(Error::of(ErrorKind::Bootstrap, format!("NVSHMEMX_INIT_WITH_MPI_COMM: {call} returned MPI error {rc}")))
     }
 }
 
 /// MPICH's MPI_COMM_WORLD (its mpi.h: `((MPI_Comm)0x44000000)`).
 const MPICH_COMM_WORLD: c_int = 0x44000000;
 
-/// (this rank, ranks, the job's unique id) over MPI_COMM_WORLD: NVSHMEM_BOOTSTRAP=MPI.
+/// (this rank, ranks, the job's unique id) over MPI_COMM_WORLD: NVSHMEM_BOOTSTRAP=MPI. Called
+/// by the bootstrap, below the C boundary: errors are named `routine` here.
 pub fn uniqueid_over_world(routine: &'static str) -> Result<(usize, usize, [u8; uid::ID_BYTES])> {
-    let mpi = find(routine)?;
-    match mpi.flavour {
-        Flavour::Ompi { world, .. } => uniqueid_over((&world as *const *mut c_void).cast(), routine),
-        Flavour::Mpich => uniqueid_over((&MPICH_COMM_WORLD as *const c_int).cast(), routine),
-    }
+    let over_world = || match find()?.flavour {
+        Flavour::Ompi { world, .. } => uniqueid_over((&world as *const *mut c_void).cast()),
+        Flavour::Mpich => uniqueid_over((&MPICH_COMM_WORLD as *const c_int).cast()),
+    };
+    over_world().map_err(|e| e.named(routine))
 }
 
 /// (this rank, ranks, the job's unique id) over the communicator `*comm` (attr.mpi_comm points
 /// at the program's MPI_Comm): rank 0's fresh id, broadcast over it.
-pub fn uniqueid_over(comm: *const c_void, routine: &'static str) -> Result<(usize, usize, [u8; uid::ID_BYTES])> {
+pub fn uniqueid_over(comm: *const c_void) -> Result<(usize, usize, [u8; uid::ID_BYTES])> {
     if comm.is_null() {
-        return Err(Error::invalid(routine, "NVSHMEMX_INIT_WITH_MPI_COMM needs attr.mpi_comm = &comm (the address of an MPI_Comm)"));
+        return Err(Error::invalid_value("NVSHMEMX_INIT_WITH_MPI_COMM needs attr.mpi_comm = &comm (the address of an MPI_Comm)"));
     }
-    let mpi = find(routine)?;
+    let mpi = find()?;
     let mut flag: c_int = 0;
     // SAFETY: MPI_Initialized writes one int.
-    check(unsafe { (mpi.initialized)(&mut flag) }, "MPI_Initialized", routine)?;
+    check(unsafe { (mpi.initialized)(&mut flag) }, "MPI_Initialized")?;
     if flag == 0 {
-        return Err(Error::invalid(
-            routine,
-            "NVSHMEMX_INIT_WITH_MPI_COMM: MPI is not initialized; call MPI_Init before nvshmemx_init_attr",
-        ));
+        return Err(Error::invalid_value("NVSHMEMX_INIT_WITH_MPI_COMM: MPI is not initialized; call MPI_Init before nvshmemx_init_attr"));
     }
     let (mut rank, mut size): (c_int, c_int) = (0, 0);
     let mut id = [0u8; uid::ID_BYTES];
@@ -132,36 +127,34 @@ pub fn uniqueid_over(comm: *const c_void, routine: &'static str) -> Result<(usiz
                 type RankFn = unsafe extern "C" fn(*mut c_void, *mut c_int) -> c_int;
                 type BcastFn = unsafe extern "C" fn(*mut c_void, c_int, *mut c_void, c_int, *mut c_void) -> c_int;
                 let c = *(comm as *const *mut c_void);
-                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.rank)(c, &mut rank), "MPI_Comm_rank", routine)?;
-                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.size)(c, &mut size), "MPI_Comm_size", routine)?;
+                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.rank)(c, &mut rank), "MPI_Comm_rank")?;
+                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.size)(c, &mut size), "MPI_Comm_size")?;
                 if rank == 0 {
-                    id = uid::new_id().map_err(|e| e.in_routine(routine))?;
+                    id = uid::new_id()?;
                 }
                 check(
                     std::mem::transmute::<*mut c_void, BcastFn>(mpi.bcast)(id.as_mut_ptr().cast(), id.len() as c_int, byte, 0, c),
                     "MPI_Bcast",
-                    routine,
                 )?;
             }
             Flavour::Mpich => {
                 type RankFn = unsafe extern "C" fn(c_int, *mut c_int) -> c_int;
                 type BcastFn = unsafe extern "C" fn(*mut c_void, c_int, c_int, c_int, c_int) -> c_int;
                 let c = *(comm as *const c_int);
-                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.rank)(c, &mut rank), "MPI_Comm_rank", routine)?;
-                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.size)(c, &mut size), "MPI_Comm_size", routine)?;
+                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.rank)(c, &mut rank), "MPI_Comm_rank")?;
+                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.size)(c, &mut size), "MPI_Comm_size")?;
                 if rank == 0 {
-                    id = uid::new_id().map_err(|e| e.in_routine(routine))?;
+                    id = uid::new_id()?;
                 }
                 check(
                     std::mem::transmute::<*mut c_void, BcastFn>(mpi.bcast)(id.as_mut_ptr().cast(), id.len() as c_int, MPICH_MPI_BYTE, 0, c),
                     "MPI_Bcast",
-                    routine,
                 )?;
             }
         }
     }
     if rank < 0 || size <= 0 || rank >= size {
-        return Err(Error::new(ErrorKind::Bootstrap, routine, format!("NVSHMEMX_INIT_WITH_MPI_COMM: MPI says rank {rank} of {size}")));
+        return Err(Error::of(ErrorKind::Bootstrap, format!("NVSHMEMX_INIT_WITH_MPI_COMM: MPI says rank {rank} of {size}")));
     }
     Ok((rank as usize, size as usize, id))
 }

@@ -41,7 +41,7 @@ pub fn start(st: &'static State) -> Result<()> {
     // The atomic kernel the target side runs is loaded now, not at its first use: loading a
     // module may wait for the context's running kernels, and one spinning in a device barrier
     // waits for that very atomic.
-    g.kernels(routine)?;
+    g.kernels()?;
     let remote: Vec<bool> = (0..npes).map(|p| st.routes.route(p) == Route::Network).collect();
     let stall = std::time::Duration::from_nanos(stall_ns(channel));
     let taker = AmoTaker { gpu: GpuLocal::new(g.device)?, channel: channel.as_ptr() as u64 };
@@ -87,7 +87,7 @@ pub fn drain(g: &GpuState, routine: &'static str) -> Result<()> {
     let mut issue = vec![crate::abi::RshmemProxyIssue::default(); channel.lanes()];
     // SAFETY: the header's `issue` is written once at creation.
     let at = unsafe { (*channel.as_ptr()).issue };
-    g.copy_now(issue.as_mut_ptr() as u64, at, std::mem::size_of_val(&issue[..]), routine)?;
+    g.copy_now(issue.as_mut_ptr() as u64, at, std::mem::size_of_val(&issue[..]))?;
     let issued: Vec<u64> = issue.iter().map(|i| i.ticket).collect();
     proxy.drain(&issued, routine)
 }
@@ -134,14 +134,16 @@ impl AmoKernel for AmoTaker {
     }
     fn launch(&self) -> Result<()> {
         let routine = "rshmem proxy (a remote PE's atomic)";
-        self.gpu.launch_amo_taker(state(routine)?.gpu(routine)?.kernels(routine)?, self.channel, routine)
+        // No C routine runs this thread: its errors are named here.
+        let kernels = state().and_then(|st| st.gpu()?.kernels()).map_err(|e| e.named(routine))?;
+        self.gpu.launch_amo_taker(kernels, self.channel, routine)
     }
 }
 
 impl TargetGpu for OwnGpu {
     fn copy(&self, off: usize, host: *mut u8, len: usize, to_gpu: bool) -> Result<()> {
         let routine = "rshmem proxy (a remote PE's put or get)";
-        let g = state(routine)?.gpu(routine)?;
+        let g = state()?.gpu()?;
         if off.checked_add(len).is_none_or(|end| end > g.mapped()) {
             return Err(Error::invalid(
                 routine,
@@ -169,8 +171,8 @@ impl TargetGpu for OwnGpu {
 
     fn amo(&self, from: usize, off: usize, op: crate::cuda::kernels::AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
         let routine = "rshmem proxy (a remote PE's atomic)";
-        let st = state(routine)?;
-        let g = st.gpu(routine)?;
+        let st = state()?;
+        let g = st.gpu()?;
         if !off.is_multiple_of(size) || off.checked_add(size).is_none_or(|end| end > g.mapped()) {
             return Err(Error::invalid(
                 routine,
@@ -187,10 +189,7 @@ impl TargetGpu for OwnGpu {
 struct JobNetwork;
 
 fn net(routine: &'static str) -> Result<&'static dyn Transport> {
-    state(routine)?
-        .net
-        .as_deref()
-        .ok_or_else(|| Error::new(ErrorKind::Internal, routine, "the job spans hosts but has no network transport"))
+    state()?.net.as_deref().ok_or_else(|| Error::new(ErrorKind::Internal, routine, "the job spans hosts but has no network transport"))
 }
 
 impl Transport for JobNetwork {

@@ -37,38 +37,35 @@ fn device_team(t: Option<&Team>) -> RshmemDeviceTeam {
 
 impl GpuState {
     /// Writes entry `id` of the device team table (None clears it), blocking.
-    fn write_device_team(&self, id: usize, t: Option<&Team>, routine: &'static str) -> Result<()> {
+    fn write_device_team(&self, id: usize, t: Option<&Team>, _routine: &'static str) -> Result<()> {
         if id >= MAX_DEVICE_TEAMS {
             return Ok(());
         }
         let entry = device_team(t);
         let at = self.base + (self.area.teams() + id * std::mem::size_of::<RshmemDeviceTeam>()) as u64;
-        cu(self.ctx.make_current(), routine)?;
+        cu(self.ctx.make_current())?;
         // SAFETY: `at` is entry `id` of the team table in this PE's runtime area (mapped, inside
         // the reserved area); `entry` outlives the copy, complete at the sync below.
-        cu(
-            unsafe {
-                cuda::memcpy_async(at, (&entry as *const RshmemDeviceTeam) as u64, std::mem::size_of::<RshmemDeviceTeam>(), self.stream.0)
-            },
-            routine,
-        )?;
-        self.sync(routine)
+        cu(unsafe {
+            cuda::memcpy_async(at, (&entry as *const RshmemDeviceTeam) as u64, std::mem::size_of::<RshmemDeviceTeam>(), self.stream.0)
+        })?;
+        self.sync()
     }
 
     /// Clears team `id`'s small-collective state (call numbers, acknowledgements, slots), if it
     /// has any; blocking. Returns whether there was some.
-    fn clear_device_coll_state(&self, id: usize, routine: &'static str) -> Result<bool> {
+    fn clear_device_coll_state(&self, id: usize, _routine: &'static str) -> Result<bool> {
         let ranges = self.area.coll_team_ranges(id);
         if ranges.is_empty() {
             return Ok(false);
         }
-        cu(self.ctx.make_current(), routine)?;
+        cu(self.ctx.make_current())?;
         for (off, len) in ranges {
             // SAFETY: the range lies in this PE's runtime area (mapped at init, never unmapped
             // while the state lives); nothing else writes it while no team has handle `id`.
-            cu(unsafe { cuda::memset_async(self.base + off as u64, 0, len, self.stream.0) }, routine)?;
+            cu(unsafe { cuda::memset_async(self.base + off as u64, 0, len, self.stream.0) })?;
         }
-        self.sync(routine)?;
+        self.sync()?;
         Ok(true)
     }
 }
@@ -121,7 +118,7 @@ impl State {
             }
         }
         for id in 0..TEAMS_MIN {
-            let t = self.teams.get(id, R)?;
+            let t = self.teams.get(id)?;
             g.write_device_team(id, Some(&t), R)?;
         }
         Ok(())
@@ -136,7 +133,7 @@ impl State {
                 format!("team {team} is NVSHMEM_TEAM_INVALID: this PE is not a member of it (a split gives non-members NVSHMEM_TEAM_INVALID) or it was never created"),
             ));
         }
-        Ok((team as usize, self.teams.get(team as usize, routine)?))
+        Ok((team as usize, self.teams.get(team as usize)?))
     }
 
     /// Records a new team in the device table (after a split made it on this PE) with its
@@ -145,13 +142,13 @@ impl State {
     /// cleared (a handle may have served an earlier team).
     fn gpu_publish_split(&self, split: &Split, routine: &'static str) -> Result<()> {
         if let Split::Member(id) = split {
-            let t = self.teams.get(*id, routine)?;
+            let t = self.teams.get(*id)?;
             if *id >= MAX_DEVICE_TEAMS {
                 crate::runtime::log::warn(&format!(
                     "{routine}: team handle {id} is beyond the device team table ({MAX_DEVICE_TEAMS} entries): it works on the host and on streams, not in device code; destroy teams no longer needed"
                 ));
             }
-            let g = self.gpu(routine)?;
+            let g = self.gpu()?;
             let cleared = g.clear_device_coll_state(*id, routine)?;
             g.write_device_team(*id, Some(&t), routine)?;
             if cleared {
@@ -197,14 +194,14 @@ impl State {
                 format!("team {id} is a predefined team (handles below NVSHMEM_TEAMS_MIN = {TEAMS_MIN}); it cannot be destroyed"),
             ));
         }
-        self.gpu(routine)?.write_device_team(id, None, routine)?;
+        self.gpu()?.write_device_team(id, None, routine)?;
         self.ctxs.destroy_team(id);
-        self.teams.remove(id, routine)
+        self.teams.remove(id)
     }
 
     /// nvshmem_team_translate_pe: -1 when either team is not live here or the PE is not in both.
     pub fn gpu_team_translate(&self, src: i32, pe: i32, dest: i32) -> i32 {
-        let get = |t: i32| (t >= 0).then(|| self.teams.get(t as usize, "nvshmem_team_translate_pe").ok()).flatten();
+        let get = |t: i32| (t >= 0).then(|| self.teams.get(t as usize).ok()).flatten();
         match (get(src), get(dest)) {
             (Some(a), Some(b)) => a.translate(pe, &b),
             _ => -1,
@@ -213,7 +210,7 @@ impl State {
 
     /// nvshmem_team_my_pe / nvshmem_team_n_pes: (index, size), None when not a live team here.
     pub fn gpu_team_info(&self, team: i32) -> Option<(i32, i32)> {
-        let t = (team >= 0).then(|| self.teams.get(team as usize, "nvshmem_team_my_pe").ok()).flatten()?;
+        let t = (team >= 0).then(|| self.teams.get(team as usize).ok()).flatten()?;
         Some((t.my_index as i32, t.set.size as i32))
     }
 
@@ -222,7 +219,7 @@ impl State {
     pub fn gpu_team_barrier_host(&self, team: i32, quiet: bool, routine: &'static str) -> Result<()> {
         let (_, t) = self.gpu_team(team, routine)?;
         if quiet {
-            self.gpu_quiet(routine)?;
+            self.gpu_quiet()?;
         }
         let _serial = self.serialize_channel(t.set.chan);
         self.sync_set(&t.set, &Caller::sync(routine))

@@ -55,60 +55,49 @@ impl Registry {
 impl State {
     /// Collective: maps every PE's `size`-byte allocation at `buf` into the symmetric window;
     /// returns this PE's symmetric address of it.
-    pub fn gpu_register_symmetric(&self, buf: *mut u8, size: usize, routine: &'static str) -> Result<*mut u8> {
-        let g = self.gpu(routine)?;
+    pub fn gpu_register_symmetric(&self, buf: *mut u8, size: usize) -> Result<*mut u8> {
+        let g = self.gpu()?;
         if g.ibgda.is_some() {
-            return Err(Error::new(ErrorKind::Unsupported, routine, "registering user allocations symmetrically is not supported with IBGDA peers (NVSHMEM_DISABLE_P2P=1); allocate with nvshmem_malloc"));
+            return Err(Error::of(ErrorKind::Unsupported, "registering user allocations symmetrically is not supported with IBGDA peers (NVSHMEM_DISABLE_P2P=1); allocate with nvshmem_malloc"));
         }
         // Agreed first: every PE then reaches the same verdict on the arguments.
         let _serial = self.serialize_collectives();
-        self.gpu_agree(routine, Op::RegisterSymmetric, size as u64, 0)?;
+        self.gpu_agree(Op::RegisterSymmetric, size as u64, 0)?;
         let gran = g.heap.lock().unwrap_or_else(|p| p.into_inner()).granularity;
         if size == 0 || !size.is_multiple_of(gran) {
-            return Err(Error::invalid(
-                routine,
-                format!(
-                    "buffer {buf:p} of {size} bytes: the size must be a positive multiple of the allocation granularity ({gran} bytes)"
-                ),
-            ));
+            return Err(Error::invalid_value(format!(
+                "buffer {buf:p} of {size} bytes: the size must be a positive multiple of the allocation granularity ({gran} bytes)"
+            )));
         }
-        cu(g.ctx.make_current(), routine)?;
+        cu(g.ctx.make_current())?;
         let off = g.symmetric.lock().unwrap_or_else(|p| p.into_inner()).first_fit(g.heap_end, g.stride, size);
         // This PE's allocation, exported. A failure here still takes part in the exchange
         // (sending no descriptor), so every PE learns of it and none waits.
         let local = PhysMem::retain(buf as u64, size).and_then(|mem| mem.export_fd().map(|fd| (mem, fd)));
         let fds: Vec<i32> = local.as_ref().map(|(_, fd)| vec![fd.as_raw_fd()]).unwrap_or_default();
-        let all = self.boot.allgather_fds(&fds).map_err(|e| e.in_routine(routine))?;
+        let all = self.boot.allgather_fds(&fds)?;
         let (mine, _fd) = match local {
             Ok(pair) => pair,
             Err(e) => {
-                return Err(Error::invalid(
-                    routine,
-                    format!("{buf:p} is not an exportable cuMemCreate allocation of at least {size} bytes ({e}); create it with CUmemAllocationProp.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR"),
+                return Err(Error::invalid_value(format!("{buf:p} is not an exportable cuMemCreate allocation of at least {size} bytes ({e}); create it with CUmemAllocationProp.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR"),
                 ))
             }
         };
         if let Some(pe) = all.iter().position(|f| f.is_empty()) {
-            return Err(Error::invalid(
-                routine,
-                format!("PE {pe} could not export its allocation (see its message); nothing was registered"),
-            ));
+            return Err(Error::invalid_value(format!("PE {pe} could not export its allocation (see its message); nothing was registered")));
         }
         let Some(off) = off else {
-            return Err(Error::new(
-                ErrorKind::OutOfMemory,
-                routine,
-                format!("no {size} bytes free in the address space for registered allocations; set RSHMEM_REGISTER_SYMMETRIC_SPACE higher (now {} bytes)", g.stride - g.heap_end),
+            return Err(Error::of(
+                ErrorKind::OutOfMemory, format!("no {size} bytes free in the address space for registered allocations; set RSHMEM_REGISTER_SYMMETRIC_SPACE higher (now {} bytes)", g.stride - g.heap_end),
             ));
         };
         let mapped = self.map_everyone(g, mine, &all, off, size);
         // Everyone mapped, or nobody keeps a mapping: the outcome is agreed before returning.
-        let ok = self.boot.allgather(&[mapped.is_ok() as u8]).map_err(|e| e.in_routine(routine))?;
-        let (maps, mems) = mapped.map_err(|e| e.into_error(routine))?;
+        let ok = self.boot.allgather(&[mapped.is_ok() as u8])?;
+        let (maps, mems) = mapped.map_err(Error::from)?;
         if let Some(pe) = ok.iter().position(|v| v.first() != Some(&1)) {
-            return Err(Error::new(
+            return Err(Error::of(
                 ErrorKind::Internal,
-                routine,
                 format!("PE {pe} could not map the registered allocations (see its message); nothing was registered"),
             ));
         }
@@ -140,20 +129,19 @@ impl State {
 
     /// Collective: undoes a registration (`ptr` as returned, `size` as registered) once every
     /// PE's kernels and copies are done with it.
-    pub fn gpu_unregister_symmetric(&self, ptr: *mut u8, size: usize, routine: &'static str) -> Result<()> {
-        let g = self.gpu(routine)?;
+    pub fn gpu_unregister_symmetric(&self, ptr: *mut u8, size: usize) -> Result<()> {
+        let g = self.gpu()?;
         let off = (ptr as u64).wrapping_sub(g.base) as usize;
         let _serial = self.serialize_collectives();
-        self.gpu_agree(routine, Op::UnregisterSymmetric, off as u64, size as u64)?;
+        self.gpu_agree(Op::UnregisterSymmetric, off as u64, size as u64)?;
         let found = g.symmetric.lock().unwrap_or_else(|p| p.into_inner()).list.iter().position(|r| r.off == off && r.len == size);
         let Some(i) = found else {
-            return Err(Error::invalid(
-                routine,
-                format!("{ptr:p} ({size} bytes) is not an address returned by nvshmemx_buffer_register_symmetric with that size"),
-            ));
+            return Err(Error::invalid_value(format!(
+                "{ptr:p} ({size} bytes) is not an address returned by nvshmemx_buffer_register_symmetric with that size"
+            )));
         };
-        cu(g.ctx.make_current(), routine)?;
-        cu(g.ctx.synchronize(), routine)?;
+        cu(g.ctx.make_current())?;
+        cu(g.ctx.synchronize())?;
         self.barrier_all(); // no PE still reaches into another's allocation
         drop(g.symmetric.lock().unwrap_or_else(|p| p.into_inner()).list.remove(i));
         Ok(())
