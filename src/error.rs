@@ -14,6 +14,10 @@ pub enum ErrorKind {
     NotSymmetric,
     InvalidArgument,
     OutOfMemory,
+    /// The symmetric heap has no room for an allocation, found alike by every PE (each runs
+    /// the same allocator over the same calls): the allocation routine returns NULL after a
+    /// warning, as OpenSHMEM and NVSHMEM specify (`capi::alloc_or_null`).
+    HeapFull,
     NotMember,
     Bootstrap,
     System,
@@ -32,7 +36,7 @@ impl ErrorKind {
             ErrorKind::NotInitialized | ErrorKind::InvalidPe | ErrorKind::InvalidArgument | ErrorKind::NotMember => {
                 RshmemStatus::ErrorInvalidValue
             }
-            ErrorKind::OutOfMemory => RshmemStatus::ErrorOutOfMemory,
+            ErrorKind::OutOfMemory | ErrorKind::HeapFull => RshmemStatus::ErrorOutOfMemory,
             ErrorKind::Unsupported => RshmemStatus::ErrorNotSupported,
             ErrorKind::NotSymmetric => RshmemStatus::ErrorSymmetry,
             ErrorKind::NoGpu => RshmemStatus::ErrorGpuNotSelected,
@@ -116,12 +120,13 @@ impl std::error::Error for Error {}
 mod tests {
     use super::*;
 
-    const KINDS: [ErrorKind; 11] = [
+    const KINDS: [ErrorKind; 12] = [
         ErrorKind::NotInitialized,
         ErrorKind::InvalidPe,
         ErrorKind::NotSymmetric,
         ErrorKind::InvalidArgument,
         ErrorKind::OutOfMemory,
+        ErrorKind::HeapFull,
         ErrorKind::NotMember,
         ErrorKind::Bootstrap,
         ErrorKind::System,
@@ -147,7 +152,7 @@ mod tests {
         let code = |name: &str| NVSHMEM_CODES.iter().find(|(n, _)| *n == name).unwrap().1;
         for kind in KINDS {
             let expected = match kind {
-                ErrorKind::OutOfMemory => "NVSHMEMX_ERROR_OUT_OF_MEMORY",
+                ErrorKind::OutOfMemory | ErrorKind::HeapFull => "NVSHMEMX_ERROR_OUT_OF_MEMORY",
                 ErrorKind::Unsupported => "NVSHMEMX_ERROR_NOT_SUPPORTED",
                 ErrorKind::NotSymmetric => "NVSHMEMX_ERROR_SYMMETRY",
                 ErrorKind::NoGpu => "NVSHMEMX_ERROR_GPU_NOT_SELECTED",

@@ -3,7 +3,7 @@
 
 use std::ffi::{c_int, c_long, c_void};
 
-use super::with_state;
+use super::{warn_failed, with_state};
 use crate::error::{Error, ErrorKind};
 use crate::log;
 use crate::runtime::ctx::{DEFAULT, INVALID};
@@ -52,7 +52,7 @@ fn create(routine: &'static str, team: Option<usize>, options: c_long, ctx: *mut
         let (handle, rc) = match team.map(|t| st.ctx_create(t, options)) {
             Some(Ok(h)) => (h, 0),
             Some(Err(e)) => {
-                log::warn(&format!("{e} (returning nonzero, ctx = SHMEM_CTX_INVALID)"));
+                warn_failed(routine, &e, " (returning nonzero, ctx = SHMEM_CTX_INVALID)");
                 (INVALID, e.kind.code())
             }
             // The specification's way to ask "am I in this team?": not worth a warning.

@@ -3,10 +3,10 @@
 
 use std::ffi::{c_long, c_void};
 
-use super::with_state;
+use super::{alloc_or_null, with_state};
 use crate::error::{Error, ErrorKind, Result};
 use crate::heap::alloc::MIN_ALIGN;
-use crate::heap::{check_alignment, out_of_room, BASE_ALIGN};
+use crate::heap::{check_alignment, BASE_ALIGN};
 use crate::runtime::State;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -39,7 +39,8 @@ fn agree(st: &State, routine: &'static str, op: Op, a: u64, b: u64) -> Result<()
 
 fn exhausted(st: &State, size: usize, largest: usize) -> Error {
     Error::of(
-        ErrorKind::OutOfMemory, format!(
+        ErrorKind::HeapFull,
+        format!(
             "cannot allocate {size} bytes: the symmetric heap ({} bytes per PE for the program) has at most {largest} bytes free in one block; set RSHMEM_SYMMETRIC_SIZE (or SHMEM_SYMMETRIC_SIZE / NVSHMEM_SYMMETRIC_SIZE) higher",
             st.heap.size - st.heap.reserved
         ),
@@ -57,7 +58,7 @@ pub fn alloc(st: &State, size: usize, align: usize, routine: &'static str) -> Re
         let mut a = st.alloc.lock().unwrap_or_else(|p| p.into_inner());
         match a.alloc(size, align) {
             Some(off) => Ok((st.heap.my_base() + off) as *mut c_void),
-            None => out_of_room(exhausted(st, size, a.largest_free())),
+            None => Err(exhausted(st, size, a.largest_free())),
         }
     };
     st.barrier_for(routine);
@@ -108,7 +109,7 @@ pub fn realloc(st: &State, ptr: *mut c_void, size: usize, routine: &'static str)
                 let _ = a.free(off);
                 Ok((base + new) as *mut c_void)
             }
-            None => out_of_room(exhausted(st, size, a.largest_free())),
+            None => Err(exhausted(st, size, a.largest_free())),
         }
     };
     st.barrier_for(routine);
@@ -117,22 +118,22 @@ pub fn realloc(st: &State, ptr: *mut c_void, size: usize, routine: &'static str)
 
 #[no_mangle]
 pub extern "C" fn shmem_malloc(size: usize) -> *mut c_void {
-    with_state("shmem_malloc", |st| alloc(st, size, MIN_ALIGN, "shmem_malloc"))
+    alloc_or_null("shmem_malloc", |st| alloc(st, size, MIN_ALIGN, "shmem_malloc"))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_malloc_with_hints(size: usize, _hints: c_long) -> *mut c_void {
-    with_state("shmem_malloc_with_hints", |st| alloc(st, size, MIN_ALIGN, "shmem_malloc_with_hints"))
+    alloc_or_null("shmem_malloc_with_hints", |st| alloc(st, size, MIN_ALIGN, "shmem_malloc_with_hints"))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_align(alignment: usize, size: usize) -> *mut c_void {
-    with_state("shmem_align", |st| alloc(st, size, alignment, "shmem_align"))
+    alloc_or_null("shmem_align", |st| alloc(st, size, alignment, "shmem_align"))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
-    with_state("shmem_calloc", |st| {
+    alloc_or_null("shmem_calloc", |st| {
         let total = crate::runtime::rma::bytes(count, size)?;
         let p = alloc(st, total, MIN_ALIGN, "shmem_calloc")?;
         if !p.is_null() {
@@ -148,7 +149,7 @@ pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
 
 #[no_mangle]
 pub extern "C" fn shmem_realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
-    with_state("shmem_realloc", |st| realloc(st, ptr, size, "shmem_realloc"))
+    alloc_or_null("shmem_realloc", |st| realloc(st, ptr, size, "shmem_realloc"))
 }
 
 #[no_mangle]
@@ -160,7 +161,7 @@ pub extern "C" fn shmem_free(ptr: *mut c_void) {
 
 #[no_mangle]
 pub extern "C" fn shmalloc(size: usize) -> *mut c_void {
-    with_state("shmalloc", |st| alloc(st, size, MIN_ALIGN, "shmalloc"))
+    alloc_or_null("shmalloc", |st| alloc(st, size, MIN_ALIGN, "shmalloc"))
 }
 
 #[no_mangle]
@@ -170,10 +171,10 @@ pub extern "C" fn shfree(ptr: *mut c_void) {
 
 #[no_mangle]
 pub extern "C" fn shrealloc(ptr: *mut c_void, size: usize) -> *mut c_void {
-    with_state("shrealloc", |st| realloc(st, ptr, size, "shrealloc"))
+    alloc_or_null("shrealloc", |st| realloc(st, ptr, size, "shrealloc"))
 }
 
 #[no_mangle]
 pub extern "C" fn shmemalign(alignment: usize, size: usize) -> *mut c_void {
-    with_state("shmemalign", |st| alloc(st, size, alignment, "shmemalign"))
+    alloc_or_null("shmemalign", |st| alloc(st, size, alignment, "shmemalign"))
 }

@@ -38,7 +38,11 @@ use crate::runtime::{self, State};
 //   error is fatal (a message naming the routine, then a global exit);
 // - `status` / `status_of` (NVSHMEM and OpenSHMEM routines returning a status): a warning, then
 //   `ErrorKind::status`, the one table of C codes;
-// - `null_on_error` (routines returning a pointer that may be NULL): a warning, then NULL.
+// - `null_on_error` (routines returning a pointer that may be NULL): a warning, then NULL;
+// - `alloc_or_null` (the allocation routines): NULL after a warning when the heap is full
+//   (`ErrorKind::HeapFull`), any other error is fatal.
+// Routines that fail without an error (a split that makes no team, a context not created)
+// say why with `warn_failed`, which names the routine too.
 // Each is inlined into its entry point, so the happy path is the body alone (catch_unwind
 // costs nothing until something unwinds); the error paths are out of line.
 
@@ -93,6 +97,41 @@ pub fn null_on_error<T>(routine: &'static str, body: impl FnOnce() -> Result<*mu
             std::ptr::null_mut()
         }
     }
+}
+
+/// For the allocation routines (shmem_malloc, nvshmem_malloc, ...): the block, or NULL after a
+/// warning naming the routine when the heap has no room for it (`ErrorKind::HeapFull`, which
+/// every PE meets alike, so all of them return NULL). RSHMEM_ABORT_ON_OOM=1 makes that fatal,
+/// as every other error is.
+#[inline(always)]
+pub fn alloc_or_null<T>(routine: &'static str, body: impl FnOnce(&'static State) -> Result<*mut T>) -> *mut T {
+    match boundary(routine, || body(runtime::state()?)) {
+        Ok(p) => p,
+        Err(e) => {
+            heap_full(&e);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Says why a routine failed without ending the job (it returns NULL or nonzero instead, as
+/// `returning` tells): a warning naming the routine.
+#[cold]
+#[inline(never)]
+pub(crate) fn warn_failed(routine: &'static str, e: &Error, returning: &str) {
+    let e = e.clone().named(routine);
+    crate::log::warn(&format!("{e}{returning}"));
+}
+
+/// `alloc_or_null`'s error path: returns (for NULL) only when the heap is full and the job
+/// goes on.
+#[cold]
+#[inline(never)]
+fn heap_full(e: &Error) {
+    if e.kind != ErrorKind::HeapFull || crate::env::enabled(crate::env::ABORT_ON_OOM) {
+        fail(e);
+    }
+    warn_failed(e.routine, e, " (returning NULL; RSHMEM_ABORT_ON_OOM=1 ends the job instead)");
 }
 
 #[cold]

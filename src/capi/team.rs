@@ -7,9 +7,8 @@
 use std::ffi::{c_int, c_long, c_void};
 use std::sync::Arc;
 
-use super::with_state;
+use super::{warn_failed, with_state};
 use crate::error::{Error, ErrorKind, Result};
-use crate::log;
 use crate::runtime::team::{Split, Team, WORLD};
 use crate::runtime::State;
 
@@ -73,21 +72,28 @@ fn out_handle(p: *mut ShmemTeam, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Stores a split's result in `*out`; returns the spec's status (0, or nonzero on failure).
-/// A failure is reported by one PE (`loud`): every member fails alike.
-fn give(split: Split, out: *mut ShmemTeam, loud: bool) -> c_int {
-    let (handle, rc) = match split {
-        Split::Member(id) => (team_handle(id), 0),
-        Split::NotMember => (TEAM_INVALID, 0),
+/// A split's outcome for the C caller: the new team's table index where this PE is in it, and
+/// the spec's status (0, or the error's code when the arguments describe no team: every member
+/// fails alike, and one of them, `loud`, says why in a warning naming the routine).
+pub(crate) fn split_outcome(routine: &'static str, split: Split, loud: bool) -> (Option<usize>, c_int) {
+    match split {
+        Split::Member(id) => (Some(id), 0),
+        Split::NotMember => (None, 0),
         Split::Failed(e) => {
             if loud {
-                log::warn(&e.to_string());
+                warn_failed(routine, &e, "");
             }
-            (TEAM_INVALID, e.kind.code())
+            (None, e.kind.code())
         }
-    };
+    }
+}
+
+/// Stores a split's result in `*out` (SHMEM_TEAM_INVALID where this PE is in no new team);
+/// returns the status.
+fn give(routine: &'static str, split: Split, out: *mut ShmemTeam, loud: bool) -> c_int {
+    let (member, rc) = split_outcome(routine, split, loud);
     // SAFETY: out was checked non-NULL and points at the caller's shmem_team_t.
-    unsafe { *out = handle };
+    unsafe { *out = member.map_or(TEAM_INVALID, team_handle) };
     rc
 }
 
@@ -152,7 +158,7 @@ pub extern "C" fn shmem_team_ptr(team: ShmemTeam, dest: *const c_void, pe: c_int
     const R: &str = "shmem_team_ptr";
     let world_pe = with_state(R, |st| match team_index(team) {
         None => Ok(-1),
-        Some(_) => Ok(team_of(st, team, R)?.1.translate(pe, &*st.teams.get(WORLD, R)?)),
+        Some(_) => Ok(team_of(st, team)?.1.translate(pe, &*st.teams.get(WORLD)?)),
     });
     match world_pe {
         -1 => std::ptr::null_mut(),
@@ -174,12 +180,17 @@ pub extern "C" fn shmem_team_split_strided(
     with_state(R, |st| {
         out_handle(new_team, "new_team")?;
         if team_index(parent_team).is_none() {
-            return Ok(give(Split::Failed(Error::invalid_value("parent_team is SHMEM_TEAM_INVALID; no team was created")), new_team, true));
+            return Ok(give(
+                R,
+                Split::Failed(Error::invalid_value("parent_team is SHMEM_TEAM_INVALID; no team was created")),
+                new_team,
+                true,
+            ));
         }
         let (pid, parent) = team_of(st, parent_team)?;
         let contexts = config_contexts(config, config_mask, "config")?;
         let loud = parent.my_index == 0;
-        Ok(give(st.team_split_strided(pid, &parent, start, stride, size, contexts, R)?, new_team, loud))
+        Ok(give(R, st.team_split_strided(pid, &parent, start, stride, size, contexts, R)?, new_team, loud))
     })
 }
 
@@ -201,16 +212,16 @@ pub extern "C" fn shmem_team_split_2d(
         out_handle(yaxis_team, "yaxis_team")?;
         if team_index(parent_team).is_none() {
             let e = Error::invalid_value("parent_team is SHMEM_TEAM_INVALID; no teams were created");
-            give(Split::Failed(e.clone()), xaxis_team, true);
-            return Ok(give(Split::Failed(e), yaxis_team, false));
+            give(R, Split::Failed(e.clone()), xaxis_team, true);
+            return Ok(give(R, Split::Failed(e), yaxis_team, false));
         }
         let (pid, parent) = team_of(st, parent_team)?;
         let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config")?;
         let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config")?;
         let (x, y) = st.team_split_2d(pid, &parent, xrange, xc, yc, R)?;
         let loud = parent.my_index == 0;
-        let rx = give(x, xaxis_team, loud);
-        let ry = give(y, yaxis_team, loud && rx == 0);
+        let rx = give(R, x, xaxis_team, loud);
+        let ry = give(R, y, yaxis_team, loud && rx == 0);
         Ok(if rx != 0 { rx } else { ry })
     })
 }

@@ -42,18 +42,6 @@ pub fn gpu_user_limit(symmetric: usize, max_per_gpu: usize, npes: usize) -> usiz
     symmetric.max(max_per_gpu.min(share))
 }
 
-/// What an allocation that does not fit returns: NULL after a warning, as OpenSHMEM and NVSHMEM
-/// specify, or `err` (fatal) with RSHMEM_ABORT_ON_OOM=1. Every PE runs the same allocator over
-/// the same calls, so all of them get NULL together and the heap is unchanged.
-pub fn out_of_room<T>(err: Error) -> Result<*mut T> {
-    let abort = crate::env::enabled(crate::env::ABORT_ON_OOM);
-    if abort {
-        return Err(err);
-    }
-    crate::log::warn(&format!("{err} (returning NULL; RSHMEM_ABORT_ON_OOM=1 ends the job instead)"));
-    Ok(std::ptr::null_mut())
-}
-
 /// shmem_align's / nvshmem_align's alignment must be a power of two that the heaps' placement
 /// can honour (`limit`: what every PE's heap base is aligned to).
 pub fn check_alignment(align: usize, limit: usize, routine: &'static str) -> Result<()> {

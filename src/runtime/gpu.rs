@@ -768,7 +768,7 @@ impl State {
                     // on every PE and the call returns NULL.
                     Err(e) if e.kind == ErrorKind::OutOfMemory => {
                         let _ = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).free(off);
-                        crate::heap::out_of_room(e)
+                        Err(Error { kind: ErrorKind::HeapFull, ..e })
                     }
                     Err(e) => Err(e),
                 },
@@ -777,8 +777,9 @@ impl State {
                         let a = g.alloc.lock().unwrap_or_else(|p| p.into_inner());
                         (a.largest_free(), a.capacity())
                     };
-                    crate::heap::out_of_room(Error::of(
-                        ErrorKind::OutOfMemory, format!("cannot allocate {size} bytes: the GPU symmetric heap ({} bytes per PE for the program) has at most {largest} bytes free in one block; set NVSHMEM_MAX_MEMORY_PER_GPU (or NVSHMEM_SYMMETRIC_SIZE) higher", capacity),
+                    Err(Error::of(
+                        ErrorKind::HeapFull,
+                        format!("cannot allocate {size} bytes: the GPU symmetric heap ({} bytes per PE for the program) has at most {largest} bytes free in one block; set NVSHMEM_MAX_MEMORY_PER_GPU (or NVSHMEM_SYMMETRIC_SIZE) higher", capacity),
                     ))
                 }
             }

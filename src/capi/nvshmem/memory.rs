@@ -2,23 +2,23 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::super::{null_on_error, with_state};
+use super::super::{alloc_or_null, null_on_error, with_state};
 use super::nv_status;
 use crate::heap::alloc::MIN_ALIGN;
 
 #[no_mangle]
 pub extern "C" fn nvshmem_malloc(size: usize) -> *mut c_void {
-    with_state("nvshmem_malloc", |st| st.gpu_alloc(size, MIN_ALIGN).map(|p| p.cast()))
+    alloc_or_null("nvshmem_malloc", |st| st.gpu_alloc(size, MIN_ALIGN).map(|p| p.cast()))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_align(alignment: usize, size: usize) -> *mut c_void {
-    with_state("nvshmem_align", |st| st.gpu_alloc(size, alignment).map(|p| p.cast()))
+    alloc_or_null("nvshmem_align", |st| st.gpu_alloc(size, alignment).map(|p| p.cast()))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_calloc(count: usize, size: usize) -> *mut c_void {
-    with_state("nvshmem_calloc", |st| {
+    alloc_or_null("nvshmem_calloc", |st| {
         let total = crate::runtime::rma::bytes(count, size)?;
         let p = st.gpu_alloc(total, MIN_ALIGN)?;
         if !p.is_null() {

@@ -8,7 +8,6 @@ use std::ffi::{c_int, c_long};
 use super::super::{fence, with_state};
 use super::nv_status_of;
 use crate::error::{Error, ErrorKind, Result};
-use crate::log;
 use crate::runtime::team::Split;
 
 /// nvshmem_team_t.
@@ -58,21 +57,12 @@ fn out_handle(p: *mut NvTeam, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Stores a split's result in `*out`; returns the status (0, or an NVSHMEMX_ERROR_* code when
-/// the arguments describe no team: every member fails alike, one of them says why).
-fn give(split: Split, out: *mut NvTeam, loud: bool) -> c_int {
-    let (handle, rc) = match split {
-        Split::Member(id) => (id as NvTeam, 0),
-        Split::NotMember => (TEAM_INVALID, 0),
-        Split::Failed(e) => {
-            if loud {
-                log::warn(&e.to_string());
-            }
-            (TEAM_INVALID, e.kind.code())
-        }
-    };
+/// Stores a split's result in `*out` (NVSHMEM_TEAM_INVALID where this PE is in no new team);
+/// returns the status (0, or an NVSHMEMX_ERROR_* code when the arguments describe no team).
+fn give(routine: &'static str, split: Split, out: *mut NvTeam, loud: bool) -> c_int {
+    let (member, rc) = crate::capi::team::split_outcome(routine, split, loud);
     // SAFETY: out was checked non-NULL and points at the caller's nvshmem_team_t.
-    unsafe { *out = handle };
+    unsafe { *out = member.map_or(TEAM_INVALID, |id| id as NvTeam) };
     rc
 }
 
@@ -120,6 +110,7 @@ pub extern "C" fn nvshmem_team_split_strided(
         out_handle(new_team, "new_team")?;
         if parent_team < 0 {
             return Ok(give(
+                R,
                 Split::Failed(Error::invalid_value("parent_team is NVSHMEM_TEAM_INVALID; no team was created")),
                 new_team,
                 true,
@@ -127,7 +118,7 @@ pub extern "C" fn nvshmem_team_split_strided(
         }
         let contexts = config_contexts(config, config_mask, "config")?;
         let loud = st.gpu_team_info(parent_team).is_some_and(|t| t.0 == 0);
-        Ok(give(st.gpu_team_split_strided(parent_team, start, stride, size, contexts, R)?, new_team, loud))
+        Ok(give(R, st.gpu_team_split_strided(parent_team, start, stride, size, contexts, R)?, new_team, loud))
     })
 }
 
@@ -150,15 +141,15 @@ pub extern "C" fn nvshmem_team_split_2d(
         out_handle(yaxis_team, "yaxis_team")?;
         if parent_team < 0 {
             let e = Error::invalid_value("parent_team is NVSHMEM_TEAM_INVALID; no teams were created");
-            give(Split::Failed(e.clone()), xaxis_team, true);
-            return Ok(give(Split::Failed(e), yaxis_team, false));
+            give(R, Split::Failed(e.clone()), xaxis_team, true);
+            return Ok(give(R, Split::Failed(e), yaxis_team, false));
         }
         let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config")?;
         let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config")?;
         let loud = st.gpu_team_info(parent_team).is_some_and(|t| t.0 == 0);
         let (x, y) = st.gpu_team_split_2d(parent_team, xrange, xc, yc, R)?;
-        let rx = give(x, xaxis_team, loud);
-        let ry = give(y, yaxis_team, loud && rx == 0);
+        let rx = give(R, x, xaxis_team, loud);
+        let ry = give(R, y, yaxis_team, loud && rx == 0);
         Ok(if rx != 0 { rx } else { ry })
     })
 }
