@@ -39,6 +39,17 @@ __global__ void verify(const int *ring, const int *rdst, const int *bdst, const 
     if (bad) atomicAdd(errors, bad);
 }
 
+/* Keeps the stream busy for about `ns` nanoseconds: a PE that starts its replay late. */
+__device__ unsigned long long now_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__global__ void linger(unsigned long long ns) {
+    unsigned long long t0 = now_ns();
+    while (now_ns() - t0 < ns) __nanosleep(1000);
+}
+
 /* The signal is consumed: reset it for the next replay (the barrier after this keeps the
  * left neighbour's next signal from arriving before the reset). */
 __global__ void consume(uint64_t *sig) { *sig = 0; }
@@ -99,12 +110,18 @@ int main(void) {
     CHECK_EQ(last[0], REPLAYS * 1000 + left * 100 + 5);
     CHECK_EQ(last[1], REPLAYS * npes * (npes + 1) / 2 + npes * 5);
 
-    /* The same graph still works after host-side SHMEM calls between replays. */
-    nvshmem_barrier_all();
-    CUDA_CHECK(cudaGraphLaunch(exec, s));
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    CUDA_CHECK(cudaMemcpy(&e, errors, sizeof e, cudaMemcpyDeviceToHost));
-    CHECK(e == 0, "%d words wrong in the replay after a host barrier", e);
+    /* The same graph still works after host-side SHMEM calls between replays, also when one
+     * PE starts its replay 20 ms after the others: the graph's on-stream barriers and
+     * collectives must wait for it at every replay, not only at the first (their step counts
+     * were once launch arguments, fixed at capture, and a later replay did not wait at all). */
+    for (int late = 0; late < npes; late++) {
+        nvshmem_barrier_all();
+        if (me == late) linger<<<1, 1, 0, s>>>(20 * 1000 * 1000);
+        CUDA_CHECK(cudaGraphLaunch(exec, s));
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        CUDA_CHECK(cudaMemcpy(&e, errors, sizeof e, cudaMemcpyDeviceToHost));
+        CHECK(e == 0, "%d words wrong in the replay after a host barrier with PE %d late", e, late);
+    }
 
     CUDA_CHECK(cudaGraphExecDestroy(exec));
     CUDA_CHECK(cudaGraphDestroy(graph));

@@ -24,11 +24,13 @@ pub const THREADS: u32 = 512;
 /// 16-byte vectors one block moves per pass (RK_THREADS threads, up to 4 in flight each).
 pub const VECTORS_PER_BLOCK: usize = THREADS as usize * 4;
 
-/// rk_sync: the team, the flag words and the per-member step counts of one launch.
+/// rk_sync: the team, the flag words and step counts (on the device, so that a launch captured
+/// in a CUDA graph takes new steps at every replay) and the steps of one launch.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct SyncArgs {
     pub flags: u64,
+    pub steps: u64,
     pub heap_stride: i64,
     pub tickets: u64,
     pub mype: i32,
@@ -36,8 +38,7 @@ pub struct SyncArgs {
     pub stride: i32,
     pub size: i32,
     pub my: i32,
-    pub pad: i32,
-    pub base: [u32; MAX_TEAM],
+    pub total: i32,
 }
 
 /// rk_gather_args.

@@ -14,6 +14,7 @@
 //! 2A       sync_consumed[n]  how many of those this PE has consumed (only this PE touches it)
 //! 3A       stream_flags[n]   on-stream collectives: u32 per PE; PE j writes its step count with
 //!                            PE i to [j] on PE i (see src/cuda/kernels/common.cuh)
+//! 3A+4n    stream_steps[n]   u32 per PE: the steps this PE's kernels took with PE j
 //! 4A       result            8 bytes: the old value of a host-initiated atomic
 //! 4A+256   tickets           TICKET_SLOTS pairs of u32: last-block tickets of collective kernels
 //! 4A+768   teams             RshmemDeviceTeam[MAX_DEVICE_TEAMS]: the device's team table
@@ -110,6 +111,10 @@ impl Area {
     }
     pub fn stream_flags(&self) -> usize {
         3 * self.array
+    }
+    /// Next to the flags, in the same array (8 bytes per PE).
+    pub fn stream_steps(&self) -> usize {
+        3 * self.array + 4 * self.npes
     }
     pub fn result(&self) -> usize {
         4 * self.array
@@ -216,11 +221,10 @@ pub struct GpuState {
     /// Multiprocessors of the GPU (the collective kernels use at most one block on each).
     pub sms: u32,
     /// On-stream collectives: the library's kernels (coll.ptx and reduce_*.ptx), loaded on
-    /// first use; the synchronisation steps taken with every world PE; the next ticket slot.
+    /// first use; the next ticket slot.
     coll_kernels: std::sync::OnceLock<crate::cuda::coll::CollKernels>,
     /// Small on-stream broadcast/fcollect/alltoall (ll.ptx), loaded on first use.
     ll_kernel: std::sync::OnceLock<crate::cuda::coll::LlKernel>,
-    pair_steps: Mutex<Vec<u32>>,
     ticket_slot: AtomicUsize,
     /// Mapped before the heap's window is freed (fields drop in declaration order).
     symmetric: Mutex<user_buffer::Registry>,
@@ -460,7 +464,6 @@ impl GpuState {
             sms,
             coll_kernels: std::sync::OnceLock::new(),
             ll_kernel: std::sync::OnceLock::new(),
-            pair_steps: Mutex::new(vec![0; npes]),
             ticket_slot: AtomicUsize::new(0),
             symmetric: Mutex::new(user_buffer::Registry::default()),
             heap: Mutex::new(heap),
@@ -909,6 +912,7 @@ mod tests {
                 (a.sync_counters(), 8 * npes),
                 (a.sync_consumed(), 8 * npes),
                 (a.stream_flags(), 4 * npes),
+                (a.stream_steps(), 4 * npes),
                 (a.result(), 8),
                 (a.tickets(), 512),
                 (a.teams(), MAX_DEVICE_TEAMS * std::mem::size_of::<crate::abi::RshmemDeviceTeam>()),

@@ -5,6 +5,7 @@
 extern "C" __global__ void __launch_bounds__(RK_MAX_TEAM) rk_barrier(const __grid_constant__ rk_sync s) {
     rk_signal(s, 1);
     rk_wait(s, 1);
+    rk_finish(s);
 }
 
 /* A broadcast in two phases: member k copies slice k of the root's source into its dest (the

@@ -6,12 +6,17 @@
  * src/cuda/coll.rs (#[repr(C)]); a unit test there checks their sizes against the PTX.
  *
  * Synchronisation. Every PE's runtime area holds one 32-bit flag word per world PE
- * (`flags`); PE j writes into word [j] of PE i. For every pair of PEs the host counts the
- * synchronisation steps they have taken together (both sides count the same steps, because
- * both run the same collectives in the same order); a kernel's step s with member k stores
- * base[k] + s into k's word for this PE and waits until this PE's word for k reaches
- * base[k] + s. Counts only grow (compared modulo 2^32), so nothing is ever reset, and one pair
- * of words serves every team the pair shares.
+ * (`flags`); PE j writes into word [j] of PE i. Next to them, one 32-bit count per world PE
+ * (`steps`, only this PE's kernels touch it) of the synchronisation steps this PE has taken
+ * with that PE (both sides count the same steps, because both run the same collectives in the
+ * same order). A kernel reads the counts when it starts (base[k] for member k); its step s
+ * with member k stores base[k] + s into k's word for this PE and waits until this PE's word
+ * for k reaches base[k] + s; its last block adds the kernel's steps to the counts when it
+ * ends. Counts only grow (compared modulo 2^32), so nothing is ever reset, and one pair of
+ * words serves every team the pair shares. The counts live on the device, not in the launch
+ * arguments, so a kernel captured in a CUDA graph takes new steps at every replay; hence
+ * collectives that share a pair of PEs must run in one order on every PE (one stream, or
+ * streams ordered with each other), as NVSHMEM requires.
  *
  * Every kernel: block 0 announces "my inputs are ready" (step 1) and every block waits for the
  * members' announcements; then the blocks move data, reading the members' buffers directly
@@ -30,12 +35,12 @@
 
 struct rk_sync {
     unsigned long long flags;    /* this PE's flag words (u32 per world PE) */
+    unsigned long long steps;    /* this PE's step counts (u32 per world PE) */
     long long heap_stride;       /* distance between consecutive PEs' heaps in the window */
     unsigned long long tickets;  /* two u32 ticket counters of this launch (zero between uses) */
     int mype;                    /* world PE number of this PE */
     int start, stride, size, my; /* the team: members start + i * stride, this PE is i = my */
-    int pad;
-    unsigned int base[RK_MAX_TEAM]; /* steps taken with member i before this launch */
+    int total;                   /* steps this launch takes with every member */
 };
 
 /* Data movement of broadcast, fcollect and alltoall: for every member k (or only member
@@ -78,6 +83,10 @@ __device__ __forceinline__ void rk_store_relaxed(unsigned int *p, unsigned int v
     asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+/* Steps this PE took with world PE `pe` before this launch (its last block advances the count
+ * only after every block is past its last use: rk_finish). */
+__device__ __forceinline__ unsigned int rk_base(const rk_sync &s, int pe) { return __ldcg((const unsigned int *)s.steps + pe); }
+
 /* Step `step` with every other member: thread t < size speaks for member t. Released: what
  * the block read and wrote before is performed first (a system fence, about a NVLink round
  * trip); relaxed: an announcement that needs no ordering of this kernel's own accesses. */
@@ -86,8 +95,9 @@ __device__ __noinline__ void rk_signal(const rk_sync &s, unsigned int step, bool
     if (t < s.size && t != s.my) {
         int pe = s.start + t * s.stride;
         unsigned int *word = rk_peer((unsigned int *)s.flags, s, pe) + s.mype;
-        if (release) rk_store_release(word, s.base[t] + step);
-        else rk_store_relaxed(word, s.base[t] + step);
+        unsigned int v = rk_base(s, pe) + step;
+        if (release) rk_store_release(word, v);
+        else rk_store_relaxed(word, v);
     }
 }
 __device__ __noinline__ void rk_wait(const rk_sync &s, unsigned int step) {
@@ -95,11 +105,21 @@ __device__ __noinline__ void rk_wait(const rk_sync &s, unsigned int step) {
     if (t < s.size && t != s.my) {
         int pe = s.start + t * s.stride;
         const unsigned int *word = (const unsigned int *)s.flags + pe;
-        unsigned int want = s.base[t] + step;
+        unsigned int want = rk_base(s, pe) + step;
         while ((int)(rk_load_acquire(word) - want) < 0) {
         }
     }
     __syncthreads();
+}
+
+/* The launch's last step is taken (by the last block, every other block done): the counts
+ * advance by the launch's steps for the next kernel on the stream. */
+__device__ __forceinline__ void rk_finish(const rk_sync &s) {
+    int t = threadIdx.x;
+    if (t < s.size && t != s.my) {
+        unsigned int *count = (unsigned int *)s.steps + s.start + t * s.stride;
+        *count = rk_base(s, s.start + t * s.stride) + (unsigned int)s.total;
+    }
 }
 
 /* Entry: block 0 announces, every block waits (step 1). The inputs were written by earlier
@@ -129,11 +149,13 @@ __device__ __noinline__ bool rk_last_block(const rk_sync &s, int which) {
     return last;
 }
 
-/* Exit (step `step`): the last block announces "done" and waits for every member's. */
+/* Exit (step `step`, the launch's last): the last block announces "done", waits for every
+ * member's and advances the counts. */
 __device__ __forceinline__ void rk_exit(const rk_sync &s, unsigned int step, int ticket) {
     if (rk_last_block(s, ticket)) {
         rk_signal(s, step);
         rk_wait(s, step);
+        rk_finish(s);
     }
 }
 

@@ -16,7 +16,9 @@
 //!
 //! Limits: the staging area, like the device collectives' scratch, is one per PE, so two
 //! in-place reductions of at most STAGE_BYTES must not run on two streams of one PE at once;
-//! collectives sharing a pair of PEs are matched in issue order (as NVSHMEM requires).
+//! collectives sharing a pair of PEs are matched in the order they run on the device (the step
+//! counts live there, so graph replays synchronise anew), so they must run in one order on
+//! every PE: on one stream, or on streams ordered with each other (as NVSHMEM requires).
 
 use super::{cu, GpuState, LL_SLOT, LL_TEAMS, STAGE_BYTES};
 use crate::abi::RSHMEM_DEVICE_FLAG_ALL_P2P;
@@ -98,8 +100,8 @@ impl GpuState {
         team >= 0 && (team as usize) < LL_TEAMS && nbytes <= LL_SLOT / 2 && self.dstate.flags & RSHMEM_DEVICE_FLAG_ALL_P2P != 0
     }
 
-    /// The synchronisation arguments of one launch over `team` taking `steps` steps: the
-    /// counts before it for every member (advanced here, in issue order, on every PE alike).
+    /// The synchronisation arguments of one launch over `team` taking `steps` steps with every
+    /// member (the counts before it are on the device: see src/cuda/kernels/common.cuh).
     fn sync_args(&self, me: usize, team: &Team, steps: u32, routine: &'static str) -> Result<SyncArgs> {
         if team.set.size > MAX_TEAM {
             return Err(Error::new(
@@ -108,17 +110,10 @@ impl GpuState {
                 format!("the team has {} PEs; on-stream and host collectives of GPU PEs support teams of up to {MAX_TEAM}", team.set.size),
             ));
         }
-        let mut base = [0u32; MAX_TEAM];
-        let mut pairs = self.pair_steps.lock().unwrap_or_else(|p| p.into_inner());
-        for (i, b) in base.iter_mut().enumerate().take(team.set.size) {
-            let pe = team.set.pe(i);
-            *b = pairs[pe];
-            pairs[pe] = pairs[pe].wrapping_add(steps);
-        }
-        drop(pairs);
         let slot = self.ticket_slot.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % TICKET_SLOTS;
         Ok(SyncArgs {
             flags: self.base + self.area.stream_flags() as u64,
+            steps: self.base + self.area.stream_steps() as u64,
             heap_stride: self.stride as i64,
             tickets: self.base + (self.area.tickets() + 8 * slot) as u64,
             mype: me as i32,
@@ -126,8 +121,7 @@ impl GpuState {
             stride: team.set.stride as i32,
             size: team.set.size as i32,
             my: team.my_index as i32,
-            pad: 0,
-            base,
+            total: steps as i32,
         })
     }
 }
