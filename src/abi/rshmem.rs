@@ -12,6 +12,14 @@ pub const RSHMEM_VERSION_PATCH: u32 = 0;
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LongDouble(pub [u8; 16]);
 
+/// C `float _Complex` and `double _Complex` (real part, then imaginary part).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ComplexF(pub f32, pub f32);
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ComplexD(pub f64, pub f64);
+
 /// Status codes of the routines that return one, NVSHMEM and OpenSHMEM alike: NVSHMEM's
 /// `nvshmemx_status` numbering (device/rshmem_common.h declares it for C; a test compares).
 /// OpenSHMEM routines that return void report errors by message and global exit instead.

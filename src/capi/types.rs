@@ -3,14 +3,7 @@
 //! `type_tables.rs` (one per table of OpenSHMEM 1.5, Tables 5–10, and of NVSHMEM) that every
 //! capi file expands its typed routines over.
 //!
-//! `longdouble` is x86-64's 80-bit extended type, stored in 16 bytes; see `crate::abi::LongDouble`.
+//! `longdouble` is x86-64's 80-bit extended type, stored in 16 bytes; it and the complex types
+//! live in `crate::abi` (the reductions' arithmetic on them: `runtime::reduce_ops`).
 
-pub use crate::abi::LongDouble;
-
-/// C `float _Complex` and `double _Complex`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ComplexF(pub f32, pub f32);
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ComplexD(pub f64, pub f64);
+pub use crate::abi::{ComplexD, ComplexF, LongDouble};

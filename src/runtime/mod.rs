@@ -7,6 +7,7 @@ pub mod ctx;
 pub mod gpu;
 pub mod header;
 pub use crate::log; // the log lives on the floor (src/log.rs); runtime code says log::
+pub mod reduce_ops;
 pub mod remote;
 pub mod rma;
 pub mod team;
