@@ -15,6 +15,10 @@
 
 pub mod sys;
 
+/// The driver's opaque handles that C programs pass through the NVSHMEM API (nvshmemx_*_on_stream,
+/// nvshmemx_cumodule_init, ...): the C entry points name them from here, not from `sys`.
+pub use sys::{CUlibrary, CUmodule, CUstream};
+
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::OnceLock;

@@ -8,7 +8,7 @@ use std::ffi::{c_int, c_void};
 
 use super::nv_status;
 use crate::cuda::coll::{Kind, RedOp};
-use crate::cuda::sys::CUstream;
+use crate::cuda::CUstream;
 use crate::runtime::gpu::Gather;
 
 // ---- barriers --------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 use std::ffi::c_int;
 
 use super::nv_status as status;
-use crate::cuda::sys::{CUlibrary, CUmodule};
+use crate::cuda::{CUlibrary, CUmodule};
 use crate::runtime::gpu::{self, StateWriter};
 
 /// Called by every translation unit that includes the device headers (static initializer):

@@ -7,7 +7,7 @@ use std::ffi::{c_int, c_void};
 
 use super::super::with_state;
 use super::rma::{rma, strided};
-use crate::cuda::sys::CUstream;
+use crate::cuda::CUstream;
 use crate::runtime::gpu::host_rma::{signal_op, Direction, HostOp, StreamWait, When};
 
 /// nvshmemx_{put,get}mem{,_nbi}_on_stream: the nbi forms are the blocking ones (both return at
