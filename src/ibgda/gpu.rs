@@ -49,7 +49,7 @@ use super::mlx5::*;
 use super::model::{Fabric, MemoryAccess, ModelConfig, Nic};
 use super::regs::{self, Registrations};
 use super::warmup::{warm_up, SqMem, Target};
-use super::{IbgdaConfig, NicKind};
+use super::IbgdaConfig;
 
 /// The key of PE `pe`'s heap registration.
 pub fn heap_key(pe: usize) -> u32 {
@@ -191,18 +191,11 @@ fn dev_copy<T: Copy>(data: &[T], what: &str) -> Result<DevBuf> {
 
 impl GpuIbgda {
     /// Builds the QPs, starts the model NICs, warms every QP up. Collective (DC targets travel
-    /// through the bootstrap). Call with the PE's context current.
+    /// through the bootstrap). Call with the PE's context current. Only `Ibgda::choose` calls it,
+    /// for RSHMEM_IBGDA_NIC=model (a ConnectX goes to `hw::HwIbgda`).
     pub fn create(s: &Setup) -> Result<GpuIbgda> {
         let config = IbgdaConfig::from_env()?;
         let queues = QueueConfig::parse(crate::env::current)?;
-        if config.nic != NicKind::Model {
-            // Ibgda::choose sends the hardware NIC to nic::HwIbgda; this is the model's set-up.
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                "nvshmem_init",
-                "internal: the software HCA model's set-up was asked for a hardware NIC".to_string(),
-            ));
-        }
         let (me, npes) = (s.me, s.npes);
         let is_dc = config.num_rc_per_pe == 0;
         let num_rc = config.num_rc_per_pe as usize;
@@ -355,8 +348,7 @@ impl GpuIbgda {
             format!("RC: {nq} QPs ({num_rc} per remote PE, map by {})", MAP[config.rc_map_by as usize % 4])
         };
         crate::log::info(&format!(
-            "IBGDA ({} NIC): {transport}, {nwqes} WQE blocks each, doorbell batch {}, signal every {signal_every}; send queues in {} memory; {} model thread(s){}",
-            if config.nic == NicKind::Model { "software model" } else { "hardware" },
+            "IBGDA (software model NIC): {transport}, {nwqes} WQE blocks each, doorbell batch {}, signal every {signal_every}; send queues in {} memory; {} model thread(s){}",
             queues.batch,
             if queues.sq_host { "pinned host" } else { "GPU" },
             nics.len(),
