@@ -107,7 +107,6 @@ impl Kernels {
         Ok(k)
     }
 
-    #[allow(clippy::not_unsafe_ptr_arg_deref)] // handles and parameter pointers go to the driver
     fn launch(&self, f: CUfunction, stream: CUstream, params: &mut [*mut c_void]) -> CuResult<()> {
         let d = driver()?;
         cu!(d, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()))

@@ -518,8 +518,7 @@ pub struct DeviceMem {
 }
 
 impl DeviceMem {
-    #[allow(clippy::not_unsafe_ptr_arg_deref)] // `stream` is an opaque handle, checked by the driver
-    pub fn alloc(bytes: usize, stream: CUstream) -> CuResult<DeviceMem> {
+    pub(crate) fn alloc(bytes: usize, stream: CUstream) -> CuResult<DeviceMem> {
         let d = driver()?;
         let mut p: CUdeviceptr = 0;
         cu!(d, cuMemAlloc(&mut p, bytes.max(64)))?;
@@ -620,8 +619,7 @@ pub unsafe fn memset_async(dst: u64, value: u8, bytes: usize, stream: CUstream) 
     cu!(driver()?, cuMemsetD8Async(dst, value, bytes, stream))
 }
 
-#[allow(clippy::not_unsafe_ptr_arg_deref)] // an opaque handle, checked by the driver
-pub fn stream_synchronize(stream: CUstream) -> CuResult<()> {
+pub(crate) fn stream_synchronize(stream: CUstream) -> CuResult<()> {
     cu!(driver()?, cuStreamSynchronize(stream))
 }
 
@@ -636,8 +634,7 @@ pub fn lazy_loading() -> Option<bool> {
 }
 
 /// Whether everything enqueued on `stream` has finished (cuStreamQuery).
-#[allow(clippy::not_unsafe_ptr_arg_deref)] // an opaque handle, checked by the driver
-pub fn stream_idle(stream: CUstream) -> CuResult<bool> {
+pub(crate) fn stream_idle(stream: CUstream) -> CuResult<bool> {
     const CUDA_ERROR_NOT_READY: CUresult = 600;
     match cu!(driver()?, cuStreamQuery(stream)) {
         Ok(()) => Ok(true),
@@ -664,8 +661,7 @@ pub unsafe fn stream_wait_u64_geq(stream: CUstream, addr: u64, value: u64) -> Cu
 
 /// Address and size of a global (e.g. `__constant__`) variable of a loaded module, if present.
 /// `module` is an opaque driver handle: it is passed to the driver, never dereferenced here.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn module_global(module: CUmodule, name: &CStr) -> CuResult<Option<(u64, usize)>> {
+pub(crate) fn module_global(module: CUmodule, name: &CStr) -> CuResult<Option<(u64, usize)>> {
     let d = driver()?;
     let (mut ptr, mut size) = (0u64, 0usize);
     match cu!(d, cuModuleGetGlobal(&mut ptr, &mut size, module, name.as_ptr())) {
@@ -676,8 +672,7 @@ pub fn module_global(module: CUmodule, name: &CStr) -> CuResult<Option<(u64, usi
 }
 
 /// The same for a library loaded with cuLibraryLoad* (in the current context).
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub fn library_global(library: CUlibrary, name: &CStr) -> CuResult<Option<(u64, usize)>> {
+pub(crate) fn library_global(library: CUlibrary, name: &CStr) -> CuResult<Option<(u64, usize)>> {
     let d = driver()?;
     let (mut ptr, mut size) = (0u64, 0usize);
     match cu!(d, cuLibraryGetGlobal(&mut ptr, &mut size, library, name.as_ptr())) {

@@ -714,9 +714,6 @@ enum Op {
     UnregisterSymmetric = 14,
 }
 
-// The on-stream routines take the caller's CUstream: an opaque handle handed to the driver,
-// which checks it; pointer arguments are translated and bounds-checked before any use.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
 impl State {
     /// The GPU side of the runtime, or an error saying nvshmem_init was not used.
     pub fn gpu(&self) -> Result<&GpuState> {
@@ -879,7 +876,7 @@ impl State {
     }
 
     /// signal_wait_until ordered on `stream`: later work on the stream waits for the signal.
-    pub fn gpu_signal_wait_on_stream(&self, sig: *mut u64, cmp: i32, value: u64, stream: sys::CUstream) -> Result<()> {
+    pub(crate) fn gpu_signal_wait_on_stream(&self, sig: *mut u64, cmp: i32, value: u64, stream: sys::CUstream) -> Result<()> {
         let mine = self.gpu_translate(sig.cast(), 8, self.me as i32)?;
         if !(0..=5).contains(&cmp) {
             return Err(Error::invalid_value(format!("comparison {cmp} is not one of NVSHMEM_CMP_EQ..NVSHMEM_CMP_GE (0..5)")));

@@ -79,8 +79,7 @@ impl State {
     /// put (NBI false) or put_nbi (NBI true: to another host, complete at quiet; on shared
     /// memory the data is in place when it returns either way).
     #[inline(always)]
-    #[allow(clippy::not_unsafe_ptr_arg_deref)]
-    pub fn put_bytes_as<const NBI: bool>(&self, dest: *const u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
+    pub(crate) fn put_bytes_as<const NBI: bool>(&self, dest: *const u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
         if n == 0 {
             // Nothing moves, so no address needs to be valid (only the PE number).
             return self.check_pe(pe).map(|_| ());
@@ -107,8 +106,7 @@ impl State {
 
     /// get (NBI false) or get_nbi (NBI true: from another host, the data is there at quiet).
     #[inline(always)]
-    #[allow(clippy::not_unsafe_ptr_arg_deref)]
-    pub fn get_bytes_as<const NBI: bool>(&self, dest: *mut u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
+    pub(crate) fn get_bytes_as<const NBI: bool>(&self, dest: *mut u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
         if n == 0 {
             return self.check_pe(pe).map(|_| ());
         }
@@ -125,9 +123,17 @@ impl State {
     }
 
     /// Strided put of `nelems` elements of `size` bytes; strides are in elements (iput).
-    // The C caller's buffer, as in put_bytes_as.
-    #[allow(clippy::too_many_arguments, clippy::not_unsafe_ptr_arg_deref)]
-    pub fn put_strided(&self, dest: *const u8, src: *const u8, dst: isize, sst: isize, nelems: usize, size: usize, pe: i32) -> Result<()> {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn put_strided(
+        &self,
+        dest: *const u8,
+        src: *const u8,
+        dst: isize,
+        sst: isize,
+        nelems: usize,
+        size: usize,
+        pe: i32,
+    ) -> Result<()> {
         if nelems == 0 {
             return Ok(());
         }
@@ -147,9 +153,17 @@ impl State {
     }
 
     /// Strided get (iget).
-    // The C caller's buffer, as in put_bytes_as.
-    #[allow(clippy::too_many_arguments, clippy::not_unsafe_ptr_arg_deref)]
-    pub fn get_strided(&self, dest: *mut u8, src: *const u8, dst: isize, sst: isize, nelems: usize, size: usize, pe: i32) -> Result<()> {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn get_strided(
+        &self,
+        dest: *mut u8,
+        src: *const u8,
+        dst: isize,
+        sst: isize,
+        nelems: usize,
+        size: usize,
+        pe: i32,
+    ) -> Result<()> {
         if nelems == 0 {
             return Ok(());
         }

@@ -68,8 +68,6 @@ fn misaligned(addr: *const u8, size: usize) -> Error {
     Error::invalid_value(format!("address {addr:p} is not aligned to its {size}-byte type"))
 }
 
-// Streams are opaque driver handles, passed to the driver and never dereferenced here.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
 impl State {
     /// Where `len` bytes at symmetric `addr` lie on PE `pe` (checked against the GPU heap).
     fn gpu_addr(&self, addr: *const u8, len: usize, pe: c_int) -> Result<GpuAddr> {
@@ -157,7 +155,7 @@ impl State {
 
     /// wait_until{,_all,_all_vector}_on_stream: later work on `stream` waits until every
     /// variable of `w` (not skipped by its status) compares true.
-    pub fn gpu_wait_on_stream(&self, w: &StreamWait, stream: CUstream) -> Result<()> {
+    pub(crate) fn gpu_wait_on_stream(&self, w: &StreamWait, stream: CUstream) -> Result<()> {
         if !(0..=5).contains(&w.cmp) {
             return Err(Error::invalid_value(format!("comparison {} is not one of NVSHMEM_CMP_EQ..NVSHMEM_CMP_GE (0..5)", w.cmp)));
         }
