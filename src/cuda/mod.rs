@@ -682,6 +682,17 @@ pub(crate) fn library_global(library: CUlibrary, name: &CStr) -> CuResult<Option
     }
 }
 
+/// Tests: assembles the PTX file `path` for Hopper with ptxas where one is installed (CI:
+/// scripts/install-nvcc.sh); None without one, else ptxas's complaint if it refused.
+#[cfg(test)]
+pub(crate) fn ptxas_for_hopper(path: &str) -> Option<std::result::Result<(), String>> {
+    use std::process::Command;
+    let candidates = ["ptxas", "/usr/local/cuda/bin/ptxas", "/opt/cuda13/lib/python3.11/site-packages/nvidia/cu13/bin/ptxas"];
+    let ptxas = candidates.iter().find(|p| Command::new(p).arg("--version").output().is_ok())?;
+    let r = Command::new(ptxas).args(["-arch=sm_90", path, "-o", "/dev/null"]).output().unwrap();
+    Some(if r.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&r.stderr).into_owned()) })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
