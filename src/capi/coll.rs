@@ -74,19 +74,38 @@ fn team_broadcast(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const
     })
 }
 
-fn team_collect(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
+// collect, fcollect and alltoall take the same arguments (set, dest, source, bytes per PE,
+// caller): `run` is the State's collective, a type parameter, so each entry point calls it
+// directly.
+
+/// shmem_TYPENAME_{collect,fcollect,alltoall} on a team.
+fn team_gather(
+    run: impl Fn(&State, PeSet, *mut u8, *const u8, usize, &Caller) -> Result<()>,
+    c: &Caller,
+    team: ShmemTeam,
+    dest: *mut c_void,
+    source: *const c_void,
+    nelems: usize,
+    size: usize,
+) -> c_int {
     let r = c.routine;
-    with_state(r, |st| st.collect(team_set(st, team)?, dest.cast(), source.cast(), bytes(nelems, size)?, c).map(|_| 0))
+    with_state(r, |st| run(st, team_set(st, team)?, dest.cast(), source.cast(), bytes(nelems, size)?, c).map(|_| 0))
 }
 
-fn team_fcollect(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
-    let r = c.routine;
-    with_state(r, |st| st.fcollect(team_set(st, team)?, dest.cast(), source.cast(), bytes(nelems, size)?, c).map(|_| 0))
-}
-
-fn team_alltoall(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize) -> c_int {
-    let r = c.routine;
-    with_state(r, |st| st.alltoall(team_set(st, team)?, dest.cast(), source.cast(), bytes(nelems, size)?, c).map(|_| 0))
+/// The deprecated active-set forms of the same.
+#[allow(clippy::too_many_arguments)]
+fn active_gather(
+    run: impl Fn(&State, PeSet, *mut u8, *const u8, usize, &Caller) -> Result<()>,
+    c: &Caller,
+    dest: *mut c_void,
+    source: *const c_void,
+    nelems: usize,
+    size: usize,
+    start: c_int,
+    log_stride: c_int,
+    n: c_int,
+) {
+    with_state(c.routine, |st| run(st, active_set(st, start, log_stride, n)?, dest.cast(), source.cast(), bytes(nelems, size)?, c))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -120,15 +139,15 @@ macro_rules! team_data_colls {
             }
             #[export_name = concat!("shmem_", stringify!($n), "_collect")]
             pub extern "C" fn collect(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize) -> c_int {
-                team_collect(caller!(concat!("shmem_", stringify!($n), "_collect")), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
+                team_gather(State::collect, caller!(concat!("shmem_", stringify!($n), "_collect")), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
             }
             #[export_name = concat!("shmem_", stringify!($n), "_fcollect")]
             pub extern "C" fn fcollect(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize) -> c_int {
-                team_fcollect(caller!(concat!("shmem_", stringify!($n), "_fcollect")), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
+                team_gather(State::fcollect, caller!(concat!("shmem_", stringify!($n), "_fcollect")), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
             }
             #[export_name = concat!("shmem_", stringify!($n), "_alltoall")]
             pub extern "C" fn alltoall(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize) -> c_int {
-                team_alltoall(caller!(concat!("shmem_", stringify!($n), "_alltoall")), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
+                team_gather(State::alltoall, caller!(concat!("shmem_", stringify!($n), "_alltoall")), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
             }
             #[export_name = concat!("shmem_", stringify!($n), "_alltoalls")]
             pub extern "C" fn alltoalls(team: ShmemTeam, dest: *mut $t, source: *const $t, dst: isize, sst: isize, nelems: usize) -> c_int {
@@ -146,17 +165,17 @@ pub extern "C" fn shmem_broadcastmem(team: ShmemTeam, dest: *mut c_void, source:
 
 #[no_mangle]
 pub extern "C" fn shmem_collectmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize) -> c_int {
-    team_collect(caller!("shmem_collectmem"), team, dest, source, nelems, 1)
+    team_gather(State::collect, caller!("shmem_collectmem"), team, dest, source, nelems, 1)
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_fcollectmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize) -> c_int {
-    team_fcollect(caller!("shmem_fcollectmem"), team, dest, source, nelems, 1)
+    team_gather(State::fcollect, caller!("shmem_fcollectmem"), team, dest, source, nelems, 1)
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_alltoallmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize) -> c_int {
-    team_alltoall(caller!("shmem_alltoallmem"), team, dest, source, nelems, 1)
+    team_gather(State::alltoall, caller!("shmem_alltoallmem"), team, dest, source, nelems, 1)
 }
 
 #[no_mangle]
@@ -193,31 +212,19 @@ macro_rules! active_set_colls {
             pub extern "C" fn collect(
                 dest: *mut c_void, source: *const c_void, nelems: usize, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long,
             ) {
-                const R: &str = concat!("shmem_collect", $bits);
-                with_state(R, |st| {
-                    let set = active_set(st, pe_start, log_pe_stride, pe_size)?;
-                    st.collect(set, dest.cast(), source.cast(), bytes(nelems, $size)?, caller!(R))
-                })
+                active_gather(State::collect, caller!(concat!("shmem_collect", $bits)), dest, source, nelems, $size, pe_start, log_pe_stride, pe_size)
             }
             #[export_name = concat!("shmem_fcollect", $bits)]
             pub extern "C" fn fcollect(
                 dest: *mut c_void, source: *const c_void, nelems: usize, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long,
             ) {
-                const R: &str = concat!("shmem_fcollect", $bits);
-                with_state(R, |st| {
-                    let set = active_set(st, pe_start, log_pe_stride, pe_size)?;
-                    st.fcollect(set, dest.cast(), source.cast(), bytes(nelems, $size)?, caller!(R))
-                })
+                active_gather(State::fcollect, caller!(concat!("shmem_fcollect", $bits)), dest, source, nelems, $size, pe_start, log_pe_stride, pe_size)
             }
             #[export_name = concat!("shmem_alltoall", $bits)]
             pub extern "C" fn alltoall(
                 dest: *mut c_void, source: *const c_void, nelems: usize, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long,
             ) {
-                const R: &str = concat!("shmem_alltoall", $bits);
-                with_state(R, |st| {
-                    let set = active_set(st, pe_start, log_pe_stride, pe_size)?;
-                    st.alltoall(set, dest.cast(), source.cast(), bytes(nelems, $size)?, caller!(R))
-                })
+                active_gather(State::alltoall, caller!(concat!("shmem_alltoall", $bits)), dest, source, nelems, $size, pe_start, log_pe_stride, pe_size)
             }
             #[export_name = concat!("shmem_alltoalls", $bits)]
             #[allow(clippy::too_many_arguments)]

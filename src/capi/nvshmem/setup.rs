@@ -266,10 +266,7 @@ pub extern "C" fn nvshmem_query_thread(provided: Option<&mut c_int>) {
 
 #[no_mangle]
 pub extern "C" fn nvshmem_global_exit(code: c_int) {
-    match runtime::state() {
-        Ok(st) => st.global_exit(code),
-        Err(_) => crate::sys::process::exit_now(code),
-    }
+    crate::capi::setup::shmem_global_exit(code)
 }
 
 #[no_mangle]
