@@ -6,43 +6,58 @@
 #define RSHMEM_RMA_CUH
 
 #include "rshmem/device/rshmem_p2p.cuh"
+#include "rshmem/device/rshmem_bulk.cuh"
 
 /* Less than 16 bytes by one thread, unaligned (out of line: inlined, the general copy would
  * hold registers in every kernel that moves data by warp or block). */
 static __device__ __noinline__ void rshmemi_copy_small(void *d, const void *s, size_t n) {
     rshmemi_copy<1>(d, s, n, rshmemi_thread_group());
 }
+/* Which group copies may take the bulk-copy engine: the block's. A warp's stays on the SM copy:
+ * the bulk path's call took the warp loop of ctest/budget/registers.cu from 64 registers to 69
+ * (a 1024-thread block of it would not launch). */
+enum { rshmemi_bulk_none = 0, rshmemi_bulk_warp = 0, rshmemi_bulk_block = 1 };
 /* A group's copy of 16 bytes or more, out of line: inlined into a user's loop, the compiler
  * hoists the copy's address and length arithmetic out of it and keeps it live across the whole
  * loop, which took NVSHMEM's put/get bandwidth kernels to 72-78 registers, past the 64 that a
- * 1024-thread block allows. A call costs a few cycles once per group and transfer. */
-template <int BATCH>
+ * 1024-thread block allows. A call costs a few cycles once per group and transfer.
+ * BULK: the bulk-copy engine where the transfer fits it (rshmem_bulk.cuh: sm_90+, 16-byte
+ * aligned global memory, large enough), for the block-scope RMA routines; decided here, out of
+ * line, for the same reason. */
+template <int BATCH, int BULK = rshmemi_bulk_none>
 static __device__ __noinline__ void rshmemi_group_copy_ool(void *d, const void *s, size_t n, rshmemi_group g) {
+#if RSHMEMI_BULK_ON
+    if (BULK == rshmemi_bulk_block && rshmemi_bulk_fits(d, s, n, rshmemi_block_warps())) {
+        rshmemi_bulk_copy_block(d, s, n, g.tid);
+        return;
+    }
+#endif
     rshmemi_copy<BATCH>(d, s, n, g);
 }
 /* A group's copy; less than 16 bytes (one word) is its first thread's, in one access where
  * aligned, instead of every thread stepping through the head/word/tail logic for it. */
-template <int BATCH>
+template <int BATCH, int BULK = rshmemi_bulk_none>
 RSHMEMI_DEV void rshmemi_group_copy(void *d, const void *s, size_t n, rshmemi_group g) {
     if (n < 16) {
         if (g.tid == 0 && !rshmemi_copy_few((char *)d, (const char *)s, n)) rshmemi_copy_small(d, s, n);
         return;
     }
-    rshmemi_group_copy_ool<BATCH>(d, s, n, g);
+    rshmemi_group_copy_ool<BATCH, BULK>(d, s, n, g);
 }
 
 /* Group transfers: every thread of `g` takes part; `sync` (the group barrier, or nothing for the
- * _nbi puts) ends them. BATCH: loads in flight per thread (see rshmemi_copy_body). */
-template <int BATCH = 1, typename SYNC>
+ * _nbi puts) ends them. BATCH: loads in flight per thread (see rshmemi_copy_body); BULK: see
+ * rshmemi_group_copy_ool (gets only with RSHMEM_BULK_GET=1). */
+template <int BATCH = 1, int BULK = rshmemi_bulk_none, typename SYNC>
 RSHMEMI_DEV void rshmemi_put(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
     RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_remote_put(dest, src, bytes, pe, g, sync, who))
-    rshmemi_group_copy<BATCH>(rshmemi_peer(dest, pe), src, bytes, g);
+    rshmemi_group_copy<BATCH, BULK>(rshmemi_peer(dest, pe), src, bytes, g);
     sync();
 }
-template <int BATCH = 2, typename SYNC>
+template <int BATCH = 2, int BULK = rshmemi_bulk_none, typename SYNC>
 RSHMEMI_DEV void rshmemi_get(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
     RSHMEMI_CAREFUL(pe, src, bytes, who, rshmemi_remote_get(dest, src, bytes, pe, g, sync, who))
-    rshmemi_group_copy<BATCH>(dest, rshmemi_peer(src, pe), bytes, g);
+    rshmemi_group_copy<BATCH, RSHMEM_BULK_GET ? BULK : rshmemi_bulk_none>(dest, rshmemi_peer(src, pe), bytes, g);
     sync();
 }
 /* The thread-scope forms: one aligned word straight, else the copy with 4 loads in flight. */
@@ -190,16 +205,16 @@ RSHMEMI_API uint64_t nvshmem_signal_fetch(uint64_t *sig_addr) { return rshmemi_l
  * all of them move data; the blocking forms end with a group barrier. */
 #define RSHMEMI_DEF_RMA_GROUP(NAME, TYPE, SCOPE)                                                                  \
     RSHMEMI_API void nvshmemx_##NAME##_put_##SCOPE(TYPE *dest, const TYPE *source, size_t nelems, int pe) {       \
-        rshmemi_put(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+        rshmemi_put<1, rshmemi_bulk_##SCOPE>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
     }                                                                                                             \
     RSHMEMI_API void nvshmemx_##NAME##_get_##SCOPE(TYPE *dest, const TYPE *source, size_t nelems, int pe) {       \
-        rshmemi_get(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+        rshmemi_get<2, rshmemi_bulk_##SCOPE>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
     }                                                                                                             \
     RSHMEMI_API void nvshmemx_##NAME##_put_nbi_##SCOPE(TYPE *dest, const TYPE *source, size_t nelems, int pe) {   \
-        rshmemi_put(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_no_sync(), __func__); \
+        rshmemi_put<1, rshmemi_bulk_##SCOPE>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_no_sync(), __func__); \
     }                                                                                                             \
     RSHMEMI_API void nvshmemx_##NAME##_get_nbi_##SCOPE(TYPE *dest, const TYPE *source, size_t nelems, int pe) {   \
-        rshmemi_get(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+        rshmemi_get<2, rshmemi_bulk_##SCOPE>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
     }
 #define RSHMEMI_DEF_RMA_WARP(NAME, TYPE) RSHMEMI_DEF_RMA_GROUP(NAME, TYPE, warp)
 #define RSHMEMI_DEF_RMA_BLOCK(NAME, TYPE) RSHMEMI_DEF_RMA_GROUP(NAME, TYPE, block)
@@ -211,16 +226,16 @@ RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_RMA_BLOCK)
 
 #define RSHMEMI_DEF_BYTES_GROUP(PREFIX, SUFFIX, BYTES, SCOPE)                                                      \
     RSHMEMI_API void nvshmemx_put##PREFIX##_##SCOPE(void *dest, const void *source, size_t SUFFIX, int pe) {       \
-        rshmemi_put(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+        rshmemi_put<1, rshmemi_bulk_##SCOPE>(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
     }                                                                                                              \
     RSHMEMI_API void nvshmemx_get##PREFIX##_##SCOPE(void *dest, const void *source, size_t SUFFIX, int pe) {       \
-        rshmemi_get(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+        rshmemi_get<2, rshmemi_bulk_##SCOPE>(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
     }                                                                                                              \
     RSHMEMI_API void nvshmemx_put##PREFIX##_nbi_##SCOPE(void *dest, const void *source, size_t SUFFIX, int pe) {   \
-        rshmemi_put(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_no_sync(), __func__);     \
+        rshmemi_put<1, rshmemi_bulk_##SCOPE>(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_no_sync(), __func__);     \
     }                                                                                                              \
     RSHMEMI_API void nvshmemx_get##PREFIX##_nbi_##SCOPE(void *dest, const void *source, size_t SUFFIX, int pe) {   \
-        rshmemi_get(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+        rshmemi_get<2, rshmemi_bulk_##SCOPE>(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
     }
 #define RSHMEMI_DEF_SIZED_GROUPS(BITS, BYTES)              \
     RSHMEMI_DEF_BYTES_GROUP(BITS, nelems, BYTES, warp)     \
