@@ -3,6 +3,8 @@
 //   stream_put       GB/s, PE 0 -> PE 1: putmem_nbi_on_stream x iters + quiet_on_stream,
 //                    putmem_on_stream x iters, getmem_nbi_on_stream x iters + quiet_on_stream
 //   stream_put_lat   µs per (putmem_on_stream + quiet_on_stream)
+//   host_put         GB/s, PE 0 -> PE 1: nvshmem_putmem / getmem x iters (blocking, from the
+//                    host), putmem_nbi x iters + quiet
 //   stream_sync      µs per call, both PEs: barrier_all_on_stream, sync_all_on_stream; value =
 //                    the slower PE (the team forms and the collectives are in stream_team.cu)
 // Floors: floor_ce (cudaMemcpyAsync to the peer pointer), floor_kernel_flag_sync (a 1-thread
@@ -35,13 +37,15 @@ int main(int argc, char **argv) {
     nvshmem_barrier_all();
 
     // ---- putmem / getmem on a stream: bandwidth ----
-    for (size_t s : sizes(4096, max_size, 4)) {
+    // One bandwidth row of `s` bytes per iteration (PE 0's rate).
+    auto rate = [&](const char *bench, const char *v, size_t s, auto &&launch) {
+        if (!want(bench, v)) return;
         int guess = clamp_iters(32.0 * 1024 * 1024 / (double)s, 2, 200);
-        auto bw = [&](const char *v, auto &&launch) {
-            if (!want("stream_put", v)) return;
-            double ms = events_per_iter_ms(launch, mype == 0, guess, 2, 2000);
-            emit("stream_put", v, s, 0, 0, mype == 0 ? (double)s / (ms * 1e-3) / 1e9 : 0, "GB/s");
-        };
+        double ms = events_per_iter_ms(launch, mype == 0, guess, 2, 2000);
+        emit(bench, v, s, 0, 0, mype == 0 ? (double)s / (ms * 1e-3) / 1e9 : 0, "GB/s");
+    };
+    for (size_t s : sizes(4096, max_size, 4)) {
+        auto bw = [&](const char *v, auto &&launch) { rate("stream_put", v, s, launch); };
         bw("put_nbi", [&](int it) {
             for (int i = 0; i < it; i++) nvshmemx_putmem_nbi_on_stream(dst, src, s, peer, stream);
             nvshmemx_quiet_on_stream(stream);
@@ -56,6 +60,30 @@ int main(int argc, char **argv) {
         if (fl)
             bw("floor_ce", [&](int it) {
                 for (int i = 0; i < it; i++) CK(cudaMemcpyAsync(pdst, src, s, cudaMemcpyDeviceToDevice, stream));
+            });
+    }
+    // ---- host-initiated putmem / getmem (blocking, and nbi + quiet): bandwidth ----
+    // The host waits for each call (or for quiet), so the events on the idle `stream` around the
+    // loop measure its wall time. floor_ce_sync: cudaMemcpyAsync to the peer pointer, each copy
+    // waited for (cudaStreamSynchronize), as a blocking put must.
+    for (size_t s : sizes(64 << 10, 64 << 20, 2)) {
+        auto bw = [&](const char *v, auto &&launch) { rate("host_put", v, s, launch); };
+        bw("putmem", [&](int it) {
+            for (int i = 0; i < it; i++) nvshmem_putmem(dst, src, s, peer);
+        });
+        bw("putmem_nbi", [&](int it) {
+            for (int i = 0; i < it; i++) nvshmem_putmem_nbi(dst, src, s, peer);
+            nvshmem_quiet();
+        });
+        bw("getmem", [&](int it) {
+            for (int i = 0; i < it; i++) nvshmem_getmem(dst, src, s, peer);
+        });
+        if (fl)
+            bw("floor_ce_sync", [&](int it) {
+                for (int i = 0; i < it; i++) {
+                    CK(cudaMemcpyAsync(pdst, src, s, cudaMemcpyDeviceToDevice, stream));
+                    CK(cudaStreamSynchronize(stream));
+                }
             });
     }
     nvshmem_barrier_all();
