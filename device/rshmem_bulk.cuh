@@ -15,7 +15,12 @@
  * together fill NVLink less than their plain stores, so a few CTAs gain and a full grid loses.
  * Gets stay on the
  * SM copy unless RSHMEM_BULK_GET=1 (not measured). Warp-scope RMA stays on the SM copy (see
- * rshmemi_bulk_warp in rshmem_rma.cuh). Compile with -DRSHMEM_BULK=0 to leave the path out.
+ * rshmemi_bulk_warp in rshmem_rma.cuh).
+ *
+ * Opt-in: compile with -DRSHMEM_BULK=1. It is off by default because its static shared buffer
+ * would be added to every kernel that calls a block put: a drop-in NVSHMEM kernel already
+ * holding more than ~15 KiB of static shared memory would stop compiling, and small blocks
+ * would lose occupancy; the gain (8 CTAs, >= 64 KiB per warp) is a few percent.
  *
  * Header-only, no -rdc: the staging buffer is a __shared__ array of this header, allocated in
  * every kernel that calls a block put (RSHMEM_BULK_BYTES, 32 KiB by default, plus 512
@@ -31,7 +36,7 @@
 #define RSHMEM_BULK_CUH
 
 #ifndef RSHMEM_BULK
-#define RSHMEM_BULK 1
+#define RSHMEM_BULK 0
 #endif
 #ifndef RSHMEM_BULK_BYTES
 #define RSHMEM_BULK_BYTES 32768

@@ -7,6 +7,7 @@
  * kernel's own threads just before the block put that sends it (the copy engine reads it). */
 /* Bulk path from 4 KiB per warp of a block, gets included (the defaults: 256 KiB per warp,
  * puts only), so that the block rows below take both paths. Warp scope is always the SM copy. */
+#define RSHMEM_BULK 1 /* the bulk path is opt-in */
 #define RSHMEM_BULK_MIN_WARP 4096
 #define RSHMEM_BULK_GET 1
 #include <vector>
