@@ -1,9 +1,12 @@
 /* On-stream barrier and data collectives (broadcast, fcollect, alltoall): see common.cuh. */
 #include "common.cuh"
 
-/* One block of RK_MAX_TEAM threads: step 1 with every member. */
+/* One block of RK_MAX_TEAM threads: step 1 with every member. The announcement is relaxed: the
+ * kernel itself accesses no data, and what earlier work on the stream wrote or read is complete
+ * and performed when this kernel starts (as for rk_enter); a release store fenced it once more
+ * (4×H100, 2 PEs: 5.2 -> 4.3-4.5 µs per barrier). */
 extern "C" __global__ void __launch_bounds__(RK_MAX_TEAM) rk_barrier(const __grid_constant__ rk_sync s) {
-    rk_signal(s, 1);
+    rk_signal(s, 1, false);
     rk_wait(s, 1);
     rk_finish(s);
 }
