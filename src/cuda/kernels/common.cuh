@@ -52,10 +52,10 @@ struct rk_gather_args {
     int only, split;
 };
 
-/* Reductions: dest[i] = OP over the members, in member order, of src_k[src_off + i], i < n.
- * mode 0: every PE reduces all n elements itself. mode 1 (two phases, any overlap of dest with
- * src allowed only when they are the same array): PE k reduces slice k into its own dest,
- * announces it, then copies the other slices from the members' dests. mode 2 (in place and
+/* Reductions: dest[i] = OP over the members of src_k[src_off + i], i < n, the same bits on
+ * every PE. mode 0: every PE reduces all n elements itself, in member order. mode 1 (two
+ * phases, any overlap of dest with src allowed only when they are the same array): PE k reduces
+ * slice k into its own dest (in member order from member k + 1 on, wrapping around), announces it, then copies the other slices from the members' dests. mode 2 (in place and
  * small, one block): every PE first copies its source to `stage` (its own staging area, the
  * same offset on every PE), then reduces the members' staged copies into dest like mode 0. */
 struct rk_reduce_args {

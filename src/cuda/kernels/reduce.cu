@@ -53,10 +53,12 @@ __device__ __forceinline__ int4 rk_combine(int4 a, int4 b) {
     return x.v;
 }
 
-/* dest[i] = OP over the members (in member order) of src_k[i], lo <= i < hi, by the grid. */
+/* dest[i] = OP over the members of src_k[i], lo <= i < hi, by the grid, combined in member order
+ * from member `first` on (wrapping around): 0 where every PE reduces the same elements, so that
+ * they all get the same bits. */
 template <typename K, typename OP>
 __device__ __noinline__ void rk_reduce_range(const rk_sync &s, typename rk_kind<K>::S *dest, const typename rk_kind<K>::S *src,
-                                             size_t lo, size_t hi) {
+                                             size_t lo, size_t hi, int first) {
     typedef typename rk_kind<K>::S S;
     /* Vectors in flight per thread: 4 for wide elements, 2 for narrow ones (their combine is
      * 8 or 16 lanes of work, and the code would grow without adding memory parallelism). */
@@ -69,10 +71,11 @@ __device__ __noinline__ void rk_reduce_range(const rk_sync &s, typename rk_kind<
         int4 *d = (int4 *)(dest + lo);
         for (size_t i = tid; i < nv; i += U * nth) {
             int4 acc[U];
-            const int4 *p = rk_peer(s0, s, s.start);
+            const int4 *p = rk_peer(s0, s, s.start + first * s.stride);
 #pragma unroll
             for (int u = 0; u < U; u++) acc[u] = i + u * nth < nv ? __ldcg(p + i + u * nth) : make_int4(0, 0, 0, 0);
-            for (int k = 1; k < s.size; k++) {
+            for (int c = 1, k = first + 1; c < s.size; c++, k++) {
+                if (k == s.size) k = 0;
                 p = rk_peer(s0, s, s.start + k * s.stride);
                 int4 x[U];
 #pragma unroll
@@ -87,8 +90,11 @@ __device__ __noinline__ void rk_reduce_range(const rk_sync &s, typename rk_kind<
         head = lo + nv * L;
     }
     for (size_t i = head + tid; i < hi; i += nth) {
-        S acc = __ldcg(rk_peer(src + i, s, s.start));
-        for (int k = 1; k < s.size; k++) acc = rk_kind<K>::template op<OP>(acc, __ldcg(rk_peer(src + i, s, s.start + k * s.stride)));
+        S acc = __ldcg(rk_peer(src + i, s, s.start + first * s.stride));
+        for (int c = 1, k = first + 1; c < s.size; c++, k++) {
+            if (k == s.size) k = 0;
+            acc = rk_kind<K>::template op<OP>(acc, __ldcg(rk_peer(src + i, s, s.start + k * s.stride)));
+        }
         dest[i] = acc;
     }
 }
@@ -108,13 +114,17 @@ __device__ __forceinline__ void rk_reduce_kernel(const rk_reduce_args &a) {
     }
     rk_enter(s);
     if (a.mode != 1) {
-        rk_reduce_range<K, OP>(s, dest, src, 0, a.n);
+        rk_reduce_range<K, OP>(s, dest, src, 0, a.n, 0);
         rk_exit(s, 2, 0);
         return;
     }
     size_t lo, hi;
     rk_slice(a.n, s.size, s.my, 16 / sizeof(S), &lo, &hi);
-    rk_reduce_range<K, OP>(s, dest, src, lo, hi);
+    /* Slice k is combined from member k + 1 on: at every step the PEs read from different members
+     * (in member order from 0, all of them read member 0 first, then member 1, ..., one member's
+     * links carrying every PE's reads at a time). One PE reduces each slice, so every PE still
+     * gets the same bits (4×H100, 4 PEs, 4 MiB: 47.3 -> 43.9 µs). */
+    rk_reduce_range<K, OP>(s, dest, src, lo, hi, (s.my + 1) % s.size);
     rk_allgather_slices(s, (char *)dest, a.n, sizeof(S), true);
 }
 
