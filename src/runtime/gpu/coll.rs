@@ -36,8 +36,19 @@ use crate::runtime::State;
 /// consecutive pairs, so kernels on several streams do not share one.
 pub const TICKET_SLOTS: usize = 64;
 
-/// Reductions of at least this many bytes on more than two PEs take two phases.
-const TWO_PHASE_BYTES: usize = 64 << 10;
+/// Reductions on more than two PEs take two phases once reducing directly would read at least
+/// this many bytes from the other members per PE ((members - 1) x bytes). Two phases read
+/// 2 (members - 1) / members of the bytes, but take one more step with every member and one more
+/// pass over the grid. 4 x H100, 4 PEs (4 KiB per block in both): directly 15.4 / 20.4 µs at
+/// 64 / 512 KiB against 26.6 / 28.8 in two phases; two phases from 1 MiB, i.e. 3 MiB of reads
+/// (larger direct reductions not measured).
+const TWO_PHASE_READ_BYTES: usize = 3 << 20;
+
+/// Whether a reduction (not in place, not a reduce-scatter) of `bytes` over `members` takes two
+/// phases.
+fn reduce_two_phase(members: usize, bytes: usize) -> bool {
+    members > 2 && (members - 1).saturating_mul(bytes) >= TWO_PHASE_READ_BYTES
+}
 
 /// Broadcasts of at least this many bytes on more than two PEs take two phases (4 x H100, 4 PEs:
 /// 4 MiB 0.87 of the time of every member pulling from the root, 512 KiB 1.58; sizes between
@@ -282,7 +293,7 @@ impl State {
         // two phases; large ones on more than two PEs take two phases for bandwidth.
         let mode = if in_place && bytes <= STAGE_BYTES {
             REDUCE_STAGED
-        } else if in_place || (!scatter && t.set.size > 2 && bytes >= TWO_PHASE_BYTES) {
+        } else if in_place || (!scatter && reduce_two_phase(t.set.size, bytes)) {
             REDUCE_TWO_PHASE
         } else {
             REDUCE_DIRECT
@@ -337,6 +348,16 @@ mod tests {
         assert!(broadcast_split(3, 64 << 20));
         assert!(!broadcast_split(4, BROADCAST_SPLIT_BYTES - 1), "smaller: one pull from the root");
         assert!(!broadcast_split(2, 4 << 20), "two PEs: the one other member reads the root's data once anyway");
+    }
+
+    #[test]
+    fn reductions_take_two_phases_from_three_mib_of_reads() {
+        assert!(!reduce_two_phase(4, 512 << 10), "4 PEs, 512 KiB: 1.5 MiB of reads, directly");
+        assert!(reduce_two_phase(4, 1 << 20), "4 PEs, 1 MiB: 3 MiB of reads");
+        assert!(reduce_two_phase(8, 512 << 10), "8 PEs, 512 KiB: 3.5 MiB of reads");
+        assert!(!reduce_two_phase(2, 64 << 20), "two PEs: two phases would read as much");
+        assert!(!reduce_two_phase(3, (3 << 20) / 2 - 16));
+        assert!(reduce_two_phase(3, (3 << 20) / 2));
     }
 
     #[test]
