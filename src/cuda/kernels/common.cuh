@@ -130,20 +130,29 @@ __device__ __forceinline__ void rk_enter(const rk_sync &s) {
     rk_wait(s, 1);
 }
 
-/* True in the last block of the grid to get here (ticket `which`); that block resets it. The
- * blocks' earlier stores are visible system-wide before the last block learns it is last. */
+/* Adds 1 to a block ticket, acquire and release at GPU scope; returns the old value. */
+__device__ __forceinline__ unsigned int rk_ticket_add(unsigned int *p) {
+    unsigned int old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(p) : "memory");
+    return old;
+}
+
+/* True in the last block of the grid to get here (ticket `which`); that block resets it. Every
+ * block's accesses (its threads', through the CTA barrier) happen before the last block learns
+ * it is last: the ticket is a release by each block and an acquire by the last one, at GPU
+ * scope, which holds every block. The release store the last block then signals with (system
+ * scope) is cumulative, so a member that acquires the signal sees them too; a system fence in
+ * every block and another in the last one added nothing to that but about 3 µs per launch
+ * (4×H100, 2 PEs: broadcast 64 KiB, two blocks, 12.6 -> 9.8 µs; reduce 64 KiB 14.5 -> 11.5).
+ * The next launch that takes this ticket runs after this one ends. */
 __device__ __noinline__ bool rk_last_block(const rk_sync &s, int which) {
     __shared__ bool last;
     __syncthreads();
     if (gridDim.x == 1) return true; /* the block's accesses precede its release through the barrier */
     if (threadIdx.x == 0) {
         unsigned int *ticket = (unsigned int *)s.tickets + which;
-        __threadfence_system();
-        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-        if (last) {
-            atomicExch(ticket, 0u);
-            __threadfence_system();
-        }
+        last = rk_ticket_add(ticket) == gridDim.x - 1;
+        if (last) atomicExch(ticket, 0u);
     }
     __syncthreads();
     return last;
