@@ -44,7 +44,8 @@
 //! PE is the same slot, built here and written with fabric puts into its header (tag, ack,
 //! words and, when it changed, the name line), then, after a fence, `seq` alone. The fence
 //! keeps the receiver, which reads the slot only after it sees `seq`, from seeing the new
-//! `seq` over old contents. Receiving is unchanged (our own header). The rare credit check
+//! `seq` over old contents; a barrier's message, once its slot holds its tag, is mostly `seq`
+//! alone (`send_over_network`). Receiving is unchanged (our own header). The rare credit check
 //! reads the peer's ack line with a fabric get. Barriers and syncs in such a job are
 //! hierarchical (`sync_across_hosts`), so only one PE per host talks over the network.
 
@@ -192,6 +193,10 @@ pub struct Peer {
     acked: AtomicU64,
     /// The tag whose name each slot's name line holds.
     named: [AtomicU64; SLOTS],
+    /// A peer on another host: the tag each slot of ours in its mailbox holds, plus one (0:
+    /// not known), and the last ack written to it (`send_over_network`).
+    net_tag: [AtomicU64; SLOTS],
+    net_ack: AtomicU64,
 }
 
 impl Peer {
@@ -302,10 +307,32 @@ impl State {
 
     /// `send` to a PE on another host (see the module comment): the slot `m` goes to is built
     /// here from `words` (the head and own words) and `bytes`, and written with fabric puts.
+    ///
+    /// A message without words or bytes whose slot already holds its tag (a barrier's, once the
+    /// slots have been used) is `seq` alone, one write instead of two: its ack would be the
+    /// only news, and that is written only once it has grown by `ACK_EVERY` since it was last
+    /// written to this peer. Acks are credit for the peer's own messages to us (rule 3): one
+    /// two messages old still covers a peer that, like a barrier partner, sends one message
+    /// per message of ours (it needs an ack SLOTS = 4 behind its next message), and a peer
+    /// short of credit reads our ack line instead, slower but as correct.
     #[inline(never)]
     fn send_over_network(&self, chan: usize, to: usize, caller: &Caller, m: u64, words: [&[u64]; 2], bytes: &[u8]) {
+        /// Messages received from the peer before our ack to it is written again.
+        const ACK_EVERY: u64 = SLOTS as u64 - 1;
         let peer = &self.peers(chan)[to];
         let s = (m % SLOTS as u64) as usize;
+        let off = self.layout.slot_at(chan, self.me, s);
+        let routine = caller.routine;
+        let empty = words.iter().all(|w| w.is_empty()) && bytes.is_empty();
+        let tag_known = peer.net_tag[s].load(Ordering::Relaxed) == caller.tag.wrapping_add(1);
+        let ack_fresh = peer.received() < peer.net_ack.load(Ordering::Relaxed) + ACK_EVERY;
+        if empty && tag_known && ack_fresh {
+            let sent = self.network_for(to, routine).and_then(|net| net.put_message(to, Segment::Heap, off, &m.to_ne_bytes(), routine));
+            if let Err(e) = sent {
+                super::fatal(&e);
+            }
+            return;
+        }
         let mut img = [0u8; SLOT_BYTES];
         let put_word = |img: &mut [u8; SLOT_BYTES], at: usize, w: u64| img[at..at + 8].copy_from_slice(&w.to_ne_bytes());
         put_word(&mut img, 8, caller.tag);
@@ -324,8 +351,8 @@ impl State {
             len = SLOT_BYTES;
             peer.named[s].store(caller.tag, Ordering::Relaxed);
         }
-        let off = self.layout.slot_at(chan, self.me, s);
-        let routine = caller.routine;
+        peer.net_tag[s].store(caller.tag.wrapping_add(1), Ordering::Relaxed);
+        peer.net_ack.store(peer.received(), Ordering::Relaxed);
         let sent = self.network_for(to, routine).and_then(|net| {
             net.put_message(to, Segment::Heap, off + 8, &img[8..len], routine)?;
             net.fence(routine)?;
