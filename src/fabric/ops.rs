@@ -247,14 +247,19 @@ impl Inner {
         let _driving = self.driver();
         loop {
             // SAFETY: the counter is open; reading it also drives manual progress.
-            let (done, errors) = unsafe { (sys::cntr_read(cntr), sys::cntr_readerr(cntr)) };
-            if errors > 0 {
-                return Err(self.failed(routine, errors));
-            }
+            let done = unsafe { sys::cntr_read(cntr) };
             let want = posted.load(Ordering::Acquire);
+            // A failed operation counts as an error, not as done: `done` reaching `want` says
+            // they all succeeded, without the error count's call (each read drives progress,
+            // system calls on tcp;ofi_rxm).
             if done >= want {
                 settled.fetch_max(want, Ordering::AcqRel);
                 return Ok(());
+            }
+            // SAFETY: as above.
+            let errors = unsafe { sys::cntr_readerr(cntr) };
+            if errors > 0 {
+                return Err(self.failed(routine, errors));
             }
             self.poll();
             // tcp;ofi_rxm counts a failed write or read on no counter: its error completion,
@@ -507,21 +512,23 @@ impl Fabric {
         self.rma(r, Class::Writes, peer, src.as_ptr().cast_mut(), src.len(), local, dst, off, true)
     }
 
-    /// Whether a blocking put of `len` bytes is written straight from the caller's buffer and
-    /// waited for only until sent (`put_in_place`): above what packs, on a manual-progress
-    /// provider (tcp: there a write is sent when posted, so "transmit complete" is local; on
-    /// hardware it may mean the peer's acknowledgement, and the staging ring is kept) that keeps
+    /// Whether a blocking put of `len` bytes is written straight from the caller's buffer
+    /// (`put_in_place`): above what packs, on a manual-progress
+    /// provider (tcp: there a write is sent when posted; on hardware its completion may wait
+    /// for more than the peer's acknowledgement, and the staging ring is kept) that keeps
     /// writes in order and serves a read after the writes before it (quiet's read-back).
     fn sends_in_place(&self, len: usize) -> bool {
         let info = &self.inner.info;
         len > PACK_MAX && self.progress.is_some() && info.ordered_writes && info.ordered_reads
     }
 
-    /// A put written from `src` itself with FI_TRANSMIT_COMPLETE: it returns once the provider
-    /// has sent the data (over tcp: handed it to the kernel, as a plain `write` does), neither
-    /// copying it into the staging ring first nor waiting a round trip for the peer's
-    /// acknowledgement (each cost 20-25% of the bandwidth at 256 KiB and 4 MiB). The write has
-    /// left but may not have landed: the peer is noted for quiet's read-back.
+    /// A put written from `src` itself with FI_TRANSMIT_COMPLETE: no staging copy. Over tcp
+    /// (libfabric 1.17 and later) the provider acknowledges such a write as it does a
+    /// delivery-complete one, so the put returns a round trip after its last byte left, which
+    /// costs 15-25% of the bandwidth at 256 KiB. Asking for no completion flag at all (done
+    /// once sent, no acknowledgement) measured 3x slower at 256 KiB here: the sender then
+    /// meets a full socket on most puts and waits for room in polls and naps (session 16,
+    /// results/net-2026-11-27e-barrier/). The peer is noted for quiet's read-back.
     fn put_in_place(&self, peer: Peer, src: &[u8], local: Option<&Region>, dst: &RemoteRegion, off: usize) -> Result<()> {
         let r = "shmem_put";
         let addr = Self::target(r, dst, off, src.len())?;
