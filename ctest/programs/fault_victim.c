@@ -4,6 +4,7 @@
  *   kill      the target PE (default: the last) raises SIGKILL; the others wait in a barrier
  *   exit3     the target PE calls shmem_global_exit(3); PE 0 waits in a barrier, the others
  *             sleep outside any SHMEM call
+ *   exit1     the target PE calls exit(1) without shmem_finalize; the others wait in a barrier
  *   block     every PE waits in a barrier that the target PE never reaches (it sleeps)
  *   signal    every PE installs a handler for SIGINT/SIGTERM/SIGUSR1, writes <dir>/ready.<pe>,
  *             waits for a signal, then prints "PE <me> observed <name>" and exits 0
@@ -36,7 +37,7 @@ static const char *name_of(int sig) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s kill|exit3|block|signal|nohandler DIR [PE]\n", argv[0]);
+        fprintf(stderr, "usage: %s kill|exit3|exit1|block|signal|nohandler DIR [PE]\n", argv[0]);
         return 2;
     }
     const char *mode = argv[1], *dir = argv[2];
@@ -73,6 +74,13 @@ int main(int argc, char **argv) {
         else
             sleep(120);
         printf("PE %d: still running after shmem_global_exit(3)\n", me);
+        return 1;
+    }
+    if (!strcmp(mode, "exit1")) {
+        if (me == target)
+            exit(1);
+        shmem_barrier_all();
+        printf("PE %d: the barrier completed, but PE %d has exited\n", me, target);
         return 1;
     }
     if (!strcmp(mode, "block")) {

@@ -25,4 +25,19 @@ timeout 30 "$RUN" -n 1 "$WORK/fault_victim" exit3 "$dir" 0 >/dev/null 2>&1; rc=$
 [ $rc -eq 3 ] && pass "np=1: status 3 under rshmemrun" || fail "np=1: status $rc under rshmemrun, want 3"
 timeout 30 "$WORK/fault_victim" exit3 "$dir" 0 >/dev/null 2>&1; rc=$?
 [ $rc -eq 3 ] && pass "no launcher: status 3" || fail "no launcher: status $rc, want 3"
+
+# A single PE that exits with status 1 after shmem_init (no shmem_finalize): the launcher's one
+# line names it and its status; the rendezvous connection it broke adds nothing ("left the
+# job ... failed to fill whole buffer" used to follow, depending on which the launcher saw
+# first, so the check repeats).
+bad=0
+for i in 1 2 3 4 5 6; do
+    timeout 30 "$RUN" -n 1 "$WORK/fault_victim" exit1 "$dir" 0 >/dev/null 2>"$dir/err.exit1"; rc=$?
+    [ $rc -eq 1 ] || { bad=1; fail "exit1 run $i: status $rc, want 1"; cat "$dir/err.exit1"; continue; }
+    lines=$(grep -c '^rshmemrun:' "$dir/err.exit1")
+    if [ "$lines" -ne 1 ] || ! grep -q '^rshmemrun: PE 0 (pid [0-9]*) exited with status 1$' "$dir/err.exit1"; then
+        bad=1; fail "exit1 run $i: want one line 'rshmemrun: PE 0 (pid N) exited with status 1', got:"; cat "$dir/err.exit1"
+    fi
+done
+[ $bad -eq 0 ] && pass "np=1: a PE exiting with status 1 is reported once, with no rendezvous line (6 runs)"
 finish
