@@ -5,7 +5,8 @@
 #   rshmem  rshmemrun --hosts H1:1,H2:1 (libfabric, the provider rshmem picks: tcp;ofi_rxm here)
 #   oshmem  Open MPI's oshrun across the same hosts: spml ucx with UCX_TLS=tcp
 # rshmem and OSHMEM run the same program, perftest/net/net_bench.c (timed by the clock: see
-# there). Each round runs the three back to back, so they see the same load; ROUNDS (default 2)
+# there), and perftest/net/put_rate.c with 2 PEs on each host (blocking 8-byte puts, every PE
+# to every PE: the put8_alltoall_np4 row, puts per second of the slowest PE; NET_RATE=0 skips). Each round runs the three back to back, so they see the same load; ROUNDS (default 2)
 # rounds, each figure is the median over rounds of each run's median of 3 repetitions.
 #   bash perftest/net/bench.sh <rshmem install prefix>     (run as root; `make bench HOSTS=2`)
 # SAVE=1 keeps the raw CSV and the table in results/net-<date>.{csv,txt}. NET_ROWS
@@ -21,7 +22,7 @@ NETNS=$ROOT/scripts/netns-hosts.sh
 AGENT=$ROOT/ctest/multihost/netns-agent.sh
 ROUNDS=${ROUNDS:-2}
 TIMEOUT=${BENCH_TIMEOUT:-300}
-PREFIX=rsnb
+PREFIX=${RSHMEM_NETNS_PREFIX:-rsnb}
 H1=$PREFIX-h1 H2=$PREFIX-h2
 read -r -a ROWS <<<"${NET_ROWS:-}"
 BENCH_ARGS=(--reps 3 --time "${NET_TIME:-0.25}" "${ROWS[@]}")
@@ -42,8 +43,12 @@ PC="env PKG_CONFIG_PATH=$STAGE/lib/pkgconfig pkg-config"
 # shellcheck disable=SC2046
 cc "${FLAGS[@]}" $($PC --cflags rshmem) "$HERE/net_bench.c" -o "$WORK/net_bench" $($PC --libs rshmem) \
     -Wl,-rpath,"$($PC --variable=libdir rshmem)" || echo "perftest/net/bench.sh: net_bench did not build against rshmem" >&2
+# shellcheck disable=SC2046
+cc "${FLAGS[@]}" $($PC --cflags rshmem) "$HERE/put_rate.c" -o "$WORK/put_rate" $($PC --libs rshmem) \
+    -Wl,-rpath,"$($PC --variable=libdir rshmem)" || echo "perftest/net/bench.sh: put_rate did not build against rshmem" >&2
 if command -v oshcc >/dev/null && command -v oshrun >/dev/null; then
     oshcc "${FLAGS[@]}" "$HERE/net_bench.c" -o "$WORK/net_bench_oshmem" || echo "perftest/net/bench.sh: net_bench did not build with oshcc" >&2
+    oshcc "${FLAGS[@]}" "$HERE/put_rate.c" -o "$WORK/put_rate_oshmem" || echo "perftest/net/bench.sh: put_rate did not build with oshcc" >&2
 else
     echo "perftest/net/bench.sh: Open MPI OSHMEM (oshcc/oshrun) not installed: its column stays empty" >&2
 fi
@@ -70,7 +75,7 @@ floor() {
     wait "$server"
 }
 
-RSHMEMRUN=(env RSHMEM_LAUNCH_AGENT="$AGENT" RSHMEM_BOOTSTRAP_IFNAME=eth0 "$STAGE/bin/rshmemrun" --hosts "$H1:1,$H2:1")
+RSHMEMRUN=(env RSHMEM_LAUNCH_AGENT="$AGENT" RSHMEM_BOOTSTRAP_IFNAME=eth0 "$STAGE/bin/rshmemrun")
 # As root Open MPI needs the two ALLOW variables; osc=^rdma avoids a segfault at exit on this
 # Open MPI (4.1.4, see perftest/host/bench.sh). UCX: TCP only, over eth0 (self for the PE's own
 # memory); ORTE's own traffic and the btl stay on eth0 too. mpi_yield_when_idle=1 (what Open MPI
@@ -80,18 +85,22 @@ RSHMEMRUN=(env RSHMEM_LAUNCH_AGENT="$AGENT" RSHMEM_BOOTSTRAP_IFNAME=eth0 "$STAGE
 OSHRUN=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 oshrun
     --mca plm_rsh_agent "$AGENT" --mca oob_tcp_if_include eth0 --mca btl_tcp_if_include eth0
     --mca spml ucx --mca osc ^rdma --mca mpi_yield_when_idle 1
-    -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=eth0 -H "$H1:1,$H2:1" -np 2)
+    -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=eth0)
+RATE_ARGS=(--reps 3 --time "${NET_TIME:-0.25}")
 
 for round in $(seq 1 "$ROUNDS"); do
     echo "perftest/net/bench.sh: round $round of $ROUNDS" >&2
     floor "$round"
-    [ -x "$WORK/net_bench" ] && run_one rshmem "$round" "${RSHMEMRUN[@]}" "$WORK/net_bench" "${BENCH_ARGS[@]}"
-    [ -x "$WORK/net_bench_oshmem" ] && run_one oshmem "$round" "${OSHRUN[@]}" "$WORK/net_bench_oshmem" "${BENCH_ARGS[@]}"
+    [ -x "$WORK/net_bench" ] && run_one rshmem "$round" "${RSHMEMRUN[@]}" --hosts "$H1:1,$H2:1" "$WORK/net_bench" "${BENCH_ARGS[@]}"
+    [ -x "$WORK/net_bench_oshmem" ] && run_one oshmem "$round" "${OSHRUN[@]}" -H "$H1:1,$H2:1" -np 2 "$WORK/net_bench_oshmem" "${BENCH_ARGS[@]}"
+    [ "${NET_RATE:-1}" = 1 ] || continue
+    [ -x "$WORK/put_rate" ] && run_one rshmem "$round" "${RSHMEMRUN[@]}" --hosts "$H1:2,$H2:2" "$WORK/put_rate" "${RATE_ARGS[@]}"
+    [ -x "$WORK/put_rate_oshmem" ] && run_one oshmem "$round" "${OSHRUN[@]}" -H "$H1:2,$H2:2" -np 4 "$WORK/put_rate_oshmem" "${RATE_ARGS[@]}"
 done
 
 TABLE=$WORK/table.txt
 {
-    echo "Multi-host benchmark: 1 PE on each of 2 namespaced hosts (veth + bridge), $ROUNDS rounds, $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "Multi-host benchmark: 1 PE on each of 2 namespaced hosts (veth + bridge; put8_alltoall: 2 on each), $ROUNDS rounds, $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "host: $(nproc) cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), load average $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "rshmem: $STAGE, libfabric $(fi_info --version 2>/dev/null | sed -n 's/^libfabric: //p' | head -1) (provider: rshmem's choice);" \
         "OSHMEM: $(command -v oshrun >/dev/null && oshrun --version 2>/dev/null | head -1 || echo absent), spml ucx, UCX_TLS=tcp,self, yield when idle"

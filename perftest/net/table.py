@@ -10,6 +10,8 @@ Each benchmark row is set beside the bare-TCP figure for the same work:
   barrier_all (2 PEs)          both PEs send at once and wait for the other: one one-way trip,
                                tcp_rtt / 2
   put_bw SIZE                  a TCP stream written in SIZE-byte writes: tcp_stream SIZE
+  put8_alltoall_npN            (put_rate.c, N PEs over 2 hosts) blocking 8-byte puts per second
+                               of the slowest PE, every PE to every PE: no floor, beside OSHMEM
 The issue's targets: latency <= OSHMEM's and <= 2x the floor; bandwidth >= 0.9x the floor.
 Standard library only."""
 import csv
@@ -24,6 +26,8 @@ def fmt(v, unit):
         return "-"
     if unit == "us":
         return f"{v:.2f}"
+    if unit == "op/s":
+        return f"{v:.0f}"
     return f"{v:.3f}"
 
 
