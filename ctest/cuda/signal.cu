@@ -171,8 +171,13 @@ int main(void) {
     int *mdata = (int *)nvshmem_calloc(many, sizeof(int));
     int *msrc = (int *)nvshmem_calloc(many, sizeof(int));
     uint64_t *count = (uint64_t *)nvshmem_calloc(1, sizeof(uint64_t));
-    /* Through IBGDA (no P2P: every operation is a posted work request) a smaller grid. */
-    int grid = nvshmem_ptr(mdata, (nvshmem_my_pe() + 1) % nvshmem_n_pes()) ? MANY_CTAS : 2;
+    /* Through IBGDA or the proxy (no P2P: every operation is a posted request) a smaller grid.
+     * Every PE the same grid: a receiver counts its sender's slices and flags by its own grid
+     * (a grid chosen by each PE's own right neighbour hung at 4 PEs on 2 hosts, where PEs 0 and
+     * 2 waited for 16 slices from a sender of 2). */
+    const int all_p2p = nvshmem_team_n_pes(NVSHMEMX_TEAM_NODE) == nvshmem_n_pes() &&
+                        nvshmem_ptr(mdata, (nvshmem_my_pe() + 1) % nvshmem_n_pes()) != NULL;
+    int grid = all_p2p ? MANY_CTAS : 2;
     int block = grid == MANY_CTAS ? MANY_THREADS : 64;
     for (int block_scope = 1; block_scope >= 0; block_scope--) {
         CUDA_CHECK(cudaMemset(count, 0, sizeof(uint64_t)));
