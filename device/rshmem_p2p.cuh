@@ -371,11 +371,62 @@ struct rshmemi_proxy_look {
             rshmem_proxy::serve_amo((RshmemProxyChannel *)RSHMEMI_STATE.proxy);
     }
 };
+/* A long wait, posted to the proxy channel too: the proxy thread logs it on the host at once
+ * (a hung kernel's printf never reaches stdout). */
+RSHMEMI_DEV void rshmemi_note_stall(uint32_t what, uint64_t word, bool in_heap, uint64_t seen, uint64_t want, int cmp_or_pe) {
+    if (RSHMEMI_STATE.flags & RSHMEM_DEVICE_FLAG_PROXY)
+        rshmem_proxy::note_stall((RshmemProxyChannel *)RSHMEMI_STATE.proxy, what, word, in_heap, seen, want, cmp_or_pe);
+}
 #else
 struct rshmemi_proxy_look {
     __device__ void operator()() {}
 };
+RSHMEMI_DEV void rshmemi_note_stall(uint32_t, uint64_t, bool, uint64_t, uint64_t, int) {}
 #endif
+
+/* Long waits say so, once: a PE that never arrives (a deadlock, a dead PE, collectives called
+ * in different orders) is named instead of hanging in silence. The clock is read every 64K
+ * polls only. */
+#define RSHMEMI_WAIT_WARN_NS 10000000000ull
+struct rshmemi_wait_watch {
+    unsigned polls = 0;
+    unsigned long long start = 0;
+    rshmemi_proxy_look look;
+    /* True once, when the wait has lasted RSHMEMI_WAIT_WARN_NS. */
+    __device__ bool expired() {
+        look();
+        if ((++polls & 0xffff) != 0) return false;
+        unsigned long long now;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (start == 0) start = now;
+        else if (start != ~0ull && now - start > RSHMEMI_WAIT_WARN_NS) {
+            start = ~0ull;
+            return true;
+        }
+        return false;
+    }
+};
+
+/* A point-to-point wait that has lasted RSHMEMI_WAIT_WARN_NS says so, once, naming this PE, the
+ * word (its symmetric heap offset), the value it holds and the one awaited: a hang with a
+ * count that differs between PEs or a signal never sent is named instead of silent. */
+static __device__ __noinline__ void rshmemi_wait_until_report(const void *p, int cmp, unsigned long long seen,
+                                                              unsigned long long ref) {
+    const RshmemDeviceState &s = RSHMEMI_STATE;
+    const unsigned long long at = (unsigned long long)(uintptr_t)p;
+    const bool in_heap = at >= s.heap_base && at < s.heap_base + s.heap_stride;
+    rshmemi_note_stall(RSHMEM_PROXY_STALL_WAIT, in_heap ? at - s.heap_base : at, in_heap, seen, ref, cmp);
+    if (in_heap)
+        printf("rshmem: PE %d: nvshmem_wait_until / signal_wait_until (block %d thread %d): the word at symmetric heap "
+               "offset %llu still holds %llu (0x%llx) after %llu s; it waits for comparison %d with %llu: no PE has "
+               "written that yet (a sender that never sent, or counts that differ between PEs)\n",
+               s.mype, (int)blockIdx.x, (int)threadIdx.x, at - s.heap_base, seen, seen, RSHMEMI_WAIT_WARN_NS / 1000000000ull,
+               cmp, ref);
+    else
+        printf("rshmem: PE %d: nvshmem_wait_until / signal_wait_until (block %d thread %d): the word at %p (not in the "
+               "symmetric heap: no other PE can write it) still holds %llu after %llu s; it waits for comparison %d with %llu\n",
+               s.mype, (int)blockIdx.x, (int)threadIdx.x, p, seen, RSHMEMI_WAIT_WARN_NS / 1000000000ull, cmp, ref);
+}
 
 /* Spins until *p satisfies the comparison; returns the value seen. Every poll is an acquire
  * load, so the one that succeeds orders the loads after it: data the writer published before
@@ -384,8 +435,9 @@ struct rshmemi_proxy_look {
 template <typename T>
 RSHMEMI_DEV T rshmemi_wait_until(T *p, int cmp, T ref) {
     T v;
-    rshmemi_proxy_look look;
-    while (!rshmemi_compare(v = rshmemi_load(p), cmp, ref)) look();
+    rshmemi_wait_watch w;
+    while (!rshmemi_compare(v = rshmemi_load(p), cmp, ref))
+        if (w.expired()) rshmemi_wait_until_report(p, cmp, (unsigned long long)rshmemi_bits(v), (unsigned long long)rshmemi_bits(ref));
     rshmemi_acquire_after(p);
     return v;
 }
@@ -524,33 +576,12 @@ RSHMEMI_DEV void rshmemi_sync_signal(int to) {
     unsigned long long *remote = (unsigned long long *)rshmemi_peer(counter, to);
     asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(remote) : "memory");
 }
-/* Long waits say so, once: a PE that never arrives (a deadlock, a dead PE, collectives called
- * in different orders) is named instead of hanging in silence. The clock is read every 64K
- * polls only. */
-#define RSHMEMI_WAIT_WARN_NS 10000000000ull
 static __device__ __noinline__ void rshmemi_wait_report(const char *what, int peer) {
     printf("rshmem: PE %d: %s: still waiting for PE %d after %llu s (it has not arrived: a deadlock, a dead PE, "
            "or team collectives called in a different order on different PEs)\n",
            RSHMEMI_STATE.mype, what, peer, RSHMEMI_WAIT_WARN_NS / 1000000000ull);
+    rshmemi_note_stall(RSHMEM_PROXY_STALL_BARRIER, 0, false, 0, 0, peer);
 }
-struct rshmemi_wait_watch {
-    unsigned polls = 0;
-    unsigned long long start = 0;
-    rshmemi_proxy_look look;
-    /* True once, when the wait has lasted RSHMEMI_WAIT_WARN_NS. */
-    __device__ bool expired() {
-        look();
-        if ((++polls & 0xffff) != 0) return false;
-        unsigned long long now;
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-        if (start == 0) start = now;
-        else if (start != ~0ull && now - start > RSHMEMI_WAIT_WARN_NS) {
-            start = ~0ull;
-            return true;
-        }
-        return false;
-    }
-};
 
 /* Waits with relaxed polls for the next signal from `from`; the caller's acquire fence follows
  * (one after all of a thread's waits). */

@@ -131,6 +131,30 @@ RSHMEM_PROXY_COLD bool serve_amo(RshmemProxyChannel *ch) {
     return true;
 }
 
+/* A device thread's long wait (device/rshmem_p2p.cuh's watchdog), posted for the proxy thread to
+ * log on the host at once (RshmemProxyStall): device printf reaches stdout only when the kernel
+ * ends, which a hung one never does. One reporter at a time; one arriving meanwhile is dropped. */
+RSHMEM_PROXY_COLD void note_stall(RshmemProxyChannel *ch, uint32_t what, uint64_t word, bool in_heap, uint64_t seen,
+                                  uint64_t want, int cmp_or_pe) {
+    RshmemProxyStall *r = &ch->stall;
+    if (port::exchange(&r->busy, 1u) != 0) return;
+    port::store_relaxed(&r->what, what);
+    port::store_relaxed(&r->word, word);
+    port::store_relaxed(&r->in_heap, in_heap ? 1u : 0u);
+    port::store_relaxed(&r->seen, seen);
+    port::store_relaxed(&r->want, want);
+    port::store_relaxed(&r->cmp_or_pe, cmp_or_pe);
+#if defined(__CUDACC__)
+    port::store_relaxed(&r->block, (uint32_t)blockIdx.x);
+    port::store_relaxed(&r->thread, (uint32_t)threadIdx.x);
+#else
+    port::store_relaxed(&r->block, port::cta_id());
+    port::store_relaxed(&r->thread, 0u);
+#endif
+    port::store_release(&r->seq, port::load_relaxed(&r->seq) + 1);
+    port::store_release(&r->busy, 0u);
+}
+
 /* What an issuing thread is doing, for the reports. */
 struct what {
     const char *routine;

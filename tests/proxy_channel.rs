@@ -907,6 +907,33 @@ fn doorbell(ch: &Arc<Channel>, starved: bool, stall: Duration) -> (AmoDoorbell, 
     (AmoDoorbell::new(ch.clone(), Box::new(kernel), stall), launches)
 }
 
+/// A device thread's long wait reaches the host as one line naming the thread, the word, its
+/// value and the awaited one (the proxy loop logs it at once: a hung kernel's printf never
+/// arrives); a barrier's names the PE it waits for; each report is said once.
+#[test]
+fn a_device_threads_long_wait_is_reported_on_the_host() {
+    let ch = channel(9, 1, 4, Duration::from_secs(30));
+    let note = h!(h_note_stall: fn(Ch, u32, u64, i32, u64, u64, i32) -> ());
+    let mut last = 0;
+    assert_eq!(ch.stall_report(&mut last), None, "nothing reported yet");
+    h!(h_set_cta: fn(u32) -> ())(3);
+    note(ch.as_ptr(), RSHMEM_PROXY_STALL_WAIT, 4096, 1, 32, 128, 5);
+    let line = ch.stall_report(&mut last).expect("the wait is reported");
+    for want in ["block 3", "signal_wait_until", "symmetric heap offset 4096 holds 32", "greater than or equal to 128"] {
+        assert!(line.contains(want), "{want:?} not in {line:?}");
+    }
+    assert_eq!(ch.stall_report(&mut last), None, "said once");
+    note(ch.as_ptr(), RSHMEM_PROXY_STALL_WAIT, 0x7000, 0, 1, 2, 0);
+    let line = ch.stall_report(&mut last).expect("a second wait is reported");
+    assert!(
+        line.contains("address 0x7000 (outside the symmetric heap") && line.contains("holds 1") && line.contains("equal to 2"),
+        "{line}"
+    );
+    note(ch.as_ptr(), RSHMEM_PROXY_STALL_BARRIER, 0, 0, 0, 0, 2);
+    let line = ch.stall_report(&mut last).expect("the barrier's wait is reported");
+    assert!(line.contains("device barrier or collective for PE 2, which has not arrived"), "{line}");
+}
+
 /// What each AmoOp does to a word of `bits` bits (the model the results are checked against).
 fn model_amo(old: u64, op: AmoOp, a: u64, b: u64, bits: u32) -> u64 {
     let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };

@@ -52,5 +52,9 @@ int h_fence(RshmemProxyChannel *ch) { return fence(ch, "nvshmem_fence"); }
 int h_quiet(RshmemProxyChannel *ch) { return quiet(ch, "nvshmem_quiet"); }
 /* A device thread's look at the remote-AMO record: 1 when it took and ran the posted AMO. */
 int h_serve_amo(RshmemProxyChannel *ch) { return serve_amo(ch) ? 1 : 0; }
+/* A device thread's watchdog after a long wait (device/rshmem_p2p.cuh): the record for the host. */
+void h_note_stall(RshmemProxyChannel *ch, uint32_t what, uint64_t word, int in_heap, uint64_t seen, uint64_t want, int cmp_or_pe) {
+    note_stall(ch, what, word, in_heap != 0, seen, want, cmp_or_pe);
+}
 
 }

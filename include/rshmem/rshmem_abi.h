@@ -63,7 +63,7 @@
 
 #define RSHMEM_PROXY_MAGIC 1380997187
 
-#define RSHMEM_PROXY_VERSION 2
+#define RSHMEM_PROXY_VERSION 3
 
 /*
  Command opcodes (`RshmemProxyCmd::op`, low 16 bits).
@@ -168,6 +168,16 @@
  failed_ticket`/`failed_lane` say where, the host log says why. Issuers stop waiting.
  */
 #define RSHMEM_PROXY_DEAD 2
+
+/*
+ `RshmemProxyStall::what`: a point-to-point wait (wait_until, signal_wait_until).
+ */
+#define RSHMEM_PROXY_STALL_WAIT 1
+
+/*
+ `RshmemProxyStall::what`: a device barrier's wait for one PE's arrival.
+ */
+#define RSHMEM_PROXY_STALL_BARRIER 2
 
 /*
  nvshmemx_init_attr flags (NVSHMEMX_INIT_*).
@@ -452,6 +462,41 @@ typedef struct RshmemProxyAmo {
 } RshmemProxyAmo;
 
 /*
+ A device thread that has waited RSHMEMI_WAIT_WARN_NS (device/rshmem_p2p.cuh) says so here too:
+ its printf reaches stdout only when the kernel ends, which a hung kernel never does, so the
+ proxy thread logs each new report on the host at once (device/rshmem_proxy.cuh `note_stall`,
+ `Channel::stall_report`). The reporter that moves `busy` from 0 to 1 writes the fields, then
+ `seq` + 1 (release), then `busy` = 0; one arriving while another writes stays silent.
+ */
+typedef struct RshmemProxyStall {
+  uint64_t seq;
+  uint32_t busy;
+  /*
+   RSHMEM_PROXY_STALL_*.
+   */
+  uint32_t what;
+  /*
+   The word waited on: its symmetric heap offset, or its address when `in_heap` is 0.
+   */
+  uint64_t word;
+  /*
+   The value it holds and the one awaited (a barrier: the arrivals seen and awaited).
+   */
+  uint64_t seen;
+  uint64_t want;
+  /*
+   NVSHMEM_CMP_* of a wait; the PE a barrier waits for.
+   */
+  int32_t cmp_or_pe;
+  uint32_t in_heap;
+  /*
+   The waiting thread's block and thread index (x).
+   */
+  uint32_t block;
+  uint32_t thread;
+} RshmemProxyStall;
+
+/*
  The channel of one PE, in pinned host memory; device code gets its address.
  */
 typedef struct RshmemProxyChannel {
@@ -509,6 +554,10 @@ typedef struct RshmemProxyChannel {
    A remote PE's atomic on this PE's GPU memory, waiting for a device thread to run it.
    */
   struct RshmemProxyAmo amo;
+  /*
+   The last long wait a device thread reported, for the proxy thread to log.
+   */
+  struct RshmemProxyStall stall;
 } RshmemProxyChannel;
 
 #endif  /* RSHMEM_ABI_H */

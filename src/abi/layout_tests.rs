@@ -41,6 +41,7 @@ fn proxy_records_are_whole_cache_lines() {
     assert_eq!(size_of::<RshmemProxyIssue>(), 64);
     assert_eq!(size_of::<RshmemProxyResult>(), 32);
     assert_eq!(size_of::<RshmemProxyAmo>(), 64);
+    assert_eq!(size_of::<RshmemProxyStall>(), 56);
 }
 
 #[test]

@@ -149,7 +149,7 @@ pub struct RshmemDeviceTeam {
 // RSHMEM_PROXY_VERSION on every change of these structs.
 
 pub const RSHMEM_PROXY_MAGIC: u32 = 0x5250_5843; // "RPXC"
-pub const RSHMEM_PROXY_VERSION: u32 = 2;
+pub const RSHMEM_PROXY_VERSION: u32 = 3;
 
 /// Command opcodes (`RshmemProxyCmd::op`, low 16 bits).
 pub const RSHMEM_PROXY_OP_PUT: u32 = 1;
@@ -290,6 +290,38 @@ pub struct RshmemProxyChannel {
     pub failed_ticket: u64,
     /// A remote PE's atomic on this PE's GPU memory, waiting for a device thread to run it.
     pub amo: RshmemProxyAmo,
+    /// The last long wait a device thread reported, for the proxy thread to log.
+    pub stall: RshmemProxyStall,
+}
+
+/// `RshmemProxyStall::what`: a point-to-point wait (wait_until, signal_wait_until).
+pub const RSHMEM_PROXY_STALL_WAIT: u32 = 1;
+/// `RshmemProxyStall::what`: a device barrier's wait for one PE's arrival.
+pub const RSHMEM_PROXY_STALL_BARRIER: u32 = 2;
+
+/// A device thread that has waited RSHMEMI_WAIT_WARN_NS (device/rshmem_p2p.cuh) says so here too:
+/// its printf reaches stdout only when the kernel ends, which a hung kernel never does, so the
+/// proxy thread logs each new report on the host at once (device/rshmem_proxy.cuh `note_stall`,
+/// `Channel::stall_report`). The reporter that moves `busy` from 0 to 1 writes the fields, then
+/// `seq` + 1 (release), then `busy` = 0; one arriving while another writes stays silent.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RshmemProxyStall {
+    pub seq: u64,
+    pub busy: u32,
+    /// RSHMEM_PROXY_STALL_*.
+    pub what: u32,
+    /// The word waited on: its symmetric heap offset, or its address when `in_heap` is 0.
+    pub word: u64,
+    /// The value it holds and the one awaited (a barrier: the arrivals seen and awaited).
+    pub seen: u64,
+    pub want: u64,
+    /// NVSHMEM_CMP_* of a wait; the PE a barrier waits for.
+    pub cmp_or_pe: i32,
+    pub in_heap: u32,
+    /// The waiting thread's block and thread index (x).
+    pub block: u32,
+    pub thread: u32,
 }
 
 /// A remote PE's atomic on this PE's GPU memory (src/proxy/gpu.rs, "AMOs without a free SM"):

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::abi::{
     RshmemProxyAmo, RshmemProxyChannel, RshmemProxyCmd, RshmemProxyIssue, RshmemProxyLane, RshmemProxyResult, RSHMEM_PROXY_DEAD,
-    RSHMEM_PROXY_MAGIC, RSHMEM_PROXY_VERSION,
+    RSHMEM_PROXY_MAGIC, RSHMEM_PROXY_STALL_BARRIER, RSHMEM_PROXY_VERSION,
 };
 use crate::error::{Error, Result};
 
@@ -267,12 +267,67 @@ impl Channel {
             .then(|| self.amo_word(offset_of!(RshmemProxyAmo, result)).load(Ordering::Relaxed))
     }
 
+    /// A long wait a device thread reported since the report numbered `*last` (RshmemProxyStall),
+    /// as the line the proxy thread logs; `*last` becomes its number.
+    pub fn stall_report(&self, last: &mut u64) -> Option<String> {
+        // SAFETY: the record is part of the live header; device threads write it concurrently,
+        // so every field is read with an atomic load of its own width.
+        let r = unsafe { &raw mut (*self.header).stall };
+        // SAFETY: as above, for each aligned field.
+        let (seq, word, seen, want) = unsafe {
+            let seq = AtomicU64::from_ptr(&raw mut (*r).seq).load(Ordering::Acquire);
+            if seq == *last {
+                return None;
+            }
+            let w = |p: *mut u64| AtomicU64::from_ptr(p).load(Ordering::Relaxed);
+            (seq, w(&raw mut (*r).word), w(&raw mut (*r).seen), w(&raw mut (*r).want))
+        };
+        // SAFETY: as above, the 4-byte fields.
+        let (what, cmp_or_pe, in_heap, block, thread) = unsafe {
+            let w = |p: *mut u32| AtomicU32::from_ptr(p).load(Ordering::Relaxed);
+            (
+                w(&raw mut (*r).what),
+                w((&raw mut (*r).cmp_or_pe).cast()) as i32,
+                w(&raw mut (*r).in_heap),
+                w(&raw mut (*r).block),
+                w(&raw mut (*r).thread),
+            )
+        };
+        *last = seq;
+        let who = format!("a device thread (block {block}, thread {thread})");
+        Some(match what {
+            RSHMEM_PROXY_STALL_BARRIER => format!(
+                "{who} has waited 10 s in a device barrier or collective for PE {cmp_or_pe}, which has not arrived (a deadlock, a dead PE, collectives called in different orders, or PE {cmp_or_pe}'s kernel not running); the kernel cannot end before it does"
+            ),
+            _ => {
+                let place = if in_heap != 0 { format!("symmetric heap offset {word}") } else { format!("address {word:#x} (outside the symmetric heap: no other PE can write it)") };
+                format!(
+                    "{who} has waited 10 s in nvshmem_wait_until / signal_wait_until: the word at {place} holds {seen}, and it waits until it is {} {want}; no PE has written that yet (a sender that never sent, or counts that differ between PEs), and the kernel cannot end before one does",
+                    cmp_name(cmp_or_pe)
+                )
+            }
+        })
+    }
+
     /// The next ticket issuers of `lane` will take (host channels only: in the GPU build this
     /// word is in GPU memory, where the host must not read it).
     pub fn tickets(&self, lane: usize) -> &AtomicU64 {
         let issue = (self.base(|h| h.issue) as *mut RshmemProxyIssue).wrapping_add(lane);
         // SAFETY: aligned u64 of a live issue record.
         unsafe { AtomicU64::from_ptr(&raw mut (*issue).ticket) }
+    }
+}
+
+/// NVSHMEM_CMP_* (include/shmem.h's SHMEM_CMP_* values) as words.
+fn cmp_name(cmp: i32) -> &'static str {
+    match cmp {
+        0 => "equal to",
+        1 => "not equal to",
+        2 => "greater than",
+        3 => "less than or equal to",
+        4 => "less than",
+        5 => "greater than or equal to",
+        _ => "(an unknown comparison) with",
     }
 }
 

@@ -17,6 +17,9 @@
 //! After each round over the lanes `Inbound::flush` lets a pipelining transport publish what
 //! it was given.
 //!
+//! Device stalls: a device thread's long wait posted to the channel (`Channel::stall_report`) is
+//! logged on the host at once, at the top of every round.
+//!
 //! Idle: after `spin` without a command the thread sleeps, 1 µs at first, doubling up to
 //! `max_sleep` (GPU threads cannot wake a sleeping thread; the bounded sleep is the price).
 //!
@@ -129,7 +132,11 @@ fn serve(
     let mut idle_since = Instant::now();
     let mut sleep = Duration::ZERO;
     let mut run = Run::default();
+    let mut stalls = 0u64;
     while !stop.load(Ordering::Acquire) {
+        if let Some(line) = ch.stall_report(&mut stalls) {
+            crate::log::warn(&line);
+        }
         let mut worked = false;
         for (l, lane) in lanes.iter_mut().enumerate() {
             for _ in 0..BATCH {
