@@ -362,6 +362,9 @@ pub struct Mailboxes {
     out: Vec<Mutex<Outbox>>,
     /// Per source: the serving state.
     inbox: Mutex<Vec<Inbox>>,
+    /// Per target: the last request announced to it (`Outbox::published`, readable without
+    /// its lock: `Inbound::awaiting`).
+    announced: Vec<AtomicU64>,
     /// Set when the process exits without finalize: a request waiting for its acknowledgement
     /// gives up at once (the proxy thread is being joined).
     abandoned: std::sync::atomic::AtomicBool,
@@ -388,6 +391,7 @@ impl Mailboxes {
             stall,
             out: (0..npes).map(|_| Mutex::new(Outbox::default())).collect(),
             inbox: Mutex::new(vec![Inbox::default(); npes]),
+            announced: (0..npes).map(|_| AtomicU64::new(0)).collect(),
             abandoned: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -529,6 +533,7 @@ impl Mailboxes {
         // A word the target polls for: no later quiet needs to flush it.
         self.net.put_message(pe, Segment::Heap, self.layout.posted(self.me), &out.sent.to_le_bytes(), routine)?;
         out.published = out.sent;
+        self.announced[pe].store(out.sent, Ordering::Relaxed);
         Ok(())
     }
 
@@ -741,6 +746,11 @@ impl Inbound for Mailboxes {
     }
     fn idle(&self, nap: Duration) {
         self.net.progress(nap);
+    }
+    fn awaiting(&self) -> bool {
+        (0..self.remote.len()).any(|pe| {
+            self.remote[pe] && self.word(self.layout.ack(pe)).load(Ordering::Acquire) < self.announced[pe].load(Ordering::Relaxed)
+        })
     }
 }
 
@@ -1053,6 +1063,21 @@ mod tests {
         assert_eq!(gpu1.bytes(8, 40), want, "the second put landed over the first");
         assert_eq!(gpu1.mem.lock().unwrap()[32], 1, "the signal");
         assert_eq!(gpu1.early_amos.load(Ordering::Acquire), 0, "an AMO ran while a copy before it was in flight");
+    }
+
+    /// A proxy that announced requests awaits their acknowledgement (it polls instead of
+    /// napping, serve.rs `Pacing`) until the target has served them, and not before announcing.
+    #[test]
+    fn announced_requests_are_awaited_until_acknowledged() {
+        let (_heaps, pe0, pe1, _gpu1) = pair_with_ring(Duration::from_secs(20), 512);
+        assert!(!Inbound::awaiting(&*pe0), "nothing sent");
+        pe0.put(1, Segment::Heap, 8, &[5u8; 40], "nvshmem_putmem").unwrap();
+        assert!(!Inbound::awaiting(&*pe0), "written, not announced yet: nothing can answer");
+        Inbound::flush(&*pe0).unwrap();
+        assert!(Inbound::awaiting(&*pe0), "announced, not acknowledged");
+        assert!(!Inbound::awaiting(&*pe1), "the target sent nothing");
+        assert!(pe1.serve().unwrap(), "the target served the request");
+        assert!(!Inbound::awaiting(&*pe0), "acknowledged");
     }
 
     /// Requests of every size wrap the ring many times, wait for room, and land in the order

@@ -42,6 +42,11 @@ pub trait Inbound: Send + Sync {
     fn idle(&self, nap: Duration) {
         std::thread::sleep(nap);
     }
+    /// Whether requests this PE sent are not acknowledged yet (an answer is on its way: the
+    /// proxy keeps polling instead of napping, `ProxyConfig::awaiting`).
+    fn awaiting(&self) -> bool {
+        false
+    }
 }
 
 /// Local addresses are this process's own memory (the host build, and tests).
@@ -67,6 +72,15 @@ pub struct ProxyConfig {
     pub npes: usize,
     /// How long the thread keeps polling without sleeping after its last command.
     pub spin: Duration,
+    /// With PEs on other hosts (an `Inbound`): how long it keeps polling after its last
+    /// command or served request. A request to another host is usually answered within a few
+    /// network round trips (a ping-pong's reply, the next step of a pipeline); a proxy that
+    /// napped meanwhile added its nap to every such exchange (161 µs ping-pong against 119 µs
+    /// before requests were pipelined, results/gpu-crosshost-2026-11-27d/).
+    pub linger: Duration,
+    /// How long it keeps polling while requests it sent are unacknowledged (the answer is on
+    /// its way): bounded, so a target that died costs no core for long.
+    pub awaiting: Duration,
     /// The longest it sleeps between polls once idle (sleeps double from 1 µs up to this):
     /// the worst-case delay a command posted to an idle proxy sees.
     pub max_sleep: Duration,
@@ -74,7 +88,13 @@ pub struct ProxyConfig {
 
 impl ProxyConfig {
     pub fn new(npes: usize) -> ProxyConfig {
-        ProxyConfig { npes, spin: Duration::from_micros(50), max_sleep: Duration::from_millis(1) }
+        ProxyConfig {
+            npes,
+            spin: Duration::from_micros(50),
+            linger: Duration::from_millis(2),
+            awaiting: Duration::from_millis(100),
+            max_sleep: Duration::from_millis(1),
+        }
     }
 }
 

@@ -22,6 +22,8 @@
 //!
 //! Idle: after `spin` without a command the thread sleeps, 1 µs at first, doubling up to
 //! `max_sleep` (GPU threads cannot wake a sleeping thread; the bounded sleep is the price).
+//! With PEs on other hosts it keeps polling for `linger` after its last work, and for up to
+//! `awaiting` while requests it sent are unacknowledged (`Pacing`): an idle job still sleeps.
 //!
 //! A command that fails (transport error, or a malformed command) stops the thread: the channel
 //! is marked dead at that lane/ticket, so waiting issuers stop and say so, and the message is
@@ -129,8 +131,7 @@ fn serve(
     lanes: &mut [Lane],
     current: &mut (usize, i32, u64),
 ) -> Result<()> {
-    let mut idle_since = Instant::now();
-    let mut sleep = Duration::ZERO;
+    let mut pacing = Pacing::new(Instant::now());
     let mut run = Run::default();
     let mut stalls = 0u64;
     while !stop.load(Ordering::Acquire) {
@@ -178,19 +179,50 @@ fn serve(
             worked |= i.serve()?;
         }
         if worked {
-            idle_since = Instant::now();
-            sleep = Duration::ZERO;
-        } else if idle_since.elapsed() < cfg.spin {
-            std::hint::spin_loop();
-        } else {
-            sleep = (sleep * 2).clamp(Duration::from_micros(1), cfg.max_sleep);
-            match inbound {
-                Some(i) => i.idle(sleep),
-                None => std::thread::sleep(sleep),
-            }
+            pacing.worked(Instant::now());
+            continue;
+        }
+        let awaiting = inbound.is_some_and(|i| i.awaiting());
+        match (pacing.pause(Instant::now(), cfg, inbound.is_some(), awaiting), inbound) {
+            (None, _) => std::hint::spin_loop(),
+            (Some(nap), Some(i)) => i.idle(nap),
+            (Some(nap), None) => std::thread::sleep(nap),
         }
     }
     Ok(())
+}
+
+/// When the proxy thread polls again after a round without work.
+struct Pacing {
+    /// The end of its last round with work.
+    idle_since: Instant,
+    /// Its last sleep (0 after work).
+    sleep: Duration,
+}
+
+impl Pacing {
+    fn new(now: Instant) -> Pacing {
+        Pacing { idle_since: now, sleep: Duration::ZERO }
+    }
+
+    fn worked(&mut self, now: Instant) {
+        (self.idle_since, self.sleep) = (now, Duration::ZERO);
+    }
+
+    /// None: poll again at once. Some(nap): sleep about that long first. `remote`: the proxy
+    /// serves PEs on other hosts; `awaiting`: requests it sent are unacknowledged.
+    fn pause(&mut self, now: Instant, cfg: &ProxyConfig, remote: bool, awaiting: bool) -> Option<Duration> {
+        let awake = match (remote, awaiting) {
+            (true, true) => cfg.awaiting.max(cfg.linger),
+            (true, false) => cfg.linger,
+            (false, _) => cfg.spin,
+        };
+        if now.saturating_duration_since(self.idle_since) < awake.max(cfg.spin) {
+            return None;
+        }
+        self.sleep = (self.sleep * 2).clamp(Duration::from_micros(1), cfg.max_sleep);
+        Some(self.sleep)
+    }
 }
 
 /// Adds `c` to the run if it is a `p` that may merge (valid, no completion or result wanted).
@@ -289,4 +321,43 @@ fn execute(ch: &Channel, tr: &dyn Transport, mem: &dyn LocalMemory, cfg: &ProxyC
         ch.completed(l).store(t + 1, Ordering::Release);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_proxy_with_remote_peers_stays_awake_while_an_answer_is_due() {
+        let cfg = ProxyConfig::new(2);
+        let t0 = Instant::now();
+        let mut p = Pacing::new(t0);
+        // Local PEs only: polls for `spin`, then naps 1 µs, doubling to `max_sleep`.
+        assert_eq!(p.pause(t0 + cfg.spin / 2, &cfg, false, false), None);
+        let naps: Vec<_> = (0..12).filter_map(|_| p.pause(t0 + ms(1), &cfg, false, false)).collect();
+        assert_eq!(naps[0], Duration::from_micros(1));
+        assert_eq!(naps[1], Duration::from_micros(2));
+        assert_eq!(*naps.last().unwrap(), cfg.max_sleep);
+        // Remote peers: no nap within `linger` of the last work (a reply is likely soon)...
+        p.worked(t0);
+        assert_eq!(p.pause(t0 + cfg.linger - Duration::from_micros(1), &cfg, true, false), None);
+        assert_eq!(p.pause(t0 + cfg.linger, &cfg, true, false), Some(Duration::from_micros(1)));
+        // ...and none while requests are unacknowledged, up to `awaiting`; then naps again.
+        p.worked(t0);
+        assert_eq!(p.pause(t0 + cfg.awaiting - ms(1), &cfg, true, true), None);
+        assert_eq!(p.pause(t0 + cfg.awaiting, &cfg, true, true), Some(Duration::from_micros(1)));
+        // An idle job (nothing sent, nothing due) sleeps up to `max_sleep` between polls.
+        let mut last = None;
+        for _ in 0..20 {
+            last = p.pause(t0 + ms(500), &cfg, true, false);
+        }
+        assert_eq!(last, Some(cfg.max_sleep));
+        // Work resets it: polling at once again.
+        p.worked(t0 + ms(500));
+        assert_eq!(p.pause(t0 + ms(501), &cfg, true, false), None);
+    }
 }
