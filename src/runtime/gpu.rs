@@ -42,7 +42,7 @@ pub use team::{MAX_DEVICE_TEAMS, TEAMS_MIN};
 
 use std::ffi::{c_int, CStr};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use crate::abi::{
     RshmemDeviceState, RSHMEM_DEVICE_FLAG_ALL_P2P, RSHMEM_DEVICE_FLAG_CHECKS, RSHMEM_DEVICE_FLAG_PROXY, RSHMEM_DEVICE_STATE_MAGIC,
@@ -58,6 +58,7 @@ use crate::heap::gpu::GpuHeap;
 use crate::transport::{ibgda, Route, RouteTable};
 use std::time::Duration;
 
+use super::alloc::Heap;
 use super::State;
 
 /// The name of the device state variable in every module that includes the device headers.
@@ -705,13 +706,83 @@ pub fn published() -> Option<RshmemDeviceState> {
 // ---------------------------------------------------------------------------------------------
 // Host operations on GPU memory
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-#[repr(u64)]
-enum Op {
-    Alloc = 11,
-    Free = 12,
-    RegisterSymmetric = 13,
-    UnregisterSymmetric = 14,
+/// The GPU heap in the allocation protocol (runtime/alloc.rs).
+pub(crate) struct Gpu<'a> {
+    st: &'a State,
+    g: &'a GpuState,
+}
+
+impl Heap for Gpu<'_> {
+    const OPS: u64 = 10;
+    const ROUTINES: &'static str = "nvshmem_malloc/nvshmem_align/nvshmem_calloc";
+
+    fn state(&self) -> &State {
+        self.st
+    }
+    fn base_align(&self) -> usize {
+        // Heaps start at multiples of the granularity in every process (heap/gpu.rs).
+        self.g.heap.lock().unwrap_or_else(|p| p.into_inner()).granularity
+    }
+    fn min_align(&self) -> usize {
+        crate::heap::gpu::ALLOC_ALIGN
+    }
+    fn exchange(&self, mine: [u64; 3]) -> Result<[u64; 3]> {
+        let st = self.st;
+        if st.multi_host {
+            // PE 0's host heap is not mapped on other hosts: agree through the bootstrap.
+            let bytes: Vec<u8> = mine.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let all = st.boot.allgather(&bytes)?;
+            let word = |i: usize| all[0].get(8 * i..8 * i + 8).map_or(u64::MAX, |w| u64::from_le_bytes(w.try_into().unwrap_or([0xff; 8])));
+            return Ok([word(0), word(1), word(2)]);
+        }
+        let slot = st.my_header().scratch() as *mut [u64; 3];
+        // SAFETY: scratch is this PE's own runtime area; only it writes there, between syncs.
+        unsafe { slot.write_volatile(mine) };
+        st.barrier_all();
+        // SAFETY: PE 0's scratch, written before the sync above and not rewritten before the
+        // next sync.
+        Ok(unsafe { (st.headers[0].scratch() as *const [u64; 3]).read_volatile() })
+    }
+    fn sync(&self) {
+        self.st.barrier_all();
+    }
+    fn allocator(&self) -> MutexGuard<'_, Allocator> {
+        self.g.alloc.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn base(&self) -> usize {
+        self.g.base as usize
+    }
+    fn offset_of(&self, addr: usize) -> Option<usize> {
+        self.g.offset_of(addr as u64, 1)
+    }
+    fn back(&self, end: usize) -> Result<()> {
+        match self.g.ensure_mapped(self.st.boot.as_ref(), end) {
+            // No PE could grow its heap (they agree: GpuHeap::grow): the call returns NULL.
+            Err(e) if e.kind == ErrorKind::OutOfMemory => Err(Error { kind: ErrorKind::HeapFull, ..e }),
+            other => other,
+        }
+    }
+    fn full(&self, size: usize, a: &Allocator) -> Error {
+        Error::of(
+            ErrorKind::HeapFull,
+            format!(
+                "cannot allocate {size} bytes: the GPU symmetric heap ({} bytes per PE for the program) has at most {} bytes free in one block; set NVSHMEM_MAX_MEMORY_PER_GPU (or NVSHMEM_SYMMETRIC_SIZE) higher",
+                a.capacity(),
+                a.largest_free()
+            ),
+        )
+    }
+    fn settle(&self) -> Result<()> {
+        // Queued non-blocking host RMA may still target the block: complete it first.
+        self.g.sync()
+    }
+    fn zero(&self, p: *mut u8, bytes: usize) -> Result<()> {
+        let g = self.g;
+        cu(g.ctx.make_current())?;
+        // SAFETY: the protocol passes a block it just allocated on this PE's heap.
+        cu(unsafe { cuda::memset_async(p as u64, 0, bytes, g.stream.0) })?;
+        g.sync()
+    }
 }
 
 impl State {
@@ -725,100 +796,9 @@ impl State {
         })
     }
 
-    /// Publishes (op, a, b) in scratch, syncs, and checks that PE 0 published the same.
-    fn gpu_agree(&self, op: Op, a: u64, b: u64) -> Result<()> {
-        let first = if self.multi_host {
-            // PE 0's host heap is not mapped on other hosts: agree through the bootstrap.
-            let mine: Vec<u8> = [op as u64, a, b].iter().flat_map(|v| v.to_le_bytes()).collect();
-            let all = self.boot.allgather(&mine)?;
-            let word = |i: usize| all[0].get(8 * i..8 * i + 8).map_or(u64::MAX, |w| u64::from_le_bytes(w.try_into().unwrap_or([0xff; 8])));
-            [word(0), word(1), word(2)]
-        } else {
-            let mine = self.my_header().scratch() as *mut [u64; 3];
-            // SAFETY: scratch is this PE's own runtime area; only it writes there, between syncs.
-            unsafe { mine.write_volatile([op as u64, a, b]) };
-            self.barrier_all();
-            // SAFETY: PE 0's scratch, written before the sync above and not rewritten before the
-            // next sync.
-            unsafe { (self.headers[0].scratch() as *const [u64; 3]).read_volatile() }
-        };
-        if first != [op as u64, a, b] {
-            return Err(Error::invalid_value(format!("symmetric allocation mismatch: PE {} called with ({a}, {b}) but PE 0 with ({}, {}); every PE must make the same allocation calls in the same order", self.me, first[1], first[2]),
-            ));
-        }
-        Ok(())
-    }
-
-    /// nvshmem_malloc / nvshmem_align: collective allocation on the GPU heap.
-    pub fn gpu_alloc(&self, size: usize, align: usize) -> Result<*mut u8> {
-        let g = self.gpu()?;
-        // Heaps start at multiples of the granularity in every process (heap/gpu.rs).
-        let base_align = g.heap.lock().unwrap_or_else(|p| p.into_inner()).granularity;
-        crate::heap::check_alignment(align, base_align, UNNAMED)?;
-        let _serial = self.serialize_collectives();
-        self.gpu_agree(Op::Alloc, size as u64, align as u64)?;
-        let result = if size == 0 {
-            Ok(std::ptr::null_mut())
-        } else {
-            let off = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).alloc(size, align.max(crate::heap::gpu::ALLOC_ALIGN));
-            match off {
-                Some(off) => match g.ensure_mapped(self.boot.as_ref(), off + size) {
-                    Ok(()) => Ok((g.base + off as u64) as *mut u8),
-                    // No PE could grow its heap (they agree: GpuHeap::grow): the block goes back
-                    // on every PE and the call returns NULL.
-                    Err(e) if e.kind == ErrorKind::OutOfMemory => {
-                        let _ = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).free(off);
-                        Err(Error { kind: ErrorKind::HeapFull, ..e })
-                    }
-                    Err(e) => Err(e),
-                },
-                None => {
-                    let (largest, capacity) = {
-                        let a = g.alloc.lock().unwrap_or_else(|p| p.into_inner());
-                        (a.largest_free(), a.capacity())
-                    };
-                    Err(Error::of(
-                        ErrorKind::HeapFull,
-                        format!("cannot allocate {size} bytes: the GPU symmetric heap ({} bytes per PE for the program) has at most {largest} bytes free in one block; set NVSHMEM_MAX_MEMORY_PER_GPU (or NVSHMEM_SYMMETRIC_SIZE) higher", capacity),
-                    ))
-                }
-            }
-        };
-        self.barrier_all();
-        result
-    }
-
-    pub fn gpu_free(&self, ptr: *mut u8) -> Result<()> {
-        let g = self.gpu()?;
-        let off = if ptr.is_null() {
-            None
-        } else {
-            let off = g.offset_of(ptr as u64, 1).filter(|o| g.alloc.lock().unwrap_or_else(|p| p.into_inner()).size_of(*o).is_some());
-            Some(off.ok_or_else(|| {
-                Error::of(
-                    ErrorKind::NotSymmetric,
-                    format!("pointer {ptr:p} was not returned by nvshmem_malloc/nvshmem_align/nvshmem_calloc (or was already freed)"),
-                )
-            })?)
-        };
-        // Queued non-blocking host RMA may still target the block: complete it first.
-        g.sync()?;
-        let _serial = self.serialize_collectives();
-        self.gpu_agree(Op::Free, off.map(|o| o as u64 + 1).unwrap_or(0), 0)?;
-        if let Some(off) = off {
-            let _ = g.alloc.lock().unwrap_or_else(|p| p.into_inner()).free(off);
-        }
-        self.barrier_all();
-        Ok(())
-    }
-
-    /// Fills `bytes` at `ptr` (this PE's heap) with zeros, blocking.
-    pub fn gpu_zero(&self, ptr: *mut u8, bytes: usize) -> Result<()> {
-        let g = self.gpu()?;
-        cu(g.ctx.make_current())?;
-        // SAFETY: the caller passes a block it just allocated on this PE's heap.
-        cu(unsafe { cuda::memset_async(ptr as u64, 0, bytes, g.stream.0) })?;
-        g.sync()
+    /// The GPU heap, for the allocation protocol (`runtime::alloc`).
+    pub(crate) fn gpu_heap(&self) -> Result<Gpu<'_>> {
+        Ok(Gpu { st: self, g: self.gpu()? })
     }
 
     /// Address of `len` bytes at symmetric `addr` on PE `pe`, as mapped here.

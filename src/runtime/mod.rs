@@ -1,5 +1,6 @@
 //! Process-wide runtime state: what `shmem_init` builds and `shmem_finalize` tears down.
 
+pub mod alloc;
 pub mod amo;
 pub mod barrier;
 pub mod coll;

@@ -1,37 +1,31 @@
-//! Symmetric heap on the GPU: collective, deterministic allocation.
+//! Symmetric heap on the GPU: collective, deterministic allocation (`runtime::alloc`'s
+//! protocol, shared with the host heap).
 
 use std::ffi::{c_int, c_void};
 
 use super::super::{alloc_or_null, null_on_error, with_state};
 use super::nv_status;
 use crate::heap::alloc::MIN_ALIGN;
+use crate::runtime::alloc;
 
 #[no_mangle]
 pub extern "C" fn nvshmem_malloc(size: usize) -> *mut c_void {
-    alloc_or_null("nvshmem_malloc", |st| st.gpu_alloc(size, MIN_ALIGN).map(|p| p.cast()))
+    alloc_or_null("nvshmem_malloc", |st| alloc::alloc(&st.gpu_heap()?, size, MIN_ALIGN).map(|p| p.cast()))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_align(alignment: usize, size: usize) -> *mut c_void {
-    alloc_or_null("nvshmem_align", |st| st.gpu_alloc(size, alignment).map(|p| p.cast()))
+    alloc_or_null("nvshmem_align", |st| alloc::alloc(&st.gpu_heap()?, size, alignment).map(|p| p.cast()))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_calloc(count: usize, size: usize) -> *mut c_void {
-    alloc_or_null("nvshmem_calloc", |st| {
-        let total = crate::runtime::rma::bytes(count, size)?;
-        let p = st.gpu_alloc(total, MIN_ALIGN)?;
-        if !p.is_null() {
-            st.gpu_zero(p, total)?;
-        }
-        st.barrier_all();
-        Ok(p.cast())
-    })
+    alloc_or_null("nvshmem_calloc", |st| alloc::calloc(&st.gpu_heap()?, count, size).map(|p| p.cast()))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_free(ptr: *mut c_void) {
-    with_state("nvshmem_free", |st| st.gpu_free(ptr.cast()))
+    with_state("nvshmem_free", |st| alloc::free(&st.gpu_heap()?, ptr.cast()))
 }
 
 /// The address of `ptr`'s copy on PE `pe` as a device pointer (usable in kernels), or NULL.

@@ -11,9 +11,10 @@
 
 use std::os::fd::AsRawFd;
 
-use super::{cu, GpuState, Op};
+use super::{cu, GpuState};
 use crate::cuda::{self, Mapping, PhysMem};
 use crate::error::{Error, ErrorKind, Result};
+use crate::runtime::alloc::{agree, Op};
 use crate::runtime::State;
 
 /// One registration: its offset and size in every slot, and the mappings (every PE's
@@ -62,7 +63,7 @@ impl State {
         }
         // Agreed first: every PE then reaches the same verdict on the arguments.
         let _serial = self.serialize_collectives();
-        self.gpu_agree(Op::RegisterSymmetric, size as u64, 0)?;
+        agree(&self.gpu_heap()?, Op::RegisterSymmetric, size as u64, 0)?;
         let gran = g.heap.lock().unwrap_or_else(|p| p.into_inner()).granularity;
         if size == 0 || !size.is_multiple_of(gran) {
             return Err(Error::invalid_value(format!(
@@ -133,7 +134,7 @@ impl State {
         let g = self.gpu()?;
         let off = (ptr as u64).wrapping_sub(g.base) as usize;
         let _serial = self.serialize_collectives();
-        self.gpu_agree(Op::UnregisterSymmetric, off as u64, size as u64)?;
+        agree(&self.gpu_heap()?, Op::UnregisterSymmetric, off as u64, size as u64)?;
         let found = g.symmetric.lock().unwrap_or_else(|p| p.into_inner()).list.iter().position(|r| r.off == off && r.len == size);
         let Some(i) = found else {
             return Err(Error::invalid_value(format!(
