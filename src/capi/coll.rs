@@ -298,38 +298,20 @@ macro_rules! to_all_op {
     )*};
 }
 
-macro_rules! and_reduce { ($($x:tt)*) => { team_reduce_op!("and", Bits::and; $($x)*); }; }
-macro_rules! or_reduce { ($($x:tt)*) => { team_reduce_op!("or", Bits::or; $($x)*); }; }
-macro_rules! xor_reduce { ($($x:tt)*) => { team_reduce_op!("xor", Bits::xor; $($x)*); }; }
-macro_rules! max_reduce { ($($x:tt)*) => { team_reduce_op!("max", Order::max; $($x)*); }; }
-macro_rules! min_reduce { ($($x:tt)*) => { team_reduce_op!("min", Order::min; $($x)*); }; }
-macro_rules! sum_reduce { ($($x:tt)*) => { team_reduce_op!("sum", Arith::sum; $($x)*); }; }
-macro_rules! prod_reduce { ($($x:tt)*) => { team_reduce_op!("prod", Arith::prod; $($x)*); }; }
+// Every reduction over its types (Table 10), as team routines and as the deprecated _to_all.
+macro_rules! reductions {
+    ($gen:ident, $bitwise:ident, $compare:ident) => {
+        crate::$bitwise!($gen, "and", Bits::and);
+        crate::$bitwise!($gen, "or", Bits::or);
+        crate::$bitwise!($gen, "xor", Bits::xor);
+        crate::$compare!($gen, "max", Order::max);
+        crate::$compare!($gen, "min", Order::min);
+        crate::$compare!($gen, "sum", Arith::sum);
+        crate::$compare!($gen, "prod", Arith::prod);
+        crate::complex_types!($gen, "sum", Arith::sum);
+        crate::complex_types!($gen, "prod", Arith::prod);
+    };
+}
 
-crate::reduce_bitwise_types!(and_reduce);
-crate::reduce_bitwise_types!(or_reduce);
-crate::reduce_bitwise_types!(xor_reduce);
-crate::reduce_compare_types!(max_reduce);
-crate::reduce_compare_types!(min_reduce);
-crate::reduce_compare_types!(sum_reduce);
-crate::reduce_compare_types!(prod_reduce);
-crate::complex_types!(sum_reduce);
-crate::complex_types!(prod_reduce);
-
-macro_rules! and_to_all { ($($x:tt)*) => { to_all_op!("and", Bits::and; $($x)*); }; }
-macro_rules! or_to_all { ($($x:tt)*) => { to_all_op!("or", Bits::or; $($x)*); }; }
-macro_rules! xor_to_all { ($($x:tt)*) => { to_all_op!("xor", Bits::xor; $($x)*); }; }
-macro_rules! max_to_all { ($($x:tt)*) => { to_all_op!("max", Order::max; $($x)*); }; }
-macro_rules! min_to_all { ($($x:tt)*) => { to_all_op!("min", Order::min; $($x)*); }; }
-macro_rules! sum_to_all { ($($x:tt)*) => { to_all_op!("sum", Arith::sum; $($x)*); }; }
-macro_rules! prod_to_all { ($($x:tt)*) => { to_all_op!("prod", Arith::prod; $($x)*); }; }
-
-crate::to_all_bitwise_types!(and_to_all);
-crate::to_all_bitwise_types!(or_to_all);
-crate::to_all_bitwise_types!(xor_to_all);
-crate::to_all_compare_types!(max_to_all);
-crate::to_all_compare_types!(min_to_all);
-crate::to_all_compare_types!(sum_to_all);
-crate::to_all_compare_types!(prod_to_all);
-crate::complex_types!(sum_to_all);
-crate::complex_types!(prod_to_all);
+reductions!(team_reduce_op, reduce_bitwise_types, reduce_compare_types);
+reductions!(to_all_op, to_all_bitwise_types, to_all_compare_types);
