@@ -41,7 +41,7 @@ impl<T> Copy for Target<'_, T> {}
 #[inline(never)]
 fn net_fetch<T: Atomic>(n: NetWord<'_>, op: AtomicOp, v: T) -> T {
     let ty = net_type::<T>();
-    match n.net.fetch_amo(n.pe, n.seg, n.off, op, ty, v.to_net(), n.routine) {
+    match n.net.fetch_amo(n.pe, n.seg, n.off, op, ty, v.to_net(), UNNAMED) {
         Ok(bits) => T::from_net(bits),
         Err(e) => raise(e),
     }
@@ -58,7 +58,7 @@ fn net_post<T: Atomic>(n: NetWord<'_>, op: AtomicOp, v: T) {
         return;
     }
     let ty = net_type::<T>();
-    if let Err(e) = n.net.amo(n.pe, n.seg, n.off, op, ty, v.to_net(), n.routine) {
+    if let Err(e) = n.net.amo(n.pe, n.seg, n.off, op, ty, v.to_net(), UNNAMED) {
         raise(e)
     }
 }
@@ -67,7 +67,7 @@ fn net_post<T: Atomic>(n: NetWord<'_>, op: AtomicOp, v: T) {
 #[inline(never)]
 fn net_compare_swap<T: Atomic>(n: NetWord<'_>, cond: T, v: T) -> T {
     let ty = net_type::<T>();
-    match n.net.compare_swap(n.pe, n.seg, n.off, ty, cond.to_net(), v.to_net(), n.routine) {
+    match n.net.compare_swap(n.pe, n.seg, n.off, ty, cond.to_net(), v.to_net(), UNNAMED) {
         Ok(bits) => T::from_net(bits),
         Err(e) => raise(e),
     }
@@ -205,7 +205,7 @@ impl State {
         check_aligned(addr)?;
         let base = self.base_in(&self.shm.amo_bases, pe)?;
         if base == 0 {
-            return self.net_word(addr.cast(), size_of::<T>(), pe as usize, UNNAMED).map(Target::Network);
+            return self.net_word(addr.cast(), size_of::<T>(), pe as usize).map(Target::Network);
         }
         let p = self.mapped(base, addr.cast(), size_of::<T>(), pe)?;
         // SAFETY: `mapped` range-checked the word inside a live mapping; `addr` (same offset
@@ -669,7 +669,7 @@ mod tests {
     #[test]
     fn network_targets_carry_each_amo_to_the_transport() {
         let t = OneWord::default();
-        let target = || Target::<i64>::Network(NetWord { net: &t, pe: 3, seg: Segment::Heap, off: 64, routine: "test", to_self: false });
+        let target = || Target::<i64>::Network(NetWord { net: &t, pe: 3, seg: Segment::Heap, off: 64, to_self: false });
         target().set(-5);
         assert_eq!(target().fetch(), -5);
         target().add(7);
@@ -690,7 +690,7 @@ mod tests {
         assert_eq!(calls[7], "fetch Set I64", "swap is a fetching set");
         assert_eq!(calls[8], "amo Xor I64 pe 3 off 64");
         // Floats travel as their bits: a NaN payload and -0.0 arrive exactly.
-        let f = Target::<f64>::Network(NetWord { net: &t, pe: 0, seg: Segment::Statics, off: 0, routine: "test", to_self: false });
+        let f = Target::<f64>::Network(NetWord { net: &t, pe: 0, seg: Segment::Statics, off: 0, to_self: false });
         f.set(-0.0);
         assert_eq!(f.fetch().to_bits(), (-0.0f64).to_bits());
         let nan = f64::from_bits(0x7ff8_dead_beef_0001);
@@ -698,12 +698,12 @@ mod tests {
         assert_eq!(f.fetch().to_bits(), nan.to_bits());
         assert_eq!(t.calls.lock().unwrap().last().unwrap(), "fetch Read F64");
         // 32-bit signed values survive the u64 carriage (sign bits dropped and restored).
-        let i = Target::<i32>::Network(NetWord { net: &t, pe: 0, seg: Segment::Heap, off: 0, routine: "test", to_self: false });
+        let i = Target::<i32>::Network(NetWord { net: &t, pe: 0, seg: Segment::Heap, off: 0, to_self: false });
         i.set(-2);
         assert_eq!(i.fetch_add(-3), -2);
         assert_eq!(i.fetch(), -5);
         // To this PE's own word, the non-fetching forms complete before returning (fetching call).
-        let own = Target::<i64>::Network(NetWord { net: &t, pe: 1, seg: Segment::Heap, off: 8, routine: "test", to_self: true });
+        let own = Target::<i64>::Network(NetWord { net: &t, pe: 1, seg: Segment::Heap, off: 8, to_self: true });
         let before = t.calls.lock().unwrap().len();
         own.add(1);
         own.xor(2);

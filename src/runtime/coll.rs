@@ -271,7 +271,7 @@ impl Coll<'_> {
     fn pull(&self, addr: *const u8, n: usize, k: usize, to: *mut u8) -> Result<()> {
         let pe = self.pe(k);
         if self.st.on_other_host(pe) {
-            return if n == 0 { Ok(()) } else { self.st.net_get(to, addr, n, pe, self.routine()) };
+            return if n == 0 { Ok(()) } else { self.st.net_get(to, addr, n, pe) };
         }
         copy(self.peer(addr, n, k)?, to, n);
         Ok(())

@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use super::barrier::PeSet;
 use super::team::WORLD;
 use super::State;
-use crate::error::{Error, ErrorKind, Result, UNNAMED};
+use crate::error::{Error, ErrorKind, Result};
 use crate::transport::shm;
 
 /// Marks a value as a context handle (bits 36..48; user-space addresses look nothing like it).
@@ -299,7 +299,7 @@ impl State {
         let pe = self.ctx_pe(ctx, pe)?;
         let base = self.base_in(&self.shm.rma_bases, pe)?;
         if base == 0 {
-            return self.net_p(dest, value, pe as usize, UNNAMED);
+            return self.net_p(dest, value, pe as usize);
         }
         let r = self.mapped(base, dest.cast(), size_of::<T>(), pe)?;
         check_aligned::<T>(r)?;
@@ -315,7 +315,7 @@ impl State {
         let pe = self.ctx_pe(ctx, pe)?;
         let base = self.base_in(&self.shm.rma_bases, pe)?;
         if base == 0 {
-            return self.net_g(src, pe as usize, UNNAMED);
+            return self.net_g(src, pe as usize);
         }
         let r = self.mapped(base, src.cast(), size_of::<T>(), pe)?;
         check_aligned::<T>(r)?;

@@ -7,7 +7,7 @@ use std::mem::size_of;
 
 use super::ctx::check_aligned;
 use super::State;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, UNNAMED};
 use crate::transport::{Route, Segment, Transport};
 
 impl State {
@@ -23,7 +23,7 @@ impl State {
     }
 
     /// Which symmetric segment `addr..addr+len` lies in, and its offset there.
-    fn segment_of(&self, addr: *const u8, len: usize, _routine: &'static str) -> Result<(Segment, usize)> {
+    fn segment_of(&self, addr: *const u8, len: usize) -> Result<(Segment, usize)> {
         if let Some(off) = self.heap.offset_of(addr as usize, len) {
             return Ok((Segment::Heap, off));
         }
@@ -33,71 +33,71 @@ impl State {
         }
     }
 
-    fn network(&self, pe: usize, routine: &'static str) -> Result<&dyn Transport> {
-        self.net.as_deref().ok_or_else(|| self.off_host(pe, routine))
+    fn network(&self, pe: usize) -> Result<&dyn Transport> {
+        self.net.as_deref().ok_or_else(|| self.off_host(pe))
     }
 
     /// put to a PE on another host.
     #[inline(never)]
-    pub(super) fn net_put(&self, dest: *const u8, src: *const u8, n: usize, pe: usize, routine: &'static str) -> Result<()> {
-        let (seg, off) = self.segment_of(dest, n, routine)?;
+    pub(super) fn net_put(&self, dest: *const u8, src: *const u8, n: usize, pe: usize) -> Result<()> {
+        let (seg, off) = self.segment_of(dest, n)?;
         if src.is_null() {
-            return Err(Error::invalid(routine, "the source buffer is NULL"));
+            return Err(Error::invalid_value("the source buffer is NULL"));
         }
         // SAFETY: `src` is the C caller's buffer of `n` bytes (non-null, checked above).
         let data = unsafe { std::slice::from_raw_parts(src, n) };
-        self.network(pe, routine)?.put(pe, seg, off, data, routine)
+        self.network(pe)?.put(pe, seg, off, data, UNNAMED)
     }
 
     /// get from a PE on another host.
     #[inline(never)]
-    pub(super) fn net_get(&self, dest: *mut u8, src: *const u8, n: usize, pe: usize, routine: &'static str) -> Result<()> {
-        let (seg, off) = self.segment_of(src, n, routine)?;
+    pub(super) fn net_get(&self, dest: *mut u8, src: *const u8, n: usize, pe: usize) -> Result<()> {
+        let (seg, off) = self.segment_of(src, n)?;
         if dest.is_null() {
-            return Err(Error::invalid(routine, "the destination buffer is NULL"));
+            return Err(Error::invalid_value("the destination buffer is NULL"));
         }
         // SAFETY: `dest` is the C caller's writable buffer of `n` bytes (non-null, above).
         let data = unsafe { std::slice::from_raw_parts_mut(dest, n) };
-        self.network(pe, routine)?.get(pe, seg, off, data, routine)
+        self.network(pe)?.get(pe, seg, off, data, UNNAMED)
     }
 
     /// put_nbi to a PE on another host: posted now, complete at quiet.
     #[inline(never)]
-    pub(super) fn net_put_nbi(&self, dest: *const u8, src: *const u8, n: usize, pe: usize, routine: &'static str) -> Result<()> {
-        let (seg, off) = self.segment_of(dest, n, routine)?;
+    pub(super) fn net_put_nbi(&self, dest: *const u8, src: *const u8, n: usize, pe: usize) -> Result<()> {
+        let (seg, off) = self.segment_of(dest, n)?;
         if src.is_null() {
-            return Err(Error::invalid(routine, "the source buffer is NULL"));
+            return Err(Error::invalid_value("the source buffer is NULL"));
         }
         // SAFETY: `src` is the caller's buffer of `n` bytes, which the specification of
         // put_nbi keeps valid and unchanged until the next quiet.
-        unsafe { self.network(pe, routine)?.put_nbi(pe, seg, off, src, n, routine) }
+        unsafe { self.network(pe)?.put_nbi(pe, seg, off, src, n, UNNAMED) }
     }
 
     /// get_nbi from a PE on another host: posted now, the data is there at quiet.
     #[inline(never)]
-    pub(super) fn net_get_nbi(&self, dest: *mut u8, src: *const u8, n: usize, pe: usize, routine: &'static str) -> Result<()> {
-        let (seg, off) = self.segment_of(src, n, routine)?;
+    pub(super) fn net_get_nbi(&self, dest: *mut u8, src: *const u8, n: usize, pe: usize) -> Result<()> {
+        let (seg, off) = self.segment_of(src, n)?;
         if dest.is_null() {
-            return Err(Error::invalid(routine, "the destination buffer is NULL"));
+            return Err(Error::invalid_value("the destination buffer is NULL"));
         }
         // SAFETY: `dest` is the caller's buffer of `n` bytes, which the specification of
         // get_nbi leaves to the runtime until the next quiet.
-        unsafe { self.network(pe, routine)?.get_nbi(pe, seg, off, dest, n, routine) }
+        unsafe { self.network(pe)?.get_nbi(pe, seg, off, dest, n, UNNAMED) }
     }
 
     /// p (one element) to a PE on another host.
     #[inline(never)]
-    pub(super) fn net_p<T: Copy>(&self, dest: *const T, value: T, pe: usize, routine: &'static str) -> Result<()> {
+    pub(super) fn net_p<T: Copy>(&self, dest: *const T, value: T, pe: usize) -> Result<()> {
         check_aligned::<T>(dest.cast_mut().cast())?;
-        self.net_put(dest.cast(), (&value as *const T).cast(), size_of::<T>(), pe, routine)
+        self.net_put(dest.cast(), (&value as *const T).cast(), size_of::<T>(), pe)
     }
 
     /// g (one element) from a PE on another host.
     #[inline(never)]
-    pub(super) fn net_g<T: Copy>(&self, src: *const T, pe: usize, routine: &'static str) -> Result<T> {
+    pub(super) fn net_g<T: Copy>(&self, src: *const T, pe: usize) -> Result<T> {
         check_aligned::<T>(src.cast_mut().cast())?;
         let mut v = std::mem::MaybeUninit::<T>::uninit();
-        self.net_get(v.as_mut_ptr().cast(), src.cast(), size_of::<T>(), pe, routine)?;
+        self.net_get(v.as_mut_ptr().cast(), src.cast(), size_of::<T>(), pe)?;
         // SAFETY: net_get filled all size_of::<T>() bytes; T is a plain C type (any bits valid).
         Ok(unsafe { v.assume_init() })
     }
@@ -115,11 +115,10 @@ impl State {
         nelems: usize,
         size: usize,
         pe: usize,
-        routine: &'static str,
     ) -> Result<()> {
         for i in 0..nelems as isize {
             let (d, s) = (dest.wrapping_offset(i * dst * size as isize), src.wrapping_offset(i * sst * size as isize));
-            self.net_put(d, s, size, pe, routine)?;
+            self.net_put(d, s, size, pe)?;
         }
         Ok(())
     }
@@ -136,11 +135,10 @@ impl State {
         nelems: usize,
         size: usize,
         pe: usize,
-        routine: &'static str,
     ) -> Result<()> {
         for i in 0..nelems as isize {
             let (d, s) = (dest.wrapping_offset(i * dst * size as isize), src.wrapping_offset(i * sst * size as isize));
-            self.net_get(d, s, size, pe, routine)?;
+            self.net_get(d, s, size, pe)?;
         }
         Ok(())
     }
@@ -148,17 +146,16 @@ impl State {
     /// The word at symmetric `addr` on `pe`, for an AMO through the network transport (in a
     /// multi-host job every AMO goes there, to PEs on this host too: see `State::amo_bases`).
     #[inline(never)]
-    pub(super) fn net_word(&self, addr: *const u8, len: usize, pe: usize, routine: &'static str) -> Result<NetWord<'_>> {
-        let (seg, off) = self.segment_of(addr, len, routine)?;
-        Ok(NetWord { net: self.network(pe, routine)?, pe, seg, off, routine, to_self: pe == self.me })
+    pub(super) fn net_word(&self, addr: *const u8, len: usize, pe: usize) -> Result<NetWord<'_>> {
+        let (seg, off) = self.segment_of(addr, len)?;
+        Ok(NetWord { net: self.network(pe)?, pe, seg, off, to_self: pe == self.me })
     }
 
     /// The error of an operation to a PE on another host when no network transport runs.
     #[cold]
-    pub fn off_host(&self, pe: usize, routine: &'static str) -> Error {
-        Error::new(
+    pub fn off_host(&self, pe: usize) -> Error {
+        Error::of(
             ErrorKind::Unsupported,
-            routine,
             format!(
                 "PE {pe} is on another host ({}) but no network transport was started for this job; run the job on one host",
                 self.routes.ids[pe].describe()
@@ -174,7 +171,6 @@ pub struct NetWord<'a> {
     pub pe: usize,
     pub seg: Segment,
     pub off: usize,
-    pub routine: &'static str,
     /// The word is this PE's own: a non-fetching AMO to it completes before returning, so the
     /// PE's next plain read of its own memory sees it (as it does in a one-host job).
     pub to_self: bool,

@@ -1,7 +1,7 @@
 //! Address translation, and the route each put and get takes: the shm transport
 //! (transport/shm.rs) to PEs on this host, the network transport (remote.rs) to the others.
 
-use crate::error::{Error, ErrorKind, Result, UNNAMED};
+use crate::error::{Error, ErrorKind, Result};
 use crate::transport::shm;
 pub use crate::transport::shm::copy_bytes;
 
@@ -87,7 +87,7 @@ impl State {
         let base = self.base_in(&self.shm.rma_bases, pe)?;
         if base == 0 {
             let p = pe as usize;
-            return if NBI { self.net_put_nbi(dest, src, n, p, UNNAMED) } else { self.net_put(dest, src, n, p, UNNAMED) };
+            return if NBI { self.net_put_nbi(dest, src, n, p) } else { self.net_put(dest, src, n, p) };
         }
         let r = self.mapped(base, dest, n, pe)?;
         check_local(src, "source")?;
@@ -113,7 +113,7 @@ impl State {
         let base = self.base_in(&self.shm.rma_bases, pe)?;
         if base == 0 {
             let p = pe as usize;
-            return if NBI { self.net_get_nbi(dest, src, n, p, UNNAMED) } else { self.net_get(dest, src, n, p, UNNAMED) };
+            return if NBI { self.net_get_nbi(dest, src, n, p) } else { self.net_get(dest, src, n, p) };
         }
         let r = self.mapped(base, src, n, pe)?;
         check_local(dest, "destination")?;
@@ -142,7 +142,7 @@ impl State {
         if base == 0 {
             // The whole span first, as on this host: one error naming it, nothing moved.
             self.translate(lo, len, self.me)?;
-            return self.net_put_strided(dest, src, dst, sst, nelems, size, pe as usize, UNNAMED);
+            return self.net_put_strided(dest, src, dst, sst, nelems, size, pe as usize);
         }
         let r = self.mapped(base, lo, len, pe)?;
         check_local(src, "source")?;
@@ -172,7 +172,7 @@ impl State {
         if base == 0 {
             // The whole span first, as on this host: one error naming it, nothing moved.
             self.translate(lo, len, self.me)?;
-            return self.net_get_strided(dest, src, dst, sst, nelems, size, pe as usize, UNNAMED);
+            return self.net_get_strided(dest, src, dst, sst, nelems, size, pe as usize);
         }
         let r = self.mapped(base, lo, len, pe)?;
         check_local(dest, "destination")?;

@@ -255,7 +255,7 @@ impl Coll<'_> {
                     // SAFETY: `from` is nbytes readable bytes (translated just now).
                     buf.extend_from_slice(unsafe { std::slice::from_raw_parts(from, nbytes) });
                 }
-                self.st.net_put(dest.cast_const().wrapping_add(off), buf.as_ptr(), n, self.pe(i), self.routine())?;
+                self.st.net_put(dest.cast_const().wrapping_add(off), buf.as_ptr(), n, self.pe(i))?;
             }
         }
         self.st.quiet();
