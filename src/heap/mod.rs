@@ -44,17 +44,14 @@ pub fn gpu_user_limit(symmetric: usize, max_per_gpu: usize, npes: usize) -> usiz
 
 /// shmem_align's / nvshmem_align's alignment must be a power of two that the heaps' placement
 /// can honour (`limit`: what every PE's heap base is aligned to).
-pub fn check_alignment(align: usize, limit: usize, routine: &'static str) -> Result<()> {
+pub fn check_alignment(align: usize, limit: usize) -> Result<()> {
     if !align.is_power_of_two() {
-        return Err(Error::invalid(routine, format!("alignment {align} is not a power of two")));
+        return Err(Error::invalid_value(format!("alignment {align} is not a power of two")));
     }
     if align > limit {
-        return Err(Error::invalid(
-            routine,
-            format!(
-                "alignment {align} is larger than the {limit} bytes the symmetric heap can align to on every PE; ask for at most {limit}"
-            ),
-        ));
+        return Err(Error::invalid_value(format!(
+            "alignment {align} is larger than the {limit} bytes the symmetric heap can align to on every PE; ask for at most {limit}"
+        )));
     }
     Ok(())
 }

@@ -9,7 +9,7 @@
 use std::sync::MutexGuard;
 
 use super::State;
-use crate::error::{Error, ErrorKind, Result, UNNAMED};
+use crate::error::{Error, ErrorKind, Result};
 use crate::heap::alloc::{Allocator, MIN_ALIGN};
 use crate::heap::{check_alignment, BASE_ALIGN};
 
@@ -71,7 +71,7 @@ pub(crate) fn agree<H: Heap>(h: &H, op: Op, a: u64, b: u64) -> Result<()> {
 
 /// Collective allocation of `size` bytes aligned to `align`; NULL for size 0.
 pub(crate) fn alloc<H: Heap>(h: &H, size: usize, align: usize) -> Result<*mut u8> {
-    check_alignment(align, h.base_align(), UNNAMED)?;
+    check_alignment(align, h.base_align())?;
     let _serial = h.state().serialize_collectives();
     agree(h, Op::Alloc, size as u64, align as u64)?;
     let result = if size == 0 { Ok(std::ptr::null_mut()) } else { place(h, size, align).map(|off| (h.base() + off) as *mut u8) };
