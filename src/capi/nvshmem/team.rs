@@ -161,7 +161,7 @@ pub extern "C" fn nvshmem_team_destroy(team: NvTeam) {
         if team == TEAM_INVALID {
             return Ok(());
         }
-        crate::runtime::state()?.gpu_team_destroy(team, R)
+        crate::runtime::state()?.gpu_team_destroy(team)
     })
 }
 

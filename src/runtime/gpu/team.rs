@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::{cu, GpuState};
 use crate::abi::RshmemDeviceTeam;
 use crate::cuda;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, UNNAMED};
 use crate::runtime::barrier::{Caller, PeSet};
 use crate::runtime::team::{Split, Team};
 use crate::runtime::State;
@@ -37,7 +37,7 @@ fn device_team(t: Option<&Team>) -> RshmemDeviceTeam {
 
 impl GpuState {
     /// Writes entry `id` of the device team table (None clears it), blocking.
-    fn write_device_team(&self, id: usize, t: Option<&Team>, _routine: &'static str) -> Result<()> {
+    fn write_device_team(&self, id: usize, t: Option<&Team>) -> Result<()> {
         if id >= MAX_DEVICE_TEAMS {
             return Ok(());
         }
@@ -54,7 +54,7 @@ impl GpuState {
 
     /// Clears team `id`'s small-collective state (call numbers, acknowledgements, slots), if it
     /// has any; blocking. Returns whether there was some.
-    fn clear_device_coll_state(&self, id: usize, _routine: &'static str) -> Result<bool> {
+    fn clear_device_coll_state(&self, id: usize) -> Result<bool> {
         let ranges = self.area.coll_team_ranges(id);
         if ranges.is_empty() {
             return Ok(false);
@@ -119,7 +119,7 @@ impl State {
         }
         for id in 0..TEAMS_MIN {
             let t = self.teams.get(id)?;
-            g.write_device_team(id, Some(&t), R)?;
+            g.write_device_team(id, Some(&t))?;
         }
         Ok(())
     }
@@ -149,8 +149,8 @@ impl State {
                 ));
             }
             let g = self.gpu()?;
-            let cleared = g.clear_device_coll_state(*id, routine)?;
-            g.write_device_team(*id, Some(&t), routine)?;
+            let cleared = g.clear_device_coll_state(*id)?;
+            g.write_device_team(*id, Some(&t))?;
             if cleared {
                 let _serial = self.serialize_channel(t.set.chan);
                 self.sync_set(&t.set, &Caller::sync(routine))?;
@@ -186,15 +186,14 @@ impl State {
     }
 
     /// nvshmem_team_destroy: the predefined teams stay; others leave both tables.
-    pub fn gpu_team_destroy(&self, team: i32, routine: &'static str) -> Result<()> {
-        let (id, _) = self.gpu_team(team, routine)?;
+    pub fn gpu_team_destroy(&self, team: i32) -> Result<()> {
+        let (id, _) = self.gpu_team(team, UNNAMED)?;
         if id < TEAMS_MIN {
-            return Err(Error::invalid(
-                routine,
-                format!("team {id} is a predefined team (handles below NVSHMEM_TEAMS_MIN = {TEAMS_MIN}); it cannot be destroyed"),
-            ));
+            return Err(Error::invalid_value(format!(
+                "team {id} is a predefined team (handles below NVSHMEM_TEAMS_MIN = {TEAMS_MIN}); it cannot be destroyed"
+            )));
         }
-        self.gpu()?.write_device_team(id, None, routine)?;
+        self.gpu()?.write_device_team(id, None)?;
         self.ctxs.destroy_team(id);
         self.teams.remove(id)
     }
