@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use crate::bootstrap::Bootstrap;
 use crate::cuda::{self, CuError, CuResult, Device, Mapping, PhysMem, PrimaryContext, VaRange};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, UNNAMED};
 
 /// Smallest alignment of a GPU heap allocation. 512 bytes (NVSHMEM's too): buffers start on a
 /// 128-byte line, so a warp's contiguous 16-byte stores fill whole lines; at the allocator's
@@ -138,7 +138,7 @@ impl GpuHeap {
             local,
             broken: None,
         };
-        heap.grow(boot, init_extent(initial, ahead, stride), routine)?;
+        heap.grow(boot, init_extent(initial, ahead, stride)).map_err(|e| e.in_routine(routine))?;
         heap.ahead = ahead;
         Ok(heap)
     }
@@ -167,19 +167,18 @@ impl GpuHeap {
 
     /// Collective: makes at least `want` bytes of every PE's heap usable. Every PE must call
     /// it with the same `want` (the allocator guarantees that).
-    pub fn grow(&mut self, boot: &dyn Bootstrap, want: usize, routine: &'static str) -> Result<()> {
+    pub fn grow(&mut self, boot: &dyn Bootstrap, want: usize) -> Result<()> {
         if want <= self.mapped {
             return Ok(());
         }
         if want > self.stride {
-            return Err(Error::new(
+            return Err(Error::of(
                 ErrorKind::OutOfMemory,
-                routine,
                 format!("the GPU symmetric heap would need {want} bytes per PE but its address space holds {}; set NVSHMEM_MAX_MEMORY_PER_GPU (or NVSHMEM_SYMMETRIC_SIZE) higher", self.stride),
             ));
         }
         if let Some(why) = &self.broken {
-            return Err(Error::new(ErrorKind::System, routine, why.clone()));
+            return Err(Error::of(ErrorKind::System, why.clone()));
         }
         let t0 = Instant::now();
         let pending = self.pending.as_ref().map_or(0, |a| a.bytes);
@@ -208,7 +207,7 @@ impl GpuHeap {
         // of them give up together (the heap stays as it was) instead of some waiting for the
         // others' descriptors.
         let ok = |m: &Option<CuResult<PhysMem>>| u8::from(m.as_ref().is_none_or(|r| r.is_ok()));
-        let got = boot.allgather(&[u8::from(adopted.is_ok()), ok(&own_now), ok(&own_next)]).map_err(|e| e.in_routine(routine))?;
+        let got = boot.allgather(&[u8::from(adopted.is_ok()), ok(&own_now), ok(&own_next)]).map_err(|e| e.in_routine(UNNAMED))?;
         let short = |i: usize| got.iter().position(|v| v.get(i) != Some(&1));
         if let Some(pe) = short(0) {
             let why = match &adopted {
@@ -218,19 +217,16 @@ impl GpuHeap {
             let why =
                 format!("{why}; the GPU symmetric heap cannot grow any more in this job (RSHMEM_HEAP_MAP_AHEAD=0 maps on demand only)");
             self.broken = Some(why.clone());
-            return Err(Error::new(ErrorKind::System, routine, why));
+            return Err(Error::of(ErrorKind::System, why));
         }
         let own_now = match (own_now, short(1)) {
             (None, _) => None,
             (Some(Ok(m)), None) => Some(m),
             (Some(Err(e)), _) => {
-                return Err(no_gpu_memory(
-                    routine,
-                    format!("allocating {now} bytes of GPU memory for this PE's symmetric heap failed: {e}"),
-                ))
+                return Err(no_gpu_memory(format!("allocating {now} bytes of GPU memory for this PE's symmetric heap failed: {e}")))
             }
             (Some(Ok(_)), Some(pe)) => {
-                return Err(no_gpu_memory(routine, format!("PE {pe} could not allocate {now} bytes of GPU memory for its symmetric heap")))
+                return Err(no_gpu_memory(format!("PE {pe} could not allocate {now} bytes of GPU memory for its symmetric heap")))
             }
         };
         // Memory for the chunk ahead is optional: without it on every PE, none is mapped ahead.
@@ -242,10 +238,10 @@ impl GpuHeap {
         let t2 = Instant::now();
         let mut fds = Vec::new();
         for m in own_now.iter().chain(own_next.iter()) {
-            fds.push(m.export_fd().map_err(|e| e.into_error(routine))?);
+            fds.push(m.export_fd().map_err(|e| e.into_error(UNNAMED))?);
         }
         let raw: Vec<_> = fds.iter().map(|f| f.as_raw_fd()).collect();
-        let all = boot.allgather_fds(&raw).map_err(|e| e.in_routine(routine))?;
+        let all = boot.allgather_fds(&raw).map_err(|e| e.in_routine(UNNAMED))?;
         drop(fds);
         let exchanged = t2.elapsed();
         // Each local PE's descriptors: the chunk of now first (if any), then the one ahead.
@@ -264,7 +260,7 @@ impl GpuHeap {
                 let src = if pe == self.me {
                     Source::Own(own[k].take().expect("this PE's chunk is planned once"))
                 } else {
-                    Source::Peer(theirs.next().ok_or_else(|| no_descriptor(boot, pe, routine))?)
+                    Source::Peer(theirs.next().ok_or_else(|| no_descriptor(boot, pe))?)
                 };
                 plans[k].push((pe, self.base_of(pe) + at as u64, src));
             }
@@ -272,7 +268,7 @@ impl GpuHeap {
         let [plan_now, plan_next] = plans;
         let t3 = Instant::now();
         if now > 0 {
-            let (chunks, _) = map_all(plan_now, now, self.device).map_err(|(pe, e)| peer_error(e, pe, routine))?;
+            let (chunks, _) = map_all(plan_now, now, self.device).map_err(|(pe, e)| peer_error(e, pe))?;
             self.chunks.extend(chunks);
             self.mapped += now;
         }
@@ -346,25 +342,24 @@ fn map_all(plan: Vec<(usize, u64, Source)>, bytes: usize, device: Device) -> Map
     Ok((chunks, t.elapsed()))
 }
 
-fn no_descriptor(boot: &dyn Bootstrap, pe: usize, routine: &'static str) -> Error {
+fn no_descriptor(boot: &dyn Bootstrap, pe: usize) -> Error {
     Error::bootstrap(format!(
         "PE {pe} sent no GPU heap descriptor{}",
         if boot.local_pes().contains(&pe) { "" } else { ": it runs on another host, and GPU heaps across hosts are not supported yet" }
     ))
-    .in_routine(routine)
+    .in_routine(UNNAMED)
 }
 
 /// Running out of GPU memory while growing the heap (every PE gets it together; see `grow`).
-fn no_gpu_memory(routine: &'static str, what: String) -> Error {
-    Error::new(
+fn no_gpu_memory(what: String) -> Error {
+    Error::of(
         crate::error::ErrorKind::OutOfMemory,
-        routine,
         format!("{what}; free GPU memory, or lower NVSHMEM_SYMMETRIC_SIZE / NVSHMEM_CUMEM_GRANULARITY"),
     )
 }
 
-fn peer_error(e: cuda::CuError, pe: usize, routine: &'static str) -> Error {
-    let mut err = e.into_error(routine);
+fn peer_error(e: cuda::CuError, pe: usize) -> Error {
+    let mut err = e.into_error(UNNAMED);
     err.message = format!("mapping PE {pe}'s GPU heap: {} (are the GPUs peer-accessible? check `nvidia-smi topo -m`)", err.message);
     err
 }

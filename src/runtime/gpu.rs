@@ -506,7 +506,7 @@ impl GpuState {
         cu(self.ctx.make_current())?;
         let mut heap = self.heap.lock().unwrap_or_else(|p| p.into_inner());
         let target = want.max(heap.mapped.saturating_add(self.chunk)).min(self.heap_end).max(want);
-        heap.grow(boot, target, UNNAMED)?;
+        heap.grow(boot, target)?;
         if let Some(ib) = &self.ibgda {
             // Collective like the growth itself; on failure the new part stays unpublished
             // (`mapped` unchanged), and the next allocation that needs it registers again.
