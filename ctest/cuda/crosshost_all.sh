@@ -13,7 +13,7 @@ left() { echo $(( ${ALL_LIMIT:-330} - ($(date +%s) - began) )); }
 G="$(cd "$(dirname "$0")/../.." && pwd)"
 X="$G/ctest/cuda/crosshost.sh"
 O="${OUT:-/tmp/rshmem-xh-all}"; W=/tmp/rshmem-xh-all-work; rm -rf "$W"; mkdir -p "$O" "$W"
-ALL="rma amo host host_typed host_amo strided stream signal wait put_block two_tu two_tu_rdc buffer_register cumodule nvrtc ring_bcast ring_reduce pipeline jacobi coll_host sync team coll coll_sizes collective_launch"
+ALL="rma amo host host_typed host_amo strided stream signal wait put_block two_tu two_tu_rdc buffer_register user_buffer cumodule nvrtc ring_bcast ring_reduce pipeline jacobi coll_host sync team coll coll_sizes collective_launch"
 TESTS="${TESTS:-$ALL}"
 RUNNERS="${RUNNERS:-3}"
 DEBUG_TESTS="${DEBUG_TESTS:-}"

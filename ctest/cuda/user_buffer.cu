@@ -4,7 +4,9 @@
  * symmetric. Checked: a device put into the neighbour's copy and a device get back, host
  * nvshmem_putmem / nvshmem_ptr on it, an on-stream sum reduction over it (the example's use),
  * two registrations at once, unregistering (then the address is refused), and the errors: a
- * cudaMalloc'd buffer and a size that is not a multiple of the granularity. */
+ * cudaMalloc'd buffer and a size that is not a multiple of the granularity. Across hosts (ctest/
+ * cuda/crosshost.sh) the neighbour's copy is reached through the proxy (nvshmem_ptr is NULL for
+ * it, as for its heap), and a local buffer named by nvshmemx_buffer_register is put from. */
 #include <string.h>
 #include <vector>
 #include "cuda_test.h"
@@ -66,6 +68,11 @@ __global__ void put_get(int *dst, const int *src, int *back, size_t n, int peer)
     nvshmemx_int_get_block(back, src, n, peer); /* the neighbour's source, from its copy */
 }
 
+__global__ void put_from(int *dst, const int *src, size_t n, int peer) {
+    nvshmemx_int_put_block(dst, src, n, peer);
+    nvshmem_quiet();
+}
+
 int main(void) {
     test_init();
     const int me = nvshmem_my_pe(), npes = nvshmem_n_pes(), right = (me + 1) % npes, left = (me + npes - 1) % npes;
@@ -79,7 +86,11 @@ int main(void) {
     CHECK(sym != NULL, "registering %zu bytes at %#llx failed", size, (unsigned long long)a.va);
     int *sym_b = (int *)nvshmemx_buffer_register_symmetric((void *)b.va, gran, 0);
     CHECK(sym_b != NULL && sym_b != sym, "a second registration gave %p (first %p)", (void *)sym_b, (void *)sym);
-    CHECK(nvshmem_ptr(sym, right) != NULL, "nvshmem_ptr of a registered address is NULL");
+    /* Mapped exactly where the neighbour's heap is (not across hosts). */
+    int *probe = (int *)nvshmem_malloc(sizeof(int));
+    const bool mapped = nvshmem_ptr(probe, right) != NULL;
+    CHECK((nvshmem_ptr(sym, right) != NULL) == mapped, "nvshmem_ptr of a registered address: %p, of the heap: %p",
+          nvshmem_ptr(sym, right), nvshmem_ptr(probe, right));
 
     /* The registered address is the user's memory: what is written through one shows in the other. */
     const size_t n = size / sizeof(int) / 4;
@@ -117,9 +128,22 @@ int main(void) {
         if (h[i] != npes * (i % 1000)) FAIL("sum[%d] = %d, want %d", i, h[i], npes * (i % 1000));
     CUDA_CHECK(cudaStreamDestroy(stream));
 
-    /* Errors: memory that is not an exportable cuMem allocation; a size off the granularity. */
+    /* A local buffer named by nvshmemx_buffer_register as the source of a device put. */
     void *plain = NULL;
     CUDA_CHECK(cudaMalloc(&plain, gran));
+    CHECK_EQ(nvshmemx_buffer_register(plain, gran), 0);
+    fill<<<8, 256>>>((int *)plain, 2048, 500 + me);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    nvshmem_barrier_all(); /* the reduction's readers of dst are done */
+    put_from<<<1, 256>>>(dst, (const int *)plain, 2048, right);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    nvshmem_barrier_all();
+    CUDA_CHECK(cudaMemcpy(h.data(), dst, 2048 * sizeof(int), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < 2048; i++)
+        if (h[i] != 500 + left + i % 1000) FAIL("dst[%d] = %d after the put from PE %d's registered buffer, want %d", i, h[i], left, 500 + left + i % 1000);
+    CHECK_EQ(nvshmemx_buffer_unregister(plain), 0);
+
+    /* Errors: memory that is not an exportable cuMem allocation; a size off the granularity. */
     capture_stderr_begin();
     void *bad = nvshmemx_buffer_register_symmetric(plain, gran, 0);
     void *odd = nvshmemx_buffer_register_symmetric((void *)b.va, gran / 2, 0);
@@ -144,6 +168,7 @@ int main(void) {
     int *again = (int *)nvshmemx_buffer_register_symmetric((void *)a.va, size, 0);
     CHECK(again == sym, "re-registration at %p, first at %p", (void *)again, (void *)sym);
     CHECK_EQ(nvshmemx_buffer_unregister_symmetric(again, size), 0);
+    nvshmem_free(probe);
     nvshmem_barrier_all();
     int rcp = test_pass("user_buffer");
     user_free(b);

@@ -114,6 +114,14 @@ pub fn stop_at_exit(g: &GpuState) {
     }
 }
 
+/// Whether a request from another host may reach `len` bytes at offset `off` of this PE's
+/// window: inside the mapped heap, or inside one symmetrically registered user buffer (this
+/// PE's own allocation is mapped at that offset of its slot: gpu/user_buffer.rs).
+fn reachable(g: &GpuState, off: usize, len: usize) -> bool {
+    let Some(end) = off.checked_add(len) else { return false };
+    end <= g.mapped() || (off >= g.heap_end && g.symmetric.lock().unwrap_or_else(|p| p.into_inner()).covers(off, len))
+}
+
 /// This PE's GPU heap, as the target side of the mailboxes reaches it.
 struct OwnGpu {
     copies: GpuLocal,
@@ -144,10 +152,13 @@ impl TargetGpu for OwnGpu {
     fn copy(&self, off: usize, host: *mut u8, len: usize, to_gpu: bool) -> Result<()> {
         let routine = "rshmem proxy (a remote PE's put or get)";
         let g = state()?.gpu()?;
-        if off.checked_add(len).is_none_or(|end| end > g.mapped()) {
+        if !reachable(g, off, len) {
             return Err(Error::invalid(
                 routine,
-                format!("{len} bytes at heap offset {off} are outside this PE's GPU heap ({} bytes)", g.mapped()),
+                format!(
+                    "{len} bytes at heap offset {off} are outside this PE's GPU heap ({} bytes) and its symmetrically registered buffers (nvshmemx_buffer_register_symmetric)",
+                    g.mapped()
+                ),
             ));
         }
         let gpu = g.base + off as u64;
@@ -173,10 +184,13 @@ impl TargetGpu for OwnGpu {
         let routine = "rshmem proxy (a remote PE's atomic)";
         let st = state()?;
         let g = st.gpu()?;
-        if !off.is_multiple_of(size) || off.checked_add(size).is_none_or(|end| end > g.mapped()) {
+        if !off.is_multiple_of(size) || !reachable(g, off, size) {
             return Err(Error::invalid(
                 routine,
-                format!("a {size}-byte atomic at heap offset {off} is misaligned or outside this PE's GPU heap ({} bytes)", g.mapped()),
+                format!(
+                    "a {size}-byte atomic at heap offset {off} is misaligned or outside this PE's GPU heap ({} bytes) and its symmetrically registered buffers",
+                    g.mapped()
+                ),
             ));
         }
         let word = g.base + off as u64;

@@ -8,6 +8,12 @@
 //! the same order), export their allocation's handle, and map every PE's at that offset of its
 //! slot. The returned address then works like nvshmem_malloc memory: device RMA (the same
 //! peer arithmetic), host and on-stream operations (`offset_of` finds it).
+//!
+//! Across hosts a descriptor cannot travel and a peer's memory is not mapped: only the PEs of
+//! this host exchange and map their allocations; a PE on another host reaches this PE's one
+//! through the proxy, by the same offset (its target side copies into the registered range as
+//! into the heap: gpu/proxy.rs `reachable`). Whether every PE could export its allocation is
+//! agreed over the whole job.
 
 use std::os::fd::AsRawFd;
 
@@ -16,6 +22,7 @@ use crate::cuda::{self, Mapping, PhysMem};
 use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::alloc::{agree, Op};
 use crate::runtime::State;
+use crate::transport::Route;
 
 /// One registration: its offset and size in every slot, and the mappings (every PE's
 /// allocation, ours included) that keep it there.
@@ -76,7 +83,8 @@ impl State {
         // (sending no descriptor), so every PE learns of it and none waits.
         let local = PhysMem::retain(buf as u64, size).and_then(|mem| mem.export_fd().map(|fd| (mem, fd)));
         let fds: Vec<i32> = local.as_ref().map(|(_, fd)| vec![fd.as_raw_fd()]).unwrap_or_default();
-        let all = self.boot.allgather_fds(&fds)?;
+        let all = self.boot.allgather_fds(&fds)?; // this host's PEs' (a PE on another host: none)
+        let exported = self.boot.allgather(&[local.is_ok() as u8])?;
         let (mine, _fd) = match local {
             Ok(pair) => pair,
             Err(e) => {
@@ -84,7 +92,7 @@ impl State {
                 ))
             }
         };
-        if let Some(pe) = all.iter().position(|f| f.is_empty()) {
+        if let Some(pe) = exported.iter().position(|v| v.first() != Some(&1)) {
             return Err(Error::invalid_value(format!("PE {pe} could not export its allocation (see its message); nothing was registered")));
         }
         let Some(off) = off else {
@@ -118,8 +126,9 @@ impl State {
         let (mut maps, mut mems) = (Vec::new(), Vec::new());
         let mut mine = Some(mine);
         for (pe, f) in fds.iter().enumerate() {
-            let mem = match mine.take().filter(|_| pe == self.me) {
+            let mem = match mine.take_if(|_| pe == self.me) {
                 Some(m) => m,
+                None if self.routes.route(pe) == Route::Network => continue, // through the proxy
                 None => PhysMem::import_fd(f[0].as_raw_fd(), size)?,
             };
             maps.push(Mapping::map(g.base_of(pe) + off as u64, &mem, g.device)?);
