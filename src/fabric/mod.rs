@@ -177,6 +177,10 @@ struct Inner {
     progress_thread: OnceLock<std::thread::Thread>,
     /// The progress thread is (about to be) asleep on the wait descriptor for long.
     progress_asleep: AtomicBool,
+    /// When this endpoint last posted an operation or saw something arrive, in ns since
+    /// `epoch` (progress.rs: waits stay awake for `HOT` after it).
+    epoch: std::time::Instant,
+    last_activity: AtomicU64,
     /// Peers sent a transmit-complete write since the last quiet (`Fabric::put_in_place`):
     /// a place each was written to, which quiet reads one byte back from.
     unflushed: Mutex<Vec<(Peer, u64, u64)>>,
@@ -249,6 +253,8 @@ impl Fabric {
             progress_thread: OnceLock::new(),
             unflushed: Mutex::new(Vec::new()),
             progress_asleep: AtomicBool::new(false),
+            epoch: std::time::Instant::now(),
+            last_activity: AtomicU64::new(0),
         };
         open_objects(&mut inner)?;
         let inner = Arc::new(inner);

@@ -287,10 +287,12 @@ impl Inner {
         )
     }
 
-    /// Paces a wait that polls: every 64th round, sleeps until the provider has work (for a
-    /// quarter of the wait so far, at most 1 ms) once the wait has lasted `spin`, else yields. A quick reply is caught by polling; a slow one is waited for in the
-    /// kernel, leaving the core to whoever has to produce it. Returns how long the wait has
-    /// lasted once that is past the timeout.
+    /// Paces a wait that polls: every 64th round, once the wait has lasted `spin`, pauses
+    /// (`Inner::pause`: yields while the endpoint is hot, else sleeps until the provider has
+    /// work, for a quarter of the wait so far, at most 1 ms), and before that yields. A quick
+    /// reply is caught by polling; a slow one is waited for in the kernel, leaving the core to
+    /// whoever has to produce it. Returns how long the wait has lasted once that is past the
+    /// timeout.
     fn pace(&self, rounds: &mut u32, start: Instant, spin: Duration) -> Option<Duration> {
         *rounds += 1;
         if !rounds.is_multiple_of(64) {
@@ -298,7 +300,7 @@ impl Inner {
         }
         let waited = start.elapsed();
         if waited > spin {
-            self.block_until_work(nap_after(waited));
+            self.pause(nap_after(waited));
         } else {
             std::thread::yield_now();
         }
@@ -351,6 +353,7 @@ impl Inner {
             posted.fetch_add(1, Ordering::AcqRel);
             let rc = op();
             if rc >= 0 {
+                self.note_activity();
                 return Ok(());
             }
             posted.fetch_sub(1, Ordering::AcqRel);
@@ -648,18 +651,24 @@ impl Fabric {
     }
 
     /// Drives the provider from this thread (the progress thread stays parked meanwhile and
-    /// for a while after), then, with `block` > 0, sleeps until it has work or `block` passes.
+    /// for a while after), then, with `block` > 0, pauses until it has work or `block` passes:
+    /// a yield while the endpoint is hot, a sleep once it is idle (progress.rs).
     pub fn progress(&self, block: Duration) {
         let inner = &self.inner;
         let _driving = inner.driver();
         if let Err(e) = self.out.send(inner) {
             inner.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e.message);
         }
-        inner.poll();
-        if !block.is_zero() {
-            inner.block_until_work(block);
+        if block.is_zero() {
             inner.poll();
+            return;
         }
+        // A wait that would sleep: first see whether a peer sent something (a request this
+        // PE's provider has to answer keeps the endpoint hot: `pause` then only yields).
+        inner.arrived();
+        inner.poll();
+        inner.pause(block);
+        inner.poll();
     }
 
     /// Completes every operation this endpoint has posted (OpenSHMEM quiet).

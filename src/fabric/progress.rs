@@ -13,11 +13,23 @@
 //!
 //! It also sends a pack of small puts that stayed open (pack.rs) once it is `PACK_AGE` old: a
 //! put that opens a pack wakes the thread if it sleeps on the wait descriptor.
+//!
+//! Hot and idle: the endpoint notes when it last posted an operation or found something
+//! arrived on its wait descriptor (a peer's request, reply or write: on tcp;ofi_rxm the
+//! descriptor nests the sockets' epoll set, so it is readable while a peer's bytes are
+//! unread). For `HOT` after that, an application thread waiting on the network (a wait for
+//! remote-written memory, a barrier across hosts, a quiet) polls and yields between looks
+//! instead of sleeping: a sleeping thread takes tens of µs to wake on a busy VM (the TCP
+//! ping-pong floor was 84-88 µs round trip here), and on tcp;ofi_rxm a PE's reads and
+//! atomics wait for the *target's* provider to be driven. A job that stops communicating
+//! is idle again after `HOT` and sleeps as before. The progress thread's naps start short
+//! again after each activity too, but it never spins: it runs beside the application's
+//! threads, often on fewer cores than busy threads.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::ops::nap_after;
 use super::pack::Outbox;
@@ -25,6 +37,9 @@ use super::{sys, Inner};
 
 /// How long the thread stays parked after an application thread last drove the provider.
 const GRACE: Duration = Duration::from_millis(1);
+
+/// How long after the endpoint last posted or received something its waits stay awake.
+pub(super) const HOT: Duration = Duration::from_millis(2);
 
 pub(super) struct Progress {
     stop: Arc<AtomicBool>,
@@ -71,25 +86,25 @@ impl Drop for Driver<'_> {
 
 fn run(inner: &Inner, out: &Outbox, stop: &AtomicBool) {
     let _ = inner.progress_thread.set(std::thread::current());
-    let mut idle_since = Instant::now();
     let mut seen = u64::MAX;
     while !stop.load(Ordering::Acquire) {
         let driven = inner.driven.load(Ordering::Relaxed);
         if inner.drivers.load(Ordering::Acquire) > 0 || driven != seen {
             seen = driven;
             std::thread::park_timeout(GRACE);
-            idle_since = Instant::now();
             continue;
         }
+        inner.arrived();
         inner.poll();
         if let Some(young) = out.send_if_old(inner) {
             // A pack is open: look again when it is old enough to go.
             inner.block_until_work(young);
             continue;
         }
-        // The wait descriptor does not wake us for peers' writes into this PE's memory, which
-        // move only while we poll: the nap grows with the idle time (ops.rs `nap_after`).
-        let nap = nap_after(idle_since.elapsed());
+        // The wait descriptor wakes us when a peer's bytes arrive, but a sleeper wakes slowly
+        // and an endpoint without one has only the clock: the nap grows with the time since
+        // anything moved (ops.rs `nap_after`), from 10 µs just after traffic to 1 ms.
+        let nap = nap_after(inner.quiet_for());
         if inner.wait_fd.is_some() {
             // Asleep first, then the last look: a put opening a pack after that look sees the
             // flag and wakes us (Inner::wake_for_pack).
@@ -112,6 +127,41 @@ impl Inner {
         if self.progress_asleep.load(Ordering::SeqCst) {
             // SAFETY: the CQ is open; fi_cq_signal wakes a thread waiting on it.
             unsafe { sys::cq_signal(self.cq) };
+        }
+    }
+
+    /// Notes that the endpoint posted or received something now (waits stay awake for `HOT`).
+    pub(super) fn note_activity(&self) {
+        self.last_activity.store(self.epoch.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// The time since the endpoint last posted or received something.
+    pub(super) fn quiet_for(&self) -> Duration {
+        let now = self.epoch.elapsed().as_nanos() as u64;
+        Duration::from_nanos(now.saturating_sub(self.last_activity.load(Ordering::Relaxed)))
+    }
+
+    /// Whether something waits on the wait descriptor (a peer's bytes, a completion), without
+    /// sleeping; notes it as activity. Looked at before the provider is driven, which reads it.
+    pub(super) fn arrived(&self) -> bool {
+        let Some(fd) = self.wait_fd else { return false };
+        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd, no timeout.
+        let ready = unsafe { libc::poll(&mut p, 1, 0) } > 0;
+        if ready {
+            self.note_activity();
+        }
+        ready
+    }
+
+    /// A pause in an application thread's wait on this endpoint: a yield while the endpoint is
+    /// hot (it posted or received something in the last `HOT`), else a sleep until the
+    /// provider has work or `max` passes.
+    pub(super) fn pause(&self, max: Duration) {
+        if self.quiet_for() < HOT {
+            std::thread::yield_now();
+        } else {
+            self.block_until_work(max);
         }
     }
 

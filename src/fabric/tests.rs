@@ -385,3 +385,29 @@ fn completion_waits_nap_in_proportion_to_the_wait() {
     assert_eq!(nap_after(Duration::ZERO), Duration::from_micros(10), "never a busy loop of zero-length sleeps");
     assert_eq!(nap_after(Duration::from_secs(60)), Duration::from_millis(1), "a late reply costs at most 1 ms more");
 }
+
+#[test]
+fn a_peers_write_makes_the_target_hot_and_quiet_makes_it_idle() {
+    use super::progress::HOT;
+    let Some(p) = pair() else { return };
+    // Nothing moved for longer than HOT: both endpoints idle.
+    std::thread::sleep(HOT * 3);
+    assert!(p.a.inner.quiet_for() >= HOT && p._b.inner.quiet_for() >= HOT, "a fresh pair left alone is idle");
+    // An idle endpoint's pause sleeps (on the wait descriptor, for want of work) instead of
+    // returning at once: an idle job must not spin.
+    let t = std::time::Instant::now();
+    p._b.inner.pause(Duration::from_millis(20));
+    assert!(t.elapsed() >= Duration::from_millis(10), "an idle pause returned after {:?}", t.elapsed());
+    p.a.put(p.to_b, &7u64.to_ne_bytes(), None, &p.remote_b, 0).unwrap();
+    assert!(p.a.inner.quiet_for() < HOT, "posting makes the initiator hot");
+    // The target notices the bytes arriving (its progress thread or this look at the wait
+    // descriptor, before anything reads them).
+    let start = std::time::Instant::now();
+    while p._b.inner.quiet_for() >= HOT {
+        p._b.inner.arrived();
+        assert!(start.elapsed() < Duration::from_secs(10), "the target never saw the peer's write arrive");
+        std::hint::spin_loop();
+    }
+    p.a.quiet().unwrap();
+    assert_eq!(read_b(&p, 0), 7);
+}
