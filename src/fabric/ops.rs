@@ -354,6 +354,9 @@ impl Inner {
             let rc = op();
             if rc >= 0 {
                 self.note_activity();
+                // A thread posting calls into the provider: the progress thread keeps out of
+                // its way (progress.rs: it parks while application threads drive).
+                self.driven.fetch_add(1, Ordering::Relaxed);
                 return Ok(());
             }
             posted.fetch_sub(1, Ordering::AcqRel);

@@ -6,7 +6,7 @@
 //! completion here, so nothing would wake a longer sleep for it.
 //!
 //! While an application thread drives the provider itself (waiting for its own operations or
-//! for a message from another host: `Driver`), the thread parks: two threads taking turns on
+//! for a message from another host: `Driver`), or posts operations, the thread parks: two threads taking turns on
 //! the provider's lock for the same completions cost more than either alone, and on a host
 //! with fewer cores than busy threads the second one also steals the first one's core. The
 //! last driver to leave wakes it.

@@ -390,7 +390,10 @@ fn completion_waits_nap_in_proportion_to_the_wait() {
 fn a_peers_write_makes_the_target_hot_and_quiet_makes_it_idle() {
     use super::progress::HOT;
     let Some(p) = pair() else { return };
-    // Nothing moved for longer than HOT: both endpoints idle.
+    // Connected first (the connection's own set-up wakes the target too), then nothing moves
+    // for longer than HOT: both endpoints idle.
+    p.a.put(p.to_b, &6u64.to_ne_bytes(), None, &p.remote_b, 0).unwrap();
+    p.a.quiet().unwrap();
     std::thread::sleep(HOT * 3);
     assert!(p.a.inner.quiet_for() >= HOT && p._b.inner.quiet_for() >= HOT, "a fresh pair left alone is idle");
     // An idle endpoint's pause sleeps (on the wait descriptor, for want of work) instead of
