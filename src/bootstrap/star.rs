@@ -16,7 +16,6 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,8 +38,15 @@ pub const MAX_PAYLOAD: usize = 16 << 20;
 pub const MAX_PE_FDS: usize = 64;
 /// Longest error text a server sends back.
 const MAX_REASON: usize = 64 << 10;
-/// Handshakes in progress at once; more connections wait in the listen queue.
+/// Handshakes in progress at once; a newer connection drops the oldest (see `admit`).
 const MAX_PENDING: usize = 128;
+
+/// The handshakes in progress, oldest first: (id, connection, who it is for the log).
+#[derive(Default)]
+struct Pending {
+    next: u64,
+    open: std::collections::VecDeque<(u64, Arc<Link>, String)>,
+}
 
 fn io_err(what: &str, e: std::io::Error) -> Error {
     Error::bootstrap(format!("bootstrap: {what}: {e}"))
@@ -150,8 +156,11 @@ impl StarServer {
     }
 
     /// Checks a new connection's user, then proves it (in a thread of its own, so a silent one
-    /// delays nobody) and reads its hello; what it learns goes to `arrivals`.
-    fn admit(&self, stream: Link, arrivals: &mpsc::Sender<Arrival>, pending: &Arc<AtomicUsize>, limit: Duration) {
+    /// delays nobody) and reads its hello; what it learns goes to `arrivals`. With
+    /// [`MAX_PENDING`] handshakes in progress, the oldest is dropped to make room: a process of
+    /// the job proves itself within a round trip, so the oldest unfinished one is a stranger
+    /// that went silent, and a flood of those must not lock the PEs out.
+    fn admit(&self, stream: Link, arrivals: &mpsc::Sender<Arrival>, pending: &Arc<Mutex<Pending>>, limit: Duration) {
         let uid = fdpass::own_uid();
         // Over TCP the kernel cannot tell who connected: the handshake alone decides.
         let cred = match stream.peer() {
@@ -162,36 +171,59 @@ impl StarServer {
         if cred.uid != uid {
             return self.log_refusal(Some(cred), &format!("another user (this job runs as uid {uid})"));
         }
-        if pending.load(Ordering::Relaxed) >= MAX_PENDING {
-            return self.log_refusal(Some(cred), &format!("{MAX_PENDING} handshakes are already in progress"));
-        }
-        pending.fetch_add(1, Ordering::Relaxed);
-        let (secret, address, tx, count) = (self.secret, self.address.clone(), arrivals.clone(), pending.clone());
+        let who = match stream.is_tcp() {
+            true => format!("TCP connection from {}", stream.peer_place()),
+            false => format!("connection from uid {} (pid {})", cred.uid, cred.pid),
+        };
+        let stream = Arc::new(stream);
+        let id = {
+            let mut table = pending.lock().unwrap_or_else(|e| e.into_inner());
+            if table.open.len() >= MAX_PENDING {
+                if let Some((_, oldest, was)) = table.open.pop_front() {
+                    oldest.shutdown();
+                    log::info(&format!(
+                        "rendezvous @{}: dropped the unfinished handshake of a {was} to admit a newer connection ({MAX_PENDING} were in progress)",
+                        self.address
+                    ));
+                }
+            }
+            table.next += 1;
+            let id = table.next;
+            table.open.push_back((id, stream.clone(), who.clone()));
+            id
+        };
+        let (secret, address, tx, table) = (self.secret, self.address.clone(), arrivals.clone(), pending.clone());
         let handshake = move || {
             let deadline = Instant::now() + limit;
-            let outcome = stream
-                .set_nonblocking(false)
-                .map_err(|err| AuthError::Io { what: "setup", err })
-                .and_then(|_| auth::serve(&mut &stream, &secret, deadline))
-                .and_then(|_| {
-                    let mut hello = [0u8; 8];
-                    auth::read_exact_by(&mut &stream, &mut hello, deadline).map_err(|err| AuthError::Io { what: "PE hello", err })?;
-                    let _ = (&stream).set_timeouts(None);
-                    Ok((read_u32(&hello) as usize, read_u32(&hello[4..]) as usize))
-                });
-            match outcome {
-                Ok((rank, size)) => {
+            let outcome = {
+                let link: &Link = &stream;
+                link.set_nonblocking(false)
+                    .map_err(|err| AuthError::Io { what: "setup", err })
+                    .and_then(|_| auth::serve(&mut &*link, &secret, deadline))
+                    .and_then(|_| {
+                        let mut hello = [0u8; 8];
+                        auth::read_exact_by(&mut &*link, &mut hello, deadline).map_err(|err| AuthError::Io { what: "PE hello", err })?;
+                        let _ = link.set_timeouts(None);
+                        Ok((read_u32(&hello) as usize, read_u32(&hello[4..]) as usize))
+                    })
+            };
+            // Still in the table: not dropped for a newer connection (that was logged then).
+            let kept = {
+                let mut t = table.lock().unwrap_or_else(|e| e.into_inner());
+                let at = t.open.iter().position(|e| e.0 == id);
+                at.and_then(|i| t.open.remove(i)).is_some()
+            };
+            match (outcome, Arc::try_unwrap(stream)) {
+                (Ok((rank, size)), Ok(stream)) if kept => {
                     let _ = tx.send(Arrival { stream, cred, rank, size });
                 }
-                Err(e) if stream.is_tcp() => {
-                    log::info(&format!("rendezvous @{address}: refused a TCP connection from {}: {e}", stream.peer_place()))
-                }
-                Err(e) => log::info(&format!("rendezvous @{address}: refused a connection from uid {} (pid {}): {e}", cred.uid, cred.pid)),
+                (Err(e), _) if kept => log::info(&format!("rendezvous @{address}: refused a {who}: {e}")),
+                _ => {}
             }
-            count.fetch_sub(1, Ordering::Relaxed);
         };
         if let Err(e) = std::thread::Builder::new().name("rshmem-admit".into()).spawn(handshake) {
-            pending.fetch_sub(1, Ordering::Relaxed);
+            let mut t = pending.lock().unwrap_or_else(|e| e.into_inner());
+            t.open.retain(|e| e.0 != id);
             self.log_refusal(Some(cred), &format!("no thread for its handshake ({e})"));
         }
     }
@@ -202,7 +234,7 @@ impl StarServer {
         let mut deadline = (!from_first).then(|| Instant::now() + timeout);
         let mut members: Vec<Option<Member>> = (0..self.size).map(|_| None).collect();
         let (tx, arrivals) = mpsc::channel();
-        let pending = Arc::new(AtomicUsize::new(0));
+        let pending = Arc::new(Mutex::new(Pending::default()));
         let mut joined = 0;
         while joined < self.size {
             for listener in &self.listeners {
@@ -667,6 +699,30 @@ mod tests {
         let _ = garbage.read_to_end(&mut got);
         assert!(got.is_empty(), "a stranger received {got:?}");
         drop(silent);
+    }
+
+    #[test]
+    fn a_flood_of_silent_strangers_does_not_lock_the_pes_out() {
+        let (server, addr, secret) = server(2);
+        let t = std::thread::spawn(move || server.serve(LONG));
+        // More silent connections than handshakes may be in progress, all before the PEs.
+        let silent: Vec<UnixStream> = (0..MAX_PENDING + 20).map(|_| raw(&addr)).collect();
+        std::thread::sleep(Duration::from_millis(500));
+        let started = Instant::now();
+        run_pes(&addr, 2, secret);
+        assert!(started.elapsed() < Duration::from_secs(5), "the flood delayed the PEs: {:?}", started.elapsed());
+        assert_eq!(t.join().unwrap().unwrap().len(), 2);
+        // The oldest were dropped (closed), and none of them received a byte.
+        let mut closed = 0;
+        for mut s in silent {
+            s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+            let mut got = Vec::new();
+            if s.read_to_end(&mut got).is_ok() {
+                closed += 1;
+            }
+            assert!(got.is_empty(), "a stranger received {got:?}");
+        }
+        assert!(closed >= 20, "only {closed} silent connections were dropped");
     }
 
     #[test]
