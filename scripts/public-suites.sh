@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds and runs public OpenSHMEM test suites against an rshmem install, and prints a table.
+# Builds and runs public OpenSHMEM test suites (and programs) against an rshmem install, and prints a table.
 # Their sources are never part of rshmem: give a checkout of each (git clone of
 # openshmem-org/tests-sos, tests-uh, tests-cray, tests-mellanox; a Sandia SOS checkout with its
-# modules/tests-sos submodule works too).
+# modules/tests-sos submodule works too; an OSU Micro-Benchmarks source tree; ParRes/ISx).
 #
 #   scripts/public-suites.sh [options] CHECKOUT...
 #     --prefix P      the rshmem install (default build/stage): its bin/oshcc builds, its
@@ -33,6 +33,18 @@
 #  - tests-mellanox: the verifier, built with its autotools (CC=oshcc), run once per test case
 #    as "oshmem_test exec --task=GROUP:tcN" (configured --disable-mpi: the OpenSHMEM+MPI mix
 #    tests need an MPI built for the same launcher).
+#  - osu: OSU Micro-Benchmarks' OpenSHMEM tests (c/openshmem, or openshmem/ in releases before
+#    5.7), built with their configure (CC=oshcc) and make; the point-to-point and atomics
+#    tests run once on the symmetric heap and once on global data (their heap|global argument).
+#    They do not check data: pass = exit 0; "This test requires exactly two processes" (or at
+#    least two) is SKIP. OMB 6.x's osu_util.c calls omb_ddt_process_options (its -D option, MPI
+#    derived types) which only its MPI utilities define: an empty one is linked in where so.
+#  - isx: ParRes ISx (SHMEM/), its strong, weak and weak-isobucket builds, each sorting 2^20
+#    keys (per PE when weak) 3 times; it verifies the last sort (every key in its PE's bucket,
+#    counts, total): pass = exit 0 and no "Failed Verification"/"Verification Failed" line.
+#    Built with -std=gnu99 (its Makefile's -std=c99 hides struct timespec, which its timer.h
+#    needs, once any header has included <features.h>: shmem.h's <stdint.h> does, with any
+#    library).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -106,7 +118,9 @@ launch() {
 }
 
 # check SUITE NAME HOW [ARGS...]: runs a built test at every PE count and records the outcome.
-# HOW is "exit" (exit 0 passes), "nofail" (exit 0 and no FAIL line) or "exitN" (exit N passes).
+# HOW is "exit" (exit 0 passes), "nofail" (exit 0 and no FAIL line), "exitN" (exit N passes),
+# "osu" (exit 0 passes; OSU's "This test requires ..." skips; "osu2" also skips at other than
+# 2 PEs) or "clean:REGEX" (exit 0 and no line matching REGEX).
 check() {
     local suite=$1 name=$2 how=$3; shift 3
     local np rc res log t0 why
@@ -120,6 +134,12 @@ check() {
             nofail) [ $rc -eq 0 ] && ! grep -q FAIL "$log" && res=PASS || res=FAIL
                 # "FAIL - test requires at least two PEs" (or an even number): not for this count.
                 grep -q "^FAIL - test requires" "$log" && res=SKIP ;;
+            osu*) [ $rc -eq 0 ] && res=PASS || res=FAIL
+                grep -q "^This test requires" "$log" && res=SKIP
+                # "osu2": exactly 2 PEs, else every PE leaves at once with status 1 and the
+                # launcher may stop PE 0 before it prints why (a race, not a failure).
+                [ $how = osu2 ] && [ "$np" -ne 2 ] && res=SKIP ;;
+            clean:*) [ $rc -eq 0 ] && ! grep -Eq "${how#clean:}" "$log" && res=PASS || res=FAIL ;;
             exit*) [ $rc -eq "${how#exit}" ] && res=PASS || res=FAIL ;;
         esac
         [ $rc -eq 124 ] || [ $rc -eq 137 ] && res=TIMEOUT
@@ -235,6 +255,10 @@ run_mellanox() {
         # linked in). The nbi tests include mpi.h without calling MPI: an empty one does.
         # --enable-active-sets: only the active set's PEs call the active-set reductions, as
         # the specification requires (by default every PE calls them).
+        if ! command -v libtoolize >/dev/null; then   # its configure.ac calls AC_PROG_LIBTOOL
+            for np in $nps; do record mellanox verifier "$np" BUILD - 0 "libtoolize not found: install libtool"; done
+            return
+        fi
         echo "/* the verifier's nbi tests include mpi.h but call no MPI routine */" >"$b/stub/mpi.h"
         if ! (cd "$b/src" && ./autogen.sh && ./configure CC="$cc" CPPFLAGS="-I$b/stub" --disable-mpi \
                 --enable-active-sets ac_cv_lib_oshmem_shmem_getmem_nbi=yes ac_cv_lib_open_pal_opal_progress=no &&
@@ -257,6 +281,59 @@ run_mellanox() {
     done <"$b/cases.txt"
 }
 
+run_osu() {
+    local top=$1 b=$out/osu name a d=c/openshmem
+    [ -f "$top/$d/osu_oshm_put.c" ] || d=openshmem
+    mkdir -p "$b"
+    if [ ! -x "$b/src/$d/osu_oshm_put" ]; then
+        rm -rf "$b/src" && cp -r "$top" "$b/src"
+        local libs=
+        # Generated files newer than their sources (a git checkout's times are arbitrary):
+        # otherwise make wants the automake version the release was made with.
+        (cd "$b/src" && touch aclocal.m4 && sleep 1 && touch configure && sleep 1 &&
+            find . -name Makefile.in -exec touch {} + && { [ ! -f config.h.in ] || touch config.h.in; })
+        if grep -q omb_ddt_process_options "$b/src/c/util/osu_util.c" 2>/dev/null &&
+            ! grep -q "^void omb_ddt_process_options" "$b/src/c/util/osu_util.c" "$b/src/c/util/osu_util_pgas.c"; then
+            echo "void omb_ddt_process_options(char *optarg) { (void)optarg; }" >"$b/ddt_stub.c"
+            "$cc" -c -o "$b/ddt_stub.o" "$b/ddt_stub.c" && libs=$b/ddt_stub.o
+        fi
+        if ! (cd "$b/src" && ./configure CC="$cc" CXX="$cxx" && nice make -C "$d" -j2 LIBS="$libs") >"$b/build.log" 2>&1; then
+            for np in $nps; do record osu build "$np" BUILD - 0 "$(tail -1 "$b/build.log")"; done
+            return
+        fi
+    fi
+    local args how
+    for name in $(cd "$b/src/$d" && ls osu_oshm_* | grep -v '\.'); do
+        case $name in
+            *_barrier | *_broadcast | *_collect | *_fcollect | *_reduce | *_alltoall) args=("") ;;
+            *) args=(heap global) ;;
+        esac
+        for a in "${args[@]}"; do
+            selected osu "$name${a:+-$a}" || continue
+            cp "$b/src/$d/$name" "$b/$name${a:+-$a}"
+            # shellcheck disable=SC2086
+            how=osu
+            grep -q "requires exactly two processes" "$b/src/$d/$name.c" && how=osu2
+            check osu "$name${a:+-$a}" $how $a
+        done
+    done
+}
+
+run_isx() {
+    local top=$1 b=$out/isx v
+    mkdir -p "$b"
+    if ! { rm -rf "$b/src" && cp -r "$top/SHMEM" "$b/src" &&
+        nice make -C "$b/src" CC="$cc" CFLAGS="-O2 -std=gnu99 -Wall" >"$b/build.log" 2>&1; }; then
+        for np in $nps; do record isx build "$np" BUILD - 0 "$(tail -1 "$b/build.log")"; done
+        return
+    fi
+    for v in strong weak weak_iso; do
+        selected isx "isx.$v" || continue
+        cp "$b/src/bin/isx.$v" "$b/isx.$v"
+        check isx "isx.$v" "clean:Failed Verification|Verification Failed" 1048576 3 "$b/isx.$v.times"
+    done
+}
+
 for top in "$@"; do
     top=$(cd "$top" && pwd) || exit 2
     if [ -f "$top/test/unit/Makefile.am" ]; then run_sos "$top"
@@ -264,7 +341,9 @@ for top in "$@"; do
     elif [ -f "$top/feature_tests/C/test_parameters.conf" ]; then run_uh "$top"
     elif [ -f "$top/sma1/sma1_tlist" ]; then run_cray "$top"
     elif [ -f "$top/verifier/osh_main.c" ]; then run_mellanox "$top/verifier"
-    else echo "public-suites.sh: $top is none of tests-sos, tests-uh, tests-cray, tests-mellanox" >&2; exit 2
+    elif [ -f "$top/c/openshmem/osu_oshm_put.c" ] || [ -f "$top/openshmem/osu_oshm_put.c" ]; then run_osu "$top"
+    elif [ -f "$top/SHMEM/isx.c" ]; then run_isx "$top"
+    else echo "public-suites.sh: $top is none of tests-sos, tests-uh, tests-cray, tests-mellanox, OSU Micro-Benchmarks, ISx" >&2; exit 2
     fi
 done
 
