@@ -27,8 +27,10 @@ __device__ __forceinline__ void rk_broadcast_split(const rk_gather_args &a) {
     rk_allgather_slices(s, dest, a.nbytes, 1, !root);
 }
 
-/* Members in an order that starts after this PE, so the PEs do not all read from the same
- * member at the same time. */
+/* fcollect/alltoall: the grid as one part per member (rk_parts), so the loads from every
+ * member are in flight at once (the host launches enough blocks for each member's share);
+ * parts numbered from this PE on, so that with fewer blocks than members the PEs do not all
+ * read from the same member at the same time. */
 extern "C" __global__ void __launch_bounds__(RK_THREADS) rk_gather(const __grid_constant__ rk_gather_args a) {
     const rk_sync &s = a.s;
     rk_enter(s);
@@ -37,11 +39,12 @@ extern "C" __global__ void __launch_bounds__(RK_THREADS) rk_gather(const __grid_
         return;
     }
     int count = a.only >= 0 ? 1 : s.size;
-    for (int c = 0; c < count; c++) {
+    rk_part p = rk_parts(count);
+    for (int c = p.first; c < count; c += p.step) {
         int k = a.only >= 0 ? a.only : (s.my + c) % s.size;
         char *dest = (char *)a.dest + (size_t)k * a.dest_step;
         const char *src = rk_peer((const char *)a.src + a.src_off, s, s.start + k * s.stride);
-        if (dest != src) rk_copy(dest, src, a.nbytes);
+        if (dest != src) rk_copy_part(dest, src, a.nbytes, p.tid, p.nth);
     }
     rk_exit(s, 2, 0);
 }

@@ -158,11 +158,22 @@ __device__ __noinline__ bool rk_last_block(const rk_sync &s, int which) {
     return last;
 }
 
+/* Whether the exit announcement is a release store (see rk_exit). */
+#ifndef RK_EXIT_RELEASE
+#define RK_EXIT_RELEASE 0
+#endif
+
 /* Exit (step `step`, the launch's last): the last block announces "done", waits for every
- * member's and advances the counts. */
+ * member's and advances the counts. The announcement only says "I am done reading your
+ * buffers" (what a member must know before it overwrites them): every load of the launch has
+ * returned its value before it (each block's loads feed its stores, which precede its ticket,
+ * which the last block acquires), and a load that has returned cannot take a value stored
+ * later, so it needs no release; what this PE wrote is for its own stream, which sees it when
+ * the kernel ends. A release store fenced the block's stores to its own memory at system scope
+ * first, for nobody. */
 __device__ __forceinline__ void rk_exit(const rk_sync &s, unsigned int step, int ticket) {
     if (rk_last_block(s, ticket)) {
-        rk_signal(s, step);
+        rk_signal(s, step, RK_EXIT_RELEASE);
         rk_wait(s, step);
         rk_finish(s);
     }
@@ -172,12 +183,11 @@ __device__ __forceinline__ void rk_exit(const rk_sync &s, unsigned int step, int
 __device__ __forceinline__ size_t rk_tid() { return (size_t)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ size_t rk_nthreads() { return (size_t)gridDim.x * blockDim.x; }
 
-/* n words from s to d by the whole grid, U loads in flight per thread; loads bypass L1
- * (.cg: the members' buffers change between launches). */
+/* n words from s to d by threads tid of nth (the grid's, or a part's: rk_parts), U loads in
+ * flight per thread; loads bypass L1 (.cg: the members' buffers change between launches). */
 template <typename W>
-__device__ __forceinline__ void rk_copy_words(W *d, const W *s, size_t n) {
+__device__ __forceinline__ void rk_copy_words(W *d, const W *s, size_t n, size_t i, size_t nth) {
     const int U = 4;
-    size_t i = rk_tid(), nth = rk_nthreads();
     for (; i + (U - 1) * nth < n; i += U * nth) {
         W v[U];
 #pragma unroll
@@ -188,21 +198,48 @@ __device__ __forceinline__ void rk_copy_words(W *d, const W *s, size_t n) {
     for (; i < n; i += nth) d[i] = __ldcg(s + i);
 }
 
-/* nbytes from s to d by the whole grid, in the widest words both addresses allow. */
-__device__ __noinline__ void rk_copy(void *d, const void *s, size_t nbytes) {
+/* nbytes from s to d by threads tid of nth, in the widest words both addresses allow. */
+__device__ __noinline__ void rk_copy_part(void *d, const void *s, size_t nbytes, size_t tid, size_t nth) {
     uintptr_t x = (uintptr_t)d | (uintptr_t)s;
     size_t done = 0;
     if ((x & 15) == 0) {
-        rk_copy_words((int4 *)d, (const int4 *)s, nbytes / 16);
+        rk_copy_words((int4 *)d, (const int4 *)s, nbytes / 16, tid, nth);
         done = nbytes / 16 * 16;
     } else if ((x & 7) == 0) {
-        rk_copy_words((unsigned long long *)d, (const unsigned long long *)s, nbytes / 8);
+        rk_copy_words((unsigned long long *)d, (const unsigned long long *)s, nbytes / 8, tid, nth);
         done = nbytes / 8 * 8;
     } else if ((x & 3) == 0) {
-        rk_copy_words((unsigned int *)d, (const unsigned int *)s, nbytes / 4);
+        rk_copy_words((unsigned int *)d, (const unsigned int *)s, nbytes / 4, tid, nth);
         done = nbytes / 4 * 4;
     }
-    rk_copy_words((unsigned char *)d + done, (const unsigned char *)s + done, nbytes - done);
+    rk_copy_words((unsigned char *)d + done, (const unsigned char *)s + done, nbytes - done, tid, nth);
+}
+
+/* nbytes from s to d by the whole grid. */
+__device__ __forceinline__ void rk_copy(void *d, const void *s, size_t nbytes) { rk_copy_part(d, s, nbytes, rk_tid(), rk_nthreads()); }
+
+/* The grid as `count` parts that run at once (one per member a kernel reads from, so that the
+ * loads from every member are in flight together instead of one member after the other): with
+ * at least `count` blocks, blocks b, b + count, ... form part b % count; with fewer, block b
+ * takes parts b, b + gridDim.x, ... in turn. Loop: for (c = p.first; c < count; c += p.step). */
+struct rk_part {
+    int first, step;
+    size_t tid, nth;
+};
+__device__ __forceinline__ rk_part rk_parts(int count) {
+    rk_part p;
+    if ((int)gridDim.x >= count) {
+        p.first = blockIdx.x % count;
+        p.step = count;
+        p.tid = (size_t)(blockIdx.x / count) * blockDim.x + threadIdx.x;
+        p.nth = (size_t)((gridDim.x - p.first + count - 1) / count) * blockDim.x;
+    } else {
+        p.first = blockIdx.x;
+        p.step = gridDim.x;
+        p.tid = threadIdx.x;
+        p.nth = blockDim.x;
+    }
+    return p;
 }
 
 /* Slice k of n elements in two-phase mode (reductions, large broadcasts): whole 16-byte
@@ -221,10 +258,12 @@ __device__ __noinline__ void rk_allgather_slices(const rk_sync &s, char *dest, s
     if (rk_last_block(s, 0)) rk_signal(s, 2);
     rk_wait(s, 2);
     size_t lo, hi;
-    for (int c = 1; fetch && c < s.size; c++) {
-        int k = (s.my + c) % s.size;
+    /* The grid as one part per other member, reading from all of them at once. */
+    rk_part p = rk_parts(s.size - 1);
+    for (int c = p.first; fetch && c < s.size - 1; c += p.step) {
+        int k = (s.my + 1 + c) % s.size;
         rk_slice(n, s.size, k, 16 / elem, &lo, &hi);
-        if (hi > lo) rk_copy(dest + lo * elem, rk_peer(dest + lo * elem, s, s.start + k * s.stride), (hi - lo) * elem);
+        if (hi > lo) rk_copy_part(dest + lo * elem, rk_peer(dest + lo * elem, s, s.start + k * s.stride), (hi - lo) * elem, p.tid, p.nth);
     }
     rk_exit(s, 3, 1);
 }

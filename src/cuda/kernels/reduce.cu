@@ -60,9 +60,12 @@ template <typename K, typename OP>
 __device__ __noinline__ void rk_reduce_range(const rk_sync &s, typename rk_kind<K>::S *dest, const typename rk_kind<K>::S *src,
                                              size_t lo, size_t hi, int first) {
     typedef typename rk_kind<K>::S S;
-    /* Vectors in flight per thread: 4 for wide elements, 2 for narrow ones (their combine is
-     * 8 or 16 lanes of work, and the code would grow without adding memory parallelism). */
-    const int L = 16 / sizeof(S), U = sizeof(S) >= 4 ? 4 : 2;
+    /* Vectors per member in flight per thread: 4 for wide elements, 2 for narrow ones (their
+     * combine is 8 or 16 lanes of work, and the code would grow without adding memory
+     * parallelism). The loads of G members are issued together, then combined in member order:
+     * one NVLink round trip per G members instead of one per member (the combine order, and
+     * so the bits, are those of loading one member after the other). */
+    const int L = 16 / sizeof(S), U = sizeof(S) >= 4 ? 4 : 2, G = 4;
     size_t tid = rk_tid(), nth = rk_nthreads();
     size_t head = lo;
     if ((((uintptr_t)(dest + lo) | (uintptr_t)(src + lo)) & 15) == 0) {
@@ -71,17 +74,25 @@ __device__ __noinline__ void rk_reduce_range(const rk_sync &s, typename rk_kind<
         int4 *d = (int4 *)(dest + lo);
         for (size_t i = tid; i < nv; i += U * nth) {
             int4 acc[U];
-            const int4 *p = rk_peer(s0, s, s.start + first * s.stride);
+            for (int c0 = 0; c0 < s.size; c0 += G) {
+                int4 x[G][U];
 #pragma unroll
-            for (int u = 0; u < U; u++) acc[u] = i + u * nth < nv ? __ldcg(p + i + u * nth) : make_int4(0, 0, 0, 0);
-            for (int c = 1, k = first + 1; c < s.size; c++, k++) {
-                if (k == s.size) k = 0;
-                p = rk_peer(s0, s, s.start + k * s.stride);
-                int4 x[U];
+                for (int g = 0; g < G; g++) {
+                    int k = first + c0 + g;
+                    if (k >= s.size) k -= s.size;
+                    if (c0 + g < s.size) {
+                        const int4 *p = rk_peer(s0, s, s.start + k * s.stride);
 #pragma unroll
-                for (int u = 0; u < U; u++) x[u] = i + u * nth < nv ? __ldcg(p + i + u * nth) : make_int4(0, 0, 0, 0);
+                        for (int u = 0; u < U; u++) x[g][u] = i + u * nth < nv ? __ldcg(p + i + u * nth) : make_int4(0, 0, 0, 0);
+                    }
+                }
 #pragma unroll
-                for (int u = 0; u < U; u++) acc[u] = rk_combine<K, OP>(acc[u], x[u]);
+                for (int g = 0; g < G; g++) {
+                    if (c0 + g < s.size) {
+#pragma unroll
+                        for (int u = 0; u < U; u++) acc[u] = c0 + g == 0 ? x[g][u] : rk_combine<K, OP>(acc[u], x[g][u]);
+                    }
+                }
             }
 #pragma unroll
             for (int u = 0; u < U; u++)
