@@ -96,6 +96,10 @@ impl Error {
         self.routine = routine;
         self
     }
+    /// The same error with its routine left for the C boundary to name.
+    pub fn unnamed(self) -> Error {
+        self.in_routine(UNNAMED)
+    }
     /// Names `routine` if nothing below the boundary did (what the C boundary does).
     pub fn named(mut self, routine: &'static str) -> Error {
         if self.routine.is_empty() {

@@ -234,9 +234,9 @@ impl Fake {
         self.net.lock().unwrap()
     }
 
-    fn enter(&self, pe: usize, routine: &'static str) -> Result<std::sync::MutexGuard<'_, Net>> {
+    fn enter(&self, pe: usize) -> Result<std::sync::MutexGuard<'_, Net>> {
         if self.fail_pe == Some(pe) {
-            return Err(Error::new(ErrorKind::System, routine, format!("fabric: fake: PE {pe} is unreachable")));
+            return Err(Error::of(ErrorKind::System, format!("fabric: fake: PE {pe} is unreachable")));
         }
         assert!(self.panic_pe != Some(pe), "fake transport told to panic on PE {pe}");
         Ok(self.net())
@@ -255,49 +255,49 @@ impl Transport for Fake {
     fn describe(&self) -> String {
         "fake".into()
     }
-    fn put(&self, pe: usize, _seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
-        let mut n = self.enter(pe, routine)?;
+    fn put(&self, pe: usize, _seg: Segment, off: usize, src: &[u8]) -> Result<()> {
+        let mut n = self.enter(pe)?;
         n.log.push(Event::Put { pe, off, len: src.len() });
         let epoch = n.epoch;
         n.pending.push(Pending { epoch, pe, off, change: Change::Write(src.to_vec()) });
         n.deliver(false);
         Ok(())
     }
-    fn get(&self, pe: usize, _seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()> {
-        let mut n = self.enter(pe, routine)?;
+    fn get(&self, pe: usize, _seg: Segment, off: usize, dst: &mut [u8]) -> Result<()> {
+        let mut n = self.enter(pe)?;
         n.log.push(Event::Get { pe, off });
         n.deliver(true);
         dst.copy_from_slice(&n.mem[pe][off..off + dst.len()]);
         Ok(())
     }
-    fn amo(&self, pe: usize, _seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()> {
+    fn amo(&self, pe: usize, _seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64) -> Result<()> {
         std::thread::sleep(self.amo_delay);
-        let mut n = self.enter(pe, routine)?;
+        let mut n = self.enter(pe)?;
         n.log.push(Event::Amo { pe, off });
         let epoch = n.epoch;
         n.pending.push(Pending { epoch, pe, off, change: Change::Amo(op, ty, value) });
         n.deliver(false);
         Ok(())
     }
-    fn fetch_amo(&self, pe: usize, _seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<u64> {
-        let mut n = self.enter(pe, routine)?;
+    fn fetch_amo(&self, pe: usize, _seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64) -> Result<u64> {
+        let mut n = self.enter(pe)?;
         n.log.push(Event::Fetch { pe, off });
         n.deliver(true);
         Ok(apply_amo(&mut n.mem[pe][off..], op, ty, value, 0))
     }
-    fn compare_swap(&self, pe: usize, _seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64, routine: &'static str) -> Result<u64> {
-        let mut n = self.enter(pe, routine)?;
+    fn compare_swap(&self, pe: usize, _seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64) -> Result<u64> {
+        let mut n = self.enter(pe)?;
         n.log.push(Event::Fetch { pe, off });
         n.deliver(true);
         Ok(apply_amo(&mut n.mem[pe][off..], AtomicOp::CompareSwap, ty, value, cond))
     }
-    fn fence(&self, _routine: &'static str) -> Result<()> {
+    fn fence(&self) -> Result<()> {
         let mut n = self.net();
         n.log.push(Event::Fence);
         n.epoch += 1;
         Ok(())
     }
-    fn quiet(&self, _routine: &'static str) -> Result<()> {
+    fn quiet(&self) -> Result<()> {
         let mut n = self.net();
         n.log.push(Event::Quiet);
         n.deliver(true);

@@ -40,7 +40,7 @@ use super::channel::{Block, ChannelMemory};
 use super::{Inbound, LocalMemory};
 use crate::cuda::kernels::AmoOp;
 use crate::cuda::{self, DeviceMem, PinnedHost, PrimaryContext, Stream};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, UNNAMED};
 use crate::fabric::AtomicOp;
 use crate::transport::{AmoType, Segment, Transport};
 
@@ -468,7 +468,9 @@ impl Mailboxes {
             // acknowledgement says so.
             self.gpu.settle()?;
             let ack = at.served.to_le_bytes();
-            self.net.put_message(from, Segment::Heap, self.layout.ack(self.me), &ack, "rshmem proxy (acknowledging)")?;
+            self.net
+                .put_message(from, Segment::Heap, self.layout.ack(self.me), &ack)
+                .map_err(|e| e.named("rshmem proxy (acknowledging)"))?;
             crate::log::trace(|| format!("proxy: served requests {}..={} from PE {from}", before + 1, at.served));
             any = true;
         }
@@ -576,7 +578,11 @@ impl Mailboxes {
     /// It is sent on at the next `publish` at the latest.
     fn send(&self, pe: usize, out: &mut Outbox, mut r: Request, data: Option<&[u8]>, routine: &'static str) -> Result<u64> {
         if !self.remote.get(pe).copied().unwrap_or(false) {
-            return Err(proxy_error(format!("{routine}: PE {pe} is not on another host; the proxy reaches only PEs on other hosts")));
+            return Err(Error::new(
+                ErrorKind::Internal,
+                routine,
+                format!("PE {pe} is not on another host; the proxy reaches only PEs on other hosts"),
+            ));
         }
         let ring = self.layout.ring as u64;
         let size = r.size() as u64;
@@ -593,7 +599,7 @@ impl Mailboxes {
         if start != out.write {
             let mut wrap = Request { seq, op: REQ_WRAP, ..Default::default() };
             wrap.check = wrap.checksum_of(&[]);
-            self.net.put_message(pe, Segment::Heap, base + pos as usize, wrap.bytes(), routine)?;
+            self.net.put_message(pe, Segment::Heap, base + pos as usize, wrap.bytes())?;
         }
         r.seq = seq;
         let data = data.unwrap_or_default();
@@ -603,18 +609,18 @@ impl Mailboxes {
         record.extend_from_slice(data);
         // A message: the target learns of it by its checksum, the source by the acknowledgement
         // (no transport quiet needs to read it back).
-        self.net.put_message(pe, Segment::Heap, base + (start % ring) as usize, &record, routine)?;
+        self.net.put_message(pe, Segment::Heap, base + (start % ring) as usize, &record)?;
         out.sent = seq;
         out.write = start + size;
         out.unacked.push_back((r, out.write));
-        crate::log::trace(|| format!("proxy: {routine}: request {seq} to PE {pe} ({}) written", request_name(&r)));
+        crate::log::trace(|| format!("proxy: request {seq} to PE {pe} ({}) written", request_name(&r)));
         Ok(seq)
     }
 
     /// Sends on every request written to `pe` so far: the transport's progress pushes out
     /// what it held back (small writes packed together). Neither a quiet nor the provider's
     /// write ordering is needed: the target trusts a record only once its checksum matches.
-    fn publish(&self, pe: usize, out: &mut Outbox, _routine: &'static str) -> Result<()> {
+    fn publish(&self, pe: usize, out: &mut Outbox) -> Result<()> {
         if out.published == out.sent {
             return Ok(());
         }
@@ -627,7 +633,7 @@ impl Mailboxes {
     /// Announces what is written, then waits until `pe` has served request `seq`, serving this
     /// PE's own mailboxes meanwhile.
     fn wait_acked(&self, pe: usize, out: &mut Outbox, seq: u64, routine: &'static str) -> Result<()> {
-        self.publish(pe, out, routine)?;
+        self.publish(pe, out)?;
         let ack = self.word(self.layout.ack(pe));
         let start = Instant::now();
         let mut spins = 0u32;
@@ -686,10 +692,10 @@ impl Mailboxes {
         let at = self.layout.ring_at(self.me) + ((end - r.size() as u64) % self.layout.ring as u64) as usize;
         if want_result {
             let mut v = [0u8; 8];
-            self.net.get(pe, Segment::Heap, at + 48, &mut v, routine)?;
+            self.net.get(pe, Segment::Heap, at + 48, &mut v)?;
             return Ok(u64::from_le_bytes(v));
         }
-        self.net.get(pe, Segment::Heap, at + HEADER, back, routine)?;
+        self.net.get(pe, Segment::Heap, at + HEADER, back)?;
         Ok(0)
     }
 
@@ -777,46 +783,46 @@ impl Transport for Mailboxes {
     }
 
     /// Written into the target's ring; in its GPU memory once acknowledged (quiet waits).
-    fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
-        heap_only(seg, routine)?;
+    fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8]) -> Result<()> {
+        heap_only(seg, UNNAMED)?;
         let data = self.layout.chunk();
         for (i, chunk) in src.chunks(data).enumerate() {
             let r = Request { op: REQ_PUT, off: (off + i * data) as u64, len: chunk.len() as u64, ..Default::default() };
-            self.request(pe, r, Some(chunk), None, routine)?;
+            self.request(pe, r, Some(chunk), None, UNNAMED)?;
         }
         Ok(())
     }
 
-    fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()> {
-        heap_only(seg, routine)?;
+    fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8]) -> Result<()> {
+        heap_only(seg, UNNAMED)?;
         let data = self.layout.chunk();
         for (i, chunk) in dst.chunks_mut(data).enumerate() {
             let r = Request { op: REQ_GET, off: (off + i * data) as u64, len: chunk.len() as u64, ..Default::default() };
-            self.request(pe, r, None, Some(chunk), routine)?;
+            self.request(pe, r, None, Some(chunk), UNNAMED)?;
         }
         Ok(())
     }
 
-    fn amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()> {
-        self.amo_request(pe, seg, off, kernel_op(op, false), ty, value, 0, false, routine).map(|_| ())
+    fn amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64) -> Result<()> {
+        self.amo_request(pe, seg, off, kernel_op(op, false), ty, value, 0, false, UNNAMED).map(|_| ())
     }
 
-    fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<u64> {
-        self.amo_request(pe, seg, off, kernel_op(op, true), ty, value, 0, true, routine)
+    fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64) -> Result<u64> {
+        self.amo_request(pe, seg, off, kernel_op(op, true), ty, value, 0, true, UNNAMED)
     }
 
-    fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64, routine: &'static str) -> Result<u64> {
-        self.amo_request(pe, seg, off, AmoOp::CompareSwap, ty, cond, value, true, routine)
+    fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64) -> Result<u64> {
+        self.amo_request(pe, seg, off, AmoOp::CompareSwap, ty, cond, value, true, UNNAMED)
     }
 
     /// A target serves one source's requests in the order sent: nothing to order.
-    fn fence(&self, _routine: &'static str) -> Result<()> {
+    fn fence(&self) -> Result<()> {
         Ok(())
     }
 
     /// Waits until every target has served everything sent to it.
-    fn quiet(&self, routine: &'static str) -> Result<()> {
-        (0..self.remote.len()).filter(|p| self.remote[*p]).try_for_each(|pe| self.complete(pe, routine))
+    fn quiet(&self) -> Result<()> {
+        (0..self.remote.len()).filter(|p| self.remote[*p]).try_for_each(|pe| self.complete(pe, UNNAMED))
     }
 }
 
@@ -826,8 +832,9 @@ impl Inbound for Mailboxes {
     }
     fn flush(&self) -> Result<()> {
         for pe in (0..self.remote.len()).filter(|p| self.remote[*p]) {
-            let mut out = self.outbox(pe, "rshmem proxy (sending requests)")?;
-            self.publish(pe, &mut out, "rshmem proxy (sending requests)")?;
+            let routine = "rshmem proxy (sending requests)";
+            let mut out = self.outbox(pe, routine)?;
+            self.publish(pe, &mut out).map_err(|e| e.named(routine))?;
         }
         Ok(())
     }
@@ -889,9 +896,9 @@ mod tests {
         fn describe(&self) -> String {
             "test heaps".into()
         }
-        fn put(&self, pe: usize, _: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
+        fn put(&self, pe: usize, _: Segment, off: usize, src: &[u8]) -> Result<()> {
             if self.down[pe].load(Ordering::Acquire) {
-                return Err(Error::new(ErrorKind::System, routine, format!("PE {pe}'s host is unreachable")));
+                return Err(Error::of(ErrorKind::System, format!("PE {pe}'s host is unreachable")));
             }
             if self.manual.load(Ordering::Acquire) {
                 self.queued.lock().unwrap().push((pe, off, src.to_vec()));
@@ -906,25 +913,25 @@ mod tests {
             }
             std::thread::sleep(block);
         }
-        fn get(&self, pe: usize, _: Segment, off: usize, dst: &mut [u8], _: &'static str) -> Result<()> {
+        fn get(&self, pe: usize, _: Segment, off: usize, dst: &mut [u8]) -> Result<()> {
             // SAFETY: as above.
             unsafe { std::ptr::copy_nonoverlapping((self.base(pe) + off) as *const u8, dst.as_mut_ptr(), dst.len()) };
             Ok(())
         }
-        fn amo(&self, _: usize, _: Segment, _: usize, _: AtomicOp, _: AmoType, _: u64, _: &'static str) -> Result<()> {
+        fn amo(&self, _: usize, _: Segment, _: usize, _: AtomicOp, _: AmoType, _: u64) -> Result<()> {
             unreachable!("mailboxes use puts and gets only")
         }
-        fn fetch_amo(&self, _: usize, _: Segment, _: usize, _: AtomicOp, _: AmoType, _: u64, _: &'static str) -> Result<u64> {
+        fn fetch_amo(&self, _: usize, _: Segment, _: usize, _: AtomicOp, _: AmoType, _: u64) -> Result<u64> {
             unreachable!()
         }
-        fn compare_swap(&self, _: usize, _: Segment, _: usize, _: AmoType, _: u64, _: u64, _: &'static str) -> Result<u64> {
+        fn compare_swap(&self, _: usize, _: Segment, _: usize, _: AmoType, _: u64, _: u64) -> Result<u64> {
             unreachable!()
         }
-        fn fence(&self, _: &'static str) -> Result<()> {
+        fn fence(&self) -> Result<()> {
             self.fences.fetch_add(1, Ordering::AcqRel);
             Ok(())
         }
-        fn quiet(&self, _: &'static str) -> Result<()> {
+        fn quiet(&self) -> Result<()> {
             self.quiets.fetch_add(1, Ordering::AcqRel);
             Ok(())
         }
@@ -1044,19 +1051,19 @@ mod tests {
         let stop = Arc::new(AtomicBool::new(false));
         let server = serving(pe1, stop.clone());
         let data: Vec<u8> = (1..=160).collect();
-        pe0.put(1, Segment::Heap, 8, &data, "test put").unwrap();
+        pe0.put(1, Segment::Heap, 8, &data).unwrap();
         let mut back = vec![0u8; 160];
-        pe0.get(1, Segment::Heap, 8, &mut back, "test get").unwrap();
+        pe0.get(1, Segment::Heap, 8, &mut back).unwrap();
         assert_eq!(back, data, "a put of 3 requests, read back in 3");
         assert_eq!(gpu1.bytes(8, 160), data, "the data is in the target's GPU heap");
-        assert_eq!(pe0.fetch_amo(1, Segment::Heap, 256, AtomicOp::Add, AmoType::U64, 5, "fadd").unwrap(), 0);
-        pe0.amo(1, Segment::Heap, 256, AtomicOp::Add, AmoType::U64, 2, "add").unwrap();
-        assert_eq!(pe0.compare_swap(1, Segment::Heap, 256, AmoType::U64, 7, 100, "cswap").unwrap(), 7);
-        assert_eq!(pe0.compare_swap(1, Segment::Heap, 256, AmoType::U64, 7, 200, "cswap").unwrap(), 100, "no swap: 100 != 7");
-        assert_eq!(pe0.fetch_amo(1, Segment::Heap, 256, AtomicOp::Set, AmoType::U64, 9, "swap").unwrap(), 100);
-        assert_eq!(pe0.fetch_amo(1, Segment::Heap, 256, AtomicOp::Read, AmoType::U64, 0, "fetch").unwrap(), 9);
+        assert_eq!(pe0.fetch_amo(1, Segment::Heap, 256, AtomicOp::Add, AmoType::U64, 5).unwrap(), 0);
+        pe0.amo(1, Segment::Heap, 256, AtomicOp::Add, AmoType::U64, 2).unwrap();
+        assert_eq!(pe0.compare_swap(1, Segment::Heap, 256, AmoType::U64, 7, 100).unwrap(), 7);
+        assert_eq!(pe0.compare_swap(1, Segment::Heap, 256, AmoType::U64, 7, 200).unwrap(), 100, "no swap: 100 != 7");
+        assert_eq!(pe0.fetch_amo(1, Segment::Heap, 256, AtomicOp::Set, AmoType::U64, 9).unwrap(), 100);
+        assert_eq!(pe0.fetch_amo(1, Segment::Heap, 256, AtomicOp::Read, AmoType::U64, 0).unwrap(), 9);
         assert_eq!(gpu1.mem.lock().unwrap()[32], 9);
-        let e = pe0.put(0, Segment::Heap, 0, &[1], "nvshmem_putmem").unwrap_err().to_string();
+        let e = pe0.put(0, Segment::Heap, 0, &[1]).unwrap_err().to_string();
         assert!(e.contains("PE 0 is not on another host"), "{e}");
         stop.store(true, Ordering::Release);
         server.join().unwrap().unwrap();
@@ -1074,9 +1081,9 @@ mod tests {
             let (pe1, pe1_done, stop) = (pe1.clone(), pe1_done.clone(), stop.clone());
             std::thread::spawn(move || -> Result<()> {
                 for i in 0..200 {
-                    pe1.amo(0, Segment::Heap, 8 * (i % 4), AtomicOp::Add, AmoType::U64, 1, "t")?;
+                    pe1.amo(0, Segment::Heap, 8 * (i % 4), AtomicOp::Add, AmoType::U64, 1)?;
                 }
-                pe1.quiet("t")?;
+                pe1.quiet()?;
                 pe1_done.store(true, Ordering::Release);
                 while !stop.load(Ordering::Acquire) {
                     pe1.serve()?;
@@ -1085,9 +1092,9 @@ mod tests {
             })
         };
         for _ in 0..200 {
-            pe0.amo(1, Segment::Heap, 0, AtomicOp::Add, AmoType::U64, 1, "t").unwrap();
+            pe0.amo(1, Segment::Heap, 0, AtomicOp::Add, AmoType::U64, 1).unwrap();
         }
-        pe0.quiet("t").unwrap();
+        pe0.quiet().unwrap();
         while !pe1_done.load(Ordering::Acquire) {
             pe0.serve().unwrap();
         }
@@ -1111,7 +1118,7 @@ mod tests {
                         if k == 0 {
                             pe0.atomic(1, 0, AmoOp::Add, 8, 1, 0, "t").unwrap();
                         } else {
-                            pe0.amo(1, Segment::Heap, 0, AtomicOp::Add, AmoType::U64, 1, "t").unwrap();
+                            pe0.amo(1, Segment::Heap, 0, AtomicOp::Add, AmoType::U64, 1).unwrap();
                         }
                     }
                 })
@@ -1120,7 +1127,7 @@ mod tests {
         for s in senders {
             s.join().unwrap();
         }
-        pe0.quiet("t").unwrap();
+        pe0.quiet().unwrap();
         stop.store(true, Ordering::Release);
         server.join().unwrap().unwrap();
         assert_eq!(gpu1.mem.lock().unwrap()[0], 200, "every add of both senders arrived once");
@@ -1133,14 +1140,14 @@ mod tests {
     fn requests_are_pipelined_and_a_signal_follows_its_data() {
         let (heaps, pe0, pe1, gpu1) = pair_with_ring(Duration::from_secs(20), 512); // room for all three
         let waits = || (heaps.quiets.load(Ordering::Acquire), heaps.fences.load(Ordering::Acquire));
-        pe0.put(1, Segment::Heap, 8, &[5u8; 40], "nvshmem_putmem").unwrap();
-        pe0.put(1, Segment::Heap, 8, &[6u8; 16], "nvshmem_putmem").unwrap(); // overwrites, in order
-        pe0.amo(1, Segment::Heap, 256, AtomicOp::Set, AmoType::U64, 1, "nvshmem_signal").unwrap();
-        assert_eq!(gpu1.mem.lock().unwrap()[32], 0, "three requests written, none run");
+        pe0.put(1, Segment::Heap, 8, &[5u8; 40]).unwrap();
+        pe0.put(1, Segment::Heap, 8, &[6u8; 16]).unwrap(); // overwrites, in order
+        pe0.amo(1, Segment::Heap, 256, AtomicOp::Set, AmoType::U64, 1).unwrap();
+        assert_eq!(gpu1.mem.lock().unwrap()[32], 0);
         Inbound::flush(&*pe0).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let server = serving(pe1, stop.clone());
-        pe0.quiet("nvshmem_quiet").unwrap();
+        pe0.quiet().unwrap();
         stop.store(true, Ordering::Release);
         server.join().unwrap().unwrap();
         assert_eq!(waits(), (0, 0), "no transport quiet or fence between a request and its target");
@@ -1160,7 +1167,7 @@ mod tests {
     fn a_torn_record_is_never_executed() {
         let (heaps, pe0, pe1, gpu1) = pair(Duration::from_secs(5));
         heaps.manual.store(true, Ordering::Release); // the network holds the write back
-        pe0.put(1, Segment::Heap, 8, &[9u8; 40], "nvshmem_putmem").unwrap();
+        pe0.put(1, Segment::Heap, 8, &[9u8; 40]).unwrap();
         let (to, off, record) = heaps.queued.lock().unwrap().pop().expect("the request's write");
         assert_eq!((to, off, record.len()), (1, RING_FROM_0, HEADER + 40));
         let at = heaps.base(1) + off;
@@ -1175,7 +1182,7 @@ mod tests {
         assert!(pe1.serve().unwrap(), "the whole record is served");
         assert_eq!(gpu1.bytes(8, 40), [9u8; 40]);
         // A byte flipped in a whole record's data (a stranger's write): never served.
-        pe0.put(1, Segment::Heap, 0, &[3u8; 8], "nvshmem_putmem").unwrap();
+        pe0.put(1, Segment::Heap, 0, &[3u8; 8]).unwrap();
         let (_, off, mut record) = heaps.queued.lock().unwrap().pop().expect("the second request's write");
         record[HEADER + 5] ^= 0x10;
         heaps.deliver(1, off, &record);
@@ -1218,7 +1225,7 @@ mod tests {
     fn announced_requests_are_awaited_until_acknowledged() {
         let (_heaps, pe0, pe1, _gpu1) = pair_with_ring(Duration::from_secs(20), 512);
         assert!(!Inbound::awaiting(&*pe0), "nothing sent");
-        pe0.put(1, Segment::Heap, 8, &[5u8; 40], "nvshmem_putmem").unwrap();
+        pe0.put(1, Segment::Heap, 8, &[5u8; 40]).unwrap();
         assert!(!Inbound::awaiting(&*pe0), "written, not announced yet: nothing can answer");
         Inbound::flush(&*pe0).unwrap();
         assert!(Inbound::awaiting(&*pe0), "announced, not acknowledged");
@@ -1238,15 +1245,15 @@ mod tests {
         for i in 0..120usize {
             let (off, len) = ((i * 13) % 100, (i * 7) % 100 + 1);
             let data: Vec<u8> = (0..len).map(|k| (i + k) as u8).collect();
-            pe0.put(1, Segment::Heap, off, &data, "nvshmem_putmem").unwrap();
+            pe0.put(1, Segment::Heap, off, &data).unwrap();
             model[off..off + len].copy_from_slice(&data);
             if i % 17 == 0 {
                 let mut back = vec![0u8; 200];
-                pe0.get(1, Segment::Heap, 0, &mut back, "nvshmem_getmem").unwrap();
+                pe0.get(1, Segment::Heap, 0, &mut back).unwrap();
                 assert_eq!(back, model, "after put {i}");
             }
         }
-        pe0.quiet("nvshmem_quiet").unwrap();
+        pe0.quiet().unwrap();
         stop.store(true, Ordering::Release);
         server.join().unwrap().unwrap();
         assert_eq!(gpu1.bytes(0, 200), model);
@@ -1256,8 +1263,8 @@ mod tests {
     fn a_silent_target_is_a_named_error_in_bounded_time() {
         let (_heaps, pe0, _pe1, _) = pair(Duration::from_millis(300));
         let t = Instant::now();
-        pe0.put(1, Segment::Heap, 0, &[1, 2, 3], "nvshmem_putmem").unwrap();
-        let e = pe0.quiet("nvshmem_quiet").unwrap_err().to_string();
+        pe0.put(1, Segment::Heap, 0, &[1, 2, 3]).unwrap();
+        let e = crate::capi::boundary("nvshmem_quiet", || pe0.quiet()).unwrap_err().to_string();
         assert!(t.elapsed() < Duration::from_secs(5), "gave up after {:?}", t.elapsed());
         assert!(e.contains("nvshmem_quiet") && e.contains("PE 1 (another host) has not served request 1 (a put of 3 bytes)"), "{e}");
     }
@@ -1270,8 +1277,8 @@ mod tests {
         heaps.manual.store(true, Ordering::Release);
         let stop = Arc::new(AtomicBool::new(false));
         let server = serving(pe1, stop.clone());
-        pe0.put(1, Segment::Heap, 8, &[7u8; 8], "nvshmem_putmem").unwrap();
-        assert_eq!(pe0.fetch_amo(1, Segment::Heap, 16, AtomicOp::Add, AmoType::U64, 3, "fadd").unwrap(), 0);
+        pe0.put(1, Segment::Heap, 8, &[7u8; 8]).unwrap();
+        assert_eq!(pe0.fetch_amo(1, Segment::Heap, 16, AtomicOp::Add, AmoType::U64, 3).unwrap(), 0);
         stop.store(true, Ordering::Release);
         server.join().unwrap().unwrap();
         let m = gpu1.mem.lock().unwrap();
@@ -1287,7 +1294,7 @@ mod tests {
             let pe0 = pe0.clone();
             std::thread::spawn(move || {
                 let mut back = [0u8; 3];
-                pe0.get(1, Segment::Heap, 0, &mut back, "nvshmem_getmem").unwrap_err().to_string()
+                crate::capi::boundary("nvshmem_getmem", || pe0.get(1, Segment::Heap, 0, &mut back)).unwrap_err().to_string()
             })
         };
         std::thread::sleep(Duration::from_millis(50));
@@ -1302,7 +1309,7 @@ mod tests {
     fn an_unreachable_host_is_named() {
         let (heaps, pe0, _pe1, _) = pair(Duration::from_secs(5));
         heaps.down[1].store(true, Ordering::Release);
-        let e = pe0.amo(1, Segment::Heap, 0, AtomicOp::Add, AmoType::U64, 1, "nvshmem_atomic_add").unwrap_err().to_string();
+        let e = pe0.amo(1, Segment::Heap, 0, AtomicOp::Add, AmoType::U64, 1).unwrap_err().to_string();
         assert!(e.contains("PE 1's host is unreachable"), "{e}");
     }
 }

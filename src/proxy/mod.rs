@@ -174,7 +174,7 @@ impl Proxy {
                 }
             }
         }
-        self.transport.quiet(routine)
+        self.transport.quiet().map_err(|e| e.named(routine))
     }
 
     /// Asks the thread to stop without waiting for it (`Drop` joins it).

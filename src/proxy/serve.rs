@@ -74,7 +74,8 @@ impl Run {
         if self.data.is_empty() {
             return Ok(());
         }
-        let r = tr.put(self.pe, Segment::Heap, self.start, &self.data, "nvshmem_p");
+        // No C routine runs the proxy thread: its errors are named here.
+        let r = tr.put(self.pe, Segment::Heap, self.start, &self.data).map_err(|e| e.named("nvshmem_p"));
         self.data.clear();
         r
     }
@@ -279,22 +280,35 @@ fn execute(ch: &Channel, tr: &dyn Transport, mem: &dyn LocalMemory, cfg: &ProxyC
     let amo = || amo_op(c.amo).ok_or_else(|| bad(format!("AMO operation {}", c.amo)));
     let ty = || amo_type(c.amo_type).ok_or_else(|| bad(format!("AMO type {}", c.amo_type)));
     let mut result = None;
+    // No C routine runs the proxy thread: its errors are named after the device routine.
+    let routine = match op {
+        RSHMEM_PROXY_OP_PUT => "nvshmem_putmem",
+        RSHMEM_PROXY_OP_GET => "nvshmem_getmem",
+        RSHMEM_PROXY_OP_P => "nvshmem_p",
+        RSHMEM_PROXY_OP_G => "nvshmem_g",
+        RSHMEM_PROXY_OP_AMO => "nvshmem_atomic",
+        RSHMEM_PROXY_OP_FETCH_AMO if c.amo == RSHMEM_PROXY_AMO_CSWAP => "nvshmem_atomic_compare_swap",
+        RSHMEM_PROXY_OP_FETCH_AMO => "nvshmem_atomic_fetch",
+        RSHMEM_PROXY_OP_PUT_SIGNAL => "nvshmem_putmem_signal",
+        RSHMEM_PROXY_OP_FENCE => "nvshmem_fence",
+        RSHMEM_PROXY_OP_QUIET => "nvshmem_quiet",
+        _ => "rshmem proxy",
+    };
+    let named = |e: Error| e.named(routine);
     match op {
-        RSHMEM_PROXY_OP_PUT => mem.with_source(c.local, len, &mut |src| tr.put(pe, Segment::Heap, remote, src, "nvshmem_putmem"))?,
-        RSHMEM_PROXY_OP_GET => mem.with_dest(c.local, len, &mut |dst| tr.get(pe, Segment::Heap, remote, dst, "nvshmem_getmem"))?,
-        RSHMEM_PROXY_OP_P => tr.put(pe, Segment::Heap, remote, &c.value.to_le_bytes()[..small("p")?], "nvshmem_p")?,
+        RSHMEM_PROXY_OP_PUT => mem.with_source(c.local, len, &mut |src| tr.put(pe, Segment::Heap, remote, src).map_err(named))?,
+        RSHMEM_PROXY_OP_GET => mem.with_dest(c.local, len, &mut |dst| tr.get(pe, Segment::Heap, remote, dst).map_err(named))?,
+        RSHMEM_PROXY_OP_P => tr.put(pe, Segment::Heap, remote, &c.value.to_le_bytes()[..small("p")?]).map_err(named)?,
         RSHMEM_PROXY_OP_G => {
             let mut b = [0u8; 8];
-            tr.get(pe, Segment::Heap, remote, &mut b[..small("g")?], "nvshmem_g")?;
+            tr.get(pe, Segment::Heap, remote, &mut b[..small("g")?]).map_err(named)?;
             result = Some(u64::from_le_bytes(b));
         }
-        RSHMEM_PROXY_OP_AMO => tr.amo(pe, Segment::Heap, remote, amo()?, ty()?, c.value, "nvshmem_atomic")?,
+        RSHMEM_PROXY_OP_AMO => tr.amo(pe, Segment::Heap, remote, amo()?, ty()?, c.value).map_err(named)?,
         RSHMEM_PROXY_OP_FETCH_AMO => {
             result = Some(match amo()? {
-                AtomicOp::CompareSwap => {
-                    tr.compare_swap(pe, Segment::Heap, remote, ty()?, c.compare, c.value, "nvshmem_atomic_compare_swap")?
-                }
-                o => tr.fetch_amo(pe, Segment::Heap, remote, o, ty()?, c.value, "nvshmem_atomic_fetch")?,
+                AtomicOp::CompareSwap => tr.compare_swap(pe, Segment::Heap, remote, ty()?, c.compare, c.value).map_err(named)?,
+                o => tr.fetch_amo(pe, Segment::Heap, remote, o, ty()?, c.value).map_err(named)?,
             })
         }
         RSHMEM_PROXY_OP_PUT_SIGNAL => {
@@ -303,13 +317,12 @@ fn execute(ch: &Channel, tr: &dyn Transport, mem: &dyn LocalMemory, cfg: &ProxyC
                 RSHMEM_PROXY_AMO_ADD => AtomicOp::Add,
                 other => return Err(bad(format!("signal operation {other}"))),
             };
-            let routine = "nvshmem_putmem_signal";
-            mem.with_source(c.local, len, &mut |src| tr.put(pe, Segment::Heap, remote, src, routine))?;
-            tr.fence(routine)?;
-            tr.amo(pe, Segment::Heap, c.compare as usize, sig, AmoType::U64, c.value, routine)?;
+            mem.with_source(c.local, len, &mut |src| tr.put(pe, Segment::Heap, remote, src).map_err(named))?;
+            tr.fence().map_err(named)?;
+            tr.amo(pe, Segment::Heap, c.compare as usize, sig, AmoType::U64, c.value).map_err(named)?;
         }
-        RSHMEM_PROXY_OP_FENCE => tr.fence("nvshmem_fence")?,
-        RSHMEM_PROXY_OP_QUIET => tr.quiet("nvshmem_quiet")?,
+        RSHMEM_PROXY_OP_FENCE => tr.fence().map_err(named)?,
+        RSHMEM_PROXY_OP_QUIET => tr.quiet().map_err(named)?,
         other => return Err(bad(format!("operation {other:#x}"))),
     }
     match (result, c.op & RSHMEM_PROXY_FLAG_RESULT != 0) {

@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Release, SeqCst};
 
 use super::remote::NetWord;
 use super::{raise, State};
-use crate::error::{Error, Result, UNNAMED};
+use crate::error::{Error, Result};
 use crate::fabric::AtomicOp;
 pub use crate::transport::shm::{Atomic, AtomicInt, Word};
 use crate::transport::AmoType;
@@ -41,7 +41,7 @@ impl<T> Copy for Target<'_, T> {}
 #[inline(never)]
 fn net_fetch<T: Atomic>(n: NetWord<'_>, op: AtomicOp, v: T) -> T {
     let ty = net_type::<T>();
-    match n.net.fetch_amo(n.pe, n.seg, n.off, op, ty, v.to_net(), UNNAMED) {
+    match n.net.fetch_amo(n.pe, n.seg, n.off, op, ty, v.to_net()) {
         Ok(bits) => T::from_net(bits),
         Err(e) => raise(e),
     }
@@ -58,7 +58,7 @@ fn net_post<T: Atomic>(n: NetWord<'_>, op: AtomicOp, v: T) {
         return;
     }
     let ty = net_type::<T>();
-    if let Err(e) = n.net.amo(n.pe, n.seg, n.off, op, ty, v.to_net(), UNNAMED) {
+    if let Err(e) = n.net.amo(n.pe, n.seg, n.off, op, ty, v.to_net()) {
         raise(e)
     }
 }
@@ -67,7 +67,7 @@ fn net_post<T: Atomic>(n: NetWord<'_>, op: AtomicOp, v: T) {
 #[inline(never)]
 fn net_compare_swap<T: Atomic>(n: NetWord<'_>, cond: T, v: T) -> T {
     let ty = net_type::<T>();
-    match n.net.compare_swap(n.pe, n.seg, n.off, ty, cond.to_net(), v.to_net(), UNNAMED) {
+    match n.net.compare_swap(n.pe, n.seg, n.off, ty, cond.to_net(), v.to_net()) {
         Ok(bits) => T::from_net(bits),
         Err(e) => raise(e),
     }
@@ -514,7 +514,7 @@ impl State {
             Target::Network(n) => {
                 // The data (shm store or network write) is ordered before the signal.
                 std::sync::atomic::fence(SeqCst);
-                n.net.fence(UNNAMED)?;
+                n.net.fence()?;
                 if sig_op == SIGNAL_SET {
                     sig.set(signal)
                 } else {
@@ -632,22 +632,22 @@ mod tests {
         fn describe(&self) -> String {
             "one word".into()
         }
-        fn put(&self, _: usize, _: Segment, _: usize, _: &[u8], _: &'static str) -> Result<()> {
+        fn put(&self, _: usize, _: Segment, _: usize, _: &[u8]) -> Result<()> {
             unreachable!()
         }
-        fn get(&self, _: usize, _: Segment, _: usize, _: &mut [u8], _: &'static str) -> Result<()> {
+        fn get(&self, _: usize, _: Segment, _: usize, _: &mut [u8]) -> Result<()> {
             unreachable!()
         }
-        fn amo(&self, pe: usize, _: Segment, off: usize, op: AtomicOp, ty: AmoType, v: u64, _: &'static str) -> Result<()> {
+        fn amo(&self, pe: usize, _: Segment, off: usize, op: AtomicOp, ty: AmoType, v: u64) -> Result<()> {
             self.log(format!("amo {op:?} {ty:?} pe {pe} off {off}"));
             self.apply(op, ty, v);
             Ok(())
         }
-        fn fetch_amo(&self, _: usize, _: Segment, _: usize, op: AtomicOp, ty: AmoType, v: u64, _: &'static str) -> Result<u64> {
+        fn fetch_amo(&self, _: usize, _: Segment, _: usize, op: AtomicOp, ty: AmoType, v: u64) -> Result<u64> {
             self.log(format!("fetch {op:?} {ty:?}"));
             Ok(self.apply(op, ty, v))
         }
-        fn compare_swap(&self, _: usize, _: Segment, _: usize, ty: AmoType, cond: u64, v: u64, _: &'static str) -> Result<u64> {
+        fn compare_swap(&self, _: usize, _: Segment, _: usize, ty: AmoType, cond: u64, v: u64) -> Result<u64> {
             self.log(format!("cswap {ty:?}"));
             let mut w = self.word.lock().unwrap();
             let old = *w;
@@ -656,10 +656,10 @@ mod tests {
             }
             Ok(old)
         }
-        fn fence(&self, _: &'static str) -> Result<()> {
+        fn fence(&self) -> Result<()> {
             Ok(())
         }
-        fn quiet(&self, _: &'static str) -> Result<()> {
+        fn quiet(&self) -> Result<()> {
             Ok(())
         }
     }

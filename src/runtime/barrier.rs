@@ -287,8 +287,8 @@ impl State {
             return;
         }
         let mut buf = vec![0u8; out.len() * 8];
-        if let Err(e) = self.network_for(pe, routine).and_then(|n| n.get(pe, Segment::Heap, off, &mut buf, routine)) {
-            super::fatal(&e);
+        if let Err(e) = self.network_for(pe, routine).and_then(|n| n.get(pe, Segment::Heap, off, &mut buf)) {
+            super::fatal(&e.named(routine));
         }
         for (w, b) in out.iter_mut().zip(buf.chunks_exact(8)) {
             *w = u64::from_ne_bytes(b.try_into().expect("8 bytes"));
@@ -327,9 +327,9 @@ impl State {
         let tag_known = peer.net_tag[s].load(Ordering::Relaxed) == caller.tag.wrapping_add(1);
         let ack_fresh = peer.received() < peer.net_ack.load(Ordering::Relaxed) + ACK_EVERY;
         if empty && tag_known && ack_fresh {
-            let sent = self.network_for(to, routine).and_then(|net| net.put_message(to, Segment::Heap, off, &m.to_ne_bytes(), routine));
+            let sent = self.network_for(to, routine).and_then(|net| net.put_message(to, Segment::Heap, off, &m.to_ne_bytes()));
             if let Err(e) = sent {
-                super::fatal(&e);
+                super::fatal(&e.named(routine));
             }
             return;
         }
@@ -354,12 +354,12 @@ impl State {
         peer.net_tag[s].store(caller.tag.wrapping_add(1), Ordering::Relaxed);
         peer.net_ack.store(peer.received(), Ordering::Relaxed);
         let sent = self.network_for(to, routine).and_then(|net| {
-            net.put_message(to, Segment::Heap, off + 8, &img[8..len], routine)?;
-            net.fence(routine)?;
-            net.put_message(to, Segment::Heap, off, &m.to_ne_bytes(), routine)
+            net.put_message(to, Segment::Heap, off + 8, &img[8..len])?;
+            net.fence()?;
+            net.put_message(to, Segment::Heap, off, &m.to_ne_bytes())
         });
         if let Err(e) = sent {
-            super::fatal(&e);
+            super::fatal(&e.named(routine));
         }
     }
 

@@ -374,8 +374,8 @@ impl State {
     pub fn quiet(&self) {
         std::sync::atomic::fence(Ordering::SeqCst);
         if let Some(net) = &self.net {
-            if let Err(e) = net.quiet("shmem_quiet") {
-                fatal(&e);
+            if let Err(e) = net.quiet() {
+                fatal(&e.named("shmem_quiet"));
             }
         }
     }

@@ -7,7 +7,7 @@ use std::mem::size_of;
 
 use super::ctx::check_aligned;
 use super::State;
-use crate::error::{Error, ErrorKind, Result, UNNAMED};
+use crate::error::{Error, ErrorKind, Result};
 use crate::transport::{Route, Segment, Transport};
 
 impl State {
@@ -46,7 +46,7 @@ impl State {
         }
         // SAFETY: `src` is the C caller's buffer of `n` bytes (non-null, checked above).
         let data = unsafe { std::slice::from_raw_parts(src, n) };
-        self.network(pe)?.put(pe, seg, off, data, UNNAMED)
+        self.network(pe)?.put(pe, seg, off, data)
     }
 
     /// get from a PE on another host.
@@ -58,7 +58,7 @@ impl State {
         }
         // SAFETY: `dest` is the C caller's writable buffer of `n` bytes (non-null, above).
         let data = unsafe { std::slice::from_raw_parts_mut(dest, n) };
-        self.network(pe)?.get(pe, seg, off, data, UNNAMED)
+        self.network(pe)?.get(pe, seg, off, data)
     }
 
     /// put_nbi to a PE on another host: posted now, complete at quiet.
@@ -70,7 +70,7 @@ impl State {
         }
         // SAFETY: `src` is the caller's buffer of `n` bytes, which the specification of
         // put_nbi keeps valid and unchanged until the next quiet.
-        unsafe { self.network(pe)?.put_nbi(pe, seg, off, src, n, UNNAMED) }
+        unsafe { self.network(pe)?.put_nbi(pe, seg, off, src, n) }
     }
 
     /// get_nbi from a PE on another host: posted now, the data is there at quiet.
@@ -82,7 +82,7 @@ impl State {
         }
         // SAFETY: `dest` is the caller's buffer of `n` bytes, which the specification of
         // get_nbi leaves to the runtime until the next quiet.
-        unsafe { self.network(pe)?.get_nbi(pe, seg, off, dest, n, UNNAMED) }
+        unsafe { self.network(pe)?.get_nbi(pe, seg, off, dest, n) }
     }
 
     /// p (one element) to a PE on another host.

@@ -112,10 +112,13 @@ impl FabricTransport {
         self
     }
 
-    /// A failure of the provider (not a refused argument) concerning `pes`, named in its
-    /// message: "fabric: toward PE 3 on host b: ...".
+    /// A failure of the fabric layer, left for the C boundary to name (the layer names its
+    /// errors after the operation it ran, not the routine the user called); one of the
+    /// provider (not a refused argument) names `pes` in its message: "fabric: toward PE 3 on
+    /// host b: ...".
     #[cold]
-    fn toward(&self, mut e: Error, pes: &[usize]) -> Error {
+    fn toward(&self, e: Error, pes: &[usize]) -> Error {
+        let mut e = e.unnamed();
         if e.kind != ErrorKind::System || pes.is_empty() {
             return e;
         }
@@ -134,9 +137,9 @@ impl FabricTransport {
 
     /// Marks an operation to `pe` as outstanding until the next quiet; passes `r` through,
     /// naming `pe` in a failure.
-    fn to_pe<T>(&self, pe: usize, r: Result<T>, routine: &'static str) -> Result<T> {
+    fn to_pe<T>(&self, pe: usize, r: Result<T>) -> Result<T> {
         self.outstanding[pe].store(true, Ordering::Release);
-        r.map_err(|e| self.toward(e.in_routine(routine), &[pe]))
+        r.map_err(|e| self.toward(e, &[pe]))
     }
 
     /// The PEs some operation went to since the last quiet.
@@ -149,12 +152,12 @@ impl FabricTransport {
         self.regions.iter().find(|r| r.contains(p as usize, len))
     }
 
-    fn region(&self, pe: usize, seg: Segment, routine: &'static str) -> Result<&RemoteRegion> {
+    fn region(&self, pe: usize, seg: Segment) -> Result<&RemoteRegion> {
         match seg {
             Segment::Heap => Ok(&self.heaps[pe]),
-            Segment::Statics => self.statics[pe].as_ref().ok_or_else(|| {
-                Error::invalid(routine, format!("PE {pe} has no symmetric static data (RSHMEM_SYMMETRIC_STATICS=0 there?)"))
-            }),
+            Segment::Statics => self.statics[pe]
+                .as_ref()
+                .ok_or_else(|| Error::invalid_value(format!("PE {pe} has no symmetric static data (RSHMEM_SYMMETRIC_STATICS=0 there?)"))),
         }
     }
 }
@@ -240,62 +243,62 @@ impl Transport for FabricTransport {
         format!("fabric {}", self.fabric.info().describe())
     }
 
-    fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
-        let r = self.region(pe, seg, routine)?;
+    fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8]) -> Result<()> {
+        let r = self.region(pe, seg)?;
         let info = self.fabric.info();
         // Injected, or staged on a provider whose writes complete when sent (fabric/stage.rs).
         if src.len() <= info.inject_size || !info.delivery_complete {
             self.unflushed[pe].store(true, Ordering::Release);
         }
-        self.to_pe(pe, self.fabric.put(self.peers[pe], src, None, r, off), routine)
+        self.to_pe(pe, self.fabric.put(self.peers[pe], src, None, r, off))
     }
 
     /// Not marked for quiet's read-back: the receiver learns of the message by seeing it.
-    fn put_message(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
-        let r = self.region(pe, seg, routine)?;
-        self.to_pe(pe, self.fabric.put(self.peers[pe], src, None, r, off), routine)
+    fn put_message(&self, pe: usize, seg: Segment, off: usize, src: &[u8]) -> Result<()> {
+        let r = self.region(pe, seg)?;
+        self.to_pe(pe, self.fabric.put(self.peers[pe], src, None, r, off))
     }
 
-    fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()> {
-        let r = self.region(pe, seg, routine)?;
+    fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8]) -> Result<()> {
+        let r = self.region(pe, seg)?;
         let got = self.fabric.get(self.peers[pe], dst, None, r, off);
-        got.map_err(|e| self.toward(e.in_routine(routine), &[pe]))
+        got.map_err(|e| self.toward(e, &[pe]))
     }
 
-    unsafe fn put_nbi(&self, pe: usize, seg: Segment, off: usize, src: *const u8, len: usize, routine: &'static str) -> Result<()> {
-        let r = self.region(pe, seg, routine)?;
+    unsafe fn put_nbi(&self, pe: usize, seg: Segment, off: usize, src: *const u8, len: usize) -> Result<()> {
+        let r = self.region(pe, seg)?;
         let local = self.own_region(src, len);
         // SAFETY: the caller keeps `src` valid and unchanged until quiet (the trait's contract).
-        self.to_pe(pe, unsafe { self.fabric.put_nbi(self.peers[pe], src, len, local, r, off) }, routine)
+        self.to_pe(pe, unsafe { self.fabric.put_nbi(self.peers[pe], src, len, local, r, off) })
     }
 
-    unsafe fn get_nbi(&self, pe: usize, seg: Segment, off: usize, dst: *mut u8, len: usize, routine: &'static str) -> Result<()> {
-        let r = self.region(pe, seg, routine)?;
+    unsafe fn get_nbi(&self, pe: usize, seg: Segment, off: usize, dst: *mut u8, len: usize) -> Result<()> {
+        let r = self.region(pe, seg)?;
         let local = self.own_region(dst, len);
         // SAFETY: the caller leaves `dst` alone until quiet (the trait's contract).
-        self.to_pe(pe, unsafe { self.fabric.get_nbi(self.peers[pe], dst, len, local, r, off) }, routine)
+        self.to_pe(pe, unsafe { self.fabric.get_nbi(self.peers[pe], dst, len, local, r, off) })
     }
 
-    fn amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()> {
-        let r = self.region(pe, seg, routine)?;
+    fn amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64) -> Result<()> {
+        let r = self.region(pe, seg)?;
         self.unflushed[pe].store(true, Ordering::Release); // always injected
-        self.to_pe(pe, typed!(ty, T => self.fabric.atomic(self.peers[pe], op, <T as Bits>::from_bits(value), r, off)), routine)
+        self.to_pe(pe, typed!(ty, T => self.fabric.atomic(self.peers[pe], op, <T as Bits>::from_bits(value), r, off)))
     }
 
-    fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<u64> {
-        let r = self.region(pe, seg, routine)?;
+    fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64) -> Result<u64> {
+        let r = self.region(pe, seg)?;
         typed!(ty, T => self.fabric.fetch_atomic(self.peers[pe], op, <T as Bits>::from_bits(value), r, off).map(<T as Bits>::to_bits))
-            .map_err(|e| self.toward(e.in_routine(routine), &[pe]))
+            .map_err(|e| self.toward(e, &[pe]))
     }
 
-    fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64, routine: &'static str) -> Result<u64> {
-        let r = self.region(pe, seg, routine)?;
+    fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64) -> Result<u64> {
+        let r = self.region(pe, seg)?;
         typed!(ty, T => self.fabric.compare_swap(self.peers[pe], <T as Bits>::from_bits(cond), <T as Bits>::from_bits(value), r, off).map(<T as Bits>::to_bits))
-            .map_err(|e| self.toward(e.in_routine(routine), &[pe]))
+            .map_err(|e| self.toward(e, &[pe]))
     }
 
-    fn fence(&self, routine: &'static str) -> Result<()> {
-        self.fabric.fence().map_err(|e| self.toward(e.in_routine(routine), &self.outstanding_pes()))
+    fn fence(&self) -> Result<()> {
+        self.fabric.fence().map_err(|e| self.toward(e, &self.outstanding_pes()))
     }
 
     fn progress(&self, block: std::time::Duration) {
@@ -306,13 +309,13 @@ impl Transport for FabricTransport {
     /// from each PE that got some returns only after them (one connection per peer, processed
     /// in order), so a third PE told afterwards sees their effect.
     /// A failure read meanwhile names the PEs operations went to since the last quiet.
-    fn quiet(&self, routine: &'static str) -> Result<()> {
-        self.fabric.quiet().map_err(|e| self.toward(e.in_routine(routine), &self.outstanding_pes()))?;
+    fn quiet(&self) -> Result<()> {
+        self.fabric.quiet().map_err(|e| self.toward(e, &self.outstanding_pes()))?;
         for (pe, flag) in self.unflushed.iter().enumerate() {
             if flag.swap(false, Ordering::AcqRel) {
                 let mut probe = [0u8; 1];
                 let got = self.fabric.get(self.peers[pe], &mut probe, None, &self.heaps[pe], 0);
-                got.map_err(|e| self.toward(e.in_routine(routine), &[pe]))?;
+                got.map_err(|e| self.toward(e, &[pe]))?;
             }
         }
         for flag in &self.outstanding {

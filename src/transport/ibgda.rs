@@ -50,13 +50,12 @@ pub struct IbgdaHost;
 
 /// The host's queues toward PE `pe`; None where there are none but the heap is mapped here
 /// (a ConnectX with NVSHMEM_DISABLE_P2P=1 on one host: then the P2P mapping, as before).
-fn queues<'a>(gpu: &'a dyn LocalGpu, pe: usize, routine: &'static str) -> Result<Option<&'a HostQueues>> {
+fn queues(gpu: &dyn LocalGpu, pe: usize) -> Result<Option<&HostQueues>> {
     match gpu.ibgda_host() {
         Some(q) => Ok(Some(q)),
         None if gpu.heap_mapped(pe) => Ok(None),
-        None => Err(Error::new(
+        None => Err(Error::of(
             ErrorKind::Unsupported,
-            routine,
             format!(
                 "PE {pe} is reached through IBGDA on a ConnectX, where host-initiated RMA and atomics are not implemented yet; \
                  reach it from device code, or run with RSHMEM_IBGDA_NIC=auto on a NIC that fails the self-test to use the proxy"
@@ -66,36 +65,36 @@ fn queues<'a>(gpu: &'a dyn LocalGpu, pe: usize, routine: &'static str) -> Result
 }
 
 impl GpuTransport for IbgdaHost {
-    fn put(&self, gpu: &dyn LocalGpu, to: GpuAddr, src: *const u8, bytes: usize, when: When, routine: &'static str) -> Result<()> {
-        let Some(q) = queues(gpu, to.pe, routine)? else { return super::p2p::P2p.put(gpu, to, src, bytes, when, routine) };
-        wait_for_stream(when, routine)?;
+    fn put(&self, gpu: &dyn LocalGpu, to: GpuAddr, src: *const u8, bytes: usize, when: When) -> Result<()> {
+        let Some(q) = queues(gpu, to.pe)? else { return super::p2p::P2p.put(gpu, to, src, bytes, when) };
+        wait_for_stream(when)?;
         q.put(to.pe, to.off, src as u64, bytes, &|d, s, n| gpu.copy_now(d, s, n))
     }
 
-    fn get(&self, gpu: &dyn LocalGpu, from: GpuAddr, dst: *mut u8, bytes: usize, when: When, routine: &'static str) -> Result<()> {
-        let Some(q) = queues(gpu, from.pe, routine)? else { return super::p2p::P2p.get(gpu, from, dst, bytes, when, routine) };
-        wait_for_stream(when, routine)?;
+    fn get(&self, gpu: &dyn LocalGpu, from: GpuAddr, dst: *mut u8, bytes: usize, when: When) -> Result<()> {
+        let Some(q) = queues(gpu, from.pe)? else { return super::p2p::P2p.get(gpu, from, dst, bytes, when) };
+        wait_for_stream(when)?;
         q.get(from.pe, from.off, dst as u64, bytes, &|d, s, n| gpu.copy_now(d, s, n))
     }
 
-    fn p(&self, gpu: &dyn LocalGpu, to: GpuAddr, value: u64, size: usize, when: When, routine: &'static str) -> Result<()> {
-        self.put(gpu, to, (&value as *const u64).cast(), size, when, routine)
+    fn p(&self, gpu: &dyn LocalGpu, to: GpuAddr, value: u64, size: usize, when: When) -> Result<()> {
+        self.put(gpu, to, (&value as *const u64).cast(), size, when)
     }
 
-    fn amo(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, size: usize, a: u64, b: u64, routine: &'static str) -> Result<u64> {
-        match queues(gpu, at.pe, routine)? {
+    fn amo(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
+        match queues(gpu, at.pe)? {
             Some(q) => q.amo(at.pe, at.off, op, size, a, b),
-            None => super::p2p::P2p.amo(gpu, at, op, size, a, b, routine),
+            None => super::p2p::P2p.amo(gpu, at, op, size, a, b),
         }
     }
 
     /// A signal is an atomic executed by the NIC, atomic with the GPU threads' own.
-    fn signal(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, value: u64, when: When, routine: &'static str) -> Result<()> {
-        if queues(gpu, at.pe, routine)?.is_none() {
-            return super::p2p::P2p.signal(gpu, at, op, value, when, routine);
+    fn signal(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, value: u64, when: When) -> Result<()> {
+        if queues(gpu, at.pe)?.is_none() {
+            return super::p2p::P2p.signal(gpu, at, op, value, when);
         }
-        wait_for_stream(when, routine)?;
-        self.amo(gpu, at, op, 8, value, 0, routine).map(drop)
+        wait_for_stream(when)?;
+        self.amo(gpu, at, op, 8, value, 0).map(drop)
     }
 }
 
@@ -152,22 +151,22 @@ mod tests {
         let at = |off: usize| GpuAddr { pe: 1, off, mapped: 0x10 };
         let before = pair.wqes();
         let data: Vec<u8> = (0..100u8).collect();
-        path.put(&gpu, at(128), data.as_ptr(), data.len(), When::Queued, "nvshmem_putmem_nbi").unwrap();
+        path.put(&gpu, at(128), data.as_ptr(), data.len(), When::Queued).unwrap();
         assert_eq!(pair.peek(128, 100), data);
         let mut back = vec![0u8; 100];
-        path.get(&gpu, at(128), back.as_mut_ptr(), back.len(), When::Now, "nvshmem_getmem").unwrap();
+        path.get(&gpu, at(128), back.as_mut_ptr(), back.len(), When::Now).unwrap();
         assert_eq!(back, data);
-        path.p(&gpu, at(8), 0x1122_3344, 4, When::Now, "nvshmem_int_p").unwrap();
+        path.p(&gpu, at(8), 0x1122_3344, 4, When::Now).unwrap();
         assert_eq!(pair.peek(8, 4), 0x1122_3344u32.to_le_bytes());
         let elems = [1u16, 2, 3];
         let (dir, local) = (crate::transport::Direction::Put, elems.as_ptr().cast());
         let x = crate::transport::Strided { dir, remote: at(256), remote_stride: 4, local, local_stride: 2, nelems: 3, size: 2 };
-        path.strided(&gpu, &x, When::Now, "nvshmem_iput16").unwrap();
+        path.strided(&gpu, &x, When::Now).unwrap();
         assert_eq!(pair.peek(256, 10), [1, 0, 0, 0, 2, 0, 0, 0, 3, 0]);
-        assert_eq!(path.amo(&gpu, at(0), AmoOp::Add, 8, 40, 0, "nvshmem_long_atomic_fetch_add").unwrap(), 0);
-        path.signal(&gpu, at(0), AmoOp::Add, 2, When::Now, "nvshmemx_signal_op").unwrap();
+        assert_eq!(path.amo(&gpu, at(0), AmoOp::Add, 8, 40, 0).unwrap(), 0);
+        path.signal(&gpu, at(0), AmoOp::Add, 2, When::Now).unwrap();
         assert_eq!(pair.peek(0, 8), 42u64.to_le_bytes());
-        path.signal(&gpu, at(0), AmoOp::Set, 7, When::Now, "nvshmemx_signal_op").unwrap();
+        path.signal(&gpu, at(0), AmoOp::Set, 7, When::Now).unwrap();
         assert_eq!(pair.peek(0, 8), 7u64.to_le_bytes());
         // put (2 WQEs of 64 bytes), get (2), p, 3 strided elements, AMO, 2 signals.
         assert_eq!(pair.wqes() - before, 11);
@@ -178,7 +177,8 @@ mod tests {
     fn no_host_queues_and_no_mapping_is_a_named_error() {
         let v = 1u64;
         let far = NoP2p(None, false);
-        let e = IbgdaHost.put(&far, GpuAddr { pe: 3, off: 0, mapped: 0 }, (&v as *const u64).cast(), 8, When::Now, "nvshmem_putmem");
+        let to = GpuAddr { pe: 3, off: 0, mapped: 0 };
+        let e = crate::capi::boundary("nvshmem_putmem", || IbgdaHost.put(&far, to, (&v as *const u64).cast(), 8, When::Now));
         let e = e.unwrap_err().to_string();
         assert!(e.starts_with("nvshmem_putmem: PE 3 is reached through IBGDA on a ConnectX") && e.contains("not implemented yet"), "{e}");
     }

@@ -187,67 +187,50 @@ pub enum AmoType {
 }
 
 /// The interface of a transport to PEs on other hosts. Operations name the remote memory by
-/// segment and offset; local buffers are the caller's. Errors name the routine.
+/// segment and offset; local buffers are the caller's. Errors are unnamed: the C boundary (or
+/// the proxy thread, which no C routine runs) names the routine.
 pub trait Transport: Send + Sync {
     /// For logs: e.g. "fabric tcp;ofi_rxm on eth0 (10.77.0.0/24)".
     fn describe(&self) -> String;
     /// Writes `src` to `pe`; returns when `src` may be reused.
-    fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()>;
+    fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8]) -> Result<()>;
     /// A put whose receiver polls for it (a collective's message): as `put`, but no later
     /// `quiet` has to make it visible, so a transport that flushes writes at quiet skips it.
-    fn put_message(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
-        self.put(pe, seg, off, src, routine)
+    fn put_message(&self, pe: usize, seg: Segment, off: usize, src: &[u8]) -> Result<()> {
+        self.put(pe, seg, off, src)
     }
     /// Reads from `pe` into `dst`; returns when the data is there.
-    fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()>;
+    fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8]) -> Result<()>;
     /// Starts writing `len` bytes at `src` to `pe`; complete at `quiet`. This default waits.
     ///
     /// # Safety
     /// `src` must stay valid and unchanged until the next `quiet` returns.
-    unsafe fn put_nbi(&self, pe: usize, seg: Segment, off: usize, src: *const u8, len: usize, routine: &'static str) -> Result<()> {
+    unsafe fn put_nbi(&self, pe: usize, seg: Segment, off: usize, src: *const u8, len: usize) -> Result<()> {
         // SAFETY: the caller's `len` bytes at `src` (see above).
-        self.put(pe, seg, off, unsafe { std::slice::from_raw_parts(src, len) }, routine)
+        self.put(pe, seg, off, unsafe { std::slice::from_raw_parts(src, len) })
     }
     /// Starts reading `len` bytes from `pe` into `dst`; the data is there at `quiet`. This
     /// default waits.
     ///
     /// # Safety
     /// `dst` must stay valid, and not be touched, until the next `quiet` returns.
-    unsafe fn get_nbi(&self, pe: usize, seg: Segment, off: usize, dst: *mut u8, len: usize, routine: &'static str) -> Result<()> {
+    unsafe fn get_nbi(&self, pe: usize, seg: Segment, off: usize, dst: *mut u8, len: usize) -> Result<()> {
         // SAFETY: the caller's `len` writable bytes at `dst` (see above).
-        self.get(pe, seg, off, unsafe { std::slice::from_raw_parts_mut(dst, len) }, routine)
+        self.get(pe, seg, off, unsafe { std::slice::from_raw_parts_mut(dst, len) })
     }
     /// A non-fetching AMO (complete at quiet).
     #[allow(clippy::too_many_arguments)]
-    fn amo(
-        &self,
-        pe: usize,
-        seg: Segment,
-        off: usize,
-        op: crate::fabric::AtomicOp,
-        ty: AmoType,
-        value: u64,
-        routine: &'static str,
-    ) -> Result<()>;
+    fn amo(&self, pe: usize, seg: Segment, off: usize, op: crate::fabric::AtomicOp, ty: AmoType, value: u64) -> Result<()>;
     /// A fetching AMO; returns the old value's bits.
     #[allow(clippy::too_many_arguments)]
-    fn fetch_amo(
-        &self,
-        pe: usize,
-        seg: Segment,
-        off: usize,
-        op: crate::fabric::AtomicOp,
-        ty: AmoType,
-        value: u64,
-        routine: &'static str,
-    ) -> Result<u64>;
+    fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: crate::fabric::AtomicOp, ty: AmoType, value: u64) -> Result<u64>;
     /// compare_swap; returns the old value's bits.
     #[allow(clippy::too_many_arguments)]
-    fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64, routine: &'static str) -> Result<u64>;
+    fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64) -> Result<u64>;
     /// Orders earlier puts/AMOs to each PE before later ones.
-    fn fence(&self, routine: &'static str) -> Result<()>;
+    fn fence(&self) -> Result<()>;
     /// Completes every operation posted so far.
-    fn quiet(&self, routine: &'static str) -> Result<()>;
+    fn quiet(&self) -> Result<()>;
     /// Drives the transport from this thread (where data moves only while someone does),
     /// then, with `block` > 0, sleeps until it has work or `block` has passed. How a thread
     /// waiting for memory that other hosts write spends its time. Default: sleeps `block`.
@@ -337,30 +320,30 @@ pub trait LocalGpu {
 /// (`When`); the remote side was range-checked by the caller.
 pub trait GpuTransport: Sync {
     /// Writes `bytes` from `src` to `to`.
-    fn put(&self, gpu: &dyn LocalGpu, to: GpuAddr, src: *const u8, bytes: usize, when: When, routine: &'static str) -> Result<()>;
+    fn put(&self, gpu: &dyn LocalGpu, to: GpuAddr, src: *const u8, bytes: usize, when: When) -> Result<()>;
     /// Reads `bytes` from `from` into `dst`.
-    fn get(&self, gpu: &dyn LocalGpu, from: GpuAddr, dst: *mut u8, bytes: usize, when: When, routine: &'static str) -> Result<()>;
+    fn get(&self, gpu: &dyn LocalGpu, from: GpuAddr, dst: *mut u8, bytes: usize, when: When) -> Result<()>;
     /// Stores the low `size` bytes of `value` at `to` (p_on_stream).
-    fn p(&self, gpu: &dyn LocalGpu, to: GpuAddr, value: u64, size: usize, when: When, routine: &'static str) -> Result<()>;
+    fn p(&self, gpu: &dyn LocalGpu, to: GpuAddr, value: u64, size: usize, when: When) -> Result<()>;
     /// A strided transfer (`Strided`). This default: element by element, each complete
     /// before the next (an on-stream form first waits for its stream).
-    fn strided(&self, gpu: &dyn LocalGpu, x: &Strided, when: When, routine: &'static str) -> Result<()> {
+    fn strided(&self, gpu: &dyn LocalGpu, x: &Strided, when: When) -> Result<()> {
         let Strided { dir, remote, remote_stride, local, local_stride, nelems, size } = *x;
-        wait_for_stream(when, routine)?;
+        wait_for_stream(when)?;
         for i in 0..nelems as isize {
             let (r, l) = (remote.plus(i * remote_stride), local.wrapping_offset(i * local_stride));
             match dir {
-                Direction::Put => self.put(gpu, r, l, size, When::Now, routine)?,
-                Direction::Get => self.get(gpu, r, l.cast_mut(), size, When::Now, routine)?,
+                Direction::Put => self.put(gpu, r, l, size, When::Now)?,
+                Direction::Get => self.get(gpu, r, l.cast_mut(), size, When::Now)?,
             }
         }
         Ok(())
     }
     /// An atomic on the `size`-byte word at `at` (aligned), complete on return: the old value.
     #[allow(clippy::too_many_arguments)]
-    fn amo(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, size: usize, a: u64, b: u64, routine: &'static str) -> Result<u64>;
+    fn amo(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64>;
     /// A signal (`AmoOp::Set` or `AmoOp::Add` of `value` on the 8-byte word at `at`).
-    fn signal(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, value: u64, when: When, routine: &'static str) -> Result<()>;
+    fn signal(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, value: u64, when: When) -> Result<()>;
 }
 
 /// The transport of host-side operations for a PE whose GPU memory's route is `route`.
@@ -374,9 +357,9 @@ pub fn gpu_path(route: Route) -> &'static dyn GpuTransport {
 
 /// For transports whose host operations block: an on-stream form first waits for its stream,
 /// so it stays in stream order.
-pub fn wait_for_stream(when: When, routine: &'static str) -> Result<()> {
+pub fn wait_for_stream(when: When) -> Result<()> {
     match when {
-        When::Stream(s) => crate::cuda::stream_synchronize(s).map_err(|e| e.into_error(routine)),
+        When::Stream(s) => crate::cuda::stream_synchronize(s).map_err(Error::from),
         When::Now | When::Queued => Ok(()),
     }
 }

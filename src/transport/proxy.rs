@@ -8,50 +8,49 @@
 
 use super::{wait_for_stream, GpuAddr, GpuTransport, LocalGpu, Segment, Transport, When};
 use crate::cuda::kernels::AmoOp;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, UNNAMED};
 use crate::proxy::gpu::Mailboxes;
 
 /// Host-side operations through the proxy's mailboxes.
 pub struct ProxyHost;
 
-fn boxes<'a>(gpu: &'a dyn LocalGpu, pe: usize, routine: &'static str) -> Result<&'a Mailboxes> {
-    gpu.mailboxes()
-        .ok_or_else(|| Error::new(ErrorKind::Internal, routine, format!("PE {pe} is on another host but this PE's proxy is not running")))
+fn boxes(gpu: &dyn LocalGpu, pe: usize) -> Result<&Mailboxes> {
+    gpu.mailboxes().ok_or_else(|| Error::of(ErrorKind::Internal, format!("PE {pe} is on another host but this PE's proxy is not running")))
 }
 
 impl GpuTransport for ProxyHost {
-    fn put(&self, gpu: &dyn LocalGpu, to: GpuAddr, src: *const u8, bytes: usize, when: When, routine: &'static str) -> Result<()> {
-        wait_for_stream(when, routine)?;
-        let boxes = boxes(gpu, to.pe, routine)?;
+    fn put(&self, gpu: &dyn LocalGpu, to: GpuAddr, src: *const u8, bytes: usize, when: When) -> Result<()> {
+        wait_for_stream(when)?;
+        let boxes = boxes(gpu, to.pe)?;
         let mut bounce = vec![0u8; bytes];
         gpu.copy_now(bounce.as_mut_ptr() as u64, src as u64, bytes)?;
-        boxes.put(to.pe, Segment::Heap, to.off, &bounce, routine)?;
-        boxes.complete(to.pe, routine)
+        boxes.put(to.pe, Segment::Heap, to.off, &bounce)?;
+        boxes.complete(to.pe, UNNAMED)
     }
 
-    fn get(&self, gpu: &dyn LocalGpu, from: GpuAddr, dst: *mut u8, bytes: usize, when: When, routine: &'static str) -> Result<()> {
-        wait_for_stream(when, routine)?;
-        let boxes = boxes(gpu, from.pe, routine)?;
+    fn get(&self, gpu: &dyn LocalGpu, from: GpuAddr, dst: *mut u8, bytes: usize, when: When) -> Result<()> {
+        wait_for_stream(when)?;
+        let boxes = boxes(gpu, from.pe)?;
         let mut bounce = vec![0u8; bytes];
-        boxes.get(from.pe, Segment::Heap, from.off, &mut bounce, routine)?;
+        boxes.get(from.pe, Segment::Heap, from.off, &mut bounce)?;
         gpu.copy_now(dst as u64, bounce.as_ptr() as u64, bytes)
     }
 
-    fn p(&self, gpu: &dyn LocalGpu, to: GpuAddr, value: u64, size: usize, when: When, routine: &'static str) -> Result<()> {
-        self.put(gpu, to, (&value as *const u64).cast(), size, when, routine)
+    fn p(&self, gpu: &dyn LocalGpu, to: GpuAddr, value: u64, size: usize, when: When) -> Result<()> {
+        self.put(gpu, to, (&value as *const u64).cast(), size, when)
     }
 
     /// The target's proxy has it run on its GPU (`proxy::gpu::AmoDoorbell`).
-    fn amo(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, size: usize, a: u64, b: u64, routine: &'static str) -> Result<u64> {
-        boxes(gpu, at.pe, routine)?.atomic(at.pe, at.off, op, size, a, b, routine)
+    fn amo(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
+        boxes(gpu, at.pe)?.atomic(at.pe, at.off, op, size, a, b, UNNAMED)
     }
 
-    fn signal(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, value: u64, when: When, routine: &'static str) -> Result<()> {
+    fn signal(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, value: u64, when: When) -> Result<()> {
         match (when, op) {
-            (When::Now, AmoOp::Set) => self.put(gpu, at, (&value as *const u64).cast(), 8, when, routine),
+            (When::Now, AmoOp::Set) => self.put(gpu, at, (&value as *const u64).cast(), 8, when),
             _ => {
-                wait_for_stream(when, routine)?;
-                self.amo(gpu, at, op, 8, value, 0, routine).map(|_| ())
+                wait_for_stream(when)?;
+                self.amo(gpu, at, op, 8, value, 0).map(|_| ())
             }
         }
     }

@@ -14,7 +14,7 @@ use std::ffi::c_int;
 use super::{cu, GpuState};
 use crate::cuda::kernels::{AmoOp, Kernels, WaitArgs};
 use crate::cuda::{self, sys::CUstream};
-use crate::error::{Error, Result, UNNAMED};
+use crate::error::{Error, Result};
 use crate::runtime::rma::span;
 use crate::runtime::State;
 use crate::transport::{gpu_path, GpuAddr, LocalGpu, Strided};
@@ -86,13 +86,13 @@ impl State {
             HostOp::Put { dest, src, bytes } => {
                 let at = self.gpu_addr(dest, bytes, pe)?;
                 if bytes > 0 {
-                    path(&at).put(g, at, src, bytes, when, UNNAMED)?;
+                    path(&at).put(g, at, src, bytes, when)?;
                 }
             }
             HostOp::Get { dest, src, bytes } => {
                 let at = self.gpu_addr(src, bytes, pe)?;
                 if bytes > 0 {
-                    path(&at).get(g, at, dest, bytes, when, UNNAMED)?;
+                    path(&at).get(g, at, dest, bytes, when)?;
                 }
             }
             HostOp::P { dest, value, size } => {
@@ -100,12 +100,12 @@ impl State {
                 if at.mapped % size as u64 != 0 {
                     return Err(misaligned(dest, size));
                 }
-                path(&at).p(g, at, value, size, when, UNNAMED)?;
+                path(&at).p(g, at, value, size, when)?;
             }
             HostOp::G { src, size } => {
                 let at = self.gpu_addr(src, size, pe)?;
                 let mut v = 0u64;
-                path(&at).get(g, at, (&mut v as *mut u64).cast(), size, when, UNNAMED)?;
+                path(&at).get(g, at, (&mut v as *mut u64).cast(), size, when)?;
                 if let When::Stream(s) = when {
                     cu(cuda::stream_synchronize(s))?; // the value is returned
                 }
@@ -133,21 +133,21 @@ impl State {
                     nelems,
                     size,
                 };
-                path(&at).strided(g, &x, when, UNNAMED)?;
+                path(&at).strided(g, &x, when)?;
             }
             HostOp::Amo { dest, op, a, b, size } => {
                 let at = self.gpu_addr(dest, size, pe)?;
                 if at.mapped % size as u64 != 0 {
                     return Err(misaligned(dest, size));
                 }
-                return path(&at).amo(g, at, op, size, a, b, UNNAMED);
+                return path(&at).amo(g, at, op, size, a, b);
             }
             HostOp::Signal { sig, op, value } => {
                 let at = self.gpu_addr(sig, 8, pe)?;
                 if at.mapped % 8 != 0 {
                     return Err(misaligned(sig, 8));
                 }
-                path(&at).signal(g, at, op, value, when, UNNAMED)?;
+                path(&at).signal(g, at, op, value, when)?;
             }
         }
         Ok(0)

@@ -202,40 +202,40 @@ impl TargetGpu for OwnGpu {
 /// finalize stops it first).
 struct JobNetwork;
 
-fn net(routine: &'static str) -> Result<&'static dyn Transport> {
-    state()?.net.as_deref().ok_or_else(|| Error::new(ErrorKind::Internal, routine, "the job spans hosts but has no network transport"))
+fn net() -> Result<&'static dyn Transport> {
+    state()?.net.as_deref().ok_or_else(|| Error::of(ErrorKind::Internal, "the job spans hosts but has no network transport"))
 }
 
 impl Transport for JobNetwork {
     fn describe(&self) -> String {
-        net("rshmem proxy").map(|n| n.describe()).unwrap_or_default()
+        net().map(|n| n.describe()).unwrap_or_default()
     }
-    fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
-        net(routine)?.put(pe, seg, off, src, routine)
+    fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8]) -> Result<()> {
+        net()?.put(pe, seg, off, src)
     }
-    fn put_message(&self, pe: usize, seg: Segment, off: usize, src: &[u8], routine: &'static str) -> Result<()> {
-        net(routine)?.put_message(pe, seg, off, src, routine)
+    fn put_message(&self, pe: usize, seg: Segment, off: usize, src: &[u8]) -> Result<()> {
+        net()?.put_message(pe, seg, off, src)
     }
-    fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8], routine: &'static str) -> Result<()> {
-        net(routine)?.get(pe, seg, off, dst, routine)
+    fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8]) -> Result<()> {
+        net()?.get(pe, seg, off, dst)
     }
-    fn amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<()> {
-        net(routine)?.amo(pe, seg, off, op, ty, value, routine)
+    fn amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64) -> Result<()> {
+        net()?.amo(pe, seg, off, op, ty, value)
     }
-    fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64, routine: &'static str) -> Result<u64> {
-        net(routine)?.fetch_amo(pe, seg, off, op, ty, value, routine)
+    fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64) -> Result<u64> {
+        net()?.fetch_amo(pe, seg, off, op, ty, value)
     }
-    fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64, routine: &'static str) -> Result<u64> {
-        net(routine)?.compare_swap(pe, seg, off, ty, cond, value, routine)
+    fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64) -> Result<u64> {
+        net()?.compare_swap(pe, seg, off, ty, cond, value)
     }
-    fn fence(&self, routine: &'static str) -> Result<()> {
-        net(routine)?.fence(routine)
+    fn fence(&self) -> Result<()> {
+        net()?.fence()
     }
-    fn quiet(&self, routine: &'static str) -> Result<()> {
-        net(routine)?.quiet(routine)
+    fn quiet(&self) -> Result<()> {
+        net()?.quiet()
     }
     fn progress(&self, block: std::time::Duration) {
-        match net("rshmem proxy") {
+        match net() {
             Ok(n) => n.progress(block),
             Err(_) => std::thread::sleep(block),
         }
