@@ -1264,7 +1264,7 @@ mod tests {
         let (_heaps, pe0, _pe1, _) = pair(Duration::from_millis(300));
         let t = Instant::now();
         pe0.put(1, Segment::Heap, 0, &[1, 2, 3]).unwrap();
-        let e = crate::capi::boundary("nvshmem_quiet", || pe0.quiet()).unwrap_err().to_string();
+        let e = pe0.quiet().map_err(|e| e.named("nvshmem_quiet")).unwrap_err().to_string();
         assert!(t.elapsed() < Duration::from_secs(5), "gave up after {:?}", t.elapsed());
         assert!(e.contains("nvshmem_quiet") && e.contains("PE 1 (another host) has not served request 1 (a put of 3 bytes)"), "{e}");
     }
@@ -1294,7 +1294,7 @@ mod tests {
             let pe0 = pe0.clone();
             std::thread::spawn(move || {
                 let mut back = [0u8; 3];
-                crate::capi::boundary("nvshmem_getmem", || pe0.get(1, Segment::Heap, 0, &mut back)).unwrap_err().to_string()
+                pe0.get(1, Segment::Heap, 0, &mut back).map_err(|e| e.named("nvshmem_getmem")).unwrap_err().to_string()
             })
         };
         std::thread::sleep(Duration::from_millis(50));

@@ -178,7 +178,7 @@ mod tests {
         let v = 1u64;
         let far = NoP2p(None, false);
         let to = GpuAddr { pe: 3, off: 0, mapped: 0 };
-        let e = crate::capi::boundary("nvshmem_putmem", || IbgdaHost.put(&far, to, (&v as *const u64).cast(), 8, When::Now));
+        let e = IbgdaHost.put(&far, to, (&v as *const u64).cast(), 8, When::Now).map_err(|e| e.named("nvshmem_putmem"));
         let e = e.unwrap_err().to_string();
         assert!(e.starts_with("nvshmem_putmem: PE 3 is reached through IBGDA on a ConnectX") && e.contains("not implemented yet"), "{e}");
     }
