@@ -31,6 +31,7 @@ want man man-db                     # the same: `man NAME` for every installed p
 want srun slurm-client
 for d in slurmctld slurmd munged; do [ -x /usr/sbin/$d ] || need_pkgs+=("${d/munged/munge}"); done
 { [ -e /usr/include/pmix.h ] || ls /usr/lib/*/pmix2/include/pmix.h >/dev/null 2>&1; } || need_pkgs+=(libpmix-dev)
+[ -e /usr/include/rdma/fabric.h ] || need_pkgs+=(libfabric-dev)   # a stranger's own endpoint (ctest/multihost/fabric_attacker.c)
 [ -e /usr/include/infiniband/mlx5dv.h ] || need_pkgs+=(libibverbs-dev)   # IBGDA layout tests (tests/ibgda_layout.rs)
 
 if [ ${#need_pkgs[@]} -gt 0 ]; then
