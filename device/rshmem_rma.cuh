@@ -17,6 +17,19 @@ static __device__ __noinline__ void rshmemi_copy_small(void *d, const void *s, s
  * the bulk path's call took the warp loop of ctest/budget/registers.cu from 64 registers to 69
  * (a 1024-thread block of it would not launch). */
 enum { rshmemi_bulk_none = 0, rshmemi_bulk_warp = 0, rshmemi_bulk_block = 1 };
+/* Block puts (BATCH 1: one local load in flight per thread, the shortest loop) in a grid of at
+ * most RSHMEM_PUT_DEEP_CTAS blocks keep RSHMEMI_PUT_DEEP_BATCH loads in flight per thread
+ * instead (not the warp's: ctest/budget/registers.cu's warp loop would need 76 registers).
+ * A few SMs cannot cover the local load latency with one word per thread. 4 x H100, PE 0 to
+ * PE 1, blocks of 1024 threads (results/gpu-compare-2026-11-27g-rows): 8 blocks moved 273-290
+ * GB/s at 4-16 MiB with one load in flight, 312-313 with four (NVSHMEM 307-313, the SM-store
+ * floor 312-315); 32 blocks 339-342 -> 344-345 at 8-64 MiB. With 132 blocks four loads gained
+ * nothing (0.97-1.00x of one), so a full grid keeps the short loop. gridDim is the grid. */
+#ifndef RSHMEM_PUT_DEEP_CTAS
+#define RSHMEM_PUT_DEEP_CTAS 32
+#endif
+enum { RSHMEMI_PUT_DEEP_BATCH = 4 };
+RSHMEMI_DEV bool rshmemi_put_deep() { return gridDim.x * gridDim.y * gridDim.z <= (unsigned)RSHMEM_PUT_DEEP_CTAS; }
 /* A group's copy of 16 bytes or more, out of line: inlined into a user's loop, the compiler
  * hoists the copy's address and length arithmetic out of it and keeps it live across the whole
  * loop, which took NVSHMEM's put/get bandwidth kernels to 72-78 registers, past the 64 that a
@@ -32,7 +45,8 @@ static __device__ __noinline__ void rshmemi_group_copy_ool(void *d, const void *
         return;
     }
 #endif
-    rshmemi_copy<BATCH>(d, s, n, g);
+    if (BATCH == 1 && BULK == rshmemi_bulk_block && rshmemi_put_deep()) rshmemi_copy<RSHMEMI_PUT_DEEP_BATCH>(d, s, n, g);
+    else rshmemi_copy<BATCH>(d, s, n, g);
 }
 /* A group's copy; less than 16 bytes (one word) is its first thread's, in one access where
  * aligned, instead of every thread stepping through the head/word/tail logic for it. */

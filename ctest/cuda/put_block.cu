@@ -2,6 +2,9 @@
  * Many blocks each put their slice of a large array to the right neighbour with
  * nvshmemx_float_put_block (blocking) and nvshmemx_float_put_nbi_block + nvshmem_quiet, then
  * a device-wide step end (kernel boundary) and nvshmem_barrier_all; every element is checked.
+ * Grids of 64, 8 and 3 blocks: up to RSHMEM_PUT_DEEP_CTAS blocks a block put keeps four loads in
+ * flight per thread (rshmem_rma.cuh), beyond it one; 3 blocks give slices of odd lengths at
+ * unaligned starts (the narrow copies' heads and tails).
  * Also warp-scope puts into a strided layout, and a get_block back of the neighbour's data. */
 #include <vector>
 #include "cuda_test.h"
@@ -33,17 +36,21 @@ int main(void) {
     const size_t N = (8 << 20) + 13;
     float *src = (float *)nvshmem_malloc(N * sizeof(float)), *dst = (float *)nvshmem_malloc(N * sizeof(float));
     std::vector<float> h(N);
-    for (int nbi = 0; nbi < 2; nbi++) {
-        for (size_t i = 0; i < N; i++) h[i] = (float)(me * 3 + nbi) + (float)(i % 4096) * 0.25f;
-        CUDA_CHECK(cudaMemcpy(src, h.data(), N * sizeof(float), cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemset(dst, 0, N * sizeof(float)));
-        ready(); /* the fill of dst lands before the neighbour's puts */
-        put_slices<<<64, 1024>>>(dst, src, N, right, nbi);
-        step_done();
-        CUDA_CHECK(cudaMemcpy(h.data(), dst, N * sizeof(float), cudaMemcpyDeviceToHost));
-        for (size_t i = 0; i < N; i++) {
-            float want = (float)(left * 3 + nbi) + (float)(i % 4096) * 0.25f;
-            CHECK(h[i] == want, "%s: dst[%zu] = %g, want %g", nbi ? "put_nbi_block" : "put_block", i, h[i], want);
+    const int grids[] = {3, 8, 64};
+    for (int grid : grids) {
+        for (int nbi = 0; nbi < 2; nbi++) {
+            for (size_t i = 0; i < N; i++) h[i] = (float)(me * 3 + nbi + grid) + (float)(i % 4096) * 0.25f;
+            CUDA_CHECK(cudaMemcpy(src, h.data(), N * sizeof(float), cudaMemcpyHostToDevice));
+            CUDA_CHECK(cudaMemset(dst, 0, N * sizeof(float)));
+            ready(); /* the fill of dst lands before the neighbour's puts */
+            put_slices<<<grid, 1024>>>(dst, src, N, right, nbi);
+            step_done();
+            CUDA_CHECK(cudaMemcpy(h.data(), dst, N * sizeof(float), cudaMemcpyDeviceToHost));
+            for (size_t i = 0; i < N; i++) {
+                float want = (float)(left * 3 + nbi + grid) + (float)(i % 4096) * 0.25f;
+                CHECK(h[i] == want, "%s, %d blocks: dst[%zu] = %g, want %g", nbi ? "put_nbi_block" : "put_block", grid, i, h[i],
+                      want);
+            }
         }
     }
     /* get_block: read the right neighbour's dst (which holds this PE's data from the last put). */
@@ -51,7 +58,7 @@ int main(void) {
     get_back<<<32, 512>>>(back, dst, N, right);
     step_done();
     CUDA_CHECK(cudaMemcpy(h.data(), back, N * sizeof(float), cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < N; i++) CHECK(h[i] == (float)(me * 3 + 1) + (float)(i % 4096) * 0.25f, "get_block: back[%zu] = %g", i, h[i]);
+    for (size_t i = 0; i < N; i++) CHECK(h[i] == (float)(me * 3 + 1 + 64) + (float)(i % 4096) * 0.25f, "get_block: back[%zu] = %g", i, h[i]);
     /* Warp-scope rows. */
     const int ROWS = 4096, COLS = 129;
     int *isrc = (int *)nvshmem_malloc(ROWS * COLS * sizeof(int)), *idst = (int *)nvshmem_calloc(ROWS * COLS, sizeof(int));
