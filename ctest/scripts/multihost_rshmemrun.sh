@@ -103,6 +103,46 @@ echo "--- per-host killed: exit $rc after $((SECONDS - start))s"; cat "$dir/err"
 grep -q "lost the per-host launcher of host rmh-h2 (PEs 2-3)" "$dir/err" && pass "per-host killed: its host is named" || fail "per-host killed: host not named"
 no_leftovers "per-host killed"
 
+# --- SIGTERM to the head mid-job: forwarded to the PEs of every host; exit 128+15, nothing left
+dir=$WORK/term && mkdir -p "$dir"
+run --hosts rmh-h1:1,rmh-h2:2 "$WORK/hosts_check" hold "$dir" >"$dir/out" 2>"$dir/err" &
+job=$!
+wait_files "$dir/pid.*" 3 30 || fail "SIGTERM: the PEs did not start"
+start=$SECONDS
+kill -TERM "$(launcher_with "--hosts rmh-h1:1,rmh-h2:2")"; wait $job; rc=$?
+echo "--- SIGTERM mid-job: exit $rc after $((SECONDS - start))s"; cat "$dir/err"
+[ $rc -eq 143 ] && pass "SIGTERM: exit 143 (128+SIGTERM)" || fail "SIGTERM: exit $rc, want 143"
+[ $((SECONDS - start)) -le 10 ] && pass "SIGTERM: the job ended within 10 s" || fail "SIGTERM: took $((SECONDS - start))s"
+grep -q "nobody stopped me" "$dir/out" && fail "SIGTERM: a PE ran on"
+no_leftovers "SIGTERM mid-job"
+
+# --- SIGTERM to the head while a host is still starting (its agent waits 30 s, in a bash
+# builtin, before running anything): that host's launcher cannot be told, so the head ends the
+# job itself and names the host
+mkfifo "$WORK/never"
+printf '#!/bin/bash\n[ "${1##*-}" = h2 ] && read -r -t 30 _ <>"%s"\nexec "%s" "$@"\n' "$WORK/never" "$AGENT" >"$WORK/slow_agent.sh"
+chmod +x "$WORK/slow_agent.sh"
+dir=$WORK/term_start && mkdir -p "$dir"
+on_host 1 timeout 90 env RSHMEM_LAUNCH_AGENT="$WORK/slow_agent.sh" "$RUN" --hosts rmh-h1:1,rmh-h2:1 "$WORK/hosts_check" hold "$dir" \
+    >"$dir/out" 2>"$dir/err" &
+job=$!
+# (PE 0 runs, but waits in shmem_init for PE 1: it writes no pid file yet.)
+pe0=
+for _ in $(seq 300); do
+    pe0=$(for p in $(ip netns pids rmh-h1); do [ "$(readlink "/proc/$p/exe")" = "$(readlink -f "$WORK/hosts_check")" ] && echo "$p"; done | head -1)
+    [ -n "$pe0" ] && break
+    sleep 0.1
+done
+[ -n "$pe0" ] && pass "SIGTERM while starting: PE 0 runs on host 1, host 2 is still starting" || fail "SIGTERM while starting: PE 0 did not start"
+start=$SECONDS
+kill -TERM "$(launcher_with "--hosts rmh-h1:1,rmh-h2:1")"; wait $job; rc=$?
+echo "--- SIGTERM while starting: exit $rc after $((SECONDS - start))s"; cat "$dir/err"
+[ $rc -eq 143 ] && pass "SIGTERM while starting: exit 143" || fail "SIGTERM while starting: exit $rc, want 143"
+[ $((SECONDS - start)) -le 10 ] && pass "SIGTERM while starting: over within 10 s" || fail "SIGTERM while starting: took $((SECONDS - start))s"
+grep -q "rshmemrun: SIGTERM received while host rmh-h2 (PE 1) had not started yet; stopping all PEs on every host" "$dir/err" \
+    && pass "SIGTERM while starting: the head names the host still starting" || fail "SIGTERM while starting: host not named"
+no_leftovers "SIGTERM while starting"
+
 # --- a wrong interface name lists the interfaces
 out=$(RSHMEM_BOOTSTRAP_IFNAME=wlan run --hosts rmh-h1:1,rmh-h2:1 "$WORK/hosts_check" report "$WORK" 2>&1); rc=$?
 echo "--- wrong interface: exit $rc"; echo "$out"

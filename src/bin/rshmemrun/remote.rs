@@ -257,6 +257,9 @@ fn watch(remotes: &mut [Remote], control: &Listener, control_addr: &str, secret:
     let started = Instant::now();
     let (tx, arrivals) = mpsc::channel();
     let mut ending_signals = 0;
+    // The first ending signal forwarded: the job's status is then 128+N, whatever the PEs it
+    // ended report (one may see another go first and exit 1 for that).
+    let mut ended_by: Option<i32> = None;
     loop {
         while let Ok(Some(conn)) = control.accept() {
             admit(conn, *secret, tx.clone());
@@ -276,8 +279,21 @@ fn watch(remotes: &mut [Remote], control: &Listener, control_addr: &str, secret:
             }
             if TERMINATING.contains(&sig) {
                 ending_signals += 1;
+                ended_by.get_or_insert(sig);
                 if ending_signals > 1 {
                     eprintln!("rshmemrun: {} received again; stopping all PEs on every host", process::signal_name(sig));
+                    stop_remotes(remotes);
+                    return 128 + sig;
+                }
+                // A host whose launcher has not connected yet cannot be told: the signal would
+                // be lost and the job would go on starting. End it now, naming those hosts.
+                let starting: Vec<String> = remotes.iter().filter(|r| !r.reached && r.running > 0).map(Remote::what).collect();
+                if !starting.is_empty() {
+                    eprintln!(
+                        "rshmemrun: {} received while {} had not started yet; stopping all PEs on every host",
+                        process::signal_name(sig),
+                        starting.join(", ")
+                    );
                     stop_remotes(remotes);
                     return 128 + sig;
                 }
@@ -295,12 +311,12 @@ fn watch(remotes: &mut [Remote], control: &Listener, control_addr: &str, secret:
                     );
                 }
                 stop_remotes(remotes);
-                return status;
+                return ended_by.map_or(status, |sig| 128 + sig);
             }
         }
         if remotes.iter().all(|r| r.running == 0) {
             stop_remotes(remotes);
-            return 0;
+            return ended_by.map_or(0, |sig| 128 + sig);
         }
         std::thread::sleep(Duration::from_millis(2));
     }
