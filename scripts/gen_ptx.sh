@@ -31,7 +31,10 @@ gen() { # source, output, extra flags...
   "$nvcc" -arch=compute_80 -ptx -std=c++17 -O3 "$@" "$dir/$src" -o "$out/raw.ptx"
   # Internal (static) functions are named _INTERNAL_<hash of the source's path>_...: the hash is
   # zeroed so that every checkout generates the same file (names stay unique within the module).
-  sed -e 's/^\.version 9\.0$/.version 7.8/' -e 's/_INTERNAL_[0-9a-f]\{8\}_/_INTERNAL_00000000_/g' "$out/raw.ptx" > "$out/$dst"
+  # nvcc 13 may mark a vector parameter load of which some bytes go unused with `.pragma
+  # "used_bytes_mask"` (PTX ISA 8.3, an optimisation hint): dropped, for the 7.8 version line.
+  sed -e 's/^\.version 9\.0$/.version 7.8/' -e 's/_INTERNAL_[0-9a-f]\{8\}_/_INTERNAL_00000000_/g' \
+    -e '/^[[:space:]]*\.pragma "used_bytes_mask [0-9]*";$/d' "$out/raw.ptx" > "$out/$dst"
   grep -q '^\.version 7\.8$' "$out/$dst" || { echo "gen_ptx: unexpected PTX version in $dst" >&2; exit 1; }
   for arch in sm_80 sm_90; do "$ptxas" -arch=$arch "$out/$dst" -o /dev/null; done
 }

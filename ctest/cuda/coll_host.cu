@@ -7,6 +7,7 @@
  * teams. Every result is compared element by element with a CPU
  * reference. Then timings (printed, not asserted): barrier, reduce, fcollect, alltoall,
  * broadcast on a stream (COLL_HOST_NO_TIMING=1 skips them). */
+#include <math.h>
 #include <string.h>
 #include <vector>
 #include "cuda_test.h"
@@ -419,6 +420,68 @@ static void b_broadcast(void *p) {
     nvshmemx_broadcastmem_on_stream(NVSHMEM_TEAM_WORLD, b->dest, b->src, b->bytes, 0, stream);
 }
 
+/* Two-phase kernels (more than two members, 1 MiB) on a team that does not start at world PE 0
+ * (the chunk flags are indexed by world PE): a float sum whose rounding depends on the order
+ * the members are combined in, which every member must get bit for bit (each slice is reduced
+ * by one member); an int sum in place; a broadcast from the team's member 1. */
+static void two_phase_subteam(void) {
+    if (npes < 4) return;
+    nvshmem_team_t t;
+    CHECK_EQ(nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 1, 1, npes - 1, NULL, 0, &t), 0);
+    const size_t n = 1 << 18;
+    float *src = sym_alloc<float>(n), *dest = sym_alloc<float>(n);
+    int *acc = sym_alloc<int>(n);
+    unsigned char *bytes = sym_alloc<unsigned char>(4 * n);
+    const int member = me - 1, tn = npes - 1;
+    auto fval = [](int m, size_t i) { return 1.0f / (float)(i % 97 + 3) * (float)(m + 1) + (float)(i % 5) * 1e3f * (m % 2 ? 1.0f : -1.0f); };
+    auto ival = [](int m, size_t i) { return (int)(i * 7 + (size_t)m * 1000003); };
+    if (t != NVSHMEM_TEAM_INVALID) {
+        CHECK_EQ(nvshmem_team_my_pe(t), member);
+        std::vector<float> mine(n);
+        std::vector<int> imine(n), iwant(n, 0);
+        std::vector<unsigned char> bmine(4 * n), bwant(4 * n);
+        for (size_t i = 0; i < n; i++) {
+            mine[i] = fval(member, i);
+            imine[i] = ival(member, i);
+            for (int m = 0; m < tn; m++) iwant[i] += ival(m, i);
+        }
+        for (size_t i = 0; i < 4 * n; i++) bmine[i] = byte_of(member, i), bwant[i] = byte_of(1, i);
+        upload(src, mine);
+        upload(acc, imine);
+        upload(bytes, bmine);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CHECK_EQ(nvshmemx_team_sync_on_stream(t, stream), 0);
+        CHECK_EQ(nvshmemx_float_sum_reduce_on_stream(t, dest, src, n, stream), 0);
+        CHECK_EQ(nvshmemx_int_sum_reduce_on_stream(t, acc, acc, n, stream), 0);
+        CHECK_EQ(nvshmemx_broadcastmem_on_stream(t, bytes, bytes, 4 * n, 1, stream), 0);
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        std::vector<float> got = download(dest, n);
+        for (size_t i = 0; i < n; i++) {
+            double want = 0;
+            for (int m = 0; m < tn; m++) want += fval(m, i);
+            if (fabs(got[i] - want) > 1e-5 * (fabs(want) + 1e3))
+                FAIL("float sum over PEs 1..%d: element %zu: got %.9g, want %.9g", npes - 1, i, got[i], want);
+        }
+        expect("int sum in place over PEs 1..", download(acc, n), iwant);
+        expect("broadcastmem from member 1 over PEs 1..", download(bytes, 4 * n), bwant);
+    }
+    nvshmem_barrier_all();
+    if (t != NVSHMEM_TEAM_INVALID) {
+        /* Bit for bit what the team's first member (world PE 1) got. */
+        std::vector<float> got = download(dest, n), first(n);
+        nvshmem_getmem(first.data(), dest, n * sizeof(float), 1);
+        for (size_t i = 0; i < n; i++)
+            if (!same(got[i], first[i])) FAIL("float sum over PEs 1..%d: element %zu differs from PE 1's: %.9g vs %.9g", npes - 1, i, got[i], first[i]);
+        nvshmem_team_destroy(t);
+    }
+    nvshmem_barrier_all();
+    nvshmem_free(bytes);
+    nvshmem_free(acc);
+    nvshmem_free(dest);
+    nvshmem_free(src);
+    if (me == 0) printf("two phases on PEs 1..%d: ok\n", npes - 1);
+}
+
 static void timings(void) {
     const size_t MAXB = 4 << 20;
     Bench b = {nvshmem_calloc(MAXB, 1), nvshmem_calloc(MAXB, 1), 0};
@@ -452,6 +515,7 @@ int main(void) {
     back_to_back();
     if (me == 0) printf("broadcast/fcollect/alltoall: ok\n");
     reductions();
+    two_phase_subteam();
     bad_calls();
     if (!getenv("COLL_HOST_NO_TIMING")) timings();
     CUDA_CHECK(cudaStreamDestroy(stream));

@@ -23,6 +23,9 @@ pub const MAX_TEAM: usize = 128;
 pub const THREADS: u32 = 512;
 /// 16-byte vectors one block moves per pass (RK_THREADS threads, up to 4 in flight each).
 pub const VECTORS_PER_BLOCK: usize = THREADS as usize * 4;
+/// Chunk flag words per PE in the runtime area: the most chunks a two-phase kernel cuts one
+/// slice into (RK_CHUNKS).
+pub const CHUNKS: usize = 128;
 
 /// rk_sync: the team, the flag words and step counts (on the device, so that a launch captured
 /// in a CUDA graph takes new steps at every replay) and the steps of one launch.
@@ -33,6 +36,8 @@ pub struct SyncArgs {
     pub steps: u64,
     pub heap_stride: i64,
     pub tickets: u64,
+    /// This PE's chunk flags (CHUNKS u32 per world PE).
+    pub chunks: u64,
     pub mype: i32,
     pub start: i32,
     pub stride: i32,
@@ -52,7 +57,8 @@ pub struct GatherArgs {
     pub dest_step: u64,
     pub src_off: u64,
     pub only: i32,
-    /// Nonzero: a broadcast (`only` its root) in two phases (BROADCAST_SPLIT_STEPS).
+    /// Positive: a broadcast (`only` its root) in two phases (BROADCAST_SPLIT_STEPS) of this
+    /// many chunks per slice (at most CHUNKS).
     pub split: i32,
 }
 
@@ -67,7 +73,8 @@ pub struct ReduceArgs {
     pub src_off: u64,
     pub stage: u64,
     pub mode: i32,
-    pub pad: i32,
+    /// REDUCE_TWO_PHASE: chunks per slice (1..=CHUNKS).
+    pub chunks: i32,
 }
 
 /// rk_ll_args (kernels/ll.cu): one small broadcast, fcollect or alltoall by the device

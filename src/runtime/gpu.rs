@@ -24,6 +24,8 @@
 //! +        coll_acks         u64[LL_TEAMS][n + 2]: small broadcasts' acknowledgements
 //! +        coll_ll           [LL_TEAMS][2 families][2 parities][n] slots of LL_SLOT bytes:
 //!                            small collectives' mailboxes
+//! +        stream_chunks[n]  u32[CHUNKS] per PE: PE j flags the chunks of its slice that a
+//!                            two-phase on-stream collective made into [j][c] on PE i
 //! ```
 //! The device collectives' per-team state (calls, acks, slots) is zero whenever no live team
 //! has that handle: zeroed at init and when a split creates the team, before its members
@@ -157,9 +159,13 @@ impl Area {
             (self.coll_ll() + team * self.coll_ll_team_bytes(), self.coll_ll_team_bytes()),
         ]
     }
+    /// Two-phase on-stream collectives' chunk flags (CHUNKS u32 per PE).
+    pub fn stream_chunks(&self) -> usize {
+        self.coll_ll() + LL_TEAMS * self.coll_ll_team_bytes()
+    }
     /// Bytes reserved for the runtime; user allocations start here.
     pub fn reserved(&self) -> usize {
-        round_up(self.coll_ll() + LL_TEAMS * self.coll_ll_team_bytes(), 4096)
+        round_up(self.stream_chunks() + 4 * crate::cuda::coll::CHUNKS * self.npes, 4096)
     }
 }
 
@@ -898,6 +904,7 @@ mod tests {
                 (a.coll_calls(), 16 * LL_TEAMS),
                 (a.coll_acks(), 8 * LL_TEAMS * (npes + 2)),
                 (a.coll_ll(), LL_TEAMS * 4 * npes * LL_SLOT),
+                (a.stream_chunks(), 4 * crate::cuda::coll::CHUNKS * npes),
             ];
             assert!(8 * npes <= a.sync_counters(), "peer_bases overlaps for {npes} PEs");
             for w in ends.windows(2) {

@@ -11,20 +11,20 @@ extern "C" __global__ void __launch_bounds__(RK_MAX_TEAM) rk_barrier(const __gri
     rk_finish(s);
 }
 
-/* A broadcast in two phases: member k copies slice k of the root's source into its dest (the
- * root all of it, unless in place), then every member but the root copies the other slices
- * from their owners' dests (steps 1-3). The root's links carry its data about twice instead
- * of once per member, which bounds a large broadcast to a larger team. */
+/* A broadcast in two phases (rk_two_phase): the members other than the root own one slice
+ * each (size - 1 slices, from the member after the root on); each copies its slice's chunks
+ * from the root's source into its dest, flagging each, and the others' chunks from their dests
+ * as they are flagged; the root copies its source to its dest (unless in place) and fetches
+ * nothing. The root's links carry its data once, not once per member, and the second phase of
+ * a chunk overlaps the first of the next. */
 __device__ __forceinline__ void rk_broadcast_split(const rk_gather_args &a) {
     const rk_sync &s = a.s;
     const bool root = s.my == a.only;
     char *dest = (char *)a.dest;
     const char *src = rk_peer((const char *)a.src, s, s.start + a.only * s.stride);
-    size_t lo, hi;
-    rk_slice(a.nbytes, s.size, s.my, 16, &lo, &hi);
-    if (root) lo = 0, hi = a.nbytes;
-    if (hi > lo && dest != src) rk_copy(dest + lo, src + lo, hi - lo);
-    rk_allgather_slices(s, dest, a.nbytes, 1, !root);
+    if (root && dest != src) rk_copy(dest, src, a.nbytes);
+    rk_two_phase(s, dest, a.nbytes, 1, s.size - 1, (a.only + 1) % s.size, a.split, !root,
+                 [=](size_t lo, size_t hi) { rk_copy_part(dest + lo, src + lo, hi - lo, threadIdx.x, blockDim.x); });
 }
 
 /* fcollect/alltoall: the grid as one part per member (rk_parts), so the loads from every
@@ -34,7 +34,7 @@ __device__ __forceinline__ void rk_broadcast_split(const rk_gather_args &a) {
 extern "C" __global__ void __launch_bounds__(RK_THREADS) rk_gather(const __grid_constant__ rk_gather_args a) {
     const rk_sync &s = a.s;
     rk_enter(s);
-    if (a.split) {
+    if (a.split > 0) {
         rk_broadcast_split(a);
         return;
     }

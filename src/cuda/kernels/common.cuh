@@ -32,20 +32,23 @@
 #define RK_MAX_TEAM 128
 /* Threads per block of the data kernels. */
 #define RK_THREADS 512
+/* Chunk flag words per world PE (two-phase kernels: rk_two_phase). */
+#define RK_CHUNKS 128
 
 struct rk_sync {
     unsigned long long flags;    /* this PE's flag words (u32 per world PE) */
     unsigned long long steps;    /* this PE's step counts (u32 per world PE) */
     long long heap_stride;       /* distance between consecutive PEs' heaps in the window */
     unsigned long long tickets;  /* two u32 ticket counters of this launch (zero between uses) */
+    unsigned long long chunks;   /* this PE's chunk flags: RK_CHUNKS u32 per world PE, [pe][c] written by pe */
     int mype;                    /* world PE number of this PE */
     int start, stride, size, my; /* the team: members start + i * stride, this PE is i = my */
     int total;                   /* steps this launch takes with every member */
 };
 
 /* Data movement of broadcast, fcollect and alltoall: for every member k (or only member
- * `only` when it is >= 0), `nbytes` from k's src + src_off to dest + k * dest_step. split (a
- * broadcast, `only` its root): in two phases, see rk_gather. */
+ * `only` when it is >= 0), `nbytes` from k's src + src_off to dest + k * dest_step. split > 0 (a
+ * broadcast, `only` its root): in two phases of `split` chunks per slice, see rk_broadcast_split. */
 struct rk_gather_args {
     rk_sync s;
     unsigned long long dest, src, nbytes, dest_step, src_off;
@@ -54,14 +57,16 @@ struct rk_gather_args {
 
 /* Reductions: dest[i] = OP over the members of src_k[src_off + i], i < n, the same bits on
  * every PE. mode 0: every PE reduces all n elements itself, in member order. mode 1 (two
- * phases, any overlap of dest with src allowed only when they are the same array): PE k reduces
- * slice k into its own dest (in member order from member k + 1 on, wrapping around), announces it, then copies the other slices from the members' dests. mode 2 (in place and
- * small, one block): every PE first copies its source to `stage` (its own staging area, the
- * same offset on every PE), then reduces the members' staged copies into dest like mode 0. */
+ * phases of `chunks` chunks per slice, any overlap of dest with src allowed only when they are
+ * the same array): PE k reduces slice k into its own dest (in member order from member k + 1
+ * on, wrapping around), flagging each chunk as it is done, and copies the other slices' chunks
+ * from the members' dests as their flags arrive (rk_two_phase). mode 2 (in place and small, one
+ * block): every PE first copies its source to `stage` (its own staging area, the same offset on
+ * every PE), then reduces the members' staged copies into dest like mode 0. */
 struct rk_reduce_args {
     rk_sync s;
     unsigned long long dest, src, n, src_off, stage;
-    int mode, pad;
+    int mode, chunks;
 };
 
 /* Address of symmetric `p` (this PE's heap) on world PE `pe`. */
@@ -252,20 +257,83 @@ __device__ __forceinline__ void rk_slice(size_t n, int size, int k, int lanes, s
     *hi = a + chunk < n ? a + chunk : n;
 }
 
-/* Second phase: "my slice is in my dest" (step 2) once every block is done with it, then
- * (fetch) every other member's slice copied from its dest, then the exit (step 3). */
-__device__ __noinline__ void rk_allgather_slices(const rk_sync &s, char *dest, size_t n, int elem, bool fetch) {
-    if (rk_last_block(s, 0)) rk_signal(s, 2);
-    rk_wait(s, 2);
-    size_t lo, hi;
-    /* The grid as one part per other member, reading from all of them at once. */
-    rk_part p = rk_parts(s.size - 1);
-    for (int c = p.first; fetch && c < s.size - 1; c += p.step) {
-        int k = (s.my + 1 + c) % s.size;
-        rk_slice(n, s.size, k, 16 / elem, &lo, &hi);
-        if (hi > lo) rk_copy_part(dest + lo * elem, rk_peer(dest + lo * elem, s, s.start + k * s.stride), (hi - lo) * elem, p.tid, p.nth);
+/* The block as `count` parts of whole warps that run at once (rk_parts within one block). */
+__device__ __forceinline__ rk_part rk_block_parts(int count) {
+    int w = threadIdx.x / 32, nw = blockDim.x / 32, lane = threadIdx.x % 32;
+    rk_part p;
+    if (nw >= count) {
+        p.first = w % count;
+        p.step = count;
+        p.tid = (size_t)(w / count) * 32 + lane;
+        p.nth = (size_t)((nw - p.first + count - 1) / count) * 32;
+    } else {
+        p.first = w;
+        p.step = nw;
+        p.tid = lane;
+        p.nth = 32;
     }
-    rk_exit(s, 3, 1);
+    return p;
+}
+
+/* Two phases with a flag per chunk instead of a step between them. n elements of `elem` bytes
+ * in `count` slices; slice j belongs to member (first + j) % size and is cut into `chunks`
+ * chunks. Phase 1 (`produce(lo, hi)`, by one block: my slice's elements lo..hi into my dest):
+ * the block that made chunk c of my slice flags it to every other owner (a release store into
+ * their chunk word [me][c]: the chunk's stores are performed first) with the value of step 2 of
+ * this launch. Phase 2 (owners only): the same block, for each of its chunks c, waits for chunk
+ * c's flag from every other owner and copies their chunk c from their dests, the owners read at
+ * once (warps split among them). Chunk c is made and fetched by block c % grid on every PE, so
+ * the second phase of one chunk overlaps the first of the next ones and no block waits for the
+ * whole grid; blocks do all their phase 1 chunks before their phase 2 ones, and phase 1 waits
+ * for nothing, so no wait is part of a cycle. Flags are never reset: step values only grow, and
+ * a member writes this launch's chunk flags only after this PE has entered it (step 1), that is
+ * after this PE's previous launch ended. Exit: step 3. */
+template <typename F>
+__device__ __noinline__ void rk_two_phase(const rk_sync &s, char *dest, size_t n, int elem, int count, int first, int chunks,
+                                             bool fetch, F produce) {
+    const int lanes = 16 / elem;
+    const int mine = (s.my - first + s.size) % s.size; /* my slice, if < count */
+    size_t lo, hi, a, b;
+    for (int c = blockIdx.x; c < chunks; c += gridDim.x) {
+        if (mine < count) {
+            rk_slice(n, count, mine, lanes, &lo, &hi);
+            rk_slice(hi - lo, chunks, c, lanes, &a, &b);
+            if (b > a) produce(lo + a, lo + b);
+        }
+        __syncthreads();
+        int t = threadIdx.x;
+        if (mine < count && t < s.size && t != s.my && (t - first + s.size) % s.size < count) {
+            int pe = s.start + t * s.stride;
+            unsigned int *word = rk_peer((unsigned int *)s.chunks, s, pe) + (size_t)s.mype * RK_CHUNKS + c;
+            rk_store_release(word, rk_base(s, pe) + 2);
+        }
+    }
+    for (int c = blockIdx.x; fetch && c < chunks; c += gridDim.x) {
+        int t = threadIdx.x;
+        if (t < s.size && t != s.my && (t - first + s.size) % s.size < count) {
+            int pe = s.start + t * s.stride;
+            const unsigned int *word = (const unsigned int *)s.chunks + (size_t)pe * RK_CHUNKS + c;
+            unsigned int want = rk_base(s, pe) + 2;
+            while ((int)(rk_load_acquire(word) - want) < 0) {
+            }
+        }
+        __syncthreads();
+        /* The other owners' chunks c, one part of the block each. */
+        int others = mine < count ? count - 1 : count;
+        if (others == 0) break;
+        rk_part p = rk_block_parts(others);
+        for (int o = p.first; o < others; o += p.step) {
+            int j = mine < count ? (mine + 1 + o) % count : o;
+            int k = (first + j) % s.size;
+            rk_slice(n, count, j, lanes, &lo, &hi);
+            rk_slice(hi - lo, chunks, c, lanes, &a, &b);
+            if (b > a) {
+                char *d = dest + (lo + a) * elem;
+                rk_copy_part(d, rk_peer(d, s, s.start + k * s.stride), (b - a) * elem, p.tid, p.nth);
+            }
+        }
+    }
+    rk_exit(s, 3, 0);
 }
 
 #endif /* RSHMEM_KERNELS_COMMON_CUH */

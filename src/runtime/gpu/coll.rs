@@ -23,8 +23,8 @@
 use super::{cu, GpuState, LL_SLOT, LL_TEAMS, STAGE_BYTES};
 use crate::abi::RSHMEM_DEVICE_FLAG_ALL_P2P;
 use crate::cuda::coll::{
-    CollKernels, GatherArgs, Kind, LlArgs, LlKernel, RedOp, ReduceArgs, SyncArgs, BARRIER_STEPS, BROADCAST_SPLIT_STEPS, GATHER_STEPS,
-    LL_ALLTOALL, LL_BROADCAST, LL_FCOLLECT, MAX_TEAM, REDUCE_DIRECT, REDUCE_DIRECT_STEPS, REDUCE_STAGED, REDUCE_TWO_PHASE,
+    CollKernels, GatherArgs, Kind, LlArgs, LlKernel, RedOp, ReduceArgs, SyncArgs, BARRIER_STEPS, BROADCAST_SPLIT_STEPS, CHUNKS,
+    GATHER_STEPS, LL_ALLTOALL, LL_BROADCAST, LL_FCOLLECT, MAX_TEAM, REDUCE_DIRECT, REDUCE_DIRECT_STEPS, REDUCE_STAGED, REDUCE_TWO_PHASE,
     REDUCE_TWO_PHASE_STEPS, VECTORS_PER_BLOCK,
 };
 use crate::cuda::sys::CUstream;
@@ -38,10 +38,9 @@ pub const TICKET_SLOTS: usize = 64;
 
 /// Reductions on more than two PEs take two phases once reducing directly would read at least
 /// this many bytes from the other members per PE ((members - 1) x bytes). Two phases read
-/// 2 (members - 1) / members of the bytes, but take one more step with every member and one more
-/// pass over the grid. 4 x H100, 4 PEs (4 KiB per block in both): directly 15.4 / 20.4 µs at
-/// 64 / 512 KiB against 26.6 / 28.8 in two phases; two phases from 1 MiB, i.e. 3 MiB of reads
-/// (larger direct reductions not measured).
+/// 2 (members - 1) / members of the bytes, but a chunk's flag is a system-scope release after
+/// its stores, which costs ~8 µs more than a direct reduction's fixed time (4 x H100, 4 PEs, in
+/// one call: 32 KiB 10.2 -> 18.0 µs in two phases, 512 KiB 16.4 -> 19.4; 1 MiB 22.9 -> 20.6).
 const TWO_PHASE_READ_BYTES: usize = 3 << 20;
 
 /// Whether a reduction (not in place, not a reduce-scatter) of `bytes` over `members` takes two
@@ -50,9 +49,20 @@ fn reduce_two_phase(members: usize, bytes: usize) -> bool {
     members > 2 && (members - 1).saturating_mul(bytes) >= TWO_PHASE_READ_BYTES
 }
 
-/// Broadcasts of at least this many bytes on more than two PEs take two phases (4 x H100, 4 PEs:
-/// 4 MiB 0.87 of the time of every member pulling from the root, 512 KiB 1.58; with the second
-/// phase reading every member at once, 2 MiB 23.8 against 25.4 µs, 1 MiB 19.6 against 16.9).
+/// Bytes of one chunk of a two-phase kernel's slice (rk_two_phase): one block makes a chunk,
+/// flags it and fetches the other members' chunks of the same number (4 x H100, 4 PEs, reduce
+/// 1 MiB: 4 KiB chunks 20.6 µs, 8 KiB 21.0, 16 KiB 22.6; 2 and 4 MiB within 0.2 µs of 8 KiB).
+const CHUNK_BYTES: usize = 4 << 10;
+
+/// Chunks a slice of `slice_bytes` is cut into (the grid has one block per chunk, up to one per
+/// SM; slices larger than CHUNKS x CHUNK_BYTES take larger chunks).
+fn chunks_for(slice_bytes: usize) -> usize {
+    slice_bytes.div_ceil(CHUNK_BYTES).clamp(1, CHUNKS)
+}
+
+/// Broadcasts of at least this many bytes on more than two PEs take two phases (4 x H100, 4 PEs,
+/// in one call: 2 MiB 24.0 µs against 24.7 for every member pulling from the root, 4 MiB 34.7
+/// against 41.5; 1 MiB 19.0 against 16.2, 512 KiB 17.0 against 11.8).
 const BROADCAST_SPLIT_BYTES: usize = 2 << 20;
 
 /// Whether a broadcast of `nbytes` over `members` takes two phases (members pull slices from
@@ -136,6 +146,7 @@ impl GpuState {
             steps: self.base + self.area.stream_steps() as u64,
             heap_stride: self.stride as i64,
             tickets: self.base + (self.area.tickets() + 8 * slot) as u64,
+            chunks: self.base + self.area.stream_chunks() as u64,
             mype: me as i32,
             start: team.set.start as i32,
             stride: team.set.stride as i32,
@@ -241,6 +252,7 @@ impl State {
         }
         let k = g.coll_kernels(routine)?;
         let split = only >= 0 && broadcast_split(n, nbytes);
+        let chunks = if split { chunks_for(nbytes / (n - 1)) } else { 0 };
         let args = GatherArgs {
             s: g.sync_args(self.me, &t, if split { BROADCAST_SPLIT_STEPS } else { GATHER_STEPS }, routine)?,
             dest: d,
@@ -249,15 +261,15 @@ impl State {
             dest_step: if only >= 0 { 0 } else { nbytes as u64 },
             src_off: if what == Gather::Alltoall { (t.my_index * nbytes) as u64 } else { 0 },
             only,
-            split: i32::from(split),
+            split: chunks as i32,
         };
         // fcollect/alltoall: the grid as one part per member; a broadcast reads from the root
-        // (and in two phases, from every member the root's slices, all nbytes in all).
-        let parts = if only >= 0 { 1 } else { n };
+        // (in two phases: a block per chunk of a slice, see rk_two_phase).
+        let grid = if split { (chunks as u32).min(g.sms) } else { grid_for_parts(nbytes, if only >= 0 { 1 } else { n }, g.sms) };
         cu(g.ctx.make_current())?;
         // SAFETY: dest and source were checked to lie in this PE's mapped heap with the lengths
         // the kernel touches (symmetric: the same ranges on every member).
-        cu(unsafe { k.gather(stream, grid_for_parts(nbytes, parts, g.sms), &args) })
+        cu(unsafe { k.gather(stream, grid, &args) })
     }
 
     /// OP reduction (or reduce-scatter) of `n` elements of `kind` over `team`, ordered on
@@ -313,6 +325,7 @@ impl State {
         let g = self.gpu()?;
         let k = g.coll_kernels(routine)?;
         let steps = if mode == REDUCE_TWO_PHASE { REDUCE_TWO_PHASE_STEPS } else { REDUCE_DIRECT_STEPS };
+        let chunks = if mode == REDUCE_TWO_PHASE { chunks_for(bytes / t.set.size) } else { 0 };
         let args = ReduceArgs {
             s: g.sync_args(self.me, &t, steps, routine)?,
             dest: d,
@@ -321,9 +334,13 @@ impl State {
             src_off: if scatter { (t.my_index * n) as u64 } else { 0 },
             stage: g.base + g.area.stage() as u64,
             mode,
-            pad: 0,
+            chunks: chunks as i32,
         };
-        let grid = if mode == REDUCE_STAGED { 1 } else { reduce_grid(bytes, elem, g.sms) };
+        let grid = match mode {
+            REDUCE_STAGED => 1,
+            REDUCE_TWO_PHASE => (chunks as u32).min(g.sms),
+            _ => reduce_grid(bytes, elem, g.sms),
+        };
         cu(g.ctx.make_current())?;
         // SAFETY: dest (n elements) and source (n, or n per member) lie in this PE's mapped
         // heap (checked above), the same ranges on every member; the staging area holds
@@ -380,13 +397,24 @@ mod tests {
     }
 
     #[test]
-    fn reductions_take_two_phases_from_three_mib_of_reads() {
-        assert!(!reduce_two_phase(4, 512 << 10), "4 PEs, 512 KiB: 1.5 MiB of reads, directly");
-        assert!(reduce_two_phase(4, 1 << 20), "4 PEs, 1 MiB: 3 MiB of reads");
-        assert!(reduce_two_phase(8, 512 << 10), "8 PEs, 512 KiB: 3.5 MiB of reads");
+    fn reductions_take_two_phases_from_the_read_threshold() {
+        let at4 = TWO_PHASE_READ_BYTES / 3;
+        assert!(!reduce_two_phase(4, at4 - 16), "4 PEs, just below: directly");
+        assert!(reduce_two_phase(4, at4), "4 PEs: 3 x bytes of reads");
+        assert!(reduce_two_phase(8, at4), "8 PEs read more at the same size");
         assert!(!reduce_two_phase(2, 64 << 20), "two PEs: two phases would read as much");
-        assert!(!reduce_two_phase(3, (3 << 20) / 2 - 16));
-        assert!(reduce_two_phase(3, (3 << 20) / 2));
+        assert!(!reduce_two_phase(3, TWO_PHASE_READ_BYTES / 2 - 16));
+        assert!(reduce_two_phase(3, TWO_PHASE_READ_BYTES / 2));
+    }
+
+    #[test]
+    fn slices_take_a_chunk_per_chunk_bytes_up_to_the_flag_words() {
+        assert_eq!(chunks_for(0), 1);
+        assert_eq!(chunks_for(1), 1);
+        assert_eq!(chunks_for(CHUNK_BYTES), 1);
+        assert_eq!(chunks_for(CHUNK_BYTES + 1), 2);
+        assert_eq!(chunks_for(CHUNKS * CHUNK_BYTES), CHUNKS);
+        assert_eq!(chunks_for(usize::MAX), CHUNKS, "larger slices take larger chunks");
     }
 
     #[test]
