@@ -11,7 +11,7 @@ use super::ctx::ShmemCtx;
 use super::with_state;
 use crate::capi::types::LongDouble;
 use crate::runtime::ctx::DEFAULT;
-use crate::runtime::rma::bytes;
+use crate::runtime::rma::{bytes, Strided, GET, PUT};
 use crate::sys::longdouble::{x87_return_entry, x87_value_arg_entry};
 
 // The four bodies below are macros, not functions, so that every C entry point gets its own
@@ -19,27 +19,21 @@ use crate::sys::longdouble::{x87_return_entry, x87_value_arg_entry};
 // closure would leave one out-of-line copy of the body behind `catch_unwind`). The default
 // context skips context resolution (`ctx_pe` decides that inline).
 
-/// Contiguous put or get (`$method`: `ctx_put`, `ctx_get` or their `_nbi` forms) of `nelems`
-/// elements of `size` bytes.
+/// Contiguous put or get (`$dir`: PUT or GET; `$nbi`: the `_nbi` form) of `nelems` elements of
+/// `size` bytes.
 macro_rules! rma {
-    ($method:ident, $routine:expr, $ctx:expr, $dest:expr, $src:expr, $nelems:expr, $size:expr, $pe:expr) => {{
+    ($dir:ident, $nbi:expr, $routine:expr, $ctx:expr, $dest:expr, $src:expr, $nelems:expr, $size:expr, $pe:expr) => {{
         const R: &str = $routine;
-        with_state(R, |st| st.$method($ctx, $dest.cast(), $src.cast(), bytes($nelems, $size)?, $pe))
+        with_state(R, |st| st.ctx_rma::<$dir, $nbi>($ctx, $dest.cast(), $src.cast(), bytes($nelems, $size)?, $pe))
     }};
 }
 
-/// Strided put (iput); strides count elements.
-macro_rules! rma_iput {
-    ($routine:expr, $ctx:expr, $dest:expr, $src:expr, $dst:expr, $sst:expr, $nelems:expr, $size:expr, $pe:expr) => {{
+/// Strided put (iput, `$dir` PUT) or get (iget, GET); strides count elements.
+macro_rules! rma_strided {
+    ($dir:ident, $routine:expr, $ctx:expr, $dest:expr, $src:expr, $dst:expr, $sst:expr, $nelems:expr, $size:expr, $pe:expr) => {{
         const R: &str = $routine;
-        with_state(R, |st| st.ctx_iput($ctx, $dest.cast(), $src.cast(), $dst, $sst, $nelems, $size, $pe))
-    }};
-}
-
-macro_rules! rma_iget {
-    ($routine:expr, $ctx:expr, $dest:expr, $src:expr, $dst:expr, $sst:expr, $nelems:expr, $size:expr, $pe:expr) => {{
-        const R: &str = $routine;
-        with_state(R, |st| st.ctx_iget($ctx, $dest.cast(), $src.cast(), $dst, $sst, $nelems, $size, $pe))
+        let s = Strided { dst: $dst, sst: $sst, nelems: $nelems, size: $size };
+        with_state(R, |st| st.ctx_strided::<$dir>($ctx, $dest.cast(), $src.cast(), s, $pe))
     }};
 }
 
@@ -49,35 +43,35 @@ macro_rules! block_routines {
     ($pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr) => {
         #[export_name = concat!($pre, "put", $suf)]
         pub extern "C" fn put(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(ctx_put, concat!($pre, "put", $suf), DEFAULT, dest, src, nelems, $size, pe)
+            rma!(PUT, false, concat!($pre, "put", $suf), DEFAULT, dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($pre, "get", $suf)]
         pub extern "C" fn get(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(ctx_get, concat!($pre, "get", $suf), DEFAULT, dest, src, nelems, $size, pe)
+            rma!(GET, false, concat!($pre, "get", $suf), DEFAULT, dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($pre, "put", $suf, "_nbi")]
         pub extern "C" fn put_nbi(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(ctx_put_nbi, concat!($pre, "put", $suf, "_nbi"), DEFAULT, dest, src, nelems, $size, pe)
+            rma!(PUT, true, concat!($pre, "put", $suf, "_nbi"), DEFAULT, dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($pre, "get", $suf, "_nbi")]
         pub extern "C" fn get_nbi(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(ctx_get_nbi, concat!($pre, "get", $suf, "_nbi"), DEFAULT, dest, src, nelems, $size, pe)
+            rma!(GET, true, concat!($pre, "get", $suf, "_nbi"), DEFAULT, dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "put", $suf)]
         pub extern "C" fn ctx_put(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(ctx_put, concat!($ctxpre, "put", $suf), ctx.value(), dest, src, nelems, $size, pe)
+            rma!(PUT, false, concat!($ctxpre, "put", $suf), ctx.value(), dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "get", $suf)]
         pub extern "C" fn ctx_get(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(ctx_get, concat!($ctxpre, "get", $suf), ctx.value(), dest, src, nelems, $size, pe)
+            rma!(GET, false, concat!($ctxpre, "get", $suf), ctx.value(), dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "put", $suf, "_nbi")]
         pub extern "C" fn ctx_put_nbi(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(ctx_put_nbi, concat!($ctxpre, "put", $suf, "_nbi"), ctx.value(), dest, src, nelems, $size, pe)
+            rma!(PUT, true, concat!($ctxpre, "put", $suf, "_nbi"), ctx.value(), dest, src, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "get", $suf, "_nbi")]
         pub extern "C" fn ctx_get_nbi(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(ctx_get_nbi, concat!($ctxpre, "get", $suf, "_nbi"), ctx.value(), dest, src, nelems, $size, pe)
+            rma!(GET, true, concat!($ctxpre, "get", $suf, "_nbi"), ctx.value(), dest, src, nelems, $size, pe)
         }
     };
 }
@@ -87,19 +81,19 @@ macro_rules! strided_routines {
     ($pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr) => {
         #[export_name = concat!($pre, "iput", $suf)]
         pub extern "C" fn iput(dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            rma_iput!(concat!($pre, "iput", $suf), DEFAULT, dest, src, dst, sst, nelems, $size, pe)
+            rma_strided!(PUT, concat!($pre, "iput", $suf), DEFAULT, dest, src, dst, sst, nelems, $size, pe)
         }
         #[export_name = concat!($pre, "iget", $suf)]
         pub extern "C" fn iget(dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            rma_iget!(concat!($pre, "iget", $suf), DEFAULT, dest, src, dst, sst, nelems, $size, pe)
+            rma_strided!(GET, concat!($pre, "iget", $suf), DEFAULT, dest, src, dst, sst, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "iput", $suf)]
         pub extern "C" fn ctx_iput(ctx: ShmemCtx, dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            rma_iput!(concat!($ctxpre, "iput", $suf), ctx.value(), dest, src, dst, sst, nelems, $size, pe)
+            rma_strided!(PUT, concat!($ctxpre, "iput", $suf), ctx.value(), dest, src, dst, sst, nelems, $size, pe)
         }
         #[export_name = concat!($ctxpre, "iget", $suf)]
         pub extern "C" fn ctx_iget(ctx: ShmemCtx, dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            rma_iget!(concat!($ctxpre, "iget", $suf), ctx.value(), dest, src, dst, sst, nelems, $size, pe)
+            rma_strided!(GET, concat!($ctxpre, "iget", $suf), ctx.value(), dest, src, dst, sst, nelems, $size, pe)
         }
     };
 }

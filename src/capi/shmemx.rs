@@ -4,7 +4,6 @@
 use std::ffi::{c_long, c_void};
 
 use super::with_state;
-use crate::runtime::ctx::DEFAULT;
 use crate::runtime::rma::bytes;
 
 /// Open MPI OSHMEM's `shmemx_alltoall_global_nb`: block j of `source` (`size` bytes) goes to
@@ -18,8 +17,8 @@ pub extern "C" fn shmemx_alltoall_global_nb(dest: *mut c_void, source: *const c_
         bytes(st.npes, size)?; // n_pes blocks of size bytes must be addressable
         for pe in 0..st.npes {
             let block = size * pe;
-            let to = (dest as *const u8).wrapping_add(size * st.me);
-            st.ctx_put(DEFAULT, to, (source as *const u8).wrapping_add(block), size, pe as i32)?;
+            let to = dest.cast::<u8>().wrapping_add(size * st.me);
+            st.put_bytes(to, source.cast::<u8>().wrapping_add(block), size, pe as i32)?;
         }
         st.quiet();
         for pe in 0..st.npes {

@@ -15,6 +15,7 @@ use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::barrier::PeSet;
+use super::rma::Strided;
 use super::team::WORLD;
 use super::State;
 use crate::error::{Error, ErrorKind, Result};
@@ -264,32 +265,12 @@ impl State {
         Ok(())
     }
 
-    /// Contiguous put of `n` bytes through a context.
+    /// Contiguous put (`PUT`) or get of `n` bytes through a context, in C order (dest, src);
+    /// `NBI`: complete at the next quiet (see `rma_bytes`).
     #[inline(always)]
-    pub fn ctx_put(&self, ctx: usize, dest: *const u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
+    pub fn ctx_rma<const PUT: bool, const NBI: bool>(&self, ctx: usize, dest: *mut u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
         let pe = self.ctx_pe(ctx, pe)?;
-        self.put_bytes_as::<false>(dest, src, n, pe)
-    }
-
-    /// Contiguous get of `n` bytes through a context.
-    #[inline(always)]
-    pub fn ctx_get(&self, ctx: usize, dest: *mut u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
-        let pe = self.ctx_pe(ctx, pe)?;
-        self.get_bytes_as::<false>(dest, src, n, pe)
-    }
-
-    /// put_nbi through a context: complete at the next quiet.
-    #[inline(always)]
-    pub fn ctx_put_nbi(&self, ctx: usize, dest: *const u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
-        let pe = self.ctx_pe(ctx, pe)?;
-        self.put_bytes_as::<true>(dest, src, n, pe)
-    }
-
-    /// get_nbi through a context: the data is there at the next quiet.
-    #[inline(always)]
-    pub fn ctx_get_nbi(&self, ctx: usize, dest: *mut u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
-        let pe = self.ctx_pe(ctx, pe)?;
-        self.get_bytes_as::<true>(dest, src, n, pe)
+        self.rma_bytes::<PUT, NBI>(dest, src, n, pe)
     }
 
     /// One element stored into `dest` on `pe`: a single store of the whole element when `T` is
@@ -323,38 +304,10 @@ impl State {
         Ok(unsafe { shm::g(r.cast::<T>()) })
     }
 
-    /// Strided put (iput) of `nelems` elements of `size` bytes; strides count elements.
-    #[allow(clippy::too_many_arguments)]
-    pub fn ctx_iput(
-        &self,
-        ctx: usize,
-        dest: *const u8,
-        src: *const u8,
-        dst: isize,
-        sst: isize,
-        nelems: usize,
-        size: usize,
-        pe: i32,
-    ) -> Result<()> {
+    /// Strided put (`PUT`, iput) or get (iget) through a context; strides count elements.
+    pub fn ctx_strided<const PUT: bool>(&self, ctx: usize, dest: *mut u8, src: *const u8, s: Strided, pe: i32) -> Result<()> {
         let pe = self.ctx_pe(ctx, pe)?;
-        self.put_strided(dest, src, dst, sst, nelems, size, pe)
-    }
-
-    /// Strided get (iget).
-    #[allow(clippy::too_many_arguments)]
-    pub fn ctx_iget(
-        &self,
-        ctx: usize,
-        dest: *mut u8,
-        src: *const u8,
-        dst: isize,
-        sst: isize,
-        nelems: usize,
-        size: usize,
-        pe: i32,
-    ) -> Result<()> {
-        let pe = self.ctx_pe(ctx, pe)?;
-        self.get_strided(dest, src, dst, sst, nelems, size, pe)
+        self.rma_strided::<PUT>(dest, src, s, pe)
     }
 }
 

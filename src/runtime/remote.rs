@@ -6,6 +6,7 @@
 use std::mem::size_of;
 
 use super::ctx::check_aligned;
+use super::rma::{check_local, remote, Strided, GET, PUT};
 use super::State;
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::{Route, Segment, Transport};
@@ -38,51 +39,36 @@ impl State {
     }
 
     /// put to a PE on another host.
-    #[inline(never)]
+    #[inline(always)]
     pub(super) fn net_put(&self, dest: *const u8, src: *const u8, n: usize, pe: usize) -> Result<()> {
-        let (seg, off) = self.segment_of(dest, n)?;
-        if src.is_null() {
-            return Err(Error::invalid_value("the source buffer is NULL"));
-        }
-        // SAFETY: `src` is the C caller's buffer of `n` bytes (non-null, checked above).
-        let data = unsafe { std::slice::from_raw_parts(src, n) };
-        self.network(pe)?.put(pe, seg, off, data)
+        self.net_rma::<PUT, false>(dest.cast_mut(), src, n, pe)
     }
 
     /// get from a PE on another host.
-    #[inline(never)]
+    #[inline(always)]
     pub(super) fn net_get(&self, dest: *mut u8, src: *const u8, n: usize, pe: usize) -> Result<()> {
-        let (seg, off) = self.segment_of(src, n)?;
-        if dest.is_null() {
-            return Err(Error::invalid_value("the destination buffer is NULL"));
-        }
-        // SAFETY: `dest` is the C caller's writable buffer of `n` bytes (non-null, above).
-        let data = unsafe { std::slice::from_raw_parts_mut(dest, n) };
-        self.network(pe)?.get(pe, seg, off, data)
+        self.net_rma::<GET, false>(dest, src, n, pe)
     }
 
-    /// put_nbi to a PE on another host: posted now, complete at quiet.
+    /// put (`PUT`) or get of `n` bytes with a PE on another host, in C order (dest, src) as in
+    /// `rma_bytes`; `NBI`: posted now, complete (the data there) at quiet.
     #[inline(never)]
-    pub(super) fn net_put_nbi(&self, dest: *const u8, src: *const u8, n: usize, pe: usize) -> Result<()> {
-        let (seg, off) = self.segment_of(dest, n)?;
-        if src.is_null() {
-            return Err(Error::invalid_value("the source buffer is NULL"));
+    pub(super) fn net_rma<const PUT: bool, const NBI: bool>(&self, dest: *mut u8, src: *const u8, n: usize, pe: usize) -> Result<()> {
+        let (seg, off) = self.segment_of(remote::<PUT>(dest, src), n)?;
+        check_local::<PUT>(dest, src)?;
+        let net = self.network(pe)?;
+        match (PUT, NBI) {
+            // SAFETY: `src` is the C caller's buffer of `n` bytes (non-null, checked above).
+            (true, false) => net.put(pe, seg, off, unsafe { std::slice::from_raw_parts(src, n) }),
+            // SAFETY: `dest` is the C caller's writable buffer of `n` bytes (non-null, above).
+            (false, false) => net.get(pe, seg, off, unsafe { std::slice::from_raw_parts_mut(dest, n) }),
+            // SAFETY: `src` is the caller's buffer of `n` bytes, which the specification of
+            // put_nbi keeps valid and unchanged until the next quiet.
+            (true, true) => unsafe { net.put_nbi(pe, seg, off, src, n) },
+            // SAFETY: `dest` is the caller's buffer of `n` bytes, which the specification of
+            // get_nbi leaves to the runtime until the next quiet.
+            (false, true) => unsafe { net.get_nbi(pe, seg, off, dest, n) },
         }
-        // SAFETY: `src` is the caller's buffer of `n` bytes, which the specification of
-        // put_nbi keeps valid and unchanged until the next quiet.
-        unsafe { self.network(pe)?.put_nbi(pe, seg, off, src, n) }
-    }
-
-    /// get_nbi from a PE on another host: posted now, the data is there at quiet.
-    #[inline(never)]
-    pub(super) fn net_get_nbi(&self, dest: *mut u8, src: *const u8, n: usize, pe: usize) -> Result<()> {
-        let (seg, off) = self.segment_of(src, n)?;
-        if dest.is_null() {
-            return Err(Error::invalid_value("the destination buffer is NULL"));
-        }
-        // SAFETY: `dest` is the caller's buffer of `n` bytes, which the specification of
-        // get_nbi leaves to the runtime until the next quiet.
-        unsafe { self.network(pe)?.get_nbi(pe, seg, off, dest, n) }
     }
 
     /// p (one element) to a PE on another host.
@@ -102,43 +88,14 @@ impl State {
         Ok(unsafe { v.assume_init() })
     }
 
-    /// iput to a PE on another host: one write per element (each source element may be
-    /// reused when the write returns, as for a blocking put).
-    #[allow(clippy::too_many_arguments)]
+    /// iput (`PUT`) or iget with a PE on another host: one write or read per element (each
+    /// source element of a put may be reused when its write returns, as for a blocking put).
     #[inline(never)]
-    pub(super) fn net_put_strided(
-        &self,
-        dest: *const u8,
-        src: *const u8,
-        dst: isize,
-        sst: isize,
-        nelems: usize,
-        size: usize,
-        pe: usize,
-    ) -> Result<()> {
-        for i in 0..nelems as isize {
-            let (d, s) = (dest.wrapping_offset(i * dst * size as isize), src.wrapping_offset(i * sst * size as isize));
-            self.net_put(d, s, size, pe)?;
-        }
-        Ok(())
-    }
-
-    /// iget from a PE on another host: one read per element.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(never)]
-    pub(super) fn net_get_strided(
-        &self,
-        dest: *mut u8,
-        src: *const u8,
-        dst: isize,
-        sst: isize,
-        nelems: usize,
-        size: usize,
-        pe: usize,
-    ) -> Result<()> {
-        for i in 0..nelems as isize {
-            let (d, s) = (dest.wrapping_offset(i * dst * size as isize), src.wrapping_offset(i * sst * size as isize));
-            self.net_get(d, s, size, pe)?;
+    pub(super) fn net_strided<const PUT: bool>(&self, dest: *mut u8, src: *const u8, s: Strided, pe: usize) -> Result<()> {
+        let size = s.size as isize;
+        for i in 0..s.nelems as isize {
+            let (d, from) = (dest.wrapping_offset(i * s.dst * size), src.wrapping_offset(i * s.sst * size));
+            self.net_rma::<PUT, false>(d, from, s.size, pe)?;
         }
         Ok(())
     }

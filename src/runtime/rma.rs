@@ -73,117 +73,88 @@ impl State {
     /// `src` is the C caller's buffer (NULL is rejected); the remote side is range-checked.
     #[inline(always)]
     pub fn put_bytes(&self, dest: *const u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
-        self.put_bytes_as::<false>(dest, src, n, pe)
-    }
-
-    /// put (NBI false) or put_nbi (NBI true: to another host, complete at quiet; on shared
-    /// memory the data is in place when it returns either way).
-    #[inline(always)]
-    pub(crate) fn put_bytes_as<const NBI: bool>(&self, dest: *const u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
-        if n == 0 {
-            // Nothing moves, so no address needs to be valid (only the PE number).
-            return self.check_pe(pe).map(|_| ());
-        }
-        let base = self.base_in(&self.shm.rma_bases, pe)?;
-        if base == 0 {
-            let p = pe as usize;
-            return if NBI { self.net_put_nbi(dest, src, n, p) } else { self.net_put(dest, src, n, p) };
-        }
-        let r = self.mapped(base, dest, n, pe)?;
-        check_local(src, "source")?;
-        // SAFETY: r..r+n lies inside a live shared mapping (mapped checked the range); src is
-        // the caller's buffer of n bytes (overlap is allowed: put to self).
-        unsafe { shm::put(r, src, n) };
-        Ok(())
+        self.rma_bytes::<PUT, false>(dest.cast_mut(), src, n, pe)
     }
 
     /// Contiguous get: `n` bytes from symmetric `src` on `pe` into local `dest`.
     /// `dest` is the C caller's buffer (NULL is rejected); the remote side is range-checked.
     #[inline(always)]
     pub fn get_bytes(&self, dest: *mut u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
-        self.get_bytes_as::<false>(dest, src, n, pe)
+        self.rma_bytes::<GET, false>(dest, src, n, pe)
     }
 
-    /// get (NBI false) or get_nbi (NBI true: from another host, the data is there at quiet).
+    /// A contiguous put (`PUT`: local `src` to symmetric `dest` on `pe`) or get (symmetric `src`
+    /// on `pe` to local `dest`) of `n` bytes, blocking or (`NBI`) non-blocking: to another host
+    /// complete at quiet; on shared memory the data is in place when it returns either way.
     #[inline(always)]
-    pub(crate) fn get_bytes_as<const NBI: bool>(&self, dest: *mut u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
+    pub(crate) fn rma_bytes<const PUT: bool, const NBI: bool>(&self, dest: *mut u8, src: *const u8, n: usize, pe: i32) -> Result<()> {
         if n == 0 {
+            // Nothing moves, so no address needs to be valid (only the PE number).
             return self.check_pe(pe).map(|_| ());
         }
         let base = self.base_in(&self.shm.rma_bases, pe)?;
         if base == 0 {
-            let p = pe as usize;
-            return if NBI { self.net_get_nbi(dest, src, n, p) } else { self.net_get(dest, src, n, p) };
+            return self.net_rma::<PUT, NBI>(dest, src, n, pe as usize);
         }
-        let r = self.mapped(base, src, n, pe)?;
-        check_local(dest, "destination")?;
-        // SAFETY: as in put_bytes_as, with the roles of the buffers swapped.
-        unsafe { shm::get(dest, r, n) };
+        let r = self.mapped(base, remote::<PUT>(dest, src), n, pe)?;
+        check_local::<PUT>(dest, src)?;
+        // SAFETY: r..r+n lies inside a live shared mapping (mapped checked the range); the local
+        // side is the caller's buffer of n bytes (overlap is allowed: put or get to self).
+        unsafe {
+            if PUT {
+                shm::put(r, src, n)
+            } else {
+                shm::get(dest, r, n)
+            }
+        };
         Ok(())
     }
 
-    /// Strided put of `nelems` elements of `size` bytes; strides are in elements (iput).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn put_strided(
-        &self,
-        dest: *const u8,
-        src: *const u8,
-        dst: isize,
-        sst: isize,
-        nelems: usize,
-        size: usize,
-        pe: i32,
-    ) -> Result<()> {
-        if nelems == 0 {
+    /// A strided put (`PUT`, iput) or get (iget) of `s.nelems` elements; strides count elements.
+    pub(crate) fn rma_strided<const PUT: bool>(&self, dest: *mut u8, src: *const u8, s: Strided, pe: i32) -> Result<()> {
+        if s.nelems == 0 {
             return Ok(());
         }
-        let (lo, len) = span(dest, dst, nelems, size)?;
+        let (lo, len) = if PUT { s.span(dest, s.dst)? } else { s.span(src, s.sst)? };
         let base = self.base_in(&self.shm.rma_bases, pe)?;
         if base == 0 {
             // The whole span first, as on this host: one error naming it, nothing moved.
             self.translate(lo, len, self.me)?;
-            return self.net_put_strided(dest, src, dst, sst, nelems, size, pe as usize);
+            return self.net_strided::<PUT>(dest, src, s, pe as usize);
         }
         let r = self.mapped(base, lo, len, pe)?;
-        check_local(src, "source")?;
-        // SAFETY: every element lies inside the translated span [lo, lo+len), mapped at r; the
-        // source elements are the caller's.
-        unsafe { shm::copy_strided(r.wrapping_offset(dest as isize - lo as isize), src, dst, sst, nelems, size) };
-        Ok(())
-    }
-
-    /// Strided get (iget).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn get_strided(
-        &self,
-        dest: *mut u8,
-        src: *const u8,
-        dst: isize,
-        sst: isize,
-        nelems: usize,
-        size: usize,
-        pe: i32,
-    ) -> Result<()> {
-        if nelems == 0 {
-            return Ok(());
-        }
-        let (lo, len) = span(src, sst, nelems, size)?;
-        let base = self.base_in(&self.shm.rma_bases, pe)?;
-        if base == 0 {
-            // The whole span first, as on this host: one error naming it, nothing moved.
-            self.translate(lo, len, self.me)?;
-            return self.net_get_strided(dest, src, dst, sst, nelems, size, pe as usize);
-        }
-        let r = self.mapped(base, lo, len, pe)?;
-        check_local(dest, "destination")?;
-        // SAFETY: as in put_strided, with the roles of the buffers swapped.
-        unsafe { shm::copy_strided(dest, r.wrapping_offset(src as isize - lo as isize), dst, sst, nelems, size) };
+        check_local::<PUT>(dest, src)?;
+        // Every remote element lies inside the translated span [lo, lo+len), mapped at r.
+        let (to, from) = if PUT {
+            (r.wrapping_offset(dest as isize - lo as isize), src)
+        } else {
+            (dest, r.wrapping_offset(src as isize - lo as isize).cast_const())
+        };
+        // SAFETY: the remote elements lie in the span mapped at r (above); the local elements
+        // are the caller's.
+        unsafe { shm::copy_strided(to, from, s.dst, s.sst, s.nelems, s.size) };
         Ok(())
     }
 }
 
+/// `rma_bytes`' and `rma_strided`'s direction: put (to the remote PE) or get (from it).
+pub(crate) const PUT: bool = true;
+pub(crate) const GET: bool = false;
+
+/// The symmetric (remote) side of a transfer given in C order (dest, src).
 #[inline(always)]
-fn check_local(p: *const u8, which: &'static str) -> Result<()> {
+pub(crate) fn remote<const PUT: bool>(dest: *mut u8, src: *const u8) -> *const u8 {
+    if PUT {
+        dest.cast_const()
+    } else {
+        src
+    }
+}
+
+/// The local side of a transfer must be a buffer: the source of a put, the destination of a get.
+#[inline(always)]
+pub(crate) fn check_local<const PUT: bool>(dest: *mut u8, src: *const u8) -> Result<()> {
+    let (p, which) = if PUT { (src, "source") } else { (dest.cast_const(), "destination") };
     if p.is_null() {
         return Err(null_buffer(which));
     }
@@ -193,6 +164,23 @@ fn check_local(p: *const u8, which: &'static str) -> Result<()> {
 #[cold]
 fn null_buffer(which: &'static str) -> Error {
     Error::invalid_value(format!("the {which} buffer is NULL"))
+}
+
+/// The shape of a strided transfer (iput, iget): `nelems` elements of `size` bytes, `dst`
+/// elements apart at the destination and `sst` at the source.
+#[derive(Clone, Copy, Debug)]
+pub struct Strided {
+    pub dst: isize,
+    pub sst: isize,
+    pub nelems: usize,
+    pub size: usize,
+}
+
+impl Strided {
+    /// Lowest address and byte length these elements touch at `addr` with `stride`.
+    pub(crate) fn span(&self, addr: *const u8, stride: isize) -> Result<(*const u8, usize)> {
+        span(addr, stride, self.nelems, self.size)
+    }
 }
 
 /// Lowest address and byte length touched by a strided access; errors on overflow.
