@@ -12,7 +12,7 @@ use super::with_state;
 use crate::error::{Error, Result};
 use crate::runtime::barrier::{Caller, PeSet};
 use crate::runtime::reduce_ops::{Arith, Bits, Order};
-use crate::runtime::rma::bytes;
+use crate::runtime::rma::{bytes, Strided};
 use crate::runtime::State;
 
 fn team_set(st: &State, team: ShmemTeam) -> Result<PeSet> {
@@ -108,19 +108,8 @@ fn active_gather(
     with_state(c.routine, |st| run(st, active_set(st, start, log_stride, n)?, dest.cast(), source.cast(), bytes(nelems, size)?, c))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn team_alltoalls(
-    c: &Caller,
-    team: ShmemTeam,
-    dest: *mut c_void,
-    source: *const c_void,
-    dst: isize,
-    sst: isize,
-    nelems: usize,
-    size: usize,
-) -> c_int {
-    let r = c.routine;
-    with_state(r, |st| st.alltoalls(team_set(st, team)?, dest.cast(), source.cast(), dst, sst, nelems, size, c).map(|_| 0))
+fn team_alltoalls(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, s: Strided) -> c_int {
+    with_state(c.routine, |st| st.alltoalls(team_set(st, team)?, dest.cast(), source.cast(), s, c).map(|_| 0))
 }
 
 /// The `Caller` of a data collective named `$name`, built at compile time.
@@ -151,7 +140,8 @@ macro_rules! team_data_colls {
             }
             #[export_name = concat!("shmem_", stringify!($n), "_alltoalls")]
             pub extern "C" fn alltoalls(team: ShmemTeam, dest: *mut $t, source: *const $t, dst: isize, sst: isize, nelems: usize) -> c_int {
-                team_alltoalls(caller!(concat!("shmem_", stringify!($n), "_alltoalls")), team, dest.cast(), source.cast(), dst, sst, nelems, size_of::<$t>())
+                let s = Strided { dst, sst, nelems, size: size_of::<$t>() };
+                team_alltoalls(caller!(concat!("shmem_", stringify!($n), "_alltoalls")), team, dest.cast(), source.cast(), s)
             }
         };
     )*};
@@ -187,7 +177,7 @@ pub extern "C" fn shmem_alltoallsmem(
     sst: isize,
     nelems: usize,
 ) -> c_int {
-    team_alltoalls(caller!("shmem_alltoallsmem"), team, dest, source, dst, sst, nelems, 1)
+    team_alltoalls(caller!("shmem_alltoallsmem"), team, dest, source, Strided { dst, sst, nelems, size: 1 })
 }
 
 // ---- deprecated active-set data movement (32- and 64-bit elements) ----------------------
@@ -235,7 +225,7 @@ macro_rules! active_set_colls {
                 const R: &str = concat!("shmem_alltoalls", $bits);
                 with_state(R, |st| {
                     let set = active_set(st, pe_start, log_pe_stride, pe_size)?;
-                    st.alltoalls(set, dest.cast(), source.cast(), dst, sst, nelems, $size, caller!(R))
+                    st.alltoalls(set, dest.cast(), source.cast(), Strided { dst, sst, nelems, size: $size }, caller!(R))
                 })
             }
         };

@@ -46,7 +46,7 @@ mod hosts;
 
 use super::barrier::{Caller, Msg, PeSet};
 use super::header::{MSG_WORDS, SLOTS};
-use super::rma::bytes;
+use super::rma::{bytes, Strided};
 use super::State;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -325,8 +325,8 @@ fn copy(src: *const u8, dest: *mut u8, n: usize) {
     }
 }
 
-fn check_count(n: i64, what: &str, routine: &'static str) -> Result<usize> {
-    usize::try_from(n).map_err(|_| Error::invalid(routine, format!("{what} = {n} is negative; pass a count >= 0")))
+fn check_count(n: i64, what: &str) -> Result<usize> {
+    usize::try_from(n).map_err(|_| Error::invalid_value(format!("{what} = {n} is negative; pass a count >= 0")))
 }
 
 /// Elements `[lo, hi)` of `n` that member `k` of `parts` reduces (the first `n % parts`
@@ -532,22 +532,11 @@ impl State {
 
     /// Strided alltoall: element m of block k of dest (at index dst*(k*nelems+m)) on member i
     /// = element m of block i of source (at index sst*(i*nelems+m)) on member k.
-    #[allow(clippy::too_many_arguments)]
-    pub fn alltoalls(
-        &self,
-        set: PeSet,
-        dest: *mut u8,
-        source: *const u8,
-        dst: isize,
-        sst: isize,
-        nelems: usize,
-        size: usize,
-        caller: &Caller,
-    ) -> Result<()> {
-        let routine = caller.routine;
+    pub fn alltoalls(&self, set: PeSet, dest: *mut u8, source: *const u8, s: Strided, caller: &Caller) -> Result<()> {
+        let Strided { dst, sst, nelems, size } = s;
         for (name, v) in [("dst", dst), ("sst", sst)] {
             if v < 1 {
-                return Err(Error::invalid(routine, format!("{name} = {v}: strides must be >= 1 (1 means contiguous)")));
+                return Err(Error::invalid_value(format!("{name} = {v}: strides must be >= 1 (1 means contiguous)")));
             }
         }
         let agreed = [("dst", dst as i64), ("sst", sst as i64), ("nelems", nelems as i64)];
@@ -630,11 +619,11 @@ impl State {
         caller: &Caller,
     ) -> Result<()> {
         let routine = caller.routine;
-        let nreduce = check_count(nreduce, "nreduce", routine)?;
+        let nreduce = check_count(nreduce, "nreduce")?;
         let size = size_of::<T>();
         let len = bytes(nreduce, size)?;
         if nreduce > 0 && !(dest as usize | source as usize).is_multiple_of(align_of::<T>()) {
-            return Err(misaligned(dest as usize, source as usize, align_of::<T>(), routine));
+            return Err(misaligned(dest as usize, source as usize, align_of::<T>()));
         }
         let in_place = dest.cast_const() == source;
         if !in_place && overlap(dest.cast(), len, source.cast(), len) {
@@ -733,9 +722,9 @@ impl State {
 }
 
 #[cold]
-fn misaligned(dest: usize, source: usize, align: usize, routine: &'static str) -> Error {
+fn misaligned(dest: usize, source: usize, align: usize) -> Error {
     let (what, p) = if !dest.is_multiple_of(align) { ("dest", dest) } else { ("source", source) };
-    Error::invalid(routine, format!("{what} {p:#x} is not aligned to {align} bytes as its element type requires"))
+    Error::invalid_value(format!("{what} {p:#x} is not aligned to {align} bytes as its element type requires"))
 }
 
 /// `acc[i] = op(acc[i], src[i])` for `i < n`; `src` need not be aligned (message payloads).
