@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::{warn_failed, with_state};
 use crate::error::{Error, ErrorKind, Result};
-use crate::runtime::team::{Split, Team, WORLD};
+use crate::runtime::team::{Split, Team, Triplet, WORLD};
 use crate::runtime::State;
 
 pub type ShmemTeam = *mut c_void;
@@ -190,7 +190,7 @@ pub extern "C" fn shmem_team_split_strided(
         let (pid, parent) = team_of(st, parent_team)?;
         let contexts = config_contexts(config, config_mask, "config")?;
         let loud = parent.my_index == 0;
-        Ok(give(R, st.team_split_strided(pid, &parent, start, stride, size, contexts, R)?, new_team, loud))
+        Ok(give(R, st.team_split_strided(pid, &parent, Triplet { start, stride, size }, contexts, R)?, new_team, loud))
     })
 }
 

@@ -168,6 +168,15 @@ fn no_free_handle() -> Split {
     ))
 }
 
+/// The PEs of a strided split, as the C routines give them: `size` PEs of the parent team,
+/// from its PE `start` on, `stride` apart.
+#[derive(Clone, Copy, Debug)]
+pub struct Triplet {
+    pub start: i32,
+    pub stride: i32,
+    pub size: i32,
+}
+
 impl State {
     /// Stores the new team at the agreed handle `id` on its members.
     fn new_team(&self, set: PeSet, num_contexts: i32, parent: usize, id: usize) -> Result<Split> {
@@ -184,17 +193,15 @@ impl State {
 
     /// shmem_team_split_strided: collective over `parent` (table index `parent_id`). `routine`
     /// names the collective, which its members compare (coll.rs).
-    #[allow(clippy::too_many_arguments)]
     pub fn team_split_strided(
         &self,
         parent_id: usize,
         parent: &Team,
-        start: i32,
-        stride: i32,
-        size: i32,
+        t: Triplet,
         num_contexts: i32,
         routine: &'static str,
     ) -> Result<Split> {
+        let Triplet { start, stride, size } = t;
         // The collective stays open until the team is stored: splits on other threads wait,
         // so nothing takes the agreed handle in between.
         let c = self.collective(parent.set, routine)?;

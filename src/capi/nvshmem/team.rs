@@ -8,7 +8,7 @@ use std::ffi::{c_int, c_long};
 use super::super::{fence, with_state};
 use super::nv_status_of;
 use crate::error::{Error, ErrorKind, Result};
-use crate::runtime::team::Split;
+use crate::runtime::team::{Split, Triplet};
 
 /// nvshmem_team_t.
 pub type NvTeam = i32;
@@ -118,7 +118,7 @@ pub extern "C" fn nvshmem_team_split_strided(
         }
         let contexts = config_contexts(config, config_mask, "config")?;
         let loud = st.gpu_team_info(parent_team).is_some_and(|t| t.0 == 0);
-        Ok(give(R, st.gpu_team_split_strided(parent_team, start, stride, size, contexts, R)?, new_team, loud))
+        Ok(give(R, st.gpu_team_split_strided(parent_team, Triplet { start, stride, size }, contexts, R)?, new_team, loud))
     })
 }
 

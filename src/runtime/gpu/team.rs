@@ -11,7 +11,7 @@ use crate::abi::RshmemDeviceTeam;
 use crate::cuda;
 use crate::error::{Error, ErrorKind, Result, UNNAMED};
 use crate::runtime::barrier::{Caller, PeSet};
-use crate::runtime::team::{Split, Team};
+use crate::runtime::team::{Split, Team, Triplet};
 use crate::runtime::State;
 
 /// Entries of the device team table (NVSHMEM_MAX_TEAMS defaults to 32). A team whose handle
@@ -160,18 +160,9 @@ impl State {
     }
 
     /// nvshmem_team_split_strided in GPU mode.
-    #[allow(clippy::too_many_arguments)]
-    pub fn gpu_team_split_strided(
-        &self,
-        parent: i32,
-        start: i32,
-        stride: i32,
-        size: i32,
-        num_contexts: i32,
-        routine: &'static str,
-    ) -> Result<Split> {
+    pub fn gpu_team_split_strided(&self, parent: i32, t: Triplet, num_contexts: i32, routine: &'static str) -> Result<Split> {
         let (pid, p) = self.gpu_team(parent, routine)?;
-        let split = self.team_split_strided(pid, &p, start, stride, size, num_contexts, routine)?;
+        let split = self.team_split_strided(pid, &p, t, num_contexts, routine)?;
         self.gpu_publish_split(&split, routine)?;
         Ok(split)
     }
