@@ -89,6 +89,16 @@ impl DevxCtx {
     }
 }
 
+/// Runs one DevX command function (`mlx5dv_devx_obj_create`, `_obj_modify`, `_general_cmd`:
+/// same arguments) on `on` with `cmd` as its input and `out` as its output buffer.
+///
+/// # Safety
+/// `on` must be what `f` expects (an open context, or a live object for `_obj_modify`).
+unsafe fn command<R>(f: unsafe extern "C" fn(Ptr, *const c_void, usize, *mut c_void, usize) -> R, on: Ptr, cmd: &Cmd, out: &mut [u8]) -> R {
+    // SAFETY: `on` as the caller vouches; in and out are live buffers of the lengths passed.
+    unsafe { f(on, cmd.bytes.as_ptr().cast::<c_void>(), cmd.bytes.len(), out.as_mut_ptr().cast(), out.len()) }
+}
+
 impl DevxOps for DevxCtx {
     fn umem_reg(&mut self, what: &str, addr: u64, len: usize, dmabuf: Option<(i32, u64)>) -> Result<u32> {
         let mut why = String::from("no dma-buf handle");
@@ -117,16 +127,8 @@ impl DevxOps for DevxCtx {
 
     fn create(&mut self, what: &str, cmd: &Cmd) -> Result<(ObjId, u32)> {
         let mut out = [0u8; prm::OUT_BYTES];
-        // SAFETY: ctx is open; in and out are live buffers of the lengths passed.
-        let obj = unsafe {
-            (self.m.mlx5dv_devx_obj_create)(
-                self.ctx.raw(),
-                cmd.bytes.as_ptr().cast::<c_void>(),
-                cmd.bytes.len(),
-                out.as_mut_ptr().cast(),
-                out.len(),
-            )
-        };
+        // SAFETY: ctx is open.
+        let obj = unsafe { command(self.m.mlx5dv_devx_obj_create, self.ctx.raw(), cmd, &mut out) };
         if obj.is_null() {
             return Err(command_error(cmd, what, std::io::Error::last_os_error(), &out));
         }
@@ -138,16 +140,8 @@ impl DevxOps for DevxCtx {
         let mut out = [0u8; prm::OUT_BYTES];
         let handle =
             *self.objs.get(obj.0).ok_or_else(|| Error::new(ErrorKind::Internal, super::ROUTINE, format!("no DevX object {}", obj.0)))?;
-        // SAFETY: handle is a live DevX object; in and out are live buffers of the lengths passed.
-        let rc = unsafe {
-            (self.m.mlx5dv_devx_obj_modify)(
-                handle,
-                cmd.bytes.as_ptr().cast::<c_void>(),
-                cmd.bytes.len(),
-                out.as_mut_ptr().cast(),
-                out.len(),
-            )
-        };
+        // SAFETY: handle is a live DevX object.
+        let rc = unsafe { command(self.m.mlx5dv_devx_obj_modify, handle, cmd, &mut out) };
         if rc != 0 {
             return Err(command_error(cmd, what, std::io::Error::from_raw_os_error(rc.abs()), &out));
         }
@@ -156,16 +150,8 @@ impl DevxOps for DevxCtx {
 
     fn query(&mut self, what: &str, cmd: &Cmd, out_len: usize) -> Result<Vec<u8>> {
         let mut out = vec![0u8; out_len.max(prm::OUT_BYTES)];
-        // SAFETY: ctx is open; in and out are live buffers of the lengths passed.
-        let rc = unsafe {
-            (self.m.mlx5dv_devx_general_cmd)(
-                self.ctx.raw(),
-                cmd.bytes.as_ptr().cast::<c_void>(),
-                cmd.bytes.len(),
-                out.as_mut_ptr().cast(),
-                out.len(),
-            )
-        };
+        // SAFETY: ctx is open.
+        let rc = unsafe { command(self.m.mlx5dv_devx_general_cmd, self.ctx.raw(), cmd, &mut out) };
         if rc != 0 {
             return Err(command_error(cmd, what, std::io::Error::from_raw_os_error(rc.abs()), &out));
         }
