@@ -19,7 +19,7 @@ pub mod sys;
 /// nvshmemx_cumodule_init, ...): the C entry points name them from here, not from `sys`.
 pub use sys::{CUlibrary, CUmodule, CUstream};
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::OnceLock;
 
@@ -551,9 +551,9 @@ pub unsafe fn memcpy_async(dst: u64, src: u64, bytes: usize, stream: CUstream) -
 /// address); false for ordinary (pageable) host memory.
 pub fn is_cuda_pointer(ptr: u64) -> CuResult<bool> {
     let d = driver()?;
-    let mut kind: std::ffi::c_uint = 0;
+    let mut kind: c_uint = 0;
     // SAFETY: the driver writes one CUmemorytype (an unsigned int) into `kind`.
-    let rc = unsafe { (d.api.cuPointerGetAttribute)((&mut kind as *mut std::ffi::c_uint).cast(), CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr) };
+    let rc = unsafe { (d.api.cuPointerGetAttribute)((&mut kind as *mut c_uint).cast(), CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr) };
     Ok(rc == CUDA_SUCCESS)
 }
 
@@ -573,25 +573,13 @@ pub unsafe fn memcpy_strided_async(
     stream: CUstream,
 ) -> CuResult<()> {
     let d = driver()?;
-    let (src_unified, dst_unified) = (is_cuda_pointer(src)?, is_cuda_pointer(dst)?);
-    let p = CUDA_MEMCPY2D {
-        srcXInBytes: 0,
-        srcY: 0,
-        srcMemoryType: if src_unified { CU_MEMORYTYPE_UNIFIED } else { CU_MEMORYTYPE_HOST },
-        srcHost: src as *const c_void,
-        srcDevice: src,
-        srcArray: std::ptr::null_mut(),
-        srcPitch: src_pitch,
-        dstXInBytes: 0,
-        dstY: 0,
-        dstMemoryType: if dst_unified { CU_MEMORYTYPE_UNIFIED } else { CU_MEMORYTYPE_HOST },
-        dstHost: dst as *mut c_void,
-        dstDevice: dst,
-        dstArray: std::ptr::null_mut(),
-        dstPitch: dst_pitch,
-        WidthInBytes: width,
-        Height: rows,
-    };
+    let kind = |p: u64| -> CuResult<c_uint> { Ok(if is_cuda_pointer(p)? { CU_MEMORYTYPE_UNIFIED } else { CU_MEMORYTYPE_HOST }) };
+    // SAFETY: CUDA_MEMCPY2D holds only integers and raw pointers, for which all-zero bits are
+    // valid (offsets 0, no CUDA arrays); the fields that matter are set below.
+    let mut p: CUDA_MEMCPY2D = unsafe { std::mem::zeroed() };
+    (p.srcMemoryType, p.srcHost, p.srcDevice, p.srcPitch) = (kind(src)?, src as *const c_void, src, src_pitch);
+    (p.dstMemoryType, p.dstHost, p.dstDevice, p.dstPitch) = (kind(dst)?, dst as *mut c_void, dst, dst_pitch);
+    (p.WidthInBytes, p.Height) = (width, rows);
     cu!(d, cuMemcpy2DAsync(&p, stream))
 }
 
