@@ -21,6 +21,22 @@ use std::arch::asm;
 
 pub use crate::abi::LongDouble;
 
+/// Defines the exported naked function `$name` (no Rust signature: the C prototype is in the
+/// header) whose whole body is `naked_asm!($asm...)`. The caller says why the asm is sound.
+macro_rules! naked_entry {
+    ($(#[$meta:meta])* $name:ident, $($asm:tt)*) => {
+        $(#[$meta])*
+        ///
+        /// # Safety
+        /// Only for C callers using the C prototype above; Rust cannot call it correctly.
+        #[unsafe(naked)]
+        #[no_mangle]
+        pub unsafe extern "C" fn $name() {
+            core::arch::naked_asm!($($asm)*)
+        }
+    };
+}
+
 /// Defines the exported naked function `$name`, whose C signature has a `long double` argument
 /// passed by value, as a tail jump to `$target`, a Rust `extern "C"` function that takes the
 /// same integer arguments followed by `*const LongDouble` pointing at that argument.
@@ -29,21 +45,13 @@ pub use crate::abi::LongDouble;
 /// above the return address) into the first integer register the C signature leaves unused.
 macro_rules! x87_value_arg_entry {
     ($(#[$meta:meta])* $name:ident, $lea:literal, $target:path) => {
-        $(#[$meta])*
-        ///
-        /// # Safety
-        /// Only for C callers using the C prototype above; Rust cannot call it correctly.
-        #[unsafe(naked)]
-        #[no_mangle]
-        pub unsafe extern "C" fn $name() {
-            // SAFETY (of the asm): at entry [rsp] is the return address and [rsp+8] the
-            // stacked long double (SysV: the only memory-class argument, so the first one in
-            // the argument area). Only the named scratch register is written, then control
-            // jumps to `$target` with the caller's stack and return address untouched, so
-            // `$target` returns straight to our caller. The stacked value stays valid for the
-            // whole call: it lies in the caller's frame.
-            core::arch::naked_asm!($lea, "jmp {target}", target = sym $target)
-        }
+        // SAFETY (of the asm): at entry [rsp] is the return address and [rsp+8] the stacked
+        // long double (SysV: the only memory-class argument, so the first one in the argument
+        // area). Only the named scratch register is written, then control jumps to `$target`
+        // with the caller's stack and return address untouched, so `$target` returns straight
+        // to our caller. The stacked value stays valid for the whole call: it lies in the
+        // caller's frame.
+        $crate::sys::longdouble::naked_entry!($(#[$meta])* $name, $lea, "jmp {target}", target = sym $target);
     };
 }
 
@@ -55,33 +63,26 @@ macro_rules! x87_value_arg_entry {
 /// leaves unused.
 macro_rules! x87_return_entry {
     ($(#[$meta:meta])* $name:ident, $mov:literal, $target:path) => {
-        $(#[$meta])*
-        ///
-        /// # Safety
-        /// Only for C callers using the C prototype above; Rust cannot call it correctly.
-        #[unsafe(naked)]
-        #[no_mangle]
-        pub unsafe extern "C" fn $name() {
-            // SAFETY (of the asm): at entry rsp ≡ 8 (mod 16). `sub rsp, 24` makes a 16-aligned
-            // 16-byte buffer at [rsp] and leaves rsp ≡ 0 (mod 16), as a call requires. The
-            // integer argument registers still hold the caller's arguments; the extra register
-            // gets the buffer's address. After the call, `fld` pushes the 80-bit result onto
-            // the (empty, per the ABI) x87 stack, which is where SysV returns a long double;
-            // the stack pointer is restored before `ret`.
-            core::arch::naked_asm!(
-                "sub rsp, 24",
-                $mov,
-                "call {target}",
-                "fld tbyte ptr [rsp]",
-                "add rsp, 24",
-                "ret",
-                target = sym $target,
-            )
-        }
+        // SAFETY (of the asm): at entry rsp ≡ 8 (mod 16). `sub rsp, 24` makes a 16-aligned
+        // 16-byte buffer at [rsp] and leaves rsp ≡ 0 (mod 16), as a call requires. The integer
+        // argument registers still hold the caller's arguments; the extra register gets the
+        // buffer's address. After the call, `fld` pushes the 80-bit result onto the (empty, per
+        // the ABI) x87 stack, which is where SysV returns a long double; the stack pointer is
+        // restored before `ret`.
+        $crate::sys::longdouble::naked_entry!(
+            $(#[$meta])* $name,
+            "sub rsp, 24",
+            $mov,
+            "call {target}",
+            "fld tbyte ptr [rsp]",
+            "add rsp, 24",
+            "ret",
+            target = sym $target,
+        );
     };
 }
 
-pub(crate) use {x87_return_entry, x87_value_arg_entry};
+pub(crate) use {naked_entry, x87_return_entry, x87_value_arg_entry};
 
 /// Runs `$op` (x87 instructions over `{a}`, `{b}`, `{out}` addresses) with the whole x87 stack
 /// declared clobbered, so it is empty at entry and `$op` must leave it empty.
