@@ -309,125 +309,97 @@ impl HwIbgda {
             Err(e) => [&[1u8][..], &e.message.as_bytes()[..e.message.len().min(2048)]].concat(),
         };
         let all = boot.allgather(&msg)?;
-        let LocalNic {
-            name,
-            ctx,
-            pd,
-            uar,
-            gpu_uar,
-            bf_reg,
-            doorbell,
-            cpu,
-            plan,
-            mut devx,
-            hca,
-            layout,
-            sq,
-            cq,
-            records,
-            dbr_addr,
-            dct_cq,
-            srq,
-            built,
-            heap_mr,
-            fetch,
-            fetch_mr,
-            mine: _,
-            local,
-            gid_index,
-            traffic_class,
-            sl,
-        } = here?;
+        let mut l = here?;
+        let name = &l.name;
         if let Some(e) = first_set_up_failure(&all) {
             return Err(e);
         }
         let peers = all
             .iter()
             .enumerate()
-            .map(|(pe, b)| PeInfo::decode(&b[1..], pe, npes, plan.num_rc, plan.num_dct))
+            .map(|(pe, b)| PeInfo::decode(&b[1..], pe, npes, l.plan.num_rc, l.plan.num_dct))
             .collect::<Result<Vec<_>>>()?;
         check_link_layers(&peers, &s.remote, me)?;
         // From here on a local failure becomes this PE's self-test outcome, so every PE still
         // reaches the barrier and the outcome exchange, and all decide together.
-        let avs: Vec<Option<[u8; 48]>> =
-            (0..npes)
-                .map(|p| {
-                    if s.remote[p] {
-                        pd.address_vector(local.port, gid_index, &peers[p].addr, traffic_class, sl).map(Some)
-                    } else {
-                        Ok(None)
-                    }
-                })
-                .collect::<Result<_>>()
-                .unwrap_or_else(|e| {
-                    crate::log::warn(&format!("IBGDA (hardware NIC {name}): {e}"));
-                    vec![None; npes]
-                });
+        let avs: Vec<Option<[u8; 48]>> = (0..npes)
+            .map(|p| {
+                if s.remote[p] {
+                    l.pd.address_vector(l.local.port, l.gid_index, &peers[p].addr, l.traffic_class, l.sl).map(Some)
+                } else {
+                    Ok(None)
+                }
+            })
+            .collect::<Result<_>>()
+            .unwrap_or_else(|e| {
+                crate::log::warn(&format!("IBGDA (hardware NIC {name}): {e}"));
+                vec![None; npes]
+            });
         let at = std::mem::offset_of!(super::mlx5::Av, rmac);
         let rmac = |p: usize| {
-            (local.addr.link_layer == ib::sys::IBV_LINK_LAYER_ETHERNET)
+            (l.local.addr.link_layer == ib::sys::IBV_LINK_LAYER_ETHERNET)
                 .then(|| avs[p].map(|av| av[at..at + 6].try_into().expect("6 bytes")))
                 .flatten()
         };
         let missing_av = (0..npes).find(|&p| s.remote[p] && avs[p].is_none());
         let connected = match missing_av {
             Some(p) => Err(format!("no address handle toward PE {p} (see the warning above)")),
-            None => plan::connect(&mut devx, &plan, &built, &local, &peers, &rmac).map_err(|e| e.message),
+            None => plan::connect(&mut l.devx, &l.plan, &l.built, &l.local, &peers, &rmac).map_err(|e| e.message),
         };
         boot.barrier()?;
 
         // Descriptors, warm-up, self-test, upload.
-        let nwqes = 1usize << plan.log_nwqes;
+        let nwqes = 1usize << l.plan.log_nwqes;
         let posting = Posting { signal_every: (nwqes / 4).min(64) as u16, batch: queues.batch, inline_max: INLINE_MAX };
-        let addrs = QueueAddrs { sq: sq.addr, cq: cq.addr, dbr: dbr_addr, bf_reg, cpu_doorbell: cpu };
-        let (mut rc, mut dci) = plan::descriptors(&plan, &layout, &built, &addrs, &posting);
+        let addrs = QueueAddrs { sq: l.sq.addr, cq: l.cq.addr, dbr: l.dbr_addr, bf_reg: l.bf_reg, cpu_doorbell: l.cpu };
+        let (mut rc, mut dci) = plan::descriptors(&l.plan, &l.layout, &l.built, &addrs, &posting);
         let peer_table = plan::peer_table(&peers, &avs, s.stride as u64, DC_KEY);
         let setup_failed = |m: String| selftest::Failure { from: me, to: me, reason: selftest::Reason::Setup(m) };
-        let tested = connected
-            .and_then(|()| warm_up_all(&built, &plan, &mut rc, &mut dci, &peer_table, &records, uar.reg_addr(), me).map_err(|e| e.message))
-            .map_err(setup_failed)
-            .and_then(|()| {
-                let land = Landing { addr: fetch.addr, lkey: fetch_mr.lkey };
-                self_test_next(&plan, &mut rc, &mut dci, &peer_table, &records, uar.reg_addr(), &land, s.mapped)
+        let mut posted =
+            Posted { plan: &l.plan, rc: &mut rc, dci: &mut dci, peers: &peer_table, records: &l.records, ring: l.uar.reg_addr() };
+        let tested =
+            connected.and_then(|()| warm_up_all(&mut posted, &l.built, me).map_err(|e| e.message)).map_err(setup_failed).and_then(|()| {
+                let land = Landing { addr: l.fetch.addr, lkey: l.fetch_mr.lkey };
+                self_test_next(&mut posted, &land, s.mapped)
             });
         let self_test = selftest::combine(&boot.allgather(&selftest::encode(&tested.map_err(|f| f.to_string())))?);
         let active: Vec<usize> = rc.iter().enumerate().filter(|(_, d)| d.qpn != 0).map(|(i, _)| i).collect();
         let num_dci = dci.len();
-        let rc_descs = put_descs(&rc, cpu, "RC QP descriptors")?;
-        let dci_descs = put_descs(&dci, cpu, "DCI descriptors")?;
+        let rc_descs = put_descs(&rc, l.cpu, "RC QP descriptors")?;
+        let dci_descs = put_descs(&dci, l.cpu, "DCI descriptors")?;
         let peers_buf = DevBuf::new(std::mem::size_of_val(&peer_table[..])).map_err(sys_err("the peer table"))?;
         peers_buf.upload(0, bytes_of(&peer_table)).map_err(sys_err("the peer table"))?;
-        let dct_table = plan::dct_table(&peers, plan.num_dct);
+        let dct_table = plan::dct_table(&peers, l.plan.num_dct);
         let dcts_buf = DevBuf::new(std::mem::size_of_val(&dct_table[..]).max(4)).map_err(sys_err("the DCT table"))?;
         dcts_buf.upload(0, bytes_of(&dct_table)).map_err(sys_err("the DCT table"))?;
         let mut st = PeState::zeroed();
         st.my_pe = me as u32;
         st.npes = npes as u32;
-        st.num_rc_per_pe = plan.num_rc as u32;
+        st.num_rc_per_pe = l.plan.num_rc as u32;
         st.num_dci = num_dci as u32;
         st.rc_map_by = config.rc_map_by;
         st.dci_map_by = config.dci_map_by;
-        st.heap_lkey = heap_mr.lkey;
+        st.heap_lkey = l.heap_mr.lkey;
         st.heap_base = s.heap_bases[me];
         st.heap_size = s.stride as u64;
         st.rc_qps = rc_descs.addr();
         st.dci_qps = dci_descs.addr();
         st.peers = peers_buf.addr;
-        if plan.num_rc == 0 {
+        if l.plan.num_rc == 0 {
             // DC (as the model sets them): a thread's WQEs toward PE p name DCT
             // dcts[p * num_dct + warp % num_dct], spreading the targets.
-            st.num_dct = plan.num_dct as u32;
+            st.num_dct = l.plan.num_dct as u32;
             st.dcts = dcts_buf.addr;
         }
-        st.fetch_buf = fetch.addr;
-        st.fetch_lkey = fetch_mr.lkey;
+        st.fetch_buf = l.fetch.addr;
+        st.fetch_lkey = l.fetch_mr.lkey;
         st.fetch_slots = FETCH_SLOTS;
         let reg_table = regs::new_table()?;
         st.regs = reg_table.addr;
         let state = DevBuf::new(std::mem::size_of::<PeState>()).map_err(sys_err("the IBGDA state"))?;
         state.upload(0, bytes_of(std::slice::from_ref(&st))).map_err(sys_err("the IBGDA state"))?;
 
-        let ringer = match (&rc_descs, &dci_descs, cpu) {
+        let ringer = match (&rc_descs, &dci_descs, l.cpu) {
             (Descs::Host(r), Descs::Host(d), true) => {
                 let at = |base: u64, i: usize| base + (i * std::mem::size_of::<QpState>()) as u64;
                 let posted = std::mem::offset_of!(QpState, posted_head) as u64;
@@ -439,28 +411,28 @@ impl HwIbgda {
                     .collect();
                 // SAFETY: descriptors and records are pinned host memory and the UAR register is
                 // mapped, all owned by the value returned here, which drops the ringer first.
-                Some(unsafe { CpuRinger::start(targets, uar.reg_addr()) })
+                Some(unsafe { CpuRinger::start(targets, l.uar.reg_addr()) })
             }
             _ => None,
         };
         crate::log::info(&format!(
             "IBGDA (hardware NIC {name}): {} RC QPs ({} per remote PE), {num_dci} DCIs, {} DC targets, {nwqes} WQE blocks each; heap registered by {}; {}; NIC caps: {}",
             active.len(),
-            plan.num_rc,
-            plan.num_dct,
-            heap_mr.how,
-            doorbell.describe(),
-            hca.describe()
+            l.plan.num_rc,
+            l.plan.num_dct,
+            l.heap_mr.how,
+            l.doorbell.describe(),
+            l.hca.describe()
         ));
         Ok(HwIbgda {
             _ringer: ringer,
-            _devx: devx,
-            _dct_cq: Some(dct_cq),
-            _srq: Some(srq),
-            _gpu_uar: gpu_uar,
-            uar,
-            grown: Mutex::new(grow::Grown { registered: s.mapped, peers: peer_table, state: st, mrs: vec![heap_mr] }),
-            _fetch_mr: fetch_mr,
+            _devx: l.devx,
+            _dct_cq: Some(l.dct_cq),
+            _srq: Some(l.srq),
+            _gpu_uar: l.gpu_uar,
+            uar: l.uar,
+            grown: Mutex::new(grow::Grown { registered: s.mapped, peers: peer_table, state: st, mrs: vec![l.heap_mr] }),
+            _fetch_mr: l.fetch_mr,
             regs: Mutex::default(),
             reg_table,
             rc: rc_descs,
@@ -468,17 +440,17 @@ impl HwIbgda {
             peers: peers_buf,
             _dcts: dcts_buf,
             state,
-            _fetch: fetch,
-            _sq: sq,
-            _cq: cq,
-            records,
-            pd,
-            ctx,
+            _fetch: l.fetch,
+            _sq: l.sq,
+            _cq: l.cq,
+            records: l.records,
+            pd: l.pd,
+            ctx: l.ctx,
             me,
             heap_base: s.heap_bases[me],
             active,
             num_dci,
-            doorbell,
+            doorbell: l.doorbell,
             self_test,
         })
     }
@@ -697,19 +669,21 @@ fn set_up_locally(s: &Setup, config: &IbgdaConfig, queues: &QueueConfig) -> Resu
     })
 }
 
+/// The queues that the set-up's warm-up and self-test post on from the host: the RC and DCI
+/// descriptors, the peers' table, the doorbell records and the doorbell register (`ring`).
+struct Posted<'a> {
+    plan: &'a Plan,
+    rc: &'a mut [QpState],
+    dci: &'a mut [QpState],
+    peers: &'a [super::abi::PeerState],
+    records: &'a Records,
+    ring: u64,
+}
+
 /// The self-test of this PE toward the next remote PE in ring order (see `selftest`), on the
 /// first QP that reaches it; results land in `land` (a fetch slot, unused until the device runs).
-#[allow(clippy::too_many_arguments)]
-fn self_test_next(
-    plan: &Plan,
-    rc: &mut [QpState],
-    dci: &mut [QpState],
-    peers: &[super::abi::PeerState],
-    records: &Records,
-    ring: u64,
-    land: &Landing,
-    mapped: usize,
-) -> std::result::Result<(), selftest::Failure> {
+fn self_test_next(q: &mut Posted, land: &Landing, mapped: usize) -> std::result::Result<(), selftest::Failure> {
+    let &mut Posted { plan, ref mut rc, ref mut dci, peers, records, ring } = q;
     let me = plan.me;
     let Some(to) = (1..plan.npes).map(|k| (me + k) % plan.npes).find(|&p| plan.remote[p]) else { return Ok(()) };
     let setup = |m: String| selftest::Failure { from: me, to, reason: selftest::Reason::Setup(m) };
@@ -731,17 +705,8 @@ fn self_test_next(
 
 /// One zero-byte RDMA WRITE per QP, waited for: RC QPs to their peer's heap, DCI k to the heap
 /// of the k-th remote PE (round robin) through its DC target.
-#[allow(clippy::too_many_arguments)]
-fn warm_up_all(
-    built: &Built,
-    plan: &Plan,
-    rc: &mut [QpState],
-    dci: &mut [QpState],
-    peers: &[super::abi::PeerState],
-    records: &Records,
-    ring: u64,
-    me: usize,
-) -> Result<()> {
+fn warm_up_all(q: &mut Posted, built: &Built, me: usize) -> Result<()> {
+    let &mut Posted { plan, ref mut rc, ref mut dci, peers, records, ring } = q;
     // SAFETY: the queues named by the descriptors are GPU memory of the current context.
     let gpu = unsafe { GpuIo::new()? };
     // SAFETY: with a CPU doorbell the records are pinned host memory owned by the caller.
