@@ -209,31 +209,14 @@ bits! {
 /// Runs `$body` with `$T` bound to the Rust type of an AmoType.
 macro_rules! typed {
     ($ty:expr, $T:ident => $body:expr) => {
+        typed!(@arms $ty, $T, $body; I32 i32, U32 u32, I64 i64, U64 u64, F32 f32, F64 f64)
+    };
+    (@arms $ty:expr, $T:ident, $body:expr; $($kind:ident $t:ty),*) => {
         match $ty {
-            AmoType::I32 => {
-                type $T = i32;
+            $(AmoType::$kind => {
+                type $T = $t;
                 $body
-            }
-            AmoType::U32 => {
-                type $T = u32;
-                $body
-            }
-            AmoType::I64 => {
-                type $T = i64;
-                $body
-            }
-            AmoType::U64 => {
-                type $T = u64;
-                $body
-            }
-            AmoType::F32 => {
-                type $T = f32;
-                $body
-            }
-            AmoType::F64 => {
-                type $T = f64;
-                $body
-            }
+            })*
         }
     };
 }
