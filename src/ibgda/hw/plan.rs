@@ -10,8 +10,10 @@ use crate::error::{Error, Result};
 use crate::ib::devx::{DevxOps, ObjId, UMEM_PAGE};
 use crate::ib::prm::{self, QpKind, UmemRef};
 use crate::ib::QpAddress;
-use crate::ibgda::abi::{PeerState, QpState, QP_CPU_DOORBELL, QP_DCI, QP_RC};
+use crate::ibgda::abi::{PeerState, QpState, QP_DCI, QP_RC};
 use crate::ibgda::mlx5::{CQE_SIZE, EXTENDED_UD_AV, SEND_WQE_BB};
+use crate::ibgda::model::host::descriptor;
+pub use crate::ibgda::model::host::Posting;
 
 /// What one PE builds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -338,29 +340,13 @@ pub struct QueueAddrs {
     pub cpu_doorbell: bool,
 }
 
-/// Per-QP settings of the posting protocol.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Posting {
-    pub signal_every: u16,
-    pub batch: u16,
-    pub inline_max: u16,
-}
-
 /// The device descriptors: RC QPs at `peer * num_rc + index` of an `npes * num_rc` array (zero
 /// where there is none), and the DCIs.
 pub fn descriptors(plan: &Plan, layout: &Layout, built: &Built, a: &QueueAddrs, p: &Posting) -> (Vec<QpState>, Vec<QpState>) {
     let mut rc = vec![QpState::zeroed(); plan.npes * plan.num_rc];
     let mut dci = Vec::new();
     for (k, q) in built.qps.iter().enumerate() {
-        let mut d = QpState::zeroed();
-        d.qpn = q.qpn;
-        d.cqn = q.cqn;
-        d.log_nwqes = plan.log_nwqes;
-        d.log_ncqes = plan.log_nwqes;
-        d.signal_every = p.signal_every;
-        d.batch = p.batch;
-        d.inline_max = p.inline_max;
-        d.flags = if a.cpu_doorbell { QP_CPU_DOORBELL } else { 0 };
+        let mut d = descriptor(q.qpn, q.cqn, plan.log_nwqes, p, a.cpu_doorbell);
         d.sq_buf = a.sq + layout.sq(k);
         d.cq_buf = a.cq + layout.cq(k);
         d.sq_dbrec = a.dbr + layout.sq_dbr(k);

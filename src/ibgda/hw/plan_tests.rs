@@ -6,6 +6,7 @@ use super::*;
 use crate::ib::devx::fake::{Call, Recorder};
 use crate::ib::prm::{ads, cqc, dctc, get, qpc, Field};
 use crate::ib::sys::{IBV_LINK_LAYER_ETHERNET, IBV_LINK_LAYER_INFINIBAND};
+use crate::ibgda::abi::QP_CPU_DOORBELL;
 
 /// A field of a context at `base` in a recorded command (64-bit fields: their low word).
 fn fld(cmd: &[u8], base: u32, f: Field) -> u32 {

@@ -70,6 +70,25 @@ impl Default for QpParams {
     }
 }
 
+/// Per-QP settings of the posting protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Posting {
+    pub signal_every: u16,
+    pub batch: u16,
+    pub inline_max: u16,
+}
+
+/// A descriptor with what every QP sets alike, on the model and on a NIC: its QP and CQ
+/// numbers, both rings of `1 << log_nwqes` entries, the posting settings and the doorbell path
+/// (rung by a CPU thread when `cpu_doorbell`). The rest is zero.
+pub fn descriptor(qpn: u32, cqn: u32, log_nwqes: u16, p: &Posting, cpu_doorbell: bool) -> QpState {
+    let mut d = QpState::zeroed();
+    (d.qpn, d.cqn, d.log_nwqes, d.log_ncqes) = (qpn, cqn, log_nwqes, log_nwqes);
+    (d.signal_every, d.batch, d.inline_max) = (p.signal_every, p.batch, p.inline_max);
+    d.flags = if cpu_doorbell { crate::ibgda::abi::QP_CPU_DOORBELL } else { 0 };
+    d
+}
+
 /// The buffers behind one QP's descriptor (send queue, CQ, doorbell records, doorbell word).
 /// Keep it alive as long as the descriptor is in use.
 pub struct QueueMem {
@@ -94,17 +113,10 @@ pub fn new_queues(p: QpParams) -> (QpState, QueueMem) {
     cq.fill(CQE_INVALID << 4); // every CQE invalid, owner bit 0
                                // One 64-byte line: SQ doorbell record at 0 (2 words), CQ doorbell record at 16, doorbell word at 32.
     let dbrec = AlignedBuf::new(64);
-    let mut state = QpState::zeroed();
-    state.qpn = p.qpn;
+    let posting = Posting { signal_every: p.signal_every, batch: p.batch, inline_max: p.inline_max };
+    let mut state = descriptor(p.qpn, p.qpn, p.log_nwqes, &posting, p.cpu_doorbell);
     state.peer_pe = if p.dci { u32::MAX } else { p.peer_pe };
-    state.cqn = p.qpn;
-    state.log_nwqes = p.log_nwqes;
-    state.log_ncqes = p.log_nwqes;
-    state.signal_every = p.signal_every;
-    state.batch = p.batch;
-    state.inline_max = p.inline_max;
     state.kind = if p.dci { QP_DCI } else { QP_RC };
-    state.flags = if p.cpu_doorbell { crate::ibgda::abi::QP_CPU_DOORBELL } else { 0 };
     state.sq_buf = sq.addr();
     state.sq_dbrec = dbrec.addr();
     state.cq_dbrec = dbrec.addr() + 16;
