@@ -94,17 +94,24 @@ macro_rules! x87 {
         // reads 10 bytes at a and b and writes 10 bytes at o. All eight x87 registers are
         // declared clobbered, so Rust hands over an empty x87 stack and every `$op` pops what
         // it pushes. It may change EFLAGS (fcomi), so flags are not declared preserved.
-        unsafe {
-            asm!(
-                $op,
-                a = in(reg) a, b = in(reg) b, out = in(reg) o,
-                out("st(0)") _, out("st(1)") _, out("st(2)") _, out("st(3)") _,
-                out("st(4)") _, out("st(5)") _, out("st(6)") _, out("st(7)") _,
-                options(nostack),
-            )
-        };
+        unsafe { x87_asm!($op, a = a, b = b, out = o) };
         out
     }};
+}
+
+/// `asm!($op)` with each named pointer operand in a register and all eight x87 registers
+/// declared clobbered (so the x87 stack is empty at entry and `$op` must leave it empty); the
+/// caller's unsafe block says what the pointers may be used for.
+macro_rules! x87_asm {
+    ($op:expr, $($name:ident = $p:expr),*) => {
+        asm!(
+            $op,
+            $($name = in(reg) $p,)*
+            out("st(0)") _, out("st(1)") _, out("st(2)") _, out("st(3)") _,
+            out("st(4)") _, out("st(5)") _, out("st(6)") _, out("st(7)") _,
+            options(nostack),
+        )
+    };
 }
 
 /// `a + b`, rounded as the x87 control word says (64-bit significand, to nearest: the Linux default).
@@ -136,16 +143,7 @@ pub fn from_f64(x: f64) -> LongDouble {
     let (a, o): (*const f64, *mut LongDouble) = (&x, &mut out);
     // SAFETY: reads the 8 bytes of `x`, writes 10 bytes of `out`; the x87 stack is empty
     // before and after (one push, one pop) and declared clobbered.
-    unsafe {
-        asm!(
-            "fld qword ptr [{a}]",
-            "fstp tbyte ptr [{o}]",
-            a = in(reg) a, o = in(reg) o,
-            out("st(0)") _, out("st(1)") _, out("st(2)") _, out("st(3)") _,
-            out("st(4)") _, out("st(5)") _, out("st(6)") _, out("st(7)") _,
-            options(nostack),
-        )
-    };
+    unsafe { x87_asm!("fld qword ptr [{a}]\nfstp tbyte ptr [{o}]", a = a, o = o) };
     out
 }
 
@@ -155,16 +153,7 @@ pub fn to_f64(a: &LongDouble) -> f64 {
     let o: *mut f64 = &mut x;
     // SAFETY: reads 10 bytes of `a`, writes the 8 bytes of `x`; the x87 stack is empty before
     // and after (one push, one pop) and declared clobbered.
-    unsafe {
-        asm!(
-            "fld tbyte ptr [{a}]",
-            "fstp qword ptr [{o}]",
-            a = in(reg) a, o = in(reg) o,
-            out("st(0)") _, out("st(1)") _, out("st(2)") _, out("st(3)") _,
-            out("st(4)") _, out("st(5)") _, out("st(6)") _, out("st(7)") _,
-            options(nostack),
-        )
-    };
+    unsafe { x87_asm!("fld tbyte ptr [{a}]\nfstp qword ptr [{o}]", a = a, o = o) };
     x
 }
 
