@@ -82,20 +82,33 @@ inline bool host_reachable(const void *p) { return !host_unreachable_hook() || !
  * a thread waiting in device code (the wait loops look here now and then) or the proxy's
  * one-thread kernel. A grid that holds every SM while it waits for that atomic thus runs it
  * itself instead of starving the kernel. */
-template <class T> RSHMEM_PROXY_FN T amo_apply(T *p, uint32_t op, T a, T b) {
 #if defined(__CUDACC__)
-    cuda::atomic_ref<T, cuda::thread_scope_system> r(*p);
-    const cuda::memory_order o = cuda::memory_order_relaxed;
+/* The CUDA *_system atomics: relaxed, one instruction each (a cuda::atomic_ref switch held 20
+ * more registers, which every wait loop that may run this pays). */
+RSHMEM_PROXY_FN unsigned long long amo_apply(unsigned long long *p, uint32_t op, unsigned long long a, unsigned long long b) {
     switch (op) {
-        case 0: return r.fetch_add(a, o);
-        case 1: return r.fetch_and(a, o);
-        case 2: return r.fetch_or(a, o);
-        case 3: return r.fetch_xor(a, o);
-        case 5: r.compare_exchange_strong(a, b, o, o); return a; /* a: the old value either way */
-        case 6: return r.load(o);
-        default: return r.exchange(a, o); /* 4 swap, 7 set */
+        case 0: return atomicAdd_system(p, a);
+        case 1: return atomicAnd_system(p, a);
+        case 2: return atomicOr_system(p, a);
+        case 3: return atomicXor_system(p, a);
+        case 5: return atomicCAS_system(p, a, b); /* the old value either way */
+        case 6: return port::load_relaxed(p);
+        default: return atomicExch_system(p, a);  /* 4 swap, 7 set */
     }
+}
+RSHMEM_PROXY_FN unsigned amo_apply(unsigned *p, uint32_t op, unsigned a, unsigned b) {
+    switch (op) {
+        case 0: return atomicAdd_system(p, a);
+        case 1: return atomicAnd_system(p, a);
+        case 2: return atomicOr_system(p, a);
+        case 3: return atomicXor_system(p, a);
+        case 5: return atomicCAS_system(p, a, b);
+        case 6: return port::load_relaxed(p);
+        default: return atomicExch_system(p, a);
+    }
+}
 #else
+template <class T> inline T amo_apply(T *p, uint32_t op, T a, T b) {
     switch (op) {
         case 0: return __atomic_fetch_add(p, a, __ATOMIC_RELAXED);
         case 1: return __atomic_fetch_and(p, a, __ATOMIC_RELAXED);
@@ -105,8 +118,8 @@ template <class T> RSHMEM_PROXY_FN T amo_apply(T *p, uint32_t op, T a, T b) {
         case 6: return __atomic_load_n(p, __ATOMIC_RELAXED);
         default: return __atomic_exchange_n(p, a, __ATOMIC_RELAXED);
     }
-#endif
 }
+#endif
 
 #if defined(__CUDACC__)
 #define RSHMEM_PROXY_COLD static __device__ __noinline__
@@ -115,7 +128,7 @@ template <class T> RSHMEM_PROXY_FN T amo_apply(T *p, uint32_t op, T a, T b) {
 #endif
 /* Takes and runs the posted remote AMO, if there is one nobody took; true when it ran one. Out
  * of line: the wait loops that call it stay small. */
-RSHMEM_PROXY_COLD bool serve_amo(RshmemProxyChannel *ch) {
+RSHMEM_PROXY_FN bool serve_amo_here(RshmemProxyChannel *ch) {
     RshmemProxyAmo *r = &ch->amo;
     const uint64_t seq = port::load_acquire(&r->seq);
     if (seq == port::load_relaxed(&r->done)) return false;
@@ -124,12 +137,14 @@ RSHMEM_PROXY_COLD bool serve_amo(RshmemProxyChannel *ch) {
     const uint64_t addr = port::load_relaxed(&r->addr), a = port::load_relaxed(&r->a), b = port::load_relaxed(&r->b);
     const uint32_t op = port::load_relaxed(&r->op), size = port::load_relaxed(&r->size);
     port::fence_system(); /* what this GPU wrote before is ordered before the atomic, as in rshmem_amo */
-    const uint64_t old = size == 4 ? (uint64_t)amo_apply<uint32_t>((uint32_t *)(uintptr_t)addr, op, (uint32_t)a, (uint32_t)b)
-                                   : (uint64_t)amo_apply<unsigned long long>((unsigned long long *)(uintptr_t)addr, op, a, b);
+    const uint64_t old = size == 4 ? (uint64_t)amo_apply((unsigned *)(uintptr_t)addr, op, (unsigned)a, (unsigned)b)
+                                   : (uint64_t)amo_apply((unsigned long long *)(uintptr_t)addr, op, (unsigned long long)a,
+                                                         (unsigned long long)b);
     port::store_relaxed(&r->result, old);
     port::store_release(&r->done, seq);
     return true;
 }
+RSHMEM_PROXY_COLD bool serve_amo(RshmemProxyChannel *ch) { return serve_amo_here(ch); }
 
 /* A device thread's long wait (device/rshmem_p2p.cuh's watchdog), posted for the proxy thread to
  * log on the host at once (RshmemProxyStall): device printf reaches stdout only when the kernel
@@ -160,32 +175,49 @@ struct what {
     const char *routine;
     int pe;
     uint32_t lane;
+    const char *waits_for; /* the wait under way: what for, since when, whether reported */
+    uint64_t start;
+    uint32_t told;
 };
 
-/* Waits until *word >= want. The proxy's status and the clock are read every 64 polls. */
-RSHMEM_PROXY_FN int wait_for(RshmemProxyChannel *ch, uint64_t *word, uint64_t want, const char *waits_for, const what &w) {
+/* The waits' two reports, out of line: a printf's arguments would hold registers in every wait. */
+RSHMEM_PROXY_COLD void report_dead(const RshmemProxyChannel *ch, const what &w) {
+    RSHMEM_PROXY_REPORT("rshmem: PE %d: %s to PE %d cannot complete: the proxy thread stopped at ring %u command %llu "
+                        "(to PE %d); its message on the host says why\n",
+                        ch->mype, w.routine, w.pe, ch->failed_lane, (unsigned long long)ch->failed_ticket, ch->failed_pe);
+}
+RSHMEM_PROXY_COLD void report_slow(const RshmemProxyChannel *ch, const what &w, uint64_t waited_ns, const char *waits_for) {
+    RSHMEM_PROXY_REPORT("rshmem: PE %d: %s to PE %d has waited %llu ms for %s in proxy ring %u; the proxy thread "
+                        "is not keeping up (is it alive? is PE %d's host reachable?)\n",
+                        ch->mype, w.routine, w.pe, (unsigned long long)(waited_ns / 1000000u), waits_for, w.lane, w.pe);
+}
+
+/* A wait's work every 64 polls: the remote atomic this GPU may owe (the proxy this thread waits
+ * for may be waiting for it), the proxy's status, the clock. Out of line with the whole proxy
+ * route: a kernel that may take it keeps within the 64 registers of a 1024-thread CTA
+ * (ctest/budget); what the waits keep is in `w`, in memory. */
+RSHMEM_PROXY_COLD int wait_check(RshmemProxyChannel *ch, what *w) {
+    serve_amo_here(ch);
+    if (port::load_acquire(&ch->status) == RSHMEM_PROXY_DEAD) {
+        report_dead(ch, *w);
+        return RSHMEM_PROXY_ERR_DEAD;
+    }
+    const uint64_t t = now_ns();
+    if (w->start == 0) w->start = t;
+    else if (!w->told && t - w->start > ch->stall_ns) {
+        report_slow(ch, *w, t - w->start, w->waits_for);
+        w->told = 1;
+    }
+    return 0;
+}
+/* Waits until *word >= want. */
+RSHMEM_PROXY_FN int wait_for(RshmemProxyChannel *ch, uint64_t *word, uint64_t want, const char *waits_for, what &w) {
+    w.waits_for = waits_for;
+    w.start = 0;
+    w.told = 0;
     unsigned polls = 0, spins = 0;
-    uint64_t start = 0;
-    bool told = false;
     while (port::load_acquire(word) < want) {
-        if ((++polls & 63) == 0) {
-            serve_amo(ch); /* the proxy this thread waits for may be waiting for this GPU */
-            if (port::load_acquire(&ch->status) == RSHMEM_PROXY_DEAD) {
-                RSHMEM_PROXY_REPORT("rshmem: PE %d: %s to PE %d cannot complete: the proxy thread stopped at ring %u command %llu "
-                                    "(to PE %d); its message on the host says why\n",
-                                    ch->mype, w.routine, w.pe, ch->failed_lane, (unsigned long long)ch->failed_ticket, ch->failed_pe);
-                return RSHMEM_PROXY_ERR_DEAD;
-            }
-            uint64_t t = now_ns();
-            if (start == 0) start = t;
-            else if (!told && t - start > ch->stall_ns) {
-                RSHMEM_PROXY_REPORT("rshmem: PE %d: %s to PE %d has waited %llu ms for %s in proxy ring %u; the proxy thread "
-                                    "is not keeping up (is it alive? is PE %d's host reachable?)\n",
-                                    ch->mype, w.routine, w.pe, (unsigned long long)((t - start) / 1000000u), waits_for, w.lane,
-                                    w.pe);
-                told = true;
-            }
-        }
+        if ((++polls & 63) == 0 && wait_check(ch, &w)) return RSHMEM_PROXY_ERR_DEAD;
         port::backoff(spins);
     }
     return 0;
@@ -200,7 +232,7 @@ struct command {
 };
 
 /* Posts `c` to this thread's ring; sets `ticket` and `w.lane`. */
-RSHMEM_PROXY_FN int post(RshmemProxyChannel *ch, const command &c, what &w, uint64_t &ticket) {
+RSHMEM_PROXY_FN int post(RshmemProxyChannel *ch, const command *c, what &w, uint64_t &ticket) {
     const uint64_t slots = ch->slots;
     w.lane = port::cta_id() % ch->lanes;
     RshmemProxyIssue *issue = (RshmemProxyIssue *)ch->issue + w.lane;
@@ -211,30 +243,31 @@ RSHMEM_PROXY_FN int post(RshmemProxyChannel *ch, const command &c, what &w, uint
         port::fetch_max_gpu(&issue->consumed_seen, port::load_relaxed(&lane->consumed));
     }
     RshmemProxyCmd *slot = (RshmemProxyCmd *)ch->cmds + w.lane * slots + (t & (slots - 1));
-    port::store_relaxed(&slot->op, c.op);
-    port::store_relaxed(&slot->pe, c.pe);
-    port::store_relaxed(&slot->remote, c.remote);
-    port::store_relaxed(&slot->local, c.local);
-    port::store_relaxed(&slot->bytes, c.bytes);
-    port::store_relaxed(&slot->value, c.value);
-    port::store_relaxed(&slot->compare, c.compare);
-    port::store_relaxed(&slot->amo, c.amo);
-    port::store_relaxed(&slot->amo_type, c.amo_type);
+    port::store_relaxed(&slot->op, c->op);
+    port::store_relaxed(&slot->pe, c->pe);
+    port::store_relaxed(&slot->remote, c->remote);
+    port::store_relaxed(&slot->local, c->local);
+    port::store_relaxed(&slot->bytes, c->bytes);
+    port::store_relaxed(&slot->value, c->value);
+    port::store_relaxed(&slot->compare, c->compare);
+    port::store_relaxed(&slot->amo, c->amo);
+    port::store_relaxed(&slot->amo_type, c->amo_type);
     port::store_release(&slot->seq, t + 1);
     ticket = t;
     return 0;
 }
 
-/* Posts `c` and, when it asks for it, waits for its completion or result. */
-RSHMEM_PROXY_FN int issue(RshmemProxyChannel *ch, const command &c, const char *routine, uint64_t *result = nullptr) {
-    what w = {routine, c.pe, 0};
+/* Posts `c` and, when it asks for it, waits for its completion or result. Out of line, the
+ * command by pointer: the callers' registers stay theirs. */
+RSHMEM_PROXY_COLD int issue(RshmemProxyChannel *ch, const command *c, const char *routine, uint64_t *result = nullptr) {
+    what w = {routine, c->pe, 0, nullptr, 0, 0};
     uint64_t t;
     if (post(ch, c, w, t)) return RSHMEM_PROXY_ERR_DEAD;
-    if (c.op & RSHMEM_PROXY_FLAG_WAIT) {
+    if (c->op & RSHMEM_PROXY_FLAG_WAIT) {
         RshmemProxyLane *lane = (RshmemProxyLane *)ch->lane_state + w.lane;
         if (wait_for(ch, &lane->completed, t + 1, "its completion", w)) return RSHMEM_PROXY_ERR_DEAD;
     }
-    if (c.op & RSHMEM_PROXY_FLAG_RESULT) {
+    if (c->op & RSHMEM_PROXY_FLAG_RESULT) {
         RshmemProxyResult *r = (RshmemProxyResult *)ch->results + w.lane * (uint64_t)ch->slots + (t & (ch->slots - 1u));
         if (wait_for(ch, &r->ready, t + 1, "its result", w)) return RSHMEM_PROXY_ERR_DEAD;
         *result = port::load_relaxed(&r->value);
@@ -247,7 +280,7 @@ RSHMEM_PROXY_FN int issue(RshmemProxyChannel *ch, const command &c, const char *
 
 /* A source or destination the host cannot reach: 8 bytes a command, the data in the commands
  * (p: the source is free again once posted; g: each waits for its bytes). */
-RSHMEM_PROXY_FN int put_inline(RshmemProxyChannel *ch, int pe, uint64_t remote, const void *src, uint64_t bytes,
+RSHMEM_PROXY_COLD int put_inline(RshmemProxyChannel *ch, int pe, uint64_t remote, const void *src, uint64_t bytes,
                                const char *routine) {
     const unsigned char *s = (const unsigned char *)src;
     for (uint64_t at = 0; at < bytes; at += 8) {
@@ -255,17 +288,17 @@ RSHMEM_PROXY_FN int put_inline(RshmemProxyChannel *ch, int pe, uint64_t remote, 
         uint64_t v = 0;
         for (uint32_t i = 0; i < n; i++) v |= (uint64_t)s[at + i] << (8 * i);
         command c = {RSHMEM_PROXY_OP_P, pe, remote + at, 0, n, v, 0, 0, 0};
-        if (issue(ch, c, routine)) return RSHMEM_PROXY_ERR_DEAD;
+        if (issue(ch, &c, routine)) return RSHMEM_PROXY_ERR_DEAD;
     }
     return 0;
 }
-RSHMEM_PROXY_FN int get_inline(RshmemProxyChannel *ch, int pe, uint64_t remote, void *dst, uint64_t bytes, const char *routine) {
+RSHMEM_PROXY_COLD int get_inline(RshmemProxyChannel *ch, int pe, uint64_t remote, void *dst, uint64_t bytes, const char *routine) {
     unsigned char *d = (unsigned char *)dst;
     for (uint64_t at = 0; at < bytes; at += 8) {
         const uint32_t n = bytes - at < 8 ? (uint32_t)(bytes - at) : 8u;
         uint64_t v = 0;
         command c = {RSHMEM_PROXY_OP_G | RSHMEM_PROXY_FLAG_RESULT, pe, remote + at, 0, n, 0, 0, 0, 0};
-        if (issue(ch, c, routine, &v)) return RSHMEM_PROXY_ERR_DEAD;
+        if (issue(ch, &c, routine, &v)) return RSHMEM_PROXY_ERR_DEAD;
         for (uint32_t i = 0; i < n; i++) d[at + i] = (unsigned char)(v >> (8 * i));
     }
     return 0;
@@ -275,32 +308,32 @@ RSHMEM_PROXY_FN int put(RshmemProxyChannel *ch, int pe, uint64_t remote, const v
                         const char *routine) {
     if (!host_reachable(src)) return put_inline(ch, pe, remote, src, bytes, routine);
     command c = {RSHMEM_PROXY_OP_PUT | (nbi ? 0u : RSHMEM_PROXY_FLAG_WAIT), pe, remote, (uint64_t)(uintptr_t)src, bytes, 0, 0, 0, 0};
-    return issue(ch, c, routine);
+    return issue(ch, &c, routine);
 }
 RSHMEM_PROXY_FN int get(RshmemProxyChannel *ch, int pe, uint64_t remote, void *dst, uint64_t bytes, bool nbi, const char *routine) {
     if (!host_reachable(dst)) return get_inline(ch, pe, remote, dst, bytes, routine);
     command c = {RSHMEM_PROXY_OP_GET | (nbi ? 0u : RSHMEM_PROXY_FLAG_WAIT), pe, remote, (uint64_t)(uintptr_t)dst, bytes, 0, 0, 0, 0};
-    return issue(ch, c, routine);
+    return issue(ch, &c, routine);
 }
 /* p: `bytes` (1..8) of `value`, little-endian; complete at quiet. */
 RSHMEM_PROXY_FN int p(RshmemProxyChannel *ch, int pe, uint64_t remote, uint64_t value, uint32_t bytes, const char *routine) {
     command c = {RSHMEM_PROXY_OP_P, pe, remote, 0, bytes, value, 0, 0, 0};
-    return issue(ch, c, routine);
+    return issue(ch, &c, routine);
 }
 RSHMEM_PROXY_FN int g(RshmemProxyChannel *ch, int pe, uint64_t remote, uint32_t bytes, uint64_t *value, const char *routine) {
     command c = {RSHMEM_PROXY_OP_G | RSHMEM_PROXY_FLAG_RESULT, pe, remote, 0, bytes, 0, 0, 0, 0};
-    return issue(ch, c, routine, value);
+    return issue(ch, &c, routine, value);
 }
 /* amo: RSHMEM_PROXY_AMO_*, type: RSHMEM_PROXY_TYPE_*; values as bit patterns. */
 RSHMEM_PROXY_FN int amo(RshmemProxyChannel *ch, int pe, uint64_t remote, uint32_t op, uint32_t type, uint64_t value,
                         const char *routine) {
     command c = {RSHMEM_PROXY_OP_AMO, pe, remote, 0, 0, value, 0, op, type};
-    return issue(ch, c, routine);
+    return issue(ch, &c, routine);
 }
 RSHMEM_PROXY_FN int fetch_amo(RshmemProxyChannel *ch, int pe, uint64_t remote, uint32_t op, uint32_t type, uint64_t value,
                               uint64_t compare, uint64_t *old, const char *routine) {
     command c = {RSHMEM_PROXY_OP_FETCH_AMO | RSHMEM_PROXY_FLAG_RESULT, pe, remote, 0, 0, value, compare, op, type};
-    return issue(ch, c, routine, old);
+    return issue(ch, &c, routine, old);
 }
 /* put, then the signal word at `sig_remote` updated (sig_op: RSHMEM_PROXY_AMO_SET or _ADD) after the data. */
 RSHMEM_PROXY_FN int put_signal(RshmemProxyChannel *ch, int pe, uint64_t remote, const void *src, uint64_t bytes,
@@ -309,22 +342,22 @@ RSHMEM_PROXY_FN int put_signal(RshmemProxyChannel *ch, int pe, uint64_t remote, 
         /* The data inline, a fence, then the signal: in the ring's order, so after its data. */
         command f = {RSHMEM_PROXY_OP_FENCE, -1, 0, 0, 0, 0, 0, 0, 0};
         command a = {RSHMEM_PROXY_OP_AMO, pe, sig_remote, 0, 0, signal, 0, sig_op, RSHMEM_PROXY_TYPE_U64};
-        if (put_inline(ch, pe, remote, src, bytes, routine) || issue(ch, f, routine)) return RSHMEM_PROXY_ERR_DEAD;
-        return issue(ch, a, routine);
+        if (put_inline(ch, pe, remote, src, bytes, routine) || issue(ch, &f, routine)) return RSHMEM_PROXY_ERR_DEAD;
+        return issue(ch, &a, routine);
     }
     command c = {RSHMEM_PROXY_OP_PUT_SIGNAL | (nbi ? 0u : RSHMEM_PROXY_FLAG_WAIT), pe, remote, (uint64_t)(uintptr_t)src, bytes,
                  signal, sig_remote, sig_op, RSHMEM_PROXY_TYPE_U64};
-    return issue(ch, c, routine);
+    return issue(ch, &c, routine);
 }
 RSHMEM_PROXY_FN int fence(RshmemProxyChannel *ch, const char *routine) {
     command c = {RSHMEM_PROXY_OP_FENCE, -1, 0, 0, 0, 0, 0, 0, 0};
-    return issue(ch, c, routine);
+    return issue(ch, &c, routine);
 }
 /* Every ring's commands posted before this call have run (each ring's ticket read now, then its
  * `consumed` awaited), then a quiet command in this thread's ring completes them at the
  * transport. */
 RSHMEM_PROXY_FN int quiet(RshmemProxyChannel *ch, const char *routine) {
-    what w = {routine, -1, 0};
+    what w = {routine, -1, 0, nullptr, 0, 0};
     for (uint32_t l = 0; l < ch->lanes; l++) {
         RshmemProxyIssue *issue = (RshmemProxyIssue *)ch->issue + l;
         const uint64_t posted = port::load_relaxed_gpu(&issue->ticket);
@@ -335,7 +368,7 @@ RSHMEM_PROXY_FN int quiet(RshmemProxyChannel *ch, const char *routine) {
         port::fetch_max_gpu(&issue->consumed_seen, posted);
     }
     command c = {RSHMEM_PROXY_OP_QUIET | RSHMEM_PROXY_FLAG_WAIT, -1, 0, 0, 0, 0, 0, 0, 0};
-    return issue(ch, c, routine);
+    return issue(ch, &c, routine);
 }
 
 } /* namespace rshmem_proxy */
