@@ -96,14 +96,17 @@ done
 # 64 registers per thread, so 1024-thread CTAs launch. Known exceptions, each with its ceiling:
 # reducescatter at thread and warp scope (its in-place staging loop beside two 16-byte words in
 # flight per thread; measured 72 for the warp; the thread's loads of two members at once: 76-80).
+# kernel_registers LOG: "kernel registers" for each kernel of a `-Xptxas -v` log.
+kernel_registers() {
+  awk '/Compiling entry function/ { split($0, a, "\x27"); f = a[2] }
+       /Used [0-9]+ registers/ { match($0, /Used [0-9]+/); name = f; sub(/^_Z[0-9]+/, "", name); sub(/P.*$/, "", name)
+         print name, substr($0, RSTART + 5, RLENGTH - 5) + 0 }' "$1"
+}
 budget_log="$out/registers.ptxas.txt"
 if "$nvcc" "${flags[@]}" -Xptxas -v -c "$here/../budget/registers.cu" -o "$out/registers.o" > "$budget_log" 2>&1; then
-  over="$(awk '/Compiling entry function/ { split($0, a, "\x27"); f = a[2] }
-               /Used [0-9]+ registers/ { match($0, /Used [0-9]+/); n = substr($0, RSTART + 5, RLENGTH - 5) + 0
-                 name = f; sub(/^_Z[0-9]+/, "", name); sub(/P.*$/, "", name)
-                 limit = name ~ /^rs_(i32|f32|f64)_t$/ ? 80 : name ~ /^rs_(i32|f32|f64)_w$/ ? 76 : 64; kernels++; if (n > max) max = n
-                 if (n > limit) printf "%s needs %d registers (limit %d); ", name, n, limit }
-               END { printf "\n%d %d", kernels, max }' "$budget_log")"
+  over="$(kernel_registers "$budget_log" | awk '{ limit = $1 ~ /^rs_(i32|f32|f64)_t$/ ? 80 : $1 ~ /^rs_(i32|f32|f64)_w$/ ? 76 : 64
+                 kernels++; if ($2 > max) max = $2; if ($2 > limit) printf "%s needs %d registers (limit %d); ", $1, $2, limit }
+               END { printf "\n%d %d", kernels, max }')"
   read -r kernels max <<< "$(tail -n 1 <<< "$over")"
   if [ -n "$(head -n 1 <<< "$over")" ] || [ "${kernels:-0}" -lt 60 ]; then
     echo "FAILED: register budget: $(head -n 1 <<< "$over") ($kernels kernels read from $budget_log)"; fail=1
@@ -112,6 +115,29 @@ if "$nvcc" "${flags[@]}" -Xptxas -v -c "$here/../budget/registers.cu" -o "$out/r
   fi
 else
   echo "FAILED: compiling ctest/budget/registers.cu"; cat "$budget_log"; fail=1
+fi
+
+# The same kernels with the proxy route compiled in (-DRSHMEM_PROXY_ROUTE: PEs on other hosts).
+# Every RMA, AMO and signal routine must fit 64 registers there too; the collectives, barriers
+# and the loops mixing every kind of call (loop_moe: 64 before the deep block-put batch of
+# rshmem_rma.cuh, 70 with it) do not fit yet (counted, not failed: docs/ARCHITECTURE.md,
+# "Proxy transport").
+proxy_log="$out/registers-proxy.ptxas.txt"
+case " ${CUDA_TEST_FLAGS:-} " in *" -DRSHMEM_PROXY_ROUTE "*) proxy_flags=() ;; *) proxy_flags=(-DRSHMEM_PROXY_ROUTE) ;; esac
+if "$nvcc" "${flags[@]}" "${proxy_flags[@]}" -Xptxas -v -c "$here/../budget/registers.cu" -o "$out/registers-proxy.o" > "$proxy_log" 2>&1; then
+  over="$(kernel_registers "$proxy_log" | awk '{
+                 if ($1 ~ /^(p|g|fadd|cswap|signal_op|wait_until|wait_any|quiet|fence|put_quiet_[wb]|get_quiet_b|(put|get|put_nbi|put_signal)_[twb])$/) {
+                   kernels++; if ($2 > max) max = $2; if ($2 > 64) printf "%s needs %d registers (limit 64); ", $1, $2 }
+                 else if ($2 > 64) { restn++; if ($2 > restmax) restmax = $2 } }
+               END { printf "\n%d %d %d %d", kernels, max, restn, restmax }')"
+  read -r kernels max restn restmax <<< "$(tail -n 1 <<< "$over")"
+  if [ -n "$(head -n 1 <<< "$over")" ] || [ "${kernels:-0}" -lt 24 ]; then
+    echo "FAILED: register budget with the proxy route: $(head -n 1 <<< "$over") ($kernels kernels read from $proxy_log)"; fail=1
+  else
+    echo "ok   register budget with the proxy route: $kernels RMA/AMO/signal kernels, at most $max registers (still above 64: $restn collective/barrier/loop kernels, up to $restmax)"
+  fi
+else
+  echo "FAILED: compiling ctest/budget/registers.cu with -DRSHMEM_PROXY_ROUTE"; cat "$proxy_log"; fail=1
 fi
 
 # Barrier release: one fence.release per thread before relaxed signals (ctest/budget/barrier_fences.cu).
