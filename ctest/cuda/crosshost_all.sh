@@ -66,7 +66,9 @@ net_floor() {
   "$N" down >/dev/null 2>&1
 }
 if [ "${BENCH:-1}" = 1 ] && [ -x "$G/build/cuda/proxy_bench" ]; then
-  ( XH_PREFIX=rxb XH_GPU=$RUNNERS OUT="$W/bench" TESTS=proxy_bench LIMIT="${BENCH_LIMIT:-90}" bash "$X" >/dev/null 2>&1
+  # RSHMEM_DEBUG=INFO: each PE logs its proxy profile at finalize (src/proxy/profile.rs).
+  ( RSHMEM_DEBUG="${BENCH_DEBUG:-INFO}" XH_PREFIX=rxb XH_GPU=$RUNNERS OUT="$W/bench" TESTS=proxy_bench LIMIT="${BENCH_LIMIT:-90}" \
+      bash "$X" >/dev/null 2>&1
     net_floor ) &
   pids+=($!)
 fi

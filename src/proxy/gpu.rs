@@ -157,7 +157,8 @@ struct Request {
     len: u64,
     a: u64,
     b: u64,
-    /// AMO: the old value, written by the target before its acknowledgement (not checksummed).
+    /// AMO: the old value, written by the target before its acknowledgement. Put and get: the
+    /// source's wall-clock time when it wrote the request (`profile.rs`). Not checksummed.
     result: u64,
     /// `Request::checksum` of the header (all but `result` and this word) and the data.
     check: u64,
@@ -403,6 +404,8 @@ pub struct Mailboxes {
     /// Set when the process exits without finalize: a request waiting for its acknowledgement
     /// gives up at once (the proxy thread is being joined).
     abandoned: std::sync::atomic::AtomicBool,
+    /// Where served requests spent their time (logged at finalize).
+    profile: super::profile::Profile,
 }
 
 impl Mailboxes {
@@ -428,7 +431,13 @@ impl Mailboxes {
             inbox: Mutex::new(vec![Inbox::default(); npes]),
             announced: (0..npes).map(|_| AtomicU64::new(0)).collect(),
             abandoned: std::sync::atomic::AtomicBool::new(false),
+            profile: super::profile::Profile::default(),
         }
+    }
+
+    /// The profile of what this PE served, one line (None: nothing served).
+    pub fn profile(&self) -> Option<String> {
+        self.profile.summary()
     }
 
     /// Makes every request that waits for an acknowledgement give up (process exit).
@@ -459,18 +468,26 @@ impl Mailboxes {
             let before = at.served;
             // Bounded: the source writes no more than its ring holds before our acknowledgement.
             while let Some((hdr, r)) = self.arrived(from, at)? {
+                if r.op != REQ_AMO {
+                    self.profile.arrived(r.result);
+                }
+                let began = Instant::now();
                 self.serve_one(from, at, hdr, r)?;
+                self.profile.served(began);
             }
             if at.served == before {
                 continue;
             }
             // Everything served is in GPU memory (and a get's answer in the ring) before the
             // acknowledgement says so.
+            let began = Instant::now();
             self.gpu.settle()?;
+            let settled = Instant::now();
             let ack = at.served.to_le_bytes();
             self.net
                 .put_message(from, Segment::Heap, self.layout.ack(self.me), &ack)
                 .map_err(|e| e.named("rshmem proxy (acknowledging)"))?;
+            self.profile.acknowledged(settled - began, settled.elapsed());
             crate::log::trace(|| format!("proxy: served requests {}..={} from PE {from}", before + 1, at.served));
             any = true;
         }
@@ -602,6 +619,9 @@ impl Mailboxes {
             self.net.put_message(pe, Segment::Heap, base + pos as usize, wrap.bytes())?;
         }
         r.seq = seq;
+        if r.op != REQ_AMO {
+            r.result = super::profile::wall_ns(); // not checksummed; the target's profile reads it
+        }
         let data = data.unwrap_or_default();
         r.check = r.checksum_of(data);
         let mut record = Vec::with_capacity(HEADER + data.len());

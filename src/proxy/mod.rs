@@ -9,6 +9,7 @@
 
 mod channel;
 pub mod gpu;
+mod profile;
 mod serve;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -95,6 +95,9 @@ pub fn drain(g: &GpuState, routine: &'static str) -> Result<()> {
 /// Stops the proxy thread (finalize, once no PE's kernel can need it).
 pub fn stop(g: &GpuState) {
     drop(g.proxy.lock().unwrap_or_else(|e| e.into_inner()).take());
+    if let Some(line) = g.mailboxes.get().and_then(|b| b.profile()) {
+        crate::log::info(&line);
+    }
 }
 
 /// Stops the proxy thread at a failing exit (no finalize: the peers may be gone), before the
