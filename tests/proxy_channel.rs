@@ -382,9 +382,11 @@ fn a_full_ring_stalls_says_so_then_proceeds() {
     let ch = channel(11, 1, 4, Duration::from_millis(200));
     let fake = Fake::new(NPES, HEAP);
     let posted = Arc::new(AtomicUsize::new(0));
-    let (c, n) = (Shared(ch.as_ptr()), posted.clone());
+    let (c, n, keep) = (Shared(ch.as_ptr()), posted.clone(), ch.clone());
     let producer = std::thread::spawn(move || {
-        let c = c;
+        // The producer keeps the channel alive: a failed assertion below must not free it
+        // under a thread still posting to it.
+        let (c, _keep) = (c, keep);
         h!(h_set_cta: fn(u32) -> ())(0);
         let p = h!(h_p: fn(Ch, i32, u64, u64, u32) -> i32);
         for k in 0..12u64 {
@@ -393,7 +395,13 @@ fn a_full_ring_stalls_says_so_then_proceeds() {
         }
         assert_eq!(h!(h_quiet: fn(Ch) -> i32)(c.0), 0);
     });
-    std::thread::sleep(Duration::from_millis(700));
+    // Wait for the stall report (the 5th post has waited 200 ms), however slowly a loaded
+    // machine runs the producer; then the count must still be 4.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while reports_of(11).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
     assert_eq!(posted.load(Ordering::Acquire), 4, "no proxy yet: the 4 slots fill, the 5th post waits");
     assert_eq!(ch.tickets(0).load(Ordering::Acquire), 5);
     let r = reports_of(11);
