@@ -629,7 +629,7 @@ RSHMEMI_DEV void rshmemi_reducescatter_staged(const rshmemi_team &t, T *dest, co
     T *scratch = (T *)s.coll_scratch;
     for (size_t base = 0; base < n; base += chunk) {
         unsigned len = n - base < chunk ? (unsigned)(n - base) : chunk;
-        rshmemi_reduce_range<T, OP, SYNC::reduce_words, SYNC::reduce_together, SYNC::reduce_together>(t, scratch - base, mine, base,
+        rshmemi_reduce_range<T, OP, SYNC::rs_words, SYNC::rs_together, SYNC::rs_pairs>(t, scratch - base, mine, base,
                                                                                                        base + len, false, g);
         rshmemi_sync_team_group(t, g, sync);
         for (unsigned i = g.tid; i < len; i += g.size) dest[base + i] = scratch[i]; /* local, rare */
@@ -642,7 +642,7 @@ RSHMEMI_DEV void rshmemi_reducescatter_direct(const rshmemi_team &t, T *dest, co
                                                    rshmemi_group g, SYNC sync) {
     rshmemi_sync_team_group(t, g, sync);
     if (!in_place)
-        rshmemi_reduce_range<T, OP, SYNC::reduce_words, SYNC::reduce_together, SYNC::reduce_together>(t, dest, mine, 0, n, false, g);
+        rshmemi_reduce_range<T, OP, SYNC::rs_words, SYNC::rs_together, SYNC::rs_pairs>(t, dest, mine, 0, n, false, g);
     else rshmemi_reducescatter_staged<T, OP>(t, dest, mine, n, g, sync);
     rshmemi_sync_team_group(t, g, sync);
 }

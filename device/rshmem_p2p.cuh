@@ -512,12 +512,26 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
  * time of loading a word at a time); ll_rs_per_member: a
  * reducescatter's ll_max counts per other member (rshmemi_ll_rs_max); reduce_words,
  * reduce_together: 16-byte words of a large reduction per thread and step, and whether a
- * member's loads of them are in flight at once (see rshmemi_reduce_range). */
+ * member's loads of them are in flight at once (see rshmemi_reduce_range); rs_words,
+ * rs_together, rs_pairs: the same for a reducescatter's share, which each member's group reads
+ * from every member (pairs: two members' loads at once). Each step waits for one NVLink round
+ * trip, so the words in flight set the time (4 x H100, results/gpu-compare-2026-11-28a-rows,
+ * main's constants and these in one call; sizes are whole sources): a lone thread's 128 B-2 KiB
+ * with 4 words instead of 2 took 0.58-0.88 of the time at 2 PEs and 0.77-0.89 at 4 (2 PEs,
+ * 2 KiB: 36.2 -> 21.1 us, NVSHMEM 23.1), but 64 B at 2 PEs 1.20x longer: a share of 2 words is
+ * below one step of 4, so rshmemi_reduce_range's tail takes it a word at a time (a build that
+ * kept 2 words for shares below 128 B was slower at every size, not understood); a block's
+ * 16 KiB-4 MiB with 2 words instead of 1, both loads of a member at once, 0.55-0.87 at 2 PEs,
+ * 32 KiB-4 MiB 0.53-0.75 at 4 (16 KiB 1.01; 2 PEs, 512 KiB: 80.8 -> 46.2 us, NVSHMEM 74.2). Not pairs at block scope: that took a 1024-thread
+ * block's kernel to 66 registers. A thread's 4 words take its reducescatter kernels to 80-84
+ * registers (76-80 with 2): a 1024-thread block of them launched with neither. */
 struct rshmemi_no_sync {
     static const int depth = 4, ll_batch = 4;
     static const unsigned ll_max = 16, ll_bcast_max = 32, bcast_push_max = 4096;
     static const int reduce_words = 2, push_words = 8;
     static const bool reduce_together = true, ll_rs_per_member = true;
+    static const int rs_words = 4;
+    static const bool rs_together = true, rs_pairs = true;
     __device__ void operator()() const {}
     __device__ rshmemi_group group() const { return rshmemi_thread_group(); }
 };
@@ -526,6 +540,8 @@ struct rshmemi_warp_sync {
     static const unsigned ll_max = 1024, ll_bcast_max = 1024, bcast_push_max = 8192;
     static const int reduce_words = 2, push_words = 4;
     static const bool reduce_together = false, ll_rs_per_member = false;
+    static const int rs_words = 2;
+    static const bool rs_together = false, rs_pairs = false;
     unsigned lanes;
     __device__ rshmemi_warp_sync() : lanes(rshmemi_warp_lanes()) {}
     __device__ void operator()() const { __syncwarp(lanes); }
@@ -536,6 +552,8 @@ struct rshmemi_block_sync {
     static const unsigned ll_max = ~0u, ll_bcast_max = ~0u, bcast_push_max = ~0u;
     static const int reduce_words = 1, push_words = 4;
     static const bool reduce_together = false, ll_rs_per_member = false;
+    static const int rs_words = 2;
+    static const bool rs_together = true, rs_pairs = false;
     __device__ void operator()() const { rshmemi_sync_block(); }
     __device__ rshmemi_group group() const { return rshmemi_block_group(); }
 };
