@@ -4,6 +4,9 @@
 //   init/first_barrier       the first nvshmem_barrier_all() + cudaDeviceSynchronize()
 //   init/init_to_first_barrier   the two above together
 //   init/malloc_256MiB, init/free_256MiB
+//   init/malloc_1GiB         nvshmem_malloc(1 GiB) after the first collectives (the heap grows
+//                            past what init and the 256 MiB call left mapped); not printed when
+//                            the library refuses it
 //   init/first_bcast_64B, init/first_bcast_64KiB, init/first_sum_reduce_int
 //                            the job's first on-stream broadcast of 64 B and of 64 KiB, and its
 //                            first int sum reduction (16 ints), each to its stream's end: what
@@ -84,6 +87,13 @@ int main(int argc, char **argv) {
     nvshmem_barrier_all();
     nvshmem_free(b);
     CK(cudaStreamDestroy(stream));
+    nvshmem_barrier_all();
+    double t12 = now_s();
+    char *huge = (char *)nvshmem_malloc(1ull << 30);
+    double t13 = now_s();
+    if (!huge && mype == 0) fprintf(stderr, "init: nvshmem_malloc(1 GiB) failed; no malloc_1GiB row\n");
+    nvshmem_barrier_all();
+    if (huge) nvshmem_free(huge);
 
     if (dev >= 0) emit("init", "ctx", 0, 0, 0, (t1 - t0) * 1e3, "ms");
     emit("init", "nvshmem_init", 0, 0, 0, (t3 - t2) * 1e3, "ms");
@@ -91,6 +101,7 @@ int main(int argc, char **argv) {
     emit("init", "init_to_first_barrier", 0, 0, 0, (t5 - t2) * 1e3, "ms");
     emit("init", "malloc_256MiB", 0, 0, 0, (t7 - t6) * 1e3, "ms");
     emit("init", "free_256MiB", 0, 0, 0, (t9 - t8) * 1e3, "ms");
+    if (huge) emit("init", "malloc_1GiB", 0, 0, 0, (t13 - t12) * 1e3, "ms");
     emit("init", "first_bcast_64B", 0, 0, 0, first[0] * 1e3, "ms");
     emit("init", "first_bcast_64KiB", 0, 0, 0, first[1] * 1e3, "ms");
     emit("init", "first_sum_reduce_int", 0, 0, 0, first[2] * 1e3, "ms");
