@@ -57,9 +57,8 @@ pub struct GatherArgs {
     pub dest_step: u64,
     pub src_off: u64,
     pub only: i32,
-    /// Positive: a broadcast (`only` its root) in two phases (BROADCAST_SPLIT_STEPS) of this
-    /// many chunks per slice (at most CHUNKS).
-    pub split: i32,
+    /// Non-zero: a broadcast (`only` its root) pushed by the non-roots (rk_broadcast_push).
+    pub push: i32,
 }
 
 /// rk_reduce_args.
@@ -102,14 +101,15 @@ pub const LL_THREADS: u32 = 256;
 /// counts by this much per launch).
 pub const BARRIER_STEPS: u32 = 1;
 pub const GATHER_STEPS: u32 = 2;
-pub const BROADCAST_SPLIT_STEPS: u32 = 3;
 pub const REDUCE_DIRECT_STEPS: u32 = 2;
 pub const REDUCE_TWO_PHASE_STEPS: u32 = 3;
 
-/// Reduction modes (rk_reduce_args::mode): every PE reduces everything; two phases; staged.
+/// Reduction modes (rk_reduce_args::mode): every PE reduces everything; two phases; staged;
+/// pushed.
 pub const REDUCE_DIRECT: i32 = 0;
 pub const REDUCE_TWO_PHASE: i32 = 1;
 pub const REDUCE_STAGED: i32 = 2;
+pub const REDUCE_PUSH: i32 = 3;
 
 /// Element kinds of the reduction kernels (one PTX module each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

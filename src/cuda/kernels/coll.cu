@@ -11,20 +11,25 @@ extern "C" __global__ void __launch_bounds__(RK_MAX_TEAM) rk_barrier(const __gri
     rk_finish(s);
 }
 
-/* A broadcast in two phases (rk_two_phase): the members other than the root own one slice
- * each (size - 1 slices, from the member after the root on); each copies its slice's chunks
- * from the root's source into its dest, flagging each, and the others' chunks from their dests
- * as they are flagged; the root copies its source to its dest (unless in place) and fetches
- * nothing. The root's links carry its data once, not once per member, and the second phase of
- * a chunk overlaps the first of the next. */
-__device__ __forceinline__ void rk_broadcast_split(const rk_gather_args &a) {
+/* A broadcast pushed by the non-roots: each copies its slice of the root's
+ * source (size - 1 slices, from the member after the root on) into its own dest and every other
+ * non-root's, in one pass: the root's links carry its data once, every non-root reads only its
+ * slice from the root and nothing from the others, and no chunk needs a flag: the exit
+ * announcement is a release (rk_exit). The root copies its source to its dest (unless in place)
+ * and pushes nothing. */
+__device__ __forceinline__ void rk_broadcast_push(const rk_gather_args &a) {
     const rk_sync &s = a.s;
     const bool root = s.my == a.only;
     char *dest = (char *)a.dest;
     const char *src = rk_peer((const char *)a.src, s, s.start + a.only * s.stride);
-    if (root && dest != src) rk_copy(dest, src, a.nbytes);
-    rk_two_phase(s, dest, a.nbytes, 1, s.size - 1, (a.only + 1) % s.size, a.split, !root,
-                 [=](size_t lo, size_t hi) { rk_copy_part(dest + lo, src + lo, hi - lo, threadIdx.x, blockDim.x); });
+    if (root) {
+        if (dest != src) rk_copy(dest, src, a.nbytes);
+    } else {
+        size_t lo, hi;
+        rk_slice(a.nbytes, s.size - 1, (s.my - a.only - 1 + s.size) % s.size, 16, &lo, &hi);
+        rk_fan_part(dest + lo, src + lo, hi - lo, rk_tid(), rk_nthreads(), s, a.only);
+    }
+    rk_exit(s, 2, 0, !root);
 }
 
 /* fcollect/alltoall: the grid as one part per member (rk_parts), so the loads from every
@@ -34,8 +39,8 @@ __device__ __forceinline__ void rk_broadcast_split(const rk_gather_args &a) {
 extern "C" __global__ void __launch_bounds__(RK_THREADS) rk_gather(const __grid_constant__ rk_gather_args a) {
     const rk_sync &s = a.s;
     rk_enter(s);
-    if (a.split > 0) {
-        rk_broadcast_split(a);
+    if (a.push) {
+        rk_broadcast_push(a);
         return;
     }
     int count = a.only >= 0 ? 1 : s.size;

@@ -22,7 +22,24 @@
  * members' announcements; then the blocks move data, reading the members' buffers directly
  * through the mapped heap window (pull: each PE writes only its own memory); the last block
  * to finish (a ticket counter) announces "done reading you" and waits for the others', so
- * when the kernel ends no member still reads this PE's buffers. */
+ * when the kernel ends no member still reads this PE's buffers. Large reductions and broadcasts
+ * on more than two PEs push instead (each PE stores its slice into every member's dest; the
+ * entry step tells it their dests are free) and announce "done" with a release store, so a
+ * member that has taken every announcement sees every slice.
+ *
+ * Why pushing and not two phases with flagged data. Two phases meeting through a flag per chunk
+ * (rk_two_phase, still used by large in-place reductions) cost ~8 µs over a direct kernel at 4
+ * PEs (4×H100); replacing the flag's system-scope release by a GPU-scope fence (a measurement
+ * only: by the PTX memory model a GPU-scope release does not synchronise with a thread of
+ * another GPU) saved just 1.2-1.9 µs of it: the rest is the chain flag -> poll -> second read
+ * round trip. NCCL's LL protocol carries the flag inside the data word so the reader needs no
+ * release/acquire pair; by the PTX memory model only a scalar access of at most 64 bits is
+ * single-copy atomic (a vector access is a set of scalar accesses performed in no set order), so
+ * an 8-byte store of 4 bytes of data and a 4-byte flag, read by one 8-byte load, is sound, while
+ * 16-byte v4.u32 LL and LL128 (a 128-byte line written by a warp) rest on hardware behaviour the
+ * model does not promise. LL halves the payload of every store and still pays one trip per
+ * chunk; pushing the results with plain stores and releasing once at the exit step, which
+ * every kernel takes anyway, pays neither. */
 #ifndef RSHMEM_KERNELS_COMMON_CUH
 #define RSHMEM_KERNELS_COMMON_CUH
 
@@ -47,16 +64,18 @@ struct rk_sync {
 };
 
 /* Data movement of broadcast, fcollect and alltoall: for every member k (or only member
- * `only` when it is >= 0), `nbytes` from k's src + src_off to dest + k * dest_step. split > 0 (a
- * broadcast, `only` its root): in two phases of `split` chunks per slice, see rk_broadcast_split. */
+ * `only` when it is >= 0), `nbytes` from k's src + src_off to dest + k * dest_step. push != 0 (a
+ * broadcast, `only` its root): pushed by the non-roots, see rk_broadcast_push. */
 struct rk_gather_args {
     rk_sync s;
     unsigned long long dest, src, nbytes, dest_step, src_off;
-    int only, split;
+    int only, push;
 };
 
 /* Reductions: dest[i] = OP over the members of src_k[src_off + i], i < n, the same bits on
- * every PE. mode 0: every PE reduces all n elements itself, in member order. mode 1 (two
+ * every PE. mode 0: every PE reduces all n elements itself, in member order. mode 3 (push, not
+ * in place): PE k reduces slice k in member order from member k + 1 on (wrapping around) and
+ * stores each result into every member's dest. mode 1 (two
  * phases of `chunks` chunks per slice, any overlap of dest with src allowed only when they are
  * the same array): PE k reduces slice k into its own dest (in member order from member k + 1
  * on, wrapping around), flagging each chunk as it is done, and copies the other slices' chunks
@@ -175,10 +194,13 @@ __device__ __noinline__ bool rk_last_block(const rk_sync &s, int which) {
  * which the last block acquires), and a load that has returned cannot take a value stored
  * later, so it needs no release; what this PE wrote is for its own stream, which sees it when
  * the kernel ends. A release store fenced the block's stores to its own memory at system scope
- * first, for nobody. */
-__device__ __forceinline__ void rk_exit(const rk_sync &s, unsigned int step, int ticket) {
+ * first, for nobody. Kernels that push (store into the members' dests: rk_fan_part) exit with a
+ * release (`release`): the members' stores into this PE's dest are then visible to it once it
+ * has acquired their announcements, and every block's stores precede the last block's release
+ * (the ticket chain above), so one system fence per launch covers the whole grid's pushes. */
+__device__ __forceinline__ void rk_exit(const rk_sync &s, unsigned int step, int ticket, bool release = RK_EXIT_RELEASE) {
     if (rk_last_block(s, ticket)) {
-        rk_signal(s, step, RK_EXIT_RELEASE);
+        rk_signal(s, step, release);
         rk_wait(s, step);
         rk_finish(s);
     }
@@ -218,6 +240,46 @@ __device__ __noinline__ void rk_copy_part(void *d, const void *s, size_t nbytes,
         done = nbytes / 4 * 4;
     }
     rk_copy_words((unsigned char *)d + done, (const unsigned char *)s + done, nbytes - done, tid, nth);
+}
+
+/* Push: n words from s to d on every member of the team but member `skip` (d is this PE's address
+ * of a symmetric array; each member's copy through the window), by threads tid of nth, U loads
+ * in flight per thread, each loaded word stored to every member before the next loads. Members
+ * in turn from this PE's successor on, so that the PEs do not all store to one member at once. */
+template <typename W>
+__device__ __forceinline__ void rk_fan_words(W *d, const W *src, size_t n, size_t i, size_t nth, const rk_sync &s, int skip) {
+    const int U = 4;
+    for (; i < n; i += U * nth) {
+        W v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (i + u * nth < n) v[u] = __ldcg(src + i + u * nth);
+        for (int x = 1; x <= s.size; x++) {
+            int k = (s.my + x) % s.size;
+            if (k == skip) continue;
+            W *dk = rk_peer(d, s, s.start + k * s.stride);
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (i + u * nth < n) dk[i + u * nth] = v[u];
+        }
+    }
+}
+
+/* rk_fan_words in the widest words both addresses allow. */
+__device__ __noinline__ void rk_fan_part(void *d, const void *src, size_t nbytes, size_t tid, size_t nth, const rk_sync &s, int skip) {
+    uintptr_t x = (uintptr_t)d | (uintptr_t)src;
+    size_t done = 0;
+    if ((x & 15) == 0) {
+        rk_fan_words((int4 *)d, (const int4 *)src, nbytes / 16, tid, nth, s, skip);
+        done = nbytes / 16 * 16;
+    } else if ((x & 7) == 0) {
+        rk_fan_words((unsigned long long *)d, (const unsigned long long *)src, nbytes / 8, tid, nth, s, skip);
+        done = nbytes / 8 * 8;
+    } else if ((x & 3) == 0) {
+        rk_fan_words((unsigned int *)d, (const unsigned int *)src, nbytes / 4, tid, nth, s, skip);
+        done = nbytes / 4 * 4;
+    }
+    rk_fan_words((unsigned char *)d + done, (const unsigned char *)src + done, nbytes - done, tid, nth, s, skip);
 }
 
 /* nbytes from s to d by the whole grid. */

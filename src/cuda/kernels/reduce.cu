@@ -53,10 +53,21 @@ __device__ __forceinline__ int4 rk_combine(int4 a, int4 b) {
     return x.v;
 }
 
+/* Stores v at p on every member (p: this PE's address of a symmetric array), from this PE's
+ * successor on (the PEs store to different members at once). */
+template <typename T>
+__device__ __forceinline__ void rk_store_all(T *p, T v, const rk_sync &s) {
+    for (int x = 1; x <= s.size; x++) {
+        int k = s.my + x < s.size ? s.my + x : s.my + x - s.size;
+        *rk_peer(p, s, s.start + k * s.stride) = v;
+    }
+}
+
 /* dest[i] = OP over the members of src_k[i], lo <= i < hi, by threads tid of nth (the grid's or
  * one block's), combined in member order from member `first` on (wrapping around): 0 where
- * every PE reduces the same elements, so that they all get the same bits. */
-template <typename K, typename OP>
+ * every PE reduces the same elements, so that they all get the same bits. PUSH: the result goes
+ * to every member's dest (rk_store_all), not only to this PE's. */
+template <typename K, typename OP, bool PUSH = false>
 __device__ __noinline__ void rk_reduce_range(const rk_sync &s, typename rk_kind<K>::S *dest, const typename rk_kind<K>::S *src,
                                              size_t lo, size_t hi, int first, size_t tid, size_t nth) {
     typedef typename rk_kind<K>::S S;
@@ -95,7 +106,10 @@ __device__ __noinline__ void rk_reduce_range(const rk_sync &s, typename rk_kind<
             }
 #pragma unroll
             for (int u = 0; u < U; u++)
-                if (i + u * nth < nv) d[i + u * nth] = acc[u];
+                if (i + u * nth < nv) {
+                    if (PUSH) rk_store_all(d + i + u * nth, acc[u], s);
+                    else d[i + u * nth] = acc[u];
+                }
         }
         head = lo + nv * L;
     }
@@ -105,7 +119,8 @@ __device__ __noinline__ void rk_reduce_range(const rk_sync &s, typename rk_kind<
             if (k == s.size) k = 0;
             acc = rk_kind<K>::template op<OP>(acc, __ldcg(rk_peer(src + i, s, s.start + k * s.stride)));
         }
-        dest[i] = acc;
+        if (PUSH) rk_store_all(dest + i, acc, s);
+        else dest[i] = acc;
     }
 }
 
@@ -123,6 +138,18 @@ __device__ __forceinline__ void rk_reduce_kernel(const rk_reduce_args &a) {
         src = (const S *)a.stage;
     }
     rk_enter(s);
+    if (a.mode == 3) {
+        /* Push: this PE reduces slice `my` (in member order from member my + 1 on, as in two
+         * phases) and stores each result into every member's dest; its exit announcement is a
+         * release (rk_exit), so a member that has taken it sees the slice. One PE computes each
+         * element: the same bits everywhere. In place is safe too: element i is read and written
+         * on every member by one thread, in that order. */
+        size_t lo, hi;
+        rk_slice(a.n, s.size, s.my, 16 / sizeof(S), &lo, &hi);
+        rk_reduce_range<K, OP, true>(s, dest, src, lo, hi, (s.my + 1) % s.size, rk_tid(), rk_nthreads());
+        rk_exit(s, 2, 0, true);
+        return;
+    }
     if (a.mode != 1) {
         rk_reduce_range<K, OP>(s, dest, src, 0, a.n, 0, rk_tid(), rk_nthreads());
         rk_exit(s, 2, 0);

@@ -9,10 +9,12 @@
 //! kernel on the library's stream and wait for it.
 //!
 //! Reductions: small or two-member ones reduce the whole array on every PE (each PE reads the
-//! others' sources); large in-place ones and large ones on more than two PEs take two phases
-//! (PE k reduces slice k, then copies the other slices from their owners), which moves
-//! 2(n-1)/n of the data per PE instead of (n-1) and is safe when dest is the source; small
-//! in-place ones first copy the source to a staging area the others read instead.
+//! others' sources); large ones on more than two PEs are pushed (PE k reduces slice k and stores
+//! it into every member's dest), which reads and writes (n-1)/n of the data per PE instead of
+//! reading (n-1) times it; large in-place ones take two phases (PE k reduces slice k, then
+//! copies the other slices from their owners), safe when dest is the source; small in-place
+//! ones first copy the source to a staging area the others read instead. Broadcasts of 512 KiB
+//! and more on more than two PEs are pushed by the non-roots, each its slice of the root's data.
 //!
 //! Limits: the staging area, like the device collectives' scratch, is one per PE, so two
 //! in-place reductions of at most STAGE_BYTES must not run on two streams of one PE at once;
@@ -23,8 +25,8 @@
 use super::{cu, GpuState, LL_SLOT, LL_TEAMS, STAGE_BYTES};
 use crate::abi::RSHMEM_DEVICE_FLAG_ALL_P2P;
 use crate::cuda::coll::{
-    CollKernels, GatherArgs, Kind, LlArgs, LlKernel, RedOp, ReduceArgs, SyncArgs, BARRIER_STEPS, BROADCAST_SPLIT_STEPS, CHUNKS,
-    GATHER_STEPS, LL_ALLTOALL, LL_BROADCAST, LL_FCOLLECT, MAX_TEAM, REDUCE_DIRECT, REDUCE_DIRECT_STEPS, REDUCE_STAGED, REDUCE_TWO_PHASE,
+    CollKernels, GatherArgs, Kind, LlArgs, LlKernel, RedOp, ReduceArgs, SyncArgs, BARRIER_STEPS, CHUNKS, GATHER_STEPS, LL_ALLTOALL,
+    LL_BROADCAST, LL_FCOLLECT, MAX_TEAM, REDUCE_DIRECT, REDUCE_DIRECT_STEPS, REDUCE_PUSH, REDUCE_STAGED, REDUCE_TWO_PHASE,
     REDUCE_TWO_PHASE_STEPS, VECTORS_PER_BLOCK,
 };
 use crate::cuda::sys::CUstream;
@@ -36,17 +38,30 @@ use crate::runtime::State;
 /// consecutive pairs, so kernels on several streams do not share one.
 pub const TICKET_SLOTS: usize = 64;
 
-/// Reductions on more than two PEs take two phases once reducing directly would read at least
-/// this many bytes from the other members per PE ((members - 1) x bytes). Two phases read
-/// 2 (members - 1) / members of the bytes, but a chunk's flag is a system-scope release after
-/// its stores, which costs ~8 µs more than a direct reduction's fixed time (4 x H100, 4 PEs, in
-/// one call: 32 KiB 10.2 -> 18.0 µs in two phases, 512 KiB 16.4 -> 19.4; 1 MiB 22.9 -> 20.6).
-const TWO_PHASE_READ_BYTES: usize = 3 << 20;
+/// Reductions (not in place, not reduce-scatters) on more than two PEs are pushed once reducing
+/// directly would read at least this many bytes from the other members per PE ((members - 1) x
+/// bytes): PE k reduces slice k and stores it into every member's dest, one release at the exit
+/// covering it (rk_reduce_kernel, mode 3). It reads and writes (members - 1) / members of the
+/// bytes instead of reading (members - 1) x bytes, but every element crosses the links twice
+/// (4 x H100, 4 PEs, int32 sum, in one call: 256 KiB direct 13.1 µs, pushed 12.9; 512 KiB 16.3
+/// -> 13.2; 1 MiB 20.6 (two phases) -> 14.5; 4 MiB 34.5 -> 28.4; 128 KiB 11.7 direct, 12.8
+/// pushed). Two PEs: direct (pushed, 32 KiB-4 MiB were 0.3-1.8 µs slower there).
+const PUSH_READ_BYTES: usize = 3 << 19;
 
-/// Whether a reduction (not in place, not a reduce-scatter) of `bytes` over `members` takes two
-/// phases.
-fn reduce_two_phase(members: usize, bytes: usize) -> bool {
-    members > 2 && (members - 1).saturating_mul(bytes) >= TWO_PHASE_READ_BYTES
+/// Whether a reduction (not in place, not a reduce-scatter) of `bytes` over `members` is pushed.
+fn reduce_push(members: usize, bytes: usize) -> bool {
+    members > 2 && (members - 1).saturating_mul(bytes) >= PUSH_READ_BYTES
+}
+
+/// Bytes of a pushed reduction's slice per block: each thread then has one or two 16-byte
+/// vectors per member in flight (4 x H100, 4 PEs, int32 sum: 8 KiB 13.2 µs at 512 KiB, 16 KiB
+/// 13.9, 32 KiB 15.2; 4 MiB 28.4, 27.9, 28.4).
+const PUSH_BLOCK_BYTES: usize = 8 << 10;
+
+/// Blocks of a pushed reduction of `bytes` over `members`: narrow elements take twice as many
+/// (as reduce_grid).
+fn push_grid(bytes: usize, members: usize, elem: usize, sms: u32) -> u32 {
+    ((bytes / members).div_ceil(PUSH_BLOCK_BYTES).saturating_mul(if elem >= 4 { 1 } else { 2 })).clamp(1, sms as usize) as u32
 }
 
 /// Bytes of one chunk of a two-phase kernel's slice (rk_two_phase): one block makes a chunk,
@@ -60,17 +75,22 @@ fn chunks_for(slice_bytes: usize) -> usize {
     slice_bytes.div_ceil(CHUNK_BYTES).clamp(1, CHUNKS)
 }
 
-/// Broadcasts of at least this many bytes on more than two PEs take two phases (4 x H100, 4 PEs,
-/// in one call: 2 MiB 24.0 µs against 24.7 for every member pulling from the root, 4 MiB 34.7
-/// against 41.5; 1 MiB 19.0 against 16.2, 512 KiB 17.0 against 11.8).
-const BROADCAST_SPLIT_BYTES: usize = 2 << 20;
+/// Broadcasts of at least this many bytes on more than two PEs are pushed by the non-roots
+/// (rk_broadcast_push): each reads its 1 / (members - 1) of the root's data and stores it into
+/// every non-root's dest, so the root's links carry the data once instead of once per member,
+/// with no flag per chunk (4 x H100, 4 PEs, in one call: 512 KiB 11.9 µs pulled from the root,
+/// 11.6 pushed; 1 MiB 16.2 -> 13.1; 2 MiB 24.4 (two phases) -> 16.5; 4 MiB 34.7 -> 23.3; 256
+/// KiB 9.5 pulled, 10.6 pushed). Two PEs: the one other member pulls (pushed: 1.2-1.8 µs slower).
+const BROADCAST_PUSH_BYTES: usize = 512 << 10;
 
-/// Whether a broadcast of `nbytes` over `members` takes two phases (members pull slices from
-/// the root, then from each other): the root's links then carry its data about twice, not
-/// once per member, but every member waits for every other one once more.
-fn broadcast_split(members: usize, nbytes: usize) -> bool {
-    members > 2 && nbytes >= BROADCAST_SPLIT_BYTES
+/// Whether a broadcast of `nbytes` over `members` is pushed by the non-roots.
+fn broadcast_push(members: usize, nbytes: usize) -> bool {
+    members > 2 && nbytes >= BROADCAST_PUSH_BYTES
 }
+
+/// Bytes of a non-root's slice per block of a pushed broadcast (4 x H100, 4 PEs: 8 and 16 KiB
+/// within 0.2 µs of each other from 512 KiB to 4 MiB, 32 KiB 0.5-0.8 µs slower).
+const BROADCAST_PUSH_BLOCK_BYTES: usize = 16 << 10;
 
 /// The data collectives built on the gather kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -267,22 +287,21 @@ impl State {
             return cu(unsafe { k.launch(stream, &args) });
         }
         let k = g.coll_kernels(routine)?;
-        let split = only >= 0 && broadcast_split(n, nbytes);
-        let chunks = if split { chunks_for(nbytes / (n - 1)) } else { 0 };
+        let push = only >= 0 && broadcast_push(n, nbytes);
         let args = GatherArgs {
-            s: g.sync_args(self.me, &t, if split { BROADCAST_SPLIT_STEPS } else { GATHER_STEPS }, routine)?,
+            s: g.sync_args(self.me, &t, GATHER_STEPS, routine)?,
             dest: d,
             src: s,
             nbytes: nbytes as u64,
             dest_step: if only >= 0 { 0 } else { nbytes as u64 },
             src_off: if what == Gather::Alltoall { (t.my_index * nbytes) as u64 } else { 0 },
             only,
-            split: chunks as i32,
+            push: push as i32,
         };
         // fcollect/alltoall: the grid as one part per member; a broadcast reads from the root
-        // (in two phases: a block per chunk of a slice, see rk_two_phase).
-        let grid = if split {
-            (chunks as u32).min(g.sms)
+        // (pushed: each non-root its slice).
+        let grid = if push {
+            (nbytes / (n - 1)).div_ceil(BROADCAST_PUSH_BLOCK_BYTES).clamp(1, g.sms as usize) as u32
         } else if only >= 0 {
             grid_for_parts(nbytes, 1, g.sms)
         } else {
@@ -336,11 +355,13 @@ impl State {
             return self.reduce_across_hosts(team, &t, op, kind, dest, src, n, scatter, stream, routine);
         }
         // In place: small ones stage their source (two steps, one block), larger ones take
-        // two phases; large ones on more than two PEs take two phases for bandwidth.
+        // two phases; large ones on more than two PEs are pushed.
         let mode = if in_place && bytes <= STAGE_BYTES {
             REDUCE_STAGED
-        } else if in_place || (!scatter && reduce_two_phase(t.set.size, bytes)) {
+        } else if in_place {
             REDUCE_TWO_PHASE
+        } else if !scatter && reduce_push(t.set.size, bytes) {
+            REDUCE_PUSH
         } else {
             REDUCE_DIRECT
         };
@@ -360,6 +381,7 @@ impl State {
         };
         let grid = match mode {
             REDUCE_STAGED => 1,
+            REDUCE_PUSH => push_grid(bytes, t.set.size, elem, g.sms),
             REDUCE_TWO_PHASE => (chunks as u32).min(g.sms),
             _ => reduce_grid(bytes, elem, g.sms),
         };
@@ -411,22 +433,31 @@ mod tests {
     }
 
     #[test]
-    fn large_broadcasts_to_more_than_two_pes_take_two_phases() {
-        assert!(broadcast_split(4, BROADCAST_SPLIT_BYTES));
-        assert!(broadcast_split(3, 64 << 20));
-        assert!(!broadcast_split(4, BROADCAST_SPLIT_BYTES - 1), "smaller: one pull from the root");
-        assert!(!broadcast_split(2, 4 << 20), "two PEs: the one other member reads the root's data once anyway");
+    fn large_broadcasts_to_more_than_two_pes_are_pushed() {
+        assert!(broadcast_push(4, BROADCAST_PUSH_BYTES));
+        assert!(broadcast_push(3, 64 << 20));
+        assert!(!broadcast_push(4, BROADCAST_PUSH_BYTES - 1), "smaller: one pull from the root");
+        assert!(!broadcast_push(2, 4 << 20), "two PEs: the one other member reads the root's data once anyway");
     }
 
     #[test]
-    fn reductions_take_two_phases_from_the_read_threshold() {
-        let at4 = TWO_PHASE_READ_BYTES / 3;
-        assert!(!reduce_two_phase(4, at4 - 16), "4 PEs, just below: directly");
-        assert!(reduce_two_phase(4, at4), "4 PEs: 3 x bytes of reads");
-        assert!(reduce_two_phase(8, at4), "8 PEs read more at the same size");
-        assert!(!reduce_two_phase(2, 64 << 20), "two PEs: two phases would read as much");
-        assert!(!reduce_two_phase(3, TWO_PHASE_READ_BYTES / 2 - 16));
-        assert!(reduce_two_phase(3, TWO_PHASE_READ_BYTES / 2));
+    fn reductions_are_pushed_from_the_read_threshold() {
+        let at4 = PUSH_READ_BYTES / 3;
+        assert!(!reduce_push(4, at4 - 16), "4 PEs, just below: directly");
+        assert!(reduce_push(4, at4), "4 PEs: 3 x bytes of reads");
+        assert!(reduce_push(8, at4), "8 PEs read more at the same size");
+        assert!(!reduce_push(2, 64 << 20), "two PEs: directly at every size");
+        assert!(!reduce_push(3, PUSH_READ_BYTES / 2 - 16));
+        assert!(reduce_push(3, PUSH_READ_BYTES / 2));
+    }
+
+    #[test]
+    fn pushed_reductions_take_a_block_per_push_bytes_of_the_slice() {
+        assert_eq!(push_grid(4 * PUSH_BLOCK_BYTES, 4, 4, 132), 1);
+        assert_eq!(push_grid(4 * PUSH_BLOCK_BYTES + 64, 4, 4, 132), 2);
+        assert_eq!(push_grid(4 * PUSH_BLOCK_BYTES, 4, 2, 132), 2, "narrow elements: twice the blocks");
+        assert_eq!(push_grid(1 << 30, 4, 4, 132), 132, "up to one block per SM");
+        assert_eq!(push_grid(4, 4, 4, 132), 1);
     }
 
     #[test]
