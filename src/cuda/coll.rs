@@ -242,6 +242,7 @@ struct Module(CUmodule);
 
 // SAFETY: module handles may be used from any thread with their context current.
 unsafe impl Send for Module {}
+// SAFETY: as for Send: every use goes through the driver, which serializes what it must.
 unsafe impl Sync for Module {}
 
 impl Module {
@@ -268,6 +269,7 @@ impl Drop for Module {
 struct Func(CUfunction);
 // SAFETY: function handles may be used from any thread with their context current.
 unsafe impl Send for Func {}
+// SAFETY: as for Send: a launch only reads the handle.
 unsafe impl Sync for Func {}
 
 /// The collective kernels of one context.

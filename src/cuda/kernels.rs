@@ -73,6 +73,7 @@ pub struct Kernels {
 
 // SAFETY: module and function handles may be used from any thread with their context current.
 unsafe impl Send for Kernels {}
+// SAFETY: as for Send: the handles are never written after loading.
 unsafe impl Sync for Kernels {}
 
 fn function(d: &Driver, module: CUmodule, name: &CStr) -> CuResult<CUfunction> {

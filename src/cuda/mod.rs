@@ -69,6 +69,7 @@ pub struct Driver {
 // SAFETY: the table holds plain function pointers into a library that stays loaded for the
 // life of the process; the driver API itself is thread-safe.
 unsafe impl Send for Driver {}
+// SAFETY: as for Send: the table is never written after it is loaded.
 unsafe impl Sync for Driver {}
 
 static DRIVER: OnceLock<std::result::Result<Driver, String>> = OnceLock::new();
@@ -277,6 +278,7 @@ pub struct PrimaryContext {
 
 // SAFETY: a CUcontext handle may be used from any thread (made current there first).
 unsafe impl Send for PrimaryContext {}
+// SAFETY: as for Send: the driver API is thread-safe and the handle is only read.
 unsafe impl Sync for PrimaryContext {}
 
 impl PrimaryContext {
@@ -454,6 +456,7 @@ pub struct Stream(pub CUstream);
 
 // SAFETY: stream handles may be used from any thread with the owning context current.
 unsafe impl Send for Stream {}
+// SAFETY: as for Send: the driver orders work queued on one stream from several threads.
 unsafe impl Sync for Stream {}
 
 impl Stream {
@@ -492,6 +495,7 @@ pub struct PinnedHost {
 
 // SAFETY: a plain allocation; who touches it when is its users' business (atomics).
 unsafe impl Send for PinnedHost {}
+// SAFETY: as for Send: shared access is through atomics or the users' own ordering.
 unsafe impl Sync for PinnedHost {}
 
 impl PinnedHost {

@@ -79,7 +79,7 @@ impl CpuRinger {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         // What was rung before the ringer started (e.g. by a warm-up) is not rung again.
-        // SAFETY (here and in the thread): valid until the ringer is dropped (the contract).
+        // SAFETY: here and in the thread: valid until the ringer is dropped (the contract).
         let mut last: Vec<u64> =
             targets.iter().map(|t| unsafe { AtomicU64::from_ptr(t.posted as *mut u64) }.load(Ordering::Acquire)).collect();
         let thread = std::thread::Builder::new()

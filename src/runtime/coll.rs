@@ -446,7 +446,7 @@ impl State {
         }
         let mut at = 0usize;
         for (k, &n) in counts.iter().enumerate() {
-            // SAFETY (each `add`): at + n <= total, the length own_dest checked.
+            // SAFETY: each `add`: at + n <= total, the length own_dest checked.
             let to = unsafe { d.add(at) };
             if k == c.me {
                 copy(own, to, n);
@@ -472,7 +472,7 @@ impl State {
         let d = c.own_dest(dest, total)?;
         c.no_overlap(dest, total, source, nbytes)?;
         let own = c.peer(source, nbytes, c.me)?;
-        // SAFETY (each `add` below): k * nbytes + nbytes <= total, the length own_dest checked.
+        // SAFETY: each `add` below: k * nbytes + nbytes <= total, the length own_dest checked.
         let block = |k: usize| unsafe { d.add(k * nbytes) };
         if nbytes <= c.inline_capacity(0) {
             c.exchange(
@@ -505,7 +505,7 @@ impl State {
         let d = c.own_dest(dest, total)?;
         c.no_overlap(dest, total, source, total)?;
         let own = c.peer(source, total, c.me)?;
-        // SAFETY (each `add` below): blocks lie inside the `total` bytes translated/checked above.
+        // SAFETY: each `add` below: blocks lie inside the `total` bytes translated/checked above.
         let (dblock, sblock) = (|k: usize| unsafe { d.add(k * nbytes) }, |k: usize| unsafe { own.add(k * nbytes) });
         if nbytes <= c.inline_capacity(0) {
             c.exchange(
@@ -556,9 +556,10 @@ impl State {
         c.no_overlap(dest, dlen, source, slen)?;
         let own = c.peer(source, slen, c.me)?;
         let (dst, sst) = (dst as usize, sst as usize);
-        // SAFETY (both closures): the element offsets stay below dlen / slen by the span
+        // SAFETY: both closures: the element offsets stay below dlen / slen by the span
         // computation, for k < n and m < nelems.
         let delem = |k: usize, m: usize| unsafe { d.add(dst * (k * nelems + m) * size) };
+        // SAFETY: as for delem, below slen.
         let selem = |s: *const u8, i: usize, m: usize| unsafe { s.add(sst * (i * nelems + m) * size) };
         let len = nelems * size; // <= slen, so no overflow
         if len <= c.inline_capacity(0) {

@@ -211,7 +211,7 @@ impl<T: AtomicInt> Word<T> {
 #[inline(always)]
 pub unsafe fn copy_bytes(src: *const u8, dest: *mut u8, n: usize) {
     use std::ptr::{read_unaligned as rd, write_unaligned as wr};
-    // SAFETY (every arm): the caller guarantees n readable bytes at src and n writable bytes
+    // SAFETY: every arm: the caller guarantees n readable bytes at src and n writable bytes
     // at dest; each arm touches only [0, n) of both, with unaligned accesses.
     unsafe {
         match n {

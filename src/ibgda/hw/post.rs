@@ -37,8 +37,8 @@ impl HostIo {
 
 impl QueueIo for HostIo {
     fn read(&self, addr: u64, out: &mut [u8]) -> Result<()> {
-        // SAFETY: valid per the contract of `new`; volatile because the NIC writes it.
         for (i, b) in out.iter_mut().enumerate() {
+            // SAFETY: valid per the contract of `new`; volatile because the NIC writes it.
             *b = unsafe { std::ptr::read_volatile((addr as *const u8).add(i)) };
         }
         Ok(())

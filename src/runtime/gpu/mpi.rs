@@ -117,7 +117,7 @@ pub fn uniqueid_over(comm: *const c_void) -> Result<(usize, usize, [u8; uid::ID_
     }
     let (mut rank, mut size): (c_int, c_int) = (0, 0);
     let mut id = [0u8; uid::ID_BYTES];
-    // SAFETY (every call below): the entry points were resolved from the MPI library the
+    // SAFETY: every call below: the entry points were resolved from the MPI library the
     // program uses and are called with that ABI's handle type (a pointer for Open MPI, an int
     // for MPICH) read from the caller's MPI_Comm; the out-parameters and the id buffer live
     // across the (blocking) calls.
