@@ -108,7 +108,7 @@ impl State {
     #[inline(always)]
     fn collective_agreeing<'a>(&'a self, set: PeSet, caller: Cow<'a, Caller>, agreed: &'a [(&'static str, i64)]) -> Result<Coll<'a>> {
         let me = self.member_index(&set, caller.routine)?;
-        super::log::trace(|| {
+        crate::log::trace(|| {
             format!("{}: PEs {}{}", caller.routine, set.describe(), agreed.iter().map(|(k, v)| format!(", {k} {v}")).collect::<String>())
         });
         debug_assert!(agreed.len() <= MAX_AGREED);

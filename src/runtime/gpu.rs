@@ -290,7 +290,7 @@ impl GpuState {
         };
         let ordinal = (0..count).find(|&i| Device::get(i).ok() == Some(device)).unwrap_or(device.0 as usize);
         if node.len() > count {
-            crate::runtime::log::warn(&format!(
+            crate::log::warn(&format!(
                 "{} PEs share {count} GPU(s) on this host. Without MPS their contexts take turns on the GPU (time slices): one PE's kernels stall another's, and a kernel spinning on a peer's data holds the GPU while that peer cannot run. Start MPS first (`nvidia-cuda-mps-control -d`; stop it with `echo quit | nvidia-cuda-mps-control`), or run one PE per GPU",
                 node.len()
             ));
@@ -433,7 +433,7 @@ impl GpuState {
             ..Default::default()
         };
         let memory = MemoryReport { heap_mapped: held, runtime_area: area.reserved(), measured: free_before.saturating_sub(free_after) };
-        crate::runtime::log::info(&format!(
+        crate::log::info(&format!(
             "GPU {ordinal} ({name}, PCI {pci}) for node PE {node_mype} of {}; heap: {stride} bytes reserved per PE, {mapped} mapped; GPU memory used by rshmem: {} bytes (runtime area {} bytes; driver-measured {} bytes)",
             node.len(),
             memory.heap_mapped,
@@ -519,7 +519,7 @@ impl GpuState {
             ib.heap_grew(boot, heap.mapped)?;
         }
         self.mapped.store(heap.mapped, Ordering::Release);
-        crate::runtime::log::info(&format!("GPU heap grew to {} bytes per PE", heap.mapped));
+        crate::log::info(&format!("GPU heap grew to {} bytes per PE", heap.mapped));
         Ok(())
     }
 
@@ -581,7 +581,7 @@ impl Drop for GpuState {
     fn drop(&mut self) {
         // Kernels still running may touch the heap: let them finish before unmapping.
         if self.ctx.synchronize().is_err() {
-            crate::runtime::log::warn("nvshmem_finalize: the GPU reported an error while finishing outstanding work");
+            crate::log::warn("nvshmem_finalize: the GPU reported an error while finishing outstanding work");
         }
         if let Ok(mut w) = PUBLISHED.lock() {
             *w = None;
@@ -655,7 +655,7 @@ pub fn publish(g: &GpuState) -> Result<()> {
     let targets = TARGETS.lock().unwrap_or_else(|p| p.into_inner());
     for t in targets.iter() {
         if let Err(why) = write_target(t, &g.dstate, g.stream.0) {
-            crate::runtime::log::warn(&format!("nvshmem_init: could not give the device state to a CUDA module: {why}"));
+            crate::log::warn(&format!("nvshmem_init: could not give the device state to a CUDA module: {why}"));
         }
     }
     Ok(())

@@ -7,7 +7,9 @@ pub mod coll;
 pub mod ctx;
 pub mod gpu;
 pub mod header;
-pub use crate::log; // the log lives on the floor (src/log.rs); runtime code says log::
+// The log lives on the floor (src/log.rs): say crate::log. This alias remains only for
+// the two modules that still name runtime::log (barrier.rs, gpu/proxy.rs); remove it with them.
+pub use crate::log;
 pub mod reduce_ops;
 pub mod remote;
 pub mod rma;

@@ -269,7 +269,7 @@ impl State {
             let e = Error::invalid(routine, format!("has waited {secs:.0} s {what}; ending the job (RSHMEM_HANG_ACTION=abort)"));
             super::fatal(&e);
         }
-        super::log::warn(&format!(
+        crate::log::warn(&format!(
             "{routine}: has waited {secs:.0} s {what}; still waiting (RSHMEM_HANG_TIMEOUT sets when this is said, 0 never; RSHMEM_HANG_ACTION=abort ends the job instead)"
         ));
     }

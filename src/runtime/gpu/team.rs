@@ -104,7 +104,7 @@ impl State {
                 .filter_map(|h| (0..self.npes).filter(|&p| hosts[p] == h).nth(rank))
                 .collect();
             same_rank = strided(&peers).filter(|s| s.index_of(self.me).is_some()).unwrap_or(me);
-            crate::runtime::log::info(&format!(
+            crate::log::info(&format!(
                 "teams across hosts: NODE/SHARED are PEs {}, SAME_MYPE_NODE PEs {}",
                 node.describe(),
                 same_rank.describe()
@@ -144,7 +144,7 @@ impl State {
         if let Split::Member(id) = split {
             let t = self.teams.get(*id)?;
             if *id >= MAX_DEVICE_TEAMS {
-                crate::runtime::log::warn(&format!(
+                crate::log::warn(&format!(
                     "{routine}: team handle {id} is beyond the device team table ({MAX_DEVICE_TEAMS} entries): it works on the host and on streams, not in device code; destroy teams no longer needed"
                 ));
             }
