@@ -48,9 +48,10 @@ stage: build
 
 # Formatting (rustfmt.toml) and clippy with every warning an error, over the library, tools and
 # tests; every generated file must be what its generator writes now; no module reaches a layer
-# above its own (docs/ARCHITECTURE.md).
+# above its own (docs/ARCHITECTURE.md); every C entry point runs through the C boundary.
 lint: check-header
 	python3 scripts/check-layers.py
+	python3 scripts/check-boundary.py
 	python3 scripts/gen_headers.py --check
 	python3 scripts/gen_env_table.py --check
 	$(CARGO) fmt --check
