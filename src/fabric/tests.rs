@@ -207,6 +207,7 @@ fn non_blocking_puts_and_gets_complete_at_quiet() {
     let mut dst = vec![0u64; 1024];
     // SAFETY: dst is registered for the get and not touched until the quiet.
     let region_d = unsafe { p.a.register(dst.as_mut_ptr().cast(), dst.len() * 8) }.unwrap();
+    // SAFETY: dst (8192 bytes, registered above) stays alive and untouched until the quiet.
     unsafe { p.a.get_nbi(p.to_b, dst.as_mut_ptr().cast(), 8192, Some(&region_d), &p.remote_b, 16384) }.unwrap();
     p.a.quiet().unwrap();
     assert_eq!(dst, src);

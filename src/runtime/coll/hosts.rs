@@ -187,7 +187,7 @@ impl Coll<'_> {
         let local = &g.groups[g.group_of[self.me]];
         let first = local[0];
         let total = blocks.iter().map(|&(off, n)| off + n).max().unwrap_or(0);
-        // SAFETY (each `add` below): blocks lie inside the `total` bytes of dest checked.
+        // SAFETY: each `add` below: blocks lie inside the `total` bytes of dest checked.
         let at = |off: usize| unsafe { d.add(off) };
         if self.me != first {
             if !arrived {
