@@ -149,13 +149,13 @@ RSHMEM_PROXY_COLD bool serve_amo(RshmemProxyChannel *ch) { return serve_amo_here
 /* A device thread's long wait (device/rshmem_p2p.cuh's watchdog), posted for the proxy thread to
  * log on the host at once (RshmemProxyStall): device printf reaches stdout only when the kernel
  * ends, which a hung one never does. One reporter at a time; one arriving meanwhile is dropped. */
-RSHMEM_PROXY_COLD void note_stall(RshmemProxyChannel *ch, uint32_t what, uint64_t word, bool in_heap, uint64_t seen,
-                                  uint64_t want, int cmp_or_pe) {
+RSHMEM_PROXY_FN void post_stall(RshmemProxyChannel *ch, uint32_t what, uint64_t word, uint32_t in_heap, uint64_t seen,
+                                uint64_t want, int cmp_or_pe) {
     RshmemProxyStall *r = &ch->stall;
     if (port::exchange(&r->busy, 1u) != 0) return;
     port::store_relaxed(&r->what, what);
     port::store_relaxed(&r->word, word);
-    port::store_relaxed(&r->in_heap, in_heap ? 1u : 0u);
+    port::store_relaxed(&r->in_heap, in_heap);
     port::store_relaxed(&r->seen, seen);
     port::store_relaxed(&r->want, want);
     port::store_relaxed(&r->cmp_or_pe, cmp_or_pe);
@@ -169,56 +169,82 @@ RSHMEM_PROXY_COLD void note_stall(RshmemProxyChannel *ch, uint32_t what, uint64_
     port::store_release(&r->seq, port::load_relaxed(&r->seq) + 1);
     port::store_release(&r->busy, 0u);
 }
+/* Out of line for the wait loops of rshmem_p2p.cuh (their printf is a call anyway). */
+RSHMEM_PROXY_COLD void note_stall(RshmemProxyChannel *ch, uint32_t what, uint64_t word, bool in_heap, uint64_t seen,
+                                  uint64_t want, int cmp_or_pe) {
+    post_stall(ch, what, word, in_heap ? 1u : 0u, seen, want, cmp_or_pe);
+}
 
 /* What an issuing thread is doing, for the reports. */
 struct what {
     const char *routine;
     int pe;
     uint32_t lane;
-    const char *waits_for; /* the wait under way: what for, since when, whether reported */
-    uint64_t start;
-    uint32_t told;
+    uint32_t op; /* the command's RSHMEM_PROXY_OP_* */
 };
 
-/* The waits' two reports, out of line: a printf's arguments would hold registers in every wait. */
+/* What a wait waits for (RSHMEM_PROXY_WAIT_*), in words. */
+RSHMEM_PROXY_FN const char *waits_for(uint64_t kind) {
+    return kind == RSHMEM_PROXY_WAIT_SLOT         ? "a free slot (the ring is full)"
+           : kind == RSHMEM_PROXY_WAIT_COMPLETION ? "its completion"
+           : kind == RSHMEM_PROXY_WAIT_RESULT     ? "its result"
+                                                  : "the commands posted before it";
+}
+
+/* The dead-proxy report, out of line (a printf's arguments would hold registers in every wait). */
 RSHMEM_PROXY_COLD void report_dead(const RshmemProxyChannel *ch, const what &w) {
     RSHMEM_PROXY_REPORT("rshmem: PE %d: %s to PE %d cannot complete: the proxy thread stopped at ring %u command %llu "
                         "(to PE %d); its message on the host says why\n",
                         ch->mype, w.routine, w.pe, ch->failed_lane, (unsigned long long)ch->failed_ticket, ch->failed_pe);
 }
-RSHMEM_PROXY_COLD void report_slow(const RshmemProxyChannel *ch, const what &w, uint64_t waited_ns, const char *waits_for) {
+#if defined(__CUDACC__)
+/* No return, so the call keeps none of the caller's registers (PTX .noreturn): a returning call
+ * here would stack its frame on every live value of the kernel around it. */
+[[noreturn]] RSHMEM_PROXY_COLD void stop_dead(const RshmemProxyChannel *ch, const what *w) {
+    report_dead(ch, *w);
+    __trap();
+    __builtin_unreachable();
+}
+/* A slow wait, once: posted in the channel's stall record for the proxy thread to log on the
+ * host (Channel::stall_report, RSHMEM_PROXY_STALL_CHANNEL). Stores only, inline: a printf is a
+ * returning call (see stop_dead). */
+RSHMEM_PROXY_FN void report_slow(RshmemProxyChannel *ch, const what &w, uint64_t kind, uint64_t waited_ns) {
+    post_stall(ch, RSHMEM_PROXY_STALL_CHANNEL, w.lane, w.op, kind, waited_ns / 1000000u, w.pe);
+}
+#else
+RSHMEM_PROXY_COLD void report_slow(RshmemProxyChannel *ch, const what &w, uint64_t kind, uint64_t waited_ns) {
     RSHMEM_PROXY_REPORT("rshmem: PE %d: %s to PE %d has waited %llu ms for %s in proxy ring %u; the proxy thread "
                         "is not keeping up (is it alive? is PE %d's host reachable?)\n",
-                        ch->mype, w.routine, w.pe, (unsigned long long)(waited_ns / 1000000u), waits_for, w.lane, w.pe);
+                        ch->mype, w.routine, w.pe, (unsigned long long)(waited_ns / 1000000u), waits_for(kind), w.lane, w.pe);
 }
+#endif
 
-/* A wait's work every 64 polls: the remote atomic this GPU may owe (the proxy this thread waits
- * for may be waiting for it), the proxy's status, the clock. Out of line with the whole proxy
- * route: a kernel that may take it keeps within the 64 registers of a 1024-thread CTA
- * (ctest/budget); what the waits keep is in `w`, in memory. */
-RSHMEM_PROXY_COLD int wait_check(RshmemProxyChannel *ch, what *w) {
-    serve_amo_here(ch);
-    if (port::load_acquire(&ch->status) == RSHMEM_PROXY_DEAD) {
-        report_dead(ch, *w);
-        return RSHMEM_PROXY_ERR_DEAD;
-    }
-    const uint64_t t = now_ns();
-    if (w->start == 0) w->start = t;
-    else if (!w->told && t - w->start > ch->stall_ns) {
-        report_slow(ch, *w, t - w->start, w->waits_for);
-        w->told = 1;
-    }
-    return 0;
-}
-/* Waits until *word >= want. */
-RSHMEM_PROXY_FN int wait_for(RshmemProxyChannel *ch, uint64_t *word, uint64_t want, const char *waits_for, what &w) {
-    w.waits_for = waits_for;
-    w.start = 0;
-    w.told = 0;
-    unsigned polls = 0, spins = 0;
+/* Waits until *word >= want (kind: RSHMEM_PROXY_WAIT_*). Inline, with no returning call: a
+ * 1024-thread kernel that may take this route keeps within 64 registers (ctest/budget). Every
+ * 256 polls: the proxy's status (stopped: report and trap) and the remote atomic this GPU may
+ * owe (the proxy this thread waits for may be waiting for it); every 64K polls the clock. */
+RSHMEM_PROXY_FN int wait_for(RshmemProxyChannel *ch, uint64_t *word, uint64_t want, uint64_t kind, const what &w) {
+    /* The clock in units of 2^20 ns (~1 ms), 32 bits: one register for the wait's start. */
+    unsigned polls = 0, start = 0;
     while (port::load_acquire(word) < want) {
-        if ((++polls & 63) == 0 && wait_check(ch, &w)) return RSHMEM_PROXY_ERR_DEAD;
-        port::backoff(spins);
+        port::backoff(polls); /* counts the polls too */
+        if ((polls & 255) != 0) continue;
+        if (port::load_acquire(&ch->status) == RSHMEM_PROXY_DEAD) {
+#if defined(__CUDACC__)
+            stop_dead(ch, &w);
+#else
+            report_dead(ch, w);
+            return RSHMEM_PROXY_ERR_DEAD;
+#endif
+        }
+        serve_amo_here(ch);
+        if ((polls & 0xffff) != 0 || start == ~0u) continue;
+        const unsigned t = (unsigned)(now_ns() >> 20) | 1u; /* never 0 */
+        if (start == 0) start = t;
+        else if ((uint64_t)(t - start) << 20 > port::load_relaxed(&ch->stall_ns)) {
+            report_slow(ch, w, kind, (uint64_t)(t - start) << 20);
+            start = ~0u;
+        }
     }
     return 0;
 }
@@ -231,18 +257,21 @@ struct command {
     uint32_t amo, amo_type;
 };
 
-/* Posts `c` to this thread's ring; sets `ticket` and `w.lane`. */
-RSHMEM_PROXY_FN int post(RshmemProxyChannel *ch, const command *c, what &w, uint64_t &ticket) {
-    const uint64_t slots = ch->slots;
-    w.lane = port::cta_id() % ch->lanes;
-    RshmemProxyIssue *issue = (RshmemProxyIssue *)ch->issue + w.lane;
+/* Posts `c` to this thread's ring and, when it asks for it, waits for its completion or result.
+ * Inline (session 19; an out-of-line call stacked its frame on the caller's live registers):
+ * the channel's layout words are read with relaxed loads where they are used, so the compiler
+ * does not hoist them out of a user's loop and keep them live across its P2P path. */
+RSHMEM_PROXY_FN int issue(RshmemProxyChannel *ch, const command *c, const char *routine, uint64_t *result = nullptr) {
+    const uint64_t slots = port::load_relaxed(&ch->slots);
+    what w = {routine, c->pe, port::cta_id() % port::load_relaxed(&ch->lanes), c->op};
+    RshmemProxyIssue *issue = (RshmemProxyIssue *)port::load_relaxed(&ch->issue) + w.lane;
     const uint64_t t = port::fetch_add_gpu(&issue->ticket, (uint64_t)1);
     if (t >= port::load_relaxed_gpu(&issue->consumed_seen) + slots) {
-        RshmemProxyLane *lane = (RshmemProxyLane *)ch->lane_state + w.lane;
-        if (wait_for(ch, &lane->consumed, t - slots + 1, "a free slot (the ring is full)", w)) return RSHMEM_PROXY_ERR_DEAD;
+        RshmemProxyLane *lane = (RshmemProxyLane *)port::load_relaxed(&ch->lane_state) + w.lane;
+        if (wait_for(ch, &lane->consumed, t - slots + 1, RSHMEM_PROXY_WAIT_SLOT, w)) return RSHMEM_PROXY_ERR_DEAD;
         port::fetch_max_gpu(&issue->consumed_seen, port::load_relaxed(&lane->consumed));
     }
-    RshmemProxyCmd *slot = (RshmemProxyCmd *)ch->cmds + w.lane * slots + (t & (slots - 1));
+    RshmemProxyCmd *slot = (RshmemProxyCmd *)port::load_relaxed(&ch->cmds) + w.lane * slots + (t & (slots - 1));
     port::store_relaxed(&slot->op, c->op);
     port::store_relaxed(&slot->pe, c->pe);
     port::store_relaxed(&slot->remote, c->remote);
@@ -253,23 +282,13 @@ RSHMEM_PROXY_FN int post(RshmemProxyChannel *ch, const command *c, what &w, uint
     port::store_relaxed(&slot->amo, c->amo);
     port::store_relaxed(&slot->amo_type, c->amo_type);
     port::store_release(&slot->seq, t + 1);
-    ticket = t;
-    return 0;
-}
-
-/* Posts `c` and, when it asks for it, waits for its completion or result. Out of line, the
- * command by pointer: the callers' registers stay theirs. */
-RSHMEM_PROXY_COLD int issue(RshmemProxyChannel *ch, const command *c, const char *routine, uint64_t *result = nullptr) {
-    what w = {routine, c->pe, 0, nullptr, 0, 0};
-    uint64_t t;
-    if (post(ch, c, w, t)) return RSHMEM_PROXY_ERR_DEAD;
     if (c->op & RSHMEM_PROXY_FLAG_WAIT) {
-        RshmemProxyLane *lane = (RshmemProxyLane *)ch->lane_state + w.lane;
-        if (wait_for(ch, &lane->completed, t + 1, "its completion", w)) return RSHMEM_PROXY_ERR_DEAD;
+        RshmemProxyLane *lane = (RshmemProxyLane *)port::load_relaxed(&ch->lane_state) + w.lane;
+        if (wait_for(ch, &lane->completed, t + 1, RSHMEM_PROXY_WAIT_COMPLETION, w)) return RSHMEM_PROXY_ERR_DEAD;
     }
     if (c->op & RSHMEM_PROXY_FLAG_RESULT) {
-        RshmemProxyResult *r = (RshmemProxyResult *)ch->results + w.lane * (uint64_t)ch->slots + (t & (ch->slots - 1u));
-        if (wait_for(ch, &r->ready, t + 1, "its result", w)) return RSHMEM_PROXY_ERR_DEAD;
+        RshmemProxyResult *r = (RshmemProxyResult *)port::load_relaxed(&ch->results) + w.lane * slots + (t & (slots - 1u));
+        if (wait_for(ch, &r->ready, t + 1, RSHMEM_PROXY_WAIT_RESULT, w)) return RSHMEM_PROXY_ERR_DEAD;
         *result = port::load_relaxed(&r->value);
         port::store_release(&r->taken, t + 1);
     }
@@ -280,7 +299,7 @@ RSHMEM_PROXY_COLD int issue(RshmemProxyChannel *ch, const command *c, const char
 
 /* A source or destination the host cannot reach: 8 bytes a command, the data in the commands
  * (p: the source is free again once posted; g: each waits for its bytes). */
-RSHMEM_PROXY_COLD int put_inline(RshmemProxyChannel *ch, int pe, uint64_t remote, const void *src, uint64_t bytes,
+RSHMEM_PROXY_FN int put_inline(RshmemProxyChannel *ch, int pe, uint64_t remote, const void *src, uint64_t bytes,
                                const char *routine) {
     const unsigned char *s = (const unsigned char *)src;
     for (uint64_t at = 0; at < bytes; at += 8) {
@@ -292,7 +311,7 @@ RSHMEM_PROXY_COLD int put_inline(RshmemProxyChannel *ch, int pe, uint64_t remote
     }
     return 0;
 }
-RSHMEM_PROXY_COLD int get_inline(RshmemProxyChannel *ch, int pe, uint64_t remote, void *dst, uint64_t bytes, const char *routine) {
+RSHMEM_PROXY_FN int get_inline(RshmemProxyChannel *ch, int pe, uint64_t remote, void *dst, uint64_t bytes, const char *routine) {
     unsigned char *d = (unsigned char *)dst;
     for (uint64_t at = 0; at < bytes; at += 8) {
         const uint32_t n = bytes - at < 8 ? (uint32_t)(bytes - at) : 8u;
@@ -357,13 +376,13 @@ RSHMEM_PROXY_FN int fence(RshmemProxyChannel *ch, const char *routine) {
  * `consumed` awaited), then a quiet command in this thread's ring completes them at the
  * transport. */
 RSHMEM_PROXY_FN int quiet(RshmemProxyChannel *ch, const char *routine) {
-    what w = {routine, -1, 0, nullptr, 0, 0};
-    for (uint32_t l = 0; l < ch->lanes; l++) {
-        RshmemProxyIssue *issue = (RshmemProxyIssue *)ch->issue + l;
+    const uint32_t lanes = port::load_relaxed(&ch->lanes);
+    for (uint32_t l = 0; l < lanes; l++) {
+        RshmemProxyIssue *issue = (RshmemProxyIssue *)port::load_relaxed(&ch->issue) + l;
         const uint64_t posted = port::load_relaxed_gpu(&issue->ticket);
         if (posted <= port::load_relaxed_gpu(&issue->consumed_seen)) continue; /* no host read needed */
-        w.lane = l;
-        if (wait_for(ch, &((RshmemProxyLane *)ch->lane_state + l)->consumed, posted, "the commands posted before it", w))
+        const what w = {routine, -1, l, RSHMEM_PROXY_OP_QUIET};
+        if (wait_for(ch, &((RshmemProxyLane *)port::load_relaxed(&ch->lane_state) + l)->consumed, posted, RSHMEM_PROXY_WAIT_EARLIER, w))
             return RSHMEM_PROXY_ERR_DEAD;
         port::fetch_max_gpu(&issue->consumed_seen, posted);
     }

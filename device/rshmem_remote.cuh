@@ -8,9 +8,9 @@
  *                       order it posted them, each complete in the target's GPU memory before the
  *                       next starts, so fence needs no command and a signal follows its data.
  *   RSHMEM_ROUTE_IBGDA  NVSHMEM_DISABLE_P2P on a NIC: ibgda/ibgda_device.cuh.
- * Compiled in only with -DRSHMEM_PROXY_ROUTE or -DRSHMEM_IBGDA_ROUTE (register budget: see
- * ibgda_device.cuh); without it a kernel that addresses such a PE stops with a message naming the
- * flag. A proxy that has stopped makes the waiting thread print why (rshmem_proxy.cuh) and trap. */
+ * Compiled in only with -DRSHMEM_PROXY_ROUTE or -DRSHMEM_IBGDA_ROUTE (register budget:
+ * ctest/budget and docs/ARCHITECTURE.md "Proxy transport"); without it a kernel that addresses
+ * such a PE stops with a message naming the flag. A proxy that has stopped makes the waiting thread print why (rshmem_proxy.cuh) and trap. */
 #ifndef RSHMEM_REMOTE_CUH
 #define RSHMEM_REMOTE_CUH
 
@@ -54,13 +54,13 @@ RSHMEMI_DEV bool rshmemi_remote_on() { return (RSHMEMI_STATE.flags & (RSHMEM_DEV
 #if defined(RSHMEM_IBGDA_ROUTE)
 #define RSHMEMI_VIA_IBGDA(CALL) CALL
 #else
-#define RSHMEMI_VIA_IBGDA(CALL) rshmemi_remote_not_ibgda()
-static __device__ __noinline__ uint64_t rshmemi_remote_not_ibgda() {
+#define RSHMEMI_VIA_IBGDA(CALL) (rshmemi_remote_not_ibgda(), 0)
+[[noreturn]] static __device__ __noinline__ void rshmemi_remote_not_ibgda() {
     printf("rshmem: PE %d: a peer is reached through IBGDA, but this kernel was compiled without it: rebuild it with nvcc "
            "-DRSHMEM_IBGDA_ROUTE\n",
            RSHMEMI_STATE.mype);
     __trap();
-    return 0;
+    __builtin_unreachable();
 }
 #endif
 
@@ -72,7 +72,7 @@ RSHMEMI_DEV void rshmemi_proxy_ok(int rc) {
     if (rc != 0) __trap();
 }
 
-#define RSHMEMI_REMOTE_OOL static __device__ __noinline__
+#define RSHMEMI_REMOTE_OOL RSHMEMI_DEV
 
 /* ---- the leaves, typed by size only (out of line, like the IBGDA ones) ---------------------- */
 RSHMEMI_REMOTE_OOL void rshmemi_remote_put_bytes(void *dest, const void *src, size_t bytes, int pe, bool nbi, const char *who) {

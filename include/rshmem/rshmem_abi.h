@@ -180,6 +180,24 @@
 #define RSHMEM_PROXY_STALL_BARRIER 2
 
 /*
+ `RshmemProxyStall::what`: a wait of the proxy channel itself (device/rshmem_proxy.cuh
+ `wait_for`): `word` is the ring, `cmp_or_pe` the target PE, `in_heap` the command's op,
+ `seen` what it waits for (RSHMEM_PROXY_WAIT_*), `want` the milliseconds waited.
+ */
+#define RSHMEM_PROXY_STALL_CHANNEL 3
+
+/*
+ What a proxy channel wait waits for (`RshmemProxyStall::seen` of RSHMEM_PROXY_STALL_CHANNEL).
+ */
+#define RSHMEM_PROXY_WAIT_SLOT 0
+
+#define RSHMEM_PROXY_WAIT_COMPLETION 1
+
+#define RSHMEM_PROXY_WAIT_RESULT 2
+
+#define RSHMEM_PROXY_WAIT_EARLIER 3
+
+/*
  nvshmemx_init_attr flags (NVSHMEMX_INIT_*).
  */
 #define RSHMEM_INIT_THREAD_PES 1

@@ -298,6 +298,15 @@ pub struct RshmemProxyChannel {
 pub const RSHMEM_PROXY_STALL_WAIT: u32 = 1;
 /// `RshmemProxyStall::what`: a device barrier's wait for one PE's arrival.
 pub const RSHMEM_PROXY_STALL_BARRIER: u32 = 2;
+/// `RshmemProxyStall::what`: a wait of the proxy channel itself (device/rshmem_proxy.cuh
+/// `wait_for`): `word` is the ring, `cmp_or_pe` the target PE, `in_heap` the command's op,
+/// `seen` what it waits for (RSHMEM_PROXY_WAIT_*), `want` the milliseconds waited.
+pub const RSHMEM_PROXY_STALL_CHANNEL: u32 = 3;
+/// What a proxy channel wait waits for (`RshmemProxyStall::seen` of RSHMEM_PROXY_STALL_CHANNEL).
+pub const RSHMEM_PROXY_WAIT_SLOT: u64 = 0;
+pub const RSHMEM_PROXY_WAIT_COMPLETION: u64 = 1;
+pub const RSHMEM_PROXY_WAIT_RESULT: u64 = 2;
+pub const RSHMEM_PROXY_WAIT_EARLIER: u64 = 3;
 
 /// A device thread that has waited RSHMEMI_WAIT_WARN_NS (device/rshmem_p2p.cuh) says so here too:
 /// its printf reaches stdout only when the kernel ends, which a hung kernel never does, so the

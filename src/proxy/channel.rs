@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use crate::abi::{
     RshmemProxyAmo, RshmemProxyChannel, RshmemProxyCmd, RshmemProxyIssue, RshmemProxyLane, RshmemProxyResult, RSHMEM_PROXY_DEAD,
-    RSHMEM_PROXY_MAGIC, RSHMEM_PROXY_STALL_BARRIER, RSHMEM_PROXY_VERSION,
+    RSHMEM_PROXY_MAGIC, RSHMEM_PROXY_STALL_BARRIER, RSHMEM_PROXY_STALL_CHANNEL, RSHMEM_PROXY_VERSION, RSHMEM_PROXY_WAIT_COMPLETION,
+    RSHMEM_PROXY_WAIT_RESULT, RSHMEM_PROXY_WAIT_SLOT,
 };
 use crate::error::{Error, Result};
 
@@ -296,6 +297,20 @@ impl Channel {
         *last = seq;
         let who = format!("a device thread (block {block}, thread {thread})");
         Some(match what {
+            // device/rshmem_proxy.cuh `wait_for`: word = ring, in_heap = op, seen = what for, want = ms.
+            RSHMEM_PROXY_STALL_CHANNEL => {
+                let target = if cmp_or_pe >= 0 { format!("to PE {cmp_or_pe}") } else { "(every ring)".to_string() };
+                let waits_for = match seen {
+                    RSHMEM_PROXY_WAIT_SLOT => "a free slot (the ring is full)",
+                    RSHMEM_PROXY_WAIT_COMPLETION => "its completion",
+                    RSHMEM_PROXY_WAIT_RESULT => "its result",
+                    _ => "the commands posted before it",
+                };
+                format!(
+                    "{who}: its {} {target} has waited {want} ms for {waits_for} in proxy ring {word}; the proxy thread is not keeping up (is it alive? is the target's host reachable?)",
+                    op_name(in_heap)
+                )
+            }
             RSHMEM_PROXY_STALL_BARRIER => format!(
                 "{who} has waited 10 s in a device barrier or collective for PE {cmp_or_pe}, which has not arrived (a deadlock, a dead PE, collectives called in different orders, or PE {cmp_or_pe}'s kernel not running); the kernel cannot end before it does"
             ),
@@ -315,6 +330,22 @@ impl Channel {
         let issue = (self.base(|h| h.issue) as *mut RshmemProxyIssue).wrapping_add(lane);
         // SAFETY: aligned u64 of a live issue record.
         unsafe { AtomicU64::from_ptr(&raw mut (*issue).ticket) }
+    }
+}
+
+/// A command's RSHMEM_PROXY_OP_* (low 16 bits of `op`) as the device routine family.
+fn op_name(op: u32) -> &'static str {
+    match op & 0xffff {
+        1 => "put",
+        2 => "get",
+        3 => "p",
+        4 => "g",
+        5 => "atomic",
+        6 => "fetching atomic",
+        7 => "put with signal",
+        8 => "fence",
+        9 => "quiet",
+        _ => "command",
     }
 }
 
@@ -356,5 +387,33 @@ mod tests {
         );
         assert_eq!(c.cmd(1, 5) as u64 - h.cmds, (4 + 1) * 64, "lane 1, ticket 5 -> slot 1 of lane 1");
         assert_eq!(c.status(), 0);
+    }
+
+    /// A device thread's slow proxy wait (device/rshmem_proxy.cuh, `report_slow` of the CUDA
+    /// build) is a stall record the proxy thread turns into one line, once.
+    #[test]
+    fn a_slow_channel_wait_is_logged_once() {
+        let c = Channel::new_host(1, 2, 4, Duration::from_secs(1)).unwrap();
+        let mut last = 0;
+        assert_eq!(c.stall_report(&mut last), None);
+        // SAFETY: the header is live; nothing else uses this channel (the device's stores).
+        unsafe {
+            let r = &raw mut (*c.as_ptr()).stall;
+            (*r).what = RSHMEM_PROXY_STALL_CHANNEL;
+            (*r).word = 1;
+            (*r).in_heap = crate::abi::RSHMEM_PROXY_OP_G | crate::abi::RSHMEM_PROXY_FLAG_RESULT;
+            (*r).seen = RSHMEM_PROXY_WAIT_RESULT;
+            (*r).want = 1049;
+            (*r).cmp_or_pe = 3;
+            (*r).block = 7;
+            (*r).thread = 33;
+            (*r).seq = 1;
+        }
+        let line = c.stall_report(&mut last).expect("a report");
+        assert_eq!(
+            line,
+            "a device thread (block 7, thread 33): its g to PE 3 has waited 1049 ms for its result in proxy ring 1; the proxy thread is not keeping up (is it alive? is the target's host reachable?)"
+        );
+        assert_eq!(c.stall_report(&mut last), None, "said once");
     }
 }
