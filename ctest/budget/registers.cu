@@ -2,8 +2,8 @@
  * would (no -rdc). A CTA of 1024 threads launches only when its kernel needs at most 64
  * registers per thread (64K registers per SM), so every routine here must fit in 64:
  * ctest/scripts/cuda_compile.sh compiles this file with `-Xptxas -v` and fails on a kernel
- * above that; then again with -DRSHMEM_PROXY_ROUTE, where the RMA, AMO and signal kernels must
- * fit too. */
+ * above that; then again with -DRSHMEM_PROXY_ROUTE, where the RMA, AMO, signal, barrier and
+ * sync kernels and loop_amo_signal must fit too. */
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <nvshmem.h>
