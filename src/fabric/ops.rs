@@ -557,13 +557,21 @@ impl Fabric {
     }
 
     /// Quiet's read-back: one byte read from each peer sent a transmit-complete write since
-    /// the last quiet, at a place that write went to. The provider serves a read after the
-    /// writes before it (FI_ORDER_RAW), so when the reads are back every such write is in
-    /// place. The lock is held until then: a quiet on another thread meanwhile waits for these
-    /// reads instead of finding the list empty and returning early.
-    fn read_back(&self, r: &'static str) -> Result<()> {
+    /// the last quiet, at a place that write went to, and from each of `also` (peers the
+    /// caller sent injected writes or atomics, at the start of the region given), all posted
+    /// before one wait, so the whole read-back costs one round trip however many peers it
+    /// reads from. The provider serves a read after the writes before it (FI_ORDER_RAW), so
+    /// when the reads are back every such write is in place. The lock is held until then: a
+    /// quiet on another thread meanwhile waits for these reads instead of finding the list
+    /// empty and returning early.
+    fn read_back(&self, r: &'static str, also: &[(Peer, &RemoteRegion)]) -> Result<()> {
         let inner = &self.inner;
         let mut unflushed = inner.unflushed.lock().unwrap_or_else(|p| p.into_inner());
+        for &(peer, region) in also {
+            if !unflushed.iter().any(|(p, ..)| *p == peer) {
+                unflushed.push((peer, region.key, Self::target(r, region, 0, 1)?));
+            }
+        }
         if unflushed.is_empty() {
             return Ok(());
         }
@@ -676,9 +684,16 @@ impl Fabric {
 
     /// Completes every operation this endpoint has posted (OpenSHMEM quiet).
     pub fn quiet(&self) -> Result<()> {
+        self.quiet_reading(&[])
+    }
+
+    /// `quiet`, whose read-back also reads one byte from each of `also` (peers sent writes or
+    /// atomics that complete when sent, with a region of theirs to read from): the reads go
+    /// out together and are waited for once (`read_back`).
+    pub fn quiet_reading(&self, also: &[(Peer, &RemoteRegion)]) -> Result<()> {
         self.out.send(&self.inner)?;
         self.inner.settle("shmem_quiet", Class::Writes)?;
-        self.read_back("shmem_quiet")?;
+        self.read_back("shmem_quiet", also)?;
         self.inner.settle("shmem_quiet", Class::Reads)
     }
 

@@ -183,6 +183,35 @@ fn puts_above_the_pack_size_go_in_place_and_land_by_quiet() {
     }
 }
 
+/// Quiet's read-back reads one byte from each peer it was given or sent an in-place write,
+/// once per peer however often it is named, all posted before one wait; it leaves nothing
+/// due, so the next quiet reads nothing.
+#[test]
+fn quiet_reads_back_once_from_each_peer_due() {
+    let Some(p) = pair() else { return };
+    let c = Fabric::open(&loopback()).expect("endpoint c");
+    let to_c = p.a.insert_peers(&[c.address().unwrap()]).unwrap()[0];
+    let mut mem_c = vec![0u64; 16];
+    // SAFETY: mem_c's heap block stays put and outlives region_c (dropped first, below).
+    let region_c = unsafe { c.register(mem_c.as_mut_ptr().cast(), mem_c.len() * 8) }.unwrap();
+    let remote_c = region_c.remote();
+    let reads = || p.a.inner.reads_posted.load(std::sync::atomic::Ordering::Acquire);
+    p.a.put(p.to_b, &vec![7u8; pack::PACK_MAX + 8], None, &p.remote_b, 0).unwrap(); // in place
+    p.a.put(p.to_b, &9u64.to_le_bytes(), None, &p.remote_b, LAST_WORD * 8).unwrap(); // injected
+    p.a.put(to_c, &11u64.to_le_bytes(), None, &remote_c, 8).unwrap(); // injected
+    let before = reads();
+    p.a.quiet_reading(&[(p.to_b, &p.remote_b), (to_c, &remote_c), (to_c, &remote_c)]).unwrap();
+    assert_eq!(reads() - before, 2, "one read from b (in-place and injected writes), one from c");
+    assert!(p.a.inner.unflushed.lock().unwrap().is_empty(), "nothing left due");
+    assert_eq!(read_b(&p, LAST_WORD), 9);
+    // SAFETY: a volatile read of c's memory, written by a's put, which quiet completed.
+    assert_eq!(unsafe { std::ptr::read_volatile(mem_c.as_ptr().add(1)) }, 11);
+    let before = reads();
+    p.a.quiet().unwrap();
+    assert_eq!(reads(), before, "a quiet with nothing due reads nothing back");
+    drop(region_c);
+}
+
 fn bytes_of(words: &[u64]) -> &[u8] {
     // SAFETY: any u64 is 8 plain bytes; the slice covers exactly the words.
     unsafe { std::slice::from_raw_parts(words.as_ptr().cast(), words.len() * 8) }

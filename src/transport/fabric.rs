@@ -290,17 +290,15 @@ impl Transport for FabricTransport {
 
     /// Completes everything posted, then makes the injected writes and atomics visible: a read
     /// from each PE that got some returns only after them (one connection per peer, processed
-    /// in order), so a third PE told afterwards sees their effect.
+    /// in order), so a third PE told afterwards sees their effect. The reads to all such PEs
+    /// go out at once and are waited for together: one round trip, not one per PE.
     /// A failure read meanwhile names the PEs operations went to since the last quiet.
     fn quiet(&self) -> Result<()> {
-        self.fabric.quiet().map_err(|e| self.toward(e, &self.outstanding_pes()))?;
-        for (pe, flag) in self.unflushed.iter().enumerate() {
-            if flag.swap(false, Ordering::AcqRel) {
-                let mut probe = [0u8; 1];
-                let got = self.fabric.get(self.peers[pe], &mut probe, None, &self.heaps[pe], 0);
-                got.map_err(|e| self.toward(e, &[pe]))?;
-            }
-        }
+        let probes: Vec<(Peer, &RemoteRegion)> = (self.unflushed.iter().enumerate())
+            .filter(|(_, flag)| flag.swap(false, Ordering::AcqRel))
+            .map(|(pe, _)| (self.peers[pe], &self.heaps[pe]))
+            .collect();
+        self.fabric.quiet_reading(&probes).map_err(|e| self.toward(e, &self.outstanding_pes()))?;
         for flag in &self.outstanding {
             flag.store(false, Ordering::Release);
         }
