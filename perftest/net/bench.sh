@@ -8,6 +8,10 @@
 # there), and perftest/net/put_rate.c with 2 PEs on each host (blocking 8-byte puts, every PE
 # to every PE: the put8_alltoall_np4 row, puts per second of the slowest PE; NET_RATE=0 skips). Each round runs the three back to back, so they see the same load; ROUNDS (default 2)
 # rounds, each figure is the median over rounds of each run's median of 3 repetitions.
+# With 1 PE on each of 3 hosts the same program measures put8_quiet_multi (8-byte puts to the
+# two other PEs, one quiet; NET_MULTI=0 skips it).
+# BASE=<another rshmem install prefix> adds its column (an A/B in one run: each round runs the
+# base right before rshmem, on every row).
 #   bash perftest/net/bench.sh <rshmem install prefix>     (run as root; `make bench HOSTS=2`)
 # SAVE=1 keeps the raw CSV and the table in results/net-<date>.{csv,txt}. NET_ROWS
 # names net_bench's rows (default: all), NET_TIME its seconds per repetition (default 0.25).
@@ -23,7 +27,8 @@ AGENT=$ROOT/ctest/multihost/netns-agent.sh
 ROUNDS=${ROUNDS:-2}
 TIMEOUT=${BENCH_TIMEOUT:-300}
 PREFIX=${RSHMEM_NETNS_PREFIX:-rsnb}
-H1=$PREFIX-h1 H2=$PREFIX-h2
+H1=$PREFIX-h1 H2=$PREFIX-h2 H3=$PREFIX-h3
+MULTI=${NET_MULTI:-1}
 read -r -a ROWS <<<"${NET_ROWS:-}"
 BENCH_ARGS=(--reps 3 --time "${NET_TIME:-0.25}" "${ROWS[@]}")
 
@@ -39,20 +44,25 @@ on_host() { local k=$1; shift; RSHMEM_NETNS_PREFIX=$PREFIX "$NETNS" exec "$k" en
 
 cc -O2 -Wall -Wextra -o "$WORK/tcp_floor" "$HERE/tcp_floor.c" || exit 1
 FLAGS=(-O2 -Wall -Wextra -std=gnu11)
-PC="env PKG_CONFIG_PATH=$STAGE/lib/pkgconfig pkg-config"
-# shellcheck disable=SC2046
-cc "${FLAGS[@]}" $($PC --cflags rshmem) "$HERE/net_bench.c" -o "$WORK/net_bench" $($PC --libs rshmem) \
-    -Wl,-rpath,"$($PC --variable=libdir rshmem)" || echo "perftest/net/bench.sh: net_bench did not build against rshmem" >&2
-# shellcheck disable=SC2046
-cc "${FLAGS[@]}" $($PC --cflags rshmem) "$HERE/put_rate.c" -o "$WORK/put_rate" $($PC --libs rshmem) \
-    -Wl,-rpath,"$($PC --variable=libdir rshmem)" || echo "perftest/net/bench.sh: put_rate did not build against rshmem" >&2
+# build_with PREFIX SUFFIX: net_bench and put_rate against the rshmem installed at PREFIX.
+build_with() {
+    local pc="env PKG_CONFIG_PATH=$1/lib/pkgconfig pkg-config" prog
+    for prog in net_bench put_rate; do
+        # shellcheck disable=SC2046
+        cc "${FLAGS[@]}" $($pc --cflags rshmem) "$HERE/$prog.c" -o "$WORK/$prog$2" $($pc --libs rshmem) \
+            -Wl,-rpath,"$($pc --variable=libdir rshmem)" || echo "perftest/net/bench.sh: $prog did not build against $1" >&2
+    done
+}
+build_with "$STAGE" ""
+BASE=${BASE:+$(realpath "$BASE")}
+[ -n "$BASE" ] && build_with "$BASE" _base
 if command -v oshcc >/dev/null && command -v oshrun >/dev/null; then
     oshcc "${FLAGS[@]}" "$HERE/net_bench.c" -o "$WORK/net_bench_oshmem" || echo "perftest/net/bench.sh: net_bench did not build with oshcc" >&2
     oshcc "${FLAGS[@]}" "$HERE/put_rate.c" -o "$WORK/put_rate_oshmem" || echo "perftest/net/bench.sh: put_rate did not build with oshcc" >&2
 else
     echo "perftest/net/bench.sh: Open MPI OSHMEM (oshcc/oshrun) not installed: its column stays empty" >&2
 fi
-RSHMEM_NETNS_PREFIX=$PREFIX "$NETNS" up 2 || exit 1
+RSHMEM_NETNS_PREFIX=$PREFIX "$NETNS" up $((MULTI == 1 ? 3 : 2)) || exit 1
 echo "impl,round,name,size,value,unit" >"$RAW"
 
 # run_one IMPL ROUND CMD...: runs CMD in host 1 (in the scratch directory, where a crash's
@@ -76,6 +86,7 @@ floor() {
 }
 
 RSHMEMRUN=(env RSHMEM_LAUNCH_AGENT="$AGENT" RSHMEM_BOOTSTRAP_IFNAME=eth0 "$STAGE/bin/rshmemrun")
+BASERUN=(env RSHMEM_LAUNCH_AGENT="$AGENT" RSHMEM_BOOTSTRAP_IFNAME=eth0 "$BASE/bin/rshmemrun")
 # As root Open MPI needs the two ALLOW variables; osc=^rdma avoids a segfault at exit on this
 # Open MPI (4.1.4, see perftest/host/bench.sh). UCX: TCP only, over eth0 (self for the PE's own
 # memory); ORTE's own traffic and the btl stay on eth0 too. mpi_yield_when_idle=1 (what Open MPI
@@ -91,9 +102,17 @@ RATE_ARGS=(--reps 3 --time "${NET_TIME:-0.25}")
 for round in $(seq 1 "$ROUNDS"); do
     echo "perftest/net/bench.sh: round $round of $ROUNDS" >&2
     floor "$round"
+    [ -x "$WORK/net_bench_base" ] && run_one base "$round" "${BASERUN[@]}" --hosts "$H1:1,$H2:1" "$WORK/net_bench_base" "${BENCH_ARGS[@]}"
     [ -x "$WORK/net_bench" ] && run_one rshmem "$round" "${RSHMEMRUN[@]}" --hosts "$H1:1,$H2:1" "$WORK/net_bench" "${BENCH_ARGS[@]}"
     [ -x "$WORK/net_bench_oshmem" ] && run_one oshmem "$round" "${OSHRUN[@]}" -H "$H1:1,$H2:1" -np 2 "$WORK/net_bench_oshmem" "${BENCH_ARGS[@]}"
+    if [ "$MULTI" = 1 ]; then
+        M=(--reps 3 --time "${NET_TIME:-0.25}" put8_quiet_multi)
+        [ -x "$WORK/net_bench_base" ] && run_one base "$round" "${BASERUN[@]}" --hosts "$H1:1,$H2:1,$H3:1" "$WORK/net_bench_base" "${M[@]}"
+        [ -x "$WORK/net_bench" ] && run_one rshmem "$round" "${RSHMEMRUN[@]}" --hosts "$H1:1,$H2:1,$H3:1" "$WORK/net_bench" "${M[@]}"
+        [ -x "$WORK/net_bench_oshmem" ] && run_one oshmem "$round" "${OSHRUN[@]}" -H "$H1:1,$H2:1,$H3:1" -np 3 "$WORK/net_bench_oshmem" "${M[@]}"
+    fi
     [ "${NET_RATE:-1}" = 1 ] || continue
+    [ -x "$WORK/put_rate_base" ] && run_one base "$round" "${BASERUN[@]}" --hosts "$H1:2,$H2:2" "$WORK/put_rate_base" "${RATE_ARGS[@]}"
     [ -x "$WORK/put_rate" ] && run_one rshmem "$round" "${RSHMEMRUN[@]}" --hosts "$H1:2,$H2:2" "$WORK/put_rate" "${RATE_ARGS[@]}"
     [ -x "$WORK/put_rate_oshmem" ] && run_one oshmem "$round" "${OSHRUN[@]}" -H "$H1:2,$H2:2" -np 4 "$WORK/put_rate_oshmem" "${RATE_ARGS[@]}"
 done
@@ -102,6 +121,7 @@ TABLE=$WORK/table.txt
 {
     echo "Multi-host benchmark: 1 PE on each of 2 namespaced hosts (veth + bridge; put8_alltoall: 2 on each), $ROUNDS rounds, $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "host: $(nproc) cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    [ -n "$BASE" ] && echo "base: $BASE (run right before rshmem in every round)"
     echo "rshmem: $STAGE, libfabric $(fi_info --version 2>/dev/null | sed -n 's/^libfabric: //p' | head -1) (provider: rshmem's choice);" \
         "OSHMEM: $(command -v oshrun >/dev/null && oshrun --version 2>/dev/null | head -1 || echo absent), spml ucx, UCX_TLS=tcp,self, yield when idle"
     echo

@@ -6,12 +6,14 @@
  * barrier row needs a collective across hosts: the other rows run on a library whose
  * collectives do not cross hosts yet.
  *   put8_quiet 8     shmem_putmem of 8 bytes + shmem_quiet
+ *   put8_quiet_multi N  shmem_putmem of 8 bytes to each of the N other PEs, then one shmem_quiet
+ *                    (3 PEs or more: quiet's cost when it has several PEs to complete)
  *   get8 8           shmem_getmem of 8 bytes
  *   fetch_add 8      shmem_long_atomic_fetch_add
  *   put_bw SIZE      shmem_putmem of SIZE bytes (1 KiB ... 4 MiB), WINDOW of them back to back,
  *                    each to the next SIZE slot of a 4 MiB array (wrapping), one quiet: GB/s
  *   barrier_all 0    shmem_barrier_all (all PEs)
- * PE 0 acts on PE 1; each repetition runs for --time seconds (default 0.25) after an untimed
+ * PE 0 acts on PE 1 (put8_quiet_multi: on every other PE); each repetition runs for --time seconds (default 0.25) after an untimed
  * tenth of that; a row's figure is the median of --reps repetitions (default 3). Every row
  * checks that its data arrived; a wrong value exits non-zero.
  * Output (PE 0): one CSV line per row, `name,size,value,unit`.
@@ -104,6 +106,15 @@ static void put8_quiet(long size)
     shmem_quiet();
 }
 
+static void put8_quiet_multi(long size)
+{
+    (void)size;
+    long v = ++puts_done;
+    for (int pe = 1; pe < npes; pe++)
+        shmem_putmem(&word, &v, 8, pe);
+    shmem_quiet();
+}
+
 static void get8(long size)
 {
     (void)size;
@@ -176,6 +187,18 @@ static void check_on_peer(const char *row, const long *got, long want)
     sync_all();
 }
 
+/* The same for a row that wrote `got` on every PE but PE 0. */
+static void check_on_peers(const char *row, const long *got, long want)
+{
+    if (me == 0)
+        for (int pe = 1; pe < npes; pe++)
+            put_long(&expect, want, pe);
+    sync_all();
+    if (me != 0)
+        check(row, "value on this PE", *got, expect);
+    sync_all();
+}
+
 static void fill(long *buf, long nlong, long salt)
 {
     for (long i = 0; i < nlong; i++)
@@ -223,7 +246,7 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--csv") == 0) {
             /* accepted for symmetry with shmem_bench: the output is always CSV */
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: %s [--reps N] [--time SECONDS] [put8_quiet get8 fetch_add barrier_all put_bw]\n",
+            fprintf(stderr, "usage: %s [--reps N] [--time SECONDS] [put8_quiet put8_quiet_multi get8 fetch_add barrier_all put_bw]\n",
                     argv[0]);
             return 2;
         } else {
@@ -248,6 +271,10 @@ int main(int argc, char **argv)
     if (selected("put8_quiet")) {
         emit("put8_quiet", 8, p2p_row(put8_quiet, 8) * 1e6, "us");
         check_on_peer("put8_quiet", &word, puts_done);
+    }
+    if (selected("put8_quiet_multi") && npes >= 3) {
+        emit("put8_quiet_multi", npes - 1, p2p_row(put8_quiet_multi, 0) * 1e6, "us");
+        check_on_peers("put8_quiet_multi", &word, puts_done);
     }
     if (selected("get8"))
         emit("get8", 8, p2p_row(get8, 8) * 1e6, "us");

@@ -2,10 +2,13 @@
 """Prints the multi-host table of perftest/net/bench.sh from its raw CSV.
 
 Input columns: impl,round,name,size,value,unit; impl is floor (tcp_floor's tcp_rtt and
-tcp_stream rows), rshmem or oshmem (shmem_bench rows). Each figure is the median over rounds.
+tcp_stream rows), rshmem, oshmem or base (another rshmem build, bench.sh's BASE: its column and
+rshmem/base appear only when it ran). Each figure is the median over rounds.
 
 Each benchmark row is set beside the bare-TCP figure for the same work:
-  put8_quiet, get8, fetch_add  one 8-byte round trip (the data or request goes out, the
+  put8_quiet, get8, fetch_add, put8_quiet_multi (puts to N PEs, one quiet: the N round trips
+                               may overlap)
+                               one 8-byte round trip (the data or request goes out, the
                                completion or the value comes back): tcp_rtt
   barrier_all (2 PEs)          both PEs send at once and wait for the other: one one-way trip,
                                tcp_rtt / 2
@@ -18,7 +21,7 @@ import csv
 import statistics
 import sys
 
-ROUND_TRIP = ("put8_quiet", "get8", "fetch_add", "atomic_add", "p")
+ROUND_TRIP = ("put8_quiet", "put8_quiet_multi", "get8", "fetch_add", "atomic_add", "p")
 
 
 def fmt(v, unit):
@@ -57,7 +60,9 @@ def main(path):
             return med("floor", "tcp_stream", size), f"tcp stream, {size} B writes"
         return None, "-"
 
-    head = (f"{'row':<12} {'size':>8} {'unit':<5} {'floor':>8} {'rshmem':>8} {'OSHMEM':>8} "
+    has_base = any(k[0] == "base" for k in values)
+    base_head = f" {'base':>8} {'rs/base':>7}" if has_base else ""
+    head = (f"{'row':<16} {'size':>8} {'unit':<5} {'floor':>8}{base_head} {'rshmem':>8} {'OSHMEM':>8} "
             f"{'rs/OSHMEM':>9} {'rs/floor':>8} {'OSH/floor':>9}  {'target':<7} floor is")
     print(head)
     print("-" * len(head))
@@ -76,7 +81,11 @@ def main(path):
             else:
                 ok = rs >= 0.9 * fl
             target = "met" if ok else "MISSED"
-        print(f"{name:<12} {size:>8} {unit:<5} {fmt(fl, unit):>8} {fmt(rs, unit):>8} {fmt(om, unit):>8} "
+        base = ""
+        if has_base:
+            b = med("base", name, size)
+            base = f" {fmt(b, unit):>8} {ratio(rs, b):>7}"
+        print(f"{name:<16} {size:>8} {unit:<5} {fmt(fl, unit):>8}{base} {fmt(rs, unit):>8} {fmt(om, unit):>8} "
               f"{ratio(rs, om):>9} {ratio(rs, fl):>8} {ratio(om, fl):>9}  {target:<7} {what}")
     rtt = med("floor", "tcp_rtt", 8)
     if rtt is not None:
