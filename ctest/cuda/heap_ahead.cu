@@ -4,7 +4,8 @@
  * every local PE's next chunk after each growth, which the growth that needs it only publishes.
  * Here, with and without it: allocations that take the chunk mapped ahead (256 MiB after init,
  * then 512 MiB more) hold what the neighbour's kernel writes
- * at their ends, and a block that frees and reallocates there too. Prints each allocation's time
+ * at their ends, and a block that frees and reallocates there too, and a last 512 MiB that takes
+ * the chunk whose mapping started after the previous allocation's closing barrier. Prints each allocation's time
  * and nvshmem_init's on PE 0 (right after init, after a pause that lets the background mapping finish, and the
  * growth after that); the data checks are the test, the times the measurement (issue 20). */
 #include <stdint.h>
@@ -64,10 +65,15 @@ static void run(const char *ahead, int pause_ms) {
     double tc = timed_malloc(&c, 128 * mib);
     CHECK(c != NULL, "nvshmem_malloc(128 MiB) in the freed space");
     check_end(c, 128 * mib, 300);
+    void *d = NULL;
+    double td = timed_malloc(&d, 512 * mib);
+    CHECK(d != NULL, "nvshmem_malloc(512 MiB) past the last growth with RSHMEM_HEAP_MAP_AHEAD=%s", ahead);
+    check_end(d, 512 * mib, 400);
     if (nvshmem_my_pe() == 0)
         printf("heap_ahead: RSHMEM_HEAP_MAP_AHEAD=%s, pause %d ms, %d PEs: init %.1f ms, malloc 256 MiB %.3f ms, then 512 MiB "
-               "%.3f ms, 128 MiB in freed space %.3f ms\n",
-               ahead, pause_ms, nvshmem_n_pes(), tinit, ta, tb, tc);
+               "%.3f ms, 128 MiB in freed space %.3f ms, 512 MiB more %.3f ms\n",
+               ahead, pause_ms, nvshmem_n_pes(), tinit, ta, tb, tc, td);
+    nvshmem_free(d);
     nvshmem_free(c);
     nvshmem_free(b);
     nvshmem_finalize();

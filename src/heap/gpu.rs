@@ -12,12 +12,14 @@
 //! 512 MiB at 2 PEs on H100, serialised by the driver across processes). So init maps one chunk
 //! (`ahead` bytes, one CUMEM_GRANULARITY) beyond the runtime area before it returns, and each
 //! growth also creates and exchanges the *next* chunk and a background thread maps it while the
-//! program runs; the growth after that only waits for that thread (if it is still busy) and
-//! publishes the chunk. The price is one chunk of GPU memory held ahead of need
-//! (RSHMEM_HEAP_MAP_AHEAD=0: none, every growth maps on demand). Init maps its chunk itself, as
-//! NVSHMEM maps its heap at init: mapped in the background, it held up the program's first
-//! allocation (4 x H100, 4 PEs: nvshmem_malloc(256 MiB) right after init waited 4.5 ms for it)
-//! and, contending for the driver, its first barrier and collectives.
+//! program runs (started once the allocation is over on every PE, `start_ahead`: started inside
+//! the growth, it slowed the other PEs' mapping of what was needed now); the growth after that
+//! only waits for that thread (if it is still busy) and publishes the chunk. The price is one
+//! chunk of GPU memory held ahead of need (RSHMEM_HEAP_MAP_AHEAD=0: none, every growth maps on
+//! demand). Init maps its chunk itself, as NVSHMEM maps its heap at init: mapped in the
+//! background, it held up the program's first allocation (4 x H100, 4 PEs: nvshmem_malloc(256
+//! MiB) right after init waited 4.5 ms for it) and, contending for the driver, its first barrier
+//! and collectives.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::thread::JoinHandle;
@@ -51,12 +53,25 @@ enum Source {
 /// chunk failed and why.
 type Mapped = std::result::Result<(Vec<Chunk>, Duration), (usize, CuError)>;
 
-/// The next chunk of every local PE's heap (`bytes` each, at the heap's current end), being
-/// mapped by a background thread.
+/// The chunks to map, one per local PE: the PE, the address, where its memory comes from.
+type Plan = Vec<(usize, u64, Source)>;
+
+/// The next chunk of every local PE's heap (`bytes` each, at the heap's current end), mapped
+/// ahead of need.
 struct Ahead {
     bytes: usize,
-    /// The mapping thread, or why none could be started.
-    thread: std::result::Result<JoinHandle<Mapped>, String>,
+    state: AheadState,
+}
+
+enum AheadState {
+    /// Exchanged, not mapped yet: the growth that planned it returns first, and the thread
+    /// starts once every PE has left the allocation (`start_ahead`), so that this mapping does
+    /// not compete for the driver with the other PEs' mapping of the memory needed now.
+    Planned(Plan),
+    /// Being mapped by a background thread.
+    Running(JoinHandle<Mapped>),
+    /// No thread could be started: why.
+    NoThread(String),
 }
 
 /// How many bytes a growth to `want` maps now and how many it maps ahead, when `mapped` bytes
@@ -187,16 +202,23 @@ impl GpuHeap {
         // usually finished by now.
         let adopted = match self.pending.take() {
             None => Ok(Duration::ZERO),
-            Some(a) => match a.thread.map(|t| t.join()) {
-                Ok(Ok(Ok((chunks, took)))) => {
-                    self.chunks.extend(chunks);
-                    self.mapped += a.bytes;
-                    Ok(took)
+            Some(a) => {
+                let mapped = match a.state {
+                    // Not started (no allocation's end came between): mapped here, now.
+                    AheadState::Planned(plan) => Ok(map_all(plan, a.bytes, self.device)),
+                    AheadState::Running(t) => t.join().map_err(|_| "the thread mapping the GPU heap ahead of need panicked".to_string()),
+                    AheadState::NoThread(why) => Err(why),
+                };
+                match mapped {
+                    Ok(Ok((chunks, took))) => {
+                        self.chunks.extend(chunks);
+                        self.mapped += a.bytes;
+                        Ok(took)
+                    }
+                    Ok(Err((pe, e))) => Err(format!("mapping PE {pe}'s GPU heap ahead of need: {e}")),
+                    Err(why) => Err(why),
                 }
-                Ok(Ok(Err((pe, e)))) => Err(format!("mapping PE {pe}'s GPU heap ahead of need: {e}")),
-                Ok(Err(_)) => Err("the thread mapping the GPU heap ahead of need panicked".to_string()),
-                Err(why) => Err(why),
-            },
+            }
         };
         let waited = t0.elapsed();
         let t1 = Instant::now();
@@ -246,7 +268,7 @@ impl GpuHeap {
         let exchanged = t2.elapsed();
         // Each local PE's descriptors: the chunk of now first (if any), then the one ahead.
         let next = if own_next.is_some() { next } else { 0 };
-        let mut plans: [Vec<(usize, u64, Source)>; 2] = [Vec::new(), Vec::new()];
+        let mut plans: [Plan; 2] = [Vec::new(), Vec::new()];
         let mut own = [own_now, own_next];
         for (pe, theirs) in all.into_iter().enumerate() {
             if !self.local[pe] {
@@ -274,14 +296,23 @@ impl GpuHeap {
         }
         let mapped_now = t3.elapsed();
         if !plan_next.is_empty() {
-            self.start_ahead(plan_next, next);
+            // Mapped once the allocation is over on every PE (`start_ahead`), or by the next
+            // growth if nothing starts it before.
+            self.pending = Some(Ahead { bytes: next, state: AheadState::Planned(plan_next) });
         }
         self.log_growth(now, waited, adopted.unwrap_or_default(), created, exchanged, mapped_now);
         Ok(())
     }
 
-    /// Maps `plan` (`bytes` per PE) in a background thread, to be taken by the next growth.
-    fn start_ahead(&mut self, plan: Vec<(usize, u64, Source)>, bytes: usize) {
+    /// Starts mapping the chunk the last growth planned ahead of need in a background thread,
+    /// to be taken by the next growth. Call it after the allocation's closing barrier: started
+    /// inside the growth, the thread's cuMemMap/cuMemSetAccess calls competed (the driver
+    /// serialises them across processes) with the other PEs' mapping of the memory needed now,
+    /// and so slowed the allocation itself.
+    pub fn start_ahead(&mut self) {
+        let Some(Ahead { bytes, state: AheadState::Planned(plan) }) = self.pending.take() else {
+            return;
+        };
         let device = self.device;
         let me = self.me;
         let spawned = std::thread::Builder::new().name("rshmem-heap-ahead".into()).spawn(move || {
@@ -292,8 +323,11 @@ impl GpuHeap {
         });
         // Without a thread the chunks are released again (the plan is dropped with the
         // closure), and the next growth fails on every PE together (see `grow`).
-        let thread = spawned.map_err(|e| format!("no thread to map {bytes} bytes of the GPU heap ahead of need: {e}"));
-        self.pending = Some(Ahead { bytes, thread });
+        let state = match spawned {
+            Ok(t) => AheadState::Running(t),
+            Err(e) => AheadState::NoThread(format!("no thread to map {bytes} bytes of the GPU heap ahead of need: {e}")),
+        };
+        self.pending = Some(Ahead { bytes, state });
     }
 
     /// Where a growth's time goes (NVSHMEM_DEBUG=INFO).
@@ -321,14 +355,14 @@ impl Drop for GpuHeap {
     fn drop(&mut self) {
         // The background mapping must end before the window it maps into is freed; its chunks
         // are then unmapped and released here.
-        if let Some(Ahead { thread: Ok(t), .. }) = self.pending.take() {
+        if let Some(Ahead { state: AheadState::Running(t), .. }) = self.pending.take() {
             drop(t.join());
         }
     }
 }
 
 /// Imports (a peer's) and maps each PE's chunk of `bytes` at its address.
-fn map_all(plan: Vec<(usize, u64, Source)>, bytes: usize, device: Device) -> Mapped {
+fn map_all(plan: Plan, bytes: usize, device: Device) -> Mapped {
     let t = Instant::now();
     let mut chunks = Vec::with_capacity(plan.len());
     for (pe, va, src) in plan {

@@ -751,6 +751,9 @@ impl Heap for Gpu<'_> {
     }
     fn sync(&self) {
         self.st.barrier_all();
+        // Every PE is past the growth (if this allocation grew the heap): the chunk it planned
+        // ahead of need is mapped from now on, beside the program (heap/gpu.rs).
+        self.g.heap.lock().unwrap_or_else(|p| p.into_inner()).start_ahead();
     }
     fn allocator(&self) -> MutexGuard<'_, Allocator> {
         self.g.alloc.lock().unwrap_or_else(|p| p.into_inner())
