@@ -159,9 +159,9 @@ pub fn connect(cfg: &Config) -> Result<Box<dyn Bootstrap>> {
         return pmix::bootstrap(timeout);
     }
     if want == "mpi" {
-        let (rank, size, id) = crate::runtime::gpu::mpi::uniqueid_over_world("shmem_init")
+        let (rank, size, id) = crate::runtime::gpu::mpi::uniqueid_over_world()
             .map_err(|e| Error::bootstrap(format!("bootstrap MPI (NVSHMEM_BOOTSTRAP=MPI): {}", e.message)))?;
-        return uid::UidStar::join(&id, rank, size, timeout, "shmem_init");
+        return uid::UidStar::join(&id, rank, size, timeout);
     }
     if want == "uid" {
         return Err(Error::bootstrap(
@@ -379,7 +379,7 @@ pub(crate) fn serve_in_thread(
     let handle = std::thread::Builder::new()
         .name("rshmem-star".into())
         .spawn(move || {
-            let r = server.serve(timeout);
+            let r = server.serve(timeout).map_err(Error::from);
             if let Err(e) = &r {
                 eprintln!("rshmem: bootstrap server: {e}");
             }

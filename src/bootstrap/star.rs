@@ -289,20 +289,21 @@ impl StarServer {
 
     /// Serves one session (shmem_init .. shmem_finalize) until every PE says goodbye; every PE
     /// must join within `timeout`. Returns the PEs' process ids.
-    pub fn serve(&self, timeout: Duration) -> Result<Vec<i32>> {
+    pub fn serve(&self, timeout: Duration) -> std::result::Result<Vec<i32>, SessionError> {
         let members = self.accept_all(timeout, false)?;
         self.session(&members, timeout)
     }
 
     /// Serves the next session (after every PE said goodbye, a program may call shmem_init
     /// again): waits without limit for a first PE, then like [`serve`](Self::serve).
-    pub fn serve_next(&self, timeout: Duration) -> Result<Vec<i32>> {
+    pub fn serve_next(&self, timeout: Duration) -> std::result::Result<Vec<i32>, SessionError> {
         let members = self.accept_all(timeout, true)?;
         self.session(&members, timeout)
     }
 
-    /// Reads one request from every member; Err(reason) when one cannot be read.
-    fn gather_requests(members: &[Member], timeout: Duration) -> std::result::Result<Requests, String> {
+    /// Reads one request from every member; Err((reason, whether a PE closed its connection))
+    /// when one cannot be read.
+    fn gather_requests(members: &[Member], timeout: Duration) -> std::result::Result<Requests, (String, bool)> {
         let mut payloads = Vec::with_capacity(members.len());
         let mut fds = Vec::with_capacity(members.len());
         let mut byes = 0;
@@ -311,20 +312,23 @@ impl StarServer {
             // compute): wait for its header without limit, but for its body only so long.
             let mut h = [0u8; 16];
             if let Err(e) = std::io::Read::read_exact(&mut &m.stream, &mut h) {
-                return Err(format!("PE {rank} (pid {}) left the job during start-up or shutdown: {e}", m.pid));
+                return Err((format!("PE {rank} (pid {}) left the job during start-up or shutdown: {e}", m.pid), true));
             }
             let (op, nfds, len) = (h[0], read_u32(&h[4..]) as usize, read_u64(&h[8..]));
             if op != OP_GATHER && op != OP_BYE {
-                return Err(format!("PE {rank} (pid {}) sent an unknown request {op}", m.pid));
+                return Err((format!("PE {rank} (pid {}) sent an unknown request {op}", m.pid), false));
             }
             if len > MAX_PAYLOAD as u64 || nfds > MAX_PE_FDS {
-                return Err(format!(
+                let why = format!(
                     "PE {rank} (pid {}) announced {len} bytes and {nfds} descriptors, more than one exchange may carry ({MAX_PAYLOAD} bytes, {MAX_PE_FDS} descriptors)",
                     m.pid
-                ));
+                );
+                return Err((why, false));
             }
-            let (data, f) =
-                m.stream.read_body(len as usize, nfds, Instant::now() + timeout).map_err(|e| format!("PE {rank} (pid {}): {e}", m.pid))?;
+            let (data, f) = m
+                .stream
+                .read_body(len as usize, nfds, Instant::now() + timeout)
+                .map_err(|e| (format!("PE {rank} (pid {}): {e}", m.pid), false))?;
             byes += usize::from(op == OP_BYE);
             payloads.push(data);
             fds.push(f);
@@ -332,18 +336,18 @@ impl StarServer {
         Ok((payloads, fds, byes))
     }
 
-    fn session(&self, members: &[Member], timeout: Duration) -> Result<Vec<i32>> {
+    fn session(&self, members: &[Member], timeout: Duration) -> std::result::Result<Vec<i32>, SessionError> {
         let pids: Vec<i32> = members.iter().map(|m| m.pid).collect();
         loop {
             let (payloads, fds, byes) = match StarServer::gather_requests(members, timeout) {
                 Ok(r) => r,
-                Err(why) => {
+                Err((why, pe_left)) => {
                     for m in members {
                         let _ = (&m.stream)
                             .write_all(&header(REPLY_ERR, 0, why.len() as u64))
                             .and_then(|_| (&m.stream).write_all(why.as_bytes()));
                     }
-                    return Err(Error::bootstrap(format!("bootstrap: {why}")));
+                    return Err(SessionError { error: Error::bootstrap(format!("bootstrap: {why}")), pe_left });
                 }
             };
             if byes == members.len() {
@@ -365,11 +369,56 @@ impl StarServer {
                     .and_then(|_| (&m.stream).write_all(&reply))
                     .and_then(|_| m.stream.send_fds(&raw));
                 if let Err(e) = sent {
-                    return Err(Error::bootstrap(format!("bootstrap: PE {rank} (pid {}) is gone: {e}", m.pid)));
+                    let error = Error::bootstrap(format!("bootstrap: PE {rank} (pid {}) is gone: {e}", m.pid));
+                    return Err(SessionError { error, pe_left: true });
                 }
             }
         }
     }
+}
+
+/// Why a session of the star ended before every PE said goodbye.
+#[derive(Debug)]
+pub struct SessionError {
+    pub error: Error,
+    /// A PE closed its connection mid-session: it exited, and its own exit status says why
+    /// (a launcher reports that, not this).
+    pub pe_left: bool,
+}
+
+impl From<Error> for SessionError {
+    fn from(error: Error) -> SessionError {
+        SessionError { error, pe_left: false }
+    }
+}
+
+impl From<SessionError> for Error {
+    fn from(e: SessionError) -> Error {
+        e.error
+    }
+}
+
+impl std::ops::Deref for SessionError {
+    type Target = Error;
+    fn deref(&self) -> &Error {
+        &self.error
+    }
+}
+
+impl std::fmt::Display for SessionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+/// A connection to a star's rendezvous, not yet joined (`StarClient::reach`).
+pub struct Reached {
+    stream: Link,
+    /// The rendezvous's address as messages show it.
+    shown: String,
+    rank: usize,
+    timeout: Duration,
+    deadline: Instant,
 }
 
 /// What a collective exchange returns: every rank's bytes and descriptors, in rank order.
@@ -399,6 +448,12 @@ impl StarClient {
         if rank >= size {
             return Err(Error::bootstrap(format!("bootstrap: rank {rank} is not below the job size {size}")));
         }
+        StarClient::join(StarClient::reach(address, rank, timeout)?, size, control_fd, secret)
+    }
+
+    /// The first half of `connect`: a connection to the rendezvous at `address`, retried
+    /// until `timeout`; its only error is that the rendezvous could not be reached.
+    pub fn reach(address: &str, rank: usize, timeout: Duration) -> Result<Reached> {
         let deadline = Instant::now() + timeout;
         let shown = if address.starts_with(super::net::TCP_PREFIX) { address.to_string() } else { format!("@{address}") };
         let stream = loop {
@@ -421,6 +476,13 @@ impl StarClient {
                 Err(_) => std::thread::sleep(Duration::from_millis(5)),
             }
         };
+        Ok(Reached { stream, shown, rank, timeout, deadline })
+    }
+
+    /// The second half of `connect`: checks that the rendezvous reached runs as this user and
+    /// holds `secret`, proves that we do, and joins as its rank of `size`.
+    pub fn join(reached: Reached, size: usize, control_fd: Option<RawFd>, secret: &Secret) -> Result<StarClient> {
+        let Reached { stream, shown, rank, timeout, deadline } = reached;
         let server = match stream.peer() {
             Some(cred) => {
                 let server = cred.map_err(|e| io_err("reading the rendezvous's credentials", e))?;
@@ -812,7 +874,8 @@ mod tests {
         b.stream.lock().unwrap().shutdown();
         let err = a.allgather(b"x").unwrap_err();
         assert!(err.message.contains("PE 1"), "{}", err.message);
-        assert!(t.join().unwrap().is_err());
+        let ended = t.join().unwrap().unwrap_err();
+        assert!(ended.pe_left, "a PE closing its connection is told apart: {ended}");
         std::mem::forget(b);
     }
 

@@ -12,7 +12,6 @@
 //! process that does not hold the id cannot join: the id must be kept like a password.
 
 use std::net::{IpAddr, SocketAddr, TcpListener};
-use std::os::fd::{OwnedFd, RawFd};
 use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -21,8 +20,8 @@ use sha2::{Digest, Sha256};
 
 use super::auth::{Secret, SECRET_BYTES};
 use super::star::{StarClient, StarServer};
-use super::{hier, net, Bootstrap};
-use crate::error::{Error, Result};
+use super::{net, Bootstrap, JobStar};
+use crate::error::{Error, ErrorKind, Result};
 use crate::transport::node::NodeId;
 
 /// Bytes of the opaque part of nvshmemx_uniqueid_t (after its `int version`).
@@ -111,16 +110,15 @@ struct Parsed {
     tcp: Option<SocketAddr>,
 }
 
-fn parse(id: &[u8; ID_BYTES], routine: &'static str) -> Result<Parsed> {
+fn parse(id: &[u8; ID_BYTES]) -> Result<Parsed> {
     let len = id[NAME_LEN_AT] as usize;
     if &id[..4] != ID_MAGIC || len == 0 || NAME_AT + len > ID_BYTES || !matches!(id[TCP_AT], 0 | 4 | 6) {
-        return Err(Error::invalid(
-            routine,
+        return Err(Error::invalid_value(
             "the unique id was not made by nvshmemx_get_uniqueid of this library (pass rank 0's id, unchanged, to every rank)",
         ));
     }
     let name = String::from_utf8(id[NAME_AT..NAME_AT + len].to_vec())
-        .map_err(|_| Error::invalid(routine, "the unique id is corrupt (its rendezvous name is not text)"))?;
+        .map_err(|_| Error::invalid_value("the unique id is corrupt (its rendezvous name is not text)"))?;
     Ok(Parsed {
         secret: id[4..NODE_AT].try_into().expect("secret bytes"),
         name,
@@ -129,65 +127,54 @@ fn parse(id: &[u8; ID_BYTES], routine: &'static str) -> Result<Parsed> {
     })
 }
 
-fn err(routine: &'static str, what: String) -> Error {
-    Error::bootstrap(what).in_routine(routine)
+/// A bootstrap error; the C boundary names the routine.
+fn err(what: String) -> Error {
+    Error::of(ErrorKind::Bootstrap, what)
 }
 
-/// A star joined through a unique id; rank 0 also runs the server.
-pub struct UidStar {
-    client: Option<StarClient>,
-    server: Option<JoinHandle<()>>,
-    timeout: Duration,
-}
+/// A star joined through a unique id (a [`JobStar`] once joined); rank 0 also runs the server.
+pub struct UidStar;
 
 impl UidStar {
     /// Collective over the `nranks` processes that hold `id`; with the per-host level on top
     /// (PEs on other hosts than the id's join over TCP).
-    pub fn join(id: &[u8; ID_BYTES], rank: usize, nranks: usize, timeout: Duration, routine: &'static str) -> Result<Box<dyn Bootstrap>> {
+    pub fn join(id: &[u8; ID_BYTES], rank: usize, nranks: usize, timeout: Duration) -> Result<Box<dyn Bootstrap>> {
         if nranks == 0 || rank >= nranks {
-            return Err(Error::invalid(routine, format!("rank {rank} of {nranks}: the rank must be below the number of ranks")));
+            return Err(Error::invalid_value(format!("rank {rank} of {nranks}: the rank must be below the number of ranks")));
         }
-        let p = parse(id, routine)?;
+        let p = parse(id)?;
         // This runs before init sets the log level, and the joining waits for every rank:
         // rank 0's rendezvous must log the strangers it refuses meanwhile (RSHMEM_DEBUG=INFO).
         if let Ok(cfg) = crate::env::Config::from_env() {
             crate::log::set(cfg.log_level, usize::MAX);
         }
-        let server = if rank == 0 { Some(Self::host(&p, nranks, timeout, routine)?) } else { None };
+        let server = if rank == 0 { Some(Self::host(&p, nranks, timeout)?) } else { None };
         let here = super::hostname();
         let address = match p.tcp {
             _ if p.node == node_hash() => p.name.clone(),
             Some(sa) => net::tcp_address(&sa),
             None => {
-                return Err(err(
-                    routine,
-                    format!(
-                        "rank {rank} on host {here} is not on the host that made the unique id, and that host listens on no network interface                          (none but loopback was up there); set RSHMEM_BOOTSTRAP_IFNAME where nvshmemx_get_uniqueid runs to the interface the hosts share"
+                return Err(err(format!(
+                        "rank {rank} on host {here} is not on the host that made the unique id, and that host listens on no network interface \
+                     (none but loopback was up there); set RSHMEM_BOOTSTRAP_IFNAME where nvshmemx_get_uniqueid runs to the interface the hosts share"
                     ),
                 ))
             }
         };
-        let client = StarClient::connect(&address, rank, nranks, timeout, None, &p.secret).map_err(|e| {
-            if e.message.contains("could not reach") {
-                err(
-                    routine,
-                    format!(
-                        "{}; rank 0 must call nvshmemx_init_attr with the same id, in the process (or on the host) that made it",
-                        e.message
-                    ),
-                )
-            } else {
-                e.in_routine(routine)
-            }
+        let reached = StarClient::reach(&address, rank, timeout).map_err(|e| {
+            err(format!(
+                "{}; rank 0 must call nvshmemx_init_attr with the same id, in the process (or on the host) that made it",
+                e.message
+            ))
         })?;
-        let star = UidStar { client: Some(client.named("uniqueid")), server, timeout };
-        hier::over(Box::new(star), &p.secret, timeout).map_err(|e| e.in_routine(routine))
+        let client = StarClient::join(reached, nranks, None, &p.secret).map_err(Error::unnamed)?;
+        JobStar::from_parts(client.named("uniqueid"), server, timeout, p.secret).per_host().map_err(Error::unnamed)
     }
 
     /// Rank 0: start the star on the id's name and TCP port, guarded by the id's secret.
-    fn host(p: &Parsed, nranks: usize, timeout: Duration, routine: &'static str) -> Result<JoinHandle<()>> {
+    fn host(p: &Parsed, nranks: usize, timeout: Duration) -> Result<JoinHandle<Result<Vec<i32>>>> {
         let mut server = StarServer::bind_named(nranks, &p.name, p.secret).map_err(|e| {
-            err(routine, format!("{}: binding the rendezvous of this unique id failed; was the same id used for two jobs at once? Make a new one with nvshmemx_get_uniqueid", e.message))
+            err(format!("{}: binding the rendezvous of this unique id failed; was the same id used for two jobs at once? Make a new one with nvshmemx_get_uniqueid", e.message))
         })?;
         if let Some(sa) = p.tcp {
             // The port new_id reserved, when this process made the id; else bind it now.
@@ -198,52 +185,20 @@ impl UidStar {
             let listener = match reserved {
                 Some(l) => l,
                 None => TcpListener::bind(sa).map_err(|e| {
-                    err(routine, format!("rank 0 cannot listen at {sa}, the address in the unique id: {e}; rank 0 must run on the host whose nvshmemx_get_uniqueid made the id"))
+                    err(format!("rank 0 cannot listen at {sa}, the address in the unique id: {e}; rank 0 must run on the host whose nvshmemx_get_uniqueid made the id"))
                 })?,
             };
-            server.listen_on(listener).map_err(|e| e.in_routine(routine))?;
+            server.listen_on(listener).map_err(Error::unnamed)?;
         }
         std::thread::Builder::new()
             .name("rshmem-uid".into())
             .spawn(move || {
-                if let Err(e) = server.serve(timeout) {
+                server.serve(timeout).map_err(|e| {
                     eprintln!("rshmem: unique-id bootstrap: {e}");
-                }
+                    Error::from(e)
+                })
             })
-            .map_err(|e| Error::system(routine, "spawning the bootstrap thread", e))
-    }
-
-    fn client(&self) -> &StarClient {
-        self.client.as_ref().expect("the star client lives until drop")
-    }
-}
-
-impl Bootstrap for UidStar {
-    fn rank(&self) -> usize {
-        self.client().rank()
-    }
-    fn size(&self) -> usize {
-        self.client().size()
-    }
-    fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
-        self.client().allgather(mine)
-    }
-    fn allgather_fds(&self, mine: &[RawFd]) -> Result<Vec<Vec<OwnedFd>>> {
-        self.client().allgather_fds(mine)
-    }
-    fn carries_fds(&self) -> bool {
-        self.client().carries_fds()
-    }
-    fn name(&self) -> &'static str {
-        "uniqueid"
-    }
-}
-
-impl Drop for UidStar {
-    /// Says goodbye; rank 0 waits (bounded) for its server to finish so peers are not cut off.
-    fn drop(&mut self) {
-        drop(self.client.take());
-        super::join_server(self.server.take(), self.timeout);
+            .map_err(|e| Error::os("spawning the bootstrap thread", e))
     }
 }
 
@@ -257,11 +212,11 @@ mod tests {
         let t = Duration::from_secs(10);
         let mut forged = id;
         forged[5] ^= 0xff; // wrong secret, right name: it must not join, nor hold the others up
-        let stranger = std::thread::spawn(move || UidStar::join(&forged, 2, 3, Duration::from_millis(300), "t").map(|_| ()));
+        let stranger = std::thread::spawn(move || UidStar::join(&forged, 2, 3, Duration::from_millis(300)).map(|_| ()));
         let ranks: Vec<_> = (0..3)
             .map(|r| {
                 std::thread::spawn(move || {
-                    let b = UidStar::join(&id, r, 3, t, "t").unwrap();
+                    let b = UidStar::join(&id, r, 3, t).unwrap();
                     let all = b.allgather(&[r as u8]).unwrap();
                     assert_eq!(all, vec![vec![0], vec![1], vec![2]]);
                 })
@@ -275,7 +230,20 @@ mod tests {
 
     #[test]
     fn a_foreign_id_is_refused_by_name() {
-        let e = UidStar::join(&[7u8; ID_BYTES], 0, 2, Duration::from_secs(1), "nvshmemx_init_attr").err().unwrap();
+        let e = UidStar::join(&[7u8; ID_BYTES], 0, 2, Duration::from_secs(1)).err().unwrap();
         assert!(e.message.contains("nvshmemx_get_uniqueid"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_rank_that_cannot_reach_rank_0_is_told_the_fix_under_the_routine_called() {
+        let id = new_id().unwrap();
+        // Nobody runs rank 0 with this id: rank 1 cannot reach its rendezvous.
+        let e = UidStar::join(&id, 1, 2, Duration::from_millis(200)).err().unwrap();
+        assert!(e.message.contains("could not reach the rendezvous"), "{}", e.message);
+        assert!(e.message.contains("rank 0 must call nvshmemx_init_attr with the same id"), "{}", e.message);
+        assert_eq!(e.routine, crate::error::UNNAMED, "the C boundary names the routine");
+        // What the C boundary does with it (capi::boundary):
+        let shown = e.named("nvshmemx_init_attr").to_string();
+        assert!(shown.starts_with("nvshmemx_init_attr: "), "{shown}");
     }
 }

@@ -60,12 +60,11 @@ impl Settings {
         };
         let (var, t) = crate::env::current(crate::env::FABRIC_TIMEOUT);
         let secs: f64 = t.trim().parse().ok().filter(|s: &f64| *s > 0.0).ok_or_else(|| {
-            Error::invalid("shmem_init", format!("environment variable {var}={t:?} is not valid: expected a positive number of seconds"))
+            Error::invalid_value(format!("environment variable {var}={t:?} is not valid: expected a positive number of seconds"))
         })?;
         let (var, t) = crate::env::current(crate::env::FABRIC_TRUSTED_NETWORK);
-        let trusted_network = crate::env::parse_bool(&t).ok_or_else(|| {
-            Error::invalid("shmem_init", format!("environment variable {var}={t:?} is not valid: expected 1 (trusted) or 0"))
-        })?;
+        let trusted_network = crate::env::parse_bool(&t)
+            .ok_or_else(|| Error::invalid_value(format!("environment variable {var}={t:?} is not valid: expected 1 (trusted) or 0")))?;
         Ok(Settings {
             trusted_network,
             library: text(crate::env::FABRIC_LIBRARY).unwrap_or_else(|| "libfabric.so.1".into()),
@@ -76,9 +75,9 @@ impl Settings {
     }
 }
 
-/// A fabric-layer error, reported under `routine`.
-pub(crate) fn error(routine: &'static str, message: impl Into<String>) -> Error {
-    Error::new(ErrorKind::System, routine, format!("fabric: {}", message.into()))
+/// A fabric-layer error; the C boundary names the routine.
+pub(crate) fn error(message: impl Into<String>) -> Error {
+    Error::of(ErrorKind::System, format!("fabric: {}", message.into()))
 }
 
 /// The loaded library.
@@ -91,9 +90,8 @@ impl Library {
     /// Loads libfabric; a named error (with the fix) when it is not installed.
     pub fn load(name: &str) -> Result<Library> {
         let missing = |why: String| {
-            Error::new(
+            Error::of(
                 ErrorKind::Unsupported,
-                "shmem_init",
                 format!(
                     "fabric: libfabric could not be loaded from {name:?} ({why}); install it (Debian/Ubuntu: \
                      apt-get install libfabric1) or name its path in RSHMEM_FABRIC_LIBRARY"
@@ -193,11 +191,11 @@ unsafe impl Send for Inner {}
 unsafe impl Sync for Inner {}
 
 impl Inner {
-    fn check(&self, routine: &'static str, what: &str, rc: isize) -> Result<()> {
+    fn check(&self, what: &str, rc: isize) -> Result<()> {
         if rc >= 0 {
             return Ok(());
         }
-        Err(error(routine, format!("{what} failed with provider {}: {}", self.info.provider, self.lib.api.describe(rc))))
+        Err(error(format!("{what} failed with provider {}: {}", self.info.provider, self.lib.api.describe(rc))))
     }
 }
 
@@ -280,13 +278,13 @@ impl Fabric {
         // SAFETY: asking for the length only: a zero-length buffer and a valid length pointer.
         let rc = unsafe { sys::getname(inner.ep, std::ptr::null_mut(), &mut len) };
         if rc < 0 && rc != -sys::FI_ETOOSMALL {
-            inner.check("shmem_init", "fi_getname", rc)?;
+            inner.check("fi_getname", rc)?;
         }
         let mut name = vec![0u8; len.max(1)];
         len = name.len();
         // SAFETY: the buffer is `len` bytes long and writable.
         let rc = unsafe { sys::getname(inner.ep, name.as_mut_ptr().cast(), &mut len) };
-        inner.check("shmem_init", "fi_getname", rc)?;
+        inner.check("fi_getname", rc)?;
         name.truncate(len);
         Ok(name)
     }
@@ -297,14 +295,14 @@ impl Fabric {
         let mut peers = Vec::with_capacity(addresses.len());
         for (i, a) in addresses.iter().enumerate() {
             if a.is_empty() || a.len() > 4096 {
-                return Err(error("shmem_init", format!("peer address {i} is {} bytes long: not an endpoint address", a.len())));
+                return Err(error(format!("peer address {i} is {} bytes long: not an endpoint address", a.len())));
             }
             let mut out: sys::fi_addr_t = u64::MAX;
             // SAFETY: one address of the provider's format (its length is implied by the format,
             // and `a` holds a whole one from fi_getname); `out` receives one fi_addr_t.
             let rc = unsafe { sys::av_insert(inner.av, a.as_ptr().cast(), 1, &mut out) };
             if rc != 1 {
-                inner.check("shmem_init", &format!("fi_av_insert of peer address {i}"), rc.min(-1))?;
+                inner.check(&format!("fi_av_insert of peer address {i}"), rc.min(-1))?;
             }
             peers.push(Peer(out));
         }
@@ -329,19 +327,18 @@ pub struct Peer(pub sys::fi_addr_t);
 
 /// Opens fabric, domain, AV, CQ, counters and endpoint, binds them and enables the endpoint.
 fn open_objects(inner: &mut Inner) -> Result<()> {
-    let what = "shmem_init";
     let info = inner.info.raw();
     // SAFETY: `info` is a whole fi_info from fi_getinfo (duplicated and owned by ProviderInfo);
     // every out pointer is a field of `inner`, closed in Inner's Drop if this fails half-way.
     unsafe {
         let rc = (inner.lib.api.fabric)((*info).fabric_attr, &mut inner.fabric, std::ptr::null_mut()) as isize;
-        inner.check(what, "fi_fabric", rc)?;
+        inner.check("fi_fabric", rc)?;
         let rc = sys::domain(inner.fabric, info, &mut inner.domain);
-        inner.check(what, "fi_domain", rc)?;
+        inner.check("fi_domain", rc)?;
         let mut av_attr: sys::fi_av_attr = std::mem::zeroed();
         av_attr.type_ = sys::FI_AV_TABLE;
         let rc = sys::av_open(inner.domain, &mut av_attr, &mut inner.av);
-        inner.check(what, "fi_av_open", rc)?;
+        inner.check("fi_av_open", rc)?;
         let mut cq_attr: sys::fi_cq_attr = std::mem::zeroed();
         cq_attr.format = sys::FI_CQ_FORMAT_CONTEXT;
         cq_attr.wait_obj = if inner.info.auto_progress { sys::FI_WAIT_NONE } else { sys::FI_WAIT_FD };
@@ -349,7 +346,7 @@ fn open_objects(inner: &mut Inner) -> Result<()> {
             // No wait descriptor on this provider: the progress thread backs off by sleeping.
             cq_attr.wait_obj = sys::FI_WAIT_NONE;
             let rc = sys::cq_open(inner.domain, &mut cq_attr, &mut inner.cq);
-            inner.check(what, "fi_cq_open", rc)?;
+            inner.check("fi_cq_open", rc)?;
         }
         if cq_attr.wait_obj == sys::FI_WAIT_FD {
             let mut fd: libc::c_int = -1;
@@ -360,14 +357,14 @@ fn open_objects(inner: &mut Inner) -> Result<()> {
         inner.writes = open_counter(inner)?;
         inner.reads = open_counter(inner)?;
         let rc = sys::endpoint(inner.domain, info, &mut inner.ep);
-        inner.check(what, "fi_endpoint", rc)?;
+        inner.check("fi_endpoint", rc)?;
         let ep: *mut sys::fid = inner.ep.cast();
-        inner.check(what, "fi_ep_bind (address vector)", sys::bind(ep, inner.av.cast(), 0))?;
+        inner.check("fi_ep_bind (address vector)", sys::bind(ep, inner.av.cast(), 0))?;
         let cq_flags = sys::FI_TRANSMIT | sys::FI_RECV | sys::FI_SELECTIVE_COMPLETION;
-        inner.check(what, "fi_ep_bind (completion queue)", sys::bind(ep, inner.cq.cast(), cq_flags))?;
-        inner.check(what, "fi_ep_bind (write counter)", sys::bind(ep, inner.writes.cast(), sys::FI_WRITE))?;
-        inner.check(what, "fi_ep_bind (read counter)", sys::bind(ep, inner.reads.cast(), sys::FI_READ))?;
-        inner.check(what, "fi_enable", sys::control(ep, sys::FI_ENABLE, std::ptr::null_mut()))?;
+        inner.check("fi_ep_bind (completion queue)", sys::bind(ep, inner.cq.cast(), cq_flags))?;
+        inner.check("fi_ep_bind (write counter)", sys::bind(ep, inner.writes.cast(), sys::FI_WRITE))?;
+        inner.check("fi_ep_bind (read counter)", sys::bind(ep, inner.reads.cast(), sys::FI_READ))?;
+        inner.check("fi_enable", sys::control(ep, sys::FI_ENABLE, std::ptr::null_mut()))?;
     }
     Ok(())
 }
@@ -382,7 +379,7 @@ fn open_counter(inner: &Inner) -> Result<*mut sys::fid_cntr> {
         attr.wait_obj = sys::FI_WAIT_NONE;
         sys::cntr_open(inner.domain, &mut attr, &mut out)
     };
-    inner.check("shmem_init", "fi_cntr_open", rc)?;
+    inner.check("fi_cntr_open", rc)?;
     Ok(out)
 }
 

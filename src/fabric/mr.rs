@@ -121,7 +121,7 @@ pub(super) fn register(inner: &Arc<Inner>, ptr: *mut u8, len: usize) -> Result<R
         if rc == -sys::FI_ENOKEY && key != 0 && tries < 4 {
             continue;
         }
-        inner.check("shmem_init", &format!("fi_mr_reg of {len} bytes at {ptr:p}"), rc)?;
+        inner.check(&format!("fi_mr_reg of {len} bytes at {ptr:p}"), rc)?;
         break;
     }
     let region = Region { inner: inner.clone(), mr, base: ptr as usize, len };
@@ -130,8 +130,8 @@ pub(super) fn register(inner: &Arc<Inner>, ptr: *mut u8, len: usize) -> Result<R
         // SAFETY: a fresh region and the open endpoint of the same domain (FI_MR_ENDPOINT:
         // bind, then enable, before the key is used).
         unsafe {
-            inner.check("shmem_init", "fi_mr_bind", sys::bind(f, inner.ep.cast(), 0))?;
-            inner.check("shmem_init", "fi_mr_enable", sys::control(f, sys::FI_ENABLE, std::ptr::null_mut()))?;
+            inner.check("fi_mr_bind", sys::bind(f, inner.ep.cast(), 0))?;
+            inner.check("fi_mr_enable", sys::control(f, sys::FI_ENABLE, std::ptr::null_mut()))?;
         }
     }
     Ok(region)
@@ -143,10 +143,7 @@ fn random_key(size: usize) -> Result<u64> {
     let bits = if size == 0 || size >= 8 { 64 } else { size as u32 * 8 };
     loop {
         let raw = u64::from_le_bytes(crate::sys::random::bytes().map_err(|e| {
-            super::error(
-                "shmem_init",
-                format!("no randomness for a memory key (getrandom: {e}); refusing to register memory with a guessable key"),
-            )
+            super::error(format!("no randomness for a memory key (getrandom: {e}); refusing to register memory with a guessable key"))
         })?);
         let key = if bits == 64 { raw } else { raw & ((1u64 << bits) - 1) };
         if key != 0 {

@@ -210,31 +210,28 @@ impl Inner {
         self.failure.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    fn failed(&self, routine: &'static str, errors: u64) -> Error {
+    fn failed(&self, errors: u64) -> Error {
         // The error entry may trail the counter's error count a little.
         for _ in 0..1000 {
             if let Some(m) = self.failure() {
-                return error(routine, m);
+                return error(m);
             }
             self.poll();
             std::thread::yield_now();
         }
-        error(
-            routine,
-            format!(
-                "{errors} operations failed on provider {} (it gave no details; FI_LOG_LEVEL=warn makes it say more)",
-                self.info.provider
-            ),
-        )
+        error(format!(
+            "{errors} operations failed on provider {} (it gave no details; FI_LOG_LEVEL=warn makes it say more)",
+            self.info.provider
+        ))
     }
 
     /// Waits until every operation of class `c` posted so far has completed.
-    fn settle(&self, routine: &'static str, c: Class) -> Result<()> {
-        self.settle_after_spinning(routine, c, SPIN_BEFORE_BLOCKING)
+    fn settle(&self, c: Class) -> Result<()> {
+        self.settle_after_spinning(c, SPIN_BEFORE_BLOCKING)
     }
 
     /// `settle`, polling for `spin` before it sleeps (`pace`).
-    fn settle_after_spinning(&self, routine: &'static str, c: Class, spin: Duration) -> Result<()> {
+    fn settle_after_spinning(&self, c: Class, spin: Duration) -> Result<()> {
         let (cntr, posted, what) = self.class(c);
         let settled = self.settled(c);
         // Nothing posted since a wait saw everything complete (a barrier's quiet, mostly):
@@ -259,32 +256,29 @@ impl Inner {
             // SAFETY: as above.
             let errors = unsafe { sys::cntr_readerr(cntr) };
             if errors > 0 {
-                return Err(self.failed(routine, errors));
+                return Err(self.failed(errors));
             }
             self.poll();
             // tcp;ofi_rxm counts a failed write or read on no counter: its error completion,
             // read by `poll`, is all there is, and the operation never completes otherwise.
             if let Some(m) = self.failure() {
-                return Err(error(routine, m));
+                return Err(error(m));
             }
             if let Some(waited) = self.pace(&mut rounds, start, spin) {
-                return Err(self.incomplete(routine, &format!("{} {what} posted", want - done), waited));
+                return Err(self.incomplete(&format!("{} {what} posted", want - done), waited));
             }
         }
     }
 
     /// The error for `what` (operations) not completed after `waited`.
     #[cold]
-    fn incomplete(&self, routine: &'static str, what: &str, waited: Duration) -> Error {
-        error(
-            routine,
-            format!(
-                "{what} on provider {} did not complete in {:.0} s (a peer that exited or stopped making progress?). \
+    fn incomplete(&self, what: &str, waited: Duration) -> Error {
+        error(format!(
+            "{what} on provider {} did not complete in {:.0} s (a peer that exited or stopped making progress?). \
                  Fix: check that every PE is alive and reachable; RSHMEM_FABRIC_TIMEOUT sets the limit",
-                self.info.provider,
-                waited.as_secs_f64()
-            ),
-        )
+            self.info.provider,
+            waited.as_secs_f64()
+        ))
     }
 
     /// Paces a wait that polls: every 64th round, once the wait has lasted `spin`, pauses
@@ -309,7 +303,7 @@ impl Inner {
 
     /// Claims a free chunk of the staging ring, waiting (and driving the provider) until the
     /// write that last used it has completed.
-    pub(super) fn claim_chunk(&self, routine: &'static str, stage: &Stage) -> Result<usize> {
+    pub(super) fn claim_chunk(&self, stage: &Stage) -> Result<usize> {
         let i = stage.next_slot();
         let slot = stage.slot(i);
         if slot.take() {
@@ -324,17 +318,17 @@ impl Inner {
                 return Ok(i);
             }
             if let Some(m) = self.failure() {
-                return Err(error(routine, m));
+                return Err(error(m));
             }
             if let Some(waited) = self.pace(&mut rounds, start, SPIN_BEFORE_BLOCKING) {
-                return Err(self.incomplete(routine, "a staging buffer's write", waited));
+                return Err(self.incomplete("a staging buffer's write", waited));
             }
         }
     }
 
     /// Posts one write (counted with the writes), retrying while the provider's queue is full.
-    pub(super) fn post_write(&self, routine: &'static str, what: &str, op: impl FnMut() -> isize) -> Result<()> {
-        self.post(routine, what, Class::Writes, op)
+    pub(super) fn post_write(&self, what: &str, op: impl FnMut() -> isize) -> Result<()> {
+        self.post(what, Class::Writes, op)
     }
 
     /// Posts one operation of class `c`, retrying while the provider's queue is full. A full
@@ -344,7 +338,7 @@ impl Inner {
     /// thread stands in for the progress thread meanwhile, a failure read on the way ends the
     /// wait at once, and a long wait sleeps until the provider has work, leaving the core to
     /// the peers that have to make room.
-    fn post(&self, routine: &'static str, what: &str, c: Class, mut op: impl FnMut() -> isize) -> Result<()> {
+    fn post(&self, what: &str, c: Class, mut op: impl FnMut() -> isize) -> Result<()> {
         let (_, posted, _) = self.class(c);
         let mut start = None;
         let mut _driving = None;
@@ -361,7 +355,7 @@ impl Inner {
             }
             posted.fetch_sub(1, Ordering::AcqRel);
             if rc != -sys::FI_EAGAIN {
-                return self.check(routine, what, rc);
+                return self.check(what, rc);
             }
             // (Only a full queue pays for the clock and the driver.)
             let since = *start.get_or_insert_with(Instant::now);
@@ -373,10 +367,10 @@ impl Inner {
                 sys::cntr_read(self.reads);
             }
             if let Some(m) = self.failure() {
-                return Err(error(routine, m));
+                return Err(error(m));
             }
             if let Some(waited) = self.pace(&mut rounds, since, SPIN_BEFORE_BLOCKING) {
-                return Err(self.stuck_posting(routine, what, waited));
+                return Err(self.stuck_posting(what, waited));
             }
         }
     }
@@ -384,23 +378,20 @@ impl Inner {
     /// The error for an operation the provider refused to take (FI_EAGAIN) for the whole
     /// timeout, with the counts that say what this endpoint still waits for.
     #[cold]
-    fn stuck_posting(&self, routine: &'static str, what: &str, waited: Duration) -> Error {
+    fn stuck_posting(&self, what: &str, waited: Duration) -> Error {
         // SAFETY: the counters are open.
         let (writes, reads) = unsafe { (sys::cntr_read(self.writes), sys::cntr_read(self.reads)) };
         let open = |posted: &AtomicU64, done: u64| posted.load(Ordering::Acquire).saturating_sub(done);
-        error(
-            routine,
-            format!(
-                "{what}: provider {} took no new operation for {:.0} s (its send queue stayed full, or it could not connect \
+        error(format!(
+            "{what}: provider {} took no new operation for {:.0} s (its send queue stayed full, or it could not connect \
                  to the peer; {} writes and {} reads of this PE were still incomplete). Fix: check that the peer is alive, \
                  reachable on the interface chosen (RSHMEM_FABRIC_DOMAIN) and calling into SHMEM; FI_LOG_LEVEL=warn makes the \
                  provider say more; RSHMEM_FABRIC_TIMEOUT sets the limit",
-                self.info.provider,
-                waited.as_secs_f64(),
-                open(&self.writes_posted, writes),
-                open(&self.reads_posted, reads),
-            ),
-        )
+            self.info.provider,
+            waited.as_secs_f64(),
+            open(&self.writes_posted, writes),
+            open(&self.reads_posted, reads),
+        ))
     }
 }
 
@@ -427,13 +418,12 @@ struct Local {
 }
 
 impl Fabric {
-    fn local(&self, routine: &'static str, ptr: *const u8, len: usize, region: Option<&Region>) -> Result<Local> {
+    fn local(&self, ptr: *const u8, len: usize, region: Option<&Region>) -> Result<Local> {
         if let Some(r) = region {
             if !r.contains(ptr as usize, len) {
-                return Err(Error::invalid(
-                    routine,
-                    format!("the local buffer of {len} bytes at {ptr:p} is not inside the region given for it"),
-                ));
+                return Err(Error::invalid_value(format!(
+                    "the local buffer of {len} bytes at {ptr:p} is not inside the region given for it"
+                )));
             }
             return Ok(Local { desc: r.desc(), _temp: None });
         }
@@ -445,9 +435,9 @@ impl Fabric {
         Ok(Local { desc: temp.desc(), _temp: Some(temp) })
     }
 
-    fn target(routine: &'static str, dst: &RemoteRegion, off: usize, len: usize) -> Result<u64> {
+    fn target(dst: &RemoteRegion, off: usize, len: usize) -> Result<u64> {
         dst.at(off, len).ok_or_else(|| {
-            Error::invalid(routine, format!("{len} bytes at offset {off} are outside the peer's registered region of {} bytes", dst.len))
+            Error::invalid_value(format!("{len} bytes at offset {off} are outside the peer's registered region of {} bytes", dst.len))
         })
     }
 
@@ -457,7 +447,6 @@ impl Fabric {
     #[allow(clippy::too_many_arguments)]
     fn rma(
         &self,
-        r: &'static str,
         c: Class,
         peer: Peer,
         buf: *mut u8,
@@ -467,23 +456,23 @@ impl Fabric {
         off: usize,
         wait: bool,
     ) -> Result<()> {
-        let addr = Self::target(r, remote, off, len)?;
+        let addr = Self::target(remote, off, len)?;
         if len == 0 {
             return Ok(());
         }
         self.out.send(&self.inner)?;
-        let l = self.local(r, buf, len, local)?;
+        let l = self.local(buf, len, local)?;
         let inner = &self.inner;
         let (what, ep, key) = (if matches!(c, Class::Writes) { "fi_write" } else { "fi_read" }, inner.ep, remote.key);
         // SAFETY: the caller keeps `buf` valid for `len` bytes until completion (see above).
-        inner.post(r, what, c, || unsafe {
+        inner.post(what, c, || unsafe {
             match c {
                 Class::Writes => sys::write(ep, buf.cast_const().cast(), len, l.desc, peer.0, addr, key),
                 Class::Reads => sys::read(ep, buf.cast(), len, l.desc, peer.0, addr, key),
             }
         })?;
         if wait {
-            inner.settle(r, c)?;
+            inner.settle(c)?;
         }
         Ok(())
     }
@@ -491,10 +480,9 @@ impl Fabric {
     /// Writes `src` to the peer; returns when `src` may be reused (small puts are injected,
     /// puts of a few KiB packed where a progress thread sends what stays packed: pack.rs).
     pub fn put(&self, peer: Peer, src: &[u8], local: Option<&Region>, dst: &RemoteRegion, off: usize) -> Result<()> {
-        let r = "shmem_put";
         let inner = &self.inner;
         if src.len() > inner.info.inject_size && src.len() <= PACK_MAX && self.progress.is_some() {
-            let addr = Self::target(r, dst, off, src.len())?;
+            let addr = Self::target(dst, off, src.len())?;
             if self.out.put(inner, peer, dst.key, addr, src)? {
                 inner.wake_for_pack();
             }
@@ -502,9 +490,9 @@ impl Fabric {
         }
         self.out.send(inner)?;
         if !src.is_empty() && src.len() <= inner.info.inject_size {
-            let addr = Self::target(r, dst, off, src.len())?;
+            let addr = Self::target(dst, off, src.len())?;
             // SAFETY: inject copies `src` before returning.
-            return inner.post(r, "fi_inject_write", Class::Writes, || unsafe {
+            return inner.post("fi_inject_write", Class::Writes, || unsafe {
                 sys::inject_write(inner.ep, src.as_ptr().cast(), src.len(), peer.0, addr, dst.key)
             });
         }
@@ -515,7 +503,7 @@ impl Fabric {
             return self.put_staged(peer, src, dst, off);
         }
         // `src` stays borrowed until the write is complete (wait).
-        self.rma(r, Class::Writes, peer, src.as_ptr().cast_mut(), src.len(), local, dst, off, true)
+        self.rma(Class::Writes, peer, src.as_ptr().cast_mut(), src.len(), local, dst, off, true)
     }
 
     /// Whether a blocking put of `len` bytes is written straight from the caller's buffer
@@ -536,12 +524,11 @@ impl Fabric {
     /// meets a full socket on most puts and waits for room in polls and naps (session 16,
     /// results/net-2026-11-27e-barrier/). The peer is noted for quiet's read-back.
     fn put_in_place(&self, peer: Peer, src: &[u8], local: Option<&Region>, dst: &RemoteRegion, off: usize) -> Result<()> {
-        let r = "shmem_put";
-        let addr = Self::target(r, dst, off, src.len())?;
-        let l = self.local(r, src.as_ptr(), src.len(), local)?;
+        let addr = Self::target(dst, off, src.len())?;
+        let l = self.local(src.as_ptr(), src.len(), local)?;
         let inner = &self.inner;
         // SAFETY: `src` stays borrowed until the write has completed (settle below).
-        inner.post(r, "fi_writemsg", Class::Writes, || unsafe {
+        inner.post("fi_writemsg", Class::Writes, || unsafe {
             let to = [sys::fi_rma_iov { addr, len: src.len(), key: dst.key }];
             let flags = sys::FI_TRANSMIT_COMPLETE;
             sys::writemsg(inner.ep, src.as_ptr().cast(), src.len(), l.desc, peer.0, &to, std::ptr::null_mut(), flags)
@@ -553,7 +540,7 @@ impl Fabric {
                 None => unflushed.push((peer, dst.key, addr)),
             }
         }
-        inner.settle_after_spinning(r, Class::Writes, IN_PLACE_SPIN)
+        inner.settle_after_spinning(Class::Writes, IN_PLACE_SPIN)
     }
 
     /// Quiet's read-back: one byte read from each peer sent a transmit-complete write since
@@ -564,45 +551,44 @@ impl Fabric {
     /// when the reads are back every such write is in place. The lock is held until then: a
     /// quiet on another thread meanwhile waits for these reads instead of finding the list
     /// empty and returning early.
-    fn read_back(&self, r: &'static str, also: &[(Peer, &RemoteRegion)]) -> Result<()> {
+    fn read_back(&self, also: &[(Peer, &RemoteRegion)]) -> Result<()> {
         let inner = &self.inner;
         let mut unflushed = inner.unflushed.lock().unwrap_or_else(|p| p.into_inner());
         for &(peer, region) in also {
             if !unflushed.iter().any(|(p, ..)| *p == peer) {
-                unflushed.push((peer, region.key, Self::target(r, region, 0, 1)?));
+                unflushed.push((peer, region.key, Self::target(region, 0, 1)?));
             }
         }
         if unflushed.is_empty() {
             return Ok(());
         }
         let mut probes = vec![0u8; unflushed.len()];
-        let l = self.local(r, probes.as_ptr(), probes.len(), None)?;
+        let l = self.local(probes.as_ptr(), probes.len(), None)?;
         for (i, &(peer, key, addr)) in unflushed.iter().enumerate() {
             let buf = probes[i..].as_mut_ptr();
             // SAFETY: `probes` outlives the reads (settle below, before it is dropped).
-            inner.post(r, "fi_read", Class::Reads, || unsafe { sys::read(inner.ep, buf.cast(), 1, l.desc, peer.0, addr, key) })?;
+            inner.post("fi_read", Class::Reads, || unsafe { sys::read(inner.ep, buf.cast(), 1, l.desc, peer.0, addr, key) })?;
         }
         unflushed.clear();
-        inner.settle(r, Class::Reads)
+        inner.settle(Class::Reads)
     }
 
     /// A put through the staging ring (stage.rs): `src` is copied chunk by chunk, each chunk
     /// posted as soon as it is filled; returns without waiting for the writes.
     pub(super) fn put_staged(&self, peer: Peer, src: &[u8], dst: &RemoteRegion, off: usize) -> Result<()> {
-        let r = "shmem_put";
-        let addr = Self::target(r, dst, off, src.len())?;
+        let addr = Self::target(dst, off, src.len())?;
         let inner = &self.inner;
         let stage = self.out.stage(inner)?;
         let completion =
             sys::FI_COMPLETION | if inner.info.delivery_complete { sys::FI_DELIVERY_COMPLETE } else { sys::FI_TRANSMIT_COMPLETE };
         for (k, piece) in src.chunks(CHUNK).enumerate() {
-            let i = inner.claim_chunk(r, stage)?;
+            let i = inner.claim_chunk(stage)?;
             let chunk = stage.chunk(i);
             // SAFETY: we hold slot i, so nothing else uses its chunk, which holds CHUNK bytes.
             unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), chunk, piece.len()) };
             let at = addr + (k * CHUNK) as u64;
             // SAFETY: the chunk stays ours (slot busy) until the write's completion frees it.
-            let posted = inner.post(r, "fi_writemsg", Class::Writes, || unsafe {
+            let posted = inner.post("fi_writemsg", Class::Writes, || unsafe {
                 let to = [sys::fi_rma_iov { addr: at, len: piece.len(), key: dst.key }];
                 sys::writemsg(inner.ep, chunk.cast_const().cast(), piece.len(), stage.desc(), peer.0, &to, stage.context(i), completion)
             });
@@ -630,7 +616,7 @@ impl Fabric {
         off: usize,
     ) -> Result<()> {
         let wait = self.temporary_registration(local);
-        self.rma("shmem_put_nbi", Class::Writes, peer, src.cast_mut(), len, local, dst, off, wait)
+        self.rma(Class::Writes, peer, src.cast_mut(), len, local, dst, off, wait)
     }
 
     fn temporary_registration(&self, local: Option<&Region>) -> bool {
@@ -640,7 +626,7 @@ impl Fabric {
     /// Reads from the peer into `dst`; returns when the data has arrived.
     pub fn get(&self, peer: Peer, dst: &mut [u8], local: Option<&Region>, src: &RemoteRegion, off: usize) -> Result<()> {
         // `dst` stays mutably borrowed until the read is complete (wait).
-        self.rma("shmem_get", Class::Reads, peer, dst.as_mut_ptr(), dst.len(), local, src, off, true)
+        self.rma(Class::Reads, peer, dst.as_mut_ptr(), dst.len(), local, src, off, true)
     }
 
     /// Starts a read of `len` bytes from the peer into `dst` (inside `local`, if given; as
@@ -658,7 +644,7 @@ impl Fabric {
         off: usize,
     ) -> Result<()> {
         let wait = self.temporary_registration(local);
-        self.rma("shmem_get_nbi", Class::Reads, peer, dst, len, local, src, off, wait)
+        self.rma(Class::Reads, peer, dst, len, local, src, off, wait)
     }
 
     /// Drives the provider from this thread (the progress thread stays parked meanwhile and
@@ -692,9 +678,9 @@ impl Fabric {
     /// out together and are waited for once (`read_back`).
     pub fn quiet_reading(&self, also: &[(Peer, &RemoteRegion)]) -> Result<()> {
         self.out.send(&self.inner)?;
-        self.inner.settle("shmem_quiet", Class::Writes)?;
-        self.read_back("shmem_quiet", also)?;
-        self.inner.settle("shmem_quiet", Class::Reads)
+        self.inner.settle(Class::Writes)?;
+        self.read_back(also)?;
+        self.inner.settle(Class::Reads)
     }
 
     /// Orders earlier writes to each peer before later ones (OpenSHMEM fence): nothing to do
@@ -704,72 +690,61 @@ impl Fabric {
         if self.inner.info.ordered_writes {
             return Ok(());
         }
-        self.inner.settle("shmem_fence", Class::Writes)
+        self.inner.settle(Class::Writes)
     }
 
-    fn amo_target<T: AtomicValue>(
-        &self,
-        routine: &'static str,
-        peer: Peer,
-        op: AtomicOp,
-        dst: &RemoteRegion,
-        off: usize,
-    ) -> Result<sys::AtomicTarget> {
+    fn amo_target<T: AtomicValue>(&self, peer: Peer, op: AtomicOp, dst: &RemoteRegion, off: usize) -> Result<sys::AtomicTarget> {
         let size = std::mem::size_of::<T>();
         if !off.is_multiple_of(size) {
-            return Err(Error::invalid(routine, format!("offset {off} is not aligned to the {size}-byte {}", T::NAME)));
+            return Err(Error::invalid_value(format!("offset {off} is not aligned to the {size}-byte {}", T::NAME)));
         }
         if !self.inner.info.atomics {
-            return Err(Error::new(
+            return Err(Error::of(
                 ErrorKind::Unsupported,
-                routine,
                 format!("fabric: provider {} has no native atomics; this AMO needs the fallback", self.inner.info.provider),
             ));
         }
-        let addr = Self::target(routine, dst, off, size)?;
+        let addr = Self::target(dst, off, size)?;
         self.out.send(&self.inner)?;
         Ok(sys::AtomicTarget { peer: peer.0, addr, key: dst.key, datatype: T::DATATYPE, op: op.fi_op() })
     }
 
     /// A non-fetching AMO (add, and, or, xor, set); complete at the next quiet.
     pub fn atomic<T: AtomicValue>(&self, peer: Peer, op: AtomicOp, value: T, dst: &RemoteRegion, off: usize) -> Result<()> {
-        let r = "shmem_atomic";
-        let t = self.amo_target::<T>(r, peer, op, dst, off)?;
+        let t = self.amo_target::<T>(peer, op, dst, off)?;
         let inner = &self.inner;
         // SAFETY: inject copies the operand before returning.
-        inner.post(r, "fi_inject_atomic", Class::Writes, || unsafe { sys::inject_atomic(inner.ep, (&value as *const T).cast(), t) })
+        inner.post("fi_inject_atomic", Class::Writes, || unsafe { sys::inject_atomic(inner.ep, (&value as *const T).cast(), t) })
     }
 
     /// A fetching AMO (fetch_add/and/or/xor, swap, fetch); returns the old value.
     pub fn fetch_atomic<T: AtomicValue>(&self, peer: Peer, op: AtomicOp, value: T, dst: &RemoteRegion, off: usize) -> Result<T> {
-        let r = "shmem_atomic_fetch";
-        let t = self.amo_target::<T>(r, peer, op, dst, off)?;
+        let t = self.amo_target::<T>(peer, op, dst, off)?;
         // operand, result: one buffer, so FI_MR_LOCAL needs one registration.
         let mut buf = [value, T::default()];
-        let l = self.local(r, buf.as_ptr().cast(), std::mem::size_of_val(&buf), None)?;
+        let l = self.local(buf.as_ptr().cast(), std::mem::size_of_val(&buf), None)?;
         let inner = &self.inner;
         let (operand, result) = (buf.as_ptr(), buf[1..].as_mut_ptr());
         // SAFETY: `buf` lives until `settle` has seen the fetch complete.
-        inner.post(r, "fi_fetch_atomic", Class::Reads, || unsafe {
+        inner.post("fi_fetch_atomic", Class::Reads, || unsafe {
             sys::fetch_atomic(inner.ep, operand.cast(), l.desc, result.cast(), l.desc, t)
         })?;
-        inner.settle(r, Class::Reads)?;
+        inner.settle(Class::Reads)?;
         Ok(buf[1])
     }
 
     /// compare_swap: writes `value` where the remote element equals `compare`; returns the old.
     pub fn compare_swap<T: AtomicValue>(&self, peer: Peer, compare: T, value: T, dst: &RemoteRegion, off: usize) -> Result<T> {
-        let r = "shmem_atomic_compare_swap";
-        let t = self.amo_target::<T>(r, peer, AtomicOp::CompareSwap, dst, off)?;
+        let t = self.amo_target::<T>(peer, AtomicOp::CompareSwap, dst, off)?;
         let mut buf = [value, compare, T::default()];
-        let l = self.local(r, buf.as_ptr().cast(), std::mem::size_of_val(&buf), None)?;
+        let l = self.local(buf.as_ptr().cast(), std::mem::size_of_val(&buf), None)?;
         let inner = &self.inner;
         let (operand, cmp, result) = (buf.as_ptr(), buf[1..].as_ptr(), buf[2..].as_mut_ptr());
         // SAFETY: `buf` lives until `settle` has seen the compare-swap complete.
-        inner.post(r, "fi_compare_atomic", Class::Reads, || unsafe {
+        inner.post("fi_compare_atomic", Class::Reads, || unsafe {
             sys::compare_atomic(inner.ep, operand.cast(), cmp.cast(), result.cast(), [l.desc; 3], t)
         })?;
-        inner.settle(r, Class::Reads)?;
+        inner.settle(Class::Reads)?;
         Ok(buf[2])
     }
 

@@ -90,7 +90,6 @@ impl Outbox {
     /// Copies `src` (bound for `addr` under `key` on `peer`) into the open pack, or closes that
     /// one and opens another. Returns whether a new pack was opened.
     pub(super) fn put(&self, inner: &std::sync::Arc<Inner>, peer: Peer, key: u64, addr: u64, src: &[u8]) -> Result<bool> {
-        let r = "shmem_put";
         let stage = self.stage(inner)?;
         let limit = inner.info.rma_iov_limit.clamp(1, MAX_PIECES);
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
@@ -103,7 +102,7 @@ impl Outbox {
         if let Some(p) = open.take() {
             self.post(inner, stage, p)?;
         }
-        let slot = inner.claim_chunk(r, stage)?;
+        let slot = inner.claim_chunk(stage)?;
         // SAFETY: we hold the slot, whose chunk has CHUNK >= PACK_MAX bytes.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), stage.chunk(slot), src.len()) };
         let mut pieces = [sys::fi_rma_iov::default(); MAX_PIECES];
@@ -159,7 +158,7 @@ impl Outbox {
             sys::FI_COMPLETION | if inner.info.delivery_complete { sys::FI_DELIVERY_COMPLETE } else { sys::FI_TRANSMIT_COMPLETE };
         // SAFETY: the chunk stays ours (slot busy) until the write's completion frees it; the
         // pieces' lengths add up to `used`.
-        let posted = inner.post_write("shmem_put", "fi_writemsg", || unsafe {
+        let posted = inner.post_write("fi_writemsg", || unsafe {
             sys::writemsg(
                 inner.ep,
                 chunk.cast_const().cast(),

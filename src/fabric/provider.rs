@@ -141,7 +141,7 @@ fn getinfo(lib: &Library, s: &Settings, atomics: bool, delivery: bool, prov_key:
     unsafe {
         let hints = (api.dupinfo)(std::ptr::null());
         if hints.is_null() {
-            return Err(error("shmem_init", "fi_dupinfo could not allocate hints (out of memory)"));
+            return Err(error("fi_dupinfo could not allocate hints (out of memory)"));
         }
         let h = &mut *hints;
         h.caps = sys::FI_RMA | sys::FI_READ | sys::FI_WRITE | sys::FI_REMOTE_READ | sys::FI_REMOTE_WRITE;
@@ -168,7 +168,7 @@ fn getinfo(lib: &Library, s: &Settings, atomics: bool, delivery: bool, prov_key:
             return Ok(None);
         }
         if rc < 0 {
-            return Err(error("shmem_init", format!("fi_getinfo failed: {}", api.describe(rc))));
+            return Err(error(format!("fi_getinfo failed: {}", api.describe(rc))));
         }
         Ok((!list.is_null()).then_some(list))
     }
@@ -198,11 +198,11 @@ pub(super) fn choose(lib: &Library, settings: &Settings) -> Result<ProviderInfo>
         }
     }
     if let Some(p) = refused {
-        return Err(error("shmem_init", format!("no provider takes our memory keys; {}", provider_keys_risk(&p))));
+        return Err(error(format!("no provider takes our memory keys; {}", provider_keys_risk(&p))));
     }
     let host = crate::transport::node::NodeId::current().hostname;
     let fi_provider = std::env::var("FI_PROVIDER").ok();
-    Err(error("shmem_init", none_fits(settings, fi_provider.as_deref(), &one_host, &host)))
+    Err(error(none_fits(settings, fi_provider.as_deref(), &one_host, &host)))
 }
 
 /// Which answer to take: the best provider that takes our keys, or the best one that makes
@@ -305,7 +305,7 @@ fn best(list: *mut sys::fi_info, domain_asked: bool, one_host: &mut Vec<String>)
 
 fn describe_entry(raw: *mut sys::fi_info, lib: &Library, atomics: bool, delivery: bool) -> Result<ProviderInfo> {
     if raw.is_null() {
-        return Err(error("shmem_init", "fi_dupinfo could not copy the provider's info (out of memory)"));
+        return Err(error("fi_dupinfo could not copy the provider's info (out of memory)"));
     }
     // SAFETY: `raw` is a whole fi_info copied by fi_dupinfo, with its attribute structs.
     let (fab, dom, tx) = unsafe { (&*(*raw).fabric_attr, &*(*raw).domain_attr, &*(*raw).tx_attr) };

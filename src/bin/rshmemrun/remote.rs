@@ -135,7 +135,7 @@ pub fn head(host_list: &[Host], npes: Option<usize>, program: &[String], options
     let star = server.listen_tcp(iface.addr).unwrap_or_else(|e| fail(&e.message));
     let (control, control_addr) =
         Listener::tcp(iface.addr).unwrap_or_else(|e| fail(&format!("listening for per-host launchers on {}: {e}", iface.addr)));
-    let star_thread = std::thread::spawn(move || -> rshmem::error::Result<()> {
+    let star_thread = std::thread::spawn(move || -> Result<(), rshmem::bootstrap::star::SessionError> {
         server.serve(timeout)?;
         loop {
             server.serve_next(timeout)?;
@@ -217,7 +217,7 @@ pub fn head(host_list: &[Host], npes: Option<usize>, program: &[String], options
     let status = watch(&mut remotes, &control, &control_addr, &secret, timeout, &agent_text);
     if status != 0 {
         if let Some(Ok(Err(e))) = star_thread.is_finished().then(|| star_thread.join()) {
-            if !e.message.contains("left the job") {
+            if !e.pe_left {
                 eprintln!("rshmemrun: rendezvous: {}", e.message);
             }
         }

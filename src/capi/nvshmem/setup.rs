@@ -73,7 +73,7 @@ fn init_attr_as(routine: &'static str, requested: i32, flags: c_uint, attr: *mut
         }
         // SAFETY: the id pointer was set by nvshmemx_set_attr_uniqueid_args to a live id.
         let id = unsafe { (*args.id).internal };
-        let boot = UidStar::join(&id, args.myrank as usize, args.nranks as usize, bootstrap_timeout(), routine)?;
+        let boot = UidStar::join(&id, args.myrank as usize, args.nranks as usize, bootstrap_timeout())?;
         return init_gpu(routine, requested, Some(boot));
     }
     if flags & RSHMEM_INIT_WITH_MPI_COMM != 0 {
@@ -86,7 +86,7 @@ fn init_attr_as(routine: &'static str, requested: i32, flags: c_uint, attr: *mut
         // SAFETY: non-NULL attributes point at an nvshmemx_init_attr_t the caller filled in.
         let comm = unsafe { (*attr).mpi_comm };
         let (rank, nranks, id) = crate::runtime::gpu::mpi::uniqueid_over(comm)?;
-        let boot = UidStar::join(&id, rank, nranks, bootstrap_timeout(), routine)?;
+        let boot = UidStar::join(&id, rank, nranks, bootstrap_timeout())?;
         return init_gpu(routine, requested, Some(boot));
     }
     if flags & RSHMEM_INIT_WITH_SHMEM != 0 {

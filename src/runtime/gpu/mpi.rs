@@ -93,13 +93,12 @@ fn check(rc: c_int, call: &str) -> Result<()> {
 const MPICH_COMM_WORLD: c_int = 0x44000000;
 
 /// (this rank, ranks, the job's unique id) over MPI_COMM_WORLD: NVSHMEM_BOOTSTRAP=MPI. Called
-/// by the bootstrap, below the C boundary: errors are named `routine` here.
-pub fn uniqueid_over_world(routine: &'static str) -> Result<(usize, usize, [u8; uid::ID_BYTES])> {
-    let over_world = || match find()?.flavour {
+/// by the bootstrap, below the C boundary, which names the routine.
+pub fn uniqueid_over_world() -> Result<(usize, usize, [u8; uid::ID_BYTES])> {
+    match find()?.flavour {
         Flavour::Ompi { world, .. } => uniqueid_over((&world as *const *mut c_void).cast()),
         Flavour::Mpich => uniqueid_over((&MPICH_COMM_WORLD as *const c_int).cast()),
-    };
-    over_world().map_err(|e| e.named(routine))
+    }
 }
 
 /// (this rank, ranks, the job's unique id) over the communicator `*comm` (attr.mpi_comm points
