@@ -725,7 +725,7 @@ fn the_host_drain_completes_what_finished_threads_posted() {
     let proxy = start(&ch, &fake);
     let issued: Vec<u64> = (0..4).map(|l| ch.tickets(l).load(Ordering::Acquire)).collect();
     assert_eq!(issued, [32; 4]);
-    proxy.drain(&issued, "nvshmem_quiet").unwrap();
+    proxy.drain(&issued).map_err(|e| e.named("nvshmem_quiet")).unwrap();
     for cta in 0..4 {
         assert_eq!(fake.u64_at(1, 8 * cta), 32, "CTA {cta}'s adds, all in place after the host quiet");
     }
@@ -741,7 +741,7 @@ fn a_host_drain_that_cannot_finish_says_why_in_bounded_time() {
     post_adds(&ch, 1, 0, 3);
     ch.tickets(1).fetch_add(1, Ordering::AcqRel);
     let t = Instant::now();
-    let e = proxy.drain(&[0, 4], "nvshmem_quiet").unwrap_err().to_string();
+    let e = proxy.drain(&[0, 4]).map_err(|e| e.named("nvshmem_quiet")).unwrap_err().to_string();
     assert!(t.elapsed() < Duration::from_secs(10), "gave up after {:?}", t.elapsed());
     assert!(
         e.contains("nvshmem_quiet")
@@ -753,7 +753,7 @@ fn a_host_drain_that_cannot_finish_says_why_in_bounded_time() {
     let ch = channel(43, 1, 8, Duration::from_secs(30));
     let proxy = start(&ch, &Fake::with(NPES, HEAP, None, Some(1), None));
     post_adds(&ch, 0, 0, 2);
-    let e = proxy.drain(&[2], "nvshmem_barrier_all").unwrap_err().to_string();
+    let e = proxy.drain(&[2]).map_err(|e| e.named("nvshmem_barrier_all")).unwrap_err().to_string();
     assert!(e.contains("PE 43: proxy thread stopped at lane 0 command 0 (to PE 1)") && e.contains("PE 1 is unreachable"), "{e}");
 }
 
@@ -998,7 +998,7 @@ fn remote_amos_run_once_whoever_takes_them() {
                 _ => (i.wrapping_mul(0x9e37_79b9) | 1, 0),
             };
             let a = if four { a & 0xffff_ffff } else { a };
-            let old = bell.run(2, addr, op, if four { 4 } else { 8 }, a, b, "test atomic").unwrap();
+            let old = bell.run(2, addr, op, if four { 4 } else { 8 }, a, b).unwrap();
             assert_eq!(
                 old,
                 *model,
@@ -1026,7 +1026,7 @@ fn remote_amos_run_once_whoever_takes_them() {
     let (bell, _) = doorbell(&ch, true, Duration::from_millis(200));
     let word = AtomicU64::new(0);
     let t = Instant::now();
-    let e = bell.run(3, word.as_ptr() as u64, AmoOp::Add, 8, 1, 0, "nvshmem_atomic_add").unwrap_err().to_string();
+    let e = bell.run(3, word.as_ptr() as u64, AmoOp::Add, 8, 1, 0).map_err(|e| e.named("nvshmem_atomic_add")).unwrap_err().to_string();
     assert!(t.elapsed() < Duration::from_secs(10), "gave up after {:?}", t.elapsed());
     assert!(
         e.contains("nvshmem_atomic_add") && e.contains("PE 1: PE 3's atomic on this PE's GPU memory") && e.contains("has not run after"),
@@ -1046,7 +1046,9 @@ fn an_abandoned_remote_amo_gives_up_at_once() {
     let word = Arc::new(AtomicU64::new(0));
     let waiter = {
         let (bell, word) = (bell.clone(), word.clone());
-        std::thread::spawn(move || bell.run(3, word.as_ptr() as u64, AmoOp::Add, 8, 1, 0, "nvshmem_atomic_add").unwrap_err().to_string())
+        std::thread::spawn(move || {
+            bell.run(3, word.as_ptr() as u64, AmoOp::Add, 8, 1, 0).map_err(|e| e.named("nvshmem_atomic_add")).unwrap_err().to_string()
+        })
     };
     std::thread::sleep(Duration::from_millis(50));
     let t = Instant::now();

@@ -40,12 +40,12 @@ use super::channel::{Block, ChannelMemory};
 use super::{Inbound, LocalMemory};
 use crate::cuda::kernels::AmoOp;
 use crate::cuda::{self, DeviceMem, PinnedHost, PrimaryContext, Stream};
-use crate::error::{Error, ErrorKind, Result, UNNAMED};
+use crate::error::{Error, ErrorKind, Result};
 use crate::fabric::AtomicOp;
 use crate::transport::{AmoType, Segment, Transport};
 
-fn cu<T>(r: cuda::CuResult<T>, routine: &'static str) -> Result<T> {
-    r.map_err(|e| e.into_error(routine))
+fn cu<T>(r: cuda::CuResult<T>) -> Result<T> {
+    r.map_err(Error::from)
 }
 
 /// Channel memory for a GPU PE: rings and lane words in pinned host memory the GPU maps (the
@@ -56,12 +56,12 @@ pub struct PinnedChannelMemory<'a> {
 
 impl ChannelMemory for PinnedChannelMemory<'_> {
     fn shared(&self, bytes: usize) -> Result<Block> {
-        let m = cu(PinnedHost::alloc(bytes), "nvshmem_init")?;
+        let m = cu(PinnedHost::alloc(bytes))?;
         let ptr = m.ptr;
         Ok(Block::foreign(ptr, Box::new(move || drop(m))))
     }
     fn issue(&self, bytes: usize) -> Result<Block> {
-        let m = cu(DeviceMem::alloc(bytes, self.stream.0), "nvshmem_init")?;
+        let m = cu(DeviceMem::alloc(bytes, self.stream.0))?;
         let ptr = m.ptr as *mut u8;
         Ok(Block::foreign(ptr, Box::new(move || drop(m))))
     }
@@ -77,61 +77,61 @@ pub struct GpuLocal {
 
 impl GpuLocal {
     pub fn new(device: cuda::Device) -> Result<GpuLocal> {
-        let ctx = cu(PrimaryContext::retain(device), "nvshmem_init")?;
-        cu(ctx.make_current(), "nvshmem_init")?;
-        Ok(GpuLocal { stream: cu(Stream::create_urgent(), "nvshmem_init")?, ctx })
+        let ctx = cu(PrimaryContext::retain(device))?;
+        cu(ctx.make_current())?;
+        Ok(GpuLocal { stream: cu(Stream::create_urgent())?, ctx })
     }
 
     /// Copies `len` bytes from `src` to `dst` (unified addresses) and waits for the copy.
-    pub fn copy(&self, dst: u64, src: u64, len: usize, routine: &'static str) -> Result<()> {
+    pub fn copy(&self, dst: u64, src: u64, len: usize) -> Result<()> {
         // SAFETY: both ranges stay valid until the settle below returns.
-        unsafe { self.copy_async(dst, src, len, routine)? };
-        self.settle(routine)
+        unsafe { self.copy_async(dst, src, len)? };
+        self.settle()
     }
 
     /// Starts copying `len` bytes from `src` to `dst` (unified addresses) on this stream.
     ///
     /// # Safety
     /// Both ranges must stay valid for `len` bytes until `settle` returns.
-    pub unsafe fn copy_async(&self, dst: u64, src: u64, len: usize, routine: &'static str) -> Result<()> {
-        cu(self.ctx.make_current(), routine)?;
+    pub unsafe fn copy_async(&self, dst: u64, src: u64, len: usize) -> Result<()> {
+        cu(self.ctx.make_current())?;
         // SAFETY: the caller keeps both ranges valid until the copy is settled.
-        unsafe { cu(cuda::memcpy_async(dst, src, len, self.stream.0), routine) }
+        unsafe { cu(cuda::memcpy_async(dst, src, len, self.stream.0)) }
     }
 
     /// Waits for every copy on this stream.
-    pub fn settle(&self, routine: &'static str) -> Result<()> {
-        cu(self.ctx.make_current(), routine)?;
-        cu(cuda::stream_synchronize(self.stream.0), routine)
+    pub fn settle(&self) -> Result<()> {
+        cu(self.ctx.make_current())?;
+        cu(cuda::stream_synchronize(self.stream.0))
     }
 }
 
 impl GpuLocal {
     /// Whether everything given to this stream has finished.
-    pub fn idle(&self, routine: &'static str) -> Result<bool> {
-        cu(cuda::stream_idle(self.stream.0), routine)
+    pub fn idle(&self) -> Result<bool> {
+        cu(cuda::stream_idle(self.stream.0))
     }
 
     /// Launches the remote-AMO taker of the channel at `channel` on this stream (AmoDoorbell).
-    pub fn launch_amo_taker(&self, kernels: &cuda::kernels::Kernels, channel: u64, routine: &'static str) -> Result<()> {
-        cu(self.ctx.make_current(), routine)?;
+    pub fn launch_amo_taker(&self, kernels: &cuda::kernels::Kernels, channel: u64) -> Result<()> {
+        cu(self.ctx.make_current())?;
         // SAFETY: `channel` is this PE's live channel header in pinned memory the GPU maps; it
         // outlives the proxy, which finalize stops only after its kernels are done.
-        unsafe { cu(kernels.proxy_amo(self.stream.0, channel), routine) }
+        unsafe { cu(kernels.proxy_amo(self.stream.0, channel)) }
     }
 }
 
 impl LocalMemory for GpuLocal {
     fn with_source(&self, addr: u64, len: usize, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let mut bounce = vec![0u8; len];
-        self.copy(bounce.as_mut_ptr() as u64, addr, len, "rshmem proxy (reading a put's source)")?;
+        self.copy(bounce.as_mut_ptr() as u64, addr, len).map_err(|e| e.named("rshmem proxy (reading a put's source)"))?;
         f(&bounce)
     }
 
     fn with_dest(&self, addr: u64, len: usize, f: &mut dyn FnMut(&mut [u8]) -> Result<()>) -> Result<()> {
         let mut bounce = vec![0u8; len];
         f(&mut bounce)?;
-        self.copy(addr, bounce.as_ptr() as u64, len, "rshmem proxy (writing a get's destination)")
+        self.copy(addr, bounce.as_ptr() as u64, len).map_err(|e| e.named("rshmem proxy (writing a get's destination)"))
     }
 }
 
@@ -313,7 +313,7 @@ impl AmoDoorbell {
     /// Runs `op` (an `AmoOp`) on the `size`-byte word at GPU address `addr`, for PE `from`;
     /// returns the old value.
     #[allow(clippy::too_many_arguments)]
-    pub fn run(&self, from: usize, addr: u64, op: AmoOp, size: usize, a: u64, b: u64, routine: &'static str) -> Result<u64> {
+    pub fn run(&self, from: usize, addr: u64, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let (seq, launched) = &mut *state;
         *seq += 1;
@@ -332,17 +332,13 @@ impl AmoDoorbell {
                 *launched = *seq;
             }
             if self.abandoned.load(Ordering::Acquire) {
-                return Err(Error::new(
+                return Err(Error::of(
                     ErrorKind::System,
-                    routine,
                     format!("PE {}: the process is exiting; PE {from}'s atomic on this PE's GPU memory abandoned", self.channel.mype()),
                 ));
             }
             if start.elapsed() > self.stall {
-                return Err(Error::new(
-                    ErrorKind::System,
-                    routine,
-                    format!(
+                return Err(Error::of(ErrorKind::System, format!(
                         "PE {}: PE {from}'s atomic on this PE's GPU memory (address {addr:#x}) has not run after {:.1} s: no device thread took it and the one-thread atomic kernel has not run (is a kernel holding every SM without waiting in device code?)",
                         self.channel.mype(),
                         start.elapsed().as_secs_f64()
@@ -593,11 +589,10 @@ impl Mailboxes {
 
     /// Writes one request into `pe`'s ring (waiting for room if it is full); returns its number.
     /// It is sent on at the next `publish` at the latest.
-    fn send(&self, pe: usize, out: &mut Outbox, mut r: Request, data: Option<&[u8]>, routine: &'static str) -> Result<u64> {
+    fn send(&self, pe: usize, out: &mut Outbox, mut r: Request, data: Option<&[u8]>) -> Result<u64> {
         if !self.remote.get(pe).copied().unwrap_or(false) {
-            return Err(Error::new(
+            return Err(Error::of(
                 ErrorKind::Internal,
-                routine,
                 format!("PE {pe} is not on another host; the proxy reaches only PEs on other hosts"),
             ));
         }
@@ -609,7 +604,7 @@ impl Mailboxes {
             // Room comes back with the acknowledgement of the oldest requests that free it.
             let need = start + size - ring;
             let upto = out.unacked.iter().find(|(_, end)| *end >= need).map(|(q, _)| q.seq).unwrap_or(out.sent);
-            self.wait_acked(pe, out, upto, routine)?;
+            self.wait_acked(pe, out, upto)?;
         }
         let seq = out.sent + 1;
         let base = self.layout.ring_at(self.me);
@@ -652,7 +647,7 @@ impl Mailboxes {
 
     /// Announces what is written, then waits until `pe` has served request `seq`, serving this
     /// PE's own mailboxes meanwhile.
-    fn wait_acked(&self, pe: usize, out: &mut Outbox, seq: u64, routine: &'static str) -> Result<()> {
+    fn wait_acked(&self, pe: usize, out: &mut Outbox, seq: u64) -> Result<()> {
         self.publish(pe, out)?;
         let ack = self.word(self.layout.ack(pe));
         let start = Instant::now();
@@ -661,18 +656,14 @@ impl Mailboxes {
         while acked < seq {
             if !self.serve()? {
                 if self.abandoned.load(Ordering::Acquire) {
-                    return Err(Error::new(
+                    return Err(Error::of(
                         ErrorKind::System,
-                        routine,
                         format!("PE {}: the process is exiting; request {} to PE {pe} abandoned", self.me, acked + 1),
                     ));
                 }
                 if start.elapsed() > self.stall {
                     let name = out.unacked.iter().find(|(q, _)| q.seq > acked).map(|(q, _)| request_name(q)).unwrap_or_default();
-                    return Err(Error::new(
-                        ErrorKind::System,
-                        routine,
-                        format!("PE {}: PE {pe} (another host) has not served request {} ({name}) after {:.1} s: its proxy or its process is gone, or its host is unreachable", self.me, acked + 1, start.elapsed().as_secs_f64()),
+                    return Err(Error::of(ErrorKind::System, format!("PE {}: PE {pe} (another host) has not served request {} ({name}) after {:.1} s: its proxy or its process is gone, or its host is unreachable", self.me, acked + 1, start.elapsed().as_secs_f64()),
                     ));
                 }
                 spins += 1;
@@ -694,19 +685,19 @@ impl Mailboxes {
         Ok(())
     }
 
-    fn outbox(&self, pe: usize, routine: &'static str) -> Result<std::sync::MutexGuard<'_, Outbox>> {
-        let m = self.out.get(pe).ok_or_else(|| Error::invalid(routine, format!("PE {pe} is not in this job")))?;
+    fn outbox(&self, pe: usize) -> Result<std::sync::MutexGuard<'_, Outbox>> {
+        let m = self.out.get(pe).ok_or_else(|| Error::invalid_value(format!("PE {pe} is not in this job")))?;
         Ok(m.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Sends one request; with `answer`, waits for it and returns the AMO result (a get's data
     /// is read into `answer`'s buffer).
-    fn request(&self, pe: usize, r: Request, data: Option<&[u8]>, answer: Option<&mut [u8]>, routine: &'static str) -> Result<u64> {
-        let mut out = self.outbox(pe, routine)?;
-        let seq = self.send(pe, &mut out, r, data, routine)?;
+    fn request(&self, pe: usize, r: Request, data: Option<&[u8]>, answer: Option<&mut [u8]>) -> Result<u64> {
+        let mut out = self.outbox(pe)?;
+        let seq = self.send(pe, &mut out, r, data)?;
         let want_result = r.op == REQ_AMO && answer.is_some();
         let Some(back) = answer else { return Ok(0) };
-        self.wait_acked(pe, &mut out, seq, routine)?;
+        self.wait_acked(pe, &mut out, seq)?;
         // The request's place in the ring is ours until the next one is written (we hold `out`).
         let end = out.write; // this request is the last written
         let at = self.layout.ring_at(self.me) + ((end - r.size() as u64) % self.layout.ring as u64) as usize;
@@ -721,41 +712,30 @@ impl Mailboxes {
 
     /// Waits until `pe` has served every request sent to it (host-side operations: in its GPU
     /// memory on return, as they were before requests were pipelined).
-    pub fn complete(&self, pe: usize, routine: &'static str) -> Result<()> {
-        let mut out = self.outbox(pe, routine)?;
+    pub fn complete(&self, pe: usize) -> Result<()> {
+        let mut out = self.outbox(pe)?;
         let sent = out.sent;
-        self.wait_acked(pe, &mut out, sent, routine)
+        self.wait_acked(pe, &mut out, sent)
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn amo_request(
-        &self,
-        pe: usize,
-        seg: Segment,
-        off: usize,
-        op: AmoOp,
-        ty: AmoType,
-        a: u64,
-        b: u64,
-        fetching: bool,
-        routine: &'static str,
-    ) -> Result<u64> {
-        heap_only(seg, routine)?;
+    fn amo_request(&self, pe: usize, seg: Segment, off: usize, op: AmoOp, ty: AmoType, a: u64, b: u64, fetching: bool) -> Result<u64> {
+        heap_only(seg)?;
         let size = match ty {
             AmoType::I32 | AmoType::U32 | AmoType::F32 => 4,
             AmoType::I64 | AmoType::U64 | AmoType::F64 => 8,
         };
         let r = Request { op: REQ_AMO, amo: op as u32, off: off as u64, len: size, a, b, ..Default::default() };
         let mut result = [0u8; 0];
-        self.request(pe, r, None, fetching.then_some(&mut result[..]), routine)
+        self.request(pe, r, None, fetching.then_some(&mut result[..]))
     }
 
     /// The atomic kernel's `op` on the `size`-byte word at GPU heap offset `off` of PE `pe`
     /// (host-initiated atomics); waits for it and returns the old value.
     #[allow(clippy::too_many_arguments)]
-    pub fn atomic(&self, pe: usize, off: usize, op: AmoOp, size: usize, a: u64, b: u64, routine: &'static str) -> Result<u64> {
+    pub fn atomic(&self, pe: usize, off: usize, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
         let r = Request { op: REQ_AMO, amo: op as u32, off: off as u64, len: size as u64, a, b, ..Default::default() };
-        self.request(pe, r, None, Some(&mut []), routine)
+        self.request(pe, r, None, Some(&mut []))
     }
 }
 
@@ -776,10 +756,10 @@ fn proxy_error(what: String) -> Error {
     Error::new(ErrorKind::Internal, "rshmem proxy", what)
 }
 
-fn heap_only(seg: Segment, routine: &'static str) -> Result<()> {
+fn heap_only(seg: Segment) -> Result<()> {
     match seg {
         Segment::Heap => Ok(()),
-        Segment::Statics => Err(Error::invalid(routine, "GPU PEs on other hosts are reached in the symmetric heap only")),
+        Segment::Statics => Err(Error::invalid_value("GPU PEs on other hosts are reached in the symmetric heap only")),
     }
 }
 
@@ -804,35 +784,35 @@ impl Transport for Mailboxes {
 
     /// Written into the target's ring; in its GPU memory once acknowledged (quiet waits).
     fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8]) -> Result<()> {
-        heap_only(seg, UNNAMED)?;
+        heap_only(seg)?;
         let data = self.layout.chunk();
         for (i, chunk) in src.chunks(data).enumerate() {
             let r = Request { op: REQ_PUT, off: (off + i * data) as u64, len: chunk.len() as u64, ..Default::default() };
-            self.request(pe, r, Some(chunk), None, UNNAMED)?;
+            self.request(pe, r, Some(chunk), None)?;
         }
         Ok(())
     }
 
     fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8]) -> Result<()> {
-        heap_only(seg, UNNAMED)?;
+        heap_only(seg)?;
         let data = self.layout.chunk();
         for (i, chunk) in dst.chunks_mut(data).enumerate() {
             let r = Request { op: REQ_GET, off: (off + i * data) as u64, len: chunk.len() as u64, ..Default::default() };
-            self.request(pe, r, None, Some(chunk), UNNAMED)?;
+            self.request(pe, r, None, Some(chunk))?;
         }
         Ok(())
     }
 
     fn amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64) -> Result<()> {
-        self.amo_request(pe, seg, off, kernel_op(op, false), ty, value, 0, false, UNNAMED).map(|_| ())
+        self.amo_request(pe, seg, off, kernel_op(op, false), ty, value, 0, false).map(|_| ())
     }
 
     fn fetch_amo(&self, pe: usize, seg: Segment, off: usize, op: AtomicOp, ty: AmoType, value: u64) -> Result<u64> {
-        self.amo_request(pe, seg, off, kernel_op(op, true), ty, value, 0, true, UNNAMED)
+        self.amo_request(pe, seg, off, kernel_op(op, true), ty, value, 0, true)
     }
 
     fn compare_swap(&self, pe: usize, seg: Segment, off: usize, ty: AmoType, cond: u64, value: u64) -> Result<u64> {
-        self.amo_request(pe, seg, off, AmoOp::CompareSwap, ty, cond, value, true, UNNAMED)
+        self.amo_request(pe, seg, off, AmoOp::CompareSwap, ty, cond, value, true)
     }
 
     /// A target serves one source's requests in the order sent: nothing to order.
@@ -842,7 +822,7 @@ impl Transport for Mailboxes {
 
     /// Waits until every target has served everything sent to it.
     fn quiet(&self) -> Result<()> {
-        (0..self.remote.len()).filter(|p| self.remote[*p]).try_for_each(|pe| self.complete(pe, UNNAMED))
+        (0..self.remote.len()).filter(|p| self.remote[*p]).try_for_each(|pe| self.complete(pe))
     }
 }
 
@@ -853,7 +833,7 @@ impl Inbound for Mailboxes {
     fn flush(&self) -> Result<()> {
         for pe in (0..self.remote.len()).filter(|p| self.remote[*p]) {
             let routine = "rshmem proxy (sending requests)";
-            let mut out = self.outbox(pe, routine)?;
+            let mut out = self.outbox(pe).map_err(|e| e.named(routine))?;
             self.publish(pe, &mut out).map_err(|e| e.named(routine))?;
         }
         Ok(())
@@ -1136,7 +1116,7 @@ mod tests {
                 std::thread::spawn(move || {
                     for _ in 0..100 {
                         if k == 0 {
-                            pe0.atomic(1, 0, AmoOp::Add, 8, 1, 0, "t").unwrap();
+                            pe0.atomic(1, 0, AmoOp::Add, 8, 1, 0).unwrap();
                         } else {
                             pe0.amo(1, Segment::Heap, 0, AtomicOp::Add, AmoType::U64, 1).unwrap();
                         }

@@ -140,14 +140,14 @@ impl Proxy {
     /// forms, AMOs without a result) are otherwise complete only at a device quiet, which a
     /// kernel need not call before it ends. A proxy that stopped, or one that runs none of the
     /// waited-for commands for the channel's stall time, is an error naming the ring.
-    pub fn drain(&self, issued: &[u64], routine: &'static str) -> Result<()> {
+    pub fn drain(&self, issued: &[u64]) -> Result<()> {
         let ch = &*self.channel;
         let stall = Duration::from_nanos(ch.stall_ns());
         for (lane, &want) in issued.iter().enumerate().take(ch.lanes()) {
             let (mut seen, mut since, mut polls) = (ch.consumed(lane).load(Ordering::Acquire), Instant::now(), 0u32);
             while seen < want {
                 if let Some(why) = self.failure() {
-                    return Err(Error::new(ErrorKind::System, routine, why));
+                    return Err(Error::of(ErrorKind::System, why));
                 }
                 polls += 1;
                 if polls < 100 {
@@ -159,10 +159,7 @@ impl Proxy {
                 if now != seen {
                     (seen, since) = (now, Instant::now());
                 } else if since.elapsed() > stall {
-                    return Err(Error::new(
-                        ErrorKind::System,
-                        routine,
-                        format!(
+                    return Err(Error::of(ErrorKind::System, format!(
                             "PE {}: the proxy has run {seen} of the first {want} commands device code posted to proxy ring {lane} and none more for {:.1} s; {}",
                             ch.mype(),
                             since.elapsed().as_secs_f64(),
@@ -175,7 +172,7 @@ impl Proxy {
                 }
             }
         }
-        self.transport.quiet().map_err(|e| e.named(routine))
+        self.transport.quiet()
     }
 
     /// Asks the thread to stop without waiting for it (`Drop` joins it).

@@ -54,7 +54,7 @@ use crate::bootstrap::Bootstrap;
 use crate::cuda::kernels::{AmoOp, Kernels};
 use crate::cuda::{self, sys, Device, DeviceMem, PrimaryContext, Stream};
 use crate::env::{parse_size, Config};
-use crate::error::{Error, ErrorKind, Result, UNNAMED};
+use crate::error::{Error, ErrorKind, Result};
 use crate::heap::alloc::Allocator;
 use crate::heap::gpu::GpuHeap;
 use crate::transport::{ibgda, Route, RouteTable};
@@ -851,7 +851,7 @@ impl State {
         if let Some(ib) = &g.ibgda {
             ib.drain()?; // what device code posted toward IBGDA peers has executed
         }
-        proxy::drain(g, UNNAMED)?;
+        proxy::drain(g)?;
         self.quiet();
         Ok(())
     }

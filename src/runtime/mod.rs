@@ -302,7 +302,7 @@ pub fn finalize() -> Result<()> {
         // what they posted to the proxy has run before the barrier below lets a peer stop
         // serving (its proxy serves ours until then).
         let _ = g.ctx.synchronize();
-        if let Err(e) = gpu::proxy::drain(g, "shmem_finalize") {
+        if let Err(e) = gpu::proxy::drain(g).map_err(|e| e.named("shmem_finalize")) {
             log::warn(&e.to_string());
         }
     }

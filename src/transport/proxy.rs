@@ -8,7 +8,7 @@
 
 use super::{wait_for_stream, GpuAddr, GpuTransport, LocalGpu, Segment, Transport, When};
 use crate::cuda::kernels::AmoOp;
-use crate::error::{Error, ErrorKind, Result, UNNAMED};
+use crate::error::{Error, ErrorKind, Result};
 use crate::proxy::gpu::Mailboxes;
 
 /// Host-side operations through the proxy's mailboxes.
@@ -25,7 +25,7 @@ impl GpuTransport for ProxyHost {
         let mut bounce = vec![0u8; bytes];
         gpu.copy_now(bounce.as_mut_ptr() as u64, src as u64, bytes)?;
         boxes.put(to.pe, Segment::Heap, to.off, &bounce)?;
-        boxes.complete(to.pe, UNNAMED)
+        boxes.complete(to.pe)
     }
 
     fn get(&self, gpu: &dyn LocalGpu, from: GpuAddr, dst: *mut u8, bytes: usize, when: When) -> Result<()> {
@@ -42,7 +42,7 @@ impl GpuTransport for ProxyHost {
 
     /// The target's proxy has it run on its GPU (`proxy::gpu::AmoDoorbell`).
     fn amo(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, size: usize, a: u64, b: u64) -> Result<u64> {
-        boxes(gpu, at.pe)?.atomic(at.pe, at.off, op, size, a, b, UNNAMED)
+        boxes(gpu, at.pe)?.atomic(at.pe, at.off, op, size, a, b)
     }
 
     fn signal(&self, gpu: &dyn LocalGpu, at: GpuAddr, op: AmoOp, value: u64, when: When) -> Result<()> {

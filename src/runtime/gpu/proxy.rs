@@ -80,7 +80,7 @@ fn stall_ns(channel: &crate::proxy::Channel) -> u64 {
 
 /// Host quiet for what device code posted to the proxy: every command of every finished
 /// kernel has run and is complete in its target's memory (nothing to do without a proxy).
-pub fn drain(g: &GpuState, routine: &'static str) -> Result<()> {
+pub fn drain(g: &GpuState) -> Result<()> {
     let proxy = g.proxy.lock().unwrap_or_else(|e| e.into_inner());
     let (Some(proxy), Some(channel)) = (proxy.as_ref(), &g.proxy_channel) else { return Ok(()) };
     // The issuers' ticket words are in GPU memory: read them with a copy.
@@ -89,7 +89,7 @@ pub fn drain(g: &GpuState, routine: &'static str) -> Result<()> {
     let at = unsafe { (*channel.as_ptr()).issue };
     g.copy_now(issue.as_mut_ptr() as u64, at, std::mem::size_of_val(&issue[..]))?;
     let issued: Vec<u64> = issue.iter().map(|i| i.ticket).collect();
-    proxy.drain(&issued, routine)
+    proxy.drain(&issued)
 }
 
 /// Stops the proxy thread (finalize, once no PE's kernel can need it).
@@ -141,13 +141,13 @@ struct AmoTaker {
 
 impl AmoKernel for AmoTaker {
     fn idle(&self) -> Result<bool> {
-        self.gpu.idle("rshmem proxy (a remote PE's atomic)")
+        self.gpu.idle().map_err(|e| e.named("rshmem proxy (a remote PE's atomic)"))
     }
     fn launch(&self) -> Result<()> {
         let routine = "rshmem proxy (a remote PE's atomic)";
         // No C routine runs this thread: its errors are named here.
         let kernels = state().and_then(|st| st.gpu()?.kernels()).map_err(|e| e.named(routine))?;
-        self.gpu.launch_amo_taker(kernels, self.channel, routine)
+        self.gpu.launch_amo_taker(kernels, self.channel).map_err(|e| e.named(routine))
     }
 }
 
@@ -169,14 +169,14 @@ impl TargetGpu for OwnGpu {
             // SAFETY: the GPU range was checked above; the host range is a request's data in this
             // PE's mailbox, which its source leaves alone until the acknowledgement, sent only
             // after `settle`.
-            unsafe { self.copies.copy_async(gpu, host as u64, len, routine) }
+            unsafe { self.copies.copy_async(gpu, host as u64, len) }.map_err(|e| e.named(routine))
         } else {
-            self.copies.copy(host as u64, gpu, len, routine)
+            self.copies.copy(host as u64, gpu, len).map_err(|e| e.named(routine))
         }
     }
 
     fn settle(&self) -> Result<()> {
-        self.copies.settle("rshmem proxy (a remote PE's put)")
+        self.copies.settle().map_err(|e| e.named("rshmem proxy (a remote PE's put)"))
     }
 
     fn abandon(&self) {
@@ -197,7 +197,7 @@ impl TargetGpu for OwnGpu {
             ));
         }
         let word = g.base + off as u64;
-        self.doorbell.run(from, word, op, size, a, b, routine)
+        self.doorbell.run(from, word, op, size, a, b).map_err(|e| e.named(routine))
     }
 }
 
