@@ -7,12 +7,31 @@
 #   OUT=dir LIMIT2=20 LIMIT4=12 DEADLINE2=150 DEADLINE4=150 ALL_LIMIT=330 bash .gpu/<name>/ctest/cuda/crosshost_all.sh
 # Results: $OUT/summary.txt (every RESULT line), $OUT/logs.tgz (each run's logs and failures).
 # ALL_LIMIT: seconds for everything (the compile included); the 4-PE runs shrink to fit.
+# Prebuilt programs, nothing compiled on the device: the suite from the stage's build/cuda
+# (`PREBUILD=1 ... stage_gpu.sh`, built there with CUDA_TEST_FLAGS); NV=dir runs NVIDIA's
+# examples and perftests prebuilt into dir (scripts/build-nvshmem-programs.sh) after the suite
+# at both shapes: NV_TESTS (default: every program in dir but moe_shuffle), then moe_shuffle
+# with `-c` (its cudaMalloc option). Without build/cuda the suite is compiled here with
+# BUILD_FLAGS (default -DRSHMEM_PROXY_ROUTE, what the stage's route needs at the moment).
+# Every run's summary and failures are also written at $OUT's top level (summary.txt,
+# failures-<run>.txt): the device tool brings back only top-level files reliably.
 set -uo pipefail
 began=$(date +%s)
 left() { echo $(( ${ALL_LIMIT:-330} - ($(date +%s) - began) )); }
 G="$(cd "$(dirname "$0")/../.." && pwd)"
 X="$G/ctest/cuda/crosshost.sh"
 O="${OUT:-/tmp/rshmem-xh-all}"; W=/tmp/rshmem-xh-all-work; rm -rf "$W"; mkdir -p "$O" "$W"
+# The summary so far, at $OUT's top level: written after each phase and when the caller's
+# timeout stops the script, so a call cut short keeps what finished (session 20's call lost all).
+collect() {
+  for d in "$W"/*/; do
+    [ -f "$d/crosshost.log" ] || continue
+    echo "### $(basename "$d")"; grep -E "^(PASS|FAIL|MISSING|STOP|RESULT|NOT RUN)" "$d/crosshost.log"
+    [ -f "$d/failures.txt" ] && cp "$d/failures.txt" "$O/failures-$(basename "$d").txt"
+  done >"$O/summary.txt"
+  grep -h "" "$W"/bench/crosshost.log 2>/dev/null | grep -v "^TIME" >"$O/proxy_bench.log"
+}
+trap 'collect; exit 124' TERM
 ALL="rma amo host host_typed host_amo strided stream signal wait put_block two_tu two_tu_rdc buffer_register user_buffer cumodule nvrtc ring_bcast ring_reduce pipeline jacobi coll_host sync team coll coll_sizes collective_launch"
 TESTS="${TESTS:-$ALL}"
 RUNNERS="${RUNNERS:-3}"
@@ -23,7 +42,7 @@ S="$G/stage" B="$G/build/cuda"
 if [ ! -x "$B/host" ]; then
   mkdir -p "$B"; t0=$(date +%s)
   nvcc=/usr/local/cuda/bin/nvcc
-  flags=(-arch=sm_90 -std=c++17 -I"$S/include" -DRSHMEM_PROXY_ROUTE)
+  flags=(-arch=sm_90 -std=c++17 -I"$S/include" ${BUILD_FLAGS--DRSHMEM_PROXY_ROUTE})
   libs=(-L"$S/lib" -lrshmem -Xlinker "-rpath=$S/lib")
   for t in first_coll $TESTS; do
     src="$G/ctest/cuda/$t.cu"
@@ -45,7 +64,7 @@ for t in $TESTS; do part[$((i % RUNNERS))]="${part[$((i % RUNNERS))]:-} $t"; i=$
 pids=()
 for r in $(seq 0 $((RUNNERS - 1))); do
   XH_PREFIX=rx$r XH_GPU=$r OUT="$W/p2-$r" TESTS="${part[$r]:-}" LIMIT="${LIMIT2:-20}" DEADLINE="${DEADLINE2:-150}" \
-    bash "$X" >/dev/null 2>&1 &
+    timeout $(( ${DEADLINE2:-150} + ${LIMIT2:-20} + 20 )) bash "$X" >/dev/null 2>&1 &
   pids+=($!)
 done
 # The host-to-host floor of the same path: rshmem's CPU-PE net_bench (perftest/net/, built on
@@ -59,9 +78,9 @@ net_floor() {
   "$N" up 2 >/dev/null || return 0
   "$N" exec 2 env -u RSHMEM_NETNS_PREFIX "$nb/tcp_floor" server 17718 & local server=$!
   sleep 0.3
-  timeout 30 "$N" exec 1 env -u RSHMEM_NETNS_PREFIX "$nb/tcp_floor" client "$("$N" addr 2)" 17718 20000 >"$O/net_floor.csv" 2>&1
+  timeout 15 "$N" exec 1 env -u RSHMEM_NETNS_PREFIX "$nb/tcp_floor" client "$("$N" addr 2)" 17718 20000 >"$O/net_floor.csv" 2>&1
   kill "$server" 2>/dev/null
-  timeout 90 "$N" exec 1 env -u RSHMEM_NETNS_PREFIX RSHMEM_LAUNCH_AGENT="$A" RSHMEM_BOOTSTRAP_IFNAME=eth0 \
+  timeout "${NET_FLOOR_LIMIT:-40}" "$N" exec 1 env -u RSHMEM_NETNS_PREFIX RSHMEM_LAUNCH_AGENT="$A" RSHMEM_BOOTSTRAP_IFNAME=eth0 \
     LD_LIBRARY_PATH="$S/lib" "$S/bin/rshmemrun" --hosts rxn-h1:1,rxn-h2:1 "$nb/net_bench" --reps 3 --time 0.25 >>"$O/net_floor.csv" 2>&1
   "$N" down >/dev/null 2>&1
 }
@@ -73,6 +92,16 @@ if [ "${BENCH:-1}" = 1 ] && [ -x "$G/build/cuda/proxy_bench" ]; then
   pids+=($!)
 fi
 for p in "${pids[@]}"; do wait "$p"; done
+collect
+# NVIDIA's programs, prebuilt: one runner at 2 PEs (GPU 0), then at 4 PEs below.
+NV="${NV:-}"
+nv_tests() { [ -n "${NV_TESTS:-}" ] && { echo "$NV_TESTS"; return; }; ls "$NV" | grep -vx moe_shuffle | tr '\n' ' '; }
+nv_runs() { # nv_runs SHAPE-ENV...: the programs, then moe_shuffle -c
+  local tag=$1; shift
+  env "$@" OUT="$W/$tag" PROGRAMS="$NV" TESTS="$(nv_tests)" LIMIT="${NV_LIMIT:-15}" DEADLINE="${NV_DEADLINE:-90}" bash "$X" >/dev/null 2>&1
+  [ -x "$NV/moe_shuffle" ] && env "$@" OUT="$W/$tag-moe" PROGRAMS="$NV" TESTS=moe_shuffle PROGRAM_ARGS=-c LIMIT="${NV_LIMIT:-15}" bash "$X" >/dev/null 2>&1
+}
+[ -n "$NV" ] && [ -d "$NV" ] && [ "$(left)" -gt 60 ] && nv_runs nv2 XH_PREFIX=rxv XH_GPU=0 && collect
 if [ "${FOUR:-1}" = 1 ]; then
   L4="${LIMIT4:-12}"
   if [ -n "$DEBUG_TESTS" ] && [ "$(left)" -gt 40 ]; then
@@ -85,11 +114,13 @@ if [ "${FOUR:-1}" = 1 ]; then
   else
     echo "4-PE shape not run: $(left) s left" >"$O/p4-skipped.txt"
   fi
+  [ -n "$NV" ] && [ -d "$NV" ] && [ "$(left)" -gt 40 ] && NV_DEADLINE=$(( $(left) - 30 )) nv_runs nv4 PES_PER_HOST=2 XH_PREFIX=rxv4
 fi
+collect
 for d in "$W"/*/; do
-  echo "### $(basename "$d")"; grep -E "^(PASS|FAIL|MISSING|STOP|RESULT)" "$d/crosshost.log"
   [ -f "$d/crosshost-logs.tgz" ] && { mkdir -p "$d/logs"; tar xzf "$d/crosshost-logs.tgz" -C "$d/logs"; rm "$d/crosshost-logs.tgz"; }
-done | tee "$O/summary.txt"
+done
+cat "$O/summary.txt"
 grep -h "" "$W"/bench/logs/proxy_bench.log 2>/dev/null | grep -v "^TIME" > "$O/proxy_bench.log"
 cat "$O/proxy_bench.log"
 [ -f "$O/net_floor.csv" ] && { echo "### net floor (tcp_floor, then net_bench rows)"; cat "$O/net_floor.csv"; }
