@@ -74,7 +74,7 @@ RSHMEMI_DEV void rshmemi_proxy_ok(int rc) {
 
 #define RSHMEMI_REMOTE_OOL RSHMEMI_DEV
 
-/* ---- the leaves, typed by size only (out of line, like the IBGDA ones) ---------------------- */
+/* ---- the leaves, typed by size only ---------------------------------------------------------- */
 RSHMEMI_REMOTE_OOL void rshmemi_remote_put_bytes(void *dest, const void *src, size_t bytes, int pe, bool nbi, const char *who) {
     if (rshmemi_route(pe) == RSHMEM_ROUTE_PROXY)
         rshmemi_proxy_ok(rshmem_proxy::put(rshmemi_proxy(), pe, rshmemi_heap_offset(dest), src, bytes, nbi, who));
@@ -92,6 +92,20 @@ RSHMEMI_REMOTE_OOL void rshmemi_remote_put_signal_bytes(void *dest, const void *
                                                   signal, sig_op == NVSHMEM_SIGNAL_ADD ? RSHMEM_PROXY_AMO_ADD : RSHMEM_PROXY_AMO_SET,
                                                   nbi, who));
     else RSHMEMI_VIA_IBGDA(rshmemi_ibgda_put_signal_bytes(dest, src, bytes, sig, signal, sig_op, pe, who));
+}
+/* The same, out of line, for the warp and block forms (below): inlined there, the issue path's
+ * channel arithmetic was hoisted out of a user's loop and held across it (ctest/budget/
+ * registers.cu with -DRSHMEM_PROXY_ROUTE: loop_block 80 -> 56, loop_warp 72 -> 70). The thread
+ * forms keep it inline: called out of line there, loop_thread took 79 instead of 72. */
+static __device__ __noinline__ void rshmemi_remote_put_ool(void *dest, const void *src, size_t bytes, int pe, bool nbi, const char *who) {
+    rshmemi_remote_put_bytes(dest, src, bytes, pe, nbi, who);
+}
+static __device__ __noinline__ void rshmemi_remote_get_ool(void *dest, const void *src, size_t bytes, int pe, const char *who) {
+    rshmemi_remote_get_bytes(dest, src, bytes, pe, false, who);
+}
+static __device__ __noinline__ void rshmemi_remote_put_signal_ool(void *dest, const void *src, size_t bytes, uint64_t *sig,
+                                                                 uint64_t signal, int sig_op, int pe, const char *who) {
+    rshmemi_remote_put_signal_bytes(dest, src, bytes, sig, signal, sig_op, pe, false, who);
 }
 RSHMEMI_REMOTE_OOL void rshmemi_remote_p_bits(void *dest, uint64_t bits, uint32_t size, int pe, const char *who) {
     if (rshmemi_route(pe) == RSHMEM_ROUTE_PROXY)
@@ -139,19 +153,19 @@ template <typename SYNC>
 RSHMEMI_DEV void rshmemi_remote_put(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who,
                                     bool nbi = false) {
     sync(); /* the group's source is complete before the first thread posts it */
-    if (g.tid == 0) rshmemi_remote_put_bytes(dest, src, bytes, pe, nbi, who);
+    if (g.tid == 0) rshmemi_remote_put_ool(dest, src, bytes, pe, nbi, who);
     sync();
 }
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_remote_get(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
-    if (g.tid == 0) rshmemi_remote_get_bytes(dest, src, bytes, pe, false, who);
+    if (g.tid == 0) rshmemi_remote_get_ool(dest, src, bytes, pe, who);
     sync();
 }
 template <typename SYNC>
 RSHMEMI_DEV void rshmemi_remote_put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig, uint64_t signal, int sig_op,
                                            int pe, rshmemi_group g, SYNC sync, const char *who) {
     sync();
-    if (g.tid == 0) rshmemi_remote_put_signal_bytes(dest, src, bytes, sig, signal, sig_op, pe, false, who);
+    if (g.tid == 0) rshmemi_remote_put_signal_ool(dest, src, bytes, sig, signal, sig_op, pe, who);
     sync();
 }
 template <typename T>

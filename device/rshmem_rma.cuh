@@ -76,12 +76,12 @@ RSHMEMI_DEV void rshmemi_get(void *dest, const void *src, size_t bytes, int pe, 
 }
 /* The thread-scope forms: one aligned word straight, else the copy with 4 loads in flight. */
 RSHMEMI_DEV void rshmemi_put_thread(void *dest, const void *src, size_t bytes, int pe, const char *who) {
-    RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_remote_put(dest, src, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), who))
+    RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_remote_put_bytes(dest, src, bytes, pe, false, who))
     char *d = (char *)rshmemi_peer(dest, pe);
     if (!rshmemi_copy_few(d, (const char *)src, bytes)) rshmemi_group_copy_ool<4>(d, src, bytes, rshmemi_thread_group());
 }
 RSHMEMI_DEV void rshmemi_get_thread(void *dest, const void *src, size_t bytes, int pe, const char *who) {
-    RSHMEMI_CAREFUL(pe, src, bytes, who, rshmemi_remote_get(dest, src, bytes, pe, rshmemi_thread_group(), rshmemi_no_sync(), who))
+    RSHMEMI_CAREFUL(pe, src, bytes, who, rshmemi_remote_get_bytes(dest, src, bytes, pe, false, who))
     const char *s = (const char *)rshmemi_peer(src, pe);
     if (!rshmemi_copy_few((char *)dest, s, bytes)) rshmemi_group_copy_ool<4>(dest, s, bytes, rshmemi_thread_group());
 }
