@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Fails when a C entry point of src/capi/ does not run its body through the C boundary.
+"""Fails when a C entry point of src/capi/ does not run its body through the C boundary macro.
 
     python3 scripts/check-boundary.py      # run by `make lint`; exit 1 on an unfenced routine
 
-The boundary (src/capi/mod.rs) is `boundary` and its reactions: fence, with_state, status,
-status_of, null_on_error, alloc_or_null. An `extern "C" fn` passes when its body calls one of
-them, or calls a helper (a function or a macro of src/capi/) that does, at any depth. A routine
-that can neither fail nor panic may stay outside; it is listed in OUTSIDE with the reason, and
-one listed that no longer exists, or that now reaches the boundary, fails the check too (the
-list stays exact). The naked x87 trampolines of src/sys/longdouble.rs jump to entry points here.
+The boundary (src/capi/mod.rs) is one macro, `ffi_boundary!(name [=> Reaction], body)`. Every
+`extern "C" fn` of src/capi/ (its signature written out, as cbindgen and the headers read it)
+has a body that is exactly one call of it, and the name it gives is the routine's own: the
+function's name (an identifier) or, for a function exported under another name, the very
+expression of its `#[export_name = ...]`. Two other bodies pass: an alias, whose body is one call
+of another entry point of src/capi/ with its arguments (start_pes, _my_pe, ...), and a routine
+that can neither fail nor panic, listed in OUTSIDE with the reason; one listed that no longer
+exists, or that now runs through the macro, fails the check too (the list stays exact). The naked
+x87 trampolines of src/sys/longdouble.rs jump to entry points here.
 """
 
 import glob
@@ -22,9 +25,7 @@ from importlib import import_module  # noqa: E402
 
 code_only = import_module("check-layers").code_only
 
-BOUNDARY = {"boundary", "fence", "with_state", "status", "status_of", "null_on_error", "alloc_or_null",
-            # capi/nvshmem/mod.rs re-exports status/status_of under these names
-            "nv_status", "nv_status_of"}
+MACRO = "ffi_boundary"
 
 # Entry points that stay outside the boundary: nothing in them can fail or panic.
 OUTSIDE = {
@@ -76,41 +77,79 @@ def bodies(text):
         yield kind, name, text[i:j + 1], m.start()
 
 
+def one_call(body):
+    """(callee, argument text) when `body` ({ ... }) is one call `f(...)` or `m!(...)`, else None."""
+    inner = body[1:-1].strip()
+    m = re.match(r"(?:\$crate::capi::|crate::capi::|super::(?:super::)?|[\w:]*::)?(\w+)(!?)\s*\(", inner)
+    if not m or not inner.endswith(")"):
+        return None
+    depth, i = 0, m.end() - 1
+    for j in range(i, len(inner)):
+        depth += {"(": 1, ")": -1}.get(inner[j], 0)
+        if depth == 0:
+            return (m.group(1) + m.group(2), inner[i + 1:j]) if j == len(inner) - 1 else None
+    return None
+
+
+def name_arg(args):
+    """The macro's first argument: the text before its first top-level `,` or `=>`."""
+    depth = 0
+    for j, c in enumerate(args):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and (c == "," or args.startswith("=>", j)):
+            return args[:j].strip()
+    return args.strip()
+
+
 def main():
     files = sorted(glob.glob(os.path.join(ROOT, "src/capi/**/*.rs"), recursive=True))
-    helpers, entries = {}, []
+    entries, names = [], set()
     for f in files:
         raw = open(f).read()
         text = code_only(raw)
+        # The raw text of each entry point, in order (for names and export_name strings, which
+        # code_only blanks): from its attributes to the next entry point.
+        starts = [m.start() for m in re.finditer(r'extern "C" fn \w+', raw)]
+        ends = starts[1:] + [len(raw)]
+        heads = [raw[(starts[i - 1] if i else 0):st] for i, st in enumerate(starts)]
+        k = 0
         for kind, name, body, at in bodies(text):
-            helpers.setdefault(name, []).append(body)
             if kind == "fn" and re.search(r"\bextern\s+fn\s+" + re.escape(name) + r"\b", text[max(at - 20, 0):at + len(name) + 5]):
-                entries.append((os.path.relpath(f, ROOT), text.count("\n", 0, at) + 1, name, body))
+                span = raw[starts[k]:ends[k]] if k < len(starts) else ""
+                # Its attributes: the last export_name between the previous entry point and it.
+                exports = re.findall(r"#\[export_name = (.*)\]", heads[k]) if k < len(starts) else []
+                export = exports[-1].strip() if exports and heads[k].rfind("#[export_name") > heads[k].rfind("{") else None
+                k += 1
+                given = None
+                m = re.search(MACRO + r"!\(", span)
+                if m:
+                    given = name_arg(span[m.end():])
+                entries.append((os.path.relpath(f, ROOT), text.count("\n", 0, at) + 1, name, body, export, given))
+                names.add(name)
 
-    def calls(body):
-        return set(re.findall(r"\b(\w+)\s*!?\s*\(", body)) | set(re.findall(r"\b(\w+)!\s*[\[{]", body))
-
-    # Names that reach the boundary: a fixpoint over helpers' bodies.
-    reach = set(BOUNDARY)
-    changed = True
-    while changed:
-        changed = False
-        for name, bs in helpers.items():
-            if name not in reach and any(calls(b) & reach for b in bs):
-                reach.add(name)
-                changed = True
-
-    bad, outside_seen = [], set()
-    for path, line, name, body in entries:
-        fenced = bool(calls(body) & reach)
+    bad, outside_seen, counts = [], set(), {"macro": 0, "alias": 0}
+    for path, line, name, body, export, given in entries:
+        call = one_call(body)
+        fenced = call is not None and call[0] == MACRO + "!"
         if name in OUTSIDE:
             outside_seen.add(name)
             if fenced:
-                bad.append(f"{path}:{line}: {name} reaches the boundary now: remove it from OUTSIDE")
-        elif not fenced:
-            bad.append(f"{path}:{line}: {name} does not run its body through the C boundary"
-                       " (wrap it in capi::fence/with_state/status/... or, if it cannot fail or"
-                       " panic, list it in OUTSIDE with the reason)")
+                bad.append(f"{path}:{line}: {name} runs through {MACRO}! now: remove it from OUTSIDE")
+            continue
+        if fenced:
+            ok = given == name if re.fullmatch(r"\w+", given or "") else (export is not None and given == export) or (export is None and (given or "").startswith('"'))
+            if not ok:
+                bad.append(f"{path}:{line}: {name}: {MACRO}! names the routine {given}; give the function's name"
+                           f" ({name}) or its export_name expression ({export})")
+            counts["macro"] += 1
+        elif call is not None and call[0] in names:
+            counts["alias"] += 1
+        else:
+            bad.append(f"{path}:{line}: {name}: the body is not one {MACRO}!(...) call (wrap it:"
+                       f" `{MACRO}!({name}, |st| ...)`; or, if it cannot fail or panic, list it in OUTSIDE with the reason)")
     for name in sorted(set(OUTSIDE) - outside_seen):
         bad.append(f"scripts/check-boundary.py: OUTSIDE names {name}, which is no C entry point of src/capi/")
     for b in bad:
@@ -118,8 +157,8 @@ def main():
     if bad:
         print(f"check-boundary: {len(bad)} problem(s)")
         return 1
-    print(f"check-boundary: {len(entries)} C entry-point definitions (a macro's counts once), {len(entries) - len(outside_seen)} through the boundary,"
-          f" {len(outside_seen)} outside it, each with its reason")
+    print(f"check-boundary: {len(entries)} C entry-point definitions (a macro's counts once): {counts['macro']} one {MACRO}! call each,"
+          f" {counts['alias']} aliases of another entry point, {len(outside_seen)} outside it, each with its reason")
     return 0
 
 

@@ -14,7 +14,7 @@ macro_rules! entry {
         #[export_name = concat!("shmem_", $($stem)*)]
         #[allow(clippy::unused_unit)]
         pub extern "C" fn $f($($arg: $aty,)* pe: std::ffi::c_int) -> $ret {
-            $crate::capi::with_state(concat!("shmem_", $($stem)*), |$st| {
+            $crate::capi::ffi_boundary!(concat!("shmem_", $($stem)*), |$st| {
                 let $pe = pe;
                 $body
             })
@@ -25,7 +25,7 @@ macro_rules! entry {
         #[export_name = concat!("shmem_ctx_", $($stem)*)]
         #[allow(clippy::unused_unit)]
         pub extern "C" fn $ctx_f(ctx: $crate::capi::ctx::ShmemCtx, $($arg: $aty,)* pe: std::ffi::c_int) -> $ret {
-            $crate::capi::with_state(concat!("shmem_ctx_", $($stem)*), |$st| {
+            $crate::capi::ffi_boundary!(concat!("shmem_ctx_", $($stem)*), |$st| {
                 let $pe = $st.ctx_pe(ctx.value(), pe)?;
                 $body
             })

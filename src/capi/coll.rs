@@ -7,8 +7,8 @@
 use std::ffi::{c_int, c_long, c_void};
 use std::mem::size_of;
 
+use super::ffi_boundary;
 use super::team::{team_of, ShmemTeam};
-use super::with_state;
 use crate::error::{Error, Result};
 use crate::runtime::barrier::{Caller, PeSet};
 use crate::runtime::reduce_ops::{Arith, Bits, Order};
@@ -32,46 +32,48 @@ fn active_set(st: &State, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int)
 
 #[no_mangle]
 pub extern "C" fn shmem_barrier_all() {
-    const R: &str = "shmem_barrier_all";
-    with_state(R, |st| st.coll_barrier(PeSet::world(st.npes), &const { Caller::sync(R) }))
+    ffi_boundary!(shmem_barrier_all, |st| st.coll_barrier(PeSet::world(st.npes), &const { Caller::sync(ROUTINE) }))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_sync_all() {
-    const R: &str = "shmem_sync_all";
-    with_state(R, |st| st.coll_sync(PeSet::world(st.npes), &const { Caller::sync(R) }))
+    ffi_boundary!(shmem_sync_all, |st| st.coll_sync(PeSet::world(st.npes), &const { Caller::sync(ROUTINE) }))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_team_sync(team: ShmemTeam) -> c_int {
-    const R: &str = "shmem_team_sync";
-    with_state(R, |st| st.coll_sync(team_set(st, team)?, &const { Caller::sync(R) }).map(|_| 0))
+    ffi_boundary!(shmem_team_sync, |st| st.coll_sync(team_set(st, team)?, &const { Caller::sync(ROUTINE) }).map(|_| 0))
 }
 
 /// Deprecated: barrier over an active set.
 #[no_mangle]
 pub extern "C" fn shmem_barrier(pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long) {
-    const R: &str = "shmem_barrier";
-    with_state(R, |st| st.coll_barrier(active_set(st, pe_start, log_pe_stride, pe_size)?, &const { Caller::sync(R) }))
+    ffi_boundary!(shmem_barrier, |st| st.coll_barrier(active_set(st, pe_start, log_pe_stride, pe_size)?, &const { Caller::sync(ROUTINE) }))
 }
 
 /// Deprecated: sync over an active set (C11 programs reach the team form as shmem_team_sync).
 #[no_mangle]
 pub extern "C" fn shmem_sync(pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long) {
-    const R: &str = "shmem_sync";
-    with_state(R, |st| st.coll_sync(active_set(st, pe_start, log_pe_stride, pe_size)?, &const { Caller::sync(R) }))
+    ffi_boundary!(shmem_sync, |st| st.coll_sync(active_set(st, pe_start, log_pe_stride, pe_size)?, &const { Caller::sync(ROUTINE) }))
 }
 
 // ---- data movement on teams ------------------------------------------------------------
 
 // Each entry point passes its `Caller` (routine, tag, name) as a compile-time constant.
 
-fn team_broadcast(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, size: usize, root: c_int) -> c_int {
-    let r = c.routine;
-    with_state(r, |st| {
-        // Team broadcasts update dest on every PE, the root included (OpenSHMEM 1.5).
-        st.broadcast(team_set(st, team)?, dest.cast(), source.cast(), bytes(nelems, size)?, root, true, c).map(|_| 0)
-    })
+#[allow(clippy::too_many_arguments)]
+fn team_broadcast(
+    st: &State,
+    c: &Caller,
+    team: ShmemTeam,
+    dest: *mut c_void,
+    source: *const c_void,
+    nelems: usize,
+    size: usize,
+    root: c_int,
+) -> Result<c_int> {
+    // Team broadcasts update dest on every PE, the root included (OpenSHMEM 1.5).
+    st.broadcast(team_set(st, team)?, dest.cast(), source.cast(), bytes(nelems, size)?, root, true, c).map(|_| 0)
 }
 
 // collect, fcollect and alltoall take the same arguments (set, dest, source, bytes per PE,
@@ -79,7 +81,9 @@ fn team_broadcast(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const
 // directly.
 
 /// shmem_TYPENAME_{collect,fcollect,alltoall} on a team.
+#[allow(clippy::too_many_arguments)]
 fn team_gather(
+    st: &State,
     run: impl Fn(&State, PeSet, *mut u8, *const u8, usize, &Caller) -> Result<()>,
     c: &Caller,
     team: ShmemTeam,
@@ -87,14 +91,14 @@ fn team_gather(
     source: *const c_void,
     nelems: usize,
     size: usize,
-) -> c_int {
-    let r = c.routine;
-    with_state(r, |st| run(st, team_set(st, team)?, dest.cast(), source.cast(), bytes(nelems, size)?, c).map(|_| 0))
+) -> Result<c_int> {
+    run(st, team_set(st, team)?, dest.cast(), source.cast(), bytes(nelems, size)?, c).map(|_| 0)
 }
 
 /// The deprecated active-set forms of the same.
 #[allow(clippy::too_many_arguments)]
 fn active_gather(
+    st: &State,
     run: impl Fn(&State, PeSet, *mut u8, *const u8, usize, &Caller) -> Result<()>,
     c: &Caller,
     dest: *mut c_void,
@@ -104,12 +108,12 @@ fn active_gather(
     start: c_int,
     log_stride: c_int,
     n: c_int,
-) {
-    with_state(c.routine, |st| run(st, active_set(st, start, log_stride, n)?, dest.cast(), source.cast(), bytes(nelems, size)?, c))
+) -> Result<()> {
+    run(st, active_set(st, start, log_stride, n)?, dest.cast(), source.cast(), bytes(nelems, size)?, c)
 }
 
-fn team_alltoalls(c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, s: Strided) -> c_int {
-    with_state(c.routine, |st| st.alltoalls(team_set(st, team)?, dest.cast(), source.cast(), s, c).map(|_| 0))
+fn team_alltoalls(st: &State, c: &Caller, team: ShmemTeam, dest: *mut c_void, source: *const c_void, s: Strided) -> Result<c_int> {
+    st.alltoalls(team_set(st, team)?, dest.cast(), source.cast(), s, c).map(|_| 0)
 }
 
 /// The `Caller` of a data collective named `$name`, built at compile time.
@@ -124,24 +128,26 @@ macro_rules! team_data_colls {
         const _: () = {
             #[export_name = concat!("shmem_", stringify!($n), "_broadcast")]
             pub extern "C" fn broadcast(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize, pe_root: c_int) -> c_int {
-                team_broadcast(caller!(concat!("shmem_", stringify!($n), "_broadcast")), team, dest.cast(), source.cast(), nelems, size_of::<$t>(), pe_root)
+                ffi_boundary!(concat!("shmem_", stringify!($n), "_broadcast"), |st| team_broadcast(st, caller!(ROUTINE), team, dest.cast(), source.cast(), nelems, size_of::<$t>(), pe_root))
             }
             #[export_name = concat!("shmem_", stringify!($n), "_collect")]
             pub extern "C" fn collect(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize) -> c_int {
-                team_gather(State::collect, caller!(concat!("shmem_", stringify!($n), "_collect")), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
+                ffi_boundary!(concat!("shmem_", stringify!($n), "_collect"), |st| team_gather(st, State::collect, caller!(ROUTINE), team, dest.cast(), source.cast(), nelems, size_of::<$t>()))
             }
             #[export_name = concat!("shmem_", stringify!($n), "_fcollect")]
             pub extern "C" fn fcollect(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize) -> c_int {
-                team_gather(State::fcollect, caller!(concat!("shmem_", stringify!($n), "_fcollect")), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
+                ffi_boundary!(concat!("shmem_", stringify!($n), "_fcollect"), |st| team_gather(st, State::fcollect, caller!(ROUTINE), team, dest.cast(), source.cast(), nelems, size_of::<$t>()))
             }
             #[export_name = concat!("shmem_", stringify!($n), "_alltoall")]
             pub extern "C" fn alltoall(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize) -> c_int {
-                team_gather(State::alltoall, caller!(concat!("shmem_", stringify!($n), "_alltoall")), team, dest.cast(), source.cast(), nelems, size_of::<$t>())
+                ffi_boundary!(concat!("shmem_", stringify!($n), "_alltoall"), |st| team_gather(st, State::alltoall, caller!(ROUTINE), team, dest.cast(), source.cast(), nelems, size_of::<$t>()))
             }
             #[export_name = concat!("shmem_", stringify!($n), "_alltoalls")]
             pub extern "C" fn alltoalls(team: ShmemTeam, dest: *mut $t, source: *const $t, dst: isize, sst: isize, nelems: usize) -> c_int {
-                let s = Strided { dst, sst, nelems, size: size_of::<$t>() };
-                team_alltoalls(caller!(concat!("shmem_", stringify!($n), "_alltoalls")), team, dest.cast(), source.cast(), s)
+                ffi_boundary!(concat!("shmem_", stringify!($n), "_alltoalls"), |st| {
+                    let s = Strided { dst, sst, nelems, size: size_of::<$t>() };
+                    team_alltoalls(st, caller!(ROUTINE), team, dest.cast(), source.cast(), s)
+                })
             }
         };
     )*};
@@ -150,22 +156,22 @@ crate::rma_types!(team_data_colls);
 
 #[no_mangle]
 pub extern "C" fn shmem_broadcastmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, pe_root: c_int) -> c_int {
-    team_broadcast(caller!("shmem_broadcastmem"), team, dest, source, nelems, 1, pe_root)
+    ffi_boundary!(shmem_broadcastmem, |st| team_broadcast(st, caller!(ROUTINE), team, dest, source, nelems, 1, pe_root))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_collectmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize) -> c_int {
-    team_gather(State::collect, caller!("shmem_collectmem"), team, dest, source, nelems, 1)
+    ffi_boundary!(shmem_collectmem, |st| team_gather(st, State::collect, caller!(ROUTINE), team, dest, source, nelems, 1))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_fcollectmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize) -> c_int {
-    team_gather(State::fcollect, caller!("shmem_fcollectmem"), team, dest, source, nelems, 1)
+    ffi_boundary!(shmem_fcollectmem, |st| team_gather(st, State::fcollect, caller!(ROUTINE), team, dest, source, nelems, 1))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_alltoallmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize) -> c_int {
-    team_gather(State::alltoall, caller!("shmem_alltoallmem"), team, dest, source, nelems, 1)
+    ffi_boundary!(shmem_alltoallmem, |st| team_gather(st, State::alltoall, caller!(ROUTINE), team, dest, source, nelems, 1))
 }
 
 #[no_mangle]
@@ -177,7 +183,7 @@ pub extern "C" fn shmem_alltoallsmem(
     sst: isize,
     nelems: usize,
 ) -> c_int {
-    team_alltoalls(caller!("shmem_alltoallsmem"), team, dest, source, Strided { dst, sst, nelems, size: 1 })
+    ffi_boundary!(shmem_alltoallsmem, |st| team_alltoalls(st, caller!(ROUTINE), team, dest, source, Strided { dst, sst, nelems, size: 1 }))
 }
 
 // ---- deprecated active-set data movement (32- and 64-bit elements) ----------------------
@@ -192,29 +198,28 @@ macro_rules! active_set_colls {
                 dest: *mut c_void, source: *const c_void, nelems: usize, pe_root: c_int, pe_start: c_int, log_pe_stride: c_int,
                 pe_size: c_int, _psync: *mut c_long,
             ) {
-                const R: &str = concat!("shmem_broadcast", $bits);
-                with_state(R, |st| {
+                ffi_boundary!(concat!("shmem_broadcast", $bits), |st| {
                     let set = active_set(st, pe_start, log_pe_stride, pe_size)?;
-                    st.broadcast(set, dest.cast(), source.cast(), bytes(nelems, $size)?, pe_root, false, caller!(R))
+                    st.broadcast(set, dest.cast(), source.cast(), bytes(nelems, $size)?, pe_root, false, caller!(ROUTINE))
                 })
             }
             #[export_name = concat!("shmem_collect", $bits)]
             pub extern "C" fn collect(
                 dest: *mut c_void, source: *const c_void, nelems: usize, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long,
             ) {
-                active_gather(State::collect, caller!(concat!("shmem_collect", $bits)), dest, source, nelems, $size, pe_start, log_pe_stride, pe_size)
+                ffi_boundary!(concat!("shmem_collect", $bits), |st| active_gather(st, State::collect, caller!(ROUTINE), dest, source, nelems, $size, pe_start, log_pe_stride, pe_size))
             }
             #[export_name = concat!("shmem_fcollect", $bits)]
             pub extern "C" fn fcollect(
                 dest: *mut c_void, source: *const c_void, nelems: usize, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long,
             ) {
-                active_gather(State::fcollect, caller!(concat!("shmem_fcollect", $bits)), dest, source, nelems, $size, pe_start, log_pe_stride, pe_size)
+                ffi_boundary!(concat!("shmem_fcollect", $bits), |st| active_gather(st, State::fcollect, caller!(ROUTINE), dest, source, nelems, $size, pe_start, log_pe_stride, pe_size))
             }
             #[export_name = concat!("shmem_alltoall", $bits)]
             pub extern "C" fn alltoall(
                 dest: *mut c_void, source: *const c_void, nelems: usize, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int, _psync: *mut c_long,
             ) {
-                active_gather(State::alltoall, caller!(concat!("shmem_alltoall", $bits)), dest, source, nelems, $size, pe_start, log_pe_stride, pe_size)
+                ffi_boundary!(concat!("shmem_alltoall", $bits), |st| active_gather(st, State::alltoall, caller!(ROUTINE), dest, source, nelems, $size, pe_start, log_pe_stride, pe_size))
             }
             #[export_name = concat!("shmem_alltoalls", $bits)]
             #[allow(clippy::too_many_arguments)]
@@ -222,10 +227,9 @@ macro_rules! active_set_colls {
                 dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, pe_start: c_int, log_pe_stride: c_int,
                 pe_size: c_int, _psync: *mut c_long,
             ) {
-                const R: &str = concat!("shmem_alltoalls", $bits);
-                with_state(R, |st| {
+                ffi_boundary!(concat!("shmem_alltoalls", $bits), |st| {
                     let set = active_set(st, pe_start, log_pe_stride, pe_size)?;
-                    st.alltoalls(set, dest.cast(), source.cast(), Strided { dst, sst, nelems, size: $size }, caller!(R))
+                    st.alltoalls(set, dest.cast(), source.cast(), Strided { dst, sst, nelems, size: $size }, caller!(ROUTINE))
                 })
             }
         };
@@ -237,16 +241,22 @@ active_set_colls!("32" => 4, "64" => 8);
 
 // The operation (runtime::reduce_ops) is a type parameter (each `Arith::sum` etc. is its own
 // function item), so it inlines into the reduction loops, which then vectorize.
-fn team_reduce<T: Copy>(c: &Caller, team: ShmemTeam, dest: *mut T, source: *const T, nreduce: usize, op: impl Fn(T, T) -> T) -> c_int {
-    let r = c.routine;
-    with_state(r, |st| {
-        let n = i64::try_from(nreduce).map_err(|_| Error::invalid_value(format!("nreduce = {nreduce} is too large")))?;
-        st.reduce(team_set(st, team)?, dest, source, n, op, c).map(|_| 0)
-    })
+fn team_reduce<T: Copy>(
+    st: &State,
+    c: &Caller,
+    team: ShmemTeam,
+    dest: *mut T,
+    source: *const T,
+    nreduce: usize,
+    op: impl Fn(T, T) -> T,
+) -> Result<c_int> {
+    let n = i64::try_from(nreduce).map_err(|_| Error::invalid_value(format!("nreduce = {nreduce} is too large")))?;
+    st.reduce(team_set(st, team)?, dest, source, n, op, c).map(|_| 0)
 }
 
 #[allow(clippy::too_many_arguments)]
 fn active_reduce<T: Copy>(
+    st: &State,
     c: &Caller,
     dest: *mut T,
     source: *const T,
@@ -255,9 +265,8 @@ fn active_reduce<T: Copy>(
     log_pe_stride: c_int,
     pe_size: c_int,
     op: impl Fn(T, T) -> T,
-) {
-    let r = c.routine;
-    with_state(r, |st| st.reduce(active_set(st, pe_start, log_pe_stride, pe_size)?, dest, source, nreduce as i64, op, c))
+) -> Result<()> {
+    st.reduce(active_set(st, pe_start, log_pe_stride, pe_size)?, dest, source, nreduce as i64, op, c)
 }
 
 /// shmem_TYPENAME_OP_reduce(team, dest, source, nreduce) for each `TYPENAME => type`.
@@ -266,7 +275,7 @@ macro_rules! team_reduce_op {
         const _: () = {
             #[export_name = concat!("shmem_", stringify!($n), "_", $op, "_reduce")]
             pub extern "C" fn reduce(team: ShmemTeam, dest: *mut $t, source: *const $t, nreduce: usize) -> c_int {
-                team_reduce(caller!(concat!("shmem_", stringify!($n), "_", $op, "_reduce")), team, dest, source, nreduce, $f)
+                ffi_boundary!(concat!("shmem_", stringify!($n), "_", $op, "_reduce"), |st| team_reduce(st, caller!(ROUTINE), team, dest, source, nreduce, $f))
             }
         };
     )*};
@@ -282,7 +291,7 @@ macro_rules! to_all_op {
                 dest: *mut $t, source: *const $t, nreduce: c_int, pe_start: c_int, log_pe_stride: c_int, pe_size: c_int,
                 _pwrk: *mut $t, _psync: *mut c_long,
             ) {
-                active_reduce(caller!(concat!("shmem_", stringify!($n), "_", $op, "_to_all")), dest, source, nreduce, pe_start, log_pe_stride, pe_size, $f)
+                ffi_boundary!(concat!("shmem_", stringify!($n), "_", $op, "_to_all"), |st| active_reduce(st, caller!(ROUTINE), dest, source, nreduce, pe_start, log_pe_stride, pe_size, $f))
             }
         };
     )*};

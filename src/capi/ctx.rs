@@ -3,11 +3,11 @@
 
 use std::ffi::{c_int, c_long, c_void};
 
-use super::{warn_failed, with_state};
-use crate::error::{Error, ErrorKind};
+use super::{ffi_boundary, warn_failed};
+use crate::error::{Error, ErrorKind, Result};
 use crate::log;
 use crate::runtime::ctx::{DEFAULT, INVALID};
-use crate::runtime::team;
+use crate::runtime::{team, State};
 
 /// C `shmem_ctx_t`: an opaque pointer-sized handle (see runtime/ctx.rs for its encoding).
 #[repr(transparent)]
@@ -44,43 +44,41 @@ fn team_handle(index: usize) -> *mut c_void {
 
 /// Common body of the two creation routines: 0 and a handle, or nonzero and SHMEM_CTX_INVALID
 /// (a failed creation is not an error in OpenSHMEM, so it only logs why).
-fn create(routine: &'static str, team: Option<usize>, options: c_long, ctx: *mut ShmemCtx) -> c_int {
-    with_state(routine, |st| {
-        if ctx.is_null() {
-            return Err(Error::invalid_value("the ctx argument (where the new handle goes) is NULL"));
+fn create(st: &State, routine: &'static str, team: Option<usize>, options: c_long, ctx: *mut ShmemCtx) -> Result<c_int> {
+    if ctx.is_null() {
+        return Err(Error::invalid_value("the ctx argument (where the new handle goes) is NULL"));
+    }
+    let (handle, rc) = match team.map(|t| st.ctx_create(t, options)) {
+        Some(Ok(h)) => (h, 0),
+        Some(Err(e)) => {
+            warn_failed(routine, &e, " (returning nonzero, ctx = SHMEM_CTX_INVALID)");
+            (INVALID, e.kind.code())
         }
-        let (handle, rc) = match team.map(|t| st.ctx_create(t, options)) {
-            Some(Ok(h)) => (h, 0),
-            Some(Err(e)) => {
-                warn_failed(routine, &e, " (returning nonzero, ctx = SHMEM_CTX_INVALID)");
-                (INVALID, e.kind.code())
-            }
-            // The specification's way to ask "am I in this team?": not worth a warning.
-            None => {
-                log::info(&format!("{routine}: the team is SHMEM_TEAM_INVALID (returning nonzero, ctx = SHMEM_CTX_INVALID)"));
-                (INVALID, ErrorKind::InvalidArgument.code())
-            }
-        };
-        // SAFETY: ctx is non-NULL (checked) and points at the caller's shmem_ctx_t.
-        unsafe { ctx.write(ShmemCtx::from_value(handle)) };
-        Ok(rc)
-    })
+        // The specification's way to ask "am I in this team?": not worth a warning.
+        None => {
+            log::info(&format!("{routine}: the team is SHMEM_TEAM_INVALID (returning nonzero, ctx = SHMEM_CTX_INVALID)"));
+            (INVALID, ErrorKind::InvalidArgument.code())
+        }
+    };
+    // SAFETY: ctx is non-NULL (checked) and points at the caller's shmem_ctx_t.
+    unsafe { ctx.write(ShmemCtx::from_value(handle)) };
+    Ok(rc)
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_ctx_create(options: c_long, ctx: *mut ShmemCtx) -> c_int {
-    create("shmem_ctx_create", Some(team::WORLD), options, ctx)
+    ffi_boundary!(shmem_ctx_create, |st| create(st, ROUTINE, Some(team::WORLD), options, ctx))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_team_create_ctx(team: *mut c_void, options: c_long, ctx: *mut ShmemCtx) -> c_int {
-    create("shmem_team_create_ctx", team_index(team), options, ctx)
+    ffi_boundary!(shmem_team_create_ctx, |st| create(st, ROUTINE, team_index(team), options, ctx))
 }
 
 /// Destroys a context after completing its operations; SHMEM_CTX_INVALID is ignored.
 #[no_mangle]
 pub extern "C" fn shmem_ctx_destroy(ctx: ShmemCtx) {
-    with_state("shmem_ctx_destroy", |st| {
+    ffi_boundary!(shmem_ctx_destroy, |st| {
         if ctx.value() == INVALID {
             return Ok(());
         }
@@ -91,8 +89,7 @@ pub extern "C" fn shmem_ctx_destroy(ctx: ShmemCtx) {
 /// 0 and the context's team, or nonzero and SHMEM_TEAM_INVALID for SHMEM_CTX_INVALID.
 #[no_mangle]
 pub extern "C" fn shmem_ctx_get_team(ctx: ShmemCtx, team: *mut *mut c_void) -> c_int {
-    const R: &str = "shmem_ctx_get_team";
-    with_state(R, |st| {
+    ffi_boundary!(shmem_ctx_get_team, |st| {
         if team.is_null() {
             return Err(Error::invalid_value("the team argument (where the handle goes) is NULL"));
         }
@@ -109,7 +106,7 @@ pub extern "C" fn shmem_ctx_get_team(ctx: ShmemCtx, team: *mut *mut c_void) -> c
 /// Orders this PE's puts and AMOs to each PE: on shared memory, a full memory fence.
 #[no_mangle]
 pub extern "C" fn shmem_fence() {
-    with_state("shmem_fence", |st| {
+    ffi_boundary!(shmem_fence, |st| {
         st.quiet();
         Ok(())
     })
@@ -118,7 +115,7 @@ pub extern "C" fn shmem_fence() {
 /// Completes this PE's puts, AMOs and nbi operations.
 #[no_mangle]
 pub extern "C" fn shmem_quiet() {
-    with_state("shmem_quiet", |st| {
+    ffi_boundary!(shmem_quiet, |st| {
         st.quiet();
         Ok(())
     })
@@ -127,11 +124,11 @@ pub extern "C" fn shmem_quiet() {
 /// shmem_fence on one context; SHMEM_CTX_INVALID does nothing.
 #[no_mangle]
 pub extern "C" fn shmem_ctx_fence(ctx: ShmemCtx) {
-    with_state("shmem_ctx_fence", |st| if ctx.value() == INVALID { Ok(()) } else { st.ctx_quiet(ctx.value()) })
+    ffi_boundary!(shmem_ctx_fence, |st| if ctx.value() == INVALID { Ok(()) } else { st.ctx_quiet(ctx.value()) })
 }
 
 /// shmem_quiet on one context; SHMEM_CTX_INVALID does nothing.
 #[no_mangle]
 pub extern "C" fn shmem_ctx_quiet(ctx: ShmemCtx) {
-    with_state("shmem_ctx_quiet", |st| if ctx.value() == INVALID { Ok(()) } else { st.ctx_quiet(ctx.value()) })
+    ffi_boundary!(shmem_ctx_quiet, |st| if ctx.value() == INVALID { Ok(()) } else { st.ctx_quiet(ctx.value()) })
 }

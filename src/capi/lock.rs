@@ -6,22 +6,22 @@
 
 use std::ffi::{c_int, c_long, c_void};
 
-use super::{fence, with_state};
+use super::ffi_boundary;
 
 #[no_mangle]
 pub extern "C" fn shmem_set_lock(lock: *mut c_long) {
-    with_state("shmem_set_lock", |st| st.set_lock(lock.cast_const(), "shmem_set_lock"))
+    ffi_boundary!(shmem_set_lock, |st| st.set_lock(lock.cast_const(), ROUTINE))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_clear_lock(lock: *mut c_long) {
-    with_state("shmem_clear_lock", |st| st.clear_lock(lock.cast_const()))
+    ffi_boundary!(shmem_clear_lock, |st| st.clear_lock(lock.cast_const()))
 }
 
 /// Returns 0 when this call took the lock, 1 when it was already held.
 #[no_mangle]
 pub extern "C" fn shmem_test_lock(lock: *mut c_long) -> c_int {
-    with_state("shmem_test_lock", |st| Ok(if st.test_lock(lock.cast_const())? { 0 } else { 1 }))
+    ffi_boundary!(shmem_test_lock, |st| Ok(if st.test_lock(lock.cast_const())? { 0 } else { 1 }))
 }
 
 // Deprecated cache routines (OpenSHMEM 1.3 §9.11, removed later). The heaps are ordinary
@@ -30,30 +30,30 @@ pub extern "C" fn shmem_test_lock(lock: *mut c_long) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn shmem_clear_cache_inv() {
-    fence("shmem_clear_cache_inv", || Ok(()))
+    ffi_boundary!(shmem_clear_cache_inv, || Ok(()))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_set_cache_inv() {
-    fence("shmem_set_cache_inv", || Ok(()))
+    ffi_boundary!(shmem_set_cache_inv, || Ok(()))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_clear_cache_line_inv(_dest: *mut c_void) {
-    fence("shmem_clear_cache_line_inv", || Ok(()))
+    ffi_boundary!(shmem_clear_cache_line_inv, || Ok(()))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_set_cache_line_inv(_dest: *mut c_void) {
-    fence("shmem_set_cache_line_inv", || Ok(()))
+    ffi_boundary!(shmem_set_cache_line_inv, || Ok(()))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_udcflush() {
-    fence("shmem_udcflush", || Ok(()))
+    ffi_boundary!(shmem_udcflush, || Ok(()))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_udcflush_line(_dest: *mut c_void) {
-    fence("shmem_udcflush_line", || Ok(()))
+    ffi_boundary!(shmem_udcflush_line, || Ok(()))
 }

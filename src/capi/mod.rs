@@ -29,22 +29,63 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::abi::RshmemStatus;
 use crate::error::{Error, ErrorKind, Result};
-use crate::runtime::{self, State};
+use crate::runtime;
 
-// The C boundary. Every exported routine runs its body through `boundary`, which fences
-// panics and names the routine on every error made below it (the runtime carries no routine
-// names), then reacts as the routine's return type allows:
-// - `fence` / `with_state` (void and value-returning routines, OpenSHMEM's and NVSHMEM's): the
-//   error is fatal (a message naming the routine, then a global exit);
-// - `status` / `status_of` (NVSHMEM and OpenSHMEM routines returning a status): a warning, then
-//   `ErrorKind::status`, the one table of C codes;
-// - `null_on_error` (routines returning a pointer that may be NULL): a warning, then NULL;
-// - `alloc_or_null` (the allocation routines): NULL after a warning when the heap is full
-//   (`ErrorKind::HeapFull`), any other error is fatal.
+// The C boundary: one macro, `ffi_boundary!`. Every exported routine keeps its signature
+// written out (the C prototype, as the headers and cbindgen read it) and its body is one call:
+//
+//     #[no_mangle]
+//     pub extern "C" fn shmem_my_pe() -> c_int {
+//         ffi_boundary!(shmem_my_pe, |st| Ok(st.me as c_int))
+//     }
+//
+// The first argument names the routine: the function's own name (an identifier, stringified)
+// or, for routines exported under another name, the `export_name` expression (`concat!(...)`);
+// the body sees it as `ROUTINE`. `|st|` looks up the runtime state first (every routine after
+// init); `||` does not. The body returns `Result`; the macro fences panics, names every error
+// made below it (the runtime carries no routine names) and reacts as the routine's return type
+// allows, through the `Reaction` trait:
+// - by default the return type decides (`CReturn`): void, numbers and pointers have no value to
+//   spare for an error, so the error is fatal (a message naming the routine, then a global exit);
+// - where one C type has two meanings, the routine names the other reaction after `=>`:
+//   `=> Status` (an `int` that is an NVSHMEM/OpenSHMEM status: a warning, then the error's code
+//   from `ErrorKind::status`, the one table of C codes; `=> StatusCode` when the body picks
+//   the code), `=> NullOnError<_>` (a pointer that
+//   is NULL on failure: a warning, then NULL), `=> AllocOrNull<_>` (the allocation routines:
+//   NULL after a warning when the heap is full, `ErrorKind::HeapFull`; any other error fatal).
 // Routines that fail without an error (a split that makes no team, a context not created)
 // say why with `warn_failed`, which names the routine too.
-// Each is inlined into its entry point, so the happy path is the body alone (catch_unwind
-// costs nothing until something unwinds); the error paths are out of line.
+// Everything is inlined into the entry point, so the happy path is the body alone
+// (catch_unwind costs nothing until something unwinds); the error paths are out of line.
+
+/// The C boundary (see above): `ffi_boundary!(name [=> Reaction], |st| body)` or
+/// `ffi_boundary!(name [=> Reaction], || body)`.
+macro_rules! ffi_boundary {
+    (@run $name:expr, $how:ty, || $body:expr) => {{
+        const ROUTINE: &str = $name;
+        $crate::capi::react::<$how>(ROUTINE, || $body)
+    }};
+    (@run $name:expr, $how:ty, |$st:ident| $body:expr) => {{
+        const ROUTINE: &str = $name;
+        $crate::capi::react::<$how>(ROUTINE, || {
+            let $st = $crate::runtime::state()?;
+            $body
+        })
+    }};
+    ($name:ident => $how:ty, $($body:tt)+) => {
+        $crate::capi::ffi_boundary!(@run stringify!($name), $how, $($body)+)
+    };
+    ($name:ident, $($body:tt)+) => {
+        $crate::capi::ffi_boundary!(@run stringify!($name), $crate::capi::ByType<_>, $($body)+)
+    };
+    ($name:expr => $how:ty, $($body:tt)+) => {
+        $crate::capi::ffi_boundary!(@run $name, $how, $($body)+)
+    };
+    ($name:expr, $($body:tt)+) => {
+        $crate::capi::ffi_boundary!(@run $name, $crate::capi::ByType<_>, $($body)+)
+    };
+}
+pub(crate) use ffi_boundary;
 
 /// Runs a routine's body with panics fenced; an error comes back named after `routine`.
 #[inline(always)]
@@ -56,63 +97,143 @@ pub fn boundary<R>(routine: &'static str, body: impl FnOnce() -> Result<R>) -> R
     }
 }
 
-/// For routines whose failure is fatal: Ok returns the value; an error or a panic ends the job.
+/// What a C entry point returns: from its body's value on success, and on an error (already
+/// named after the routine).
+pub trait Reaction {
+    /// What the body returns on success.
+    type Value;
+    /// The C return type.
+    type Out;
+    fn ok(v: Self::Value) -> Self::Out;
+    fn failed(e: Error) -> Self::Out;
+}
+
+/// `ffi_boundary!`'s expansion: the body under `boundary`, then the reaction `R`.
 #[inline(always)]
-pub fn fence<R>(routine: &'static str, body: impl FnOnce() -> Result<R>) -> R {
+pub fn react<R: Reaction>(routine: &'static str, body: impl FnOnce() -> Result<R::Value>) -> R::Out {
     match boundary(routine, body) {
-        Ok(v) => v,
-        Err(e) => fail(&e),
+        Ok(v) => R::ok(v),
+        Err(e) => R::failed(e),
     }
 }
 
-/// Like `fence`, with the runtime state already looked up (every routine after init).
-#[inline(always)]
-pub fn with_state<R>(routine: &'static str, body: impl FnOnce(&'static State) -> Result<R>) -> R {
-    fence(routine, || body(runtime::state()?))
+/// A C return type's own reaction to an error (the default one, `ByType`).
+pub trait CReturn {
+    fn on_error(e: Error) -> Self;
 }
 
-/// For routines that return a status: NVSHMEMX_SUCCESS (0), or after a warning naming the
-/// routine, the error's code (`ErrorKind::status`).
-#[inline]
-pub fn status(routine: &'static str, body: impl FnOnce() -> Result<()>) -> c_int {
-    status_of(routine, || body().map(|_| RshmemStatus::Success as c_int))
-}
+/// The reaction the return type `T` chooses (`CReturn`).
+pub struct ByType<T>(std::marker::PhantomData<T>);
 
-/// Like `status` for bodies that choose their own non-error return value.
-#[inline]
-pub fn status_of(routine: &'static str, body: impl FnOnce() -> Result<c_int>) -> c_int {
-    match boundary(routine, body) {
-        Ok(rc) => rc,
-        Err(e) => warned(&e).code(),
+impl<T: CReturn> Reaction for ByType<T> {
+    type Value = T;
+    type Out = T;
+    #[inline(always)]
+    fn ok(v: T) -> T {
+        v
+    }
+    #[inline(always)]
+    fn failed(e: Error) -> T {
+        T::on_error(e)
     }
 }
 
-/// For routines that return a pointer: the pointer, or after a warning naming the routine, NULL.
-#[inline]
-pub fn null_on_error<T>(routine: &'static str, body: impl FnOnce() -> Result<*mut T>) -> *mut T {
-    match boundary(routine, body) {
-        Ok(p) => p,
-        Err(e) => {
-            warned(&e);
-            std::ptr::null_mut()
+// Void, numbers and pointers: every value is a valid result, so an error ends the job.
+macro_rules! fatal_on_error {
+    ($($t:ty),*) => {$(
+        impl CReturn for $t {
+            #[inline(always)]
+            fn on_error(e: Error) -> Self {
+                fail(&e)
+            }
         }
+    )*};
+}
+fatal_on_error!((), i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64);
+fatal_on_error!(crate::abi::LongDouble, ctx::ShmemCtx);
+
+impl<T> CReturn for *mut T {
+    #[inline(always)]
+    fn on_error(e: Error) -> Self {
+        fail(&e)
     }
 }
 
-/// For the allocation routines (shmem_malloc, nvshmem_malloc, ...): the block, or NULL after a
-/// warning naming the routine when the heap has no room for it (`ErrorKind::HeapFull`, which
-/// every PE meets alike, so all of them return NULL). RSHMEM_ABORT_ON_OOM=1 makes that fatal,
-/// as every other error is.
-#[inline(always)]
-pub fn alloc_or_null<T>(routine: &'static str, body: impl FnOnce(&'static State) -> Result<*mut T>) -> *mut T {
-    match boundary(routine, || body(runtime::state()?)) {
-        Ok(p) => p,
-        Err(e) => {
-            heap_full(&e);
-            std::ptr::null_mut()
-        }
+impl<T> CReturn for *const T {
+    #[inline(always)]
+    fn on_error(e: Error) -> Self {
+        fail(&e)
     }
 }
+
+/// `=> Status`: an `int` that is a status: NVSHMEMX_SUCCESS (0) when the body returns `Ok(())`,
+/// or after a warning naming the routine, the error's code (`ErrorKind::status`).
+pub struct Status;
+
+impl Reaction for Status {
+    type Value = ();
+    type Out = c_int;
+    #[inline(always)]
+    fn ok(_: ()) -> c_int {
+        RshmemStatus::Success as c_int
+    }
+    #[inline(always)]
+    fn failed(e: Error) -> c_int {
+        warned(&e).code()
+    }
+}
+
+/// `=> StatusCode`: like `Status` for bodies that choose their own code (`Ok(rc)`).
+pub struct StatusCode;
+
+impl Reaction for StatusCode {
+    type Value = c_int;
+    type Out = c_int;
+    #[inline(always)]
+    fn ok(rc: c_int) -> c_int {
+        rc
+    }
+    #[inline(always)]
+    fn failed(e: Error) -> c_int {
+        warned(&e).code()
+    }
+}
+
+// The pointer reactions: the pointer, or NULL once `$report` has said why.
+macro_rules! null_after {
+    ($(#[$doc:meta])* $name:ident, $report:path) => {
+        $(#[$doc])*
+        pub struct $name<T>(std::marker::PhantomData<T>);
+
+        impl<T> Reaction for $name<T> {
+            type Value = *mut T;
+            type Out = *mut T;
+            #[inline(always)]
+            fn ok(p: *mut T) -> *mut T {
+                p
+            }
+            #[inline(always)]
+            fn failed(e: Error) -> *mut T {
+                $report(&e);
+                std::ptr::null_mut()
+            }
+        }
+    };
+}
+
+null_after!(
+    /// `=> NullOnError<_>`: a pointer, or after a warning naming the routine, NULL.
+    NullOnError,
+    warned
+);
+null_after!(
+    /// `=> AllocOrNull<_>`, the allocation routines (shmem_malloc, nvshmem_malloc, ...): the
+    /// block, or NULL after a warning naming the routine when the heap has no room for it
+    /// (`ErrorKind::HeapFull`, which every PE meets alike, so all of them return NULL).
+    /// RSHMEM_ABORT_ON_OOM=1 makes that fatal, as every other error is.
+    AllocOrNull,
+    heap_full
+);
 
 /// Says why a routine failed without ending the job (it returns NULL or nonzero instead, as
 /// `returning` tells): a warning naming the routine.
@@ -216,12 +337,18 @@ mod tests {
     }
 
     #[test]
-    fn status_and_pointer_reactions() {
-        assert_eq!(status_of("nvshmem_test", || Ok(42)), 42);
-        assert_eq!(status("nvshmem_test", || Err(Error::of(ErrorKind::OutOfMemory, "full"))), RshmemStatus::ErrorOutOfMemory as c_int);
+    fn reactions_by_return_type_and_by_name() {
+        fn status(fail: bool) -> c_int {
+            ffi_boundary!(nvshmem_test => Status, || if fail { Err(Error::of(ErrorKind::OutOfMemory, "full")) } else { Ok(()) })
+        }
+        assert_eq!((status(false), status(true)), (0, RshmemStatus::ErrorOutOfMemory as c_int));
+        assert_eq!(ffi_boundary!(nvshmem_test => StatusCode, || Ok(42)), 42);
         let mut word = 7u64;
         let p: *mut u64 = &mut word;
-        assert_eq!(null_on_error("nvshmem_test", || Ok(p)), p);
-        assert!(null_on_error::<u64>("nvshmem_test", || Err(Error::invalid_value("bad size"))).is_null());
+        assert_eq!(ffi_boundary!(nvshmem_test => NullOnError<_>, || Ok(p)), p);
+        assert!(ffi_boundary!(nvshmem_test => NullOnError<u64>, || Err(Error::invalid_value("bad size"))).is_null());
+        // The default reaction is the return type's; the body sees the routine's name.
+        let v: f64 = ffi_boundary!(concat!("shmem_", "test"), || Ok(ROUTINE.len() as f64));
+        assert_eq!(v, 10.0);
     }
 }

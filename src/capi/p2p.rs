@@ -15,9 +15,8 @@ macro_rules! sync_entry {
         #[export_name = concat!("shmem_", $($stem)*)]
         #[allow(clippy::unused_unit)]
         pub extern "C" fn $f($($arg: $aty),*) -> $ret {
-            const R: &str = concat!("shmem_", $($stem)*);
-            $crate::capi::with_state(R, |$st| {
-                let $r = R;
+            $crate::capi::ffi_boundary!(concat!("shmem_", $($stem)*), |$st| {
+                let $r = ROUTINE;
                 $body
             })
         }

@@ -8,34 +8,11 @@
 use std::ffi::{c_int, c_void};
 
 use super::ctx::ShmemCtx;
-use super::with_state;
+use super::ffi_boundary;
 use crate::capi::types::LongDouble;
 use crate::runtime::ctx::DEFAULT;
 use crate::runtime::rma::{bytes, Strided, GET, PUT};
 use crate::sys::longdouble::{x87_return_entry, x87_value_arg_entry};
-
-// The four bodies below are macros, not functions, so that every C entry point gets its own
-// closure type: `with_state` then inlines into each entry as straight-line code (a shared
-// closure would leave one out-of-line copy of the body behind `catch_unwind`). The default
-// context skips context resolution (`ctx_pe` decides that inline).
-
-/// Contiguous put or get (`$dir`: PUT or GET; `$nbi`: the `_nbi` form) of `nelems` elements of
-/// `size` bytes.
-macro_rules! rma {
-    ($dir:ident, $nbi:expr, $routine:expr, $ctx:expr, $dest:expr, $src:expr, $nelems:expr, $size:expr, $pe:expr) => {{
-        const R: &str = $routine;
-        with_state(R, |st| st.ctx_rma::<$dir, $nbi>($ctx, $dest.cast(), $src.cast(), bytes($nelems, $size)?, $pe))
-    }};
-}
-
-/// Strided put (iput, `$dir` PUT) or get (iget, GET); strides count elements.
-macro_rules! rma_strided {
-    ($dir:ident, $routine:expr, $ctx:expr, $dest:expr, $src:expr, $dst:expr, $sst:expr, $nelems:expr, $size:expr, $pe:expr) => {{
-        const R: &str = $routine;
-        let s = Strided { dst: $dst, sst: $sst, nelems: $nelems, size: $size };
-        with_state(R, |st| st.ctx_strided::<$dir>($ctx, $dest.cast(), $src.cast(), s, $pe))
-    }};
-}
 
 /// The eight routines of one family (`$pre` is e.g. "shmem_int_" or "shmem_", `$suf` "" or
 /// "8", `$size` the element size), without and with a context.
@@ -43,35 +20,83 @@ macro_rules! block_routines {
     ($pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr) => {
         #[export_name = concat!($pre, "put", $suf)]
         pub extern "C" fn put(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(PUT, false, concat!($pre, "put", $suf), DEFAULT, dest, src, nelems, $size, pe)
+            ffi_boundary!(concat!($pre, "put", $suf), |st| st.ctx_rma::<PUT, false>(
+                DEFAULT,
+                dest.cast(),
+                src.cast(),
+                bytes(nelems, $size)?,
+                pe
+            ))
         }
         #[export_name = concat!($pre, "get", $suf)]
         pub extern "C" fn get(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(GET, false, concat!($pre, "get", $suf), DEFAULT, dest, src, nelems, $size, pe)
+            ffi_boundary!(concat!($pre, "get", $suf), |st| st.ctx_rma::<GET, false>(
+                DEFAULT,
+                dest.cast(),
+                src.cast(),
+                bytes(nelems, $size)?,
+                pe
+            ))
         }
         #[export_name = concat!($pre, "put", $suf, "_nbi")]
         pub extern "C" fn put_nbi(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(PUT, true, concat!($pre, "put", $suf, "_nbi"), DEFAULT, dest, src, nelems, $size, pe)
+            ffi_boundary!(concat!($pre, "put", $suf, "_nbi"), |st| st.ctx_rma::<PUT, true>(
+                DEFAULT,
+                dest.cast(),
+                src.cast(),
+                bytes(nelems, $size)?,
+                pe
+            ))
         }
         #[export_name = concat!($pre, "get", $suf, "_nbi")]
         pub extern "C" fn get_nbi(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(GET, true, concat!($pre, "get", $suf, "_nbi"), DEFAULT, dest, src, nelems, $size, pe)
+            ffi_boundary!(concat!($pre, "get", $suf, "_nbi"), |st| st.ctx_rma::<GET, true>(
+                DEFAULT,
+                dest.cast(),
+                src.cast(),
+                bytes(nelems, $size)?,
+                pe
+            ))
         }
         #[export_name = concat!($ctxpre, "put", $suf)]
         pub extern "C" fn ctx_put(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(PUT, false, concat!($ctxpre, "put", $suf), ctx.value(), dest, src, nelems, $size, pe)
+            ffi_boundary!(concat!($ctxpre, "put", $suf), |st| st.ctx_rma::<PUT, false>(
+                ctx.value(),
+                dest.cast(),
+                src.cast(),
+                bytes(nelems, $size)?,
+                pe
+            ))
         }
         #[export_name = concat!($ctxpre, "get", $suf)]
         pub extern "C" fn ctx_get(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(GET, false, concat!($ctxpre, "get", $suf), ctx.value(), dest, src, nelems, $size, pe)
+            ffi_boundary!(concat!($ctxpre, "get", $suf), |st| st.ctx_rma::<GET, false>(
+                ctx.value(),
+                dest.cast(),
+                src.cast(),
+                bytes(nelems, $size)?,
+                pe
+            ))
         }
         #[export_name = concat!($ctxpre, "put", $suf, "_nbi")]
         pub extern "C" fn ctx_put_nbi(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(PUT, true, concat!($ctxpre, "put", $suf, "_nbi"), ctx.value(), dest, src, nelems, $size, pe)
+            ffi_boundary!(concat!($ctxpre, "put", $suf, "_nbi"), |st| st.ctx_rma::<PUT, true>(
+                ctx.value(),
+                dest.cast(),
+                src.cast(),
+                bytes(nelems, $size)?,
+                pe
+            ))
         }
         #[export_name = concat!($ctxpre, "get", $suf, "_nbi")]
         pub extern "C" fn ctx_get_nbi(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            rma!(GET, true, concat!($ctxpre, "get", $suf, "_nbi"), ctx.value(), dest, src, nelems, $size, pe)
+            ffi_boundary!(concat!($ctxpre, "get", $suf, "_nbi"), |st| st.ctx_rma::<GET, true>(
+                ctx.value(),
+                dest.cast(),
+                src.cast(),
+                bytes(nelems, $size)?,
+                pe
+            ))
         }
     };
 }
@@ -81,19 +106,43 @@ macro_rules! strided_routines {
     ($pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr) => {
         #[export_name = concat!($pre, "iput", $suf)]
         pub extern "C" fn iput(dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            rma_strided!(PUT, concat!($pre, "iput", $suf), DEFAULT, dest, src, dst, sst, nelems, $size, pe)
+            ffi_boundary!(concat!($pre, "iput", $suf), |st| st.ctx_strided::<PUT>(
+                DEFAULT,
+                dest.cast(),
+                src.cast(),
+                Strided { dst, sst, nelems, size: $size },
+                pe
+            ))
         }
         #[export_name = concat!($pre, "iget", $suf)]
         pub extern "C" fn iget(dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            rma_strided!(GET, concat!($pre, "iget", $suf), DEFAULT, dest, src, dst, sst, nelems, $size, pe)
+            ffi_boundary!(concat!($pre, "iget", $suf), |st| st.ctx_strided::<GET>(
+                DEFAULT,
+                dest.cast(),
+                src.cast(),
+                Strided { dst, sst, nelems, size: $size },
+                pe
+            ))
         }
         #[export_name = concat!($ctxpre, "iput", $suf)]
         pub extern "C" fn ctx_iput(ctx: ShmemCtx, dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            rma_strided!(PUT, concat!($ctxpre, "iput", $suf), ctx.value(), dest, src, dst, sst, nelems, $size, pe)
+            ffi_boundary!(concat!($ctxpre, "iput", $suf), |st| st.ctx_strided::<PUT>(
+                ctx.value(),
+                dest.cast(),
+                src.cast(),
+                Strided { dst, sst, nelems, size: $size },
+                pe
+            ))
         }
         #[export_name = concat!($ctxpre, "iget", $suf)]
         pub extern "C" fn ctx_iget(ctx: ShmemCtx, dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            rma_strided!(GET, concat!($ctxpre, "iget", $suf), ctx.value(), dest, src, dst, sst, nelems, $size, pe)
+            ffi_boundary!(concat!($ctxpre, "iget", $suf), |st| st.ctx_strided::<GET>(
+                ctx.value(),
+                dest.cast(),
+                src.cast(),
+                Strided { dst, sst, nelems, size: $size },
+                pe
+            ))
         }
     };
 }
@@ -104,23 +153,19 @@ macro_rules! element_routines {
     ($name:ident, $t:ty) => {
         #[export_name = concat!("shmem_", stringify!($name), "_p")]
         pub extern "C" fn p(dest: *mut $t, value: $t, pe: c_int) {
-            const R: &str = concat!("shmem_", stringify!($name), "_p");
-            with_state(R, |st| st.ctx_p(DEFAULT, dest, value, pe))
+            ffi_boundary!(concat!("shmem_", stringify!($name), "_p"), |st| st.ctx_p(DEFAULT, dest, value, pe))
         }
         #[export_name = concat!("shmem_", stringify!($name), "_g")]
         pub extern "C" fn g(src: *const $t, pe: c_int) -> $t {
-            const R: &str = concat!("shmem_", stringify!($name), "_g");
-            with_state(R, |st| st.ctx_g(DEFAULT, src, pe))
+            ffi_boundary!(concat!("shmem_", stringify!($name), "_g"), |st| st.ctx_g(DEFAULT, src, pe))
         }
         #[export_name = concat!("shmem_ctx_", stringify!($name), "_p")]
         pub extern "C" fn ctx_p(ctx: ShmemCtx, dest: *mut $t, value: $t, pe: c_int) {
-            const R: &str = concat!("shmem_ctx_", stringify!($name), "_p");
-            with_state(R, |st| st.ctx_p(ctx.value(), dest, value, pe))
+            ffi_boundary!(concat!("shmem_ctx_", stringify!($name), "_p"), |st| st.ctx_p(ctx.value(), dest, value, pe))
         }
         #[export_name = concat!("shmem_ctx_", stringify!($name), "_g")]
         pub extern "C" fn ctx_g(ctx: ShmemCtx, src: *const $t, pe: c_int) -> $t {
-            const R: &str = concat!("shmem_ctx_", stringify!($name), "_g");
-            with_state(R, |st| st.ctx_g(ctx.value(), src, pe))
+            ffi_boundary!(concat!("shmem_ctx_", stringify!($name), "_g"), |st| st.ctx_g(ctx.value(), src, pe))
         }
     };
 }
@@ -175,31 +220,37 @@ pub mod sized {
 // The trampolines below hand these functions a pointer to the value (p) or to a result buffer (g).
 
 extern "C" fn longdouble_p(dest: *mut LongDouble, pe: c_int, value: *const LongDouble) {
-    const R: &str = "shmem_longdouble_p";
-    // SAFETY: the trampoline passes the address of the caller's stacked argument (16 bytes).
-    let v = unsafe { value.read() };
-    with_state(R, |st| st.ctx_p(DEFAULT, dest, v, pe))
+    ffi_boundary!("shmem_longdouble_p", |st| {
+        // SAFETY: the trampoline passes the address of the caller's stacked argument (16 bytes).
+        let v = unsafe { value.read() };
+        st.ctx_p(DEFAULT, dest, v, pe)
+    })
 }
 
 extern "C" fn ctx_longdouble_p(ctx: ShmemCtx, dest: *mut LongDouble, pe: c_int, value: *const LongDouble) {
-    const R: &str = "shmem_ctx_longdouble_p";
-    // SAFETY: as in longdouble_p.
-    let v = unsafe { value.read() };
-    with_state(R, |st| st.ctx_p(ctx.value(), dest, v, pe))
+    ffi_boundary!("shmem_ctx_longdouble_p", |st| {
+        // SAFETY: as in longdouble_p.
+        let v = unsafe { value.read() };
+        st.ctx_p(ctx.value(), dest, v, pe)
+    })
 }
 
 extern "C" fn longdouble_g(src: *const LongDouble, pe: c_int, out: *mut LongDouble) {
-    const R: &str = "shmem_longdouble_g";
-    let v = with_state(R, |st| st.ctx_g(DEFAULT, src, pe));
-    // SAFETY: the trampoline passes its own 16-byte, 16-aligned result buffer.
-    unsafe { out.write(v) };
+    ffi_boundary!("shmem_longdouble_g", |st| {
+        let v = st.ctx_g(DEFAULT, src, pe)?;
+        // SAFETY: the trampoline passes its own 16-byte, 16-aligned result buffer.
+        unsafe { out.write(v) };
+        Ok(())
+    })
 }
 
 extern "C" fn ctx_longdouble_g(ctx: ShmemCtx, src: *const LongDouble, pe: c_int, out: *mut LongDouble) {
-    const R: &str = "shmem_ctx_longdouble_g";
-    let v = with_state(R, |st| st.ctx_g(ctx.value(), src, pe));
-    // SAFETY: as in longdouble_g.
-    unsafe { out.write(v) };
+    ffi_boundary!("shmem_ctx_longdouble_g", |st| {
+        let v = st.ctx_g(ctx.value(), src, pe)?;
+        // SAFETY: as in longdouble_g.
+        unsafe { out.write(v) };
+        Ok(())
+    })
 }
 
 // Integer registers: the first unused one carries the extra pointer.

@@ -3,7 +3,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use super::{fence, with_state, write_name, write_out};
+use super::{ffi_boundary, write_name, write_out};
 use crate::runtime::{self, THREAD_SINGLE};
 
 pub const SPEC_MAJOR: c_int = 1;
@@ -19,12 +19,12 @@ pub const VENDOR: &str = "rshmem";
 /// several threads at once ask for SHMEM_THREAD_MULTIPLE with shmem_init_thread.
 #[no_mangle]
 pub extern "C" fn shmem_init() {
-    fence("shmem_init", || runtime::init(THREAD_SINGLE).map(|_| ()))
+    ffi_boundary!(shmem_init, || runtime::init(THREAD_SINGLE).map(|_| ()))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_init_thread(requested: c_int, provided: *mut c_int) -> c_int {
-    fence("shmem_init_thread", || {
+    ffi_boundary!(shmem_init_thread, || {
         let st = runtime::init(requested)?;
         write_out(provided, st.thread_level);
         Ok(0)
@@ -33,7 +33,7 @@ pub extern "C" fn shmem_init_thread(requested: c_int, provided: *mut c_int) -> c
 
 #[no_mangle]
 pub extern "C" fn shmem_query_thread(provided: *mut c_int) {
-    with_state("shmem_query_thread", |st| {
+    ffi_boundary!(shmem_query_thread, |st| {
         write_out(provided, st.thread_level);
         Ok(())
     })
@@ -41,7 +41,7 @@ pub extern "C" fn shmem_query_thread(provided: *mut c_int) {
 
 #[no_mangle]
 pub extern "C" fn shmem_finalize() {
-    fence("shmem_finalize", runtime::finalize)
+    ffi_boundary!(shmem_finalize, || runtime::finalize())
 }
 
 #[no_mangle]
@@ -54,22 +54,22 @@ pub extern "C" fn shmem_global_exit(status: c_int) {
 
 #[no_mangle]
 pub extern "C" fn shmem_my_pe() -> c_int {
-    with_state("shmem_my_pe", |st| Ok(st.me as c_int))
+    ffi_boundary!(shmem_my_pe, |st| Ok(st.me as c_int))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_n_pes() -> c_int {
-    with_state("shmem_n_pes", |st| Ok(st.npes as c_int))
+    ffi_boundary!(shmem_n_pes, |st| Ok(st.npes as c_int))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_pe_accessible(pe: c_int) -> c_int {
-    with_state("shmem_pe_accessible", |st| Ok((pe >= 0 && (pe as usize) < st.npes) as c_int))
+    ffi_boundary!(shmem_pe_accessible, |st| Ok((pe >= 0 && (pe as usize) < st.npes) as c_int))
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_addr_accessible(addr: *const c_void, pe: c_int) -> c_int {
-    with_state("shmem_addr_accessible", |st| {
+    ffi_boundary!(shmem_addr_accessible, |st| {
         let ok = pe >= 0 && (pe as usize) < st.npes && st.translate(addr.cast(), 1, pe as usize).is_ok();
         Ok(ok as c_int)
     })
@@ -78,7 +78,7 @@ pub extern "C" fn shmem_addr_accessible(addr: *const c_void, pe: c_int) -> c_int
 /// Every PE on this host is load/store accessible, so this returns the mapped address.
 #[no_mangle]
 pub extern "C" fn shmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_void {
-    with_state("shmem_ptr", |st| {
+    ffi_boundary!(shmem_ptr, |st| {
         let pe = st.check_pe(pe)?;
         if st.network_pe(pe as i32).is_some() {
             return Ok(std::ptr::null_mut()); // memory on another host: no load/store access
@@ -89,7 +89,7 @@ pub extern "C" fn shmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_void {
 
 #[no_mangle]
 pub extern "C" fn shmem_info_get_version(major: *mut c_int, minor: *mut c_int) {
-    fence("shmem_info_get_version", || {
+    ffi_boundary!(shmem_info_get_version, || {
         write_out(major, SPEC_MAJOR);
         write_out(minor, SPEC_MINOR);
         Ok(())
@@ -98,7 +98,7 @@ pub extern "C" fn shmem_info_get_version(major: *mut c_int, minor: *mut c_int) {
 
 #[no_mangle]
 pub extern "C" fn shmem_info_get_name(name: *mut c_char) {
-    fence("shmem_info_get_name", || {
+    ffi_boundary!(shmem_info_get_name, || {
         write_name(name, VENDOR);
         Ok(())
     })

@@ -3,7 +3,7 @@
 
 use std::ffi::{c_long, c_void};
 
-use super::with_state;
+use super::ffi_boundary;
 use crate::runtime::rma::bytes;
 
 /// Open MPI OSHMEM's `shmemx_alltoall_global_nb`: block j of `source` (`size` bytes) goes to
@@ -12,8 +12,7 @@ use crate::runtime::rma::bytes;
 /// is a correct implementation of OSHMEM's "non-blocking".
 #[no_mangle]
 pub extern "C" fn shmemx_alltoall_global_nb(dest: *mut c_void, source: *const c_void, size: usize, counter: *mut c_long) {
-    const R: &str = "shmemx_alltoall_global_nb";
-    with_state(R, |st| {
+    ffi_boundary!(shmemx_alltoall_global_nb, |st| {
         bytes(st.npes, size)?; // n_pes blocks of size bytes must be addressable
         for pe in 0..st.npes {
             let block = size * pe;

@@ -7,7 +7,7 @@ use std::ffi::{c_int, c_void};
 use std::mem::size_of;
 
 use super::amo::entry;
-use super::with_state;
+use super::ffi_boundary;
 use crate::runtime::rma::bytes;
 
 /// Typed put-with-signal for Table 5 (standard RMA types).
@@ -56,11 +56,11 @@ mod sized {
 /// Reads this PE's signal word atomically.
 #[no_mangle]
 pub extern "C" fn shmem_signal_fetch(sig_addr: *const u64) -> u64 {
-    with_state("shmem_signal_fetch", |st| Ok(st.word(sig_addr, st.me as c_int)?.fetch()))
+    ffi_boundary!(shmem_signal_fetch, |st| Ok(st.word(sig_addr, st.me as c_int)?.fetch()))
 }
 
 /// Waits until this PE's signal word satisfies `cmp` against `cmp_value`; returns the value seen.
 #[no_mangle]
 pub extern "C" fn shmem_signal_wait_until(sig_addr: *mut u64, cmp: c_int, cmp_value: u64) -> u64 {
-    with_state("shmem_signal_wait_until", |st| st.wait_until(sig_addr.cast_const(), cmp, cmp_value, "shmem_signal_wait_until"))
+    ffi_boundary!(shmem_signal_wait_until, |st| st.wait_until(sig_addr.cast_const(), cmp, cmp_value, ROUTINE))
 }

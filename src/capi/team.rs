@@ -7,7 +7,7 @@
 use std::ffi::{c_int, c_long, c_void};
 use std::sync::Arc;
 
-use super::{warn_failed, with_state};
+use super::{ffi_boundary, warn_failed};
 use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::team::{Split, Team, Triplet, WORLD};
 use crate::runtime::State;
@@ -99,7 +99,7 @@ fn give(routine: &'static str, split: Split, out: *mut ShmemTeam, loud: bool) ->
 
 #[no_mangle]
 pub extern "C" fn shmem_team_my_pe(team: ShmemTeam) -> c_int {
-    with_state("shmem_team_my_pe", |st| {
+    ffi_boundary!(shmem_team_my_pe, |st| {
         if team_index(team).is_none() {
             return Ok(-1);
         }
@@ -109,7 +109,7 @@ pub extern "C" fn shmem_team_my_pe(team: ShmemTeam) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn shmem_team_n_pes(team: ShmemTeam) -> c_int {
-    with_state("shmem_team_n_pes", |st| {
+    ffi_boundary!(shmem_team_n_pes, |st| {
         if team_index(team).is_none() {
             return Ok(-1);
         }
@@ -119,8 +119,7 @@ pub extern "C" fn shmem_team_n_pes(team: ShmemTeam) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn shmem_team_get_config(team: ShmemTeam, config_mask: c_long, config: Option<&mut TeamConfig>) -> c_int {
-    const R: &str = "shmem_team_get_config";
-    with_state(R, |st| {
+    ffi_boundary!(shmem_team_get_config, |st| {
         if team_index(team).is_none() {
             return Ok(1);
         }
@@ -140,8 +139,7 @@ pub extern "C" fn shmem_team_get_config(team: ShmemTeam, config_mask: c_long, co
 
 #[no_mangle]
 pub extern "C" fn shmem_team_translate_pe(src_team: ShmemTeam, src_pe: c_int, dest_team: ShmemTeam) -> c_int {
-    const R: &str = "shmem_team_translate_pe";
-    with_state(R, |st| {
+    ffi_boundary!(shmem_team_translate_pe, |st| {
         if team_index(src_team).is_none() || team_index(dest_team).is_none() {
             return Ok(-1);
         }
@@ -155,15 +153,14 @@ pub extern "C" fn shmem_team_translate_pe(src_team: ShmemTeam, src_pe: c_int, de
 /// SHMEM_TEAM_INVALID, a PE number outside the team, or memory this PE cannot load or store.
 #[no_mangle]
 pub extern "C" fn shmem_team_ptr(team: ShmemTeam, dest: *const c_void, pe: c_int) -> *mut c_void {
-    const R: &str = "shmem_team_ptr";
-    let world_pe = with_state(R, |st| match team_index(team) {
-        None => Ok(-1),
-        Some(_) => Ok(team_of(st, team)?.1.translate(pe, &*st.teams.get(WORLD)?)),
-    });
-    match world_pe {
-        -1 => std::ptr::null_mut(),
-        world_pe => super::setup::shmem_ptr(dest, world_pe),
-    }
+    ffi_boundary!(shmem_team_ptr, |st| {
+        let world_pe = match team_index(team) {
+            None => -1,
+            Some(_) => team_of(st, team)?.1.translate(pe, &*st.teams.get(WORLD)?),
+        };
+        // shmem_ptr names its own errors, as when a program calls it.
+        Ok(if world_pe == -1 { std::ptr::null_mut() } else { super::setup::shmem_ptr(dest, world_pe) })
+    })
 }
 
 #[no_mangle]
@@ -176,12 +173,11 @@ pub extern "C" fn shmem_team_split_strided(
     config_mask: c_long,
     new_team: *mut ShmemTeam,
 ) -> c_int {
-    const R: &str = "shmem_team_split_strided";
-    with_state(R, |st| {
+    ffi_boundary!(shmem_team_split_strided, |st| {
         out_handle(new_team, "new_team")?;
         if team_index(parent_team).is_none() {
             return Ok(give(
-                R,
+                ROUTINE,
                 Split::Failed(Error::invalid_value("parent_team is SHMEM_TEAM_INVALID; no team was created")),
                 new_team,
                 true,
@@ -190,7 +186,7 @@ pub extern "C" fn shmem_team_split_strided(
         let (pid, parent) = team_of(st, parent_team)?;
         let contexts = config_contexts(config, config_mask, "config")?;
         let loud = parent.my_index == 0;
-        Ok(give(R, st.team_split_strided(pid, &parent, Triplet { start, stride, size }, contexts, R)?, new_team, loud))
+        Ok(give(ROUTINE, st.team_split_strided(pid, &parent, Triplet { start, stride, size }, contexts, ROUTINE)?, new_team, loud))
     })
 }
 
@@ -206,30 +202,28 @@ pub extern "C" fn shmem_team_split_2d(
     yaxis_mask: c_long,
     yaxis_team: *mut ShmemTeam,
 ) -> c_int {
-    const R: &str = "shmem_team_split_2d";
-    with_state(R, |st| {
+    ffi_boundary!(shmem_team_split_2d, |st| {
         out_handle(xaxis_team, "xaxis_team")?;
         out_handle(yaxis_team, "yaxis_team")?;
         if team_index(parent_team).is_none() {
             let e = Error::invalid_value("parent_team is SHMEM_TEAM_INVALID; no teams were created");
-            give(R, Split::Failed(e.clone()), xaxis_team, true);
-            return Ok(give(R, Split::Failed(e), yaxis_team, false));
+            give(ROUTINE, Split::Failed(e.clone()), xaxis_team, true);
+            return Ok(give(ROUTINE, Split::Failed(e), yaxis_team, false));
         }
         let (pid, parent) = team_of(st, parent_team)?;
         let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config")?;
         let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config")?;
-        let (x, y) = st.team_split_2d(pid, &parent, xrange, xc, yc, R)?;
+        let (x, y) = st.team_split_2d(pid, &parent, xrange, xc, yc, ROUTINE)?;
         let loud = parent.my_index == 0;
-        let rx = give(R, x, xaxis_team, loud);
-        let ry = give(R, y, yaxis_team, loud && rx == 0);
+        let rx = give(ROUTINE, x, xaxis_team, loud);
+        let ry = give(ROUTINE, y, yaxis_team, loud && rx == 0);
         Ok(if rx != 0 { rx } else { ry })
     })
 }
 
 #[no_mangle]
 pub extern "C" fn shmem_team_destroy(team: ShmemTeam) {
-    const R: &str = "shmem_team_destroy";
-    with_state(R, |st| {
+    ffi_boundary!(shmem_team_destroy, |st| {
         let Some(id) = team_index(team) else { return Ok(()) };
         st.teams.get(id)?;
         st.ctxs.destroy_team(id);

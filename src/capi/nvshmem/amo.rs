@@ -3,9 +3,11 @@
 
 use std::ffi::c_int;
 
-use super::super::with_state;
+use crate::capi::ffi_boundary;
 use crate::cuda::kernels::AmoOp;
+use crate::error::Result;
 use crate::runtime::gpu::host_rma::{HostOp, When};
+use crate::runtime::State;
 
 /// The value's bytes as the low bytes of a u64 (4- and 8-byte AMO types).
 fn to_bits<T: Copy>(v: T) -> u64 {
@@ -23,9 +25,9 @@ fn from_bits<T: Copy + Default>(x: u64) -> T {
     v
 }
 
-fn amo<T: Copy + Default>(routine: &'static str, dest: *const T, a: T, b: T, pe: c_int, op: AmoOp) -> T {
+fn amo<T: Copy + Default>(st: &State, dest: *const T, a: T, b: T, pe: c_int, op: AmoOp) -> Result<T> {
     let amo = HostOp::Amo { dest: dest.cast(), op, a: to_bits(a), b: to_bits(b), size: std::mem::size_of::<T>() };
-    with_state(routine, |st| st.gpu_op(amo, pe, When::Now).map(from_bits::<T>))
+    st.gpu_op(amo, pe, When::Now).map(from_bits::<T>)
 }
 
 macro_rules! standard {
@@ -34,23 +36,23 @@ macro_rules! standard {
             use super::*;
             #[export_name = concat!("nvshmem_", stringify!($name), "_atomic_fetch_add")]
             pub extern "C" fn fetch_add(dest: *mut $t, value: $t, pe: c_int) -> $t {
-                amo(concat!("nvshmem_", stringify!($name), "_atomic_fetch_add"), dest, value, 0 as $t, pe, AmoOp::Add)
+                ffi_boundary!(concat!("nvshmem_", stringify!($name), "_atomic_fetch_add"), |st| amo(st, dest, value, 0 as $t, pe, AmoOp::Add))
             }
             #[export_name = concat!("nvshmem_", stringify!($name), "_atomic_add")]
             pub extern "C" fn add(dest: *mut $t, value: $t, pe: c_int) {
-                amo(concat!("nvshmem_", stringify!($name), "_atomic_add"), dest, value, 0 as $t, pe, AmoOp::Add);
+                ffi_boundary!(concat!("nvshmem_", stringify!($name), "_atomic_add"), |st| amo(st, dest, value, 0 as $t, pe, AmoOp::Add).map(drop))
             }
             #[export_name = concat!("nvshmem_", stringify!($name), "_atomic_fetch_inc")]
             pub extern "C" fn fetch_inc(dest: *mut $t, pe: c_int) -> $t {
-                amo(concat!("nvshmem_", stringify!($name), "_atomic_fetch_inc"), dest, 1 as $t, 0 as $t, pe, AmoOp::Add)
+                ffi_boundary!(concat!("nvshmem_", stringify!($name), "_atomic_fetch_inc"), |st| amo(st, dest, 1 as $t, 0 as $t, pe, AmoOp::Add))
             }
             #[export_name = concat!("nvshmem_", stringify!($name), "_atomic_inc")]
             pub extern "C" fn inc(dest: *mut $t, pe: c_int) {
-                amo(concat!("nvshmem_", stringify!($name), "_atomic_inc"), dest, 1 as $t, 0 as $t, pe, AmoOp::Add);
+                ffi_boundary!(concat!("nvshmem_", stringify!($name), "_atomic_inc"), |st| amo(st, dest, 1 as $t, 0 as $t, pe, AmoOp::Add).map(drop))
             }
             #[export_name = concat!("nvshmem_", stringify!($name), "_atomic_compare_swap")]
             pub extern "C" fn compare_swap(dest: *mut $t, cond: $t, value: $t, pe: c_int) -> $t {
-                amo(concat!("nvshmem_", stringify!($name), "_atomic_compare_swap"), dest, cond, value, pe, AmoOp::CompareSwap)
+                ffi_boundary!(concat!("nvshmem_", stringify!($name), "_atomic_compare_swap"), |st| amo(st, dest, cond, value, pe, AmoOp::CompareSwap))
             }
         }
     )* };
@@ -62,15 +64,15 @@ macro_rules! extended {
             use super::*;
             #[export_name = concat!("nvshmem_", stringify!($name), "_atomic_fetch")]
             pub extern "C" fn fetch(dest: *const $t, pe: c_int) -> $t {
-                amo(concat!("nvshmem_", stringify!($name), "_atomic_fetch"), dest, <$t>::default(), <$t>::default(), pe, AmoOp::Fetch)
+                ffi_boundary!(concat!("nvshmem_", stringify!($name), "_atomic_fetch"), |st| amo(st, dest, <$t>::default(), <$t>::default(), pe, AmoOp::Fetch))
             }
             #[export_name = concat!("nvshmem_", stringify!($name), "_atomic_set")]
             pub extern "C" fn set(dest: *mut $t, value: $t, pe: c_int) {
-                amo(concat!("nvshmem_", stringify!($name), "_atomic_set"), dest, value, <$t>::default(), pe, AmoOp::Set);
+                ffi_boundary!(concat!("nvshmem_", stringify!($name), "_atomic_set"), |st| amo(st, dest, value, <$t>::default(), pe, AmoOp::Set).map(drop))
             }
             #[export_name = concat!("nvshmem_", stringify!($name), "_atomic_swap")]
             pub extern "C" fn swap(dest: *mut $t, value: $t, pe: c_int) -> $t {
-                amo(concat!("nvshmem_", stringify!($name), "_atomic_swap"), dest, value, <$t>::default(), pe, AmoOp::Swap)
+                ffi_boundary!(concat!("nvshmem_", stringify!($name), "_atomic_swap"), |st| amo(st, dest, value, <$t>::default(), pe, AmoOp::Swap))
             }
         }
     )* };
@@ -82,27 +84,27 @@ macro_rules! bitwise {
             use super::*;
             #[export_name = concat!("nvshmem_", stringify!($name), "_atomic_and")]
             pub extern "C" fn and(dest: *mut $t, value: $t, pe: c_int) {
-                amo(concat!("nvshmem_", stringify!($name), "_atomic_and"), dest, value, 0, pe, AmoOp::And);
+                ffi_boundary!(concat!("nvshmem_", stringify!($name), "_atomic_and"), |st| amo(st, dest, value, 0, pe, AmoOp::And).map(drop))
             }
             #[export_name = concat!("nvshmem_", stringify!($name), "_atomic_or")]
             pub extern "C" fn or(dest: *mut $t, value: $t, pe: c_int) {
-                amo(concat!("nvshmem_", stringify!($name), "_atomic_or"), dest, value, 0, pe, AmoOp::Or);
+                ffi_boundary!(concat!("nvshmem_", stringify!($name), "_atomic_or"), |st| amo(st, dest, value, 0, pe, AmoOp::Or).map(drop))
             }
             #[export_name = concat!("nvshmem_", stringify!($name), "_atomic_xor")]
             pub extern "C" fn xor(dest: *mut $t, value: $t, pe: c_int) {
-                amo(concat!("nvshmem_", stringify!($name), "_atomic_xor"), dest, value, 0, pe, AmoOp::Xor);
+                ffi_boundary!(concat!("nvshmem_", stringify!($name), "_atomic_xor"), |st| amo(st, dest, value, 0, pe, AmoOp::Xor).map(drop))
             }
             #[export_name = concat!("nvshmem_", stringify!($name), "_atomic_fetch_and")]
             pub extern "C" fn fetch_and(dest: *mut $t, value: $t, pe: c_int) -> $t {
-                amo(concat!("nvshmem_", stringify!($name), "_atomic_fetch_and"), dest, value, 0, pe, AmoOp::And)
+                ffi_boundary!(concat!("nvshmem_", stringify!($name), "_atomic_fetch_and"), |st| amo(st, dest, value, 0, pe, AmoOp::And))
             }
             #[export_name = concat!("nvshmem_", stringify!($name), "_atomic_fetch_or")]
             pub extern "C" fn fetch_or(dest: *mut $t, value: $t, pe: c_int) -> $t {
-                amo(concat!("nvshmem_", stringify!($name), "_atomic_fetch_or"), dest, value, 0, pe, AmoOp::Or)
+                ffi_boundary!(concat!("nvshmem_", stringify!($name), "_atomic_fetch_or"), |st| amo(st, dest, value, 0, pe, AmoOp::Or))
             }
             #[export_name = concat!("nvshmem_", stringify!($name), "_atomic_fetch_xor")]
             pub extern "C" fn fetch_xor(dest: *mut $t, value: $t, pe: c_int) -> $t {
-                amo(concat!("nvshmem_", stringify!($name), "_atomic_fetch_xor"), dest, value, 0, pe, AmoOp::Xor)
+                ffi_boundary!(concat!("nvshmem_", stringify!($name), "_atomic_fetch_xor"), |st| amo(st, dest, value, 0, pe, AmoOp::Xor))
             }
         }
     )* };

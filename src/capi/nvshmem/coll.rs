@@ -6,7 +6,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::nv_status;
+use crate::capi::{ffi_boundary, Status};
 use crate::cuda::coll::{Kind, RedOp};
 use crate::cuda::CUstream;
 use crate::runtime::gpu::Gather;
@@ -15,26 +15,22 @@ use crate::runtime::gpu::Gather;
 
 #[no_mangle]
 pub extern "C" fn nvshmem_barrier(team: c_int) -> c_int {
-    const R: &str = "nvshmem_barrier";
-    nv_status(R, || crate::runtime::state()?.gpu_team_barrier_host(team, true, R))
+    ffi_boundary!(nvshmem_barrier => Status, |st| st.gpu_team_barrier_host(team, true, ROUTINE))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_team_sync(team: c_int) -> c_int {
-    const R: &str = "nvshmem_team_sync";
-    nv_status(R, || crate::runtime::state()?.gpu_team_barrier_host(team, false, R))
+    ffi_boundary!(nvshmem_team_sync => Status, |st| st.gpu_team_barrier_host(team, false, ROUTINE))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_barrier_on_stream(team: c_int, stream: CUstream) -> c_int {
-    const R: &str = "nvshmemx_barrier_on_stream";
-    nv_status(R, || crate::runtime::state()?.gpu_barrier_on_stream(team, stream, R))
+    ffi_boundary!(nvshmemx_barrier_on_stream => Status, |st| st.gpu_barrier_on_stream(team, stream, ROUTINE))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_team_sync_on_stream(team: c_int, stream: CUstream) -> c_int {
-    const R: &str = "nvshmemx_team_sync_on_stream";
-    nv_status(R, || crate::runtime::state()?.gpu_barrier_on_stream(team, stream, R))
+    ffi_boundary!(nvshmemx_team_sync_on_stream => Status, |st| st.gpu_barrier_on_stream(team, stream, ROUTINE))
 }
 
 // ---- broadcast, fcollect, alltoall -------------------------------------------------------------
@@ -50,16 +46,14 @@ fn gather(
     nelem: usize,
     elem: usize,
     stream: Option<CUstream>,
-) -> c_int {
-    nv_status(routine, || {
-        let st = crate::runtime::state()?;
-        let bytes = crate::runtime::rma::bytes(nelem, elem)?;
-        let run = |s: CUstream| st.gpu_gather_on_stream(team, what, dest.cast(), src.cast(), bytes, elem, s, routine);
-        match stream {
-            Some(s) => run(s),
-            None => st.gpu_blocking(routine, run),
-        }
-    })
+) -> crate::error::Result<()> {
+    let st = crate::runtime::state()?;
+    let bytes = crate::runtime::rma::bytes(nelem, elem)?;
+    let run = |s: CUstream| st.gpu_gather_on_stream(team, what, dest.cast(), src.cast(), bytes, elem, s, routine);
+    match stream {
+        Some(s) => run(s),
+        None => st.gpu_blocking(routine, run),
+    }
 }
 
 /// The six routines of one element type (`$name`: "int_", or "" with `$mem` "mem" for the
@@ -75,33 +69,27 @@ macro_rules! gather_routines {
             root: c_int,
             stream: CUstream,
         ) -> c_int {
-            const R: &str = concat!("nvshmemx_", $name, "broadcast", $mem, "_on_stream");
-            gather(R, team, Gather::Broadcast { root }, dest, src, nelem, $elem, Some(stream))
+            ffi_boundary!(concat!("nvshmemx_", $name, "broadcast", $mem, "_on_stream") => Status, || gather(ROUTINE, team, Gather::Broadcast { root }, dest, src, nelem, $elem, Some(stream)))
         }
         #[export_name = concat!("nvshmemx_", $name, "fcollect", $mem, "_on_stream")]
         pub extern "C" fn fcollect_on_stream(team: c_int, dest: *mut c_void, src: *const c_void, nelem: usize, stream: CUstream) -> c_int {
-            const R: &str = concat!("nvshmemx_", $name, "fcollect", $mem, "_on_stream");
-            gather(R, team, Gather::Fcollect, dest, src, nelem, $elem, Some(stream))
+            ffi_boundary!(concat!("nvshmemx_", $name, "fcollect", $mem, "_on_stream") => Status, || gather(ROUTINE, team, Gather::Fcollect, dest, src, nelem, $elem, Some(stream)))
         }
         #[export_name = concat!("nvshmemx_", $name, "alltoall", $mem, "_on_stream")]
         pub extern "C" fn alltoall_on_stream(team: c_int, dest: *mut c_void, src: *const c_void, nelem: usize, stream: CUstream) -> c_int {
-            const R: &str = concat!("nvshmemx_", $name, "alltoall", $mem, "_on_stream");
-            gather(R, team, Gather::Alltoall, dest, src, nelem, $elem, Some(stream))
+            ffi_boundary!(concat!("nvshmemx_", $name, "alltoall", $mem, "_on_stream") => Status, || gather(ROUTINE, team, Gather::Alltoall, dest, src, nelem, $elem, Some(stream)))
         }
         #[export_name = concat!("nvshmem_", $name, "broadcast", $mem)]
         pub extern "C" fn broadcast(team: c_int, dest: *mut c_void, src: *const c_void, nelem: usize, root: c_int) -> c_int {
-            const R: &str = concat!("nvshmem_", $name, "broadcast", $mem);
-            gather(R, team, Gather::Broadcast { root }, dest, src, nelem, $elem, None)
+            ffi_boundary!(concat!("nvshmem_", $name, "broadcast", $mem) => Status, || gather(ROUTINE, team, Gather::Broadcast { root }, dest, src, nelem, $elem, None))
         }
         #[export_name = concat!("nvshmem_", $name, "fcollect", $mem)]
         pub extern "C" fn fcollect(team: c_int, dest: *mut c_void, src: *const c_void, nelem: usize) -> c_int {
-            const R: &str = concat!("nvshmem_", $name, "fcollect", $mem);
-            gather(R, team, Gather::Fcollect, dest, src, nelem, $elem, None)
+            ffi_boundary!(concat!("nvshmem_", $name, "fcollect", $mem) => Status, || gather(ROUTINE, team, Gather::Fcollect, dest, src, nelem, $elem, None))
         }
         #[export_name = concat!("nvshmem_", $name, "alltoall", $mem)]
         pub extern "C" fn alltoall(team: c_int, dest: *mut c_void, src: *const c_void, nelem: usize) -> c_int {
-            const R: &str = concat!("nvshmem_", $name, "alltoall", $mem);
-            gather(R, team, Gather::Alltoall, dest, src, nelem, $elem, None)
+            ffi_boundary!(concat!("nvshmem_", $name, "alltoall", $mem) => Status, || gather(ROUTINE, team, Gather::Alltoall, dest, src, nelem, $elem, None))
         }
     };
 }
@@ -140,15 +128,13 @@ fn reduce(
     n: usize,
     scatter: bool,
     stream: Option<CUstream>,
-) -> c_int {
-    nv_status(routine, || {
-        let st = crate::runtime::state()?;
-        let run = |s: CUstream| st.gpu_reduce_on_stream(team, op, kind, dest.cast(), src.cast(), n, scatter, s, routine);
-        match stream {
-            Some(s) => run(s),
-            None => st.gpu_blocking(routine, run),
-        }
-    })
+) -> crate::error::Result<()> {
+    let st = crate::runtime::state()?;
+    let run = |s: CUstream| st.gpu_reduce_on_stream(team, op, kind, dest.cast(), src.cast(), n, scatter, s, routine);
+    match stream {
+        Some(s) => run(s),
+        None => st.gpu_blocking(routine, run),
+    }
 }
 
 /// reduce and reducescatter, on a stream and blocking, for one operator over a type table.
@@ -160,23 +146,19 @@ macro_rules! reduce_op {
                 use super::*;
                 #[export_name = concat!("nvshmemx_", stringify!($name), "_", stringify!($op), "_reduce_on_stream")]
                 pub extern "C" fn reduce_on_stream(team: c_int, dest: *mut c_void, src: *const c_void, n: usize, stream: CUstream) -> c_int {
-                    const R: &str = concat!("nvshmemx_", stringify!($name), "_", stringify!($op), "_reduce_on_stream");
-                    reduce(R, team, $opv, Kind::$kind, dest, src, n, false, Some(stream))
+                    ffi_boundary!(concat!("nvshmemx_", stringify!($name), "_", stringify!($op), "_reduce_on_stream") => Status, || reduce(ROUTINE, team, $opv, Kind::$kind, dest, src, n, false, Some(stream)))
                 }
                 #[export_name = concat!("nvshmemx_", stringify!($name), "_", stringify!($op), "_reducescatter_on_stream")]
                 pub extern "C" fn reducescatter_on_stream(team: c_int, dest: *mut c_void, src: *const c_void, n: usize, stream: CUstream) -> c_int {
-                    const R: &str = concat!("nvshmemx_", stringify!($name), "_", stringify!($op), "_reducescatter_on_stream");
-                    reduce(R, team, $opv, Kind::$kind, dest, src, n, true, Some(stream))
+                    ffi_boundary!(concat!("nvshmemx_", stringify!($name), "_", stringify!($op), "_reducescatter_on_stream") => Status, || reduce(ROUTINE, team, $opv, Kind::$kind, dest, src, n, true, Some(stream)))
                 }
                 #[export_name = concat!("nvshmem_", stringify!($name), "_", stringify!($op), "_reduce")]
                 pub extern "C" fn reduce_blocking(team: c_int, dest: *mut c_void, src: *const c_void, n: usize) -> c_int {
-                    const R: &str = concat!("nvshmem_", stringify!($name), "_", stringify!($op), "_reduce");
-                    reduce(R, team, $opv, Kind::$kind, dest, src, n, false, None)
+                    ffi_boundary!(concat!("nvshmem_", stringify!($name), "_", stringify!($op), "_reduce") => Status, || reduce(ROUTINE, team, $opv, Kind::$kind, dest, src, n, false, None))
                 }
                 #[export_name = concat!("nvshmem_", stringify!($name), "_", stringify!($op), "_reducescatter")]
                 pub extern "C" fn reducescatter_blocking(team: c_int, dest: *mut c_void, src: *const c_void, n: usize) -> c_int {
-                    const R: &str = concat!("nvshmem_", stringify!($name), "_", stringify!($op), "_reducescatter");
-                    reduce(R, team, $opv, Kind::$kind, dest, src, n, true, None)
+                    ffi_boundary!(concat!("nvshmem_", stringify!($name), "_", stringify!($op), "_reducescatter") => Status, || reduce(ROUTINE, team, $opv, Kind::$kind, dest, src, n, true, None))
                 }
             } )*
         }

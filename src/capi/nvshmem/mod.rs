@@ -30,8 +30,7 @@ pub const NVSHMEM_API_PATCH: i32 = 5;
 /// NVSHMEMX_SUCCESS; error codes come from the one table, `ErrorKind::status` (src/error.rs).
 pub const NVSHMEMX_SUCCESS: c_int = RshmemStatus::Success as c_int;
 
-// Routines returning a status use `capi::status` / `capi::status_of` (the C boundary).
-pub use super::{status as nv_status, status_of as nv_status_of};
+// Routines returning a status name the reaction: `ffi_boundary!(name => Status, ...)`.
 
 /// Predefined team handles (NVSHMEM's values).
 pub const TEAM_WORLD: i32 = 0;
@@ -44,14 +43,15 @@ mod tests {
 
     #[test]
     fn routines_return_the_kinds_code() {
-        assert_eq!(nv_status("nvshmem_test", || Ok(())), NVSHMEMX_SUCCESS);
-        assert_eq!(nv_status("nvshmem_test", || Err(Error::invalid_value("bad"))), 1);
-        assert_eq!(nv_status("nvshmem_test", || Err(Error::of(ErrorKind::OutOfMemory, "full"))), 2);
-        assert_eq!(nv_status("nvshmem_test", || panic!("boom")), 7);
+        fn nv_status(body: impl FnOnce() -> crate::error::Result<()>) -> c_int {
+            crate::capi::ffi_boundary!(nvshmem_test => crate::capi::Status, || body())
+        }
+        assert_eq!(nv_status(|| Ok(())), NVSHMEMX_SUCCESS);
+        assert_eq!(nv_status(|| Err(Error::invalid_value("bad"))), 1);
+        assert_eq!(nv_status(|| Err(Error::of(ErrorKind::OutOfMemory, "full"))), 2);
+        assert_eq!(nv_status(|| panic!("boom")), 7);
         // What the code says is the kind, not the message's wording.
-        let no_gpu = || Err(Error::of(ErrorKind::NoGpu, "the driver sees no device"));
-        assert_eq!(nv_status("nvshmem_test", no_gpu), 5);
-        let unsupported = || Err(Error::of(ErrorKind::Unsupported, "no usable GPU"));
-        assert_eq!(nv_status("nvshmem_test", unsupported), 3);
+        assert_eq!(nv_status(|| Err(Error::of(ErrorKind::NoGpu, "the driver sees no device"))), 5);
+        assert_eq!(nv_status(|| Err(Error::of(ErrorKind::Unsupported, "no usable GPU"))), 3);
     }
 }

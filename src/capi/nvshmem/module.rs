@@ -3,7 +3,7 @@
 
 use std::ffi::c_int;
 
-use super::nv_status as status;
+use crate::capi::{ffi_boundary, Status};
 use crate::cuda::{CUlibrary, CUmodule};
 use crate::runtime::gpu::{self, StateWriter};
 
@@ -12,7 +12,7 @@ use crate::runtime::gpu::{self, StateWriter};
 /// runtime is already up, and again at every nvshmem_init.
 #[no_mangle]
 pub extern "C" fn rshmem_device_state_register(writer: Option<StateWriter>) -> c_int {
-    status("rshmem_device_state_register", || match writer {
+    ffi_boundary!(rshmem_device_state_register => Status, || match writer {
         Some(w) => gpu::register_writer(w),
         None => Err(crate::error::Error::invalid_value("the writer is NULL")),
     })
@@ -28,7 +28,7 @@ pub extern "C" fn rshmem_device_state_unregister(writer: Option<StateWriter>) {
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_cumodule_init(module: CUmodule) -> c_int {
-    status("nvshmemx_cumodule_init", || gpu::register_module(module))
+    ffi_boundary!(nvshmemx_cumodule_init => Status, || gpu::register_module(module))
 }
 
 #[no_mangle]
@@ -39,7 +39,7 @@ pub extern "C" fn nvshmemx_cumodule_finalize(module: CUmodule) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_culibrary_init(library: CUlibrary) -> c_int {
-    status("nvshmemx_culibrary_init", || gpu::register_library(library))
+    ffi_boundary!(nvshmemx_culibrary_init => Status, || gpu::register_library(library))
 }
 
 #[no_mangle]

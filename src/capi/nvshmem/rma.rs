@@ -5,31 +5,27 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::super::with_state;
+use crate::capi::ffi_boundary;
 use crate::runtime::gpu::host_rma::{signal_op, Direction, HostOp, When};
 
 #[no_mangle]
 pub extern "C" fn nvshmem_putmem(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
-    const R: &str = "nvshmem_putmem";
-    with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Now))
+    ffi_boundary!(nvshmem_putmem, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Now))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_getmem(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
-    const R: &str = "nvshmem_getmem";
-    with_state(R, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Now))
+    ffi_boundary!(nvshmem_getmem, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Now))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_putmem_nbi(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
-    const R: &str = "nvshmem_putmem_nbi";
-    with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Queued))
+    ffi_boundary!(nvshmem_putmem_nbi, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Queued))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_getmem_nbi(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
-    const R: &str = "nvshmem_getmem_nbi";
-    with_state(R, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Queued))
+    ffi_boundary!(nvshmem_getmem_nbi, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Queued))
 }
 
 /// put, get, put_nbi, get_nbi, iput, iget for one element type or size (`$pre` e.g. "nvshmem_int_").
@@ -37,33 +33,57 @@ macro_rules! block_routines {
     ($pre:expr, $suf:expr, $size:expr) => {
         #[export_name = concat!($pre, "put", $suf)]
         pub extern "C" fn put(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
-            const R: &str = concat!($pre, "put", $suf);
-            with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? }, pe, When::Now))
+            ffi_boundary!(concat!($pre, "put", $suf), |st| rma(
+                st,
+                HostOp::Put { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? },
+                pe,
+                When::Now
+            ))
         }
         #[export_name = concat!($pre, "get", $suf)]
         pub extern "C" fn get(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
-            const R: &str = concat!($pre, "get", $suf);
-            with_state(R, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? }, pe, When::Now))
+            ffi_boundary!(concat!($pre, "get", $suf), |st| rma(
+                st,
+                HostOp::Get { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? },
+                pe,
+                When::Now
+            ))
         }
         #[export_name = concat!($pre, "put", $suf, "_nbi")]
         pub extern "C" fn put_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
-            const R: &str = concat!($pre, "put", $suf, "_nbi");
-            with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? }, pe, When::Queued))
+            ffi_boundary!(concat!($pre, "put", $suf, "_nbi"), |st| rma(
+                st,
+                HostOp::Put { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? },
+                pe,
+                When::Queued
+            ))
         }
         #[export_name = concat!($pre, "get", $suf, "_nbi")]
         pub extern "C" fn get_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
-            const R: &str = concat!($pre, "get", $suf, "_nbi");
-            with_state(R, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? }, pe, When::Queued))
+            ffi_boundary!(concat!($pre, "get", $suf, "_nbi"), |st| rma(
+                st,
+                HostOp::Get { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? },
+                pe,
+                When::Queued
+            ))
         }
         #[export_name = concat!($pre, "iput", $suf)]
         pub extern "C" fn iput(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            const R: &str = concat!($pre, "iput", $suf);
-            with_state(R, |st| rma(st, strided(Direction::Put, dest, src, dst, sst, nelems, $size), pe, When::Now))
+            ffi_boundary!(concat!($pre, "iput", $suf), |st| rma(
+                st,
+                strided(Direction::Put, dest, src, dst, sst, nelems, $size),
+                pe,
+                When::Now
+            ))
         }
         #[export_name = concat!($pre, "iget", $suf)]
         pub extern "C" fn iget(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            const R: &str = concat!($pre, "iget", $suf);
-            with_state(R, |st| rma(st, strided(Direction::Get, dest, src, dst, sst, nelems, $size), pe, When::Now))
+            ffi_boundary!(concat!($pre, "iget", $suf), |st| rma(
+                st,
+                strided(Direction::Get, dest, src, dst, sst, nelems, $size),
+                pe,
+                When::Now
+            ))
         }
     };
 }
@@ -77,14 +97,12 @@ macro_rules! typed_rma {
 
                 #[export_name = concat!("nvshmem_", stringify!($name), "_p")]
                 pub extern "C" fn p(dest: *mut $t, value: $t, pe: c_int) {
-                    const R: &str = concat!("nvshmem_", stringify!($name), "_p");
-                    with_state(R, |st| rma(st, HostOp::Put { dest: dest.cast(), src: (&value as *const $t).cast(), bytes: std::mem::size_of::<$t>() }, pe, When::Now))
+                    ffi_boundary!(concat!("nvshmem_", stringify!($name), "_p"), |st| rma(st, HostOp::Put { dest: dest.cast(), src: (&value as *const $t).cast(), bytes: std::mem::size_of::<$t>() }, pe, When::Now))
                 }
 
                 #[export_name = concat!("nvshmem_", stringify!($name), "_g")]
                 pub extern "C" fn g(src: *const $t, pe: c_int) -> $t {
-                    const R: &str = concat!("nvshmem_", stringify!($name), "_g");
-                    with_state(R, |st| {
+                    ffi_boundary!(concat!("nvshmem_", stringify!($name), "_g"), |st| {
                         let mut v = std::mem::MaybeUninit::<$t>::zeroed();
                         rma(st, HostOp::Get { dest: v.as_mut_ptr().cast(), src: src.cast(), bytes: std::mem::size_of::<$t>() }, pe, When::Now)?;
                         // SAFETY: zero-initialised, then overwritten with the fetched bytes;
@@ -135,22 +153,22 @@ pub mod sized {
 
 #[no_mangle]
 pub extern "C" fn nvshmem_quiet() {
-    with_state("nvshmem_quiet", |st| st.gpu_quiet())
+    ffi_boundary!(nvshmem_quiet, |st| st.gpu_quiet())
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_fence() {
-    with_state("nvshmem_fence", |st| st.gpu_quiet())
+    ffi_boundary!(nvshmem_fence, |st| st.gpu_quiet())
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_barrier_all() {
-    with_state("nvshmem_barrier_all", |st| st.gpu_barrier_all())
+    ffi_boundary!(nvshmem_barrier_all, |st| st.gpu_barrier_all())
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_sync_all() {
-    with_state("nvshmem_sync_all", |st| {
+    ffi_boundary!(nvshmem_sync_all, |st| {
         st.gpu()?;
         let _serial = st.serialize_collectives();
         st.sync_set(&crate::runtime::barrier::PeSet::world(st.npes), &crate::runtime::barrier::Caller::sync("nvshmem_sync_all"))?;
@@ -161,8 +179,7 @@ pub extern "C" fn nvshmem_sync_all() {
 /// Reads this PE's signal word (written by peers' put-with-signal or signal_op).
 #[no_mangle]
 pub extern "C" fn nvshmem_signal_fetch(sig_addr: *mut u64) -> u64 {
-    const R: &str = "nvshmem_signal_fetch";
-    with_state(R, |st| {
+    ffi_boundary!(nvshmem_signal_fetch, |st| {
         let mut v = 0u64;
         rma(st, HostOp::Get { dest: (&mut v as *mut u64).cast(), src: sig_addr.cast(), bytes: 8 }, st.me as c_int, When::Now)?;
         Ok(v)
@@ -172,6 +189,10 @@ pub extern "C" fn nvshmem_signal_fetch(sig_addr: *mut u64) -> u64 {
 /// Host signal_op: SET is an 8-byte put, ADD an atomic.
 #[no_mangle]
 pub extern "C" fn nvshmemx_signal_op(sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
-    const R: &str = "nvshmemx_signal_op";
-    with_state(R, |st| rma(st, HostOp::Signal { sig: sig_addr.cast(), op: signal_op(sig_op)?, value: signal }, pe, When::Now))
+    ffi_boundary!(nvshmemx_signal_op, |st| rma(
+        st,
+        HostOp::Signal { sig: sig_addr.cast(), op: signal_op(sig_op)?, value: signal },
+        pe,
+        When::Now
+    ))
 }

@@ -4,13 +4,12 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::super::{fence, with_state};
-use super::nv_status as status;
 use super::{NVSHMEM_API_MAJOR, NVSHMEM_API_MINOR, NVSHMEM_API_PATCH};
 use crate::abi::{
     RshmemInitAttr, RshmemUniqueId, RSHMEM_INIT_WITH_MPI_COMM, RSHMEM_INIT_WITH_SHMEM, RSHMEM_INIT_WITH_UNIQUEID, RSHMEM_UNIQUEID_BYTES,
 };
 use crate::bootstrap::uid::{self, UidStar};
+use crate::capi::{ffi_boundary, Status};
 use crate::error::{Error, Result};
 use crate::runtime::{self, InitOptions, THREAD_MULTIPLE};
 
@@ -30,12 +29,12 @@ fn init_gpu(routine: &'static str, requested: i32, boot: Option<Box<dyn crate::b
 
 #[no_mangle]
 pub extern "C" fn nvshmem_init() {
-    fence("nvshmem_init", || init_gpu("nvshmem_init", THREAD_MULTIPLE, None))
+    ffi_boundary!(nvshmem_init, || init_gpu(ROUTINE, THREAD_MULTIPLE, None))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_init_thread(requested: c_int, provided: Option<&mut c_int>) -> c_int {
-    status("nvshmem_init_thread", || {
+    ffi_boundary!(nvshmem_init_thread => Status, || {
         init_gpu("nvshmem_init_thread", requested, None)?;
         if let Some(provided) = provided {
             *provided = runtime::state()?.thread_level;
@@ -98,18 +97,18 @@ fn init_attr_as(routine: &'static str, requested: i32, flags: c_uint, attr: *mut
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_init_attr(flags: c_uint, attr: *mut RshmemInitAttr) -> c_int {
-    status("nvshmemx_init_attr", || init_attr(flags, attr))
+    ffi_boundary!(nvshmemx_init_attr => Status, || init_attr(flags, attr))
 }
 
 /// nvshmem4py's host-library entry point: the same as nvshmemx_init_attr.
 #[no_mangle]
 pub extern "C" fn nvshmemx_hostlib_init_attr(flags: c_uint, attr: *mut RshmemInitAttr) -> c_int {
-    status("nvshmemx_hostlib_init_attr", || init_attr(flags, attr))
+    ffi_boundary!(nvshmemx_hostlib_init_attr => Status, || init_attr(flags, attr))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_get_uniqueid(id: Option<&mut RshmemUniqueId>) -> c_int {
-    status("nvshmemx_get_uniqueid", || {
+    ffi_boundary!(nvshmemx_get_uniqueid => Status, || {
         let Some(id) = id else {
             return Err(Error::invalid_value("the id pointer is NULL"));
         };
@@ -130,7 +129,7 @@ pub extern "C" fn nvshmemx_set_attr_uniqueid_args(
     id: *const RshmemUniqueId,
     attr: Option<&mut RshmemInitAttr>,
 ) -> c_int {
-    status("nvshmemx_set_attr_uniqueid_args", || {
+    ffi_boundary!(nvshmemx_set_attr_uniqueid_args => Status, || {
         let (false, Some(a)) = (id.is_null(), attr) else {
             return Err(Error::invalid_value("the id and attribute pointers must not be NULL"));
         };
@@ -150,7 +149,7 @@ pub extern "C" fn nvshmemx_set_attr_uniqueid_args(
 /// Points the attributes at the program's MPI communicator (for NVSHMEMX_INIT_WITH_MPI_COMM).
 #[no_mangle]
 pub extern "C" fn nvshmemx_set_attr_mpi_comm_args(mpi_comm: *mut std::ffi::c_void, attr: Option<&mut RshmemInitAttr>) -> c_int {
-    status("nvshmemx_set_attr_mpi_comm_args", || {
+    ffi_boundary!(nvshmemx_set_attr_mpi_comm_args => Status, || {
         let (false, Some(attr)) = (mpi_comm.is_null(), attr) else {
             return Err(Error::invalid_value("the communicator and attribute pointers must not be NULL (pass &comm)"));
         };
@@ -171,7 +170,7 @@ pub extern "C" fn nvshmemx_init_status() -> c_int {
 
 #[no_mangle]
 pub extern "C" fn nvshmem_finalize() {
-    fence("nvshmem_finalize", || runtime::finalize().map_err(|e| e.in_routine("nvshmem_finalize")))
+    ffi_boundary!(nvshmem_finalize, || runtime::finalize().map_err(|e| e.in_routine(ROUTINE)))
 }
 
 #[no_mangle]
@@ -212,8 +211,7 @@ pub extern "C" fn nvshmemid_hostlib_init_attr(
     device_lib: NvshmemiVersion,
     cb: DeviceLibInitCb,
 ) -> c_int {
-    const R: &str = "nvshmemid_hostlib_init_attr";
-    status(R, || {
+    ffi_boundary!(nvshmemid_hostlib_init_attr => Status, || {
         if device_lib.major != NVSHMEM_API_MAJOR {
             return Err(Error::invalid_value(format!(
                     "the caller was built with NVSHMEM {}.{}.{}'s device library; rshmem implements the NVSHMEM {NVSHMEM_API_MAJOR}.x API: rebuild it against NVSHMEM {NVSHMEM_API_MAJOR}.x or rshmem's headers",
@@ -221,13 +219,13 @@ pub extern "C" fn nvshmemid_hostlib_init_attr(
                 ),
             ));
         }
-        init_attr_as(R, requested, flags, attr)?;
+        init_attr_as(ROUTINE, requested, flags, attr)?;
         HOSTLIB_STARTS.fetch_add(1, Ordering::AcqRel);
         if cb.is_some() {
             static ONCE: std::sync::Once = std::sync::Once::new();
             ONCE.call_once(|| {
                 crate::log::warn(&format!(
-                    "{R}: started by NVSHMEM's own device library (libnvshmem_device): its host calls run on rshmem, but its device-side calls find no state; build device code with rshmem's device/ headers"
+                    "{ROUTINE}: started by NVSHMEM's own device library (libnvshmem_device): its host calls run on rshmem, but its device-side calls find no state; build device code with rshmem's device/ headers"
                 ))
             });
         }
@@ -242,10 +240,13 @@ pub extern "C" fn nvshmemid_hostlib_init_attr(
 /// library's two context pointers are rshmem-unused.
 #[no_mangle]
 pub extern "C" fn nvshmemid_hostlib_finalize(_device_ctx: *mut c_void, _transport_device_ctx: *mut c_void) {
-    let before = HOSTLIB_STARTS.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| Some(n.saturating_sub(1))).unwrap_or(0);
-    if before <= 1 {
-        nvshmem_finalize()
-    }
+    ffi_boundary!(nvshmemid_hostlib_finalize, || {
+        let before = HOSTLIB_STARTS.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| Some(n.saturating_sub(1))).unwrap_or(0);
+        if before <= 1 {
+            nvshmem_finalize() // names its own errors
+        }
+        Ok(())
+    })
 }
 
 /// The device library's status query: nvshmemx_init_status's values.
@@ -256,7 +257,7 @@ pub extern "C" fn nvshmemid_init_status() -> c_int {
 
 #[no_mangle]
 pub extern "C" fn nvshmem_query_thread(provided: Option<&mut c_int>) {
-    with_state("nvshmem_query_thread", |st| {
+    ffi_boundary!(nvshmem_query_thread, |st| {
         if let Some(provided) = provided {
             *provided = st.thread_level;
         }
@@ -271,17 +272,17 @@ pub extern "C" fn nvshmem_global_exit(code: c_int) {
 
 #[no_mangle]
 pub extern "C" fn nvshmem_my_pe() -> c_int {
-    with_state("nvshmem_my_pe", |st| Ok(st.me as c_int))
+    ffi_boundary!(nvshmem_my_pe, |st| Ok(st.me as c_int))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_n_pes() -> c_int {
-    with_state("nvshmem_n_pes", |st| Ok(st.npes as c_int))
+    ffi_boundary!(nvshmem_n_pes, |st| Ok(st.npes as c_int))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_info_get_version(major: Option<&mut c_int>, minor: Option<&mut c_int>) {
-    fence("nvshmem_info_get_version", || {
+    ffi_boundary!(nvshmem_info_get_version, || {
         // NVSHMEM reports the OpenSHMEM specification it follows (1.3).
         if let (Some(major), Some(minor)) = (major, minor) {
             (*major, *minor) = (1, 3);
@@ -292,7 +293,7 @@ pub extern "C" fn nvshmem_info_get_version(major: Option<&mut c_int>, minor: Opt
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_vendor_get_version_info(major: Option<&mut c_int>, minor: Option<&mut c_int>, patch: Option<&mut c_int>) {
-    fence("nvshmemx_vendor_get_version_info", || {
+    ffi_boundary!(nvshmemx_vendor_get_version_info, || {
         for (p, v) in [(major, NVSHMEM_API_MAJOR), (minor, NVSHMEM_API_MINOR), (patch, NVSHMEM_API_PATCH)] {
             if let Some(p) = p {
                 *p = v;
@@ -304,7 +305,7 @@ pub extern "C" fn nvshmemx_vendor_get_version_info(major: Option<&mut c_int>, mi
 
 #[no_mangle]
 pub extern "C" fn nvshmem_info_get_name(name: *mut c_char) {
-    fence("nvshmem_info_get_name", || {
+    ffi_boundary!(nvshmem_info_get_name, || {
         // NVSHMEM_VENDOR_STRING of device/rshmem_common.h (ctest/cmake/nvshmem_app compares).
         let v = format!("{} (NVSHMEM {NVSHMEM_API_MAJOR}.{NVSHMEM_API_MINOR} API)", crate::capi::setup::VENDOR);
         crate::capi::write_name(name, &v);
@@ -321,7 +322,7 @@ pub extern "C" fn rshmem_gpu_memory_usage(
     runtime_area: Option<&mut usize>,
     measured: Option<&mut usize>,
 ) -> c_int {
-    status("rshmem_gpu_memory_usage", || {
+    ffi_boundary!(rshmem_gpu_memory_usage => Status, || {
         let st = runtime::state()?;
         let g = st.gpu()?;
         for (p, v) in [(heap_mapped, g.mapped()), (runtime_area, g.memory.runtime_area), (measured, g.memory.measured)] {
@@ -337,9 +338,11 @@ pub extern "C" fn rshmem_gpu_memory_usage(
 /// grid-size query shares the GPU's resident blocks among them.
 #[no_mangle]
 pub extern "C" fn rshmem_pes_on_my_gpu() -> c_int {
-    // Before init (or on any failure) the answer is 1, silently.
-    let share = || runtime::state().and_then(|st| st.gpu().map(|g| g.gpu_share));
-    crate::capi::boundary("rshmem_pes_on_my_gpu", share).map_or(1, |n| n.max(1) as c_int)
+    // Before init (or on any failure) the answer is 1, silently: the body keeps its errors.
+    ffi_boundary!(rshmem_pes_on_my_gpu, || {
+        let share = runtime::state().and_then(|st| st.gpu().map(|g| g.gpu_share));
+        Ok(share.map_or(1, |n| n.max(1) as c_int))
+    })
 }
 
 #[cfg(test)]

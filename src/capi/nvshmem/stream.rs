@@ -5,10 +5,11 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::super::with_state;
 use super::rma::{rma, strided};
+use crate::capi::ffi_boundary;
 use crate::cuda::CUstream;
 use crate::runtime::gpu::host_rma::{signal_op, Direction, HostOp, StreamWait, When};
+use crate::runtime::State;
 
 /// nvshmemx_{put,get}mem{,_nbi}_on_stream: the nbi forms are the blocking ones (both return at
 /// once; the copy is done when the stream passes it).
@@ -16,8 +17,7 @@ macro_rules! mem_on_stream {
     ($($name:ident => $kind:ident),*) => { $(
         #[no_mangle]
         pub extern "C" fn $name(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int, stream: CUstream) {
-            const R: &str = stringify!($name);
-            with_state(R, |st| rma(st, HostOp::$kind { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Stream(stream)))
+            ffi_boundary!($name, |st| rma(st, HostOp::$kind { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Stream(stream)))
         }
     )* };
 }
@@ -32,19 +32,17 @@ mem_on_stream!(
 /// complete and visible when the next operation on it starts, so there is nothing to add.
 #[no_mangle]
 pub extern "C" fn nvshmemx_quiet_on_stream(_stream: CUstream) {
-    with_state("nvshmemx_quiet_on_stream", |st| st.gpu().map(|_| ()))
+    ffi_boundary!(nvshmemx_quiet_on_stream, |st| st.gpu().map(|_| ()))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_barrier_all_on_stream(stream: CUstream) {
-    const R: &str = "nvshmemx_barrier_all_on_stream";
-    with_state(R, |st| st.gpu_barrier_on_stream(crate::runtime::team::WORLD as i32, stream, R))
+    ffi_boundary!(nvshmemx_barrier_all_on_stream, |st| st.gpu_barrier_on_stream(crate::runtime::team::WORLD as i32, stream, ROUTINE))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_sync_all_on_stream(stream: CUstream) {
-    const R: &str = "nvshmemx_sync_all_on_stream";
-    with_state(R, |st| st.gpu_barrier_on_stream(crate::runtime::team::WORLD as i32, stream, R))
+    ffi_boundary!(nvshmemx_sync_all_on_stream, |st| st.gpu_barrier_on_stream(crate::runtime::team::WORLD as i32, stream, ROUTINE))
 }
 
 /// A signal in stream order: SET is a stream memory write, ADD the atomic kernel (P2P).
@@ -61,15 +59,14 @@ fn signal_on_stream(
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_signal_op_on_stream(sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, stream: CUstream) {
-    const R: &str = "nvshmemx_signal_op_on_stream";
-    with_state(R, |st| signal_on_stream(st, sig_addr, signal, sig_op, pe, stream))
+    ffi_boundary!(nvshmemx_signal_op_on_stream, |st| signal_on_stream(st, sig_addr, signal, sig_op, pe, stream))
 }
 
 /// The data, then the signal, both in stream order (the signal is written after the copy
 /// completes); `bytes` is `nelems` elements of `size` bytes.
 #[allow(clippy::too_many_arguments)]
 fn put_signal_on_stream(
-    routine: &'static str,
+    st: &State,
     dest: *mut c_void,
     src: *const c_void,
     nelems: usize,
@@ -79,13 +76,11 @@ fn put_signal_on_stream(
     sig_op: c_int,
     pe: c_int,
     stream: CUstream,
-) {
-    with_state(routine, |st| {
-        signal_op(sig_op)?;
-        let bytes = bytes(nelems, size)?;
-        rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Stream(stream))?;
-        signal_on_stream(st, sig_addr, signal, sig_op, pe, stream)
-    })
+) -> crate::error::Result<()> {
+    signal_op(sig_op)?;
+    let bytes = bytes(nelems, size)?;
+    rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Stream(stream))?;
+    signal_on_stream(st, sig_addr, signal, sig_op, pe, stream)
 }
 
 /// nvshmemx_putmem_signal{,_nbi}_on_stream (the nbi form is the blocking one, as above), or
@@ -104,7 +99,7 @@ macro_rules! put_signal_on_stream {
             pe: c_int,
             stream: CUstream,
         ) {
-            put_signal_on_stream($export, dest, src, nelems, $size, sig_addr, signal, sig_op, pe, stream)
+            ffi_boundary!($export, |st| put_signal_on_stream(st, dest, src, nelems, $size, sig_addr, signal, sig_op, pe, stream))
         }
     )* };
 }
@@ -115,8 +110,7 @@ put_signal_on_stream!(
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_signal_wait_until_on_stream(sig_addr: *mut u64, cmp: c_int, cmp_value: u64, stream: CUstream) {
-    const R: &str = "nvshmemx_signal_wait_until_on_stream";
-    with_state(R, |st| st.gpu_signal_wait_on_stream(sig_addr, cmp, cmp_value, stream))
+    ffi_boundary!(nvshmemx_signal_wait_until_on_stream, |st| st.gpu_signal_wait_on_stream(sig_addr, cmp, cmp_value, stream))
 }
 
 /// The low bytes of a u64 as a value of `T` (a plain integer or float of at most 8 bytes).
@@ -150,15 +144,13 @@ macro_rules! stream_block_routines {
     (@rma $pre:expr, $suf:expr, $size:expr, $($f:ident $op:literal $nbi:literal $kind:ident),*) => { $(
         #[export_name = concat!($pre, $op, $suf, $nbi, "_on_stream")]
         pub extern "C" fn $f(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int, stream: CUstream) {
-            const R: &str = concat!($pre, $op, $suf, $nbi, "_on_stream");
-            with_state(R, |st| rma(st, HostOp::$kind { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? }, pe, When::Stream(stream)))
+            ffi_boundary!(concat!($pre, $op, $suf, $nbi, "_on_stream"), |st| rma(st, HostOp::$kind { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? }, pe, When::Stream(stream)))
         }
     )* };
     (@strided $pre:expr, $suf:expr, $size:expr, $($f:ident $op:literal $dir:ident),*) => { $(
         #[export_name = concat!($pre, $op, $suf, "_on_stream")]
         pub extern "C" fn $f(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int, stream: CUstream) {
-            const R: &str = concat!($pre, $op, $suf, "_on_stream");
-            with_state(R, |st| rma(st, strided(Direction::$dir, dest, src, dst, sst, nelems, $size), pe, When::Stream(stream)))
+            ffi_boundary!(concat!($pre, $op, $suf, "_on_stream"), |st| rma(st, strided(Direction::$dir, dest, src, dst, sst, nelems, $size), pe, When::Stream(stream)))
         }
     )* };
 }
@@ -176,15 +168,15 @@ macro_rules! typed_stream_rma {
 
                 #[export_name = concat!("nvshmemx_", stringify!($name), "_p_on_stream")]
                 pub extern "C" fn p(dest: *mut $t, value: $t, pe: c_int, stream: CUstream) {
-                    const R: &str = concat!("nvshmemx_", stringify!($name), "_p_on_stream");
-                    with_state(R, |st| rma(st, HostOp::P { dest: dest.cast(), value: to_bits(value), size: std::mem::size_of::<$t>() }, pe, When::Stream(stream)))
+                    ffi_boundary!(concat!("nvshmemx_", stringify!($name), "_p_on_stream"), |st| rma(st, HostOp::P { dest: dest.cast(), value: to_bits(value), size: std::mem::size_of::<$t>() }, pe, When::Stream(stream)))
                 }
 
                 #[export_name = concat!("nvshmemx_", stringify!($name), "_g_on_stream")]
                 pub extern "C" fn g(src: *const $t, pe: c_int, stream: CUstream) -> $t {
-                    const R: &str = concat!("nvshmemx_", stringify!($name), "_g_on_stream");
-                    let op = HostOp::G { src: src.cast(), size: std::mem::size_of::<$t>() };
-                    with_state(R, |st| st.gpu_op(op, pe, When::Stream(stream)).map(from_bits::<$t>))
+                    ffi_boundary!(concat!("nvshmemx_", stringify!($name), "_g_on_stream"), |st| {
+                        let op = HostOp::G { src: src.cast(), size: std::mem::size_of::<$t>() };
+                        st.gpu_op(op, pe, When::Stream(stream)).map(from_bits::<$t>)
+                    })
                 }
             }
         )*
@@ -218,32 +210,31 @@ macro_rules! typed_stream_wait {
 
                 #[export_name = concat!("nvshmemx_", stringify!($name), "_wait_until_on_stream")]
                 pub extern "C" fn wait_until(ivar: *mut $t, cmp: c_int, value: $t, stream: CUstream) {
-                    const R: &str = concat!("nvshmemx_", stringify!($name), "_wait_until_on_stream");
-                    wait(R, ivar, 1, std::ptr::null(), cmp, value, std::ptr::null(), stream)
+                    ffi_boundary!(concat!("nvshmemx_", stringify!($name), "_wait_until_on_stream"), |st| wait(st, ivar, 1, std::ptr::null(), cmp, value, std::ptr::null(), stream))
                 }
 
                 #[export_name = concat!("nvshmemx_", stringify!($name), "_wait_until_all_on_stream")]
                 pub extern "C" fn wait_until_all(ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, value: $t, stream: CUstream) {
-                    const R: &str = concat!("nvshmemx_", stringify!($name), "_wait_until_all_on_stream");
-                    wait(R, ivars, nelems, status, cmp, value, std::ptr::null(), stream)
+                    ffi_boundary!(concat!("nvshmemx_", stringify!($name), "_wait_until_all_on_stream"), |st| wait(st, ivars, nelems, status, cmp, value, std::ptr::null(), stream))
                 }
 
                 #[export_name = concat!("nvshmemx_", stringify!($name), "_wait_until_all_vector_on_stream")]
                 pub extern "C" fn wait_until_all_vector(
                     ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, values: *mut $t, stream: CUstream,
                 ) {
-                    const R: &str = concat!("nvshmemx_", stringify!($name), "_wait_until_all_vector_on_stream");
-                    if values.is_null() && nelems > 0 {
-                        return with_state(R, |_| Err::<(), _>(crate::error::Error::invalid_value("cmp_values is NULL: pass one compare value per variable")));
-                    }
-                    wait(R, ivars, nelems, status, cmp, 0, values, stream)
+                    ffi_boundary!(concat!("nvshmemx_", stringify!($name), "_wait_until_all_vector_on_stream"), |st| {
+                        if values.is_null() && nelems > 0 {
+                            return Err(crate::error::Error::invalid_value("cmp_values is NULL: pass one compare value per variable"));
+                        }
+                        wait(st, ivars, nelems, status, cmp, 0, values, stream)
+                    })
                 }
 
                 #[allow(clippy::too_many_arguments)]
                 fn wait(
-                    routine: &'static str, ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, value: $t,
+                    st: &State, ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, value: $t,
                     values: *const $t, stream: CUstream,
-                ) {
+                ) -> crate::error::Result<()> {
                     let w = StreamWait {
                         ivars: ivars.cast(),
                         nelems,
@@ -254,7 +245,7 @@ macro_rules! typed_stream_wait {
                         status,
                         values: values.cast(),
                     };
-                    with_state(routine, |st| st.gpu_wait_on_stream(&w, stream))
+                    st.gpu_wait_on_stream(&w, stream)
                 }
             }
         )*

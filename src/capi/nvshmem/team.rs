@@ -5,8 +5,7 @@
 
 use std::ffi::{c_int, c_long};
 
-use super::super::{fence, with_state};
-use super::nv_status_of;
+use crate::capi::{ffi_boundary, Status, StatusCode};
 use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::team::{Split, Triplet};
 
@@ -68,24 +67,23 @@ fn give(routine: &'static str, split: Split, out: *mut NvTeam, loud: bool) -> c_
 
 #[no_mangle]
 pub extern "C" fn nvshmem_team_my_pe(team: NvTeam) -> c_int {
-    with_state("nvshmem_team_my_pe", |st| Ok(st.gpu_team_info(team).map_or(-1, |t| t.0)))
+    ffi_boundary!(nvshmem_team_my_pe, |st| Ok(st.gpu_team_info(team).map_or(-1, |t| t.0)))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_team_n_pes(team: NvTeam) -> c_int {
-    with_state("nvshmem_team_n_pes", |st| Ok(st.gpu_team_info(team).map_or(-1, |t| t.1)))
+    ffi_boundary!(nvshmem_team_n_pes, |st| Ok(st.gpu_team_info(team).map_or(-1, |t| t.1)))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_team_translate_pe(src_team: NvTeam, src_pe: c_int, dest_team: NvTeam) -> c_int {
-    with_state("nvshmem_team_translate_pe", |st| Ok(st.gpu_team_translate(src_team, src_pe, dest_team)))
+    ffi_boundary!(nvshmem_team_translate_pe, |st| Ok(st.gpu_team_translate(src_team, src_pe, dest_team)))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_team_get_config(team: NvTeam, config: Option<&mut NvTeamConfig>) {
-    const R: &str = "nvshmem_team_get_config";
-    with_state(R, |st| {
-        let (_, t) = st.gpu_team(team, R)?;
+    ffi_boundary!(nvshmem_team_get_config, |st| {
+        let (_, t) = st.gpu_team(team, ROUTINE)?;
         let Some(config) = config else {
             return Err(Error::invalid_value("config is NULL; pass the address of an nvshmem_team_config_t"));
         };
@@ -104,13 +102,12 @@ pub extern "C" fn nvshmem_team_split_strided(
     config_mask: c_long,
     new_team: *mut NvTeam,
 ) -> c_int {
-    const R: &str = "nvshmem_team_split_strided";
-    nv_status_of(R, || {
+    ffi_boundary!(nvshmem_team_split_strided => StatusCode, || {
         let st = crate::runtime::state()?;
         out_handle(new_team, "new_team")?;
         if parent_team < 0 {
             return Ok(give(
-                R,
+                ROUTINE,
                 Split::Failed(Error::invalid_value("parent_team is NVSHMEM_TEAM_INVALID; no team was created")),
                 new_team,
                 true,
@@ -118,7 +115,7 @@ pub extern "C" fn nvshmem_team_split_strided(
         }
         let contexts = config_contexts(config, config_mask, "config")?;
         let loud = st.gpu_team_info(parent_team).is_some_and(|t| t.0 == 0);
-        Ok(give(R, st.gpu_team_split_strided(parent_team, Triplet { start, stride, size }, contexts, R)?, new_team, loud))
+        Ok(give(ROUTINE, st.gpu_team_split_strided(parent_team, Triplet { start, stride, size }, contexts, ROUTINE)?, new_team, loud))
     })
 }
 
@@ -134,30 +131,28 @@ pub extern "C" fn nvshmem_team_split_2d(
     yaxis_mask: c_long,
     yaxis_team: *mut NvTeam,
 ) -> c_int {
-    const R: &str = "nvshmem_team_split_2d";
-    nv_status_of(R, || {
+    ffi_boundary!(nvshmem_team_split_2d => StatusCode, || {
         let st = crate::runtime::state()?;
         out_handle(xaxis_team, "xaxis_team")?;
         out_handle(yaxis_team, "yaxis_team")?;
         if parent_team < 0 {
             let e = Error::invalid_value("parent_team is NVSHMEM_TEAM_INVALID; no teams were created");
-            give(R, Split::Failed(e.clone()), xaxis_team, true);
-            return Ok(give(R, Split::Failed(e), yaxis_team, false));
+            give(ROUTINE, Split::Failed(e.clone()), xaxis_team, true);
+            return Ok(give(ROUTINE, Split::Failed(e), yaxis_team, false));
         }
         let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config")?;
         let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config")?;
         let loud = st.gpu_team_info(parent_team).is_some_and(|t| t.0 == 0);
-        let (x, y) = st.gpu_team_split_2d(parent_team, xrange, xc, yc, R)?;
-        let rx = give(R, x, xaxis_team, loud);
-        let ry = give(R, y, yaxis_team, loud && rx == 0);
+        let (x, y) = st.gpu_team_split_2d(parent_team, xrange, xc, yc, ROUTINE)?;
+        let rx = give(ROUTINE, x, xaxis_team, loud);
+        let ry = give(ROUTINE, y, yaxis_team, loud && rx == 0);
         Ok(if rx != 0 { rx } else { ry })
     })
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmem_team_destroy(team: NvTeam) {
-    const R: &str = "nvshmem_team_destroy";
-    fence(R, || {
+    ffi_boundary!(nvshmem_team_destroy, || {
         if team == TEAM_INVALID {
             return Ok(());
         }
@@ -168,10 +163,8 @@ pub extern "C" fn nvshmem_team_destroy(team: NvTeam) {
 /// Teams formed from a unique id (NVSHMEM 3.4) are not supported: every member gets an error
 /// naming the alternative, and NVSHMEM_TEAM_INVALID.
 #[no_mangle]
-pub extern "C" fn nvshmemx_team_get_uniqueid(uniqueid: *mut u64) -> c_int {
-    const R: &str = "nvshmemx_team_get_uniqueid";
-    let _ = uniqueid;
-    super::nv_status(R, || Err(team_uid_unsupported()))
+pub extern "C" fn nvshmemx_team_get_uniqueid(_uniqueid: *mut u64) -> c_int {
+    ffi_boundary!(nvshmemx_team_get_uniqueid => Status, || Err(team_uid_unsupported()))
 }
 
 #[no_mangle]
@@ -182,12 +175,13 @@ pub extern "C" fn nvshmemx_team_init(
     npes: c_int,
     pe_idx_in_team: c_int,
 ) -> c_int {
-    const R: &str = "nvshmemx_team_init";
-    if let Some(team) = team {
-        *team = TEAM_INVALID;
-    }
-    let _ = (npes, pe_idx_in_team);
-    super::nv_status(R, || Err(team_uid_unsupported()))
+    ffi_boundary!(nvshmemx_team_init => Status, || {
+        if let Some(team) = team {
+            *team = TEAM_INVALID;
+        }
+        let _ = (npes, pe_idx_in_team);
+        Err(team_uid_unsupported())
+    })
 }
 
 fn team_uid_unsupported() -> Error {
