@@ -16,7 +16,7 @@ pub enum ErrorKind {
     OutOfMemory,
     /// The symmetric heap has no room for an allocation, found alike by every PE (each runs
     /// the same allocator over the same calls): the allocation routine returns NULL after a
-    /// warning, as OpenSHMEM and NVSHMEM specify (`capi::alloc_or_null`).
+    /// warning, as OpenSHMEM and NVSHMEM specify (`capi::AllocOrNull`).
     HeapFull,
     NotMember,
     Bootstrap,
