@@ -479,6 +479,34 @@ impl Stream {
     }
 }
 
+impl Stream {
+    /// This stream as a handle to queue work on (live while `self` is).
+    pub fn handle(&self) -> StreamHandle {
+        StreamHandle(self.0)
+    }
+}
+
+/// A stream to queue work on that the library does not own (the user's, given to an
+/// `_on_stream` routine, or the library's own `Stream`): whoever makes one vouches that it is
+/// usable, so the routines taking it need no raw-pointer argument.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamHandle(CUstream);
+
+impl StreamHandle {
+    /// # Safety
+    /// `s` is NULL (the context's default stream), CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, or
+    /// a stream created in the library's CUDA context and not destroyed before the work queued
+    /// on it has run (the contract of NVSHMEM's `_on_stream` routines).
+    pub unsafe fn new(s: CUstream) -> StreamHandle {
+        StreamHandle(s)
+    }
+
+    /// The driver's handle.
+    pub fn raw(self) -> CUstream {
+        self.0
+    }
+}
+
 impl Drop for Stream {
     fn drop(&mut self) {
         if let Ok(d) = driver() {

@@ -8,8 +8,15 @@ use std::ffi::{c_int, c_void};
 
 use crate::capi::{ffi_boundary, Status};
 use crate::cuda::coll::{Kind, RedOp};
-use crate::cuda::CUstream;
+use crate::cuda::{CUstream, StreamHandle};
 use crate::runtime::gpu::Gather;
+
+/// The stream a C caller passed to an `_on_stream` routine.
+pub(crate) fn user_stream(stream: CUstream) -> StreamHandle {
+    // SAFETY: NVSHMEM's contract for _on_stream routines: the caller passes NULL or a stream of
+    // the current context that outlives the work queued on it.
+    unsafe { StreamHandle::new(stream) }
+}
 
 // ---- barriers --------------------------------------------------------------------------------
 
@@ -25,12 +32,12 @@ pub extern "C" fn nvshmem_team_sync(team: c_int) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_barrier_on_stream(team: c_int, stream: CUstream) -> c_int {
-    ffi_boundary!(nvshmemx_barrier_on_stream => Status, |st| st.gpu_barrier_on_stream(team, stream, ROUTINE))
+    ffi_boundary!(nvshmemx_barrier_on_stream => Status, |st| st.gpu_barrier_on_stream(team, user_stream(stream), ROUTINE))
 }
 
 #[no_mangle]
 pub extern "C" fn nvshmemx_team_sync_on_stream(team: c_int, stream: CUstream) -> c_int {
-    ffi_boundary!(nvshmemx_team_sync_on_stream => Status, |st| st.gpu_barrier_on_stream(team, stream, ROUTINE))
+    ffi_boundary!(nvshmemx_team_sync_on_stream => Status, |st| st.gpu_barrier_on_stream(team, user_stream(stream), ROUTINE))
 }
 
 // ---- broadcast, fcollect, alltoall -------------------------------------------------------------
@@ -49,10 +56,10 @@ fn gather(
 ) -> crate::error::Result<()> {
     let st = crate::runtime::state()?;
     let bytes = crate::runtime::rma::bytes(nelem, elem)?;
-    let run = |s: CUstream| st.gpu_gather_on_stream(team, what, dest.cast(), src.cast(), bytes, elem, s, routine);
+    let run = |s: StreamHandle| st.gpu_gather_on_stream(team, what, dest.cast(), src.cast(), bytes, elem, s, routine);
     match stream {
-        Some(s) => run(s),
-        None => st.gpu_blocking(routine, run),
+        Some(s) => run(user_stream(s)),
+        None => st.gpu_blocking(run),
     }
 }
 
@@ -130,10 +137,10 @@ fn reduce(
     stream: Option<CUstream>,
 ) -> crate::error::Result<()> {
     let st = crate::runtime::state()?;
-    let run = |s: CUstream| st.gpu_reduce_on_stream(team, op, kind, dest.cast(), src.cast(), n, scatter, s, routine);
+    let run = |s: StreamHandle| st.gpu_reduce_on_stream(team, op, kind, dest.cast(), src.cast(), n, scatter, s, routine);
     match stream {
-        Some(s) => run(s),
-        None => st.gpu_blocking(routine, run),
+        Some(s) => run(user_stream(s)),
+        None => st.gpu_blocking(run),
     }
 }
 

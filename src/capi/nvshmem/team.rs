@@ -83,7 +83,7 @@ pub extern "C" fn nvshmem_team_translate_pe(src_team: NvTeam, src_pe: c_int, des
 #[no_mangle]
 pub extern "C" fn nvshmem_team_get_config(team: NvTeam, config: Option<&mut NvTeamConfig>) {
     ffi_boundary!(nvshmem_team_get_config, |st| {
-        let (_, t) = st.gpu_team(team, ROUTINE)?;
+        let (_, t) = st.gpu_team(team)?;
         let Some(config) = config else {
             return Err(Error::invalid_value("config is NULL; pass the address of an nvshmem_team_config_t"));
         };

@@ -29,7 +29,7 @@ use crate::cuda::coll::{
     LL_BROADCAST, LL_FCOLLECT, MAX_TEAM, REDUCE_DIRECT, REDUCE_DIRECT_STEPS, REDUCE_PUSH, REDUCE_STAGED, REDUCE_TWO_PHASE,
     REDUCE_TWO_PHASE_STEPS, VECTORS_PER_BLOCK,
 };
-use crate::cuda::sys::CUstream;
+use crate::cuda::StreamHandle;
 use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::team::Team;
 use crate::runtime::State;
@@ -138,23 +138,23 @@ fn grid_for_parts(bytes: usize, parts: usize, sms: u32) -> u32 {
 }
 
 impl GpuState {
-    fn coll_kernels(&self, _routine: &'static str) -> Result<&CollKernels> {
+    fn coll_kernels(&self) -> Result<&CollKernels> {
         self.loaded(&self.coll_kernels, || cu(CollKernels::load()))
     }
 
     /// The low-latency kernel with the device state written into its module, loaded on first
     /// use.
-    fn ll_kernel(&self, routine: &'static str) -> Result<&LlKernel> {
+    fn ll_kernel(&self) -> Result<&LlKernel> {
         // The general collective module comes along when it loads as machine code (~0.3 ms
         // then, not the first larger collective's); a JIT compile (~0.1 s) waits for its use.
         // Loaded before, not inside, `loaded` below: that holds the one loading lock.
         if self.ll_kernel.get().is_none() && crate::cuda::image::loads_without_jit(crate::cuda::coll::COLL) {
-            self.coll_kernels(routine)?;
+            self.coll_kernels()?;
         }
         self.loaded(&self.ll_kernel, || {
             let k = cu(LlKernel::load())?;
             super::write_target(&super::Target::Module(k.module() as usize), &self.dstate, self.stream.0)
-                .map_err(|why| Error::new(ErrorKind::Internal, routine, format!("the library's own small-collective kernel: {why}")))?;
+                .map_err(|why| Error::of(ErrorKind::Internal, format!("the library's own small-collective kernel: {why}")))?;
             Ok(k)
         })
     }
@@ -168,11 +168,10 @@ impl GpuState {
 
     /// The synchronisation arguments of one launch over `team` taking `steps` steps with every
     /// member (the counts before it are on the device: see src/cuda/kernels/common.cuh).
-    fn sync_args(&self, me: usize, team: &Team, steps: u32, routine: &'static str) -> Result<SyncArgs> {
+    fn sync_args(&self, me: usize, team: &Team, steps: u32) -> Result<SyncArgs> {
         if team.set.size > MAX_TEAM {
-            return Err(Error::new(
+            return Err(Error::of(
                 ErrorKind::Unsupported,
-                routine,
                 format!("the team has {} PEs; on-stream and host collectives of GPU PEs support teams of up to {MAX_TEAM}", team.set.size),
             ));
         }
@@ -193,19 +192,20 @@ impl GpuState {
     }
 }
 
-// The on-stream routines take the caller's CUstream, an opaque handle the driver checks, and
-// pointers that are translated and bounds-checked before any use.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
+// The on-stream routines take the caller's stream as a handle its maker vouched for, and
+// pointers that are translated and bounds-checked before any use. Errors are left for the C
+// boundary to name; `routine` is the name as data, for the host barriers of a team across
+// hosts (coll_hosts.rs), whose waiting and fatal messages name it.
 impl State {
     /// This PE's `len` bytes at `addr`, which must lie in the GPU symmetric heap (the members
     /// read it, or it receives their data) and be aligned to `align`.
-    fn coll_buffer(&self, addr: *const u8, len: usize, align: usize, what: &str, routine: &'static str) -> Result<u64> {
+    fn coll_buffer(&self, addr: *const u8, len: usize, align: usize, what: &str) -> Result<u64> {
         let a = self.gpu_translate(addr, len, self.me as i32).map_err(|mut e| {
             e.message = format!("{what}: {}", e.message);
             e
         })?;
         if a % align as u64 != 0 {
-            return Err(Error::invalid(routine, format!("{what} {addr:p} is not aligned to its {align}-byte element type")));
+            return Err(Error::invalid_value(format!("{what} {addr:p} is not aligned to its {align}-byte element type")));
         }
         Ok(a)
     }
@@ -213,18 +213,18 @@ impl State {
     /// nvshmemx_barrier_on_stream / team_sync_on_stream / barrier_all_on_stream /
     /// sync_all_on_stream: later work on every member's stream starts after earlier work on
     /// every member's stream is complete (kernels end with their stores performed).
-    pub fn gpu_barrier_on_stream(&self, team: i32, stream: CUstream, routine: &'static str) -> Result<()> {
-        let (_, t) = self.gpu_team(team, routine)?;
+    pub fn gpu_barrier_on_stream(&self, team: i32, stream: StreamHandle, routine: &'static str) -> Result<()> {
+        let (_, t) = self.gpu_team(team)?;
         if self.team_spans_hosts(&t) {
             return self.barrier_across_hosts(team, stream, routine);
         }
         let g = self.gpu()?;
-        let k = g.coll_kernels(routine)?;
-        let args = g.sync_args(self.me, &t, BARRIER_STEPS, routine)?;
+        let k = g.coll_kernels()?;
+        let args = g.sync_args(self.me, &t, BARRIER_STEPS)?;
         cu(g.ctx.make_current())?;
         // SAFETY: the flag words and tickets are this PE's runtime area, mapped in every
         // member's window for the life of the job.
-        cu(unsafe { k.barrier(stream, &args) })
+        cu(unsafe { k.barrier(stream.raw(), &args) })
     }
 
     /// broadcast / fcollect / alltoall of `nbytes` per member block, ordered on `stream`.
@@ -237,17 +237,16 @@ impl State {
         src: *const u8,
         nbytes: usize,
         elem: usize,
-        stream: CUstream,
+        stream: StreamHandle,
         routine: &'static str,
     ) -> Result<()> {
-        let (_, t) = self.gpu_team(team, routine)?;
+        let (_, t) = self.gpu_team(team)?;
         let n = t.set.size;
         let (dest_len, src_len, only) = match what {
             Gather::Broadcast { root } => {
                 if root < 0 || root as usize >= n {
-                    return Err(Error::new(
+                    return Err(Error::of(
                         ErrorKind::InvalidPe,
-                        routine,
                         format!("PE_root {root} is not a member index of the team (0..={})", n - 1),
                     ));
                 }
@@ -262,18 +261,18 @@ impl State {
         if nbytes == 0 {
             return Ok(());
         }
-        let d = self.coll_buffer(dest, dest_len, elem, "dest", routine)?;
-        let s = self.coll_buffer(src, src_len, elem, "source", routine)?;
+        let d = self.coll_buffer(dest, dest_len, elem, "dest")?;
+        let s = self.coll_buffer(src, src_len, elem, "source")?;
         let same = d == s && matches!(what, Gather::Broadcast { .. });
         if !same && overlaps(d, dest_len, s, src_len) {
-            return Err(Error::invalid(routine, "dest and source overlap; they must be separate arrays"));
+            return Err(Error::invalid_value("dest and source overlap; they must be separate arrays"));
         }
         if self.team_spans_hosts(&t) {
             return self.gather_across_hosts(team, &t, what, dest, src, nbytes, stream, routine);
         }
         let g = self.gpu()?;
         if g.ll_fits(team, nbytes) {
-            let k = g.ll_kernel(routine)?;
+            let k = g.ll_kernel()?;
             let (what, root) = match what {
                 Gather::Broadcast { root } => (LL_BROADCAST, root),
                 Gather::Fcollect => (LL_FCOLLECT, 0),
@@ -284,12 +283,12 @@ impl State {
             // SAFETY: the module holds the device state (ll_kernel); dest and source were
             // checked to lie in this PE's heap (symmetric on every member); team and size have
             // low-latency slots (ll_fits).
-            return cu(unsafe { k.launch(stream, &args) });
+            return cu(unsafe { k.launch(stream.raw(), &args) });
         }
-        let k = g.coll_kernels(routine)?;
+        let k = g.coll_kernels()?;
         let push = only >= 0 && broadcast_push(n, nbytes);
         let args = GatherArgs {
-            s: g.sync_args(self.me, &t, GATHER_STEPS, routine)?,
+            s: g.sync_args(self.me, &t, GATHER_STEPS)?,
             dest: d,
             src: s,
             nbytes: nbytes as u64,
@@ -310,7 +309,7 @@ impl State {
         cu(g.ctx.make_current())?;
         // SAFETY: dest and source were checked to lie in this PE's mapped heap with the lengths
         // the kernel touches (symmetric: the same ranges on every member).
-        cu(unsafe { k.gather(stream, grid, &args) })
+        cu(unsafe { k.gather(stream.raw(), grid, &args) })
     }
 
     /// OP reduction (or reduce-scatter) of `n` elements of `kind` over `team`, ordered on
@@ -325,12 +324,12 @@ impl State {
         src: *const u8,
         n: usize,
         scatter: bool,
-        stream: CUstream,
+        stream: StreamHandle,
         routine: &'static str,
     ) -> Result<()> {
-        let (_, t) = self.gpu_team(team, routine)?;
+        let (_, t) = self.gpu_team(team)?;
         if !kind.supports(op) {
-            return Err(Error::invalid(routine, format!("{} is not defined for floating-point types", op.name())));
+            return Err(Error::invalid_value(format!("{} is not defined for floating-point types", op.name())));
         }
         let elem = kind.size();
         let bytes = crate::runtime::rma::bytes(n, elem)?;
@@ -338,18 +337,15 @@ impl State {
         if n == 0 {
             return Ok(());
         }
-        let d = self.coll_buffer(dest, bytes, elem, "dest", routine)?;
-        let s = self.coll_buffer(src, src_len, elem, "source", routine)?;
+        let d = self.coll_buffer(dest, bytes, elem, "dest")?;
+        let s = self.coll_buffer(src, src_len, elem, "source")?;
         let in_place = d == s && !scatter;
         if !in_place && overlaps(d, bytes, s, src_len) {
-            return Err(Error::invalid(
-                routine,
-                if scatter {
-                    "dest and source overlap; they must be separate arrays".to_string()
-                } else {
-                    "dest and source overlap without being the same array (in place is allowed; partial overlap is not)".to_string()
-                },
-            ));
+            return Err(Error::invalid_value(if scatter {
+                "dest and source overlap; they must be separate arrays".to_string()
+            } else {
+                "dest and source overlap without being the same array (in place is allowed; partial overlap is not)".to_string()
+            }));
         }
         if self.team_spans_hosts(&t) {
             return self.reduce_across_hosts(team, &t, op, kind, dest, src, n, scatter, stream, routine);
@@ -366,11 +362,11 @@ impl State {
             REDUCE_DIRECT
         };
         let g = self.gpu()?;
-        let k = g.coll_kernels(routine)?;
+        let k = g.coll_kernels()?;
         let steps = if mode == REDUCE_TWO_PHASE { REDUCE_TWO_PHASE_STEPS } else { REDUCE_DIRECT_STEPS };
         let chunks = if mode == REDUCE_TWO_PHASE { chunks_for(bytes / t.set.size) } else { 0 };
         let args = ReduceArgs {
-            s: g.sync_args(self.me, &t, steps, routine)?,
+            s: g.sync_args(self.me, &t, steps)?,
             dest: d,
             src: s,
             n: n as u64,
@@ -389,15 +385,15 @@ impl State {
         // SAFETY: dest (n elements) and source (n, or n per member) lie in this PE's mapped
         // heap (checked above), the same ranges on every member; the staging area holds
         // STAGE_BYTES >= the bytes staged.
-        cu(unsafe { k.reduce(stream, grid, op, kind.for_op(op), &args) })
+        cu(unsafe { k.reduce(stream.raw(), grid, op, kind.for_op(op), &args) })
     }
 
     /// Runs an on-stream collective on the library's stream and waits for it (the blocking
     /// host forms: nvshmem_TYPENAME_OP_reduce and friends).
-    pub fn gpu_blocking(&self, _routine: &'static str, body: impl FnOnce(CUstream) -> Result<()>) -> Result<()> {
+    pub fn gpu_blocking(&self, body: impl FnOnce(StreamHandle) -> Result<()>) -> Result<()> {
         let g = self.gpu()?;
         cu(g.ctx.make_current())?;
-        body(g.stream.0)?;
+        body(g.stream.handle())?;
         g.sync()
     }
 }

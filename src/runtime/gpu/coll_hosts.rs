@@ -13,7 +13,7 @@ use super::coll::Gather;
 use super::cu;
 use super::host_rma::{HostOp, When};
 use crate::cuda::coll::{Kind, RedOp};
-use crate::cuda::{self, sys::CUstream};
+use crate::cuda::{self, StreamHandle};
 use crate::error::Result;
 use crate::runtime::team::Team;
 use crate::runtime::State;
@@ -25,8 +25,8 @@ impl State {
     }
 
     /// The host team barrier after everything queued on `stream` has run.
-    pub(super) fn barrier_across_hosts(&self, team: i32, stream: CUstream, routine: &'static str) -> Result<()> {
-        cu(cuda::stream_synchronize(stream))?;
+    pub(super) fn barrier_across_hosts(&self, team: i32, stream: StreamHandle, routine: &'static str) -> Result<()> {
+        cu(cuda::stream_synchronize(stream.raw()))?;
         self.gpu_team_barrier_host(team, true, routine)
     }
 
@@ -41,7 +41,7 @@ impl State {
         dest: *mut u8,
         src: *const u8,
         nbytes: usize,
-        stream: CUstream,
+        stream: StreamHandle,
         routine: &'static str,
     ) -> Result<()> {
         self.barrier_across_hosts(team, stream, routine)?;
@@ -76,7 +76,7 @@ impl State {
         src: *const u8,
         n: usize,
         scatter: bool,
-        stream: CUstream,
+        stream: StreamHandle,
         routine: &'static str,
     ) -> Result<()> {
         self.barrier_across_hosts(team, stream, routine)?;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::{cu, GpuState};
 use crate::abi::RshmemDeviceTeam;
 use crate::cuda;
-use crate::error::{Error, ErrorKind, Result, UNNAMED};
+use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::barrier::{Caller, PeSet};
 use crate::runtime::team::{Split, Team, Triplet};
 use crate::runtime::State;
@@ -125,11 +125,10 @@ impl State {
     }
 
     /// The live team behind NVSHMEM handle `team`, or an error naming it.
-    pub fn gpu_team(&self, team: i32, routine: &'static str) -> Result<(usize, Arc<Team>)> {
+    pub fn gpu_team(&self, team: i32) -> Result<(usize, Arc<Team>)> {
         if team < 0 {
-            return Err(Error::new(
+            return Err(Error::of(
                 ErrorKind::NotMember,
-                routine,
                 format!("team {team} is NVSHMEM_TEAM_INVALID: this PE is not a member of it (a split gives non-members NVSHMEM_TEAM_INVALID) or it was never created"),
             ));
         }
@@ -161,7 +160,7 @@ impl State {
 
     /// nvshmem_team_split_strided in GPU mode.
     pub fn gpu_team_split_strided(&self, parent: i32, t: Triplet, num_contexts: i32, routine: &'static str) -> Result<Split> {
-        let (pid, p) = self.gpu_team(parent, routine)?;
+        let (pid, p) = self.gpu_team(parent)?;
         let split = self.team_split_strided(pid, &p, t, num_contexts, routine)?;
         self.gpu_publish_split(&split, routine)?;
         Ok(split)
@@ -169,7 +168,7 @@ impl State {
 
     /// nvshmem_team_split_2d in GPU mode.
     pub fn gpu_team_split_2d(&self, parent: i32, xrange: i32, xc: i32, yc: i32, routine: &'static str) -> Result<(Split, Split)> {
-        let (pid, p) = self.gpu_team(parent, routine)?;
+        let (pid, p) = self.gpu_team(parent)?;
         let (x, y) = self.team_split_2d(pid, &p, xrange, xc, yc, routine)?;
         self.gpu_publish_split(&x, routine)?;
         self.gpu_publish_split(&y, routine)?;
@@ -178,7 +177,7 @@ impl State {
 
     /// nvshmem_team_destroy: the predefined teams stay; others leave both tables.
     pub fn gpu_team_destroy(&self, team: i32) -> Result<()> {
-        let (id, _) = self.gpu_team(team, UNNAMED)?;
+        let (id, _) = self.gpu_team(team)?;
         if id < TEAMS_MIN {
             return Err(Error::invalid_value(format!(
                 "team {id} is a predefined team (handles below NVSHMEM_TEAMS_MIN = {TEAMS_MIN}); it cannot be destroyed"
@@ -207,7 +206,7 @@ impl State {
     /// nvshmem_barrier / nvshmem_team_sync on the host: (quiet, then) the CPU barrier over the
     /// team's PEs.
     pub fn gpu_team_barrier_host(&self, team: i32, quiet: bool, routine: &'static str) -> Result<()> {
-        let (_, t) = self.gpu_team(team, routine)?;
+        let (_, t) = self.gpu_team(team)?;
         if quiet {
             self.gpu_quiet()?;
         }
