@@ -98,13 +98,33 @@ RSHMEMI_DEV bool rshmemi_ll_fits(nvshmem_team_t team, size_t bytes_per_member, u
     return !rshmemi_remote_on() && team >= 0 && (unsigned)team < s.coll_ll_teams && bytes_per_member <= s.coll_ll_slot / 2 &&
            bytes_per_member <= max;
 }
+/* A reduction's crossover (bytes of the result per member): SYNC::ll_max, but a lone thread's
+ * is RSHMEMI_LL_REDUCE_THREAD_MAX: its other path has two barriers (4 x H200, int32 sum, one
+ * call, results/gpu-compare-2026-11-28c-h200x4: 2 PEs, reduce 32 B 4.93 us there, 3.57 here,
+ * NVSHMEM 4.86; reducescatter of 64 B 5.66 there, 3.56 here, NVSHMEM 4.59; 4 PEs, reduce 32 B
+ * 7.73 there, 7.28 here). 64 B is too much here (2 PEs: 6.54 vs 4.92 there; 4 PEs: 14.1 vs
+ * 7.7): a thread polls its units one after another. Its alltoall and fcollect, one barrier,
+ * keep SYNC::ll_max. Measurement builds may define the macro to compare crossovers. */
+#ifndef RSHMEMI_LL_REDUCE_THREAD_MAX
+#define RSHMEMI_LL_REDUCE_THREAD_MAX 32
+#endif
+template <typename SYNC>
+struct rshmemi_ll_reduce_max {
+    static const unsigned value = SYNC::ll_max;
+};
+template <>
+struct rshmemi_ll_reduce_max<rshmemi_no_sync> {
+    static const unsigned value = RSHMEMI_LL_REDUCE_THREAD_MAX;
+};
 /* A reducescatter's crossover: SYNC::ll_max per other member where SYNC::ll_rs_per_member (a
  * lone thread: its other path has two barriers, which cost more with every member; 4 x H100, 4
  * PEs, 32 B per member: 7.3 us here, 9.2 us there. Alltoall and fcollect, one barrier, stay on
- * theirs: 4.0-4.4 us there, 7.4 us here). */
+ * theirs: 4.0-4.4 us there, 7.4 us here), and at least the reduction's crossover. */
 template <typename SYNC>
 RSHMEMI_DEV unsigned rshmemi_ll_rs_max(const rshmemi_team &t) {
-    return SYNC::ll_rs_per_member && t.size > 2 ? SYNC::ll_max * (unsigned)(t.size - 1) : SYNC::ll_max;
+    const unsigned least = rshmemi_ll_reduce_max<SYNC>::value;
+    const unsigned per_member = SYNC::ll_rs_per_member && t.size > 2 ? SYNC::ll_max * (unsigned)(t.size - 1) : 0;
+    return per_member > least ? per_member : least;
 }
 RSHMEMI_DEV volatile unsigned long long *rshmemi_ll_calls(nvshmem_team_t team, int family) {
     return (volatile unsigned long long *)RSHMEMI_STATE.coll_calls + 2 * team + family;
@@ -598,7 +618,7 @@ RSHMEMI_DEV void rshmemi_reduce(nvshmem_team_t team, const rshmemi_team &t, T *d
     const size_t bytes = n * sizeof(T);
     if (dest != source && rshmemi_overlap(dest, bytes, source, bytes))
         rshmemi_coll_misuse(who, "dest and source overlap without being the same array");
-    if (sizeof(T) <= 8 && rshmemi_ll_fits<SYNC>(team, bytes)) {
+    if (sizeof(T) <= 8 && rshmemi_ll_fits<SYNC>(team, bytes, rshmemi_ll_reduce_max<SYNC>::value)) {
         unsigned long long call = rshmemi_ll_begin(team, RSHMEMI_LL_EXCHANGE, g, sync);
         rshmemi_ll_send<SYNC::ll_batch>(t, team, RSHMEMI_LL_EXCHANGE, call, (const char *)source, 0, bytes, g);
         sync(); /* sent before dest (which may be the source) is written */

@@ -4,8 +4,8 @@
  * of the call before) is taken for this call's data. One kernel of one thread per PE, ROUNDS
  * rounds: every round each PE rewrites its whole source with values of that round, then calls
  * nvshmem_int_sum_reducescatter and nvshmem_int_max_reduce (thread scope), and checks every
- * element against the round's sum / max. Sizes per member: 16 B and 32 B (the mailbox path:
- * both at 4 PEs, 16 B at 2), 128 B and 2 KiB (the direct path; the rows measured against
+ * element against the round's sum / max. Sizes per member: 16 B and 32 B (the mailbox path,
+ * at 2 and 4 PEs), 128 B and 2 KiB (the direct path; the rows measured against
  * NVSHMEM), 6000 B (a tail that is not a whole 16-byte word) and 16 KiB. Written for an L1 prefetch of the members' shares that
  * was measured and dropped (results/gpu-compare-2026-11-27g-rows): a faster path for these
  * rows must keep passing it. */
