@@ -5,7 +5,8 @@
  * Here, with and without it: allocations that take the chunk mapped ahead (256 MiB after init,
  * then 512 MiB more) hold what the neighbour's kernel writes
  * at their ends, and a block that frees and reallocates there too, and a last 512 MiB that takes
- * the chunk whose mapping started after the previous allocation's closing barrier. Prints each allocation's time
+ * the chunk whose mapping started after the previous allocation's closing barrier, and 1536 MiB
+ * past that chunk (mapped now beside the spare chunk the background thread created). Prints each allocation's time
  * and nvshmem_init's on PE 0 (right after init, after a pause that lets the background mapping finish, and the
  * growth after that); the data checks are the test, the times the measurement (issue 20). */
 #include <stdint.h>
@@ -69,10 +70,18 @@ static void run(const char *ahead, int pause_ms) {
     double td = timed_malloc(&d, 512 * mib);
     CHECK(d != NULL, "nvshmem_malloc(512 MiB) past the last growth with RSHMEM_HEAP_MAP_AHEAD=%s", ahead);
     check_end(d, 512 * mib, 400);
+    /* Past the chunk mapped ahead: 1 GiB of it is mapped now, beside the spare chunk the
+     * background thread made for the one after. */
+    void *e = NULL;
+    double te = timed_malloc(&e, 1536 * mib);
+    CHECK(e != NULL, "nvshmem_malloc(1536 MiB) past the chunk mapped ahead with RSHMEM_HEAP_MAP_AHEAD=%s", ahead);
+    check_end(e, 1536 * mib, 500);
+    check_end(d, 512 * mib, 600);
     if (nvshmem_my_pe() == 0)
         printf("heap_ahead: RSHMEM_HEAP_MAP_AHEAD=%s, pause %d ms, %d PEs: init %.1f ms, malloc 256 MiB %.3f ms, then 512 MiB "
-               "%.3f ms, 128 MiB in freed space %.3f ms, 512 MiB more %.3f ms\n",
-               ahead, pause_ms, nvshmem_n_pes(), tinit, ta, tb, tc, td);
+               "%.3f ms, 128 MiB in freed space %.3f ms, 512 MiB more %.3f ms, 1536 MiB more %.3f ms\n",
+               ahead, pause_ms, nvshmem_n_pes(), tinit, ta, tb, tc, td, te);
+    nvshmem_free(e);
     nvshmem_free(d);
     nvshmem_free(c);
     nvshmem_free(b);
