@@ -131,6 +131,17 @@ pub(super) fn nap_after(waited: Duration) -> Duration {
     (waited / 4).clamp(Duration::from_micros(10), Duration::from_millis(1))
 }
 
+/// Rounds of a wait that polls between two of its pauses (`Inner::pace`).
+const PACE: u32 = 64;
+/// The same for a wait for replies (reads, fetching atomics): each round. Those replies come
+/// only once the target's provider is driven, and on a host with fewer cores than busy PEs
+/// (three 1-PE hosts on 2 cores) the target may be queued behind this very PE: a wait that
+/// polled 64 rounds (each several system calls on tcp;ofi_rxm) before yielding held it off
+/// that long. With a yield each round (and targets kept hot: `Fabric::progress`), 8-byte
+/// puts to 2 PEs + one quiet took 28-34 µs instead of 50-93 (results/net-2026-11-28c-multi/);
+/// alone on its core a yield costs about 1 µs.
+const REPLY_PACE: u32 = 1;
+
 #[derive(Clone, Copy)]
 enum Class {
     Writes,
@@ -241,6 +252,10 @@ impl Inner {
         }
         let start = Instant::now();
         let mut rounds = 0u32;
+        let every = match c {
+            Class::Reads => REPLY_PACE,
+            Class::Writes => PACE,
+        };
         let _driving = self.driver();
         loop {
             // SAFETY: the counter is open; reading it also drives manual progress.
@@ -264,7 +279,7 @@ impl Inner {
             if let Some(m) = self.failure() {
                 return Err(error(m));
             }
-            if let Some(waited) = self.pace(&mut rounds, start, spin) {
+            if let Some(waited) = self.pace(&mut rounds, every, start, spin) {
                 return Err(self.incomplete(&format!("{} {what} posted", want - done), waited));
             }
         }
@@ -281,15 +296,15 @@ impl Inner {
         ))
     }
 
-    /// Paces a wait that polls: every 64th round, once the wait has lasted `spin`, pauses
+    /// Paces a wait that polls: every `every`th round, once the wait has lasted `spin`, pauses
     /// (`Inner::pause`: yields while the endpoint is hot, else sleeps until the provider has
     /// work, for a quarter of the wait so far, at most 1 ms), and before that yields. A quick
     /// reply is caught by polling; a slow one is waited for in the kernel, leaving the core to
     /// whoever has to produce it. Returns how long the wait has lasted once that is past the
     /// timeout.
-    fn pace(&self, rounds: &mut u32, start: Instant, spin: Duration) -> Option<Duration> {
+    fn pace(&self, rounds: &mut u32, every: u32, start: Instant, spin: Duration) -> Option<Duration> {
         *rounds += 1;
-        if !rounds.is_multiple_of(64) {
+        if !rounds.is_multiple_of(every) {
             return None;
         }
         let waited = start.elapsed();
@@ -320,7 +335,7 @@ impl Inner {
             if let Some(m) = self.failure() {
                 return Err(error(m));
             }
-            if let Some(waited) = self.pace(&mut rounds, start, SPIN_BEFORE_BLOCKING) {
+            if let Some(waited) = self.pace(&mut rounds, PACE, start, SPIN_BEFORE_BLOCKING) {
                 return Err(self.incomplete("a staging buffer's write", waited));
             }
         }
@@ -369,7 +384,7 @@ impl Inner {
             if let Some(m) = self.failure() {
                 return Err(error(m));
             }
-            if let Some(waited) = self.pace(&mut rounds, since, SPIN_BEFORE_BLOCKING) {
+            if let Some(waited) = self.pace(&mut rounds, PACE, since, SPIN_BEFORE_BLOCKING) {
                 return Err(self.stuck_posting(what, waited));
             }
         }
@@ -665,6 +680,11 @@ impl Fabric {
         inner.arrived();
         inner.poll();
         inner.pause(block);
+        // Looked at again before the provider is driven: a request that arrived during the
+        // pause and is served by the poll below keeps this PE hot too. Without this look a
+        // PE whose requests were all read by this poll went idle after `HOT` although it
+        // served one every few tens of µs, and slept (results/net-2026-11-28c-multi/).
+        inner.arrived();
         inner.poll();
     }
 
