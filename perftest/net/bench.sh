@@ -51,6 +51,13 @@ build_with() {
         # shellcheck disable=SC2046
         cc "${FLAGS[@]}" $($pc --cflags rshmem) "$HERE/$prog.c" -o "$WORK/$prog$2" $($pc --libs rshmem) \
             -Wl,-rpath,"$($pc --variable=libdir rshmem)" || echo "perftest/net/bench.sh: $prog did not build against $1" >&2
+        # A copied install keeps the pkg-config file of where it was made: its column would
+        # time that other library (an A/B of one build against itself).
+        if [ -x "$WORK/$prog$2" ] && ! ldd "$WORK/$prog$2" | grep -q "librshmem.so.0 => $1/"; then
+            echo "perftest/net/bench.sh: $prog$2 loads $(ldd "$WORK/$prog$2" | sed -n 's/.*librshmem.so.0 => \([^ ]*\).*/\1/p'), not the librshmem under $1:" \
+                "$1/lib/pkgconfig/rshmem.pc names another prefix (a copied install?). Fix: make install PREFIX=$1" >&2
+            exit 1
+        fi
     done
 }
 build_with "$STAGE" ""
