@@ -199,6 +199,24 @@ impl Reaction for StatusCode {
     }
 }
 
+/// `=> ValueOnError<V>`: an `int` query whose header documents the value `V` for "unknown"
+/// (rshmem_pes_on_my_gpu: 1): the body's value, or after a warning naming the routine, `V`.
+pub struct ValueOnError<const V: c_int>;
+
+impl<const V: c_int> Reaction for ValueOnError<V> {
+    type Value = c_int;
+    type Out = c_int;
+    #[inline(always)]
+    fn ok(v: c_int) -> c_int {
+        v
+    }
+    #[inline(always)]
+    fn failed(e: Error) -> c_int {
+        warned(&e);
+        V
+    }
+}
+
 // The pointer reactions: the pointer, or NULL once `$report` has said why.
 macro_rules! null_after {
     ($(#[$doc:meta])* $name:ident, $report:path) => {
@@ -343,6 +361,10 @@ mod tests {
         }
         assert_eq!((status(false), status(true)), (0, RshmemStatus::ErrorOutOfMemory as c_int));
         assert_eq!(ffi_boundary!(nvshmem_test => StatusCode, || Ok(42)), 42);
+        fn share(torn: bool) -> c_int {
+            ffi_boundary!(rshmem_pes_on_my_gpu => ValueOnError<1>, || if torn { panic!("share table torn") } else { Ok(3) })
+        }
+        assert_eq!((share(false), share(true)), (3, 1), "a panic gives the documented value");
         let mut word = 7u64;
         let p: *mut u64 = &mut word;
         assert_eq!(ffi_boundary!(nvshmem_test => NullOnError<_>, || Ok(p)), p);

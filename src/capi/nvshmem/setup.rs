@@ -9,7 +9,7 @@ use crate::abi::{
     RshmemInitAttr, RshmemUniqueId, RSHMEM_INIT_WITH_MPI_COMM, RSHMEM_INIT_WITH_SHMEM, RSHMEM_INIT_WITH_UNIQUEID, RSHMEM_UNIQUEID_BYTES,
 };
 use crate::bootstrap::uid::{self, UidStar};
-use crate::capi::{ffi_boundary, Status};
+use crate::capi::{ffi_boundary, Status, ValueOnError};
 use crate::error::{Error, Result};
 use crate::runtime::{self, InitOptions, THREAD_MULTIPLE};
 
@@ -338,8 +338,9 @@ pub extern "C" fn rshmem_gpu_memory_usage(
 /// grid-size query shares the GPU's resident blocks among them.
 #[no_mangle]
 pub extern "C" fn rshmem_pes_on_my_gpu() -> c_int {
-    // Before init (or on any failure) the answer is 1, silently: the body keeps its errors.
-    ffi_boundary!(rshmem_pes_on_my_gpu, || {
+    // Before init the answer is 1, silently (the body keeps that error); a panic warns and
+    // gives the same documented 1 instead of ending the job.
+    ffi_boundary!(rshmem_pes_on_my_gpu => ValueOnError<1>, || {
         let share = runtime::state().and_then(|st| st.gpu().map(|g| g.gpu_share));
         Ok(share.map_or(1, |n| n.max(1) as c_int))
     })
@@ -359,6 +360,11 @@ mod tests {
         minor = -1;
         nvshmem_info_get_version(None, Some(&mut minor));
         assert_eq!(minor, -1, "with one pointer NULL nothing is written");
+    }
+
+    #[test]
+    fn pes_on_my_gpu_is_one_before_init() {
+        assert_eq!(rshmem_pes_on_my_gpu(), 1);
     }
 
     #[test]
