@@ -10,25 +10,18 @@
 //!
 //! Mapping is the slow step (cuMemMap + cuMemSetAccess of every local PE's chunk: ~18 ms for
 //! 512 MiB at 2 PEs on H100, serialised by the driver across processes). So init maps one chunk
-//! (`ahead` bytes, one CUMEM_GRANULARITY) beyond the runtime area before it returns, and init
-//! and each growth also exchange the *next* chunk's descriptors, which a background thread maps
-//! while the program runs (started once the allocation is over on every PE, `start_ahead`:
-//! started inside the growth, it slowed the other PEs' mapping of what was needed now). That
-//! thread then creates and exports this PE's memory for the chunk after (a `Spare`), so the
-//! growth that takes the mapped chunk neither maps, creates nor exports: it waits for the thread
-//! (if still busy), exchanges the spare's descriptor and publishes the chunk (4 x H100, session
-//! 20: create 1.3 ms + export and exchange 5.2 ms + map 2 ms of an 8.4 ms nvshmem_malloc(1 GiB)
-//! growth against NVSHMEM's 4.4). The price is up to two chunks of GPU memory held ahead of need
-//! (one mapped, one created; RSHMEM_HEAP_MAP_AHEAD=0: none, every growth maps on demand).
-//! Init maps its first chunk itself, as NVSHMEM maps its heap at init: mapped in the background,
-//! it held up the program's first allocation (4 x H100, 4 PEs: nvshmem_malloc(256 MiB) right
-//! after init waited 4.5 ms for it) and, contending for the driver, its first barrier and
-//! collectives; the chunk init plans after it starts mapping at the first allocation's end.
-//! A chunk being mapped stays pending until the growth that takes it (before session 21 the
-//! next allocation's or free's end dropped it, unmapped, and that growth mapped on demand).
+//! (`ahead` bytes, one CUMEM_GRANULARITY) beyond the runtime area before it returns, and each
+//! growth also creates and exchanges the *next* chunk and a background thread maps it while the
+//! program runs (started once the allocation is over on every PE, `start_ahead`: started inside
+//! the growth, it slowed the other PEs' mapping of what was needed now); the growth after that
+//! only waits for that thread (if it is still busy) and publishes the chunk. The price is one
+//! chunk of GPU memory held ahead of need (RSHMEM_HEAP_MAP_AHEAD=0: none, every growth maps on
+//! demand). Init maps its chunk itself, as NVSHMEM maps its heap at init: mapped in the
+//! background, it held up the program's first allocation (4 x H100, 4 PEs: nvshmem_malloc(256
+//! MiB) right after init waited 4.5 ms for it) and, contending for the driver, its first barrier
+//! and collectives.
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::mpsc::{channel, Receiver, SendError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -75,77 +68,10 @@ enum AheadState {
     /// starts once every PE has left the allocation (`start_ahead`), so that this mapping does
     /// not compete for the driver with the other PEs' mapping of the memory needed now.
     Planned(Plan),
-    /// Being mapped by the heap's worker thread, which then creates and exports this PE's chunk
-    /// after it (`Spare`); the answer comes here.
-    Running(Receiver<Done>),
-}
-
-/// What the worker answers for one chunk: its mapping, and the spare chunk after it.
-type Done = (Mapped, Option<Spare>);
-
-/// One chunk for the worker to map, and the size of the spare to make after it (0: none).
-struct Job {
-    plan: Plan,
-    bytes: usize,
-    spare: usize,
-    answer: Sender<Done>,
-}
-
-/// The thread that maps chunks ahead of need, started at init (a thread started by the
-/// allocation that needs it cost that allocation ~0.1 ms, 5x NVSHMEM's whole
-/// nvshmem_malloc(256 MiB) on H200); it keeps the context current and waits for jobs.
-struct Worker {
-    jobs: Option<Sender<Job>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Worker {
-    fn start(device: Device, me: usize) -> Option<Worker> {
-        let (jobs, queue) = channel::<Job>();
-        let thread = std::thread::Builder::new()
-            .name("rshmem-heap-ahead".into())
-            .spawn(move || {
-                // The driver's memory calls want a context current on the calling thread.
-                let ctx = PrimaryContext::retain(device).and_then(|c| c.make_current().map(|_| c));
-                for job in queue {
-                    let done = match &ctx {
-                        Err(e) => (Err((me, e.clone())), None),
-                        Ok(_) => {
-                            let mapped = map_all(job.plan, job.bytes, device);
-                            // Without memory (or a descriptor) for it, the growth creates the
-                            // chunk itself.
-                            let spare = (mapped.is_ok() && job.spare > 0)
-                                .then(|| {
-                                    PhysMem::create(device, job.spare).and_then(|mem| mem.export_fd().map(|fd| Spare { mem, fd })).ok()
-                                })
-                                .flatten();
-                            (mapped, spare)
-                        }
-                    };
-                    let _ = job.answer.send(done);
-                }
-            })
-            .ok()?;
-        Some(Worker { jobs: Some(jobs), thread: Some(thread) })
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.jobs = None; // the thread's queue ends
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// This PE's memory for the chunk after the one mapped ahead, created and exported by the
-/// thread that mapped that one, so that the growth which plans it ahead only exchanges the
-/// descriptor (creating and exporting took 1.3 and ~2 ms of a 4-PE growth's 8.4 on H100, more
-/// than NVSHMEM's whole growth's share). Released unused when that growth plans another size.
-struct Spare {
-    mem: PhysMem,
-    fd: OwnedFd,
+    /// Being mapped by a background thread.
+    Running(JoinHandle<Mapped>),
+    /// No thread could be started: why.
+    NoThread(String),
 }
 
 /// How many bytes a growth to `want` maps now and how many it maps ahead, when `mapped` bytes
@@ -167,10 +93,8 @@ pub fn growth_plan(mapped: usize, pending: usize, want: usize, stride: usize, gr
 pub struct GpuHeap {
     /// Chunks of every PE's heap (ours included), in mapping order.
     chunks: Vec<Chunk>,
-    /// The chunk being mapped ahead of need (taken by the next growth; waited for on drop).
+    /// The chunk being mapped ahead of need (taken by the next growth; joined on drop).
     pending: Option<Ahead>,
-    /// Maps `pending` in the background (None: no thread, or nothing is mapped ahead).
-    worker: Option<Worker>,
     /// Declared after `chunks`, so the window is freed only once everything in it is unmapped.
     window: VaRange,
     pub stride: usize,
@@ -218,24 +142,19 @@ impl GpuHeap {
         let mut heap = GpuHeap {
             chunks: Vec::new(),
             pending: None,
-            worker: None,
             window,
             stride,
             npes,
             me: boot.rank(),
             mapped: 0,
             granularity,
-            ahead,
+            ahead: 0,
             device,
             local,
             broken: None,
         };
-        // Maps the runtime area and the first chunk, and plans (creates and exchanges, does not
-        // map) the chunk after it, which the first allocation's end starts mapping.
         heap.grow(boot, init_extent(initial, ahead, stride)).map_err(|e| e.in_routine(routine))?;
-        if ahead > 0 {
-            heap.worker = Worker::start(device, heap.me);
-        }
+        heap.ahead = ahead;
         Ok(heap)
     }
 
@@ -281,20 +200,14 @@ impl GpuHeap {
         let (now, next) = growth_plan(self.mapped, pending, want, self.stride, self.granularity, self.ahead);
         // The chunk mapped ahead comes first (it lies at the heap's end); its thread has
         // usually finished by now.
-        let mut spare = None;
         let adopted = match self.pending.take() {
             None => Ok(Duration::ZERO),
             Some(a) => {
                 let mapped = match a.state {
                     // Not started (no allocation's end came between): mapped here, now.
                     AheadState::Planned(plan) => Ok(map_all(plan, a.bytes, self.device)),
-                    AheadState::Running(answer) => match answer.recv() {
-                        Ok((mapped, made)) => {
-                            spare = made;
-                            Ok(mapped)
-                        }
-                        Err(_) => Err("the thread mapping the GPU heap ahead of need ended without an answer".to_string()),
-                    },
+                    AheadState::Running(t) => t.join().map_err(|_| "the thread mapping the GPU heap ahead of need panicked".to_string()),
+                    AheadState::NoThread(why) => Err(why),
                 };
                 match mapped {
                     Ok(Ok((chunks, took))) => {
@@ -310,12 +223,7 @@ impl GpuHeap {
         let waited = t0.elapsed();
         let t1 = Instant::now();
         let own_now = (now > 0).then(|| PhysMem::create(self.device, now));
-        // The chunk ahead: the spare the last background thread made, when it has that size.
-        let spare = spare.filter(|s| next > 0 && s.mem.size == next);
-        let (own_next, mut next_fd) = match spare {
-            Some(Spare { mem, fd }) => (Some(Ok(mem)), Some(fd)),
-            None => ((next > 0).then(|| PhysMem::create(self.device, next)), None),
-        };
+        let own_next = (next > 0).then(|| PhysMem::create(self.device, next));
         let created = t1.elapsed();
         // Every PE learns whether every PE took its chunk ahead and got its memory, so that all
         // of them give up together (the heap stays as it was) instead of some waiting for the
@@ -351,14 +259,8 @@ impl GpuHeap {
         }
         let t2 = Instant::now();
         let mut fds = Vec::new();
-        if let Some(m) = &own_now {
+        for m in own_now.iter().chain(own_next.iter()) {
             fds.push(m.export_fd().map_err(|e| e.into_error(UNNAMED))?);
-        }
-        if let Some(m) = &own_next {
-            fds.push(match next_fd.take() {
-                Some(fd) => fd,
-                None => m.export_fd().map_err(|e| e.into_error(UNNAMED))?,
-            });
         }
         let raw: Vec<_> = fds.iter().map(|f| f.as_raw_fd()).collect();
         let all = boot.allgather_fds(&raw).map_err(|e| e.in_routine(UNNAMED))?;
@@ -407,26 +309,23 @@ impl GpuHeap {
     /// inside the growth, the thread's cuMemMap/cuMemSetAccess calls competed (the driver
     /// serialises them across processes) with the other PEs' mapping of the memory needed now,
     /// and so slowed the allocation itself.
-    /// The thread then creates and exports this PE's memory for the chunk after it (a `Spare`),
-    /// so that the growth which takes the mapped chunk only exchanges the next one's descriptor.
     pub fn start_ahead(&mut self) {
-        // Only a planned chunk: one being mapped stays pending until the growth that takes it.
-        let Some(jobs) = self.worker.as_ref().and_then(|w| w.jobs.as_ref()) else {
-            return;
-        };
-        if !matches!(self.pending, Some(Ahead { state: AheadState::Planned(_), .. })) {
-            return;
-        }
         let Some(Ahead { bytes, state: AheadState::Planned(plan) }) = self.pending.take() else {
             return;
         };
-        // The spare: the same size, when the heap's address space has room for another chunk.
-        let spare = if self.mapped + 2 * bytes <= self.stride { bytes } else { 0 };
-        let (answer, done) = channel();
-        let state = match jobs.send(Job { plan, bytes, spare, answer }) {
-            Ok(()) => AheadState::Running(done),
-            // No worker any more: the next growth maps it itself.
-            Err(SendError(job)) => AheadState::Planned(job.plan),
+        let device = self.device;
+        let me = self.me;
+        let spawned = std::thread::Builder::new().name("rshmem-heap-ahead".into()).spawn(move || {
+            // The driver's memory calls want a context current on the calling thread.
+            let ctx = PrimaryContext::retain(device).map_err(|e| (me, e))?;
+            ctx.make_current().map_err(|e| (me, e))?;
+            map_all(plan, bytes, device)
+        });
+        // Without a thread the chunks are released again (the plan is dropped with the
+        // closure), and the next growth fails on every PE together (see `grow`).
+        let state = match spawned {
+            Ok(t) => AheadState::Running(t),
+            Err(e) => AheadState::NoThread(format!("no thread to map {bytes} bytes of the GPU heap ahead of need: {e}")),
         };
         self.pending = Some(Ahead { bytes, state });
     }
@@ -456,10 +355,9 @@ impl Drop for GpuHeap {
     fn drop(&mut self) {
         // The background mapping must end before the window it maps into is freed; its chunks
         // are then unmapped and released here.
-        if let Some(Ahead { state: AheadState::Running(done), .. }) = self.pending.take() {
-            drop(done.recv());
+        if let Some(Ahead { state: AheadState::Running(t), .. }) = self.pending.take() {
+            drop(t.join());
         }
-        self.worker = None;
     }
 }
 
@@ -518,10 +416,8 @@ mod tests {
     fn init_maps_the_runtime_area_and_one_chunk_ahead_itself() {
         // Mapped before init returns (its growth runs with nothing ahead), so that
         // nvshmem_malloc(256 MiB) after init finds it mapped and grows nothing.
-        // It also plans the chunk after that (exchanged, not mapped), so that the first growth
-        // (nvshmem_malloc(1 GiB) after it) finds its memory exchanged and mapped.
         assert_eq!(init_extent(G, CHUNK, STRIDE), G + CHUNK);
-        assert_eq!(growth_plan(0, 0, init_extent(G, CHUNK, STRIDE), STRIDE, G, CHUNK), (G + CHUNK, CHUNK));
+        assert_eq!(growth_plan(0, 0, init_extent(G, CHUNK, STRIDE), STRIDE, G, 0), (G + CHUNK, 0));
         assert_eq!(init_extent(G, 0, STRIDE), G, "RSHMEM_HEAP_MAP_AHEAD=0: nothing ahead");
     }
 
@@ -530,7 +426,6 @@ mod tests {
         // A heap smaller than a chunk (NVSHMEM_SYMMETRIC_SIZE=512 KiB): all of it, no more.
         assert_eq!(init_extent(G, CHUNK, 4 * G), 4 * G);
         assert_eq!(init_extent(G, CHUNK, G), G);
-        assert_eq!(growth_plan(0, 0, init_extent(G, CHUNK, 4 * G), 4 * G, G, CHUNK), (4 * G, 0), "nothing planned past it");
     }
 
     #[test]
