@@ -39,7 +39,7 @@ pub mod proxy;
 mod team;
 mod user_buffer;
 
-pub use coll::Gather;
+pub use coll::{Gather, GatherCall, ReduceCall};
 pub use team::{MAX_DEVICE_TEAMS, TEAMS_MIN};
 
 use std::ffi::{c_int, CStr};

@@ -9,7 +9,7 @@ use std::ffi::{c_int, c_void};
 use crate::capi::{ffi_boundary, Status};
 use crate::cuda::coll::{Kind, RedOp};
 use crate::cuda::{CUstream, StreamHandle};
-use crate::runtime::gpu::Gather;
+use crate::runtime::gpu::{Gather, GatherCall, ReduceCall};
 
 /// The stream a C caller passed to an `_on_stream` routine.
 pub(crate) fn user_stream(stream: CUstream) -> StreamHandle {
@@ -56,7 +56,9 @@ fn gather(
 ) -> crate::error::Result<()> {
     let st = crate::runtime::state()?;
     let bytes = crate::runtime::rma::bytes(nelem, elem)?;
-    let run = |s: StreamHandle| st.gpu_gather_on_stream(team, what, dest.cast(), src.cast(), bytes, elem, s, routine);
+    let run = |s: StreamHandle| {
+        st.gpu_gather_on_stream(team, GatherCall { what, dest: dest.cast(), src: src.cast(), nbytes: bytes, elem }, s, routine)
+    };
     match stream {
         Some(s) => run(user_stream(s)),
         None => st.gpu_blocking(run),
@@ -137,7 +139,9 @@ fn reduce(
     stream: Option<CUstream>,
 ) -> crate::error::Result<()> {
     let st = crate::runtime::state()?;
-    let run = |s: StreamHandle| st.gpu_reduce_on_stream(team, op, kind, dest.cast(), src.cast(), n, scatter, s, routine);
+    let run = |s: StreamHandle| {
+        st.gpu_reduce_on_stream(team, ReduceCall { op, kind, dest: dest.cast(), src: src.cast(), n, scatter }, s, routine)
+    };
     match stream {
         Some(s) => run(user_stream(s)),
         None => st.gpu_blocking(run),

@@ -103,6 +103,29 @@ pub enum Gather {
     Alltoall,
 }
 
+/// One broadcast / fcollect / alltoall: `nbytes` per member block of elements of `elem` bytes,
+/// from `src` to `dest` (symmetric addresses of the caller's).
+#[derive(Clone, Copy, Debug)]
+pub struct GatherCall {
+    pub what: Gather,
+    pub dest: *mut u8,
+    pub src: *const u8,
+    pub nbytes: usize,
+    pub elem: usize,
+}
+
+/// One OP reduction of `n` elements of `kind` from `src` into `dest` (symmetric addresses of
+/// the caller's); `scatter`: a reduce-scatter (the source holds `n` per member).
+#[derive(Clone, Copy, Debug)]
+pub struct ReduceCall {
+    pub op: RedOp,
+    pub kind: Kind,
+    pub dest: *mut u8,
+    pub src: *const u8,
+    pub n: usize,
+    pub scatter: bool,
+}
+
 fn overlaps(a: u64, alen: usize, b: u64, blen: usize) -> bool {
     a < b + blen as u64 && b < a + alen as u64
 }
@@ -248,18 +271,8 @@ impl State {
     }
 
     /// broadcast / fcollect / alltoall of `nbytes` per member block, ordered on `stream`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn gpu_gather_on_stream(
-        &self,
-        team: i32,
-        what: Gather,
-        dest: *mut u8,
-        src: *const u8,
-        nbytes: usize,
-        elem: usize,
-        stream: StreamHandle,
-        routine: &'static str,
-    ) -> Result<()> {
+    pub fn gpu_gather_on_stream(&self, team: i32, call: GatherCall, stream: StreamHandle, routine: &'static str) -> Result<()> {
+        let GatherCall { what, dest, src, nbytes, elem } = call;
         let (_, t) = self.gpu_team(team)?;
         let n = t.set.size;
         let (dest_len, src_len, only) = match what {
@@ -288,7 +301,7 @@ impl State {
             return Err(Error::invalid_value("dest and source overlap; they must be separate arrays"));
         }
         if self.team_spans_hosts(&t) {
-            return self.gather_across_hosts(team, &t, what, dest, src, nbytes, stream, routine);
+            return self.gather_across_hosts(team, &t, call, stream, routine);
         }
         let g = self.gpu()?;
         if g.ll_fits(team, nbytes) {
@@ -334,19 +347,8 @@ impl State {
 
     /// OP reduction (or reduce-scatter) of `n` elements of `kind` over `team`, ordered on
     /// `stream`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn gpu_reduce_on_stream(
-        &self,
-        team: i32,
-        op: RedOp,
-        kind: Kind,
-        dest: *mut u8,
-        src: *const u8,
-        n: usize,
-        scatter: bool,
-        stream: StreamHandle,
-        routine: &'static str,
-    ) -> Result<()> {
+    pub fn gpu_reduce_on_stream(&self, team: i32, call: ReduceCall, stream: StreamHandle, routine: &'static str) -> Result<()> {
+        let ReduceCall { op, kind, dest, src, n, scatter } = call;
         let (_, t) = self.gpu_team(team)?;
         if !kind.supports(op) {
             return Err(Error::invalid_value(format!("{} is not defined for floating-point types", op.name())));
@@ -368,7 +370,7 @@ impl State {
             }));
         }
         if self.team_spans_hosts(&t) {
-            return self.reduce_across_hosts(team, &t, op, kind, dest, src, n, scatter, stream, routine);
+            return self.reduce_across_hosts(team, &t, call, stream, routine);
         }
         // In place: small ones stage their source (two steps, one block), larger ones take
         // two phases; large ones on more than two PEs are pushed.

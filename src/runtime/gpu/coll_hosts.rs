@@ -9,7 +9,7 @@
 //! Simple and slow (every byte crosses the host); the hierarchical form (NVLink inside a host,
 //! the network once between hosts) is future work.
 
-use super::coll::Gather;
+use super::coll::{Gather, GatherCall, ReduceCall};
 use super::cu;
 use super::host_rma::{HostOp, When};
 use crate::cuda::coll::{Kind, RedOp};
@@ -32,18 +32,15 @@ impl State {
 
     /// broadcast / fcollect / alltoall of `nbytes` per member (dest and source checked by the
     /// caller), each member pushing its part.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn gather_across_hosts(
         &self,
         team: i32,
         t: &Team,
-        what: Gather,
-        dest: *mut u8,
-        src: *const u8,
-        nbytes: usize,
+        call: GatherCall,
         stream: StreamHandle,
         routine: &'static str,
     ) -> Result<()> {
+        let GatherCall { what, dest, src, nbytes, .. } = call;
         self.barrier_across_hosts(team, stream, routine)?;
         let me = t.my_index;
         for k in 0..t.set.size {
@@ -65,20 +62,15 @@ impl State {
 
     /// OP reduction (`scatter`: reduce-scatter) of `n` elements of `kind` (arguments checked by
     /// the caller).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn reduce_across_hosts(
         &self,
         team: i32,
         t: &Team,
-        op: RedOp,
-        kind: Kind,
-        dest: *mut u8,
-        src: *const u8,
-        n: usize,
-        scatter: bool,
+        call: ReduceCall,
         stream: StreamHandle,
         routine: &'static str,
     ) -> Result<()> {
+        let ReduceCall { op, kind, dest, src, n, scatter } = call;
         self.barrier_across_hosts(team, stream, routine)?;
         let bytes = n * kind.size();
         let from = src.wrapping_add(if scatter { t.my_index * bytes } else { 0 });
