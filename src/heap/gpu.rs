@@ -254,7 +254,7 @@ impl GpuHeap {
         // Memory for the chunk ahead is optional: without it on every PE, none is mapped ahead.
         let own_next = if short(2).is_none() { own_next.and_then(|m| m.ok()) } else { None };
         if now == 0 && own_next.is_none() {
-            self.log_growth(0, waited, adopted.unwrap_or_default(), created, Duration::ZERO, Duration::ZERO);
+            self.log_growth(0, waited, adopted.unwrap_or_default(), created, [Duration::ZERO; 3], Duration::ZERO);
             return Ok(());
         }
         let t2 = Instant::now();
@@ -262,10 +262,14 @@ impl GpuHeap {
         for m in own_now.iter().chain(own_next.iter()) {
             fds.push(m.export_fd().map_err(|e| e.into_error(UNNAMED))?);
         }
+        let exported = t2.elapsed();
         let raw: Vec<_> = fds.iter().map(|f| f.as_raw_fd()).collect();
         let all = boot.allgather_fds(&raw).map_err(|e| e.in_routine(UNNAMED))?;
+        let t_close = Instant::now();
         drop(fds);
-        let exchanged = t2.elapsed();
+        // Export, exchange and close apart: together they took a fixed ~1.5 ms per growth on
+        // 2 x H200 while the bootstrap's exchange alone takes ~20 us (results/gpu-compare-2026-11-28d-rows).
+        let split = [exported, t_close - t2 - exported, t_close.elapsed()];
         // Each local PE's descriptors: the chunk of now first (if any), then the one ahead.
         let next = if own_next.is_some() { next } else { 0 };
         let mut plans: [Plan; 2] = [Vec::new(), Vec::new()];
@@ -300,7 +304,7 @@ impl GpuHeap {
             // growth if nothing starts it before.
             self.pending = Some(Ahead { bytes: next, state: AheadState::Planned(plan_next) });
         }
-        self.log_growth(now, waited, adopted.unwrap_or_default(), created, exchanged, mapped_now);
+        self.log_growth(now, waited, adopted.unwrap_or_default(), created, split, mapped_now);
         Ok(())
     }
 
@@ -331,16 +335,20 @@ impl GpuHeap {
     }
 
     /// Where a growth's time goes (NVSHMEM_DEBUG=INFO).
-    fn log_growth(&self, now: usize, waited: Duration, ahead_took: Duration, created: Duration, exchanged: Duration, mapped: Duration) {
+    /// `fds`: exporting this PE's descriptors, exchanging them, closing them.
+    fn log_growth(&self, now: usize, waited: Duration, ahead_took: Duration, created: Duration, fds: [Duration; 3], mapped: Duration) {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         crate::log::info(&format!(
-            "GPU heap: {} bytes per PE mapped (+{now} now, {} ahead): waited {:.2} ms for the chunk mapped ahead (its mapping took {:.2} ms), create {:.2} ms, export+exchange {:.2} ms, import+map now {:.2} ms",
+            "GPU heap: {} bytes per PE mapped (+{now} now, {} ahead): waited {:.2} ms for the chunk mapped ahead (its mapping took {:.2} ms), create {:.2} ms, export+exchange {:.2} ms (export {:.2}, exchange {:.2}, close {:.2}), import+map now {:.2} ms",
             self.mapped,
             self.pending.as_ref().map_or(0, |a| a.bytes),
             ms(waited),
             ms(ahead_took),
             ms(created),
-            ms(exchanged),
+            ms(fds.iter().sum()),
+            ms(fds[0]),
+            ms(fds[1]),
+            ms(fds[2]),
             ms(mapped)
         ));
     }
