@@ -179,6 +179,9 @@ struct Inner {
     /// `epoch` (progress.rs: waits stay awake for `HOT` after it).
     epoch: std::time::Instant,
     last_activity: AtomicU64,
+    /// When a yield of a wait last ran another process for long, in ns since `epoch`
+    /// (progress.rs `Inner::yield_or_block`).
+    yield_starved: AtomicU64,
     /// Peers sent a transmit-complete write since the last quiet (`Fabric::put_in_place`):
     /// a place each was written to, which quiet reads one byte back from.
     unflushed: Mutex<Vec<(Peer, u64, u64)>>,
@@ -253,6 +256,7 @@ impl Fabric {
             progress_asleep: AtomicBool::new(false),
             epoch: std::time::Instant::now(),
             last_activity: AtomicU64::new(0),
+            yield_starved: AtomicU64::new(0),
         };
         open_objects(&mut inner)?;
         let inner = Arc::new(inner);

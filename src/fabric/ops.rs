@@ -311,7 +311,7 @@ impl Inner {
         if waited > spin {
             self.pause(nap_after(waited));
         } else {
-            std::thread::yield_now();
+            self.yield_or_block(nap_after(waited));
         }
         (waited > self.timeout).then_some(waited)
     }

@@ -41,6 +41,11 @@ const GRACE: Duration = Duration::from_millis(1);
 /// How long after the endpoint last posted or received something its waits stay awake.
 pub(super) const HOT: Duration = Duration::from_millis(2);
 
+/// A yield that took longer than this handed the core to another process for a time slice.
+const STARVED_YIELD: Duration = Duration::from_micros(500);
+/// After such a yield, how long waits sleep on the wait descriptor instead of yielding.
+const STARVED_FOR: Duration = Duration::from_millis(50);
+
 pub(super) struct Progress {
     stop: Arc<AtomicBool>,
     thread: JoinHandle<()>,
@@ -137,8 +142,13 @@ impl Inner {
 
     /// The time since the endpoint last posted or received something.
     pub(super) fn quiet_for(&self) -> Duration {
+        self.since(self.last_activity.load(Ordering::Relaxed))
+    }
+
+    /// The time since `at` (ns since `epoch`).
+    fn since(&self, at: u64) -> Duration {
         let now = self.epoch.elapsed().as_nanos() as u64;
-        Duration::from_nanos(now.saturating_sub(self.last_activity.load(Ordering::Relaxed)))
+        Duration::from_nanos(now.saturating_sub(at))
     }
 
     /// Whether something waits on the wait descriptor (a peer's bytes, a completion), without
@@ -159,9 +169,30 @@ impl Inner {
     /// provider has work or `max` passes.
     pub(super) fn pause(&self, max: Duration) {
         if self.quiet_for() < HOT {
-            std::thread::yield_now();
+            self.yield_or_block(max);
         } else {
             self.block_until_work(max);
+        }
+    }
+
+    /// A yield, unless a recent yield ran another process for longer than `STARVED_YIELD`:
+    /// then, for `STARVED_FOR`, a sleep on the wait descriptor (`block_until_work`) instead.
+    /// Beside processes that never sleep (2 busy loops on 2 cores) a yielding PE got the core
+    /// back only when the other's time slice ended, about 2 ms later (fetch_add 1.95 ms,
+    /// ~1,000 slices/s, 2% CPU: results/net-2026-11-28c-multi/); a sleeper woken by the
+    /// network is run at once (fetch_add 84-267 µs instead of 1.5-2.3 ms there:
+    /// results/net-2026-11-28d-load/). Alone on its core a yield takes ~1 µs: no change.
+    pub(super) fn yield_or_block(&self, max: Duration) {
+        let starved_at = self.yield_starved.load(Ordering::Relaxed);
+        if starved_at != 0 && self.since(starved_at) < STARVED_FOR {
+            self.block_until_work(max);
+            return;
+        }
+        let t = std::time::Instant::now();
+        std::thread::yield_now();
+        if t.elapsed() > STARVED_YIELD {
+            // (never 0: the yield itself took time since `epoch`)
+            self.yield_starved.store(self.epoch.elapsed().as_nanos() as u64, Ordering::Relaxed);
         }
     }
 

@@ -450,3 +450,27 @@ fn a_peers_write_makes_the_target_hot_and_quiet_makes_it_idle() {
         assert!(start.elapsed() < Duration::from_secs(10), "the put never landed at the target");
     }
 }
+
+#[test]
+fn after_a_starved_yield_hot_pauses_sleep_until_work() {
+    use std::sync::atomic::Ordering;
+    let Some(p) = pair() else { return };
+    let b = &p._b.inner;
+    p.a.put(p.to_b, &5u64.to_ne_bytes(), None, &p.remote_b, 0).unwrap();
+    p.a.quiet().unwrap();
+    // (Whatever the connection still had to say is read by b's progress thread meanwhile.)
+    std::thread::sleep(super::progress::HOT * 3);
+    // A yield just now ran another process for a time slice: a hot endpoint's pause sleeps on
+    // the wait descriptor (nothing arrives: for the whole pause) instead of yielding again.
+    b.yield_starved.store(b.epoch.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    b.note_activity();
+    let t = std::time::Instant::now();
+    b.pause(Duration::from_millis(200));
+    assert!(t.elapsed() >= Duration::from_millis(100), "a hot pause after a starved yield returned after {:?}", t.elapsed());
+    // Never starved: a hot pause is a yield.
+    b.yield_starved.store(0, Ordering::Relaxed);
+    b.note_activity();
+    let t = std::time::Instant::now();
+    b.pause(Duration::from_millis(200));
+    assert!(t.elapsed() < Duration::from_millis(100), "a hot pause slept {:?} with no starved yield", t.elapsed());
+}
