@@ -53,8 +53,12 @@ build_with() {
             -Wl,-rpath,"$($pc --variable=libdir rshmem)" || echo "perftest/net/bench.sh: $prog did not build against $1" >&2
         # A copied install keeps the pkg-config file of where it was made: its column would
         # time that other library (an A/B of one build against itself).
-        if [ -x "$WORK/$prog$2" ] && ! ldd "$WORK/$prog$2" | grep -q "librshmem.so.0 => $1/"; then
-            echo "perftest/net/bench.sh: $prog$2 loads $(ldd "$WORK/$prog$2" | sed -n 's/.*librshmem.so.0 => \([^ ]*\).*/\1/p'), not the librshmem under $1:" \
+        # (ldd's output is kept first: `ldd | grep -q` under pipefail failed whenever grep
+        # matched before ldd had written its last line, and ldd died of SIGPIPE.)
+        local loads
+        loads=$([ -x "$WORK/$prog$2" ] && ldd "$WORK/$prog$2" | sed -n 's/.*librshmem.so.0 => \([^ ]*\).*/\1/p')
+        if [ -x "$WORK/$prog$2" ] && [[ $loads != "$1"/* ]]; then
+            echo "perftest/net/bench.sh: $prog$2 loads $loads, not the librshmem under $1:" \
                 "$1/lib/pkgconfig/rshmem.pc names another prefix (a copied install?). Fix: make install PREFIX=$1" >&2
             exit 1
         fi
