@@ -544,6 +544,37 @@ impl Drop for PinnedHost {
     }
 }
 
+/// Existing host memory page-locked for the driver (cuMemHostRegister), so copies between it
+/// and the GPU are DMA on the stream rather than staged by the driver; unregistered on drop.
+pub struct HostRegistration {
+    ptr: *mut u8,
+}
+
+// SAFETY: only the address is kept (for the unregistration); the memory is its owner's.
+unsafe impl Send for HostRegistration {}
+// SAFETY: as for Send.
+unsafe impl Sync for HostRegistration {}
+
+impl HostRegistration {
+    /// Registers `bytes` at `ptr` (page-aligned by the caller or not: the driver pins the pages
+    /// the range touches).
+    ///
+    /// # Safety
+    /// `ptr..ptr + bytes` must stay mapped until the registration is dropped.
+    pub unsafe fn new(ptr: *mut u8, bytes: usize) -> CuResult<HostRegistration> {
+        cu!(driver()?, cuMemHostRegister(ptr.cast(), bytes, CU_MEMHOSTREGISTER_PORTABLE))?;
+        Ok(HostRegistration { ptr })
+    }
+}
+
+impl Drop for HostRegistration {
+    fn drop(&mut self) {
+        if let Ok(d) = driver() {
+            let _ = cu!(d, cuMemHostUnregister(self.ptr.cast()));
+        }
+    }
+}
+
 /// Device memory of the current context, zeroed; freed on drop.
 pub struct DeviceMem {
     pub ptr: CUdeviceptr,

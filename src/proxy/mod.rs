@@ -24,8 +24,11 @@ use crate::transport::Transport;
 
 /// The memory a command's `local` address points into, as the proxy thread reaches it.
 pub trait LocalMemory: Send + Sync {
-    /// Calls `f` with the `len` bytes at `addr` (the source of a put).
-    fn with_source(&self, addr: u64, len: usize, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
+    /// Calls `f` with the `len` bytes at `addr` (the source of a put), in order, as one or more
+    /// pieces: `f(offset, piece)`. A piece may be reused once `f` returns (a transport's put
+    /// returns when its source may be reused), so memory that needs a copy is read piece by
+    /// piece, the next piece copied while `f` sends this one.
+    fn with_source(&self, addr: u64, len: usize, f: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<()>;
     /// Calls `f` with a buffer that becomes the `len` bytes at `addr` (the destination of a get).
     fn with_dest(&self, addr: u64, len: usize, f: &mut dyn FnMut(&mut [u8]) -> Result<()>) -> Result<()>;
 }
@@ -54,10 +57,10 @@ pub trait Inbound: Send + Sync {
 pub struct ProcessMemory;
 
 impl LocalMemory for ProcessMemory {
-    fn with_source(&self, addr: u64, len: usize, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    fn with_source(&self, addr: u64, len: usize, f: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<()> {
         // SAFETY: the issuer passed the address of `len` readable bytes it keeps alive until the
         // command completes (blocking forms wait for it; nbi forms until quiet).
-        f(unsafe { std::slice::from_raw_parts(addr as *const u8, len) })
+        f(0, unsafe { std::slice::from_raw_parts(addr as *const u8, len) })
     }
 
     fn with_dest(&self, addr: u64, len: usize, f: &mut dyn FnMut(&mut [u8]) -> Result<()>) -> Result<()> {

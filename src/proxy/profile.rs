@@ -25,23 +25,32 @@ pub struct Profile {
     rounds: AtomicU64,
     settle: AtomicU64,
     ack: AtomicU64,
+    /// Acknowledgements from targets seen by this PE as a source, and their summed lag.
+    acks_seen: AtomicU64,
+    ack_lag: AtomicU64,
 }
 
 fn add(sum: &AtomicU64, d: Duration) {
     sum.fetch_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
 }
 
+/// Counts one lag from `stamp` (a `wall_ns` of another process on this machine; 0: none) to now.
+fn lagged(count: &AtomicU64, sum: &AtomicU64, stamp: u64) {
+    let now = wall_ns();
+    if stamp != 0 && now >= stamp {
+        count.fetch_add(1, Ordering::Relaxed);
+        sum.fetch_add(now - stamp, Ordering::Relaxed);
+    }
+}
+
 impl Profile {
     /// A request seen whole: `stamp` is the source's `wall_ns` when it wrote it (0: none).
     pub fn arrived(&self, stamp: u64) {
-        if stamp == 0 {
-            return;
-        }
-        let now = wall_ns();
-        if now >= stamp {
-            self.stamped.fetch_add(1, Ordering::Relaxed);
-            self.lag.fetch_add(now - stamp, Ordering::Relaxed);
-        }
+        lagged(&self.stamped, &self.lag, stamp);
+    }
+    /// An acknowledgement seen by the source: `stamp` is the target's `wall_ns` when it wrote it.
+    pub fn ack_seen(&self, stamp: u64) {
+        lagged(&self.acks_seen, &self.ack_lag, stamp);
     }
     /// A request served (its copy or AMO took since `began`).
     pub fn served(&self, began: Instant) {
@@ -58,7 +67,8 @@ impl Profile {
     /// One line for the log, or None when nothing was served.
     pub fn summary(&self) -> Option<String> {
         let n = self.requests.load(Ordering::Relaxed);
-        if n == 0 {
+        let acks = self.acks_seen.load(Ordering::Relaxed);
+        if n == 0 && acks == 0 {
             return None;
         }
         let avg = |sum: &AtomicU64, count: u64| sum.load(Ordering::Relaxed) as f64 / count.max(1) as f64 / 1000.0;
@@ -66,11 +76,12 @@ impl Profile {
         Some(format!(
             "proxy profile: served {n} requests from other hosts in {rounds} rounds; per put/get ({stamped} stamped): written by \
              the source -> seen whole here {:.1} us; per request: copy or AMO {:.1} us; per round: stream sync {:.1} us, \
-             acknowledgement {:.1} us",
+             acknowledgement {:.1} us; as a source: {acks} acknowledgements, written by the target -> seen here {:.1} us",
             avg(&self.lag, stamped),
             avg(&self.copy, n),
             avg(&self.settle, rounds),
-            avg(&self.ack, rounds)
+            avg(&self.ack, rounds),
+            avg(&self.ack_lag, acks)
         ))
     }
 }
@@ -91,6 +102,11 @@ mod tests {
         let s = p.summary().expect("two requests served");
         assert!(s.contains("served 2 requests") && s.contains("in 1 rounds") && s.contains("(1 stamped)"), "{s}");
         assert!(s.contains("stream sync 10.0 us") && s.contains("acknowledgement 4.0 us"), "{s}");
+        assert!(s.contains("as a source: 0 acknowledgements"), "{s}");
+        let acks = Profile::default();
+        acks.ack_seen(wall_ns() - 20_000);
+        let s = acks.summary().expect("an acknowledgement seen");
+        assert!(s.contains("served 0 requests") && s.contains("as a source: 1 acknowledgements"), "{s}");
         let lag: f64 = s.split("seen whole here ").nth(1).and_then(|r| r.split(' ').next()).and_then(|v| v.parse().ok()).expect("a lag");
         assert!((40.0..1_000_000.0).contains(&lag), "lag {lag} us in {s}");
     }

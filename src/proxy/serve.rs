@@ -296,7 +296,7 @@ fn execute(ch: &Channel, tr: &dyn Transport, mem: &dyn LocalMemory, cfg: &ProxyC
     };
     let named = |e: Error| e.named(routine);
     match op {
-        RSHMEM_PROXY_OP_PUT => mem.with_source(c.local, len, &mut |src| tr.put(pe, Segment::Heap, remote, src).map_err(named))?,
+        RSHMEM_PROXY_OP_PUT => mem.with_source(c.local, len, &mut |at, src| tr.put(pe, Segment::Heap, remote + at, src).map_err(named))?,
         RSHMEM_PROXY_OP_GET => mem.with_dest(c.local, len, &mut |dst| tr.get(pe, Segment::Heap, remote, dst).map_err(named))?,
         RSHMEM_PROXY_OP_P => tr.put(pe, Segment::Heap, remote, &c.value.to_le_bytes()[..small("p")?]).map_err(named)?,
         RSHMEM_PROXY_OP_G => {
@@ -317,7 +317,7 @@ fn execute(ch: &Channel, tr: &dyn Transport, mem: &dyn LocalMemory, cfg: &ProxyC
                 RSHMEM_PROXY_AMO_ADD => AtomicOp::Add,
                 other => return Err(bad(format!("signal operation {other}"))),
             };
-            mem.with_source(c.local, len, &mut |src| tr.put(pe, Segment::Heap, remote, src).map_err(named))?;
+            mem.with_source(c.local, len, &mut |at, src| tr.put(pe, Segment::Heap, remote + at, src).map_err(named))?;
             tr.fence().map_err(named)?;
             tr.amo(pe, Segment::Heap, c.compare as usize, sig, AmoType::U64, c.value).map_err(named)?;
         }

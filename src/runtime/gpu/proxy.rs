@@ -26,16 +26,26 @@ pub fn start(st: &'static State) -> Result<()> {
     let Some(channel) = &g.proxy_channel else { return Ok(()) };
     let npes = st.npes;
     let ring = ((MAILBOX_BUDGET / npes).saturating_sub(128) / 4096 * 4096).clamp(4096, MAILBOX_RING);
-    let bytes = MailboxLayout::bytes(npes, ring);
-    let at = st.alloc.lock().unwrap_or_else(|e| e.into_inner()).alloc(bytes, 64).ok_or_else(|| {
+    let bytes = MailboxLayout::bytes(npes, ring).next_multiple_of(PAGE);
+    let at = st.alloc.lock().unwrap_or_else(|e| e.into_inner()).alloc(bytes, PAGE).ok_or_else(|| {
         Error::new(
             ErrorKind::OutOfMemory,
             routine,
             format!("the proxy's mailboxes need {bytes} bytes of the host symmetric heap, which is full"),
         )
     })?;
+    let area = (st.heap.my_base() + at) as *mut u8;
     // SAFETY: `at..at + bytes` was just allocated in this PE's host heap, mapped for the job.
-    unsafe { std::ptr::write_bytes((st.heap.my_base() + at) as *mut u8, 0, bytes) };
+    unsafe { std::ptr::write_bytes(area, 0, bytes) };
+    // Page-locked for the driver: a request's data is copied into GPU memory by DMA straight from
+    // the mailbox (a copy from pageable memory is staged by the driver, synchronously).
+    // SAFETY: the host heap stays mapped until finalize, after `stop` dropped the registration.
+    match unsafe { crate::cuda::HostRegistration::new(area, bytes) } {
+        Ok(r) => *REGISTERED.lock().unwrap_or_else(|e| e.into_inner()) = Some(r),
+        Err(e) => crate::runtime::log::info(&format!(
+            "the proxy's mailboxes could not be page-locked for the GPU ({e}): requests from other hosts are copied through the driver's staging"
+        )),
+    }
     // Nobody writes into a peer's mailboxes before the peer has cleared them.
     st.boot.barrier()?;
     // The atomic kernel the target side runs is loaded now, not at its first use: loading a
@@ -56,6 +66,7 @@ pub fn start(st: &'static State) -> Result<()> {
         stall,
     ));
     let memory = Arc::new(GpuLocal::new(g.device)?);
+    drop(memory.bounce_slots());
     let _ = g.mailboxes.set(boxes.clone());
     let proxy = Proxy::start_serving(channel.clone(), boxes.clone(), memory, Some(boxes), ProxyConfig::new(npes));
     *g.proxy.lock().unwrap_or_else(|e| e.into_inner()) = Some(proxy);
@@ -67,6 +78,12 @@ pub fn start(st: &'static State) -> Result<()> {
     }
     Ok(())
 }
+
+/// The mailboxes are registered in whole pages.
+const PAGE: usize = 4096;
+
+/// The mailboxes' page-lock, dropped at `stop` (before finalize unmaps the host heap).
+static REGISTERED: std::sync::Mutex<Option<crate::cuda::HostRegistration>> = std::sync::Mutex::new(None);
 
 /// Lazy loading makes a kernel's first launch wait until the GPU is idle, and meanwhile holds
 /// up the proxy's copies: a kernel or stream that waits for data from another host never ends
@@ -95,6 +112,7 @@ pub fn drain(g: &GpuState) -> Result<()> {
 /// Stops the proxy thread (finalize, once no PE's kernel can need it).
 pub fn stop(g: &GpuState) {
     drop(g.proxy.lock().unwrap_or_else(|e| e.into_inner()).take());
+    drop(REGISTERED.lock().unwrap_or_else(|e| e.into_inner()).take());
     if let Some(line) = g.mailboxes.get().and_then(|b| b.profile()) {
         crate::log::info(&line);
     }
