@@ -314,7 +314,7 @@ impl GpuHeap {
     /// serialises them across processes) with the other PEs' mapping of the memory needed now,
     /// and so slowed the allocation itself.
     pub fn start_ahead(&mut self) {
-        let Some(Ahead { bytes, state: AheadState::Planned(plan) }) = self.pending.take() else {
+        let Some((bytes, plan)) = take_planned(&mut self.pending) else {
             return;
         };
         let device = self.device;
@@ -370,6 +370,20 @@ impl Drop for GpuHeap {
 }
 
 /// Imports (a peer's) and maps each PE's chunk of `bytes` at its address.
+/// The chunk planned ahead, taken for mapping; a chunk already being mapped (or failed) stays
+/// where it is. Every allocation's closing sync calls `start_ahead`: taking a running chunk there
+/// detached its thread, so the next growth mapped over the same addresses (cuMemMap:
+/// CUDA_ERROR_INVALID_VALUE on 2 x H200, heap_ahead) or lost the chunk.
+fn take_planned(pending: &mut Option<Ahead>) -> Option<(usize, Plan)> {
+    match pending.take() {
+        Some(Ahead { bytes, state: AheadState::Planned(plan) }) => Some((bytes, plan)),
+        other => {
+            *pending = other;
+            None
+        }
+    }
+}
+
 fn map_all(plan: Plan, bytes: usize, device: Device) -> Mapped {
     let t = Instant::now();
     let mut chunks = Vec::with_capacity(plan.len());
@@ -413,7 +427,8 @@ pub fn check<T>(r: CuResult<T>, routine: &'static str) -> Result<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{growth_plan, init_extent};
+    use super::{growth_plan, init_extent, take_planned, Ahead, AheadState};
+    use std::time::Duration;
 
     const MIB: usize = 1 << 20;
     const G: usize = 2 * MIB;
@@ -465,5 +480,22 @@ mod tests {
         assert_eq!(growth_plan(STRIDE - CHUNK - G, CHUNK, STRIDE - G, STRIDE, G, CHUNK), (0, G));
         assert_eq!(growth_plan(STRIDE - CHUNK, CHUNK, STRIDE, STRIDE, G, CHUNK), (0, 0));
         assert_eq!(growth_plan(0, 0, STRIDE, STRIDE, G, CHUNK), (STRIDE, 0));
+    }
+
+    #[test]
+    fn only_a_planned_chunk_is_taken_for_mapping() {
+        // Every allocation's sync calls start_ahead: a chunk already being mapped must stay
+        // pending for the next growth, not be taken (its thread detached) by a second call.
+        let running = std::thread::spawn(|| Ok((Vec::new(), Duration::ZERO)));
+        let mut pending = Some(Ahead { bytes: CHUNK, state: AheadState::Running(running) });
+        assert!(take_planned(&mut pending).is_none());
+        assert!(matches!(&pending, Some(Ahead { bytes: CHUNK, state: AheadState::Running(_) })), "the running chunk stays pending");
+        let mut pending = Some(Ahead { bytes: CHUNK, state: AheadState::NoThread("none".into()) });
+        assert!(take_planned(&mut pending).is_none());
+        assert!(matches!(&pending, Some(Ahead { state: AheadState::NoThread(_), .. })), "the failure stays for the next growth to report");
+        let mut pending = Some(Ahead { bytes: CHUNK, state: AheadState::Planned(Vec::new()) });
+        assert_eq!(take_planned(&mut pending).map(|(bytes, plan)| (bytes, plan.len())), Some((CHUNK, 0)));
+        assert!(pending.is_none(), "a planned chunk is taken once");
+        assert!(take_planned(&mut None).is_none());
     }
 }
