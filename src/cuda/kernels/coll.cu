@@ -37,6 +37,9 @@ __device__ __forceinline__ void rk_broadcast_push(const rk_gather_args &a) {
  * parts numbered from this PE on, so that with fewer blocks than members the PEs do not all
  * read from the same member at the same time. */
 extern "C" __global__ void __launch_bounds__(RK_THREADS) rk_gather(const __grid_constant__ rk_gather_args a) {
+    /* Zero bytes: the start-up warm-up's launch (the host never enqueues an empty collective),
+     * which does the driver's first-launch work before the program's first collective. */
+    if (a.nbytes == 0) return;
     const rk_sync &s = a.s;
     rk_enter(s);
     if (a.push) {

@@ -21,7 +21,9 @@ struct rk_ll_args {
 
 extern "C" __global__ void __launch_bounds__(RK_LL_THREADS) rk_ll(const __grid_constant__ rk_ll_args a) {
     /* The low-latency forms alone (the host checked that they apply): the whole collectives
-     * would make this module several times larger, and its JIT compile on first use longer. */
+     * would make this module several times larger, and its JIT compile on first use longer.
+     * Zero bytes: the start-up warm-up's launch, which touches nothing (see rk_gather). */
+    if (a.nbytes == 0) return;
     rshmemi_block_sync sync;
     rshmemi_group g = sync.group();
     const int team = a.team;
