@@ -251,6 +251,11 @@ settings! {
         aliases: [],
         help: "GPU mode: 1 loads the library's own kernels from PTX (driver-compiled) even where its machine code fits the GPU",
     }
+    COLL_WARM {
+        default: "1",
+        aliases: [],
+        help: "GPU mode: 1 loads the on-stream collective kernels at init and launches each once, empty, where they load as machine code, so that the first collective finds them ready; 0 leaves both to the first collective",
+    }
 }
 
 /// Variables rshmem's own launcher and bootstrap set for the PEs (not settings a user sets).

@@ -230,7 +230,7 @@ impl RedOp {
 }
 
 pub const COLL: Image = Image { name: "coll", ptx: concat!(include_str!("generated/coll.ptx"), "\0") };
-const LL: Image = Image { name: "ll", ptx: concat!(include_str!("generated/ll.ptx"), "\0") };
+pub const LL: Image = Image { name: "ll", ptx: concat!(include_str!("generated/ll.ptx"), "\0") };
 
 /// The names of every module here (for image.rs's test that each has its cubins).
 pub fn module_names() -> Vec<&'static str> {

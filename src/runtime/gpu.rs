@@ -32,6 +32,7 @@
 //! synchronise (see gpu/team.rs).
 
 mod coll;
+mod coll_first;
 mod coll_hosts;
 pub mod host_rma;
 pub mod mpi;

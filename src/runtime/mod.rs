@@ -158,6 +158,9 @@ pub fn init_with(requested_thread_level: i32, opts: InitOptions) -> Result<&'sta
     mine.global_exit().store(header::NO_EXIT, Ordering::Relaxed);
     let alloc = Allocator::new(layout.reserved(), host_size);
     let gpu = if opts.gpu { Some(gpu::GpuState::create(boot.as_ref(), &cfg, &mut routes)?) } else { None };
+    if let Some(g) = &gpu {
+        g.warm_collectives(); // overlaps the barrier below (runtime/gpu/coll_first.rs)
+    }
     let thread_level = requested_thread_level.clamp(THREAD_SINGLE, THREAD_MULTIPLE);
     let teams = team::TeamTable::new(me, npes);
     let cfg_spin_us = cfg.wait_spin_us;

@@ -22,6 +22,7 @@
 //! counts live there, so graph replays synchronise anew), so they must run in one order on
 //! every PE: on one stream, or on streams ordered with each other (as NVSHMEM requires).
 
+use super::coll_first::{first_call, mark};
 use super::{cu, GpuState, LL_SLOT, LL_TEAMS, STAGE_BYTES};
 use crate::abi::RSHMEM_DEVICE_FLAG_ALL_P2P;
 use crate::cuda::coll::{
@@ -181,23 +182,26 @@ fn grid_for_parts(bytes: usize, parts: usize, sms: u32) -> u32 {
 }
 
 impl GpuState {
-    fn coll_kernels(&self) -> Result<&CollKernels> {
+    pub(super) fn coll_kernels(&self) -> Result<&CollKernels> {
         self.loaded(&self.coll_kernels, || cu(CollKernels::load()))
     }
 
     /// The low-latency kernel with the device state written into its module, loaded on first
     /// use.
-    fn ll_kernel(&self) -> Result<&LlKernel> {
+    pub(super) fn ll_kernel(&self) -> Result<&LlKernel> {
         // The general collective module comes along when it loads as machine code (~0.3 ms
         // then, not the first larger collective's); a JIT compile (~0.1 s) waits for its use.
         // Loaded before, not inside, `loaded` below: that holds the one loading lock.
         if self.ll_kernel.get().is_none() && crate::cuda::image::loads_without_jit(crate::cuda::coll::COLL) {
             self.coll_kernels()?;
+            mark("load coll.ptx");
         }
         self.loaded(&self.ll_kernel, || {
             let k = cu(LlKernel::load())?;
+            mark("load ll.ptx");
             super::write_target(&super::Target::Module(k.module() as usize), &self.dstate, self.stream.0)
                 .map_err(|why| Error::of(ErrorKind::Internal, format!("the library's own small-collective kernel: {why}")))?;
+            mark("write the device state into ll.ptx");
             Ok(k)
         })
     }
@@ -257,22 +261,35 @@ impl State {
     /// sync_all_on_stream: later work on every member's stream starts after earlier work on
     /// every member's stream is complete (kernels end with their stores performed).
     pub fn gpu_barrier_on_stream(&self, team: i32, stream: StreamHandle, routine: &'static str) -> Result<()> {
+        let trace = first_call("barrier", 0, stream);
         let (_, t) = self.gpu_team(team)?;
         if self.team_spans_hosts(&t) {
             return self.barrier_across_hosts(team, stream, routine);
         }
         let g = self.gpu()?;
         let k = g.coll_kernels()?;
+        mark("checks and kernel module");
         let args = g.sync_args(self.me, &t, BARRIER_STEPS)?;
         cu(g.ctx.make_current())?;
         // SAFETY: the flag words and tickets are this PE's runtime area, mapped in every
         // member's window for the life of the job.
-        cu(unsafe { k.barrier(stream.raw(), &args) })
+        let r = cu(unsafe { k.barrier(stream.raw(), &args) });
+        trace.launched();
+        r
     }
 
     /// broadcast / fcollect / alltoall of `nbytes` per member block, ordered on `stream`.
     pub fn gpu_gather_on_stream(&self, team: i32, call: GatherCall, stream: StreamHandle, routine: &'static str) -> Result<()> {
         let GatherCall { what, dest, src, nbytes, elem } = call;
+        let trace = first_call(
+            match what {
+                Gather::Broadcast { .. } => "broadcast",
+                Gather::Fcollect => "fcollect",
+                Gather::Alltoall => "alltoall",
+            },
+            nbytes,
+            stream,
+        );
         let (_, t) = self.gpu_team(team)?;
         let n = t.set.size;
         let (dest_len, src_len, only) = match what {
@@ -304,8 +321,10 @@ impl State {
             return self.gather_across_hosts(team, &t, call, stream, routine);
         }
         let g = self.gpu()?;
+        mark("checks (team, buffers)");
         if g.ll_fits(team, nbytes) {
             let k = g.ll_kernel()?;
+            mark("small-collective kernel ready");
             let (what, root) = match what {
                 Gather::Broadcast { root } => (LL_BROADCAST, root),
                 Gather::Fcollect => (LL_FCOLLECT, 0),
@@ -316,9 +335,12 @@ impl State {
             // SAFETY: the module holds the device state (ll_kernel); dest and source were
             // checked to lie in this PE's heap (symmetric on every member); team and size have
             // low-latency slots (ll_fits).
-            return cu(unsafe { k.launch(stream.raw(), &args) });
+            let r = cu(unsafe { k.launch(stream.raw(), &args) });
+            trace.launched();
+            return r;
         }
         let k = g.coll_kernels()?;
+        mark("collective kernel module ready");
         let push = only >= 0 && broadcast_push(n, nbytes);
         let args = GatherArgs {
             s: g.sync_args(self.me, &t, GATHER_STEPS)?,
@@ -342,13 +364,16 @@ impl State {
         cu(g.ctx.make_current())?;
         // SAFETY: dest and source were checked to lie in this PE's mapped heap with the lengths
         // the kernel touches (symmetric: the same ranges on every member).
-        cu(unsafe { k.gather(stream.raw(), grid, &args) })
+        let r = cu(unsafe { k.gather(stream.raw(), grid, &args) });
+        trace.launched();
+        r
     }
 
     /// OP reduction (or reduce-scatter) of `n` elements of `kind` over `team`, ordered on
     /// `stream`.
     pub fn gpu_reduce_on_stream(&self, team: i32, call: ReduceCall, stream: StreamHandle, routine: &'static str) -> Result<()> {
         let ReduceCall { op, kind, dest, src, n, scatter } = call;
+        let trace = first_call(if scatter { "reducescatter" } else { "reduce" }, n * kind.size(), stream);
         let (_, t) = self.gpu_team(team)?;
         if !kind.supports(op) {
             return Err(Error::invalid_value(format!("{} is not defined for floating-point types", op.name())));
@@ -385,6 +410,7 @@ impl State {
         };
         let g = self.gpu()?;
         let k = g.coll_kernels()?;
+        mark("checks and kernel module");
         let steps = if mode == REDUCE_TWO_PHASE { REDUCE_TWO_PHASE_STEPS } else { REDUCE_DIRECT_STEPS };
         let chunks = if mode == REDUCE_TWO_PHASE { chunks_for(bytes / t.set.size) } else { 0 };
         let args = ReduceArgs {
@@ -406,8 +432,10 @@ impl State {
         cu(g.ctx.make_current())?;
         // SAFETY: dest (n elements) and source (n, or n per member) lie in this PE's mapped
         // heap (checked above), the same ranges on every member; the staging area holds
-        // STAGE_BYTES >= the bytes staged.
-        cu(unsafe { k.reduce(stream.raw(), grid, op, kind.for_op(op), &args) })
+        // STAGE_BYTES >= the bytes staged (the launch loads the kind's module on its first use).
+        let r = cu(unsafe { k.reduce(stream.raw(), grid, op, kind.for_op(op), &args) });
+        trace.launched();
+        r
     }
 
     /// Runs an on-stream collective on the library's stream and waits for it (the blocking
