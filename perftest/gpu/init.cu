@@ -13,9 +13,11 @@
 //                            loading (or JIT-compiling) the library's own kernels costs. Run with
 //                            CUDA_CACHE_DISABLE=1 for a fresh container's driver cache.
 //   init/finalize            nvshmem_finalize()
-//   mem/after_init, mem/after_first_barrier, mem/after_malloc_256MiB
+//   mem/after_init, mem/after_first_barrier, mem/after_malloc_256MiB, mem/after_malloc_1GiB
 //                            device memory gone from cudaMemGetInfo's free count since the CUDA
-//                            context existed (MiB): what the library took
+//                            context existed (MiB): what the library took (the last one shows
+//                            whether the 1 GiB call created memory at all, or found it already
+//                            there)
 // Also printed by the harness: launch/wall = the whole launch (launcher + both processes), s.
 #include "bench.cuh"
 
@@ -91,6 +93,7 @@ int main(int argc, char **argv) {
     double t12 = now_s();
     char *huge = (char *)nvshmem_malloc(1ull << 30);
     double t13 = now_s();
+    double free4 = dev >= 0 && huge ? free_mib() : 0;
     if (!huge && mype == 0) fprintf(stderr, "init: nvshmem_malloc(1 GiB) failed; no malloc_1GiB row\n");
     nvshmem_barrier_all();
     if (huge) nvshmem_free(huge);
@@ -109,6 +112,7 @@ int main(int argc, char **argv) {
         emit("mem", "after_init", 0, 0, 0, free0 - free1, "MiB");
         emit("mem", "after_first_barrier", 0, 0, 0, free0 - free2, "MiB");
         emit("mem", "after_malloc_256MiB", 0, 0, 0, free0 - free3, "MiB");
+        if (huge) emit("mem", "after_malloc_1GiB", 0, 0, 0, free0 - free4, "MiB");
     }
     fflush(stdout);
 
