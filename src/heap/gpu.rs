@@ -267,8 +267,10 @@ impl GpuHeap {
         let all = boot.allgather_fds(&raw).map_err(|e| e.in_routine(UNNAMED))?;
         let t_close = Instant::now();
         drop(fds);
-        // Export, exchange and close apart: together they took a fixed ~1.5 ms per growth on
-        // 2 x H200 while the bootstrap's exchange alone takes ~20 us (results/gpu-compare-2026-11-28d-rows).
+        // Export, exchange and close apart. On 2 x H200 the export is the growth's fixed cost
+        // (0.7-1.9 ms: it waits for the driver's work after cuMemCreate; when another thread made
+        // and exported the second chunk meanwhile, exporting the first took 0.1 ms); the exchange
+        // takes 0.06-0.2 ms and the close under 0.1 ms (results/gpu-compare-2026-11-28e-rows).
         let split = [exported, t_close - t2 - exported, t_close.elapsed()];
         // Each local PE's descriptors: the chunk of now first (if any), then the one ahead.
         let next = if own_next.is_some() { next } else { 0 };
