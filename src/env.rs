@@ -254,7 +254,7 @@ settings! {
     COLL_WARM {
         default: "1",
         aliases: [],
-        help: "GPU mode: 1 loads the on-stream collective kernels at init and launches each once, empty, where they load as machine code, so that the first collective finds them ready; 0 leaves both to the first collective",
+        help: "GPU mode: 1 loads the on-stream collective kernels and the 32-bit integer reduction module at init and launches each once, empty, where they load as machine code, so that the first collective finds them ready; 0 leaves them to the first collective",
     }
 }
 

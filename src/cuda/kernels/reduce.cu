@@ -127,6 +127,9 @@ __device__ __noinline__ void rk_reduce_range(const rk_sync &s, typename rk_kind<
 template <typename K, typename OP>
 __device__ __forceinline__ void rk_reduce_kernel(const rk_reduce_args &a) {
     typedef typename rk_kind<K>::S S;
+    /* No elements: the start-up warm-up's launch (the host never enqueues an empty reduction),
+     * which returns before its handshake and touches nothing (see rk_gather in coll.cu). */
+    if (a.n == 0) return;
     const rk_sync &s = a.s;
     S *dest = (S *)a.dest;
     const S *src = (const S *)a.src + a.src_off;

@@ -1,13 +1,20 @@
 //! The first on-stream collectives: the start-up warm-up of their kernels, and where a first
 //! call's time goes.
 //!
-//! Warm-up (RSHMEM_COLL_WARM=1, the default): at init, where both modules load as machine code
-//! (no JIT compile), coll.ptx and ll.ptx are loaded, the device state is written into ll.ptx,
-//! and rk_gather and rk_ll are each launched once with zero bytes on the library's stream
-//! (they return at once, touching nothing): module loading, lazy function loading and the
-//! driver's first-launch work are then done before the program's first collective, and the
-//! launches overlap the rest of init (nothing waits for them). Where a module would be
-//! JIT-compiled (0.1-1 s) nothing is warmed: that waits for a collective that uses it.
+//! Warm-up (RSHMEM_COLL_WARM=1, the default): at init, where the modules load as machine code
+//! (no JIT compile), coll.ptx, ll.ptx and the u32 reduction module are loaded, the device
+//! state is written into ll.ptx, and rk_gather, rk_ll and the u32 sum kernel are each launched
+//! once with nothing to do on the library's stream (they return at once, touching nothing):
+//! module loading, lazy function loading and the driver's first-launch work are then done
+//! before the program's first collective, and the launches overlap the rest of init (nothing
+//! waits for them). Where a module would be JIT-compiled (0.1-1 s) nothing is warmed: that
+//! waits for a collective that uses it.
+//!
+//! Why on init's thread (2 × H200, results/gpu-compare-2026-11-28e-first): the same warm-up on
+//! a thread of its own took init 37.0 -> 30.1 ms (median of 3), but took 10.5 ms there (module
+//! loads wait behind the heap's own mapping at the end of init), so a first collective called
+//! within that time waited for it: first 64 B broadcast 0.14 -> 0.36 ms (median), 3.5-7.3 ms
+//! in the worst runs.
 //!
 //! Trace (RSHMEM_DEBUG=INFO): the warm-up and the job's first FIRST_TRACED on-stream
 //! collectives (any routine) print one line per phase with its µs, then the total. A traced
@@ -20,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use super::{cu, GpuState};
 use crate::abi::RSHMEM_DEVICE_FLAG_ALL_P2P;
-use crate::cuda::coll::{GatherArgs, LlArgs, SyncArgs, LL_BROADCAST};
+use crate::cuda::coll::{GatherArgs, Kind, LlArgs, RedOp, ReduceArgs, SyncArgs, LL_BROADCAST, REDUCE_DIRECT};
 use crate::cuda::{self, sys::CUstream, StreamHandle};
 use crate::env::LogLevel;
 
@@ -29,6 +36,12 @@ pub const FIRST_TRACED: usize = 3;
 
 /// On-stream collectives started so far (traced or not).
 static CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// The element kind whose reduction module the warm-up loads: u32 serves sum, product and the
+/// bitwise operators of every 32-bit integer type (int, unsigned, int32_t, uint32_t:
+/// Kind::for_op). Its load and first launch cost a first int sum reduction 0.36-0.50 ms (2 ×
+/// H200), the same at init; other kinds load with their first reduction (f32: 0.25-0.32 ms).
+pub const WARM_KIND: Kind = Kind::U32;
 
 struct Trace {
     what: String,
@@ -155,15 +168,21 @@ impl GpuState {
         // SAFETY: zero bytes: rk_gather returns at its first line and touches no memory.
         cu(unsafe { k.gather(self.stream.0, 1, &empty) })?;
         mark("first launch of rk_gather (zero bytes)");
-        if self.dstate.flags & RSHMEM_DEVICE_FLAG_ALL_P2P == 0 {
-            return Ok(()); // the small collectives' kernel serves all-P2P jobs alone (ll_fits)
+        if self.dstate.flags & RSHMEM_DEVICE_FLAG_ALL_P2P != 0 {
+            // The small collectives' kernel serves all-P2P jobs alone (ll_fits).
+            let l = self.ll_kernel()?; // marks its own phases (coll.rs)
+            let empty = LlArgs { dest: 0, src: 0, nbytes: 0, team: 0, what: LL_BROADCAST, root: 0, pad: 0 };
+            cu(self.ctx.make_current())?;
+            // SAFETY: zero bytes: rk_ll returns at its first line and touches no memory.
+            cu(unsafe { l.launch(self.stream.0, &empty) })?;
+            mark("first launch of rk_ll (zero bytes)");
         }
-        let l = self.ll_kernel()?; // marks its own phases (coll.rs)
-        let empty = LlArgs { dest: 0, src: 0, nbytes: 0, team: 0, what: LL_BROADCAST, root: 0, pad: 0 };
+        let none = ReduceArgs { s: sync, dest: 0, src: 0, n: 0, src_off: 0, stage: 0, mode: REDUCE_DIRECT, chunks: 0 };
         cu(self.ctx.make_current())?;
-        // SAFETY: zero bytes: rk_ll returns at its first line and touches no memory.
-        cu(unsafe { l.launch(self.stream.0, &empty) })?;
-        mark("first launch of rk_ll (zero bytes)");
+        // SAFETY: no elements: the reduction kernel returns at its first line and touches no
+        // memory (the launch loads the kind's module first).
+        cu(unsafe { k.reduce(self.stream.0, 1, RedOp::Sum, WARM_KIND, &none) })?;
+        mark("load reduce_u32.ptx, first launch of its sum kernel (no elements)");
         Ok(())
     }
 }
@@ -171,6 +190,15 @@ impl GpuState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_warmed_kind_serves_int_sums_with_its_own_sum_kernel() {
+        for k in [Kind::I32, Kind::U32] {
+            assert_eq!(k.for_op(RedOp::Sum), WARM_KIND, "{k:?}");
+        }
+        assert_eq!(WARM_KIND.for_op(RedOp::Sum), WARM_KIND);
+        assert_eq!(WARM_KIND.name(), "u32"); // the module the trace line names
+    }
 
     #[test]
     fn a_trace_records_its_phases_in_order_and_ends_when_dropped() {
