@@ -436,6 +436,21 @@ struct Outbox {
     free_from: u64,
     /// Requests not acknowledged yet: their header and the ring position after them.
     unacked: VecDeque<(Request, u64)>,
+    /// Gets started by `get_nbi` whose answers are not read yet, in the order sent.
+    gets: VecDeque<PendingGet>,
+}
+
+/// A get whose answer is read once the target acknowledges it, before its place in the ring
+/// can be written again (`Mailboxes::read_answers`).
+#[derive(Clone, Copy)]
+struct PendingGet {
+    seq: u64,
+    /// Heap offset of its record in the target's host heap, and the record's size.
+    rec: usize,
+    size: usize,
+    /// Where the answer goes (the caller keeps it valid until its quiet returns).
+    dst: usize,
+    len: usize,
 }
 
 /// One source's side of this PE's serving.
@@ -449,15 +464,7 @@ struct Inbox {
 /// served by the target's proxy (see the module comment). Used by this PE's proxy thread (as
 /// its `Transport`; `serve` is its target side) and by host-side operations (`transport/proxy.rs`).
 pub struct Mailboxes {
-    net: std::sync::Arc<dyn Transport>,
-    layout: MailboxLayout,
-    me: usize,
-    /// Host address of this PE's heap (where its mailboxes and acknowledgement words lie).
-    host_base: usize,
-    /// Which PEs are reached through mailboxes (on another host).
-    remote: Vec<bool>,
-    gpu: Box<dyn TargetGpu>,
-    stall: Duration,
+    s: MailboxSetup,
     /// Per target: the sending state, held by one sender at a time (the proxy thread and
     /// host-side operations share each pair's ring).
     out: Vec<Mutex<Outbox>>,
@@ -473,25 +480,27 @@ pub struct Mailboxes {
     profile: super::profile::Profile,
 }
 
+/// What a PE's `Mailboxes` are made of.
+pub struct MailboxSetup {
+    /// The job's network (it reaches every PE's host heap).
+    pub net: std::sync::Arc<dyn Transport>,
+    pub layout: MailboxLayout,
+    pub me: usize,
+    /// Host address of this PE's heap (where its mailboxes and acknowledgement words lie).
+    pub host_base: usize,
+    /// Which PEs are reached through mailboxes (on another host).
+    pub remote: Vec<bool>,
+    /// This PE's GPU memory, as the target side reaches it.
+    pub gpu: Box<dyn TargetGpu>,
+    /// How long a target may take to acknowledge before it is an error.
+    pub stall: Duration,
+}
+
 impl Mailboxes {
-    pub fn new(
-        net: std::sync::Arc<dyn Transport>,
-        layout: MailboxLayout,
-        me: usize,
-        host_base: usize,
-        remote: Vec<bool>,
-        gpu: Box<dyn TargetGpu>,
-        stall: Duration,
-    ) -> Mailboxes {
-        let npes = remote.len();
+    pub fn new(s: MailboxSetup) -> Mailboxes {
+        let npes = s.remote.len();
         Mailboxes {
-            net,
-            layout,
-            me,
-            host_base,
-            remote,
-            gpu,
-            stall,
+            s,
             out: (0..npes).map(|_| Mutex::new(Outbox::default())).collect(),
             inbox: Mutex::new(vec![Inbox::default(); npes]),
             announced: (0..npes).map(|_| AtomicU64::new(0)).collect(),
@@ -508,13 +517,13 @@ impl Mailboxes {
     /// Makes every request that waits for an acknowledgement give up (process exit).
     pub fn abandon(&self) {
         self.abandoned.store(true, Ordering::Release);
-        self.gpu.abandon();
+        self.s.gpu.abandon();
     }
 
     fn word(&self, off: usize) -> &AtomicU64 {
         // SAFETY: `off` is an 8-byte aligned word of this PE's mailbox area in its host heap,
         // mapped for the life of the job; the network writes it, we read it atomically.
-        unsafe { AtomicU64::from_ptr((self.host_base + off) as *mut u64) }
+        unsafe { AtomicU64::from_ptr((self.s.host_base + off) as *mut u64) }
     }
 
     /// Serves every request waiting in this PE's mailboxes; true when there was one.
@@ -522,11 +531,11 @@ impl Mailboxes {
         // On a manual-progress provider (tcp) a peer's write into our mailboxes lands only while
         // a thread of ours drives the provider; left to the fabric's progress thread, which naps
         // up to 1 ms, every request cost over a millisecond (first GPU benchmark).
-        self.net.progress(Duration::ZERO);
+        self.s.net.progress(Duration::ZERO);
         let mut inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner());
         let mut any = false;
-        for from in 0..self.remote.len() {
-            if !self.remote[from] {
+        for from in 0..self.s.remote.len() {
+            if !self.s.remote[from] {
                 continue;
             }
             let at = &mut inbox[from];
@@ -546,14 +555,15 @@ impl Mailboxes {
             // Everything served is in GPU memory (and a get's answer in the ring) before the
             // acknowledgement says so.
             let began = Instant::now();
-            self.gpu.settle()?;
+            self.s.gpu.settle()?;
             let settled = Instant::now();
             // The number served, and when it was written (the source's profile reads it).
             let mut ack = [0u8; 16];
             ack[..8].copy_from_slice(&at.served.to_le_bytes());
             ack[8..].copy_from_slice(&super::profile::wall_ns().to_le_bytes());
-            self.net
-                .put_message(from, Segment::Heap, self.layout.ack(self.me), &ack)
+            self.s
+                .net
+                .put_message(from, Segment::Heap, self.s.layout.ack(self.s.me), &ack)
                 .map_err(|e| e.named("rshmem proxy (acknowledging)"))?;
             self.profile.acknowledged(settled - began, settled.elapsed());
             crate::log::trace(|| format!("proxy: served requests {}..={} from PE {from}", before + 1, at.served));
@@ -565,7 +575,7 @@ impl Mailboxes {
     /// The next request from PE `from` if it has arrived whole: its header's place and the
     /// header (past a wrap marker, at the ring's start).
     fn arrived(&self, from: usize, at: &mut Inbox) -> Result<Option<(*mut Request, Request)>> {
-        let ring = self.layout.ring;
+        let ring = self.s.layout.ring;
         let want = at.served + 1;
         let pos = (at.read % ring as u64) as usize;
         let Some(r) = self.record_at(from, pos, want)? else { return Ok(None) };
@@ -588,7 +598,7 @@ impl Mailboxes {
     }
 
     fn record_ptr(&self, from: usize, pos: usize) -> *mut Request {
-        (self.host_base + self.layout.ring_at(from) + pos) as *mut Request
+        (self.s.host_base + self.s.layout.ring_at(from) + pos) as *mut Request
     }
 
     /// The record at ring position `pos` of PE `from`'s mailbox if it is request `want` and
@@ -605,8 +615,8 @@ impl Mailboxes {
         }
         // Bounded before anything is read past the header: a get's answer and a put's data
         // take at most a chunk, and the record lies within the ring.
-        let fits = usize::try_from(r.len).is_ok_and(|len| len <= self.layout.chunk());
-        if !fits || pos + r.size() > self.layout.ring {
+        let fits = usize::try_from(r.len).is_ok_and(|len| len <= self.s.layout.chunk());
+        if !fits || pos + r.size() > self.s.layout.ring {
             return Ok(None);
         }
         let data_len = r.sent_len();
@@ -642,13 +652,13 @@ impl Mailboxes {
         crate::log::trace(|| format!("proxy: serving request {} from PE {from} ({})", r.seq, request_name(&r)));
         let data = (hdr as usize + HEADER) as *mut u8;
         match r.op {
-            REQ_PUT => self.gpu.copy(r.off as usize, data, len, true)?,
-            REQ_GET => self.gpu.copy(r.off as usize, data, len, false)?,
+            REQ_PUT => self.s.gpu.copy(r.off as usize, data, len, true)?,
+            REQ_GET => self.s.gpu.copy(r.off as usize, data, len, false)?,
             REQ_AMO if len == 4 || len == 8 => {
                 let op = amo_from_code(r.amo).ok_or_else(|| proxy_error(format!("PE {from} asked for AMO {}", r.amo)))?;
                 // After this source's earlier puts (a signal after its data).
-                self.gpu.settle()?;
-                let old = self.gpu.amo(from, r.off as usize, op, len, r.a, r.b)?;
+                self.s.gpu.settle()?;
+                let old = self.s.gpu.amo(from, r.off as usize, op, len, r.a, r.b)?;
                 // SAFETY: our own mailbox header, read by the source only after the ack.
                 unsafe { (&raw mut (*hdr).result).write_volatile(old) };
             }
@@ -662,13 +672,13 @@ impl Mailboxes {
     /// Writes one request into `pe`'s ring (waiting for room if it is full); returns its number.
     /// It is sent on at the next `publish` at the latest.
     fn send(&self, pe: usize, out: &mut Outbox, mut r: Request, data: Option<&[u8]>) -> Result<u64> {
-        if !self.remote.get(pe).copied().unwrap_or(false) {
+        if !self.s.remote.get(pe).copied().unwrap_or(false) {
             return Err(Error::of(
                 ErrorKind::Internal,
                 format!("PE {pe} is not on another host; the proxy reaches only PEs on other hosts"),
             ));
         }
-        let ring = self.layout.ring as u64;
+        let ring = self.s.layout.ring as u64;
         let size = r.size() as u64;
         let pos = out.write % ring;
         let start = if pos + size > ring { out.write + (ring - pos) } else { out.write };
@@ -679,11 +689,11 @@ impl Mailboxes {
             self.wait_acked(pe, out, upto)?;
         }
         let seq = out.sent + 1;
-        let base = self.layout.ring_at(self.me);
+        let base = self.s.layout.ring_at(self.s.me);
         if start != out.write {
             let mut wrap = Request { seq, op: REQ_WRAP, ..Default::default() };
             wrap.check = wrap.checksum_of(&[]);
-            self.net.put_message(pe, Segment::Heap, base + pos as usize, wrap.bytes())?;
+            self.s.net.put_message(pe, Segment::Heap, base + pos as usize, wrap.bytes())?;
         }
         r.seq = seq;
         if r.op != REQ_AMO {
@@ -697,13 +707,13 @@ impl Mailboxes {
         if data.len() > JOINED_MAX {
             // Data and header as two writes, in either order (the checksum covers both): no
             // copy of the data into a record first.
-            self.net.put_message(pe, Segment::Heap, at + HEADER, data)?;
-            self.net.put_message(pe, Segment::Heap, at, r.bytes())?;
+            self.s.net.put_message(pe, Segment::Heap, at + HEADER, data)?;
+            self.s.net.put_message(pe, Segment::Heap, at, r.bytes())?;
         } else {
             let mut record = Vec::with_capacity(HEADER + data.len());
             record.extend_from_slice(r.bytes());
             record.extend_from_slice(data);
-            self.net.put_message(pe, Segment::Heap, at, &record)?;
+            self.s.net.put_message(pe, Segment::Heap, at, &record)?;
         }
         out.sent = seq;
         out.write = start + size;
@@ -719,7 +729,7 @@ impl Mailboxes {
         if out.published == out.sent {
             return Ok(());
         }
-        self.net.progress(Duration::ZERO);
+        self.s.net.progress(Duration::ZERO);
         out.published = out.sent;
         self.announced[pe].store(out.sent, Ordering::Relaxed);
         Ok(())
@@ -729,7 +739,7 @@ impl Mailboxes {
     /// PE's own mailboxes meanwhile.
     fn wait_acked(&self, pe: usize, out: &mut Outbox, seq: u64) -> Result<()> {
         self.publish(pe, out)?;
-        let ack = self.word(self.layout.ack(pe));
+        let ack = self.word(self.s.layout.ack(pe));
         let start = Instant::now();
         let mut spins = 0u32;
         let mut acked = ack.load(Ordering::Acquire);
@@ -739,17 +749,17 @@ impl Mailboxes {
                 if self.abandoned.load(Ordering::Acquire) {
                     return Err(Error::of(
                         ErrorKind::System,
-                        format!("PE {}: the process is exiting; request {} to PE {pe} abandoned", self.me, acked + 1),
+                        format!("PE {}: the process is exiting; request {} to PE {pe} abandoned", self.s.me, acked + 1),
                     ));
                 }
-                if start.elapsed() > self.stall {
+                if start.elapsed() > self.s.stall {
                     let name = out.unacked.iter().find(|(q, _)| q.seq > acked).map(|(q, _)| request_name(q)).unwrap_or_default();
-                    return Err(Error::of(ErrorKind::System, format!("PE {}: PE {pe} (another host) has not served request {} ({name}) after {:.1} s: its proxy or its process is gone, or its host is unreachable", self.me, acked + 1, start.elapsed().as_secs_f64()),
+                    return Err(Error::of(ErrorKind::System, format!("PE {}: PE {pe} (another host) has not served request {} ({name}) after {:.1} s: its proxy or its process is gone, or its host is unreachable", self.s.me, acked + 1, start.elapsed().as_secs_f64()),
                     ));
                 }
                 spins += 1;
                 if spins > 1000 {
-                    self.net.progress(Duration::from_micros(20));
+                    self.s.net.progress(Duration::from_micros(20));
                 } else {
                     std::hint::spin_loop();
                 }
@@ -761,12 +771,37 @@ impl Mailboxes {
         }
         if waited {
             // The time stamp written with the acknowledgement that ended the wait (or a later one's).
-            self.profile.ack_seen(self.word(self.layout.ack(pe) + 8).load(Ordering::Relaxed));
+            self.profile.ack_seen(self.word(self.s.layout.ack(pe) + 8).load(Ordering::Relaxed));
         }
+        // Answers first: the acknowledged records' places may be written again below.
+        self.read_answers(pe, out, acked)?;
         while out.unacked.front().is_some_and(|(q, _)| q.seq <= acked) {
             out.free_from = out.unacked.pop_front().map(|(_, end)| end).unwrap_or(out.free_from);
         }
         crate::log::trace(|| format!("proxy: requests up to {seq} to PE {pe} acknowledged after {} us", start.elapsed().as_micros()));
+        Ok(())
+    }
+
+    /// Reads the answers of the started gets up to request `acked` (served: the target wrote
+    /// them into their records) with one network read per run of adjacent records.
+    fn read_answers(&self, pe: usize, out: &mut Outbox, acked: u64) -> Result<()> {
+        let mut span = Vec::new();
+        while out.gets.front().is_some_and(|g| g.seq <= acked) {
+            let first = out.gets[0];
+            let mut n = 1;
+            while out.gets.get(n).is_some_and(|g| g.seq <= acked && g.rec == out.gets[n - 1].rec + out.gets[n - 1].size) {
+                n += 1;
+            }
+            let last = out.gets[n - 1];
+            span.resize(last.rec + last.size - first.rec, 0);
+            self.s.net.get(pe, Segment::Heap, first.rec, &mut span)?;
+            for g in out.gets.drain(..n) {
+                let at = g.rec - first.rec + HEADER;
+                // SAFETY: `get_nbi`'s caller keeps `len` writable bytes at `dst` untouched until
+                // its quiet returns, which cannot happen before this acknowledgement is seen.
+                unsafe { std::ptr::copy_nonoverlapping(span[at..at + g.len].as_ptr(), g.dst as *mut u8, g.len) };
+            }
+        }
         Ok(())
     }
 
@@ -785,13 +820,13 @@ impl Mailboxes {
         self.wait_acked(pe, &mut out, seq)?;
         // The request's place in the ring is ours until the next one is written (we hold `out`).
         let end = out.write; // this request is the last written
-        let at = self.layout.ring_at(self.me) + ((end - r.size() as u64) % self.layout.ring as u64) as usize;
+        let at = self.s.layout.ring_at(self.s.me) + ((end - r.size() as u64) % self.s.layout.ring as u64) as usize;
         if want_result {
             let mut v = [0u8; 8];
-            self.net.get(pe, Segment::Heap, at + 48, &mut v)?;
+            self.s.net.get(pe, Segment::Heap, at + 48, &mut v)?;
             return Ok(u64::from_le_bytes(v));
         }
-        self.net.get(pe, Segment::Heap, at + HEADER, back)?;
+        self.s.net.get(pe, Segment::Heap, at + HEADER, back)?;
         Ok(0)
     }
 
@@ -864,13 +899,13 @@ fn kernel_op(op: AtomicOp, fetching: bool) -> AmoOp {
 
 impl Transport for Mailboxes {
     fn describe(&self) -> String {
-        format!("proxy mailboxes over {}", self.net.describe())
+        format!("proxy mailboxes over {}", self.s.net.describe())
     }
 
     /// Written into the target's ring; in its GPU memory once acknowledged (quiet waits).
     fn put(&self, pe: usize, seg: Segment, off: usize, src: &[u8]) -> Result<()> {
         heap_only(seg)?;
-        let data = self.layout.chunk();
+        let data = self.s.layout.chunk();
         for (i, chunk) in src.chunks(data).enumerate() {
             let r = Request { op: REQ_PUT, off: (off + i * data) as u64, len: chunk.len() as u64, ..Default::default() };
             self.request(pe, r, Some(chunk), None)?;
@@ -880,11 +915,28 @@ impl Transport for Mailboxes {
 
     fn get(&self, pe: usize, seg: Segment, off: usize, dst: &mut [u8]) -> Result<()> {
         heap_only(seg)?;
-        let data = self.layout.chunk();
+        let data = self.s.layout.chunk();
         for (i, chunk) in dst.chunks_mut(data).enumerate() {
             let r = Request { op: REQ_GET, off: (off + i * data) as u64, len: chunk.len() as u64, ..Default::default() };
             self.request(pe, r, None, Some(chunk))?;
         }
+        Ok(())
+    }
+
+    /// Sent at once; the answer is read when the target's acknowledgement covers it (at the
+    /// latest at `quiet`), with the answers of the gets sent beside it: many gets in flight cost
+    /// about one round trip together, not one each.
+    unsafe fn get_nbi(&self, pe: usize, seg: Segment, off: usize, dst: *mut u8, len: usize) -> Result<()> {
+        heap_only(seg)?;
+        if len > self.s.layout.chunk() {
+            // SAFETY: the caller's `len` writable bytes at `dst`.
+            return self.get(pe, seg, off, unsafe { std::slice::from_raw_parts_mut(dst, len) });
+        }
+        let r = Request { op: REQ_GET, off: off as u64, len: len as u64, ..Default::default() };
+        let mut out = self.outbox(pe)?;
+        let seq = self.send(pe, &mut out, r, None)?;
+        let rec = self.s.layout.ring_at(self.s.me) + ((out.write - r.size() as u64) % self.s.layout.ring as u64) as usize;
+        out.gets.push_back(PendingGet { seq, rec, size: r.size(), dst: dst as usize, len });
         Ok(())
     }
 
@@ -907,7 +959,7 @@ impl Transport for Mailboxes {
 
     /// Waits until every target has served everything sent to it.
     fn quiet(&self) -> Result<()> {
-        (0..self.remote.len()).filter(|p| self.remote[*p]).try_for_each(|pe| self.complete(pe))
+        (0..self.s.remote.len()).filter(|p| self.s.remote[*p]).try_for_each(|pe| self.complete(pe))
     }
 }
 
@@ -916,7 +968,7 @@ impl Inbound for Mailboxes {
         Mailboxes::serve(self)
     }
     fn flush(&self) -> Result<()> {
-        for pe in (0..self.remote.len()).filter(|p| self.remote[*p]) {
+        for pe in (0..self.s.remote.len()).filter(|p| self.s.remote[*p]) {
             let routine = "rshmem proxy (sending requests)";
             let mut out = self.outbox(pe).map_err(|e| e.named(routine))?;
             self.publish(pe, &mut out).map_err(|e| e.named(routine))?;
@@ -924,11 +976,11 @@ impl Inbound for Mailboxes {
         Ok(())
     }
     fn idle(&self, nap: Duration) {
-        self.net.progress(nap);
+        self.s.net.progress(nap);
     }
     fn awaiting(&self) -> bool {
-        (0..self.remote.len()).any(|pe| {
-            self.remote[pe] && self.word(self.layout.ack(pe)).load(Ordering::Acquire) < self.announced[pe].load(Ordering::Relaxed)
+        (0..self.s.remote.len()).any(|pe| {
+            self.s.remote[pe] && self.word(self.s.layout.ack(pe)).load(Ordering::Acquire) < self.announced[pe].load(Ordering::Relaxed)
         })
     }
 }
@@ -948,8 +1000,9 @@ mod tests {
         /// A manual-progress network: puts wait here until some thread calls `progress`.
         manual: AtomicBool,
         queued: Mutex<Vec<(usize, usize, Vec<u8>)>>,
-        /// Quiets and fences asked for.
+        /// Quiets and fences asked for, and reads made.
         quiets: std::sync::atomic::AtomicUsize,
+        reads: std::sync::atomic::AtomicUsize,
         fences: std::sync::atomic::AtomicUsize,
     }
 
@@ -961,6 +1014,7 @@ mod tests {
                 manual: AtomicBool::new(false),
                 queued: Mutex::new(Vec::new()),
                 quiets: Default::default(),
+                reads: Default::default(),
                 fences: Default::default(),
             })
         }
@@ -999,6 +1053,7 @@ mod tests {
             std::thread::sleep(block);
         }
         fn get(&self, pe: usize, _: Segment, off: usize, dst: &mut [u8]) -> Result<()> {
+            self.reads.fetch_add(1, Ordering::Relaxed);
             // SAFETY: as above.
             unsafe { std::ptr::copy_nonoverlapping((self.base(pe) + off) as *const u8, dst.as_mut_ptr(), dst.len()) };
             Ok(())
@@ -1121,7 +1176,15 @@ mod tests {
             }
         }
         let make = |me: usize, gpu: Box<dyn TargetGpu>| {
-            Arc::new(Mailboxes::new(heaps.clone(), layout, me, heaps.base(me), vec![me != 0, me != 1], gpu, stall))
+            Arc::new(Mailboxes::new(MailboxSetup {
+                net: heaps.clone(),
+                layout,
+                me,
+                host_base: heaps.base(me),
+                remote: vec![me != 0, me != 1],
+                gpu,
+                stall,
+            }))
         };
         let pe0 = make(0, Box::new(FakeGpu::new()));
         let pe1 = make(1, Box::new(Shared(gpu1.clone())));
@@ -1350,6 +1413,58 @@ mod tests {
         stop.store(true, Ordering::Release);
         server.join().unwrap().unwrap();
         assert_eq!(gpu1.bytes(0, 200), model);
+    }
+
+    /// Gets started together are answered together: correct values (a get after a put sees
+    /// it), one network read per run of adjacent get records instead of one per get, and more
+    /// gets than the ring holds still all answered (room is made by reading answers first).
+    #[test]
+    fn started_gets_are_answered_together() {
+        let (heaps, pe0, pe1, _gpu1) = pair_sized(Duration::from_secs(20), 4096, 16 << 10, 64);
+        let stop = Arc::new(AtomicBool::new(false));
+        let server = serving(pe1, stop.clone());
+        let word = |i: u64| (i * 0x0101_0101 + 7) ^ (i << 40);
+        for i in 0..64u64 {
+            pe0.put(1, Segment::Heap, i as usize * 8, &word(i).to_le_bytes()).unwrap();
+        }
+        pe0.quiet().unwrap();
+        let reads = || heaps.reads.load(Ordering::Relaxed);
+        // 20 gets of 8 or 4 bytes; a put to word 3 between get 9 and get 10 (both of word 3).
+        let mut answers = [[0u8; 8]; 20];
+        let before = reads();
+        for (k, a) in answers.iter_mut().enumerate() {
+            let (i, len) = if k == 9 || k == 10 { (3, 8) } else { (k as u64 * 3 % 64, 4 + 4 * (k % 2)) };
+            if k == 10 {
+                pe0.put(1, Segment::Heap, 24, &0xfeed_u64.to_le_bytes()).unwrap();
+            }
+            // SAFETY: `answers` outlives the quiet below and is not touched before it.
+            unsafe { pe0.get_nbi(1, Segment::Heap, i as usize * 8, a.as_mut_ptr(), len).unwrap() };
+        }
+        pe0.quiet().unwrap();
+        let made = reads() - before;
+        for (k, a) in answers.iter().enumerate() {
+            let (want, len) = match k {
+                9 => (word(3), 8),
+                10 => (0xfeed, 8),
+                _ => (word(k as u64 * 3 % 64), 4 + 4 * (k % 2)),
+            };
+            assert_eq!(a[..len], want.to_le_bytes()[..len], "get {k}");
+        }
+        assert!(made <= 3, "20 gets in two runs of adjacent records took {made} network reads");
+        // 100 gets, more than the ring's 32 records: each answer before its place is reused.
+        let mut many = vec![0u64; 100];
+        for (k, a) in many.iter_mut().enumerate() {
+            let i = (k * 7 % 64) as u64;
+            // SAFETY: as above.
+            unsafe { pe0.get_nbi(1, Segment::Heap, i as usize * 8, (a as *mut u64).cast(), 8).unwrap() };
+        }
+        pe0.quiet().unwrap();
+        for (k, a) in many.iter().enumerate() {
+            let i = (k * 7 % 64) as u64;
+            assert_eq!(*a, if i == 3 { 0xfeed } else { word(i) }, "get {k} of 100");
+        }
+        stop.store(true, Ordering::Release);
+        server.join().unwrap().unwrap();
     }
 
     /// Data above `JOINED_MAX` goes as a write of its own beside its header (either may land

@@ -132,7 +132,11 @@ impl Proxy {
         let (ch, tr) = (channel.clone(), transport.clone());
         let thread = std::thread::Builder::new()
             .name("rshmem-proxy".into())
-            .spawn(move || serve::run(&ch, &*tr, &*memory, inbound.as_deref(), &cfg, &flag, &failed))
+            .spawn(move || {
+                let parts =
+                    serve::Parts { ch: &ch, transport: &*tr, memory: &*memory, inbound: inbound.as_deref(), cfg: &cfg, stop: &flag };
+                serve::run(&parts, &failed)
+            })
             .expect("spawning the proxy thread");
         Proxy { stop, thread: Some(thread), failure, channel, transport }
     }

@@ -90,20 +90,27 @@ struct Lane {
     returned: u64,
 }
 
-pub(super) fn run(
-    ch: &Channel,
-    transport: &dyn Transport,
-    memory: &dyn LocalMemory,
-    inbound: Option<&dyn Inbound>,
-    cfg: &ProxyConfig,
-    stop: &AtomicBool,
-    failure: &Mutex<Option<String>>,
-) {
+/// What the proxy thread works with.
+pub(super) struct Parts<'a> {
+    pub ch: &'a Channel,
+    pub transport: &'a dyn Transport,
+    pub memory: &'a dyn LocalMemory,
+    pub inbound: Option<&'a dyn Inbound>,
+    pub cfg: &'a ProxyConfig,
+    pub stop: &'a AtomicBool,
+}
+
+pub(super) fn run(p: &Parts, failure: &Mutex<Option<String>>) {
+    let (ch, stop) = (p.ch, p.stop);
     let mut lanes: Vec<Lane> = (0..ch.lanes()).map(|_| Lane { head: 0, unread: VecDeque::new(), returned: 0 }).collect();
     let mut current: (usize, i32, u64) = (0, -1, 0);
-    let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        serve(ch, transport, memory, inbound, cfg, stop, &mut lanes, &mut current)
-    }));
+    let mut gets = Gets::default();
+    let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| serve(p, &mut lanes, &mut current, &mut gets)));
+    if !gets.0.is_empty() {
+        // The transport may still write answers into them (another thread's wait reading
+        // acknowledgements): never freed.
+        std::mem::forget(gets);
+    }
     let message = match served {
         Ok(Ok(())) => return,
         // Stopped while a request failed (the process is exiting): nothing is waiting for it.
@@ -121,17 +128,8 @@ pub(super) fn run(
     ch.set_dead(lane, pe, ticket);
 }
 
-#[allow(clippy::too_many_arguments)]
-fn serve(
-    ch: &Channel,
-    transport: &dyn Transport,
-    memory: &dyn LocalMemory,
-    inbound: Option<&dyn Inbound>,
-    cfg: &ProxyConfig,
-    stop: &AtomicBool,
-    lanes: &mut [Lane],
-    current: &mut (usize, i32, u64),
-) -> Result<()> {
+fn serve(p: &Parts, lanes: &mut [Lane], current: &mut (usize, i32, u64), gets: &mut Gets) -> Result<()> {
+    let Parts { ch, transport, memory, inbound, cfg, stop } = *p;
     let mut pacing = Pacing::new(Instant::now());
     let mut run = Run::default();
     let mut stalls = 0u64;
@@ -151,7 +149,10 @@ fn serve(
                 let cmd = unsafe { ch.cmd(l, t).read_volatile() };
                 *current = (l, cmd.pe, t);
                 crate::log::trace(|| format!("proxy: lane {l} command {t}: op {:#x} to PE {}, {} bytes", cmd.op, cmd.pe, cmd.bytes));
-                if !merged(&mut run, &cmd, cfg) {
+                if let Some((pe, len)) = started_g(&cmd, cfg) {
+                    run.issue(transport)?; // after this thread's `p`s before it
+                    gets.start(transport, l, t, pe, cmd.remote as usize, len)?;
+                } else if !merged(&mut run, &cmd, cfg) {
                     run.issue(transport)?;
                     if !merged(&mut run, &cmd, cfg) {
                         execute(ch, transport, memory, cfg, l, t, &cmd)?;
@@ -174,6 +175,7 @@ fn serve(
                 worked = true;
             }
         }
+        gets.finish(ch, transport)?;
         if let Some(i) = inbound {
             *current = (0, -1, 0);
             i.flush()?;
@@ -224,6 +226,45 @@ impl Pacing {
         self.sleep = (self.sleep * 2).clamp(Duration::from_micros(1), cfg.max_sleep);
         Some(self.sleep)
     }
+}
+
+/// The `g` commands of a round: started as they are taken (`Transport::get_nbi`), answered
+/// together after the round's one quiet. One `g` at a time cost a round trip across hosts each
+/// (NVIDIA's shmem_g_latency: one `g` per thread of 32 CTAs); started together they share it.
+/// Safe to answer late: the issuing thread waits for its result and posts nothing meanwhile,
+/// and its earlier commands were sent before it. Each answer has its own box (stable while
+/// more are started) that the transport writes until the quiet.
+#[derive(Default)]
+struct Gets(Vec<(usize, u64, Box<[u8; 8]>)>);
+
+impl Gets {
+    fn start(&mut self, tr: &dyn Transport, lane: usize, ticket: u64, pe: usize, off: usize, len: usize) -> Result<()> {
+        let mut answer = Box::new([0u8; 8]);
+        // SAFETY: the box is kept, untouched, until the quiet in `finish` returns (or is never
+        // freed if the thread stops first: `run`).
+        unsafe { tr.get_nbi(pe, Segment::Heap, off, answer.as_mut_ptr(), len) }.map_err(|e| e.named("nvshmem_g"))?;
+        self.0.push((lane, ticket, answer));
+        Ok(())
+    }
+
+    fn finish(&mut self, ch: &Channel, tr: &dyn Transport) -> Result<()> {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        tr.quiet().map_err(|e| e.named("nvshmem_g"))?;
+        for (lane, ticket, answer) in self.0.drain(..) {
+            ch.put_result(lane, ticket, u64::from_le_bytes(*answer));
+        }
+        Ok(())
+    }
+}
+
+/// A `g` that may be answered at the end of the round: its target PE and size, when valid
+/// (others run through `execute`, which names what is wrong).
+fn started_g(c: &RshmemProxyCmd, cfg: &ProxyConfig) -> Option<(usize, usize)> {
+    let pe = usize::try_from(c.pe).ok().filter(|p| *p < cfg.npes)?;
+    let len = usize::try_from(c.bytes).ok().filter(|n| (1..=8).contains(n))?;
+    (c.op == RSHMEM_PROXY_OP_G | RSHMEM_PROXY_FLAG_RESULT).then_some((pe, len))
 }
 
 /// Adds `c` to the run if it is a `p` that may merge (valid, no completion or result wanted).

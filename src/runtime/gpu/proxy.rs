@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::GpuState;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fabric::AtomicOp;
-use crate::proxy::gpu::{AmoDoorbell, AmoKernel, GpuLocal, MailboxLayout, Mailboxes, TargetGpu};
+use crate::proxy::gpu::{AmoDoorbell, AmoKernel, GpuLocal, MailboxLayout, MailboxSetup, Mailboxes, TargetGpu};
 use crate::proxy::{Proxy, ProxyConfig};
 use crate::runtime::{state, State};
 use crate::transport::{AmoType, Route, Segment, Transport};
@@ -56,15 +56,15 @@ pub fn start(st: &'static State) -> Result<()> {
     let stall = std::time::Duration::from_nanos(stall_ns(channel));
     let taker = AmoTaker { gpu: GpuLocal::new(g.device)?, channel: channel.as_ptr() as u64 };
     let target = OwnGpu { copies: GpuLocal::new(g.device)?, doorbell: AmoDoorbell::new(channel.clone(), Box::new(taker), stall) };
-    let boxes = Arc::new(Mailboxes::new(
-        Arc::new(JobNetwork),
-        MailboxLayout::at(at, npes, ring),
-        st.me,
-        st.heap.my_base(),
+    let boxes = Arc::new(Mailboxes::new(MailboxSetup {
+        net: Arc::new(JobNetwork),
+        layout: MailboxLayout::at(at, npes, ring),
+        me: st.me,
+        host_base: st.heap.my_base(),
         remote,
-        Box::new(target),
+        gpu: Box::new(target),
         stall,
-    ));
+    }));
     let memory = Arc::new(GpuLocal::new(g.device)?);
     drop(memory.bounce_slots());
     let _ = g.mailboxes.set(boxes.clone());
@@ -138,6 +138,12 @@ pub fn stop_at_exit(g: &GpuState) {
 /// Whether a request from another host may reach `len` bytes at offset `off` of this PE's
 /// window: inside the mapped heap, or inside one symmetrically registered user buffer (this
 /// PE's own allocation is mapped at that offset of its slot: gpu/user_buffer.rs).
+/// A remote PE's request that names memory this PE's GPU does not have (`what` says which).
+fn outside(routine: &'static str, what: String, g: &GpuState) -> Error {
+    let heap = g.mapped();
+    Error::invalid(routine, format!("{what} outside this PE's GPU heap ({heap} bytes) and its symmetrically registered buffers (nvshmemx_buffer_register_symmetric)"))
+}
+
 fn reachable(g: &GpuState, off: usize, len: usize) -> bool {
     let Some(end) = off.checked_add(len) else { return false };
     end <= g.mapped() || (off >= g.heap_end && g.symmetric.lock().unwrap_or_else(|p| p.into_inner()).covers(off, len))
@@ -174,13 +180,7 @@ impl TargetGpu for OwnGpu {
         let routine = "rshmem proxy (a remote PE's put or get)";
         let g = state()?.gpu()?;
         if !reachable(g, off, len) {
-            return Err(Error::invalid(
-                routine,
-                format!(
-                    "{len} bytes at heap offset {off} are outside this PE's GPU heap ({} bytes) and its symmetrically registered buffers (nvshmemx_buffer_register_symmetric)",
-                    g.mapped()
-                ),
-            ));
+            return Err(outside(routine, format!("{len} bytes at heap offset {off} are"), g));
         }
         let gpu = g.base + off as u64;
         if to_gpu {
@@ -206,13 +206,7 @@ impl TargetGpu for OwnGpu {
         let st = state()?;
         let g = st.gpu()?;
         if !off.is_multiple_of(size) || !reachable(g, off, size) {
-            return Err(Error::invalid(
-                routine,
-                format!(
-                    "a {size}-byte atomic at heap offset {off} is misaligned or outside this PE's GPU heap ({} bytes) and its symmetrically registered buffers",
-                    g.mapped()
-                ),
-            ));
+            return Err(outside(routine, format!("a {size}-byte atomic at heap offset {off} is misaligned or"), g));
         }
         let word = g.base + off as u64;
         self.doorbell.run(from, word, op, size, a, b).map_err(|e| e.named(routine))
