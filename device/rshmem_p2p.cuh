@@ -503,7 +503,8 @@ RSHMEMI_DEV rshmemi_team rshmemi_team_checked(nvshmem_team_t team, const char *w
  * another, so beyond two units its copies with 4 words in flight between two barriers are
  * faster; a warp's crossover is near 1 KiB, a block's beyond the slot); ll_bcast_max: the
  * same for broadcasts (H100, 2 PEs, vs pulling between two barriers: a thread's 32 B 0.76 of
- * the time, 64-512 B 1.2-5.9x slower; a warp's 2 KiB 1.37x slower); bcast_push_max: bytes per
+ * the time, 64-512 B 1.2-5.9x slower; a warp's 2 KiB 1.37x slower; on 2 x H200 a warp's 1 KiB
+ * low-latency 3.04 us against 2.22 pushed at 2 KiB: results/gpu-compare-2026-11-28e-first); bcast_push_max: bytes per
  * member up to which the root pushes a broadcast (push_words loads in flight per thread, each
  * word then stored to every member) instead of every member pulling it between two barriers,
  * ~0: always (4 x H100, 2 and 4 PEs, push/pull: a thread's 2 KiB 0.24-0.30 of the time, a
@@ -537,7 +538,7 @@ struct rshmemi_no_sync {
 };
 struct rshmemi_warp_sync {
     static const int depth = 4, ll_batch = 2;
-    static const unsigned ll_max = 1024, ll_bcast_max = 1024, bcast_push_max = 8192;
+    static const unsigned ll_max = 1024, ll_bcast_max = 512, bcast_push_max = 8192;
     static const int reduce_words = 2, push_words = 4;
     static const bool reduce_together = false, ll_rs_per_member = false;
     static const int rs_words = 2;
