@@ -61,26 +61,17 @@ pub extern "C" fn shmem_sync(pe_start: c_int, log_pe_stride: c_int, pe_size: c_i
 
 // Each entry point passes its `Caller` (routine, tag, name) as a compile-time constant.
 
-#[allow(clippy::too_many_arguments)]
-fn team_broadcast(
-    st: &State,
-    c: &Caller,
-    team: ShmemTeam,
-    dest: *mut c_void,
-    source: *const c_void,
-    nelems: usize,
-    size: usize,
-    root: c_int,
-) -> Result<c_int> {
-    // Team broadcasts update dest on every PE, the root included (OpenSHMEM 1.5).
-    st.broadcast(team_set(st, team)?, dest.cast(), source.cast(), bytes(nelems, size)?, root, true, c).map(|_| 0)
+// broadcast, collect, fcollect and alltoall take the same arguments (set, dest, source, bytes
+// per PE, caller; broadcast's root rides in its `run`): `run` is the State's collective, a type
+// parameter, so each entry point calls it directly.
+
+/// shmem_TYPENAME_broadcast's `run` for `team_gather`: team broadcasts update dest on every PE,
+/// the root included (OpenSHMEM 1.5).
+fn broadcast_from(root: c_int) -> impl Fn(&State, PeSet, *mut u8, *const u8, usize, &Caller) -> Result<()> {
+    move |st, set, dest, source, nbytes, c| st.broadcast(set, dest, source, nbytes, root, true, c)
 }
 
-// collect, fcollect and alltoall take the same arguments (set, dest, source, bytes per PE,
-// caller): `run` is the State's collective, a type parameter, so each entry point calls it
-// directly.
-
-/// shmem_TYPENAME_{collect,fcollect,alltoall} on a team.
+/// shmem_TYPENAME_{broadcast,collect,fcollect,alltoall} on a team.
 #[allow(clippy::too_many_arguments)]
 fn team_gather(
     st: &State,
@@ -128,7 +119,7 @@ macro_rules! team_data_colls {
         const _: () = {
             #[export_name = concat!("shmem_", stringify!($n), "_broadcast")]
             pub extern "C" fn broadcast(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize, pe_root: c_int) -> c_int {
-                ffi_boundary!(concat!("shmem_", stringify!($n), "_broadcast"), |st| team_broadcast(st, caller!(ROUTINE), team, dest.cast(), source.cast(), nelems, size_of::<$t>(), pe_root))
+                ffi_boundary!(concat!("shmem_", stringify!($n), "_broadcast"), |st| team_gather(st, broadcast_from(pe_root), caller!(ROUTINE), team, dest.cast(), source.cast(), nelems, size_of::<$t>()))
             }
             #[export_name = concat!("shmem_", stringify!($n), "_collect")]
             pub extern "C" fn collect(team: ShmemTeam, dest: *mut $t, source: *const $t, nelems: usize) -> c_int {
@@ -156,7 +147,7 @@ crate::rma_types!(team_data_colls);
 
 #[no_mangle]
 pub extern "C" fn shmem_broadcastmem(team: ShmemTeam, dest: *mut c_void, source: *const c_void, nelems: usize, pe_root: c_int) -> c_int {
-    ffi_boundary!(shmem_broadcastmem, |st| team_broadcast(st, caller!(ROUTINE), team, dest, source, nelems, 1, pe_root))
+    ffi_boundary!(shmem_broadcastmem, |st| team_gather(st, broadcast_from(pe_root), caller!(ROUTINE), team, dest, source, nelems, 1))
 }
 
 #[no_mangle]
