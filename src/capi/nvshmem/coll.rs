@@ -6,6 +6,7 @@
 
 use std::ffi::{c_int, c_void};
 
+use super::TEAM_WORLD;
 use crate::capi::{ffi_boundary, Status};
 use crate::cuda::coll::{Kind, RedOp};
 use crate::cuda::{CUstream, StreamHandle};
@@ -38,6 +39,16 @@ pub extern "C" fn nvshmemx_barrier_on_stream(team: c_int, stream: CUstream) -> c
 #[no_mangle]
 pub extern "C" fn nvshmemx_team_sync_on_stream(team: c_int, stream: CUstream) -> c_int {
     ffi_boundary!(nvshmemx_team_sync_on_stream => Status, |st| st.gpu_barrier_on_stream(team, user_stream(stream), ROUTINE))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_barrier_all_on_stream(stream: CUstream) {
+    ffi_boundary!(nvshmemx_barrier_all_on_stream, |st| st.gpu_barrier_on_stream(TEAM_WORLD, user_stream(stream), ROUTINE))
+}
+
+#[no_mangle]
+pub extern "C" fn nvshmemx_sync_all_on_stream(stream: CUstream) {
+    ffi_boundary!(nvshmemx_sync_all_on_stream, |st| st.gpu_barrier_on_stream(TEAM_WORLD, user_stream(stream), ROUTINE))
 }
 
 // ---- broadcast, fcollect, alltoall -------------------------------------------------------------

@@ -35,24 +35,6 @@ pub extern "C" fn nvshmemx_quiet_on_stream(_stream: CUstream) {
     ffi_boundary!(nvshmemx_quiet_on_stream, |st| st.gpu().map(|_| ()))
 }
 
-#[no_mangle]
-pub extern "C" fn nvshmemx_barrier_all_on_stream(stream: CUstream) {
-    ffi_boundary!(nvshmemx_barrier_all_on_stream, |st| st.gpu_barrier_on_stream(
-        crate::runtime::team::WORLD as i32,
-        super::coll::user_stream(stream),
-        ROUTINE
-    ))
-}
-
-#[no_mangle]
-pub extern "C" fn nvshmemx_sync_all_on_stream(stream: CUstream) {
-    ffi_boundary!(nvshmemx_sync_all_on_stream, |st| st.gpu_barrier_on_stream(
-        crate::runtime::team::WORLD as i32,
-        super::coll::user_stream(stream),
-        ROUTINE
-    ))
-}
-
 /// A signal in stream order: SET is a stream memory write, ADD the atomic kernel (P2P).
 fn signal_on_stream(
     st: &crate::runtime::State,
