@@ -51,25 +51,36 @@ fn config_contexts(config: *const TeamConfig, mask: c_long, which: &str) -> Resu
         return Err(Error::invalid_value(format!("{which} mask {mask:#x} has bits that name no configuration parameter; SHMEM_TEAM_NUM_CONTEXTS ({TEAM_NUM_CONTEXTS}) is the only one"),
         ));
     }
-    if mask & TEAM_NUM_CONTEXTS == 0 {
+    selected_contexts(config, mask & TEAM_NUM_CONTEXTS != 0, which, "SHMEM_TEAM_NUM_CONTEXTS", |c| c.num_contexts)
+}
+
+/// The num_contexts of a split's config (either API's), once its mask is checked: 0 unless the
+/// mask `selected` the field (its bit named `bit`), then read from `config` by `field`, >= 0.
+pub(crate) fn selected_contexts<C>(config: *const C, selected: bool, which: &str, bit: &str, field: fn(&C) -> c_int) -> Result<i32> {
+    if !selected {
         return Ok(0);
     }
     if config.is_null() {
-        return Err(Error::invalid_value(format!("{which} mask selects SHMEM_TEAM_NUM_CONTEXTS but the config pointer is NULL")));
+        return Err(Error::invalid_value(format!("{which} mask selects {bit} but the config pointer is NULL")));
     }
-    // SAFETY: the caller passes a readable shmem_team_config_t (checked non-NULL above).
-    let n = unsafe { (*config).num_contexts };
+    // SAFETY: the caller passes a readable team config of its API (checked non-NULL above).
+    let n = field(unsafe { &*config });
     if n < 0 {
         return Err(Error::invalid_value(format!("{which}.num_contexts = {n}; it must be >= 0")));
     }
     Ok(n)
 }
 
-fn out_handle(p: *mut ShmemTeam, what: &str) -> Result<()> {
+/// A split's out-parameter `what` (the address of a `handle`, "a shmem_team_t") is not NULL.
+pub(crate) fn out_param<T>(p: *mut T, what: &str, handle: &str) -> Result<()> {
     if p.is_null() {
-        return Err(Error::invalid_value(format!("{what} is NULL; pass the address of a shmem_team_t to receive the new team")));
+        return Err(Error::invalid_value(format!("{what} is NULL; pass the address of {handle} to receive the new team")));
     }
     Ok(())
+}
+
+fn out_handle(p: *mut ShmemTeam, what: &str) -> Result<()> {
+    out_param(p, what, "a shmem_team_t")
 }
 
 /// A split's outcome for the C caller: the new team's table index where this PE is in it, and

@@ -5,6 +5,7 @@
 
 use std::ffi::{c_int, c_long};
 
+use crate::capi::team::{out_param, selected_contexts};
 use crate::capi::{ffi_boundary, Status, StatusCode};
 use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::team::{Split, Triplet};
@@ -35,25 +36,11 @@ fn config_contexts(config: *const NvTeamConfig, mask: c_long, which: &str) -> Re
             "{which} mask {mask:#x} has bits that name no configuration field (NVSHMEM_TEAM_CONFIG_MASK_NUM_CONTEXTS = 1, _UNIQUEID = 2)"
         )));
     }
-    if mask & MASK_NUM_CONTEXTS == 0 {
-        return Ok(0);
-    }
-    if config.is_null() {
-        return Err(Error::invalid_value(format!("{which} mask selects num_contexts but the config pointer is NULL")));
-    }
-    // SAFETY: the caller passes a readable nvshmem_team_config_t (checked non-NULL above).
-    let n = unsafe { (*config).num_contexts };
-    if n < 0 {
-        return Err(Error::invalid_value(format!("{which}.num_contexts = {n}; it must be >= 0")));
-    }
-    Ok(n)
+    selected_contexts(config, mask & MASK_NUM_CONTEXTS != 0, which, "num_contexts", |c| c.num_contexts)
 }
 
 fn out_handle(p: *mut NvTeam, what: &str) -> Result<()> {
-    if p.is_null() {
-        return Err(Error::invalid_value(format!("{what} is NULL; pass the address of an nvshmem_team_t to receive the new team")));
-    }
-    Ok(())
+    out_param(p, what, "an nvshmem_team_t")
 }
 
 /// Stores a split's result in `*out` (NVSHMEM_TEAM_INVALID where this PE is in no new team);
