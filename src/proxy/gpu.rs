@@ -325,9 +325,9 @@ impl MailboxLayout {
 
 /// How the target side reaches its own GPU heap.
 pub trait TargetGpu: Send + Sync {
-    /// Copies `len` bytes between host memory and the GPU heap at `off`: to the GPU (`to_gpu`)
-    /// it may still be in flight until `settle`; from the GPU it is complete on return (and
-    /// after the copies to the GPU before it).
+    /// Starts copying `len` bytes between host memory and the GPU heap at `off` (to the GPU when
+    /// `to_gpu`): either may still be in flight until `settle`, and the copies run in the order
+    /// started (a get's copy from the GPU reads the data of the puts before it).
     fn copy(&self, off: usize, host: *mut u8, len: usize, to_gpu: bool) -> Result<()>;
     /// Waits until every copy is complete.
     fn settle(&self) -> Result<()> {
@@ -1077,14 +1077,23 @@ mod tests {
         }
     }
 
-    /// A "GPU heap" of 64 words whose AMOs run under a lock (atomic with each other). Copies to
-    /// it stay in flight until `settle` (or a copy from it), as on a CUDA stream; an AMO that
-    /// runs while one is in flight is recorded (it could overtake its data).
+    /// A "GPU heap" of 64 words whose AMOs run under a lock (atomic with each other). Copies
+    /// both ways stay in flight until `settle`, then run in the order started, as on a CUDA
+    /// stream: a get's answer reaches the mailbox only then. An AMO that runs while a copy is in
+    /// flight is recorded (it could overtake its data).
     #[derive(Default)]
     struct FakeGpu {
         mem: Mutex<Vec<u64>>,
-        in_flight: Mutex<Vec<(usize, Vec<u8>)>>,
+        in_flight: Mutex<Vec<Staged>>,
         early_amos: std::sync::atomic::AtomicUsize,
+    }
+
+    /// A copy in flight on the fake GPU's stream.
+    enum Staged {
+        /// A put's data for heap offset `off`.
+        ToGpu { off: usize, data: Vec<u8> },
+        /// A get's answer: `len` bytes at `off` into the mailbox at address `host`.
+        FromGpu { off: usize, host: usize, len: usize },
     }
 
     impl FakeGpu {
@@ -1096,9 +1105,15 @@ mod tests {
         }
         fn land(&self) {
             let mut m = self.mem.lock().unwrap();
-            for (off, data) in std::mem::take(&mut *self.in_flight.lock().unwrap()) {
-                // SAFETY: in bounds (asserted when queued).
-                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), (m.as_mut_ptr() as *mut u8).add(off), data.len()) };
+            for c in std::mem::take(&mut *self.in_flight.lock().unwrap()) {
+                let heap = m.as_mut_ptr() as *mut u8;
+                match c {
+                    // SAFETY: in bounds (asserted when queued).
+                    Staged::ToGpu { off, data } => unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), heap.add(off), data.len()) },
+                    // SAFETY: in bounds; the mailbox's data area has room for `len` bytes and the
+                    // source reads it only after the acknowledgement, sent after this settle.
+                    Staged::FromGpu { off, host, len } => unsafe { std::ptr::copy_nonoverlapping(heap.add(off), host as *mut u8, len) },
+                }
             }
         }
         fn bytes(&self, off: usize, len: usize) -> Vec<u8> {
@@ -1111,16 +1126,13 @@ mod tests {
     impl TargetGpu for FakeGpu {
         fn copy(&self, off: usize, host: *mut u8, len: usize, to_gpu: bool) -> Result<()> {
             assert!(off + len <= self.mem.lock().unwrap().len() * 8);
-            if to_gpu {
+            let c = if to_gpu {
                 // SAFETY: the request's data in the mailbox, live for `len` bytes.
-                let data = unsafe { std::slice::from_raw_parts(host, len) }.to_vec();
-                self.in_flight.lock().unwrap().push((off, data));
+                Staged::ToGpu { off, data: unsafe { std::slice::from_raw_parts(host, len) }.to_vec() }
             } else {
-                self.land();
-                let back = self.bytes(off, len);
-                // SAFETY: the mailbox's data area has room for `len` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(back.as_ptr(), host, len) };
-            }
+                Staged::FromGpu { off, host: host as usize, len }
+            };
+            self.in_flight.lock().unwrap().push(c);
             Ok(())
         }
         fn settle(&self) -> Result<()> {

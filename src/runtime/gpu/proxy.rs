@@ -183,18 +183,18 @@ impl TargetGpu for OwnGpu {
             return Err(outside(routine, format!("{len} bytes at heap offset {off} are"), g));
         }
         let gpu = g.base + off as u64;
-        if to_gpu {
-            // SAFETY: the GPU range was checked above; the host range is a request's data in this
-            // PE's mailbox, which its source leaves alone until the acknowledgement, sent only
-            // after `settle`.
-            unsafe { self.copies.copy_async(gpu, host as u64, len) }.map_err(|e| e.named(routine))
-        } else {
-            self.copies.copy(host as u64, gpu, len).map_err(|e| e.named(routine))
-        }
+        let (dst, src) = if to_gpu { (gpu, host as u64) } else { (host as u64, gpu) };
+        // Started, not waited for, both ways: `Mailboxes::serve` settles before an AMO and before
+        // the acknowledgement that lets the source read a get's answer, and one stream keeps a
+        // get after the puts it follows.
+        // SAFETY: the GPU range was checked above; the host range is a request's record in this
+        // PE's mailbox (a put's data, a get's answer place), which its source neither reuses nor
+        // reads until the acknowledgement, sent only after `settle`.
+        unsafe { self.copies.copy_async(dst, src, len) }.map_err(|e| e.named(routine))
     }
 
     fn settle(&self) -> Result<()> {
-        self.copies.settle().map_err(|e| e.named("rshmem proxy (a remote PE's put)"))
+        self.copies.settle().map_err(|e| e.named("rshmem proxy (a remote PE's put or get)"))
     }
 
     fn abandon(&self) {
