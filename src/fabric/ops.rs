@@ -688,6 +688,17 @@ impl Fabric {
         inner.poll();
     }
 
+    /// A pause between two looks of a wait that still polls (a wait for memory other hosts
+    /// write, in its first `NETWORK_SPIN`): a yield, or, while this process's yields are
+    /// starved (`Inner::yield_or_block`), a sleep until the provider has work, at most `max`.
+    /// A plain yield there handed the core to a busy process for its whole time slice: a
+    /// barrier across hosts beside 2 busy loops took 1.6-1.8 ms (results/net-2026-11-28d-load/).
+    pub fn pause(&self, max: Duration) {
+        let inner = &self.inner;
+        let _driving = inner.driver();
+        inner.yield_or_block(max);
+    }
+
     /// Completes every operation this endpoint has posted (OpenSHMEM quiet).
     pub fn quiet(&self) -> Result<()> {
         self.quiet_reading(&[])

@@ -480,3 +480,38 @@ fn after_a_starved_yield_hot_pauses_sleep_until_work() {
     b.pause(Duration::from_millis(200));
     assert!(t.elapsed() < Duration::from_millis(100), "a hot pause slept {:?} with no starved yield", t.elapsed());
 }
+
+#[test]
+fn a_starved_waits_pause_ends_when_the_peers_write_arrives() {
+    use std::sync::atomic::Ordering;
+    let Some(p) = pair() else { return };
+    let b = &p._b;
+    p.a.put(p.to_b, &5u64.to_ne_bytes(), None, &p.remote_b, 0).unwrap();
+    p.a.quiet().unwrap();
+    std::thread::sleep(super::progress::HOT * 3);
+    // This process's last yield lost the core for a time slice: a polling wait's pause
+    // sleeps on the wait descriptor instead (nothing arrives: for the whole pause).
+    let starve = || b.inner.yield_starved.store(b.inner.epoch.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    starve();
+    let t = std::time::Instant::now();
+    b.pause(Duration::from_millis(200));
+    assert!(t.elapsed() >= Duration::from_millis(100), "a starved pause returned after {:?}", t.elapsed());
+    // ... and ends as soon as a peer's write arrives, long before its limit; the wait's next
+    // look (driving the provider) then finds the data.
+    starve();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(50));
+            p.a.put(p.to_b, &9u64.to_ne_bytes(), None, &p.remote_b, 0).unwrap();
+        });
+        let t = std::time::Instant::now();
+        b.pause(Duration::from_secs(30));
+        assert!(t.elapsed() < Duration::from_secs(15), "a starved pause slept {:?} past the peer's write", t.elapsed());
+    });
+    let start = std::time::Instant::now();
+    while read_b(&p, 0) != 9 {
+        b.progress(Duration::ZERO);
+        assert!(start.elapsed() < Duration::from_secs(10), "the put never landed at the target");
+    }
+    p.a.quiet().unwrap();
+}

@@ -223,7 +223,7 @@ impl State {
                 return;
             }
             if nap.is_zero() {
-                std::thread::yield_now();
+                net.pause(NETWORK_SPIN);
             }
             self.check_global_exit();
             if next_report.is_some_and(|at| Instant::now() >= at) {

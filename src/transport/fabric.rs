@@ -288,6 +288,10 @@ impl Transport for FabricTransport {
         self.fabric.progress(block)
     }
 
+    fn pause(&self, max: std::time::Duration) {
+        self.fabric.pause(max)
+    }
+
     /// Completes everything posted, then makes the injected writes and atomics visible: a read
     /// from each PE that got some returns only after them (one connection per peer, processed
     /// in order), so a third PE told afterwards sees their effect. The reads to all such PEs

@@ -239,6 +239,12 @@ pub trait Transport: Send + Sync {
             std::thread::sleep(block);
         }
     }
+    /// A waiting thread's pause between two looks while it still polls (no sleep yet): by
+    /// default a yield. The fabric's also notices a yield that lost the core for a time slice
+    /// and then sleeps until the network has work, at most `max`, instead.
+    fn pause(&self, _max: std::time::Duration) {
+        std::thread::yield_now();
+    }
 }
 
 /// When a host-side operation on GPU memory takes effect.
