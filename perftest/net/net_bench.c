@@ -12,6 +12,8 @@
  *   fetch_add 8      shmem_long_atomic_fetch_add
  *   put_bw SIZE      shmem_putmem of SIZE bytes (1 KiB ... 4 MiB), WINDOW of them back to back,
  *                    each to the next SIZE slot of a 4 MiB array (wrapping), one quiet: GB/s
+ *   put_nbi_bw SIZE  the same with shmem_putmem_nbi (256 KiB ... 4 MiB; only when named): the
+ *                    library's raw RMA stream, no per-put completion (as fabtests' fi_rma_bw)
  *   barrier_all 0    shmem_barrier_all (all PEs)
  * PE 0 acts on PE 1 (put8_quiet_multi: on every other PE); each repetition runs for --time seconds (default 0.25) after an untimed
  * tenth of that; a row's figure is the median of --reps repetitions (default 3). Every row
@@ -137,6 +139,12 @@ static void put_bw(long size)
     shmem_putmem(bw_dst + slot * (size / 8), bw_src, (size_t)size, 1);
 }
 
+static void put_nbi_bw(long size)
+{
+    long slot = bw_slot++ % (MAX_BW / size);
+    shmem_putmem_nbi(bw_dst + slot * (size / 8), bw_src, (size_t)size, 1);
+}
+
 /* Calls op until the time budget is spent; returns seconds per call. Bandwidth rows end each
  * window of puts with a quiet inside the timed span. */
 static double timed(void (*op)(long), long size, double seconds)
@@ -144,11 +152,11 @@ static double timed(void (*op)(long), long size, double seconds)
     long n = 0;
     double t0 = now(), t;
     do {
-        int batch = op == put_bw ? WINDOW : 8;
+        int bw = op == put_bw || op == put_nbi_bw, batch = bw ? WINDOW : 8;
         for (int i = 0; i < batch; i++)
             op(size);
         n += batch;
-        if (op == put_bw)
+        if (bw)
             shmem_quiet();
     } while ((t = now() - t0) < seconds);
     return t / (double)n;
@@ -246,7 +254,7 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--csv") == 0) {
             /* accepted for symmetry with shmem_bench: the output is always CSV */
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: %s [--reps N] [--time SECONDS] [put8_quiet put8_quiet_multi get8 fetch_add barrier_all put_bw]\n",
+            fprintf(stderr, "usage: %s [--reps N] [--time SECONDS] [put8_quiet put8_quiet_multi get8 fetch_add barrier_all put_bw put_nbi_bw]\n",
                     argv[0]);
             return 2;
         } else {
@@ -293,6 +301,14 @@ int main(int argc, char **argv)
                 check("put_bw", "last word on PE 1", bw_dst[size / 8 - 1], size * 7919 + size / 8 - 1);
             }
         }
+    }
+    for (long size = 256L << 10; nsel > 0 && selected("put_nbi_bw") && size <= MAX_BW; size *= 4) {
+        if (me == 0)
+            fill(bw_src, size / 8, size);
+        bw_slot = 0;
+        emit("put_nbi_bw", size, (double)size / p2p_row(put_nbi_bw, size) / 1e9, "GB/s");
+        if (me == 1)
+            check("put_nbi_bw", "last word on PE 1", bw_dst[size / 8 - 1], size * 7919 + size / 8 - 1);
     }
     /* last: the one row that needs a collective across hosts */
     if (selected("barrier_all"))
