@@ -8,7 +8,9 @@
 # AB_TIME (default 300): seconds of rounds (a round started before then is finished; with the
 # set-up the script ends within about AB_TIME + 60 s). AB_ROWS: net_bench's rows (default
 # "put8_quiet get8 fetch_add barrier_all put_bw"). AB_BUSY=N: N busy loops (nice 0) for the
-# whole run, as a machine whose other processes never sleep. AB_OUT=DIR keeps raw.csv and
+# whole run, as a machine whose other processes never sleep. AB_NEW_ENV="K=V ...": settings
+# for the new side only (FI_* ones reach the other host: rshmemrun forwards them), so one
+# build against itself A/Bs a setting. AB_OUT=DIR keeps raw.csv and
 # table.txt there. Each build's net_bench runs 3 repetitions of 0.1 s per row.
 set -u -o pipefail
 
@@ -21,6 +23,7 @@ AGENT=$ROOT/ctest/multihost/netns-agent.sh
 PREFIX=${RSHMEM_NETNS_PREFIX:-rsab}
 AB_TIME=${AB_TIME:-300}
 read -r -a ROWS <<<"${AB_ROWS:-put8_quiet get8 fetch_add barrier_all put_bw}"
+read -r -a NEW_ENV <<<"${AB_NEW_ENV:-}"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "perftest/net/ab.sh: the hosts are network namespaces: run it as root" >&2
@@ -77,9 +80,9 @@ while [ $(($(date +%s) - start)) -lt "$AB_TIME" ]; do
     wait "$server"
     if [ $((round % 2)) -eq 1 ]; then order="old new"; else order="new old"; fi
     for side in $order; do
-        prefix=$OLD
-        [ "$side" = new ] && prefix=$NEW
-        run "$side" $round "$load" env RSHMEM_LAUNCH_AGENT="$AGENT" RSHMEM_BOOTSTRAP_IFNAME=eth0 "$prefix/bin/rshmemrun" \
+        prefix=$OLD extra=()
+        [ "$side" = new ] && prefix=$NEW extra=("${NEW_ENV[@]}")
+        run "$side" $round "$load" env "${extra[@]}" RSHMEM_LAUNCH_AGENT="$AGENT" RSHMEM_BOOTSTRAP_IFNAME=eth0 "$prefix/bin/rshmemrun" \
             --hosts "$PREFIX-h1:1,$PREFIX-h2:1" "$WORK/net_bench_$side" --reps 3 --time 0.1 "${ROWS[@]}"
     done
 done
@@ -87,7 +90,7 @@ done
 TABLE=$WORK/table.txt
 {
     echo "A/B across 2 namespaced hosts, $round rounds in $(($(date +%s) - start)) s, $(date -u '+%Y-%m-%d %H:%M UTC'), busy loops: ${AB_BUSY:-0}"
-    echo "host: $(nproc) cores; old: $OLD; new: $NEW; libfabric $(fi_info --version 2>/dev/null | sed -n 's/^libfabric: //p' | head -1)"
+    echo "host: $(nproc) cores; old: $OLD; new: $NEW ${AB_NEW_ENV:+(with $AB_NEW_ENV)}; libfabric $(fi_info --version 2>/dev/null | sed -n 's/^libfabric: //p' | head -1)"
     echo
     python3 "$HERE/ab_table.py" "$RAW"
 } >"$TABLE"
