@@ -523,8 +523,10 @@ RSHMEMI_DEV void rshmemi_fcollect(nvshmem_team_t team, const rshmemi_team &t, vo
  * 16-byte words aligned alike: each thread loads D words of the source (D loads in flight: one
  * at a time, a lone thread waited for each of them in turn, a 2 KiB push 128 times) and stores
  * each to every member; else member after member. Member k's dest is at first + k * step: a
- * team's members are evenly spaced, and so are their heaps in the window. */
-template <int D>
+ * team's members are evenly spaced, and so are their heaps in the window. TAIL_TOGETHER: the
+ * last words (fewer than D for some threads) in one step with their loads in flight together
+ * too, else word after word (rshmemi_push_tail_together). */
+template <int D, bool TAIL_TOGETHER>
 RSHMEMI_COLL_OOL void rshmemi_push_all(const rshmemi_team &t, void *dest, const void *source, size_t bytes, rshmemi_group g) {
     char *first = (char *)rshmemi_peer(dest, rshmemi_team_pe(t, 0));
     const long long step = (long long)t.stride * (long long)RSHMEMI_STATE.heap_stride;
@@ -548,6 +550,20 @@ RSHMEMI_COLL_OOL void rshmemi_push_all(const rshmemi_team &t, void *dest, const 
                 for (int j = 0; j < D; j++) rshmemi_st16((uint4 *)d + j * gs, v[j]);
             }
     }
+    if (TAIL_TOGETHER && w < words) {
+        uint4 v[D];
+#pragma unroll
+        for (int j = 0; j < D; j++)
+            if (w + j * gs < words) v[j] = src[w + j * gs];
+        char *d = first + 16 * w;
+        for (int k = 0; k < t.size; k++, d += step)
+            if (k != skip) {
+#pragma unroll
+                for (int j = 0; j < D; j++)
+                    if (w + j * gs < words) rshmemi_st16((uint4 *)d + j * gs, v[j]);
+            }
+        return;
+    }
     for (; w < words; w += gs) {
         const uint4 v = src[w];
         char *d = first + 16 * w;
@@ -555,6 +571,22 @@ RSHMEMI_COLL_OOL void rshmemi_push_all(const rshmemi_team &t, void *dest, const 
             if (k != skip) rshmemi_st16((uint4 *)d, v);
     }
 }
+
+/* A warp's push takes its last words together: a warp's 1 KiB (2 words a lane, below one step
+ * of 4) waited for two loads in turn and took longer than its 2 KiB (4 x H200, 2 PEs: 2.46 us
+ * against 2.28; together 2.29, NVSHMEM 2.31; 4 PEs 2.65 -> 2.44, NVSHMEM 2.75; no warp size
+ * slower: results/gpu-compare-2026-11-28f-coll). A lone thread's (8 per step) took its 64 B
+ * push from 2.46 to 2.09 us (2 PEs) and 3.41 to 2.89 (4 PEs), but its other sizes moved -1.4 to
+ * +5.7 % in the same kernel, even those that never run this code (8-32 B go by mailbox: +2.1 to
+ * +5.7 %): left word after word. A block's: not measured, left as it was. */
+template <typename SYNC>
+struct rshmemi_push_tail_together {
+    static const bool value = false;
+};
+template <>
+struct rshmemi_push_tail_together<rshmemi_warp_sync> {
+    static const bool value = true;
+};
 
 /* root: the root's index in the team. */
 template <typename SYNC>
@@ -578,7 +610,7 @@ RSHMEMI_DEV void rshmemi_broadcast(nvshmem_team_t team, const rshmemi_team &t, v
      * root's few threads have much to write. */
     if (SYNC::bcast_push_max != 0 && bytes <= SYNC::bcast_push_max) {
         sync();
-        if (root == t.my) rshmemi_push_all<SYNC::push_words>(t, dest, source, bytes, g);
+        if (root == t.my) rshmemi_push_all<SYNC::push_words, rshmemi_push_tail_together<SYNC>::value>(t, dest, source, bytes, g);
     } else {
         rshmemi_sync_team_group(t, g, sync);
         if (root != t.my || dest != source) rshmemi_coll_copy<SYNC>(dest, rshmemi_peer(source, rshmemi_team_pe(t, root)), bytes, g);
