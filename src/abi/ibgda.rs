@@ -9,6 +9,8 @@
 
 use std::mem::{offset_of, size_of};
 
+use super::rows::layout_rows;
+
 /// Bump on every layout change (device code checks `RSHMEM_IBGDA_STATE_VERSION`).
 pub const STATE_VERSION: u32 = 3;
 
@@ -257,13 +259,8 @@ impl PeState {
 /// ctest/ibgda/state_layout.cpp prints them for the C header.
 pub fn layout_table() -> Vec<String> {
     let mut v = Vec::new();
-    macro_rules! rows {
-        ($t:ty, $name:literal, [$($f:ident),*]) => {
-            v.push(format!("size {} {}", $name, size_of::<$t>()));
-            $( v.push(format!("field {}.{} {}", $name, stringify!($f), offset_of!($t, $f))); )*
-        };
-    }
-    rows!(
+    layout_rows!(
+        v,
         QpState,
         "qp",
         [
@@ -302,8 +299,9 @@ pub fn layout_table() -> Vec<String> {
             err_rlid
         ]
     );
-    rows!(PeerState, "peer", [heap_base, heap_size, rkey, av_size, av]);
-    rows!(
+    layout_rows!(v, PeerState, "peer", [heap_base, heap_size, rkey, av_size, av]);
+    layout_rows!(
+        v,
         PeState,
         "state",
         [
@@ -331,7 +329,7 @@ pub fn layout_table() -> Vec<String> {
             regs
         ]
     );
-    rows!(RegEntry, "reg", [base, size, lkey]);
-    rows!(RegTable, "regs", [count, reg]);
+    layout_rows!(v, RegEntry, "reg", [base, size, lkey]);
+    layout_rows!(v, RegTable, "regs", [count, reg]);
     v
 }

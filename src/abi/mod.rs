@@ -4,6 +4,7 @@
 //! regenerating one changes it).
 
 pub mod ibgda;
+pub(crate) mod rows;
 mod rshmem;
 
 pub use rshmem::*;

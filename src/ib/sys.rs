@@ -12,6 +12,8 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
+use crate::abi::rows::{const_rows, layout_rows};
+
 pub type Ptr = *mut c_void;
 
 // ---- enums and flags (values from verbs.h / mlx5dv.h) ----
@@ -345,14 +347,6 @@ pub struct Mlx5dvDevxUmemIn {
     pub dmabuf_fd: c_int,
 }
 
-/// Pushes `size <name> <bytes>` and `field <name>.<f> <offset>` rows of a declared struct.
-macro_rules! layout_rows {
-    ($v:ident, $t:ty, $name:literal, [$($f:ident),*]) => {
-        $v.push(format!("size {} {}", $name, std::mem::size_of::<$t>()));
-        $( $v.push(format!("field {}.{} {}", $name, stringify!($f), std::mem::offset_of!($t, $f))); )*
-    };
-}
-
 /// The DevX-path declarations' rows (same form as [`layout_table`]), checked against the real
 /// headers by ctest/ib/devx_layout.cpp in tests/ib_devx.rs.
 pub fn devx_layout_table() -> Vec<String> {
@@ -365,14 +359,9 @@ pub fn devx_layout_table() -> Vec<String> {
     layout_rows!(v, Mlx5dvDevxUmemIn, "mlx5dv_devx_umem_in", [addr, size, access, pgsz_bitmap, comp_mask, dmabuf_fd]);
     v.push(format!("field mlx5dv_context_attr.flags {}", std::mem::offset_of!(Mlx5dvContextAttr, flags)));
     v.push(format!("field mlx5dv_context_attr.comp_mask {}", std::mem::offset_of!(Mlx5dvContextAttr, comp_mask)));
-    for (name, value) in [
-        ("MLX5DV_OBJ_CQ", MLX5DV_OBJ_CQ),
-        ("MLX5DV_OBJ_SRQ", MLX5DV_OBJ_SRQ),
-        ("MLX5DV_OBJ_AH", MLX5DV_OBJ_AH),
-        ("MLX5DV_OBJ_PD", MLX5DV_OBJ_PD),
-        ("MLX5DV_UMEM_MASK_DMABUF", MLX5DV_UMEM_MASK_DMABUF),
-        ("MLX5DV_CONTEXT_FLAGS_DEVX", MLX5DV_CONTEXT_FLAGS_DEVX as u64),
-    ] {
+    for (name, value) in
+        const_rows!("", [MLX5DV_OBJ_CQ, MLX5DV_OBJ_SRQ, MLX5DV_OBJ_AH, MLX5DV_OBJ_PD, MLX5DV_UMEM_MASK_DMABUF, MLX5DV_CONTEXT_FLAGS_DEVX])
+    {
         v.push(format!("const {name} {value}"));
     }
     v

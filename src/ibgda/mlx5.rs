@@ -6,7 +6,9 @@
 //! ctest/ibgda/mlx5_layout_check.cpp, and this mirror against the same program's printed table
 //! (tests/ibgda_layout.rs), so the three agree.
 
-use std::mem::{offset_of, size_of};
+use std::mem::size_of;
+
+use crate::abi::rows::{const_rows, layout_rows};
 
 pub const OPCODE_NOP: u8 = 0x00;
 pub const OPCODE_RDMA_WRITE: u8 = 0x08;
@@ -250,125 +252,61 @@ pub fn syndrome_name(syndrome: u8) -> &'static str {
     }
 }
 
-/// `(kind, segment, field, offset, size)` rows in the same form the C check prints
-/// (`field <seg>.<name> <offset> <size>` / `size <seg> <bytes>`), for the agreement test.
+/// `size <seg> <bytes>` and `field <seg>.<name> <offset> <size>` rows in the form the C check
+/// prints, for the agreement test.
 pub fn layout_table() -> Vec<String> {
-    macro_rules! size {
-        ($t:ty, $seg:literal) => {
-            format!("size {} {}", $seg, size_of::<$t>())
-        };
-    }
-    macro_rules! field {
-        ($t:ty, $seg:literal, $f:ident) => {{
-            // Size of the field through a zeroed value (all mirror types are plain data).
-            let v: $t = unsafe_zeroed::<$t>();
-            format!("field {}.{} {} {}", $seg, stringify!($f), offset_of!($t, $f), std::mem::size_of_val(&v.$f))
-        }};
-    }
-    vec![
-        size!(CtrlSeg, "ctrl"),
-        field!(CtrlSeg, "ctrl", opmod_idx_opcode),
-        field!(CtrlSeg, "ctrl", qpn_ds),
-        field!(CtrlSeg, "ctrl", signature),
-        field!(CtrlSeg, "ctrl", dci_stream_channel_id),
-        field!(CtrlSeg, "ctrl", fm_ce_se),
-        field!(CtrlSeg, "ctrl", imm),
-        size!(RaddrSeg, "raddr"),
-        field!(RaddrSeg, "raddr", raddr),
-        field!(RaddrSeg, "raddr", rkey),
-        field!(RaddrSeg, "raddr", reserved),
-        size!(DataSeg, "data"),
-        field!(DataSeg, "data", byte_count),
-        field!(DataSeg, "data", lkey),
-        field!(DataSeg, "data", addr),
-        size!(InlDataSeg, "inl"),
-        field!(InlDataSeg, "inl", byte_count),
-        size!(AtomicSeg, "atomic"),
-        field!(AtomicSeg, "atomic", swap_add),
-        field!(AtomicSeg, "atomic", compare),
-        size!(MaskedCs32Seg, "masked_cs32"),
-        field!(MaskedCs32Seg, "masked_cs32", swap),
-        field!(MaskedCs32Seg, "masked_cs32", compare),
-        field!(MaskedCs32Seg, "masked_cs32", swap_mask),
-        field!(MaskedCs32Seg, "masked_cs32", compare_mask),
-        size!(MaskedFa32Seg, "masked_fa32"),
-        field!(MaskedFa32Seg, "masked_fa32", add),
-        field!(MaskedFa32Seg, "masked_fa32", field_boundary),
-        size!(MaskedCs64Seg, "masked_cs64"),
-        field!(MaskedCs64Seg, "masked_cs64", swap),
-        field!(MaskedCs64Seg, "masked_cs64", compare),
-        field!(MaskedCs64Seg, "masked_cs64", swap_mask),
-        field!(MaskedCs64Seg, "masked_cs64", compare_mask),
-        size!(MaskedFa64Seg, "masked_fa64"),
-        field!(MaskedFa64Seg, "masked_fa64", add),
-        field!(MaskedFa64Seg, "masked_fa64", field_boundary),
-        size!(Av, "av"),
-        field!(Av, "av", dc_key),
-        field!(Av, "av", dqp_dct),
-        field!(Av, "av", stat_rate_sl),
-        field!(Av, "av", fl_mlid),
-        field!(Av, "av", rlid),
-        field!(Av, "av", rmac),
-        field!(Av, "av", tclass),
-        field!(Av, "av", hop_limit),
-        field!(Av, "av", grh_gid_fl),
-        field!(Av, "av", rgid),
-        size!(DatagramSeg, "dgram"),
-        field!(DatagramSeg, "dgram", av),
-        size!(Cqe64, "cqe"),
-        field!(Cqe64, "cqe", srqn_uidx),
-        field!(Cqe64, "cqe", byte_cnt),
-        field!(Cqe64, "cqe", timestamp),
-        field!(Cqe64, "cqe", sop_drop_qpn),
-        field!(Cqe64, "cqe", wqe_counter),
-        field!(Cqe64, "cqe", signature),
-        field!(Cqe64, "cqe", op_own),
-        size!(ErrCqe, "err_cqe"),
-        field!(ErrCqe, "err_cqe", vendor_err_synd),
-        field!(ErrCqe, "err_cqe", syndrome),
-        field!(ErrCqe, "err_cqe", s_wqe_opcode_qpn),
-        field!(ErrCqe, "err_cqe", wqe_counter),
-        field!(ErrCqe, "err_cqe", op_own),
-    ]
+    let mut v = Vec::new();
+    layout_rows!(sized v, CtrlSeg, "ctrl", [opmod_idx_opcode, qpn_ds, signature, dci_stream_channel_id, fm_ce_se, imm]);
+    layout_rows!(sized v, RaddrSeg, "raddr", [raddr, rkey, reserved]);
+    layout_rows!(sized v, DataSeg, "data", [byte_count, lkey, addr]);
+    layout_rows!(sized v, InlDataSeg, "inl", [byte_count]);
+    layout_rows!(sized v, AtomicSeg, "atomic", [swap_add, compare]);
+    layout_rows!(sized v, MaskedCs32Seg, "masked_cs32", [swap, compare, swap_mask, compare_mask]);
+    layout_rows!(sized v, MaskedFa32Seg, "masked_fa32", [add, field_boundary]);
+    layout_rows!(sized v, MaskedCs64Seg, "masked_cs64", [swap, compare, swap_mask, compare_mask]);
+    layout_rows!(sized v, MaskedFa64Seg, "masked_fa64", [add, field_boundary]);
+    layout_rows!(sized v, Av, "av", [dc_key, dqp_dct, stat_rate_sl, fl_mlid, rlid, rmac, tclass, hop_limit, grh_gid_fl, rgid]);
+    layout_rows!(sized v, DatagramSeg, "dgram", [av]);
+    layout_rows!(sized v, Cqe64, "cqe", [srqn_uidx, byte_cnt, timestamp, sop_drop_qpn, wqe_counter, signature, op_own]);
+    layout_rows!(sized v, ErrCqe, "err_cqe", [vendor_err_synd, syndrome, s_wqe_opcode_qpn, wqe_counter, op_own]);
+    v
 }
 
-/// `(name, value)` of the constants the C check prints (`const <NAME> <value>`).
+/// `(name, value)` of the constants the C check prints (`const <NAME> <value>`): the C name is
+/// `RSHMEM_MLX5_` and the Rust name.
 pub fn constant_table() -> Vec<(&'static str, u64)> {
-    vec![
-        ("RSHMEM_MLX5_OPCODE_NOP", OPCODE_NOP as u64),
-        ("RSHMEM_MLX5_OPCODE_RDMA_WRITE", OPCODE_RDMA_WRITE as u64),
-        ("RSHMEM_MLX5_OPCODE_RDMA_WRITE_IMM", OPCODE_RDMA_WRITE_IMM as u64),
-        ("RSHMEM_MLX5_OPCODE_RDMA_READ", OPCODE_RDMA_READ as u64),
-        ("RSHMEM_MLX5_OPCODE_ATOMIC_CS", OPCODE_ATOMIC_CS as u64),
-        ("RSHMEM_MLX5_OPCODE_ATOMIC_FA", OPCODE_ATOMIC_FA as u64),
-        ("RSHMEM_MLX5_OPCODE_ATOMIC_MASKED_CS", OPCODE_ATOMIC_MASKED_CS as u64),
-        ("RSHMEM_MLX5_OPCODE_ATOMIC_MASKED_FA", OPCODE_ATOMIC_MASKED_FA as u64),
-        ("RSHMEM_MLX5_OPMOD_EXT_AMO_4B", OPMOD_EXT_AMO_4B as u64),
-        ("RSHMEM_MLX5_OPMOD_EXT_AMO_8B", OPMOD_EXT_AMO_8B as u64),
-        ("RSHMEM_MLX5_CTRL_CQ_UPDATE", CTRL_CQ_UPDATE as u64),
-        ("RSHMEM_MLX5_CTRL_FENCE", CTRL_FENCE as u64),
-        ("RSHMEM_MLX5_CTRL_SOLICITED", CTRL_SOLICITED as u64),
-        ("RSHMEM_MLX5_SEND_WQE_BB", SEND_WQE_BB as u64),
-        ("RSHMEM_MLX5_INLINE_SEG", INLINE_SEG as u64),
-        ("RSHMEM_MLX5_SND_DBR", SND_DBR as u64),
-        ("RSHMEM_MLX5_EXTENDED_UD_AV", EXTENDED_UD_AV as u64),
-        ("RSHMEM_MLX5_AV_HALF_BYTES", AV_HALF_BYTES as u64),
-        ("RSHMEM_MLX5_CQE_REQ", CQE_REQ as u64),
-        ("RSHMEM_MLX5_CQE_REQ_ERR", CQE_REQ_ERR as u64),
-        ("RSHMEM_MLX5_CQE_INVALID", CQE_INVALID as u64),
-        ("RSHMEM_MLX5_SYND_LOCAL_PROT_ERR", SYND_LOCAL_PROT_ERR as u64),
-        ("RSHMEM_MLX5_SYND_WR_FLUSH_ERR", SYND_WR_FLUSH_ERR as u64),
-        ("RSHMEM_MLX5_SYND_REMOTE_ACCESS_ERR", SYND_REMOTE_ACCESS_ERR as u64),
-        ("RSHMEM_MLX5_SYND_REMOTE_OP_ERR", SYND_REMOTE_OP_ERR as u64),
-        ("RSHMEM_MLX5_SYND_TRANSPORT_RETRY_EXC_ERR", SYND_TRANSPORT_RETRY_EXC_ERR as u64),
-    ]
-}
-
-/// An all-zero value of a plain-data mirror type (every field is an integer or integer array).
-fn unsafe_zeroed<T: Copy>() -> T {
-    // SAFETY: only called on the #[repr(C)] mirror structs above, whose fields are all integers
-    // or integer arrays, for which the all-zero bit pattern is a valid value.
-    unsafe { std::mem::zeroed() }
+    const_rows!(
+        "RSHMEM_MLX5_",
+        [
+            OPCODE_NOP,
+            OPCODE_RDMA_WRITE,
+            OPCODE_RDMA_WRITE_IMM,
+            OPCODE_RDMA_READ,
+            OPCODE_ATOMIC_CS,
+            OPCODE_ATOMIC_FA,
+            OPCODE_ATOMIC_MASKED_CS,
+            OPCODE_ATOMIC_MASKED_FA,
+            OPMOD_EXT_AMO_4B,
+            OPMOD_EXT_AMO_8B,
+            CTRL_CQ_UPDATE,
+            CTRL_FENCE,
+            CTRL_SOLICITED,
+            SEND_WQE_BB,
+            INLINE_SEG,
+            SND_DBR,
+            EXTENDED_UD_AV,
+            AV_HALF_BYTES,
+            CQE_REQ,
+            CQE_REQ_ERR,
+            CQE_INVALID,
+            SYND_LOCAL_PROT_ERR,
+            SYND_WR_FLUSH_ERR,
+            SYND_REMOTE_ACCESS_ERR,
+            SYND_REMOTE_OP_ERR,
+            SYND_TRANSPORT_RETRY_EXC_ERR,
+        ]
+    )
+    .to_vec()
 }
 
 #[cfg(test)]
