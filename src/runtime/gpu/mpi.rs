@@ -114,46 +114,43 @@ pub fn uniqueid_over(comm: *const c_void) -> Result<(usize, usize, [u8; uid::ID_
     if flag == 0 {
         return Err(Error::invalid_value("NVSHMEMX_INIT_WITH_MPI_COMM: MPI is not initialized; call MPI_Init before nvshmemx_init_attr"));
     }
-    let (mut rank, mut size): (c_int, c_int) = (0, 0);
-    let mut id = [0u8; uid::ID_BYTES];
-    // SAFETY: every call below: the entry points were resolved from the MPI library the
-    // program uses and are called with that ABI's handle type (a pointer for Open MPI, an int
-    // for MPICH) read from the caller's MPI_Comm; the out-parameters and the id buffer live
-    // across the (blocking) calls.
-    unsafe {
+    // SAFETY: the entry points were resolved from the MPI library the program uses and are
+    // called with that ABI's handle type (a pointer for Open MPI, an int for MPICH), the
+    // communicator read from the caller's MPI_Comm (attr.mpi_comm points at one).
+    let (rank, size, id) = unsafe {
         match mpi.flavour {
-            Flavour::Ompi { byte, .. } => {
-                type RankFn = unsafe extern "C" fn(*mut c_void, *mut c_int) -> c_int;
-                type BcastFn = unsafe extern "C" fn(*mut c_void, c_int, *mut c_void, c_int, *mut c_void) -> c_int;
-                let c = *(comm as *const *mut c_void);
-                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.rank)(c, &mut rank), "MPI_Comm_rank")?;
-                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.size)(c, &mut size), "MPI_Comm_size")?;
-                if rank == 0 {
-                    id = uid::new_id()?;
-                }
-                check(
-                    std::mem::transmute::<*mut c_void, BcastFn>(mpi.bcast)(id.as_mut_ptr().cast(), id.len() as c_int, byte, 0, c),
-                    "MPI_Bcast",
-                )?;
-            }
-            Flavour::Mpich => {
-                type RankFn = unsafe extern "C" fn(c_int, *mut c_int) -> c_int;
-                type BcastFn = unsafe extern "C" fn(*mut c_void, c_int, c_int, c_int, c_int) -> c_int;
-                let c = *(comm as *const c_int);
-                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.rank)(c, &mut rank), "MPI_Comm_rank")?;
-                check(std::mem::transmute::<*mut c_void, RankFn>(mpi.size)(c, &mut size), "MPI_Comm_size")?;
-                if rank == 0 {
-                    id = uid::new_id()?;
-                }
-                check(
-                    std::mem::transmute::<*mut c_void, BcastFn>(mpi.bcast)(id.as_mut_ptr().cast(), id.len() as c_int, MPICH_MPI_BYTE, 0, c),
-                    "MPI_Bcast",
-                )?;
-            }
+            Flavour::Ompi { byte, .. } => rank_size_id(&mpi, *(comm as *const *mut c_void), byte)?,
+            Flavour::Mpich => rank_size_id(&mpi, *(comm as *const c_int), MPICH_MPI_BYTE)?,
         }
-    }
+    };
     if rank < 0 || size <= 0 || rank >= size {
         return Err(Error::of(ErrorKind::Bootstrap, format!("NVSHMEMX_INIT_WITH_MPI_COMM: MPI says rank {rank} of {size}")));
     }
     Ok((rank as usize, size as usize, id))
+}
+
+/// (rank, size, rank 0's fresh id broadcast to all) over the communicator `comm`, through
+/// entry points whose handles (communicator, datatype) have type `H`: a pointer in Open MPI's
+/// ABI, an int in MPICH's.
+///
+/// # Safety
+/// `mpi.rank`, `mpi.size` and `mpi.bcast` are MPI_Comm_rank, MPI_Comm_size and MPI_Bcast of an
+/// ABI whose handles have type `H`; `comm` is a communicator and `byte` is MPI_BYTE of that ABI.
+unsafe fn rank_size_id<H: Copy>(mpi: &Mpi, comm: H, byte: H) -> Result<(c_int, c_int, [u8; uid::ID_BYTES])> {
+    // SAFETY: every call below keeps the caller's contract above; the out-parameters and the id
+    // buffer live across the (blocking) calls.
+    unsafe {
+        let rank_fn = std::mem::transmute::<*mut c_void, unsafe extern "C" fn(H, *mut c_int) -> c_int>(mpi.rank);
+        let size_fn = std::mem::transmute::<*mut c_void, unsafe extern "C" fn(H, *mut c_int) -> c_int>(mpi.size);
+        let bcast = std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut c_void, c_int, H, c_int, H) -> c_int>(mpi.bcast);
+        let (mut rank, mut size) = (0, 0);
+        check(rank_fn(comm, &mut rank), "MPI_Comm_rank")?;
+        check(size_fn(comm, &mut size), "MPI_Comm_size")?;
+        let mut id = [0u8; uid::ID_BYTES];
+        if rank == 0 {
+            id = uid::new_id()?;
+        }
+        check(bcast(id.as_mut_ptr().cast(), id.len() as c_int, byte, 0, comm), "MPI_Bcast")?;
+        Ok((rank, size, id))
+    }
 }
