@@ -10,9 +10,32 @@ use std::ffi::{c_int, c_void};
 use super::ctx::ShmemCtx;
 use super::ffi_boundary;
 use crate::capi::types::LongDouble;
+use crate::error::Result;
 use crate::runtime::ctx::DEFAULT;
 use crate::runtime::rma::{bytes, Strided, GET, PUT};
+use crate::runtime::State;
 use crate::sys::longdouble::{x87_return_entry, x87_value_arg_entry};
+
+/// The body of the block routines: `nelems` elements of `size` bytes between `src` and `dest`
+/// on context `ctx`.
+#[inline(always)]
+fn block<const DIR: bool, const NBI: bool, T>(
+    st: &State,
+    ctx: usize,
+    dest: *mut T,
+    src: *const T,
+    nelems: usize,
+    size: usize,
+    pe: c_int,
+) -> Result<()> {
+    st.ctx_rma::<DIR, NBI>(ctx, dest.cast(), src.cast(), bytes(nelems, size)?, pe)
+}
+
+/// The body of iput and iget (strides in elements).
+#[inline(always)]
+fn strided<const DIR: bool, T>(st: &State, ctx: usize, dest: *mut T, src: *const T, s: Strided, pe: c_int) -> Result<()> {
+    st.ctx_strided::<DIR>(ctx, dest.cast(), src.cast(), s, pe)
+}
 
 /// The eight routines of one family (`$pre` is e.g. "shmem_int_" or "shmem_", `$suf` "" or
 /// "8", `$size` the element size), without and with a context.
@@ -20,83 +43,35 @@ macro_rules! block_routines {
     ($pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr) => {
         #[export_name = concat!($pre, "put", $suf)]
         pub extern "C" fn put(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "put", $suf), |st| st.ctx_rma::<PUT, false>(
-                DEFAULT,
-                dest.cast(),
-                src.cast(),
-                bytes(nelems, $size)?,
-                pe
-            ))
+            ffi_boundary!(concat!($pre, "put", $suf), |st| block::<PUT, false, _>(st, DEFAULT, dest, src, nelems, $size, pe))
         }
         #[export_name = concat!($pre, "get", $suf)]
         pub extern "C" fn get(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "get", $suf), |st| st.ctx_rma::<GET, false>(
-                DEFAULT,
-                dest.cast(),
-                src.cast(),
-                bytes(nelems, $size)?,
-                pe
-            ))
+            ffi_boundary!(concat!($pre, "get", $suf), |st| block::<GET, false, _>(st, DEFAULT, dest, src, nelems, $size, pe))
         }
         #[export_name = concat!($pre, "put", $suf, "_nbi")]
         pub extern "C" fn put_nbi(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "put", $suf, "_nbi"), |st| st.ctx_rma::<PUT, true>(
-                DEFAULT,
-                dest.cast(),
-                src.cast(),
-                bytes(nelems, $size)?,
-                pe
-            ))
+            ffi_boundary!(concat!($pre, "put", $suf, "_nbi"), |st| block::<PUT, true, _>(st, DEFAULT, dest, src, nelems, $size, pe))
         }
         #[export_name = concat!($pre, "get", $suf, "_nbi")]
         pub extern "C" fn get_nbi(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "get", $suf, "_nbi"), |st| st.ctx_rma::<GET, true>(
-                DEFAULT,
-                dest.cast(),
-                src.cast(),
-                bytes(nelems, $size)?,
-                pe
-            ))
+            ffi_boundary!(concat!($pre, "get", $suf, "_nbi"), |st| block::<GET, true, _>(st, DEFAULT, dest, src, nelems, $size, pe))
         }
         #[export_name = concat!($ctxpre, "put", $suf)]
         pub extern "C" fn ctx_put(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($ctxpre, "put", $suf), |st| st.ctx_rma::<PUT, false>(
-                ctx.value(),
-                dest.cast(),
-                src.cast(),
-                bytes(nelems, $size)?,
-                pe
-            ))
+            ffi_boundary!(concat!($ctxpre, "put", $suf), |st| block::<PUT, false, _>(st, ctx.value(), dest, src, nelems, $size, pe))
         }
         #[export_name = concat!($ctxpre, "get", $suf)]
         pub extern "C" fn ctx_get(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($ctxpre, "get", $suf), |st| st.ctx_rma::<GET, false>(
-                ctx.value(),
-                dest.cast(),
-                src.cast(),
-                bytes(nelems, $size)?,
-                pe
-            ))
+            ffi_boundary!(concat!($ctxpre, "get", $suf), |st| block::<GET, false, _>(st, ctx.value(), dest, src, nelems, $size, pe))
         }
         #[export_name = concat!($ctxpre, "put", $suf, "_nbi")]
         pub extern "C" fn ctx_put_nbi(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($ctxpre, "put", $suf, "_nbi"), |st| st.ctx_rma::<PUT, true>(
-                ctx.value(),
-                dest.cast(),
-                src.cast(),
-                bytes(nelems, $size)?,
-                pe
-            ))
+            ffi_boundary!(concat!($ctxpre, "put", $suf, "_nbi"), |st| block::<PUT, true, _>(st, ctx.value(), dest, src, nelems, $size, pe))
         }
         #[export_name = concat!($ctxpre, "get", $suf, "_nbi")]
         pub extern "C" fn ctx_get_nbi(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($ctxpre, "get", $suf, "_nbi"), |st| st.ctx_rma::<GET, true>(
-                ctx.value(),
-                dest.cast(),
-                src.cast(),
-                bytes(nelems, $size)?,
-                pe
-            ))
+            ffi_boundary!(concat!($ctxpre, "get", $suf, "_nbi"), |st| block::<GET, true, _>(st, ctx.value(), dest, src, nelems, $size, pe))
         }
     };
 }
@@ -106,40 +81,44 @@ macro_rules! strided_routines {
     ($pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr) => {
         #[export_name = concat!($pre, "iput", $suf)]
         pub extern "C" fn iput(dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "iput", $suf), |st| st.ctx_strided::<PUT>(
+            ffi_boundary!(concat!($pre, "iput", $suf), |st| strided::<PUT, _>(
+                st,
                 DEFAULT,
-                dest.cast(),
-                src.cast(),
+                dest,
+                src,
                 Strided { dst, sst, nelems, size: $size },
                 pe
             ))
         }
         #[export_name = concat!($pre, "iget", $suf)]
         pub extern "C" fn iget(dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "iget", $suf), |st| st.ctx_strided::<GET>(
+            ffi_boundary!(concat!($pre, "iget", $suf), |st| strided::<GET, _>(
+                st,
                 DEFAULT,
-                dest.cast(),
-                src.cast(),
+                dest,
+                src,
                 Strided { dst, sst, nelems, size: $size },
                 pe
             ))
         }
         #[export_name = concat!($ctxpre, "iput", $suf)]
         pub extern "C" fn ctx_iput(ctx: ShmemCtx, dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($ctxpre, "iput", $suf), |st| st.ctx_strided::<PUT>(
+            ffi_boundary!(concat!($ctxpre, "iput", $suf), |st| strided::<PUT, _>(
+                st,
                 ctx.value(),
-                dest.cast(),
-                src.cast(),
+                dest,
+                src,
                 Strided { dst, sst, nelems, size: $size },
                 pe
             ))
         }
         #[export_name = concat!($ctxpre, "iget", $suf)]
         pub extern "C" fn ctx_iget(ctx: ShmemCtx, dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($ctxpre, "iget", $suf), |st| st.ctx_strided::<GET>(
+            ffi_boundary!(concat!($ctxpre, "iget", $suf), |st| strided::<GET, _>(
+                st,
                 ctx.value(),
-                dest.cast(),
-                src.cast(),
+                dest,
+                src,
                 Strided { dst, sst, nelems, size: $size },
                 pe
             ))
