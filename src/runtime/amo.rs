@@ -240,18 +240,12 @@ pub enum Cmp {
 }
 
 impl Cmp {
+    /// In C value order: `ALL[c]` is the operator SHMEM_CMP_* numbers `c`.
+    const ALL: [Cmp; 6] = [Cmp::Eq, Cmp::Ne, Cmp::Gt, Cmp::Le, Cmp::Lt, Cmp::Ge];
+
     pub fn from_c(cmp: c_int) -> Result<Cmp> {
-        Ok(match cmp {
-            0 => Cmp::Eq,
-            1 => Cmp::Ne,
-            2 => Cmp::Gt,
-            3 => Cmp::Le,
-            4 => Cmp::Lt,
-            5 => Cmp::Ge,
-            _ => {
-                return Err(Error::invalid_value(format!("cmp = {cmp} is not a comparison operator; use SHMEM_CMP_EQ (0), SHMEM_CMP_NE (1), SHMEM_CMP_GT (2), SHMEM_CMP_LE (3), SHMEM_CMP_LT (4) or SHMEM_CMP_GE (5)"),
-                ))
-            }
+        usize::try_from(cmp).ok().and_then(|i| Cmp::ALL.get(i).copied()).ok_or_else(|| {
+            Error::invalid_value(format!("cmp = {cmp} is not a comparison operator; use SHMEM_CMP_EQ (0), SHMEM_CMP_NE (1), SHMEM_CMP_GT (2), SHMEM_CMP_LE (3), SHMEM_CMP_LT (4) or SHMEM_CMP_GE (5)"))
         })
     }
 
@@ -758,6 +752,7 @@ mod tests {
         ];
         for (c, want) in table {
             let cmp = Cmp::from_c(c).unwrap();
+            assert_eq!(cmp as c_int, c, "from_c and the enum's values agree");
             assert_eq!([cmp.holds(1, 2), cmp.holds(2, 2), cmp.holds(3, 2)], want, "cmp {c}");
         }
     }
