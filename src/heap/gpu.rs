@@ -422,11 +422,6 @@ fn peer_error(e: cuda::CuError, pe: usize) -> Error {
     err
 }
 
-/// Helper for callers that only need the CUDA result of a heap-independent call.
-pub fn check<T>(r: CuResult<T>, routine: &'static str) -> Result<T> {
-    r.map_err(|e| e.into_error(routine))
-}
-
 #[cfg(test)]
 mod tests {
     use super::{growth_plan, init_extent, take_planned, Ahead, AheadState};
