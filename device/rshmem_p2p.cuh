@@ -61,7 +61,7 @@ RSHMEMI_DEV bool rshmemi_careful() {
  * through IBGDA, else the argument checks; then, and otherwise at once, on to P2P. */
 #define RSHMEMI_CAREFUL(PE, ADDR, BYTES, WHO, REMOTE_CALL)  \
     if (rshmemi_careful()) {                            \
-        if (rshmemi_remote_peer(PE)) return REMOTE_CALL; \
+        if (rshmemi_remote_peer(PE, WHO)) return REMOTE_CALL; \
         rshmemi_check_on((ADDR), (BYTES), (PE), (WHO)); \
     }
 

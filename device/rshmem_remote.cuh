@@ -1,6 +1,6 @@
 /* rshmem device library: the one way device routines reach a PE that loads and stores cannot
- * (see docs/ARCHITECTURE.md, "Proxy transport"). Each routine asks rshmemi_remote_peer(pe) on its
- * careful path (one constant-memory test when every PE is P2P) and then calls rshmemi_remote_*,
+ * (see docs/ARCHITECTURE.md, "Proxy transport"). Each routine asks rshmemi_remote_peer(pe, who)
+ * on its careful path (one constant-memory test when every PE is P2P) and then calls rshmemi_remote_*,
  * which dispatch on the PE's route byte (RshmemDeviceState::routes):
  *   RSHMEM_ROUTE_PROXY  another host: a command to this PE's host proxy (rshmem_proxy.cuh), which
  *                       runs it over the network; blocking forms wait for it, `_nbi` forms and
@@ -10,7 +10,7 @@
  *   RSHMEM_ROUTE_IBGDA  NVSHMEM_DISABLE_P2P on a NIC: ibgda/ibgda_device.cuh.
  * Compiled in only with -DRSHMEM_PROXY_ROUTE or -DRSHMEM_IBGDA_ROUTE (register budget:
  * ctest/budget and docs/ARCHITECTURE.md "Proxy transport"); without it a kernel that addresses
- * such a PE stops with a message naming the flag. A proxy that has stopped makes the waiting thread print why (rshmem_proxy.cuh) and trap. */
+ * such a PE stops with a message naming the routine and the flag. A proxy that has stopped makes the waiting thread print why (rshmem_proxy.cuh) and trap. */
 #ifndef RSHMEM_REMOTE_CUH
 #define RSHMEM_REMOTE_CUH
 
@@ -26,10 +26,11 @@ RSHMEMI_DEV unsigned rshmemi_route(int pe) {
 }
 
 #if !defined(RSHMEM_IBGDA_ROUTE) && !defined(RSHMEM_PROXY_ROUTE)
-[[noreturn]] static __device__ __noinline__ void rshmemi_remote_not_compiled(int pe, unsigned route) {
-    printf("rshmem: PE %d reaches PE %d only through %s, but this kernel was compiled without that route: rebuild it with "
-           "nvcc %s\n",
-           RSHMEMI_STATE.mype, pe, route == RSHMEM_ROUTE_PROXY ? "the host proxy (it is on another host)" : "IBGDA (NVSHMEM_DISABLE_P2P=1)",
+[[noreturn]] static __device__ __noinline__ void rshmemi_remote_not_compiled(int pe, unsigned route, const char *who) {
+    printf("rshmem: %s: PE %d reaches PE %d only through %s, but this kernel was compiled without that route: rebuild it "
+           "with nvcc %s\n",
+           who ? who : "a device routine", RSHMEMI_STATE.mype, pe,
+           route == RSHMEM_ROUTE_PROXY ? "the host proxy (it is on another host)" : "IBGDA (NVSHMEM_DISABLE_P2P=1)",
            route == RSHMEM_ROUTE_PROXY ? "-DRSHMEM_PROXY_ROUTE" : "-DRSHMEM_IBGDA_ROUTE");
     __trap();
     __builtin_unreachable();
@@ -37,16 +38,25 @@ RSHMEMI_DEV unsigned rshmemi_route(int pe) {
 /* Without a route no operation takes one; one toward such a peer stops the kernel. */
 /* Out of line, so that the inlined test in every P2P routine is one flag check (the register
  * budget of 1024-thread kernels: ctest/budget). */
-static __device__ __noinline__ void rshmemi_remote_check(int pe) {
+static __device__ __noinline__ void rshmemi_remote_check(int pe, const char *who) {
     unsigned r = rshmemi_route(pe);
-    if (r != RSHMEM_ROUTE_P2P) rshmemi_remote_not_compiled(pe, r);
+    if (r != RSHMEM_ROUTE_P2P) rshmemi_remote_not_compiled(pe, r, who);
 }
+/* `who` names the routine in that message. */
+RSHMEMI_DEV bool rshmemi_remote_peer(int pe, const char *who) {
+    if (RSHMEMI_STATE.flags & (RSHMEM_DEVICE_FLAG_IBGDA | RSHMEM_DEVICE_FLAG_PROXY)) rshmemi_remote_check(pe, who);
+    return false;
+}
+/* The barriers' signals: the name inside the callee, since one more argument at their call sites
+ * took reducescatter's kernels over budget (ctest/budget: rs_f32_t 80 -> 94). */
+static __device__ __noinline__ void rshmemi_remote_check_sync(int pe) { rshmemi_remote_check(pe, "a device barrier or sync"); }
 RSHMEMI_DEV bool rshmemi_remote_peer(int pe) {
-    if (RSHMEMI_STATE.flags & (RSHMEM_DEVICE_FLAG_IBGDA | RSHMEM_DEVICE_FLAG_PROXY)) rshmemi_remote_check(pe);
+    if (RSHMEMI_STATE.flags & (RSHMEM_DEVICE_FLAG_IBGDA | RSHMEM_DEVICE_FLAG_PROXY)) rshmemi_remote_check_sync(pe);
     return false;
 }
 RSHMEMI_DEV bool rshmemi_remote_on() { return false; }
 #else
+RSHMEMI_DEV bool rshmemi_remote_peer(int pe, const char *) { return rshmemi_route(pe) != RSHMEM_ROUTE_P2P; }
 RSHMEMI_DEV bool rshmemi_remote_peer(int pe) { return rshmemi_route(pe) != RSHMEM_ROUTE_P2P; }
 RSHMEMI_DEV bool rshmemi_remote_on() { return (RSHMEMI_STATE.flags & (RSHMEM_DEVICE_FLAG_IBGDA | RSHMEM_DEVICE_FLAG_PROXY)) != 0; }
 #endif

@@ -92,7 +92,7 @@ template <int BATCH = 2, typename SYNC>
 RSHMEMI_DEV void rshmemi_put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig_addr, uint64_t signal, int sig_op,
                                     int pe, rshmemi_group g, SYNC sync, const char *who) {
     if (rshmemi_careful()) {
-        if (rshmemi_remote_peer(pe)) return rshmemi_remote_put_signal(dest, src, bytes, sig_addr, signal, sig_op, pe, g, sync, who);
+        if (rshmemi_remote_peer(pe, who)) return rshmemi_remote_put_signal(dest, src, bytes, sig_addr, signal, sig_op, pe, g, sync, who);
         rshmemi_check_on(dest, bytes, pe, who);
         rshmemi_check_on(sig_addr, 8, pe, who);
     }

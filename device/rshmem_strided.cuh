@@ -26,7 +26,7 @@ template <int E, typename SYNC>
 RSHMEMI_DEV void rshmemi_iput(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe, rshmemi_group g,
                               SYNC sync, const char *who) {
     typedef typename rshmemi_elem<E>::type W;
-    if (rshmemi_remote_peer(pe)) {
+    if (rshmemi_remote_peer(pe, who)) {
         for (size_t i = g.tid; i < n; i += g.size)
             rshmemi_remote_put((char *)dest + i * dst * E, (const char *)source + i * sst * E, E, pe, rshmemi_thread_group(),
                               rshmemi_no_sync(), who);
@@ -41,7 +41,7 @@ template <int E, typename SYNC>
 RSHMEMI_DEV void rshmemi_iget(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe, rshmemi_group g,
                               SYNC sync, const char *who) {
     typedef typename rshmemi_elem<E>::type W;
-    if (rshmemi_remote_peer(pe)) {
+    if (rshmemi_remote_peer(pe, who)) {
         for (size_t i = g.tid; i < n; i += g.size)
             rshmemi_remote_get((char *)dest + i * dst * E, (const char *)source + i * sst * E, E, pe, rshmemi_thread_group(),
                               rshmemi_no_sync(), who);
@@ -62,7 +62,7 @@ RSHMEMI_DEV void rshmemi_alltoalls(const rshmemi_team &t, void *dest, const void
     for (int k = 0; k < t.size; k++) {
         int j = (t.my + k) % t.size, pe = rshmemi_team_pe(t, j);
         const W *s = (const W *)source;
-        if (rshmemi_remote_peer(pe)) { /* not mapped here: one put per element (complete at the barrier's quiet) */
+        if (rshmemi_remote_peer(pe, "nvshmem_alltoalls")) { /* not mapped here: one put per element (complete at the barrier's quiet) */
             for (size_t i = 0; i < n; i++)
                 rshmemi_remote_put_bytes((W *)dest + ((size_t)t.my * n + i) * dst, s + ((size_t)j * n + i) * sst, E, pe, true,
                                          "nvshmem_alltoalls");

@@ -230,3 +230,42 @@ impl Drop for Proxy {
         }
     }
 }
+
+/// The warning a GPU PE logs once at init when some of its peers are on other hosts (their
+/// route is `Route::Proxy`): device code reaches them only when the kernel was compiled with
+/// `-DRSHMEM_PROXY_ROUTE`; a kernel built without it stops at its first call toward such a
+/// peer. Saying so at init tells the user before a kernel traps. None when no peer is remote.
+pub fn route_flag_warning(routes: &[crate::transport::Route]) -> Option<String> {
+    let remote: Vec<usize> = routes.iter().enumerate().filter(|(_, r)| **r == crate::transport::Route::Proxy).map(|(pe, _)| pe).collect();
+    let (first, last) = (*remote.first()?, *remote.last()?);
+    let which = match remote.len() {
+        1 => format!("PE {first} is"),
+        n if last - first + 1 == n => format!("PEs {first}-{last} are"),
+        n => format!("{n} PEs ({first}, ..., {last}) are"),
+    };
+    Some(format!(
+        "{which} on another host, reached from the GPU through the host proxy: kernels that call device routines \
+         toward {} must be compiled with nvcc -DRSHMEM_PROXY_ROUTE, or they stop at the first such call \
+         (docs/ARCHITECTURE.md, \"Proxy transport\")",
+        if remote.len() == 1 { "it" } else { "them" }
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::route_flag_warning;
+    use crate::transport::Route::{Ibgda, P2p, Proxy};
+
+    #[test]
+    fn route_flag_warning_names_the_remote_pes_and_the_flag() {
+        assert_eq!(route_flag_warning(&[P2p, P2p, Ibgda]), None);
+        assert_eq!(route_flag_warning(&[]), None);
+        let one = route_flag_warning(&[P2p, Proxy]).expect("a remote peer warns");
+        assert!(one.starts_with("PE 1 is on another host"), "{one}");
+        assert!(one.contains("-DRSHMEM_PROXY_ROUTE") && one.contains("\"Proxy transport\""), "{one}");
+        let run = route_flag_warning(&[P2p, P2p, Proxy, Proxy]).unwrap();
+        assert!(run.starts_with("PEs 2-3 are") && run.contains("toward them"), "{run}");
+        let gaps = route_flag_warning(&[Proxy, P2p, Proxy, P2p, Proxy]).unwrap();
+        assert!(gaps.starts_with("3 PEs (0, ..., 4) are"), "{gaps}");
+    }
+}
