@@ -198,6 +198,30 @@ RSHMEMI_COLL_OOL void rshmemi_ll_send(const rshmemi_team &t, nvshmem_team_t team
     /* 32-bit arithmetic: a slot holds a few hundred units (64-bit division costs registers). */
     const unsigned units = (unsigned)((bytes + 7) / 8), total = units * (unsigned)t.size, gs = (unsigned)g.size;
     char *my_slot = rshmemi_ll_slot(team, family, call, RSHMEMI_STATE.mype);
+    if (src_stride == 0 && (gs == 1 || total > RSHMEMI_LL_BATCH * gs)) {
+        /* The same data to everyone, more pairs than the group takes in one round (or a lone
+         * thread): each unit loaded once, then stored to every other member (a member per unit
+         * reloaded it: 32 B from a thread at 4 PEs was 3 batches of loads). Within one round
+         * the pairs' loads are in flight together and their stores spread over the threads. */
+        for (unsigned u0 = g.tid; u0 < units; u0 += RSHMEMI_LL_BATCH * gs) {
+            unsigned long long v[RSHMEMI_LL_BATCH];
+#pragma unroll
+            for (int j = 0; j < RSHMEMI_LL_BATCH; j++) {
+                unsigned u = u0 + j * gs;
+                if (u < units) v[j] = rshmemi_ld_upto8(src + 8 * u, bytes - 8 * u);
+            }
+            for (int k = 0; k < t.size; k++) {
+                if (k == t.my) continue;
+                char *to = (char *)rshmemi_peer(my_slot, rshmemi_team_pe(t, k));
+#pragma unroll
+                for (int j = 0; j < RSHMEMI_LL_BATCH; j++) {
+                    unsigned u = u0 + j * gs;
+                    if (u < units) rshmemi_ll_put_unit(to + 16 * u, v[j], (unsigned)call);
+                }
+            }
+        }
+        return;
+    }
     for (unsigned w0 = g.tid; w0 < total; w0 += RSHMEMI_LL_BATCH * gs) {
         unsigned long long v[RSHMEMI_LL_BATCH];
         char *to[RSHMEMI_LL_BATCH];
