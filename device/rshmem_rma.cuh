@@ -49,19 +49,34 @@ static __device__ __noinline__ void rshmemi_group_copy_ool(void *d, const void *
     else rshmemi_copy<BATCH>(d, s, n, g);
 }
 /* A group's copy; less than 16 bytes (one word) is its first thread's, in one access where
- * aligned, instead of every thread stepping through the head/word/tail logic for it. */
+ * aligned, instead of every thread stepping through the head/word/tail logic for it.
+ * A thread with nothing to copy returns before the out-of-line call: ends aligned alike (the
+ * 16-byte words of rshmemi_copy_words), its index at or past n / 16 (no word; a head shortens
+ * the words, never adds one) and not the last thread (the tail's). Thread 0 never skips (n >= 16);
+ * the bulk path needs n >= 64 KiB per warp, where nobody skips. Why: every idle warp's pass
+ * through the call and the copy's setup, once per put, took issue slots from the warps that move
+ * the data (blocking form: in step with them, between its barriers). 2 and 4 x H200, 32 CTAs x 1024 threads, 512 B-32 KiB over the grid (a word or
+ * less per thread): put_block 1.23-1.27x faster (0.97-0.98x of NVSHMEM, was 0.77-0.79x),
+ * put_nbi_block 1.25-1.27x; 256 KiB 0.91x (put_block) and 0.97x (nbi) of before, still 1.02x
+ * and 1.13x of NVSHMEM (results/gpu-compare-2026-11-28f-putblock). */
 template <int BATCH, int BULK = rshmemi_bulk_none>
 RSHMEMI_DEV void rshmemi_group_copy(void *d, const void *s, size_t n, rshmemi_group g) {
     if (n < 16) {
         if (g.tid == 0 && !rshmemi_copy_few((char *)d, (const char *)s, n)) rshmemi_copy_small(d, s, n);
         return;
     }
+    if ((size_t)g.tid * 16 >= n && g.tid != g.size - 1 && (((uintptr_t)d ^ (uintptr_t)s) & 15) == 0) return;
     rshmemi_group_copy_ool<BATCH, BULK>(d, s, n, g);
 }
 
 /* Group transfers: every thread of `g` takes part; `sync` (the group barrier, or nothing for the
  * _nbi puts) ends them. BATCH: loads in flight per thread (see rshmemi_copy_body); BULK: see
- * rshmemi_group_copy_ool (gets only with RSHMEM_BULK_GET=1). */
+ * rshmemi_group_copy_ool (gets only with RSHMEM_BULK_GET=1).
+ * A blocking put returns when the source may be reused (OpenSHMEM 1.5 9.5.2; NVSHMEM's put_block
+ * likewise): over P2P every thread's loads of its words are done when its stores are issued, and
+ * the group barrier makes that true of the whole group's source for every thread. Remote
+ * completion and ordering are quiet's and fence's, so no memory fence here (the PTX of
+ * put_bw's block kernels: the blocking one differs from _nbi by the bar.sync alone). */
 template <int BATCH = 1, int BULK = rshmemi_bulk_none, typename SYNC>
 RSHMEMI_DEV void rshmemi_put(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
     RSHMEMI_CAREFUL(pe, dest, bytes, who, rshmemi_remote_put(dest, src, bytes, pe, g, sync, who))
