@@ -65,9 +65,22 @@ no_leftovers "unreachable host"
 # --- a wrong interface name under hydra: rank 0 cannot listen, says where and why; the others
 # give up within the bootstrap timeout
 HYDRA=$(command -v mpiexec.hydra) || { echo "FAIL: mpiexec.hydra is not installed (apt-get install mpich)"; exit 1; }
+hydra_wrong_ifname() {
+    on_host 1 timeout 60 env RSHMEM_BOOTSTRAP_IFNAME=wlan RSHMEM_BOOTSTRAP_TIMEOUT=5 "$HYDRA" -launcher ssh -launcher-exec "$AGENT" \
+        -iface eth0 -hosts rmf-h1:1,rmf-h2:1 -n 2 "$WORK/hosts_check" report "$WORK" 2>&1
+}
 start=$SECONDS
-out=$(on_host 1 timeout 60 env RSHMEM_BOOTSTRAP_IFNAME=wlan RSHMEM_BOOTSTRAP_TIMEOUT=5 "$HYDRA" -launcher ssh -launcher-exec "$AGENT" \
-    -iface eth0 -hosts rmf-h1:1,rmf-h2:1 -n 2 "$WORK/hosts_check" report "$WORK" 2>&1); rc=$?
+out=$(hydra_wrong_ifname); rc=$?
+# Once in many CI runs under heavy load, hydra's mpiexec itself died of SIGPIPE (exit 141) at
+# start, before any PE printed a line, and left host 2's hydra_pmi_proxy behind. That is the
+# launcher failing, not the case under test: clear hydra's leftovers and run the case again.
+if [ $rc -eq 141 ] && [ -z "$out" ]; then
+    echo "--- hydra, wrong interface: mpiexec died of SIGPIPE before any PE ran; clearing its proxies, once more"
+    # shellcheck disable=SC2086
+    for k in 1 2; do pids=$(ip netns pids "rmf-h$k"); [ -n "$pids" ] && kill -9 $pids; done
+    start=$SECONDS
+    out=$(hydra_wrong_ifname); rc=$?
+fi
 took=$((SECONDS - start)); echo "--- hydra, wrong interface: exit $rc after ${took}s"; echo "$out"
 grep -q 'RSHMEM_BOOTSTRAP_IFNAME="wlan" matches no interface that is up with a usable address on host rmf-h1; its interfaces are: .*eth0 (10.77.0.1)' <<<"$out" \
     && pass "hydra, wrong interface: rank 0 names its host and lists the interfaces" || fail "hydra, wrong interface: not explained"
