@@ -39,6 +39,25 @@ RSHMEMI_DEV bool rshmemi_put_deep() { return gridDim.x * gridDim.y * gridDim.z <
  * line, for the same reason. */
 template <int BATCH, int BULK = rshmemi_bulk_none>
 static __device__ __noinline__ void rshmemi_group_copy_ool(void *d, const void *s, size_t n, rshmemi_group g) {
+    /* A block put of at most one 16-byte word per thread, both ends and n in whole words (n <=
+     * 16 KiB for 1024 threads; the bulk path starts at 64 KiB per warp, past this): thread i
+     * moves word i, first thing, instead of passing the bulk, depth, alignment, head/tail and
+     * loop set-up tests of rshmemi_copy before its one load. 2 x H200, PE 0 -> PE 1, 8/32/132
+     * CTAs x 1024 threads, 512 B-32 KiB over the grid: put_block 1.06-1.15x faster than before
+     * (0.89-0.95x of NVSHMEM's cost, was 0.95-1.09x), put_nbi_block 1.13-1.22x (0.68-0.70x);
+     * 256 KiB 0.97-1.09x; the one row slower than before: put_block 256 KiB at 8 CTAs, 2.8 %
+     * (results/gpu-compare-2026-11-28g-rma).
+     * Here, not inline before the call: inline (anywhere in rshmemi_group_copy or rshmemi_put)
+     * it took put_bw's put_nbi_block kernel from 64 to 72 registers (a 1024-thread block no
+     * longer launched) and ctest/budget/registers.cu's loop_block 48 -> 56, loop_warp 64 ->
+     * 69-72 (for warp scope): a loop-invariant test that user loops keep live. Inline for the
+     * blocking block put alone fitted (put_block 512 B-32 KiB 1.33x faster) but slowed its
+     * 8-64 B rows 1.19x and 256 KiB at 8 CTAs 1.16x: not taken. Block puts only: a warp's get
+     * or put through this path took loop_warp to 69 registers. */
+    if (BULK == rshmemi_bulk_block && ((((uintptr_t)d | (uintptr_t)s | n) & 15) == 0) && (n >> 4) <= (size_t)g.size) {
+        if ((size_t)g.tid < (n >> 4)) ((uint4 *)d)[g.tid] = ((const uint4 *)s)[g.tid];
+        return;
+    }
 #if RSHMEMI_BULK_ON
     if (BULK == rshmemi_bulk_block && rshmemi_bulk_fits(d, s, n, rshmemi_block_warps())) {
         rshmemi_bulk_copy_block(d, s, n, g.tid);
@@ -83,6 +102,12 @@ RSHMEMI_DEV void rshmemi_put(void *dest, const void *src, size_t bytes, int pe, 
     rshmemi_group_copy<BATCH, BULK>(rshmemi_peer(dest, pe), src, bytes, g);
     sync();
 }
+/* get_warp of 64 B-512 B (a word or none per lane) is 1.07-1.09x NVSHMEM's latency (1.40-1.43
+ * vs 1.31 us on 2 x H200) while 8 B (lane 0's inline word) is 0.91x: the out-of-line copy's
+ * call and set-up before the lanes' one load. The fast path that block puts take
+ * (rshmemi_group_copy_ool) would remove it, but a warp get through it took
+ * ctest/budget/registers.cu's loop_warp from 64 to 69 registers (70-72 inline): not taken
+ * until that loop has registers to spare. */
 template <int BATCH = 2, int BULK = rshmemi_bulk_none, typename SYNC>
 RSHMEMI_DEV void rshmemi_get(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
     RSHMEMI_CAREFUL(pe, src, bytes, who, rshmemi_remote_get(dest, src, bytes, pe, g, sync, who))
@@ -168,6 +193,17 @@ RSHMEMI_API void *nvshmem_ptr(const void *ptr, int pe) {
     return rshmemi_peer(ptr, pe);
 }
 
+/* p: one weak store to the peer's mapped heap; the peer address is arithmetic on constants
+ * (rshmemi_peer), no table load. SASS of perftest/gpu/p_bw's kernel (nvcc 13, sm_90), its
+ * inner loop per call: rshmem 12 instructions (address, a 64-bit multiply-add folded into one
+ * IMAD.WIDE, STG.E.64, loop test); NVSHMEM 3.4.5 21 (an LDG.E.64.CONSTANT of its peer-base
+ * table, a null test and branch to its proxy path, ST.E.64). Nothing to remove. The `p` rows
+ * that were 1.05-1.18x behind (64 KiB-1 MiB windows, 8-132 CTAs) are not the store sequence: the
+ * floor kernel beside them (the same loop with plain volatile stores through nvshmem_ptr, no
+ * library code) is behind by the same ratio in the same process, and moving the window within
+ * the buffer (p_bw --offset) moves both and flips the sign: 2 x H200, 8 B, 8 CTAs, 1 MiB: at
+ * offset 0 rshmem 1.09x behind, at 1 MiB 0.97x (ahead); 128 KiB: 0.88x at offset 0
+ * (results/gpu-compare-2026-11-28g-rma). Where the window's bytes lie decides those rows. */
 #define RSHMEMI_DEF_RMA_THREAD(NAME, TYPE)                                                                       \
     RSHMEMI_API void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe) {                                  \
         RSHMEMI_CAREFUL(pe, dest, sizeof(TYPE), __func__, rshmemi_remote_p<TYPE>(dest, value, pe, __func__))        \

@@ -88,8 +88,9 @@ int main(void) {
 
     /* Sizes and offsets reach every copy path: 16- and 8-byte words inline (ends and length
      * aligned), and the general one (heads and tails in 1/2/4/8-byte pieces around 16-, 8-, 4-,
-     * 2- or 1-byte words). */
-    const size_t sizes[] = {1, 8, 15, 16, 24, 33, 64, 4096 + 5, 40000};
+     * 2- or 1-byte words). 2048 and 2064: a word per thread of the 128-thread block exactly
+     * (the block put's inline path) and one word more (the out-of-line copy). */
+    const size_t sizes[] = {1, 8, 15, 16, 24, 33, 64, 2048, 2064, 4096 + 5, 40000};
     const size_t offs[][2] = {{0, 0}, {1, 1}, {1, 3}, {8, 0}, {4, 12}, {8, 8}, {2, 2}, {6, 14}};
     int cases = 0;
     for (int op = PUT; op <= GET_NBI; op++)
