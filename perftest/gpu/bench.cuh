@@ -56,6 +56,7 @@ struct Opts {
     std::vector<int> threads;   // overrides a benchmark's threads-per-CTA list
     std::string only;           // run only rows whose "bench/variant" contains this
     bool no_floor = false;      // skip the bare-CUDA floors
+    size_t offset = 0;          // p_bw: the window starts this many bytes into its buffer
 };
 
 inline Opts opt;
@@ -91,7 +92,7 @@ inline std::vector<int> parse_list(const char *s) {
 inline void usage(const char *prog) {
     fprintf(stderr,
             "usage: %s [--quick] [--reps N] [--warm N] [--target-ms X] [--min SIZE] [--max SIZE]\n"
-            "          [--ctas a,b,..] [--threads a,b,..] [--only SUB,SUB2,..] [--no-floor]\n"
+            "          [--ctas a,b,..] [--threads a,b,..] [--only SUB,SUB2,..] [--no-floor] [--offset SIZE]\n"
             "SIZE takes K/M/G suffixes. Output: CSV bench,variant,size,ctas,threads,value,unit\n",
             prog);
 }
@@ -113,6 +114,7 @@ inline void parse_args(int argc, char **argv) {
         else if (a == "--threads") opt.threads = parse_list(next());
         else if (a == "--only") opt.only = next();
         else if (a == "--no-floor") opt.no_floor = true;
+        else if (a == "--offset") opt.offset = parse_size(next());
         else { usage(argv[0]); exit(1); }
     }
 }

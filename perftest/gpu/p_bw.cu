@@ -3,6 +3,8 @@
 // Value = operations per second (Gop/s); GB/s = Gop/s x element size.
 //
 // Floor: the same kernel with plain (volatile) stores through the peer pointer.
+// --offset SIZE moves the window SIZE bytes into the buffer (p and floor alike): whether a row
+// depends on where in the heap its bytes lie rather than on the library's p.
 #include "bench.cuh"
 #include "floors.cuh"
 
@@ -54,18 +56,22 @@ static void sweep(const char *variant, const char *floor_variant, T *dst, T *pds
 int main(int argc, char **argv) {
     start(argc, argv, "p_bw");
     const size_t max_size = 16ull << 20;
-    void *buf = nvshmem_malloc(max_size);
+    const size_t off = (opt.offset + 15) & ~(size_t)15;
+    void *buf = nvshmem_malloc(max_size + off);
     if (!buf) { fprintf(stderr, "nvshmem_malloc failed\n"); return 2; }
-    CK(cudaMemset(buf, 0, max_size));
+    CK(cudaMemset(buf, 0, max_size + off));
     bool fl = floors_possible(buf);
-    void *pbuf = fl ? peer_ptr(buf) : nullptr;
+    char *win = (char *)buf + off;
+    void *pbuf = fl ? (void *)((char *)peer_ptr(buf) + off) : nullptr;
+    note("p_bw: window at offset %s of its buffer, %s bytes past a 2 MiB boundary", std::to_string(off).c_str(),
+         std::to_string(((uintptr_t)buf + off) & ((2u << 20) - 1)).c_str());
     nvshmem_barrier_all();
 
     const int threads = opt.threads.empty() ? 1024 : opt.threads[0];
     std::vector<size_t> sz = sizes(4096, max_size, 4);
     std::vector<int> ctas = list_or(opt.ctas, {1, 2, 4, 8, 16, 32, 64, 132}, {1, 8, 32, 132});
-    sweep<uint32_t>("p_4B", "floor_store_4B", (uint32_t *)buf, (uint32_t *)pbuf, sz, ctas, threads);
-    sweep<uint64_t>("p_8B", "floor_store_8B", (uint64_t *)buf, (uint64_t *)pbuf, sz, ctas, threads);
+    sweep<uint32_t>("p_4B", "floor_store_4B", (uint32_t *)win, (uint32_t *)pbuf, sz, ctas, threads);
+    sweep<uint64_t>("p_8B", "floor_store_8B", (uint64_t *)win, (uint64_t *)pbuf, sz, ctas, threads);
 
     // Data check: one pass of 4-byte p from PE 0 lands at PE 1 (value = index).
     size_t n = max_size / 4;
