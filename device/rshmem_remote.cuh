@@ -56,6 +56,12 @@ RSHMEMI_DEV bool rshmemi_remote_peer(int pe) {
 }
 RSHMEMI_DEV bool rshmemi_remote_on() { return false; }
 #else
+#if defined(RSHMEM_PROXY_ROUTE) && !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+/* Host pass only: this translation unit's kernels carry the proxy route; telling librshmem at
+ * program load keeps nvshmem_init from warning that they might not (rshmem_proxy_route_compiled). */
+extern "C" void rshmem_proxy_route_compiled(void);
+static const int rshmemi_proxy_route_marker __attribute__((unused)) = (rshmem_proxy_route_compiled(), 0);
+#endif
 RSHMEMI_DEV bool rshmemi_remote_peer(int pe, const char *) { return rshmemi_route(pe) != RSHMEM_ROUTE_P2P; }
 RSHMEMI_DEV bool rshmemi_remote_peer(int pe) { return rshmemi_route(pe) != RSHMEM_ROUTE_P2P; }
 RSHMEMI_DEV bool rshmemi_remote_on() { return (RSHMEMI_STATE.flags & (RSHMEM_DEVICE_FLAG_IBGDA | RSHMEM_DEVICE_FLAG_PROXY)) != 0; }

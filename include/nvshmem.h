@@ -282,6 +282,9 @@ void rshmem_device_state_unregister(rshmem_state_writer_t writer);
 int rshmem_gpu_memory_usage(size_t *heap_mapped, size_t *runtime_area, size_t *measured);
 /* PEs of the job on this PE's GPU (1 before nvshmem_init). */
 int rshmem_pes_on_my_gpu(void);
+/* Called at program load by each translation unit compiled with -DRSHMEM_PROXY_ROUTE (the device
+ * headers do it): GPU PEs with peers on other hosts then skip the init warning about that flag. */
+void rshmem_proxy_route_compiled(void);
 
 RSHMEMI_EXTERN_C_END
 #endif /* !__CUDACC_RTC__ */

@@ -231,11 +231,30 @@ impl Drop for Proxy {
     }
 }
 
+/// Set at program load by each translation unit compiled with `-DRSHMEM_PROXY_ROUTE` (the device
+/// headers call `rshmem_proxy_route_compiled` from a static initialiser in their host pass).
+static ROUTE_COMPILED: AtomicBool = AtomicBool::new(false);
+
+/// Notes that some of the program's code was compiled with the proxy route.
+pub fn note_route_compiled() {
+    ROUTE_COMPILED.store(true, Ordering::Relaxed);
+}
+
+/// Whether any translation unit of the program said it was compiled with the proxy route.
+pub fn route_compiled() -> bool {
+    ROUTE_COMPILED.load(Ordering::Relaxed)
+}
+
 /// The warning a GPU PE logs once at init when some of its peers are on other hosts (their
-/// route is `Route::Proxy`): device code reaches them only when the kernel was compiled with
-/// `-DRSHMEM_PROXY_ROUTE`; a kernel built without it stops at its first call toward such a
-/// peer. Saying so at init tells the user before a kernel traps. None when no peer is remote.
-pub fn route_flag_warning(routes: &[crate::transport::Route]) -> Option<String> {
+/// route is `Route::Proxy`) and no code of the program was compiled with `-DRSHMEM_PROXY_ROUTE`
+/// (`route_compiled`): device code reaches them only through that flag; a kernel built without
+/// it stops at its first call toward such a peer. Saying so at init tells the user before a
+/// kernel traps. None when no peer is remote or the program was built with the flag. Kernels
+/// loaded as modules (nvshmemx_cumodule_init) are not seen by the marker: the text says so.
+pub fn route_flag_warning(routes: &[crate::transport::Route], route_compiled: bool) -> Option<String> {
+    if route_compiled {
+        return None;
+    }
     let remote: Vec<usize> = routes.iter().enumerate().filter(|(_, r)| **r == crate::transport::Route::Proxy).map(|(pe, _)| pe).collect();
     let (first, last) = (*remote.first()?, *remote.last()?);
     let which = match remote.len() {
@@ -244,9 +263,9 @@ pub fn route_flag_warning(routes: &[crate::transport::Route]) -> Option<String> 
         n => format!("{n} PEs ({first}, ..., {last}) are"),
     };
     Some(format!(
-        "{which} on another host, reached from the GPU through the host proxy: kernels that call device routines \
-         toward {} must be compiled with nvcc -DRSHMEM_PROXY_ROUTE, or they stop at the first such call \
-         (docs/ARCHITECTURE.md, \"Proxy transport\")",
+        "{which} on another host, reached from the GPU through the host proxy, but no code of this program was \
+         compiled with nvcc -DRSHMEM_PROXY_ROUTE: kernels that call device routines toward {} must be (kernels \
+         loaded as modules too), or they stop at the first such call (docs/ARCHITECTURE.md, \"Proxy transport\")",
         if remote.len() == 1 { "it" } else { "them" }
     ))
 }
@@ -258,14 +277,20 @@ mod tests {
 
     #[test]
     fn route_flag_warning_names_the_remote_pes_and_the_flag() {
-        assert_eq!(route_flag_warning(&[P2p, P2p, Ibgda]), None);
-        assert_eq!(route_flag_warning(&[]), None);
-        let one = route_flag_warning(&[P2p, Proxy]).expect("a remote peer warns");
+        assert_eq!(route_flag_warning(&[P2p, P2p, Ibgda], false), None);
+        assert_eq!(route_flag_warning(&[], false), None);
+        let one = route_flag_warning(&[P2p, Proxy], false).expect("a remote peer warns");
         assert!(one.starts_with("PE 1 is on another host"), "{one}");
-        assert!(one.contains("-DRSHMEM_PROXY_ROUTE") && one.contains("\"Proxy transport\""), "{one}");
-        let run = route_flag_warning(&[P2p, P2p, Proxy, Proxy]).unwrap();
+        assert!(one.contains("no code of this program was compiled with nvcc -DRSHMEM_PROXY_ROUTE"), "{one}");
+        assert!(one.contains("\"Proxy transport\""), "{one}");
+        let run = route_flag_warning(&[P2p, P2p, Proxy, Proxy], false).unwrap();
         assert!(run.starts_with("PEs 2-3 are") && run.contains("toward them"), "{run}");
-        let gaps = route_flag_warning(&[Proxy, P2p, Proxy, P2p, Proxy]).unwrap();
+        let gaps = route_flag_warning(&[Proxy, P2p, Proxy, P2p, Proxy], false).unwrap();
         assert!(gaps.starts_with("3 PEs (0, ..., 4) are"), "{gaps}");
+    }
+
+    #[test]
+    fn a_program_built_with_the_route_flag_is_not_warned() {
+        assert_eq!(route_flag_warning(&[P2p, Proxy, Proxy], true), None);
     }
 }

@@ -399,7 +399,7 @@ impl GpuState {
             None
         } else {
             flags = (flags & !RSHMEM_DEVICE_FLAG_ALL_P2P) | RSHMEM_DEVICE_FLAG_PROXY;
-            crate::proxy::route_flag_warning(&gpu_routes).inspect(|w| crate::log::warn(w));
+            crate::proxy::route_flag_warning(&gpu_routes, crate::proxy::route_compiled()).inspect(|w| crate::log::warn(w));
             let stall = if cfg.hang_timeout_s > 0.0 { Duration::from_secs_f64(cfg.hang_timeout_s) } else { Duration::from_secs(10) };
             let lanes = (sms as usize).clamp(1, PROXY_LANES);
             let mem = crate::proxy::gpu::PinnedChannelMemory { stream: &stream };

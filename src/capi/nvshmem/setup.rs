@@ -346,6 +346,14 @@ pub extern "C" fn rshmem_pes_on_my_gpu() -> c_int {
     })
 }
 
+/// Called at program load by every translation unit compiled with `-DRSHMEM_PROXY_ROUTE` (a
+/// static initialiser in the device headers' host pass): init then does not warn that kernels
+/// toward PEs on other hosts might lack the flag. Only sets a flag; safe before init.
+#[no_mangle]
+pub extern "C" fn rshmem_proxy_route_compiled() {
+    crate::proxy::note_route_compiled();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,6 +368,12 @@ mod tests {
         minor = -1;
         nvshmem_info_get_version(None, Some(&mut minor));
         assert_eq!(minor, -1, "with one pointer NULL nothing is written");
+    }
+
+    #[test]
+    fn the_headers_route_marker_sets_the_route_compiled_flag() {
+        rshmem_proxy_route_compiled();
+        assert!(crate::proxy::route_compiled());
     }
 
     #[test]
