@@ -28,32 +28,21 @@ pub extern "C" fn shmem_test_lock(lock: *mut c_long) -> c_int {
 // cache-coherent shared memory, so there is nothing to flush or invalidate: each is a no-op, as
 // the specification allows on coherent systems.
 
-#[no_mangle]
-pub extern "C" fn shmem_clear_cache_inv() {
-    ffi_boundary!(shmem_clear_cache_inv, || Ok(()))
+/// Each `name(args);` becomes an exported routine that does nothing and succeeds.
+macro_rules! no_op_routines {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        #[no_mangle]
+        pub extern "C" fn $name($($arg: $ty),*) {
+            ffi_boundary!($name, || Ok(()))
+        }
+    )*};
 }
 
-#[no_mangle]
-pub extern "C" fn shmem_set_cache_inv() {
-    ffi_boundary!(shmem_set_cache_inv, || Ok(()))
-}
-
-#[no_mangle]
-pub extern "C" fn shmem_clear_cache_line_inv(_dest: *mut c_void) {
-    ffi_boundary!(shmem_clear_cache_line_inv, || Ok(()))
-}
-
-#[no_mangle]
-pub extern "C" fn shmem_set_cache_line_inv(_dest: *mut c_void) {
-    ffi_boundary!(shmem_set_cache_line_inv, || Ok(()))
-}
-
-#[no_mangle]
-pub extern "C" fn shmem_udcflush() {
-    ffi_boundary!(shmem_udcflush, || Ok(()))
-}
-
-#[no_mangle]
-pub extern "C" fn shmem_udcflush_line(_dest: *mut c_void) {
-    ffi_boundary!(shmem_udcflush_line, || Ok(()))
+no_op_routines! {
+    shmem_clear_cache_inv();
+    shmem_set_cache_inv();
+    shmem_clear_cache_line_inv(_dest: *mut c_void);
+    shmem_set_cache_line_inv(_dest: *mut c_void);
+    shmem_udcflush();
+    shmem_udcflush_line(_dest: *mut c_void);
 }
