@@ -464,12 +464,26 @@ impl State {
         Ok(())
     }
 
+    /// Start a collective whose dest holds one `nbytes` block per member, all members agreeing
+    /// on `agreed`: the collective, dest's total length, and dest translated and checked.
+    fn one_block_each<'a>(
+        &'a self,
+        set: PeSet,
+        caller: &'a Caller,
+        agreed: &'a [(&'static str, i64)],
+        dest: *mut u8,
+        nbytes: usize,
+    ) -> Result<(Coll<'a>, usize, *mut u8)> {
+        let c = self.collective_agreeing(set, Cow::Borrowed(caller), agreed)?;
+        let total = bytes(nbytes, c.size())?;
+        let d = c.own_dest(dest, total)?;
+        Ok((c, total, d))
+    }
+
     /// Every member contributes `nbytes`; dest gets them in member order.
     pub fn fcollect(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, caller: &Caller) -> Result<()> {
         let agreed = [("nelems (in bytes)", nbytes as i64)];
-        let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
-        let total = bytes(nbytes, c.size())?;
-        let d = c.own_dest(dest, total)?;
+        let (c, total, d) = self.one_block_each(set, caller, &agreed, dest, nbytes)?;
         c.no_overlap(dest, total, source, nbytes)?;
         let own = c.peer(source, nbytes, c.me)?;
         // SAFETY: each `add` below: k * nbytes + nbytes <= total, the length own_dest checked.
@@ -500,9 +514,7 @@ impl State {
     /// Block k of dest on member i = block i of source on member k (blocks of `nbytes`).
     pub fn alltoall(&self, set: PeSet, dest: *mut u8, source: *const u8, nbytes: usize, caller: &Caller) -> Result<()> {
         let agreed = [("nelems (in bytes)", nbytes as i64)];
-        let c = self.collective_agreeing(set, Cow::Borrowed(caller), &agreed)?;
-        let total = bytes(nbytes, c.size())?;
-        let d = c.own_dest(dest, total)?;
+        let (c, total, d) = self.one_block_each(set, caller, &agreed, dest, nbytes)?;
         c.no_overlap(dest, total, source, total)?;
         let own = c.peer(source, total, c.me)?;
         // SAFETY: each `add` below: blocks lie inside the `total` bytes translated/checked above.
