@@ -16,7 +16,7 @@ for prog in coll_broadcast coll_collect coll_alltoall coll_reduce coll_deprecate
     [ -x "$BUILD/$prog" ] || { fail "$prog is not built in $BUILD"; continue; }
     for name in hydra openmpi; do
         # shellcheck disable=SC2086
-        out=$(on_host 1 timeout 90 ${LAUNCH[$name]} "$BUILD/$prog" 2>&1); rc=$?
+        out=$(on_host 1 timeout 90 ${LAUNCH[$name]} "$BUILD/$prog" 2>&1 </dev/null); rc=$?
         if [ $rc -eq 0 ]; then
             pass "$name: $prog, 4 PEs on 2 hosts"
         else
@@ -28,7 +28,7 @@ no_leftovers "every run"
 for name in hydra openmpi; do
     start=$SECONDS
     # shellcheck disable=SC2086
-    out=$(on_host 1 timeout 60 ${LAUNCH[$name]} "$WORK/hosts_check" exit3barrier "$WORK" 2>&1); rc=$?
+    out=$(on_host 1 timeout 60 ${LAUNCH[$name]} "$WORK/hosts_check" exit3barrier "$WORK" 2>&1 </dev/null); rc=$?
     took=$((SECONDS - start))
     [ $rc -eq 3 ] && [ $took -le 10 ] && pass "$name: global exit during a cross-host barrier: exit 3 within 10 s (${took}s)" \
         || { fail "$name: global exit during a barrier: exit $rc after ${took}s"; echo "$out" | tail -15; }

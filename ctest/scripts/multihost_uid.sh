@@ -59,7 +59,7 @@ mpicc=$(command -v mpicc.mpich) || { echo "FAIL: mpicc.mpich is not installed (a
     || { echo "cannot compile mpi_bootstrap.c"; exit 1; }
 mpi_launchers
 # shellcheck disable=SC2086
-out=$(on_host 1 timeout 90 env NVSHMEM_BOOTSTRAP=MPI ${LAUNCH[hydra]} "$WORK/mpi_bootstrap" 2>&1); rc=$?
+out=$(on_host 1 timeout 90 env NVSHMEM_BOOTSTRAP=MPI ${LAUNCH[hydra]} "$WORK/mpi_bootstrap" 2>&1 </dev/null); rc=$?
 echo "--- NVSHMEM_BOOTSTRAP=MPI under hydra, 2 hosts: exit $rc"; echo "$out"
 [ $rc -eq 0 ] && grep -q "PASS mpi_bootstrap (4 PEs)" <<<"$out" \
     && pass "shmem_init over a unique id (NVSHMEM_BOOTSTRAP=MPI): 4 PEs on 2 hosts, put ring and reduction right" || fail "NVSHMEM_BOOTSTRAP=MPI across hosts: exit $rc"
