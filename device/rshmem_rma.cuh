@@ -77,14 +77,23 @@ static __device__ __noinline__ void rshmemi_group_copy_ool(void *d, const void *
  * the data (blocking form: in step with them, between its barriers). 2 and 4 x H200, 32 CTAs x 1024 threads, 512 B-32 KiB over the grid (a word or
  * less per thread): put_block 1.23-1.27x faster (0.97-0.98x of NVSHMEM, was 0.77-0.79x),
  * put_nbi_block 1.25-1.27x; 256 KiB 0.91x (put_block) and 0.97x (nbi) of before, still 1.02x
- * and 1.13x of NVSHMEM (results/gpu-compare-2026-11-28f-putblock). */
+ * and 1.13x of NVSHMEM (results/gpu-compare-2026-11-28f-putblock).
+ * Block groups only (g.size > 32; a warp group's size is a __popc, at most 32, so the compiler
+ * drops the test from warp puts): a warp issues as one, so its idle lanes skipping saves nothing
+ * and adds the test and a divergent branch to every warp put. With them skipping, put_warp 32 KiB
+ * at 32 CTAs (32 B per warp) fell from 64.08 to 58.34 GB/s on 2 x H200 (1.18x NVSHMEM's cost;
+ * results/gpu-compare-2026-11-28g-rma). Warps not skipping, 1 x H200 with 2 PEs under MPS (a
+ * proxy, not NVLink; results/gpu-compare-2026-11-29a-rma): put_warp 32 KiB 58.4 -> 64.3 GB/s at
+ * 8 and 32 CTAs (NVSHMEM 69.0), 4 KiB at 8 CTAs 1.14x, put_nbi_warp 4-32 KiB 1.10-1.17x, 256 KiB
+ * 1.01-1.06x; block rows 0.98-1.01x. Skipping whole idle warps of a block instead (the test on
+ * a warp's first and last lanes) cost block rows up to 5 %, so blocks keep the per-thread form. */
 template <int BATCH, int BULK = rshmemi_bulk_none>
 RSHMEMI_DEV void rshmemi_group_copy(void *d, const void *s, size_t n, rshmemi_group g) {
     if (n < 16) {
         if (g.tid == 0 && !rshmemi_copy_few((char *)d, (const char *)s, n)) rshmemi_copy_small(d, s, n);
         return;
     }
-    if ((size_t)g.tid * 16 >= n && g.tid != g.size - 1 && (((uintptr_t)d ^ (uintptr_t)s) & 15) == 0) return;
+    if (g.size > 32 && (size_t)g.tid * 16 >= n && g.tid != g.size - 1 && (((uintptr_t)d ^ (uintptr_t)s) & 15) == 0) return;
     rshmemi_group_copy_ool<BATCH, BULK>(d, s, n, g);
 }
 
