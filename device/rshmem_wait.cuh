@@ -82,6 +82,14 @@ RSHMEMI_DEV size_t rshmemi_wait_some(T *ivars, size_t n, size_t *indices, const 
 
 RSHMEMI_EXTERN_C_BEGIN
 
+/* Polls like NVSHMEM 3.4.5's (relaxed loads of the word) and, unlike it, ends with the acquire
+ * fence (fence.acquire.sys: one L1 invalidation per wait, not per poll). The poll loops' SASS
+ * is alike, so that fence is the difference in the signal ping-pong, 1.04-1.11x NVSHMEM's round
+ * trip on NVLink (its cost alone not measured; results/gpu-compare-2026-11-28g-rma). Kept because g is a weak load the L1
+ * may serve (rshmem_rma.cuh, at g): a consumer that waits for a put_signal's signal and then
+ * reads the data with g, or a plain load of its own heap that an earlier read cached, must see
+ * the data, which only an acquire after the poll guarantees (the data of a
+ * put-with-signal is delivered before its signal; ctest/cuda/g_visibility.cu). */
 RSHMEMI_API uint64_t nvshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value) {
     return rshmemi_wait_until(sig_addr, cmp, cmp_value);
 }
