@@ -3,7 +3,8 @@
 
 RAWDIR holds TAG-npN-LIB.csv files (perftest/gpu CSV, every round appended). Per row and library:
 median of the rounds and spread = (max - min) / median. Ratio = cost of `main` (and `new`) over
-NVSHMEM's: time / time for us rows, NVSHMEM value / rshmem value for rate rows (> 1: behind)."""
+NVSHMEM's: time / time for us rows, NVSHMEM value / rshmem value for rate rows (> 1: behind).
+BASE=old (environment) compares the candidates with `old` instead of `main` (session 26's runs)."""
 import csv, glob, os, re, statistics, sys
 from collections import defaultdict
 
@@ -38,12 +39,13 @@ def cell(v):
     return f"{med:.4g} ({spread * 100:.0f}%)", med
 
 
-ORDER = ["nv", "s24", "main", "new", "new1", "new2"]
+BASE = os.environ.get("BASE", "main")
+ORDER = ["nv", "s24", "main", "old", "new", "new1", "new2", "new3", "new4"]
 libs_seen = [l for l in ORDER if any(l in v for v in data.values())]
 rs = [l for l in libs_seen if l != "nv"]
 cand = [l for l in rs if l.startswith("new")]
 hdr = ["tag", "PEs", "bench", "variant", "size", "ctas×thr", "unit"] + ["NVSHMEM" if l == "nv" else l for l in libs_seen]
-hdr += [f"{l}/NV cost" for l in rs] + [f"{l}/main cost" for l in cand]
+hdr += [f"{l}/NV cost" for l in rs] + [f"{l}/{BASE} cost" for l in cand]
 print("| " + " | ".join(hdr) + " |")
 print("|" + "---|" * len(hdr))
 for key in sorted(data, key=lambda k: (k[0], k[1], k[2], k[3], int(k[5]), k[4])):
@@ -58,5 +60,5 @@ for key in sorted(data, key=lambda k: (k[0], k[1], k[2], k[3], int(k[5]), k[4]))
         return f"{(a / b) if unit == 'us' else (b / a):.3f}"
 
     row = [tag, str(np_), bench, var, size(sz), f"{ctas}×{thr}", unit] + [cells[l][0] for l in libs_seen]
-    row += [cost(l, "nv") for l in rs] + [cost(l, "main") if "main" in libs_seen else "–" for l in cand]
+    row += [cost(l, "nv") for l in rs] + [cost(l, BASE) if BASE in libs_seen else "–" for l in cand]
     print("| " + " | ".join(row) + " |")
