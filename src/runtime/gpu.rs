@@ -257,6 +257,18 @@ fn flag_setting(name: crate::env::Setting) -> bool {
     crate::env::enabled(name)
 }
 
+/// Whether an MPS control daemon is listening where this process's CUDA driver looks for it
+/// (`$CUDA_MPS_PIPE_DIRECTORY`, default /tmp/nvidia-mps): its `control` pipe exists there.
+/// PEs sharing a GPU are warned only when it is not (the driver then time-slices them).
+fn mps_daemon_listening() -> bool {
+    mps_control_pipe(std::env::var_os("CUDA_MPS_PIPE_DIRECTORY")).exists()
+}
+
+fn mps_control_pipe(dir: Option<std::ffi::OsString>) -> std::path::PathBuf {
+    let dir = dir.filter(|d| !d.is_empty()).unwrap_or_else(|| "/tmp/nvidia-mps".into());
+    std::path::Path::new(&dir).join("control")
+}
+
 impl GpuState {
     /// Collective: picks this PE's GPU, builds the symmetric heap and the device state.
     /// `routes`: which PEs are on this host (P2P) and which on others; gets every PE's GPU
@@ -290,7 +302,7 @@ impl GpuState {
             None => cu(Device::get(node_mype % count))?,
         };
         let ordinal = (0..count).find(|&i| Device::get(i).ok() == Some(device)).unwrap_or(device.0 as usize);
-        if node.len() > count {
+        if node.len() > count && !mps_daemon_listening() {
             crate::log::warn(&format!(
                 "{} PEs share {count} GPU(s) on this host. Without MPS their contexts take turns on the GPU (time slices): one PE's kernels stall another's, and a kernel spinning on a peer's data holds the GPU while that peer cannot run. Start MPS first (`nvidia-cuda-mps-control -d`; stop it with `echo quit | nvidia-cuda-mps-control`), or run one PE per GPU",
                 node.len()
@@ -889,6 +901,20 @@ pub fn bad_signal_op(op: i32) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The MPS check looks where the driver does: the named pipe directory, else the default;
+    /// a daemon's `control` pipe there counts, an empty directory does not.
+    #[test]
+    fn mps_check_finds_the_daemons_control_pipe() {
+        assert_eq!(mps_control_pipe(None), std::path::Path::new("/tmp/nvidia-mps/control"));
+        assert_eq!(mps_control_pipe(Some("".into())), std::path::Path::new("/tmp/nvidia-mps/control"));
+        let dir = std::env::temp_dir().join(format!("rshmem-mps-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(!mps_control_pipe(Some(dir.clone().into())).exists(), "an empty pipe directory counted as a daemon");
+        std::fs::write(dir.join("control"), b"").unwrap();
+        assert!(mps_control_pipe(Some(dir.clone().into())).exists(), "the daemon's control pipe was not found");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     /// The runtime area's arrays, in order, never overlap, stay inside the reserved bytes, and
     /// every team's small-collective state lies inside its own arrays.
