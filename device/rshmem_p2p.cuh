@@ -57,9 +57,15 @@ RSHMEMI_DEV void rshmemi_check_on(const void *addr, size_t bytes, int pe, const 
  * it is not one more register held across the loop's out-of-line copy call. NVIDIA's moe_shuffle
  * two_step_allpush<block> (1024 threads, `-c`): 70 -> 56 registers without the route, 70 -> 64
  * with -DRSHMEM_PROXY_ROUTE; ctest/budget/registers.cu unchanged without the route. */
+/* The flags word's offset in RshmemDeviceState, spelled out for that asm: NVRTC has no offsetof.
+ * Every nvcc build checks it against the layout. */
+#define RSHMEMI_STATE_FLAGS_AT 24
+#if !defined(__CUDACC_RTC__)
+static_assert(offsetof(RshmemDeviceState, flags) == RSHMEMI_STATE_FLAGS_AT, "rshmem device state: the flags word moved");
+#endif
 RSHMEMI_DEV bool rshmemi_careful() {
     unsigned f;
-    asm volatile("ld.const.u32 %0, [rshmemi_device_state_d+%1];" : "=r"(f) : "n"(offsetof(RshmemDeviceState, flags)));
+    asm volatile("ld.const.u32 %0, [rshmemi_device_state_d+%1];" : "=r"(f) : "n"(RSHMEMI_STATE_FLAGS_AT));
     return __builtin_expect((f & (RSHMEM_DEVICE_FLAG_CHECKS | RSHMEM_DEVICE_FLAG_IBGDA | RSHMEM_DEVICE_FLAG_PROXY)) != 0, 0);
 }
 
