@@ -20,6 +20,18 @@
 //! background, it held up the program's first allocation (4 x H100, 4 PEs: nvshmem_malloc(256
 //! MiB) right after init waited 4.5 ms for it) and, contending for the driver, its first barrier
 //! and collectives.
+//!
+//! A growth's fixed cost was this PE's own new memory: exporting a chunk right after
+//! cuMemCreate waits for the driver's work on it (0.7-1.9 ms on 2 x H200, the most of a 1 GiB
+//! growth's 3.5 ms; results/gpu-compare-2026-11-28e-rows), and a chunk exported after that work
+//! was done took 0.1 ms. So a background thread also creates *and exports* this PE's next chunk
+//! (a spare, `SpareState`: one CUMEM_GRANULARITY) once init is over and after each growth that
+//! took it, and keeps its descriptor: the growth that needs exactly that much uses it for the
+//! chunk of now (else, for the chunk ahead), so it only exchanges descriptors and maps. The
+//! chunk ahead is only ever a spare: creating it on the growth's path would put the export's
+//! wait back there. The price is one more chunk of GPU memory held (unmapped) ahead of need; it
+//! is released when a growth runs out of GPU memory (made again after the next growth that
+//! works), when the heap stops growing, and at finalize. RSHMEM_HEAP_MAP_AHEAD=0: no spare.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::thread::JoinHandle;
@@ -49,6 +61,49 @@ enum Source {
     Peer(OwnedFd),
 }
 
+/// This PE's next chunk, created and exported ahead of need (its descriptor kept until a growth
+/// exchanges it), or a chunk of now created by the growth itself (exported there).
+struct OwnChunk {
+    mem: PhysMem,
+    fd: Option<OwnedFd>,
+}
+
+enum SpareState {
+    /// Being created and exported by a background thread.
+    Making(JoinHandle<CuResult<OwnChunk>>),
+    Ready(OwnChunk),
+}
+
+/// Which of a growth's own chunks this PE's spare supplies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SpareUse {
+    /// The chunk needed now (the spare is exactly its size): nothing is created or exported on
+    /// the growth's path.
+    Now,
+    /// The chunk ahead of need, if every PE offers one (agreed in the growth's allgather).
+    Next,
+    /// Neither (no spare, or sizes that differ): the spare stays for a later growth.
+    Kept,
+}
+
+/// What a spare of `spare` bytes (None: none is ready) supplies in a growth that maps `now`
+/// bytes now and `next` ahead (`growth_plan`). Chunks are mapped whole, so only an exact size
+/// fits (a larger spare would map past what the runtime may use).
+fn spare_use(spare: Option<usize>, now: usize, next: usize) -> SpareUse {
+    match spare {
+        Some(b) if b > 0 && b == now => SpareUse::Now,
+        Some(b) if b > 0 && b == next && now != b => SpareUse::Next,
+        _ => SpareUse::Kept,
+    }
+}
+
+/// Whether to start making a spare of `ahead` bytes when `have` bytes of each heap are mapped or
+/// mapped ahead: there is none yet, the heap may grow (`stopped`: it is broken, or its last growth
+/// ran out of GPU memory), and a chunk that size still fits in the heap's address space.
+fn wants_spare(ahead: usize, have: usize, stride: usize, has_spare: bool, stopped: bool) -> bool {
+    ahead > 0 && !has_spare && !stopped && have.checked_add(ahead).is_some_and(|end| end <= stride)
+}
+
 /// What mapping one growth's chunks gives: the chunks and the time it took, or the PE whose
 /// chunk failed and why.
 type Mapped = std::result::Result<(Vec<Chunk>, Duration), (usize, CuError)>;
@@ -74,16 +129,17 @@ enum AheadState {
     NoThread(String),
 }
 
-/// How many bytes a growth to `want` maps now and how many it maps ahead, when `mapped` bytes
-/// are mapped and `pending` more are mapped ahead already: the pending chunk is taken first, the
-/// rest of `want` (in whole `granularity` steps) is mapped now, and `ahead` bytes after that are
-/// started in the background; nothing past `stride`.
 /// Bytes of each PE's heap init maps before it returns: the runtime area (`initial`) and the
 /// first chunk ahead of need, within the heap's address space.
 pub fn init_extent(initial: usize, ahead: usize, stride: usize) -> usize {
     initial.saturating_add(ahead).min(stride).max(initial)
 }
 
+/// How many bytes a growth to `want` maps now and how many it maps ahead, when `mapped` bytes
+/// are mapped and `pending` more are mapped ahead already: the pending chunk is taken first, the
+/// rest of `want` (in whole `granularity` steps) is mapped now, and `ahead` bytes after that are
+/// started in the background (if every PE has a spare that size, `spare_use`); nothing past
+/// `stride`.
 pub fn growth_plan(mapped: usize, pending: usize, want: usize, stride: usize, granularity: usize, ahead: usize) -> (usize, usize) {
     let have = mapped + pending;
     let now = if want > have { round_up(want - have, granularity).min(stride - have) } else { 0 };
@@ -95,6 +151,10 @@ pub struct GpuHeap {
     chunks: Vec<Chunk>,
     /// The chunk being mapped ahead of need (taken by the next growth; joined on drop).
     pending: Option<Ahead>,
+    /// This PE's next chunk, created and exported ahead of need (joined and released on drop).
+    spare: Option<SpareState>,
+    /// The last growth ran out of GPU memory: no spare is made until a growth works again.
+    spare_paused: bool,
     /// Declared after `chunks`, so the window is freed only once everything in it is unmapped.
     window: VaRange,
     pub stride: usize,
@@ -142,6 +202,8 @@ impl GpuHeap {
         let mut heap = GpuHeap {
             chunks: Vec::new(),
             pending: None,
+            spare: None,
+            spare_paused: false,
             window,
             stride,
             npes,
@@ -155,6 +217,8 @@ impl GpuHeap {
         };
         heap.grow(boot, init_extent(initial, ahead, stride)).map_err(|e| e.in_routine(routine))?;
         heap.ahead = ahead;
+        // Made while the rest of init runs, so that the program's first growth finds it ready.
+        heap.start_spare();
         Ok(heap)
     }
 
@@ -196,6 +260,8 @@ impl GpuHeap {
             return Err(Error::of(ErrorKind::System, why.clone()));
         }
         let t0 = Instant::now();
+        // This PE's spare (its thread has usually finished by now; a failed one is none).
+        let mut spare = self.take_spare();
         let pending = self.pending.as_ref().map_or(0, |a| a.bytes);
         let (now, next) = growth_plan(self.mapped, pending, want, self.stride, self.granularity, self.ahead);
         // The chunk mapped ahead comes first (it lies at the heap's end); its thread has
@@ -221,15 +287,20 @@ impl GpuHeap {
             }
         };
         let waited = t0.elapsed();
+        let using = spare_use(spare.as_ref().map(|c| c.mem.size), now, next);
         let t1 = Instant::now();
-        let own_now = (now > 0).then(|| PhysMem::create(self.device, now));
-        let own_next = (next > 0).then(|| PhysMem::create(self.device, next));
+        let own_now = match (now > 0, using) {
+            (false, _) => None,
+            (true, SpareUse::Now) => spare.take().map(Ok),
+            (true, _) => Some(PhysMem::create(self.device, now).map(|mem| OwnChunk { mem, fd: None })),
+        };
         let created = t1.elapsed();
-        // Every PE learns whether every PE took its chunk ahead and got its memory, so that all
-        // of them give up together (the heap stays as it was) instead of some waiting for the
-        // others' descriptors.
-        let ok = |m: &Option<CuResult<PhysMem>>| u8::from(m.as_ref().is_none_or(|r| r.is_ok()));
-        let got = boot.allgather(&[u8::from(adopted.is_ok()), ok(&own_now), ok(&own_next)]).map_err(|e| e.in_routine(UNNAMED))?;
+        // Every PE learns whether every PE took its chunk ahead, got its memory for now and has
+        // its spare for the chunk ahead, so that all of them give up (the heap stays as it was)
+        // or go without the chunk ahead together, instead of some waiting for the others'
+        // descriptors.
+        let ok = u8::from(own_now.as_ref().is_none_or(|r| r.is_ok()));
+        let got = boot.allgather(&[u8::from(adopted.is_ok()), ok, u8::from(using == SpareUse::Next)]).map_err(|e| e.in_routine(UNNAMED))?;
         let short = |i: usize| got.iter().position(|v| v.get(i) != Some(&1));
         if let Some(pe) = short(0) {
             let why = match &adopted {
@@ -238,44 +309,65 @@ impl GpuHeap {
             };
             let why =
                 format!("{why}; the GPU symmetric heap cannot grow any more in this job (RSHMEM_HEAP_MAP_AHEAD=0 maps on demand only)");
+            // The heap grows no more: this PE's spare is released on the way out.
             self.broken = Some(why.clone());
             return Err(Error::of(ErrorKind::System, why));
         }
+        // Out of GPU memory on some PE: every PE also releases its spare (made again after the
+        // next growth that works), which may be what the program needs next.
         let own_now = match (own_now, short(1)) {
             (None, _) => None,
-            (Some(Ok(m)), None) => Some(m),
+            (Some(Ok(c)), None) => Some(c),
             (Some(Err(e)), _) => {
-                return Err(no_gpu_memory(format!("allocating {now} bytes of GPU memory for this PE's symmetric heap failed: {e}")))
+                self.spare_paused = true;
+                return Err(no_gpu_memory(format!("allocating {now} bytes of GPU memory for this PE's symmetric heap failed: {e}")));
             }
             (Some(Ok(_)), Some(pe)) => {
-                return Err(no_gpu_memory(format!("PE {pe} could not allocate {now} bytes of GPU memory for its symmetric heap")))
+                self.spare_paused = true;
+                return Err(no_gpu_memory(format!("PE {pe} could not allocate {now} bytes of GPU memory for its symmetric heap")));
             }
         };
-        // Memory for the chunk ahead is optional: without it on every PE, none is mapped ahead.
-        let own_next = if short(2).is_none() { own_next.and_then(|m| m.ok()) } else { None };
+        self.spare_paused = false;
+        // The chunk ahead comes only from spares, and only when every PE has one; else this
+        // PE's spare stays for a later growth.
+        let own_next = if short(2).is_none() { spare.take() } else { None };
+        let spare_note = match (using, &own_next) {
+            (SpareUse::Now, _) => "this PE's spare used now",
+            (_, Some(_)) => "this PE's spare used ahead",
+            _ if spare.is_some() => "spare kept",
+            _ => "no spare",
+        };
+        self.spare = spare.map(SpareState::Ready);
+        let mut times =
+            GrowthTimes { waited, ahead_took: adopted.unwrap_or_default(), created, fds: [Duration::ZERO; 3], mapped: Duration::ZERO };
         if now == 0 && own_next.is_none() {
-            self.log_growth(0, waited, adopted.unwrap_or_default(), created, [Duration::ZERO; 3], Duration::ZERO);
+            self.log_growth(0, spare_note, &times);
             return Ok(());
         }
         let t2 = Instant::now();
+        // Each local PE's descriptors: the chunk of now first (if any), then the one ahead. A
+        // spare's was exported ahead of need; a chunk this growth created is exported here.
+        let mut own = [own_now, own_next];
         let mut fds = Vec::new();
-        for m in own_now.iter().chain(own_next.iter()) {
-            fds.push(m.export_fd().map_err(|e| e.into_error(UNNAMED))?);
+        for c in own.iter_mut().flatten() {
+            fds.push(match c.fd.take() {
+                Some(fd) => fd,
+                None => c.mem.export_fd().map_err(|e| e.into_error(UNNAMED))?,
+            });
         }
         let exported = t2.elapsed();
         let raw: Vec<_> = fds.iter().map(|f| f.as_raw_fd()).collect();
         let all = boot.allgather_fds(&raw).map_err(|e| e.in_routine(UNNAMED))?;
         let t_close = Instant::now();
         drop(fds);
-        // Export, exchange and close apart. On 2 x H200 the export is the growth's fixed cost
-        // (0.7-1.9 ms: it waits for the driver's work after cuMemCreate; when another thread made
-        // and exported the second chunk meanwhile, exporting the first took 0.1 ms); the exchange
-        // takes 0.06-0.2 ms and the close under 0.1 ms (results/gpu-compare-2026-11-28e-rows).
-        let split = [exported, t_close - t2 - exported, t_close.elapsed()];
-        // Each local PE's descriptors: the chunk of now first (if any), then the one ahead.
-        let next = if own_next.is_some() { next } else { 0 };
+        // Export, exchange and close apart. On 2 x H200 the export of a chunk just created is the
+        // growth's fixed cost (0.7-1.9 ms: it waits for the driver's work after cuMemCreate;
+        // when another thread made and exported the second chunk meanwhile, exporting the first
+        // took 0.1 ms); the exchange takes 0.06-0.2 ms and the close under 0.1 ms
+        // (results/gpu-compare-2026-11-28e-rows). A spare's costs nothing here.
+        times.fds = [exported, t_close - t2 - exported, t_close.elapsed()];
+        let next = if own[1].is_some() { next } else { 0 };
         let mut plans: [Plan; 2] = [Vec::new(), Vec::new()];
-        let mut own = [own_now, own_next];
         for (pe, theirs) in all.into_iter().enumerate() {
             if !self.local[pe] {
                 continue;
@@ -286,7 +378,7 @@ impl GpuHeap {
                     continue;
                 }
                 let src = if pe == self.me {
-                    Source::Own(own[k].take().expect("this PE's chunk is planned once"))
+                    Source::Own(own[k].take().expect("this PE's chunk is planned once").mem)
                 } else {
                     Source::Peer(theirs.next().ok_or_else(|| no_descriptor(boot, pe))?)
                 };
@@ -300,22 +392,62 @@ impl GpuHeap {
             self.chunks.extend(chunks);
             self.mapped += now;
         }
-        let mapped_now = t3.elapsed();
+        times.mapped = t3.elapsed();
         if !plan_next.is_empty() {
             // Mapped once the allocation is over on every PE (`start_ahead`), or by the next
             // growth if nothing starts it before.
             self.pending = Some(Ahead { bytes: next, state: AheadState::Planned(plan_next) });
         }
-        self.log_growth(now, waited, adopted.unwrap_or_default(), created, split, mapped_now);
+        self.log_growth(now, spare_note, &times);
         Ok(())
     }
 
+    /// This PE's spare with its thread joined; None when there is none or making it failed.
+    fn take_spare(&mut self) -> Option<OwnChunk> {
+        let made = match self.spare.take()? {
+            SpareState::Ready(c) => return Some(c),
+            SpareState::Making(t) => match t.join() {
+                Ok(r) => r.map_err(|e| e.to_string()),
+                Err(_) => Err("its thread panicked".to_string()),
+            },
+        };
+        made.map_err(|why| {
+            crate::log::info(&format!("GPU heap: no spare chunk ahead of need ({why}); the growth creates its memory itself"))
+        })
+        .ok()
+    }
+
+    /// Starts creating and exporting this PE's next chunk in a background thread (`wants_spare`
+    /// says when), for the next growth to take.
+    fn start_spare(&mut self) {
+        let have = self.mapped + self.pending.as_ref().map_or(0, |a| a.bytes);
+        if !wants_spare(self.ahead, have, self.stride, self.spare.is_some(), self.broken.is_some() || self.spare_paused) {
+            return;
+        }
+        let (device, bytes) = (self.device, self.ahead);
+        let spawned = std::thread::Builder::new().name("rshmem-heap-spare".into()).spawn(move || {
+            // The driver's memory calls want a context current on the calling thread.
+            let ctx = PrimaryContext::retain(device)?;
+            ctx.make_current()?;
+            let mem = PhysMem::create(device, bytes)?;
+            let fd = mem.export_fd()?;
+            Ok(OwnChunk { mem, fd: Some(fd) })
+        });
+        // Without a thread there is no spare: the growths create their memory themselves.
+        self.spare = spawned.ok().map(SpareState::Making);
+    }
+
     /// Starts mapping the chunk the last growth planned ahead of need in a background thread,
-    /// to be taken by the next growth. Call it after the allocation's closing barrier: started
-    /// inside the growth, the thread's cuMemMap/cuMemSetAccess calls competed (the driver
-    /// serialises them across processes) with the other PEs' mapping of the memory needed now,
-    /// and so slowed the allocation itself.
+    /// to be taken by the next growth, and making this PE's next spare if the growth took it.
+    /// Call it after the allocation's closing barrier: started inside the growth, the thread's
+    /// cuMemMap/cuMemSetAccess calls competed (the driver serialises them across processes) with
+    /// the other PEs' mapping of the memory needed now, and so slowed the allocation itself.
     pub fn start_ahead(&mut self) {
+        self.start_mapping_ahead();
+        self.start_spare();
+    }
+
+    fn start_mapping_ahead(&mut self) {
         let Some((bytes, plan)) = take_planned(&mut self.pending) else {
             return;
         };
@@ -336,29 +468,43 @@ impl GpuHeap {
         self.pending = Some(Ahead { bytes, state });
     }
 
-    /// Where a growth's time goes (NVSHMEM_DEBUG=INFO).
-    /// `fds`: exporting this PE's descriptors, exchanging them, closing them.
-    fn log_growth(&self, now: usize, waited: Duration, ahead_took: Duration, created: Duration, fds: [Duration; 3], mapped: Duration) {
+    /// Where a growth's time goes (NVSHMEM_DEBUG=INFO); `spare`: what this PE's spare did.
+    fn log_growth(&self, now: usize, spare: &str, t: &GrowthTimes) {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         crate::log::info(&format!(
-            "GPU heap: {} bytes per PE mapped (+{now} now, {} ahead): waited {:.2} ms for the chunk mapped ahead (its mapping took {:.2} ms), create {:.2} ms, export+exchange {:.2} ms (export {:.2}, exchange {:.2}, close {:.2}), import+map now {:.2} ms",
+            "GPU heap: {} bytes per PE mapped (+{now} now, {} ahead): waited {:.2} ms for the chunks prepared ahead (mapping ahead took {:.2} ms), {spare}, create {:.2} ms, export+exchange {:.2} ms (export {:.2}, exchange {:.2}, close {:.2}), import+map now {:.2} ms",
             self.mapped,
             self.pending.as_ref().map_or(0, |a| a.bytes),
-            ms(waited),
-            ms(ahead_took),
-            ms(created),
-            ms(fds.iter().sum()),
-            ms(fds[0]),
-            ms(fds[1]),
-            ms(fds[2]),
-            ms(mapped)
+            ms(t.waited),
+            ms(t.ahead_took),
+            ms(t.created),
+            ms(t.fds.iter().sum()),
+            ms(t.fds[0]),
+            ms(t.fds[1]),
+            ms(t.fds[2]),
+            ms(t.mapped)
         ));
     }
 
-    /// Bytes of GPU memory this PE's own heap holds now (the chunk mapped ahead included).
+    /// Bytes of GPU memory this PE's own heap holds now (the chunk mapped ahead and the spare
+    /// included).
     pub fn own_bytes(&self) -> usize {
-        self.mapped + self.pending.as_ref().map_or(0, |a| a.bytes)
+        self.mapped + self.pending.as_ref().map_or(0, |a| a.bytes) + if self.spare.is_some() { self.ahead } else { 0 }
     }
+}
+
+/// Where one growth's time went (`log_growth`).
+struct GrowthTimes {
+    /// Joining the threads that made the spare and mapped the chunk ahead.
+    waited: Duration,
+    /// What mapping the chunk ahead took in its thread.
+    ahead_took: Duration,
+    /// Creating the memory of now (nothing when the spare supplied it).
+    created: Duration,
+    /// Exporting this PE's descriptors, exchanging them, closing them.
+    fds: [Duration; 3],
+    /// Importing and mapping every local PE's chunk of now.
+    mapped: Duration,
 }
 
 impl Drop for GpuHeap {
@@ -366,6 +512,10 @@ impl Drop for GpuHeap {
         // The background mapping must end before the window it maps into is freed; its chunks
         // are then unmapped and released here.
         if let Some(Ahead { state: AheadState::Running(t), .. }) = self.pending.take() {
+            drop(t.join());
+        }
+        // The spare, never mapped, is released with its descriptor closed.
+        if let Some(SpareState::Making(t)) = self.spare.take() {
             drop(t.join());
         }
     }
@@ -424,7 +574,7 @@ fn peer_error(e: cuda::CuError, pe: usize) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use super::{growth_plan, init_extent, take_planned, Ahead, AheadState};
+    use super::{growth_plan, init_extent, spare_use, take_planned, wants_spare, Ahead, AheadState, SpareUse};
     use std::time::Duration;
 
     const MIB: usize = 1 << 20;
@@ -477,6 +627,61 @@ mod tests {
         assert_eq!(growth_plan(STRIDE - CHUNK - G, CHUNK, STRIDE - G, STRIDE, G, CHUNK), (0, G));
         assert_eq!(growth_plan(STRIDE - CHUNK, CHUNK, STRIDE, STRIDE, G, CHUNK), (0, 0));
         assert_eq!(growth_plan(0, 0, STRIDE, STRIDE, G, CHUNK), (STRIDE, 0));
+    }
+
+    #[test]
+    fn the_first_growth_after_init_takes_the_spare_for_the_chunk_of_now() {
+        // nvshmem_malloc(1 GiB) after init: 512 MiB are missing, exactly the spare init's
+        // thread made, so nothing is created or exported on the growth's path; with no spare
+        // on every PE there is no chunk ahead either (it would be created there).
+        let (now, next) = growth_plan(G + CHUNK, 0, 2 * G + 2 * CHUNK - G, STRIDE, G, CHUNK);
+        assert_eq!((now, next), (CHUNK, CHUNK));
+        assert_eq!(spare_use(Some(CHUNK), now, next), SpareUse::Now);
+        assert_eq!(spare_use(None, now, next), SpareUse::Kept, "no spare: the chunk of now is created, none ahead");
+    }
+
+    #[test]
+    fn a_spare_of_another_size_goes_ahead_or_stays() {
+        // 1 GiB missing: created now; the spare (if every PE has one) is the chunk ahead.
+        assert_eq!(spare_use(Some(CHUNK), 2 * CHUNK, CHUNK), SpareUse::Next);
+        // Within the chunk mapped ahead: nothing now, the spare goes ahead.
+        assert_eq!(spare_use(Some(CHUNK), 0, CHUNK), SpareUse::Next);
+        // Near the end of the address space the sizes differ: it stays (mapped whole, a spare
+        // would reach past what the runtime may use).
+        assert_eq!(spare_use(Some(CHUNK), G, G), SpareUse::Kept);
+        assert_eq!(spare_use(Some(CHUNK), 0, 0), SpareUse::Kept);
+        assert_eq!(spare_use(Some(0), 0, 0), SpareUse::Kept);
+    }
+
+    #[test]
+    fn a_spare_is_made_only_while_the_heap_may_grow_into_it() {
+        assert!(wants_spare(CHUNK, G + CHUNK, STRIDE, false, false));
+        assert!(!wants_spare(0, G + CHUNK, STRIDE, false, false), "RSHMEM_HEAP_MAP_AHEAD=0: growth on demand only");
+        assert!(!wants_spare(CHUNK, G + CHUNK, STRIDE, true, false), "one at a time");
+        assert!(!wants_spare(CHUNK, G + CHUNK, STRIDE, false, true), "not after running out of GPU memory, nor once broken");
+        assert!(wants_spare(CHUNK, STRIDE - CHUNK, STRIDE, false, false));
+        assert!(!wants_spare(CHUNK, STRIDE - CHUNK + G, STRIDE, false, false), "no room left for a whole chunk");
+        assert!(!wants_spare(CHUNK, usize::MAX, STRIDE, false, false));
+    }
+
+    #[test]
+    fn growths_of_up_to_a_chunk_create_nothing_once_a_spare_is_ready() {
+        // Init, then allocations that each need a little past the mapped end (the runtime asks
+        // a whole chunk more): every growth takes the spare for now, and a new spare is made
+        // after it, so no growth creates memory on its path and nothing is held beyond one
+        // spare.
+        let (mut mapped, pending) = (init_extent(G, CHUNK, STRIDE), 0);
+        let mut spare = wants_spare(CHUNK, mapped, STRIDE, false, false).then_some(CHUNK);
+        for _ in 0..5 {
+            let want = mapped + CHUNK;
+            let (now, next) = growth_plan(mapped, pending, want, STRIDE, G, CHUNK);
+            assert_eq!(spare_use(spare, now, next), SpareUse::Now);
+            spare = None;
+            mapped += now;
+            spare = wants_spare(CHUNK, mapped + pending, STRIDE, spare.is_some(), false).then_some(CHUNK);
+            assert_eq!(spare, Some(CHUNK));
+        }
+        assert_eq!(mapped, G + 6 * CHUNK);
     }
 
     #[test]
