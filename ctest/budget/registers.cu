@@ -3,7 +3,8 @@
  * registers per thread (64K registers per SM), so every routine here must fit in 64:
  * ctest/scripts/cuda_compile.sh compiles this file with `-Xptxas -v` and fails on a kernel
  * above that; then again with -DRSHMEM_PROXY_ROUTE, where the RMA, AMO, signal, barrier and
- * sync kernels and loop_amo_signal must fit too. */
+ * sync kernels, loop_amo_signal and NVIDIA's moe_shuffle two-step push (moe_two_step_[bw])
+ * must fit too. */
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <nvshmem.h>
@@ -131,3 +132,37 @@ __global__ void loop_moe(float *send, float *recv, const int *rows, const int *e
         nvshmemx_float_put_nbi_warp(recv + at + warp * per_warp, send + (size_t)rows[r] * hidden + warp * per_warp, per_warp, peer);
     }
 }
+/* NVIDIA's moe_shuffle `-c` kernel, token_shuffle_two_step_allpush<block> and <warp>, in its
+ * shape: no __launch_bounds__ (the program launches 1024 threads), each block pushes a run of
+ * rows, the destination offset read per row from the exchanged positions, then one put_nbi of
+ * the row (block) or of the warp's slice (warp). With the careful flags word hoisted out of the
+ * loop (before d6707a8) the block form took 70 registers in both builds; now 56, and 64 with
+ * -DRSHMEM_PROXY_ROUTE, the limit. */
+template <bool WARP>
+__device__ __forceinline__ void moe_push(float *send, float *recv, int *rows, int *experts, int64_t *offsets, int k,
+                                         int nrows, int mype, int npes, int hidden, int copies, int64_t *pos) {
+    const int local = 16 / npes;
+    const int slice = hidden / (blockDim.x * blockDim.y * blockDim.z / 32), warp = threadIdx.x / 32;
+    int r = blockIdx.x * copies;
+    for (int i = 0; i < copies; i++) {
+        if (r >= nrows) return;
+        int src = rows[r] % (nrows / k);
+        int e = experts[r];
+        int peer = e / local;
+        int64_t first = (mype == 0 && e % local == 0) ? 0 : pos[mype + e * npes - 1];
+        int64_t in_e = r - (e > 0 ? offsets[e - 1] : 0);
+        if (WARP)
+            nvshmemx_float_put_nbi_warp(recv + (first + in_e) * hidden + warp * slice, send + src * hidden + warp * slice,
+                                        slice, peer);
+        else
+            nvshmemx_float_put_nbi_block(recv + (first + in_e) * hidden, send + src * hidden, hidden, peer);
+        r += 1;
+    }
+}
+#define MOE_PUSH(NAME, WARP)                                                                                 \
+    __global__ void NAME(float *send, float *recv, int *rows, int *experts, int64_t *offsets, int k, int nrows, \
+                         int mype, int npes, int hidden, int copies, int64_t *pos) {                          \
+        moe_push<WARP>(send, recv, rows, experts, offsets, k, nrows, mype, npes, hidden, copies, pos);       \
+    }
+MOE_PUSH(moe_two_step_b, false)
+MOE_PUSH(moe_two_step_w, true)

@@ -119,20 +119,21 @@ else
 fi
 
 # The same kernels with the proxy route compiled in (-DRSHMEM_PROXY_ROUTE: PEs on other hosts).
-# Every RMA, AMO and signal routine, the device barriers and syncs and the AMO/signal loop must
-# fit 64 registers there too (session 19: 24-56); the collectives and the loops mixing RMA calls
+# Every RMA, AMO and signal routine, the device barriers and syncs, the AMO/signal loop and NVIDIA's
+# moe_shuffle two-step push (moe_two_step_[bw]: `moe_shuffle -c` launches 1024 threads) must fit
+# 64 registers there too (session 19: 24-56); the collectives and the loops mixing RMA calls
 # do not fit yet (loop_moe 64, loop_thread 72, loop_warp 70, loop_block 56, collectives 58-120:
 # counted, not failed; docs/ARCHITECTURE.md, "Proxy transport").
 proxy_log="$out/registers-proxy.ptxas.txt"
 case " ${CUDA_TEST_FLAGS:-} " in *" -DRSHMEM_PROXY_ROUTE "*) proxy_flags=() ;; *) proxy_flags=(-DRSHMEM_PROXY_ROUTE) ;; esac
 if "$nvcc" "${flags[@]}" "${proxy_flags[@]}" -Xptxas -v -c "$here/../budget/registers.cu" -o "$out/registers-proxy.o" > "$proxy_log" 2>&1; then
   over="$(kernel_registers "$proxy_log" | awk '{
-                 if ($1 ~ /^(p|g|fadd|cswap|signal_op|wait_until|wait_any|quiet|fence|put_quiet_[wb]|get_quiet_b|(put|get|put_nbi|put_signal|barrier|sync)_[twb]|loop_amo_signal)$/) {
+                 if ($1 ~ /^(p|g|fadd|cswap|signal_op|wait_until|wait_any|quiet|fence|put_quiet_[wb]|get_quiet_b|(put|get|put_nbi|put_signal|barrier|sync)_[twb]|loop_amo_signal|moe_two_step_[bw])$/) {
                    kernels++; if ($2 > max) max = $2; if ($2 > 64) printf "%s needs %d registers (limit 64); ", $1, $2 }
                  else if ($2 > 64) { restn++; if ($2 > restmax) restmax = $2 } }
                END { printf "\n%d %d %d %d", kernels, max, restn, restmax }')"
   read -r kernels max restn restmax <<< "$(tail -n 1 <<< "$over")"
-  if [ -n "$(head -n 1 <<< "$over")" ] || [ "${kernels:-0}" -lt 31 ]; then
+  if [ -n "$(head -n 1 <<< "$over")" ] || [ "${kernels:-0}" -lt 33 ]; then
     echo "FAILED: register budget with the proxy route: $(head -n 1 <<< "$over") ($kernels kernels read from $proxy_log)"; fail=1
   else
     echo "ok   register budget with the proxy route: $kernels RMA/AMO/signal/barrier kernels, at most $max registers (still above 64: $restn collective/loop kernels, up to $restmax)"
