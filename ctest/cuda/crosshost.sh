@@ -19,7 +19,8 @@
 # failed test's log goes to $OUT/failures.txt. After a failed test the MPS daemon is restarted
 # (a GPU fault in one client leaves the shared server unusable for the next). If GPU init refuses jobs that span
 # hosts (an old build), a preflight run says so and the script stops (exit 2); FORCE=1 runs
-# everything anyway.
+# everything anyway. Programs known to be broken in themselves (known_bad below) are not run but
+# listed with a SKIP line naming the reason; RUN_KNOWN_BAD=1 runs them too.
 set -uo pipefail
 started=$(date +%s) # DEADLINE counts from here (the compile included)
 G="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -107,6 +108,14 @@ t() {
   fi
 }
 
+# known_bad NAME: why NVIDIA's program NAME cannot pass on any library (nothing: it can).
+known_bad() {
+  case "$1" in
+    sync_latency) echo "NVIDIA's program reads out of bounds: its sync_all kernels take (team, iter) but are launched with 1-entry argument arrays, so iter is garbage, different per PE, and the PEs' barriers can hang (NVSHMEM 3.4.5 perftest/device/coll/sync_latency.cu lines 33-34, 60-62, 83-84)" ;;
+  esac
+}
+skipped=""
+
 [ -x ./first_coll ] && t first_coll "${LIMIT:-60}" ./first_coll "$B/cuda" # also the preflight
 if [ -f "$L/first_coll.log" ] && grep -q "spans several hosts" "$L/first_coll.log" && [ "${FORCE:-0}" != 1 ]; then
   echo "STOP: nvshmem_init still refuses GPU jobs that span hosts (the proxy is not wired into GPU init yet); FORCE=1 runs every test anyway"
@@ -115,9 +124,11 @@ fi
 for name in ${TESTS:-rma amo host host_typed host_amo strided stream signal wait put_block two_tu two_tu_rdc buffer_register cumodule nvrtc ring_bcast ring_reduce pipeline jacobi coll_host sync team coll coll_sizes collective_launch}; do
   if [ -n "${DEADLINE:-}" ] && [ $(( $(date +%s) - started )) -ge "$DEADLINE" ]; then notrun="$notrun $name"; continue; fi
   [ -x "./$name" ] || { echo "MISSING $name"; fail=$((fail+1)); failed="$failed $name"; continue; }
+  why="$([ -n "${PROGRAMS:-}" ] && [ "${RUN_KNOWN_BAD:-0}" != 1 ] && known_bad "$name")"
+  if [ -n "$why" ]; then echo "SKIP $name (known-bad: $why)"; skipped="$skipped $name"; continue; fi
   if [ -n "${PROGRAMS:-}" ]; then t "$name" "${LIMIT:-60}" "./$name" ${PROGRAM_ARGS:-}
   else t "$name" "${LIMIT:-60}" "./$name" "$B/cuda"; fi
 done
-echo "RESULT ($SHAPE): $pass passed, $fail failed:$failed${notrun:+; NOT RUN (deadline):$notrun}"
+echo "RESULT ($SHAPE): $pass passed, $fail failed:$failed${skipped:+; SKIPPED (known-bad):$skipped}${notrun:+; NOT RUN (deadline):$notrun}"
 tar czf "$OUT/crosshost-logs.tgz" -C "$L" .
 [ $fail -eq 0 ]
