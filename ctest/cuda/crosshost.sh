@@ -9,8 +9,9 @@
 #                                                                   (on the Rust machine: the suite
 #                                                                   with the proxy route compiled in)
 #   bash .gpu/xh/ctest/cuda/crosshost.sh                            (on the GPU machine, as root)
-# TESTS="a b" picks tests; LIMIT=seconds per test (default 60); DEADLINE=seconds for the whole run
-# (tests not started by then are listed as NOT RUN). PROGRAMS=dir runs the programs named in TESTS
+# TESTS="a b" picks tests; LIMIT=seconds per test (default 60), LONG_LIMIT=seconds for each of
+# LONG_TESTS="a b" (slow across hosts, e.g. NVIDIA's shmem_g_latency); DEADLINE=seconds for the
+# whole run (tests not started by then are listed as NOT RUN). PROGRAMS=dir runs the programs named in TESTS
 # from that directory instead (e.g. NVIDIA's examples, built with -DRSHMEM_PROXY_ROUTE), with
 # PROGRAM_ARGS instead of the test suite's directory argument. MPS_PERCENT sets each PE's share
 # of the GPU under MPS (default 45: at 50 % two cooperative grids each sized to its share never
@@ -126,8 +127,10 @@ for name in ${TESTS:-rma amo host host_typed host_amo strided stream signal wait
   [ -x "./$name" ] || { echo "MISSING $name"; fail=$((fail+1)); failed="$failed $name"; continue; }
   why="$([ -n "${PROGRAMS:-}" ] && [ "${RUN_KNOWN_BAD:-0}" != 1 ] && known_bad "$name")"
   if [ -n "$why" ]; then echo "SKIP $name (known-bad: $why)"; skipped="$skipped $name"; continue; fi
-  if [ -n "${PROGRAMS:-}" ]; then t "$name" "${LIMIT:-60}" "./$name" ${PROGRAM_ARGS:-}
-  else t "$name" "${LIMIT:-60}" "./$name" "$B/cuda"; fi
+  lim="${LIMIT:-60}"
+  case " ${LONG_TESTS:-} " in *" $name "*) lim="${LONG_LIMIT:-$lim}" ;; esac
+  if [ -n "${PROGRAMS:-}" ]; then t "$name" "$lim" "./$name" ${PROGRAM_ARGS:-}
+  else t "$name" "$lim" "./$name" "$B/cuda"; fi
 done
 echo "RESULT ($SHAPE): $pass passed, $fail failed:$failed${skipped:+; SKIPPED (known-bad):$skipped}${notrun:+; NOT RUN (deadline):$notrun}"
 tar czf "$OUT/crosshost-logs.tgz" -C "$L" .

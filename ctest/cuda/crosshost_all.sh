@@ -97,11 +97,25 @@ for p in "${pids[@]}"; do wait "$p"; done
 collect
 # NVIDIA's programs, prebuilt: one runner at 2 PEs (GPU 0), then at 4 PEs below.
 NV="${NV:-}"
-# The programs to run (sync_latency among them: crosshost.sh lists it as SKIP, known-bad).
-nv_tests() { [ -n "${NV_TESTS:-}" ] && { echo "$NV_TESTS"; return; }; ls "$NV" | grep -vx moe_shuffle | tr '\n' ' '; }
+# The programs to run (sync_latency among them: crosshost.sh lists it as SKIP, known-bad), the
+# slow ones last: NV_LONG (default shmem_g_latency and shmem_p_latency: one remote g or p per
+# element up to 4 MiB through the proxy; p took 12-25 s across the hosts, g more than 45) get
+# NV_LONG_LIMIT seconds each (default 60) and the deadline grows by what they get above NV_LIMIT,
+# up to 30 s before ALL_LIMIT.
+NV_LONG="${NV_LONG-shmem_g_latency shmem_p_latency}"
+nv_tests() {
+  [ -n "${NV_TESTS:-}" ] && { echo "$NV_TESTS"; return; }
+  local all; all="$(ls "$NV" | grep -vx moe_shuffle | tr '\n' ' ')"
+  for t in $all; do case " $NV_LONG " in *" $t "*) ;; *) printf '%s ' "$t" ;; esac; done
+  for t in $NV_LONG; do case " $all " in *" $t "*) printf '%s ' "$t" ;; esac; done
+}
 nv_runs() { # nv_runs SHAPE-ENV...: the programs, then moe_shuffle -c
   local tag=$1; shift
-  env "$@" OUT="$W/$tag" PROGRAMS="$NV" TESTS="$(nv_tests)" LIMIT="${NV_LIMIT:-15}" DEADLINE="${NV_DEADLINE:-90}" bash "$X" >/dev/null 2>&1
+  local tests d extra=0 t; tests="$(nv_tests)"
+  for t in $NV_LONG; do case " $tests " in *" $t "*) extra=$(( extra + ${NV_LONG_LIMIT:-60} - ${NV_LIMIT:-15} )) ;; esac; done
+  d=$(( ${NV_DEADLINE:-90} + extra )); [ "$d" -gt $(( $(left) - 30 )) ] && d=$(( $(left) - 30 ))
+  env "$@" OUT="$W/$tag" PROGRAMS="$NV" TESTS="$tests" LIMIT="${NV_LIMIT:-15}" LONG_TESTS="$NV_LONG" \
+    LONG_LIMIT="${NV_LONG_LIMIT:-60}" DEADLINE="$d" bash "$X" >/dev/null 2>&1
   [ -x "$NV/moe_shuffle" ] && env "$@" OUT="$W/$tag-moe" PROGRAMS="$NV" TESTS=moe_shuffle PROGRAM_ARGS=-c LIMIT="${NV_LIMIT:-15}" bash "$X" >/dev/null 2>&1
 }
 [ -n "$NV" ] && [ -d "$NV" ] && [ "$(left)" -gt 60 ] && nv_runs nv2 XH_PREFIX=rxv XH_GPU=0 && collect
