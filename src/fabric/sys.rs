@@ -438,21 +438,29 @@ pub struct fid_ep {
     collective: Slot,
 }
 
-const _: () = assert!(std::mem::size_of::<fi_tx_attr>() == 80);
-const _: () = assert!(std::mem::size_of::<fi_ep_attr>() == 96);
-const _: () = assert!(std::mem::size_of::<fi_domain_attr>() == 192);
-const _: () = assert!(std::mem::size_of::<fi_fabric_attr>() == 32);
-const _: () = assert!(std::mem::size_of::<fi_info>() == 120);
-const _: () = assert!(std::mem::size_of::<fi_ops>() == 56);
-const _: () = assert!(std::mem::size_of::<fid>() == 24);
-const _: () = assert!(std::mem::size_of::<fi_av_attr>() == 48);
-const _: () = assert!(std::mem::size_of::<fi_cq_attr>() == 40);
-const _: () = assert!(std::mem::size_of::<fi_cq_err_entry>() == 80);
-const _: () = assert!(std::mem::size_of::<fi_cntr_attr>() == 24);
-const _: () = assert!(std::mem::size_of::<fi_msg_rma>() == 64);
-const _: () = assert!(std::mem::size_of::<fi_rma_iov>() == 24);
-const _: () = assert!(std::mem::size_of::<fi_ops_atomic>() == 14 * 8);
-const _: () = assert!(std::mem::size_of::<fid_ep>() == 24 + 7 * 8);
+/// Each struct's size in the libfabric 1.x ABI, checked at compile time.
+macro_rules! sizes {
+    ($($t:ty => $n:expr,)*) => {$(
+        const _: () = assert!(std::mem::size_of::<$t>() == $n);
+    )*};
+}
+sizes! {
+    fi_tx_attr => 80,
+    fi_ep_attr => 96,
+    fi_domain_attr => 192,
+    fi_fabric_attr => 32,
+    fi_info => 120,
+    fi_ops => 56,
+    fid => 24,
+    fi_av_attr => 48,
+    fi_cq_attr => 40,
+    fi_cq_err_entry => 80,
+    fi_cntr_attr => 24,
+    fi_msg_rma => 64,
+    fi_rma_iov => 24,
+    fi_ops_atomic => 14 * 8,
+    fid_ep => 24 + 7 * 8,
+}
 
 // ---- the exported functions ----
 type GetInfo = unsafe extern "C" fn(u32, *const c_char, *const c_char, u64, *const fi_info, *mut *mut fi_info) -> c_int;
