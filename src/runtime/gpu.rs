@@ -699,20 +699,21 @@ pub fn register_writer(w: StateWriter) -> Result<()> {
 pub fn unregister_writer(w: StateWriter) {
     unregister(Target::Writer(w))
 }
-pub fn register_module(m: sys::CUmodule) -> Result<()> {
-    if m.is_null() {
-        return Err(Error::invalid_value("the module is NULL"));
+/// A module's or library's handle as the table keeps it; NULL (`what` names it) is refused.
+fn handle(h: *mut std::ffi::c_void, what: &str) -> Result<usize> {
+    if h.is_null() {
+        return Err(Error::invalid_value(format!("the {what} is NULL")));
     }
-    register(Target::Module(m as usize))
+    Ok(h as usize)
+}
+pub fn register_module(m: sys::CUmodule) -> Result<()> {
+    register(Target::Module(handle(m, "module")?))
 }
 pub fn unregister_module(m: sys::CUmodule) {
     unregister(Target::Module(m as usize))
 }
 pub fn register_library(l: sys::CUlibrary) -> Result<()> {
-    if l.is_null() {
-        return Err(Error::invalid_value("the library is NULL"));
-    }
-    register(Target::Library(l as usize))
+    register(Target::Library(handle(l, "library")?))
 }
 pub fn unregister_library(l: sys::CUlibrary) {
     unregister(Target::Library(l as usize))
