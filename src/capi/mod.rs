@@ -97,22 +97,40 @@ pub fn boundary<R>(routine: &'static str, body: impl FnOnce() -> Result<R>) -> R
     }
 }
 
-/// What a C entry point returns: from its body's value on success, and on an error (already
-/// named after the routine).
+/// What a C entry point returns: its body's value on success (converted by `Returned`), and on
+/// an error (already named after the routine) what `failed` makes of it.
 pub trait Reaction {
     /// What the body returns on success.
-    type Value;
+    type Value: Returned<Self::Out>;
     /// The C return type.
     type Out;
-    fn ok(v: Self::Value) -> Self::Out;
     fn failed(e: Error) -> Self::Out;
+}
+
+/// A body's value as the C return type `Out`: itself, or (a status body's `()`) success.
+pub trait Returned<Out> {
+    fn returned(self) -> Out;
+}
+
+impl<T> Returned<T> for T {
+    #[inline(always)]
+    fn returned(self) -> T {
+        self
+    }
+}
+
+impl Returned<c_int> for () {
+    #[inline(always)]
+    fn returned(self) -> c_int {
+        RshmemStatus::Success as c_int
+    }
 }
 
 /// `ffi_boundary!`'s expansion: the body under `boundary`, then the reaction `R`.
 #[inline(always)]
 pub fn react<R: Reaction>(routine: &'static str, body: impl FnOnce() -> Result<R::Value>) -> R::Out {
     match boundary(routine, body) {
-        Ok(v) => R::ok(v),
+        Ok(v) => v.returned(),
         Err(e) => R::failed(e),
     }
 }
@@ -129,10 +147,6 @@ impl<T: CReturn> Reaction for ByType<T> {
     type Value = T;
     type Out = T;
     #[inline(always)]
-    fn ok(v: T) -> T {
-        v
-    }
-    #[inline(always)]
     fn failed(e: Error) -> T {
         T::on_error(e)
     }
@@ -140,59 +154,38 @@ impl<T: CReturn> Reaction for ByType<T> {
 
 // Void, numbers and pointers: every value is a valid result, so an error ends the job.
 macro_rules! fatal_on_error {
-    ($($t:ty),*) => {$(
-        impl CReturn for $t {
+    (@impl [$($g:ident)?] $t:ty) => {
+        impl<$($g)?> CReturn for $t {
             #[inline(always)]
             fn on_error(e: Error) -> Self {
                 fail(&e)
             }
         }
+    };
+    (impl<T> for $(*$ptr:ident T),*) => {$(
+        fatal_on_error!(@impl [T] *$ptr T);
+    )*};
+    ($($t:ty),*) => {$(
+        fatal_on_error!(@impl [] $t);
     )*};
 }
 fatal_on_error!((), i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64);
 fatal_on_error!(crate::abi::LongDouble, ctx::ShmemCtx);
-
-impl<T> CReturn for *mut T {
-    #[inline(always)]
-    fn on_error(e: Error) -> Self {
-        fail(&e)
-    }
-}
-
-impl<T> CReturn for *const T {
-    #[inline(always)]
-    fn on_error(e: Error) -> Self {
-        fail(&e)
-    }
-}
+fatal_on_error!(impl<T> for *mut T, *const T);
 
 /// `=> Status`: an `int` that is a status: NVSHMEMX_SUCCESS (0) when the body returns `Ok(())`,
 /// or after a warning naming the routine, the error's code (`ErrorKind::status`).
-pub struct Status;
-
-impl Reaction for Status {
-    type Value = ();
-    type Out = c_int;
-    #[inline(always)]
-    fn ok(_: ()) -> c_int {
-        RshmemStatus::Success as c_int
-    }
-    #[inline(always)]
-    fn failed(e: Error) -> c_int {
-        warned(&e).code()
-    }
-}
+pub type Status = StatusOf<()>;
 
 /// `=> StatusCode`: like `Status` for bodies that choose their own code (`Ok(rc)`).
-pub struct StatusCode;
+pub type StatusCode = StatusOf<c_int>;
 
-impl Reaction for StatusCode {
-    type Value = c_int;
+/// The two status reactions: the body's `()` or code is returned as `Returned` makes it.
+pub struct StatusOf<V>(std::marker::PhantomData<V>);
+
+impl<V: Returned<c_int>> Reaction for StatusOf<V> {
+    type Value = V;
     type Out = c_int;
-    #[inline(always)]
-    fn ok(rc: c_int) -> c_int {
-        rc
-    }
     #[inline(always)]
     fn failed(e: Error) -> c_int {
         warned(&e).code()
@@ -206,10 +199,6 @@ pub struct ValueOnError<const V: c_int>;
 impl<const V: c_int> Reaction for ValueOnError<V> {
     type Value = c_int;
     type Out = c_int;
-    #[inline(always)]
-    fn ok(v: c_int) -> c_int {
-        v
-    }
     #[inline(always)]
     fn failed(e: Error) -> c_int {
         warned(&e);
@@ -226,10 +215,6 @@ macro_rules! null_after {
         impl<T> Reaction for $name<T> {
             type Value = *mut T;
             type Out = *mut T;
-            #[inline(always)]
-            fn ok(p: *mut T) -> *mut T {
-                p
-            }
             #[inline(always)]
             fn failed(e: Error) -> *mut T {
                 $report(&e);
