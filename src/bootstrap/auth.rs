@@ -266,7 +266,7 @@ pub fn from_hex(text: &str) -> Option<Secret> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::os::unix::net::UnixStream;
     use std::thread;
@@ -292,6 +292,27 @@ mod tests {
         let mut v = [9u8; 1];
         c.read_exact(&mut v).unwrap();
         v[0]
+    }
+
+    /// Passes the next `N` bytes from `from` on to `to` (a relay) and returns them.
+    fn forward<const N: usize>(from: &mut UnixStream, to: &mut UnixStream) -> [u8; N] {
+        let mut bytes = [0u8; N];
+        from.read_exact(&mut bytes).unwrap();
+        to.write_all(&bytes).unwrap();
+        bytes
+    }
+
+    /// A squatter on the rendezvous address (no secret): takes a client's hello, answers with a
+    /// server hello and a proof that cannot be right, and returns what the client sends after.
+    pub(in crate::bootstrap) fn squat(mut s: UnixStream) -> Vec<u8> {
+        let mut hello = [0u8; 40];
+        s.read_exact(&mut hello).unwrap();
+        let mut reply = b"RSHs\x01\0\0\0".to_vec();
+        reply.extend_from_slice(&[1u8; 64]);
+        s.write_all(&reply).unwrap();
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest);
+        rest
     }
 
     #[test]
@@ -333,18 +354,10 @@ mod tests {
         let server = thread::spawn(move || serve(&mut s, &k, soon()));
         let (mut relay, mut client_end) = UnixStream::pair().unwrap();
         let client = thread::spawn(move || join(&mut client_end, &k, soon()));
-        let mut hello = [0u8; 40];
-        relay.read_exact(&mut hello).unwrap();
-        c_end.write_all(&hello).unwrap();
-        let mut reply = [0u8; 72];
-        c_end.read_exact(&mut reply).unwrap();
-        relay.write_all(&reply).unwrap();
-        let mut recorded_proof = [0u8; 32];
-        relay.read_exact(&mut recorded_proof).unwrap();
-        c_end.write_all(&recorded_proof).unwrap();
-        let mut v = [0u8; 1];
-        c_end.read_exact(&mut v).unwrap();
-        relay.write_all(&v).unwrap();
+        let hello: [u8; 40] = forward(&mut relay, &mut c_end);
+        forward::<72>(&mut c_end, &mut relay);
+        let recorded_proof: [u8; 32] = forward(&mut relay, &mut c_end);
+        forward::<1>(&mut c_end, &mut relay);
         assert!(server.join().unwrap().is_ok());
         assert!(client.join().unwrap().is_ok());
         // ...then replay them to a fresh server session with the same secret.
@@ -408,17 +421,8 @@ mod tests {
     #[test]
     fn a_client_is_not_fooled_by_a_squatter() {
         // Something that holds the rendezvous address but not the secret.
-        let (mut c, mut squatter) = UnixStream::pair().unwrap();
-        let fake = thread::spawn(move || {
-            let mut hello = [0u8; 40];
-            squatter.read_exact(&mut hello).unwrap();
-            let mut reply = b"RSHs\x01\0\0\0".to_vec();
-            reply.extend_from_slice(&[1u8; 64]);
-            squatter.write_all(&reply).unwrap();
-            let mut rest = Vec::new();
-            let _ = squatter.read_to_end(&mut rest);
-            rest
-        });
+        let (mut c, squatter) = UnixStream::pair().unwrap();
+        let fake = thread::spawn(move || squat(squatter));
         let e = join(&mut c, &new_secret().unwrap(), soon()).unwrap_err();
         assert!(matches!(e, AuthError::BadProof), "{e}");
         drop(c);

@@ -649,6 +649,14 @@ mod tests {
         UnixStream::connect_addr(&SocketAddr::from_abstract_name(addr.as_bytes()).unwrap()).unwrap()
     }
 
+    /// Serves one session and then, within `second`, the next, in a thread.
+    fn serve_twice(server: StarServer, second: Duration) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            server.serve(Duration::from_secs(10)).unwrap();
+            server.serve_next(second).unwrap();
+        })
+    }
+
     /// `n` PEs join and allgather their rank; returns when all have checked the result.
     fn run_pes(addr: &str, n: usize, secret: Secret) {
         let pes: Vec<_> = (0..n)
@@ -710,10 +718,7 @@ mod tests {
     #[test]
     fn a_server_serves_a_second_session_after_finalize() {
         let (server, addr, secret) = server(2);
-        let t = std::thread::spawn(move || {
-            server.serve(Duration::from_secs(10)).unwrap();
-            server.serve_next(Duration::from_secs(10)).unwrap();
-        });
+        let t = serve_twice(server, Duration::from_secs(10));
         run_pes(&addr, 2, secret);
         run_pes(&addr, 2, secret);
         t.join().unwrap();
@@ -722,10 +727,7 @@ mod tests {
     #[test]
     fn garbage_and_silence_between_sessions_do_not_break_the_next_one() {
         let (server, addr, secret) = server(2);
-        let t = std::thread::spawn(move || {
-            server.serve(Duration::from_secs(10)).unwrap();
-            server.serve_next(Duration::from_millis(1500)).unwrap();
-        });
+        let t = serve_twice(server, Duration::from_millis(1500));
         run_pes(&addr, 2, secret);
         let mut garbage = raw(&addr);
         garbage.write_all(&[0xee; 64]).unwrap();
@@ -838,17 +840,7 @@ mod tests {
     fn a_pe_will_not_talk_to_a_squatter() {
         let name = format!("rshmem-test-squat-{}", std::process::id());
         let squatter = UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap()).unwrap();
-        let fake = std::thread::spawn(move || {
-            let (mut s, _) = squatter.accept().unwrap();
-            let mut hello = [0u8; 40];
-            s.read_exact(&mut hello).unwrap();
-            let mut reply = b"RSHs\x01\0\0\0".to_vec();
-            reply.extend_from_slice(&[3u8; 64]);
-            s.write_all(&reply).unwrap();
-            let mut rest = Vec::new();
-            let _ = s.read_to_end(&mut rest);
-            rest
-        });
+        let fake = std::thread::spawn(move || auth::tests::squat(squatter.accept().unwrap().0));
         let e = connect(&name, 0, 2, &auth::new_secret().unwrap()).err().unwrap();
         assert!(e.message.contains("do not hold the same job secret"), "{}", e.message);
         assert!(fake.join().unwrap().is_empty(), "the PE sent something to the squatter");
