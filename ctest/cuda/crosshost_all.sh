@@ -11,7 +11,9 @@
 # (`PREBUILD=1 ... stage_gpu.sh`, built there with CUDA_TEST_FLAGS); NV=dir runs NVIDIA's
 # examples and perftests prebuilt into dir (scripts/build-nvshmem-programs.sh) after the suite
 # at both shapes: NV_TESTS (default: every program in dir but moe_shuffle), then moe_shuffle
-# with `-c` (its cudaMalloc option). Known-bad programs (sync_latency: NVIDIA's program reads its
+# with `-c` (its cudaMalloc option; under MPS each PE may use the whole GPU, MOE_MPS_PERCENT
+# default 100: its cooperative launch asks for 96 blocks of 1024 threads, more than 45 % of an
+# H200 holds). Known-bad programs (sync_latency: NVIDIA's program reads its
 # iteration count out of bounds) stay in the list and get a SKIP line with the reason from
 # crosshost.sh's known_bad (RUN_KNOWN_BAD=1 runs them). Without build/cuda the suite is
 # compiled here with BUILD_FLAGS (default -DRSHMEM_PROXY_ROUTE, what the stage's route needs at the moment).
@@ -116,7 +118,7 @@ nv_runs() { # nv_runs SHAPE-ENV...: the programs, then moe_shuffle -c
   d=$(( ${NV_DEADLINE:-90} + extra )); [ "$d" -gt $(( $(left) - 30 )) ] && d=$(( $(left) - 30 ))
   env "$@" OUT="$W/$tag" PROGRAMS="$NV" TESTS="$tests" LIMIT="${NV_LIMIT:-15}" LONG_TESTS="$NV_LONG" \
     LONG_LIMIT="${NV_LONG_LIMIT:-60}" DEADLINE="$d" bash "$X" >/dev/null 2>&1
-  [ -x "$NV/moe_shuffle" ] && env "$@" OUT="$W/$tag-moe" PROGRAMS="$NV" TESTS=moe_shuffle PROGRAM_ARGS=-c LIMIT="${NV_LIMIT:-15}" bash "$X" >/dev/null 2>&1
+  [ -x "$NV/moe_shuffle" ] && env "$@" MPS_PERCENT="${MOE_MPS_PERCENT:-100}" OUT="$W/$tag-moe" PROGRAMS="$NV" TESTS=moe_shuffle PROGRAM_ARGS=-c LIMIT="${NV_LIMIT:-15}" bash "$X" >/dev/null 2>&1
 }
 [ -n "$NV" ] && [ -d "$NV" ] && [ "$(left)" -gt 60 ] && nv_runs nv2 XH_PREFIX=rxv XH_GPU=0 && collect
 if [ "${FOUR:-1}" = 1 ]; then
