@@ -713,20 +713,19 @@ pub unsafe fn stream_wait_u64_geq(stream: CUstream, addr: u64, value: u64) -> Cu
 /// Address and size of a global (e.g. `__constant__`) variable of a loaded module, if present.
 /// `module` is an opaque driver handle: it is passed to the driver, never dereferenced here.
 pub(crate) fn module_global(module: CUmodule, name: &CStr) -> CuResult<Option<(u64, usize)>> {
-    let d = driver()?;
-    let (mut ptr, mut size) = (0u64, 0usize);
-    match cu!(d, cuModuleGetGlobal(&mut ptr, &mut size, module, name.as_ptr())) {
-        Ok(()) => Ok(Some((ptr, size))),
-        Err(e) if e.code == CUDA_ERROR_NOT_FOUND => Ok(None),
-        Err(e) => Err(e),
-    }
+    global(|d, ptr, size| cu!(d, cuModuleGetGlobal(ptr, size, module, name.as_ptr())))
 }
 
 /// The same for a library loaded with cuLibraryLoad* (in the current context).
 pub(crate) fn library_global(library: CUlibrary, name: &CStr) -> CuResult<Option<(u64, usize)>> {
-    let d = driver()?;
+    global(|d, ptr, size| cu!(d, cuLibraryGetGlobal(ptr, size, library, name.as_ptr())))
+}
+
+/// Runs a `cu*GetGlobal` call that fills in an address and a size: `None` when the driver
+/// answers CUDA_ERROR_NOT_FOUND (no such variable).
+fn global(get: impl FnOnce(&Driver, &mut u64, &mut usize) -> CuResult<()>) -> CuResult<Option<(u64, usize)>> {
     let (mut ptr, mut size) = (0u64, 0usize);
-    match cu!(d, cuLibraryGetGlobal(&mut ptr, &mut size, library, name.as_ptr())) {
+    match get(driver()?, &mut ptr, &mut size) {
         Ok(()) => Ok(Some((ptr, size))),
         Err(e) if e.code == CUDA_ERROR_NOT_FOUND => Ok(None),
         Err(e) => Err(e),
