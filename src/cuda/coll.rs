@@ -111,41 +111,46 @@ pub const REDUCE_TWO_PHASE: i32 = 1;
 pub const REDUCE_STAGED: i32 = 2;
 pub const REDUCE_PUSH: i32 = 3;
 
-/// Element kinds of the reduction kernels (one PTX module each).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kind {
-    U8,
-    U16,
-    U32,
-    U64,
-    I8,
-    I16,
-    I32,
-    I64,
-    F16,
-    Bf16,
-    F32,
-    F64,
+/// Declares a fieldless enum from one table of `Variant = "name"`: the enum, `ALL` (every
+/// variant, in table order) and `name()`. With `images "prefix"`, also `image()`: the committed
+/// module `generated/<prefix><name>.ptx`, named `<prefix><name>`.
+macro_rules! named_enum {
+    ($(#[$m:meta])* $vis:vis enum $t:ident { $($v:ident = $n:literal),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        $vis enum $t { $($v),* }
+
+        impl $t {
+            pub const ALL: [$t; [$($n),*].len()] = [$($t::$v),*];
+
+            pub fn name(self) -> &'static str {
+                match self { $($t::$v => $n),* }
+            }
+        }
+    };
+    ($(#[$m:meta])* $vis:vis enum $t:ident images $p:literal { $($v:ident = $n:literal),* $(,)? }) => {
+        named_enum!($(#[$m])* $vis enum $t { $($v = $n),* });
+
+        impl $t {
+            fn image(self) -> Image {
+                match self {
+                    $($t::$v => Image { name: concat!($p, $n), ptx: concat!(include_str!(concat!("generated/", $p, $n, ".ptx")), "\0") }),*
+                }
+            }
+        }
+    };
+}
+
+named_enum! {
+    /// Element kinds of the reduction kernels (one PTX module each).
+    pub enum Kind images "reduce_" {
+        U8 = "u8", U16 = "u16", U32 = "u32", U64 = "u64",
+        I8 = "i8", I16 = "i16", I32 = "i32", I64 = "i64",
+        F16 = "f16", Bf16 = "bf16", F32 = "f32", F64 = "f64",
+    }
 }
 
 impl Kind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::U8 => "u8",
-            Kind::U16 => "u16",
-            Kind::U32 => "u32",
-            Kind::U64 => "u64",
-            Kind::I8 => "i8",
-            Kind::I16 => "i16",
-            Kind::I32 => "i32",
-            Kind::I64 => "i64",
-            Kind::F16 => "f16",
-            Kind::Bf16 => "bf16",
-            Kind::F32 => "f32",
-            Kind::F64 => "f64",
-        }
-    }
-
     pub fn size(self) -> usize {
         match self {
             Kind::U8 | Kind::I8 => 1,
@@ -176,57 +181,11 @@ impl Kind {
     pub fn supports(self, op: RedOp) -> bool {
         !(self.is_float() && matches!(op, RedOp::And | RedOp::Or | RedOp::Xor))
     }
-
-    fn image(self) -> Image {
-        macro_rules! reduce {
-            ($kind:literal) => {
-                Image { name: concat!("reduce_", $kind), ptx: concat!(include_str!(concat!("generated/reduce_", $kind, ".ptx")), "\0") }
-            };
-        }
-        match self {
-            Kind::U8 => reduce!("u8"),
-            Kind::U16 => reduce!("u16"),
-            Kind::U32 => reduce!("u32"),
-            Kind::U64 => reduce!("u64"),
-            Kind::I8 => reduce!("i8"),
-            Kind::I16 => reduce!("i16"),
-            Kind::I32 => reduce!("i32"),
-            Kind::I64 => reduce!("i64"),
-            Kind::F16 => reduce!("f16"),
-            Kind::Bf16 => reduce!("bf16"),
-            Kind::F32 => reduce!("f32"),
-            Kind::F64 => reduce!("f64"),
-        }
-    }
-
-    pub const ALL: [Kind; 12] =
-        [Kind::U8, Kind::U16, Kind::U32, Kind::U64, Kind::I8, Kind::I16, Kind::I32, Kind::I64, Kind::F16, Kind::Bf16, Kind::F32, Kind::F64];
 }
 
-/// Reduction operators (NVSHMEM's names).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RedOp {
-    And,
-    Or,
-    Xor,
-    Max,
-    Min,
-    Sum,
-    Prod,
-}
-
-impl RedOp {
-    pub fn name(self) -> &'static str {
-        match self {
-            RedOp::And => "and",
-            RedOp::Or => "or",
-            RedOp::Xor => "xor",
-            RedOp::Max => "max",
-            RedOp::Min => "min",
-            RedOp::Sum => "sum",
-            RedOp::Prod => "prod",
-        }
-    }
+named_enum! {
+    /// Reduction operators (NVSHMEM's names).
+    pub enum RedOp { And = "and", Or = "or", Xor = "xor", Max = "max", Min = "min", Sum = "sum", Prod = "prod" }
 }
 
 pub const COLL: Image = Image { name: "coll", ptx: concat!(include_str!("generated/coll.ptx"), "\0") };
