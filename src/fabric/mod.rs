@@ -18,6 +18,7 @@ mod ops;
 mod pack;
 mod progress;
 mod provider;
+mod signals;
 mod stage;
 pub mod sys;
 
@@ -99,7 +100,7 @@ impl Library {
             )
         };
         let c = CString::new(name).map_err(|_| missing("the name contains a NUL byte".into()))?;
-        let api = sys::Api::load(&c).map_err(missing)?;
+        let api = signals::guarded(&format!("loading libfabric ({name})"), || sys::Api::load(&c)).map_err(missing)?;
         // SAFETY: fi_version takes no arguments and returns the library's API version.
         let have = unsafe { (api.version)() };
         if have < API_VERSION {
@@ -135,12 +136,14 @@ pub fn preload() {
     let spawned = std::thread::Builder::new().name("rshmem-fabric-load".into()).spawn(move || {
         let Ok(lib) = Library::load(&settings.library) else { return };
         let mut list = std::ptr::null_mut();
-        // SAFETY: no hints (every provider); the list libfabric returns is freed at once.
-        unsafe {
-            if (lib.api.getinfo)(API_VERSION, std::ptr::null(), std::ptr::null(), 0, std::ptr::null(), &mut list) == 0 {
-                (lib.api.freeinfo)(list);
+        signals::guarded("probing libfabric's providers", || {
+            // SAFETY: no hints (every provider); the list libfabric returns is freed at once.
+            unsafe {
+                if (lib.api.getinfo)(API_VERSION, std::ptr::null(), std::ptr::null(), 0, std::ptr::null(), &mut list) == 0 {
+                    (lib.api.freeinfo)(list);
+                }
             }
-        }
+        });
     });
     if let Err(e) = spawned {
         crate::log::trace(|| format!("fabric: no thread to load libfabric early ({e}); it loads when needed"));
@@ -258,7 +261,9 @@ impl Fabric {
             last_activity: AtomicU64::new(0),
             yield_starved: AtomicU64::new(0),
         };
-        open_objects(&mut inner)?;
+        let opened = signals::guarded(&format!("opening a {} endpoint", inner.info.provider), || open_objects(&mut inner));
+        signals::log_restored();
+        opened?;
         let inner = Arc::new(inner);
         let out = Arc::new(pack::Outbox::new());
         let progress = (!inner.info.auto_progress).then(|| progress::Progress::start(inner.clone(), out.clone()));

@@ -162,7 +162,9 @@ fn getinfo(lib: &Library, s: &Settings, atomics: bool, delivery: bool, prov_key:
         }
         (*h.tx_attr).op_flags = if delivery { sys::FI_DELIVERY_COMPLETE } else { sys::FI_TRANSMIT_COMPLETE };
         let mut list = std::ptr::null_mut();
-        let rc = (api.getinfo)(API_VERSION, std::ptr::null(), std::ptr::null(), 0, hints, &mut list) as isize;
+        let rc = super::signals::guarded("asking libfabric's providers for endpoints", || {
+            (api.getinfo)(API_VERSION, std::ptr::null(), std::ptr::null(), 0, hints, &mut list) as isize
+        });
         (api.freeinfo)(hints);
         if rc == -sys::FI_ENODATA {
             return Ok(None);
