@@ -239,7 +239,7 @@ settings! {
     HEAP_MAP_AHEAD {
         default: "1",
         aliases: [],
-        help: "GPU mode: 1 prepares the GPU symmetric heap's growth ahead of need: init maps one CUMEM_GRANULARITY chunk past the runtime area, and a background thread keeps one more chunk created and exported (not mapped) for the next growth, which then only exchanges and maps it (a growth of more than a chunk takes it as the chunk mapped ahead in the background); 0 maps only what allocations need (smallest footprint, slower growth)",
+        help: "GPU mode: 1 prepares the GPU symmetric heap's growth ahead of need: init maps one CUMEM_GRANULARITY chunk past the runtime area, and a background thread keeps one more chunk created and exported (not mapped), which the next growth exchanges and maps ahead of need in the background, so growths within the chunk mapped ahead wait for neither; 0 maps only what allocations need (smallest footprint, slower growth)",
     }
     DEVICE_CHECKS {
         default: "0",

@@ -26,10 +26,13 @@
 //! growth's 3.5 ms; results/gpu-compare-2026-11-28e-rows), and a chunk exported after that work
 //! was done took 0.1 ms. So a background thread also creates *and exports* this PE's next chunk
 //! (a spare, `SpareState`: one CUMEM_GRANULARITY) once init is over and after each growth that
-//! took it, and keeps its descriptor: the growth that needs exactly that much uses it for the
-//! chunk of now (else, for the chunk ahead), so it only exchanges descriptors and maps. The
-//! chunk ahead is only ever a spare: creating it on the growth's path would put the export's
-//! wait back there. The price is one more chunk of GPU memory held (unmapped) ahead of need; it
+//! took it, and keeps its descriptor: the growth uses it as the chunk it maps ahead, so a growth
+//! that the chunk mapped ahead covers only exchanges descriptors (the next chunk's mapping runs
+//! in the background). The chunk ahead is only ever a spare: creating it on the growth's path
+//! would put the export's wait back there. Using the spare for the memory of now instead left no
+//! chunk mapped ahead, so every later growth mapped on its path: 1.4-1.5 ms for 64 MiB and 2 MiB
+//! against 0.32-0.39 ms this way (1 x H200, 2 PEs under MPS; results/gpu-compare-2026-11-29b-malloc).
+//! The price is one more chunk of GPU memory held (unmapped) ahead of need; it
 //! is released when a growth runs out of GPU memory (made again after the next growth that
 //! works), when the heap stops growing, and at finalize. RSHMEM_HEAP_MAP_AHEAD=0: no spare.
 
@@ -74,27 +77,12 @@ enum SpareState {
     Ready(OwnChunk),
 }
 
-/// Which of a growth's own chunks this PE's spare supplies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SpareUse {
-    /// The chunk needed now (the spare is exactly its size): nothing is created or exported on
-    /// the growth's path.
-    Now,
-    /// The chunk ahead of need, if every PE offers one (agreed in the growth's allgather).
-    Next,
-    /// Neither (no spare, or sizes that differ): the spare stays for a later growth.
-    Kept,
-}
-
-/// What a spare of `spare` bytes (None: none is ready) supplies in a growth that maps `now`
-/// bytes now and `next` ahead (`growth_plan`). Chunks are mapped whole, so only an exact size
-/// fits (a larger spare would map past what the runtime may use).
-fn spare_use(spare: Option<usize>, now: usize, next: usize) -> SpareUse {
-    match spare {
-        Some(b) if b > 0 && b == now => SpareUse::Now,
-        Some(b) if b > 0 && b == next && now != b => SpareUse::Next,
-        _ => SpareUse::Kept,
-    }
+/// Whether a spare of `spare` bytes (None: none is ready) can be the chunk a growth maps `next`
+/// bytes ahead (`growth_plan`); it is, if every PE offers one (agreed in the growth's
+/// allgather). Chunks are mapped whole, so only an exact size fits (a larger spare would map past
+/// what the runtime may use); otherwise the spare stays for a later growth.
+fn spare_fits_ahead(spare: Option<usize>, next: usize) -> bool {
+    matches!(spare, Some(b) if b > 0 && b == next)
 }
 
 /// Whether to start making a spare of `ahead` bytes when `have` bytes of each heap are mapped or
@@ -138,7 +126,7 @@ pub fn init_extent(initial: usize, ahead: usize, stride: usize) -> usize {
 /// How many bytes a growth to `want` maps now and how many it maps ahead, when `mapped` bytes
 /// are mapped and `pending` more are mapped ahead already: the pending chunk is taken first, the
 /// rest of `want` (in whole `granularity` steps) is mapped now, and `ahead` bytes after that are
-/// started in the background (if every PE has a spare that size, `spare_use`); nothing past
+/// started in the background (if every PE has a spare that size, `spare_fits_ahead`); nothing past
 /// `stride`.
 pub fn growth_plan(mapped: usize, pending: usize, want: usize, stride: usize, granularity: usize, ahead: usize) -> (usize, usize) {
     let have = mapped + pending;
@@ -287,20 +275,16 @@ impl GpuHeap {
             }
         };
         let waited = t0.elapsed();
-        let using = spare_use(spare.as_ref().map(|c| c.mem.size), now, next);
+        let offered = spare_fits_ahead(spare.as_ref().map(|c| c.mem.size), next);
         let t1 = Instant::now();
-        let own_now = match (now > 0, using) {
-            (false, _) => None,
-            (true, SpareUse::Now) => spare.take().map(Ok),
-            (true, _) => Some(PhysMem::create(self.device, now).map(|mem| OwnChunk { mem, fd: None })),
-        };
+        let own_now = (now > 0).then(|| PhysMem::create(self.device, now).map(|mem| OwnChunk { mem, fd: None }));
         let created = t1.elapsed();
         // Every PE learns whether every PE took its chunk ahead, got its memory for now and has
         // its spare for the chunk ahead, so that all of them give up (the heap stays as it was)
         // or go without the chunk ahead together, instead of some waiting for the others'
         // descriptors.
         let ok = u8::from(own_now.as_ref().is_none_or(|r| r.is_ok()));
-        let got = boot.allgather(&[u8::from(adopted.is_ok()), ok, u8::from(using == SpareUse::Next)]).map_err(|e| e.in_routine(UNNAMED))?;
+        let got = boot.allgather(&[u8::from(adopted.is_ok()), ok, u8::from(offered)]).map_err(|e| e.in_routine(UNNAMED))?;
         let short = |i: usize| got.iter().position(|v| v.get(i) != Some(&1));
         if let Some(pe) = short(0) {
             let why = match &adopted {
@@ -331,9 +315,8 @@ impl GpuHeap {
         // The chunk ahead comes only from spares, and only when every PE has one; else this
         // PE's spare stays for a later growth.
         let own_next = if short(2).is_none() { spare.take() } else { None };
-        let spare_note = match (using, &own_next) {
-            (SpareUse::Now, _) => "this PE's spare used now",
-            (_, Some(_)) => "this PE's spare used ahead",
+        let spare_note = match &own_next {
+            Some(_) => "this PE's spare used ahead",
             _ if spare.is_some() => "spare kept",
             _ => "no spare",
         };
@@ -574,7 +557,7 @@ fn peer_error(e: cuda::CuError, pe: usize) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use super::{growth_plan, init_extent, spare_use, take_planned, wants_spare, Ahead, AheadState, SpareUse};
+    use super::{growth_plan, init_extent, spare_fits_ahead, take_planned, wants_spare, Ahead, AheadState};
     use std::time::Duration;
 
     const MIB: usize = 1 << 20;
@@ -630,27 +613,20 @@ mod tests {
     }
 
     #[test]
-    fn the_first_growth_after_init_takes_the_spare_for_the_chunk_of_now() {
-        // nvshmem_malloc(1 GiB) after init: 512 MiB are missing, exactly the spare init's
-        // thread made, so nothing is created or exported on the growth's path; with no spare
-        // on every PE there is no chunk ahead either (it would be created there).
+    fn the_spare_is_the_chunk_ahead_when_its_size_fits() {
+        // nvshmem_malloc(1 GiB) after init: 512 MiB are created now, the spare init's thread made
+        // goes ahead (no export on the growth's path for it).
         let (now, next) = growth_plan(G + CHUNK, 0, 2 * G + 2 * CHUNK - G, STRIDE, G, CHUNK);
         assert_eq!((now, next), (CHUNK, CHUNK));
-        assert_eq!(spare_use(Some(CHUNK), now, next), SpareUse::Now);
-        assert_eq!(spare_use(None, now, next), SpareUse::Kept, "no spare: the chunk of now is created, none ahead");
-    }
-
-    #[test]
-    fn a_spare_of_another_size_goes_ahead_or_stays() {
-        // 1 GiB missing: created now; the spare (if every PE has one) is the chunk ahead.
-        assert_eq!(spare_use(Some(CHUNK), 2 * CHUNK, CHUNK), SpareUse::Next);
+        assert!(spare_fits_ahead(Some(CHUNK), next));
+        assert!(!spare_fits_ahead(None, next), "no spare: none ahead");
         // Within the chunk mapped ahead: nothing now, the spare goes ahead.
-        assert_eq!(spare_use(Some(CHUNK), 0, CHUNK), SpareUse::Next);
+        assert!(spare_fits_ahead(Some(CHUNK), growth_plan(G, CHUNK, G + G, STRIDE, G, CHUNK).1));
         // Near the end of the address space the sizes differ: it stays (mapped whole, a spare
         // would reach past what the runtime may use).
-        assert_eq!(spare_use(Some(CHUNK), G, G), SpareUse::Kept);
-        assert_eq!(spare_use(Some(CHUNK), 0, 0), SpareUse::Kept);
-        assert_eq!(spare_use(Some(0), 0, 0), SpareUse::Kept);
+        assert!(!spare_fits_ahead(Some(CHUNK), G));
+        assert!(!spare_fits_ahead(Some(CHUNK), 0));
+        assert!(!spare_fits_ahead(Some(0), 0));
     }
 
     #[test]
@@ -665,23 +641,22 @@ mod tests {
     }
 
     #[test]
-    fn growths_of_up_to_a_chunk_create_nothing_once_a_spare_is_ready() {
-        // Init, then allocations that each need a little past the mapped end (the runtime asks
-        // a whole chunk more): every growth takes the spare for now, and a new spare is made
-        // after it, so no growth creates memory on its path and nothing is held beyond one
-        // spare.
-        let (mut mapped, pending) = (init_extent(G, CHUNK, STRIDE), 0);
-        let mut spare = wants_spare(CHUNK, mapped, STRIDE, false, false).then_some(CHUNK);
-        for _ in 0..5 {
+    fn growths_within_the_chunk_ahead_create_nothing_once_a_spare_is_ready() {
+        // After a first growth has a chunk mapped ahead, allocations that each need up to a chunk
+        // more take that chunk (nothing now) and the spare becomes the next chunk ahead, so no
+        // growth creates or exports memory on its path and nothing is held beyond one spare.
+        let (mut mapped, mut pending) = (init_extent(G, CHUNK, STRIDE) + CHUNK, CHUNK);
+        let mut spare = wants_spare(CHUNK, mapped + pending, STRIDE, false, false).then_some(CHUNK);
+        for _ in 0..3 {
             let want = mapped + CHUNK;
             let (now, next) = growth_plan(mapped, pending, want, STRIDE, G, CHUNK);
-            assert_eq!(spare_use(spare, now, next), SpareUse::Now);
-            spare = None;
-            mapped += now;
-            spare = wants_spare(CHUNK, mapped + pending, STRIDE, spare.is_some(), false).then_some(CHUNK);
+            assert_eq!(now, 0, "the chunk mapped ahead covers it");
+            assert!(spare_fits_ahead(spare, next));
+            (mapped, pending) = (mapped + pending, next);
+            spare = wants_spare(CHUNK, mapped + pending, STRIDE, false, false).then_some(CHUNK);
             assert_eq!(spare, Some(CHUNK));
         }
-        assert_eq!(mapped, G + 6 * CHUNK);
+        assert_eq!(mapped, G + 5 * CHUNK);
     }
 
     #[test]
