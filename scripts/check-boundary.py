@@ -11,7 +11,9 @@ expression of its `#[export_name = ...]`. Two other bodies pass: an alias, whose
 of another entry point of src/capi/ with its arguments (start_pes, _my_pe, ...), and a routine
 that can neither fail nor panic, listed in OUTSIDE with the reason; one listed that no longer
 exists, or that now runs through the macro, fails the check too (the list stays exact). The naked
-x87 trampolines of src/sys/longdouble.rs jump to entry points here.
+x87 trampolines of src/sys/longdouble.rs jump to entry points here. An entry point that a
+`macro_rules!` arm defines (`extern "C" fn $f`) is checked in the macro's text, once per arm:
+its call must give `$f` or the arm's export_name expression.
 """
 
 import glob
@@ -47,8 +49,8 @@ OUTSIDE = {
 def bodies(text):
     """(kind, name, body, offset) of every `fn` and `macro_rules!` in the code-only text (where
     `extern "C" fn` reads `extern  fn`: string literals are blanked)."""
-    for m in re.finditer(r'\b(?:(fn)\s+(\w+)|macro_rules!\s*(\w+))', text):
-        kind, name = ("fn", m.group(2)) if m.group(1) else ("macro", m.group(3))
+    for m in re.finditer(r'(?:\bfn\s+(\$?\w+)|\bmacro_rules!\s*(\w+))', text):
+        kind, name = ("fn", m.group(1)) if m.group(1) else ("macro", m.group(2))
         i = m.end()
         # A fn's body is the first `{` at nesting 0 of its signature; a `;` first: no body.
         depth = 0
@@ -113,12 +115,12 @@ def main():
         text = code_only(raw)
         # The raw text of each entry point, in order (for names and export_name strings, which
         # code_only blanks): from its attributes to the next entry point.
-        starts = [m.start() for m in re.finditer(r'extern "C" fn \w+', raw)]
+        starts = [m.start() for m in re.finditer(r'extern "C" fn \$?\w+', raw)]
         ends = starts[1:] + [len(raw)]
         heads = [raw[(starts[i - 1] if i else 0):st] for i, st in enumerate(starts)]
         k = 0
         for kind, name, body, at in bodies(text):
-            if kind == "fn" and re.search(r"\bextern\s+fn\s+" + re.escape(name) + r"\b", text[max(at - 20, 0):at + len(name) + 5]):
+            if kind == "fn" and re.search(r"\bextern\s+fn\s+" + re.escape(name) + r"(?!\w)", text[max(at - 20, 0):at + len(name) + 5]):
                 span = raw[starts[k]:ends[k]] if k < len(starts) else ""
                 # Its attributes: the last export_name between the previous entry point and it.
                 exports = re.findall(r"#\[export_name = (.*)\]", heads[k]) if k < len(starts) else []
@@ -141,7 +143,8 @@ def main():
                 bad.append(f"{path}:{line}: {name} runs through {MACRO}! now: remove it from OUTSIDE")
             continue
         if fenced:
-            ok = given == name if re.fullmatch(r"\w+", given or "") else (export is not None and given == export) or (export is None and (given or "").startswith('"'))
+            # The function's name, its export_name expression, or (no export_name) a literal.
+            ok = given == name or (export is not None and given == export) or (export is None and (given or "").startswith('"'))
             if not ok:
                 bad.append(f"{path}:{line}: {name}: {MACRO}! names the routine {given}; give the function's name"
                            f" ({name}) or its export_name expression ({export})")
