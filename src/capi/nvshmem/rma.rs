@@ -8,84 +8,46 @@ use std::ffi::{c_int, c_void};
 use crate::capi::ffi_boundary;
 use crate::runtime::gpu::host_rma::{signal_op, Direction, HostOp, When};
 
-#[no_mangle]
-pub extern "C" fn nvshmem_putmem(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
-    ffi_boundary!(nvshmem_putmem, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Now))
+/// nvshmem_{put,get}mem{,_nbi}: `bytes` bytes.
+macro_rules! mem_routines {
+    ($($name:ident => $kind:ident $when:ident),*) => { $(
+        #[no_mangle]
+        pub extern "C" fn $name(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
+            ffi_boundary!($name, |st| rma(st, HostOp::$kind { dest: dest.cast(), src: src.cast(), bytes }, pe, When::$when))
+        }
+    )* };
 }
-
-#[no_mangle]
-pub extern "C" fn nvshmem_getmem(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
-    ffi_boundary!(nvshmem_getmem, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Now))
-}
-
-#[no_mangle]
-pub extern "C" fn nvshmem_putmem_nbi(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
-    ffi_boundary!(nvshmem_putmem_nbi, |st| rma(st, HostOp::Put { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Queued))
-}
-
-#[no_mangle]
-pub extern "C" fn nvshmem_getmem_nbi(dest: *mut c_void, src: *const c_void, bytes: usize, pe: c_int) {
-    ffi_boundary!(nvshmem_getmem_nbi, |st| rma(st, HostOp::Get { dest: dest.cast(), src: src.cast(), bytes }, pe, When::Queued))
-}
+mem_routines!(
+    nvshmem_putmem => Put Now,
+    nvshmem_getmem => Get Now,
+    nvshmem_putmem_nbi => Put Queued,
+    nvshmem_getmem_nbi => Get Queued
+);
 
 /// put, get, put_nbi, get_nbi, iput, iget for one element type or size (`$pre` e.g. "nvshmem_int_").
 macro_rules! block_routines {
     ($pre:expr, $suf:expr, $size:expr) => {
-        #[export_name = concat!($pre, "put", $suf)]
-        pub extern "C" fn put(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "put", $suf), |st| rma(
-                st,
-                HostOp::Put { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? },
-                pe,
-                When::Now
-            ))
-        }
-        #[export_name = concat!($pre, "get", $suf)]
-        pub extern "C" fn get(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "get", $suf), |st| rma(
-                st,
-                HostOp::Get { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? },
-                pe,
-                When::Now
-            ))
-        }
-        #[export_name = concat!($pre, "put", $suf, "_nbi")]
-        pub extern "C" fn put_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "put", $suf, "_nbi"), |st| rma(
-                st,
-                HostOp::Put { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? },
-                pe,
-                When::Queued
-            ))
-        }
-        #[export_name = concat!($pre, "get", $suf, "_nbi")]
-        pub extern "C" fn get_nbi(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "get", $suf, "_nbi"), |st| rma(
-                st,
-                HostOp::Get { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? },
-                pe,
-                When::Queued
-            ))
-        }
-        #[export_name = concat!($pre, "iput", $suf)]
-        pub extern "C" fn iput(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "iput", $suf), |st| rma(
-                st,
-                strided(Direction::Put, dest, src, dst, sst, nelems, $size),
-                pe,
-                When::Now
-            ))
-        }
-        #[export_name = concat!($pre, "iget", $suf)]
-        pub extern "C" fn iget(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "iget", $suf), |st| rma(
-                st,
-                strided(Direction::Get, dest, src, dst, sst, nelems, $size),
-                pe,
-                When::Now
-            ))
-        }
+        block_routines!(@rma $pre, $suf, $size, put "put" "" Put Now, get "get" "" Get Now,
+            put_nbi "put" "_nbi" Put Queued, get_nbi "get" "_nbi" Get Queued);
+        block_routines!(@strided $pre, $suf, $size, iput "iput" Put, iget "iget" Get);
     };
+    (@rma $pre:expr, $suf:expr, $size:expr, $($f:ident $op:literal $nbi:literal $kind:ident $when:ident),*) => { $(
+        #[export_name = concat!($pre, $op, $suf, $nbi)]
+        pub extern "C" fn $f(dest: *mut c_void, src: *const c_void, nelems: usize, pe: c_int) {
+            ffi_boundary!(concat!($pre, $op, $suf, $nbi), |st| rma(
+                st,
+                HostOp::$kind { dest: dest.cast(), src: src.cast(), bytes: bytes(nelems, $size)? },
+                pe,
+                When::$when
+            ))
+        }
+    )* };
+    (@strided $pre:expr, $suf:expr, $size:expr, $($f:ident $op:literal $dir:ident),*) => { $(
+        #[export_name = concat!($pre, $op, $suf)]
+        pub extern "C" fn $f(dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+            ffi_boundary!(concat!($pre, $op, $suf), |st| rma(st, strided(Direction::$dir, dest, src, dst, sst, nelems, $size), pe, When::Now))
+        }
+    )* };
 }
 
 macro_rules! typed_rma {
