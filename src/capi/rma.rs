@@ -41,37 +41,19 @@ fn strided<const DIR: bool, T>(st: &State, ctx: usize, dest: *mut T, src: *const
 /// "8", `$size` the element size), without and with a context.
 macro_rules! block_routines {
     ($pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr) => {
-        #[export_name = concat!($pre, "put", $suf)]
-        pub extern "C" fn put(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "put", $suf), |st| block::<PUT, false, _>(st, DEFAULT, dest, src, nelems, $size, pe))
+        block_routines!(@pair $pre, $ctxpre, $suf, $t, $size, put ctx_put "put" "" PUT false);
+        block_routines!(@pair $pre, $ctxpre, $suf, $t, $size, get ctx_get "get" "" GET false);
+        block_routines!(@pair $pre, $ctxpre, $suf, $t, $size, put_nbi ctx_put_nbi "put" "_nbi" PUT true);
+        block_routines!(@pair $pre, $ctxpre, $suf, $t, $size, get_nbi ctx_get_nbi "get" "_nbi" GET true);
+    };
+    (@pair $pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr, $f:ident $ctx_f:ident $op:literal $nbi:literal $dir:ident $is_nbi:literal) => {
+        #[export_name = concat!($pre, $op, $suf, $nbi)]
+        pub extern "C" fn $f(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
+            ffi_boundary!(concat!($pre, $op, $suf, $nbi), |st| block::<$dir, $is_nbi, _>(st, DEFAULT, dest, src, nelems, $size, pe))
         }
-        #[export_name = concat!($pre, "get", $suf)]
-        pub extern "C" fn get(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "get", $suf), |st| block::<GET, false, _>(st, DEFAULT, dest, src, nelems, $size, pe))
-        }
-        #[export_name = concat!($pre, "put", $suf, "_nbi")]
-        pub extern "C" fn put_nbi(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "put", $suf, "_nbi"), |st| block::<PUT, true, _>(st, DEFAULT, dest, src, nelems, $size, pe))
-        }
-        #[export_name = concat!($pre, "get", $suf, "_nbi")]
-        pub extern "C" fn get_nbi(dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "get", $suf, "_nbi"), |st| block::<GET, true, _>(st, DEFAULT, dest, src, nelems, $size, pe))
-        }
-        #[export_name = concat!($ctxpre, "put", $suf)]
-        pub extern "C" fn ctx_put(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($ctxpre, "put", $suf), |st| block::<PUT, false, _>(st, ctx.value(), dest, src, nelems, $size, pe))
-        }
-        #[export_name = concat!($ctxpre, "get", $suf)]
-        pub extern "C" fn ctx_get(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($ctxpre, "get", $suf), |st| block::<GET, false, _>(st, ctx.value(), dest, src, nelems, $size, pe))
-        }
-        #[export_name = concat!($ctxpre, "put", $suf, "_nbi")]
-        pub extern "C" fn ctx_put_nbi(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($ctxpre, "put", $suf, "_nbi"), |st| block::<PUT, true, _>(st, ctx.value(), dest, src, nelems, $size, pe))
-        }
-        #[export_name = concat!($ctxpre, "get", $suf, "_nbi")]
-        pub extern "C" fn ctx_get_nbi(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($ctxpre, "get", $suf, "_nbi"), |st| block::<GET, true, _>(st, ctx.value(), dest, src, nelems, $size, pe))
+        #[export_name = concat!($ctxpre, $op, $suf, $nbi)]
+        pub extern "C" fn $ctx_f(ctx: ShmemCtx, dest: *mut $t, src: *const $t, nelems: usize, pe: c_int) {
+            ffi_boundary!(concat!($ctxpre, $op, $suf, $nbi), |st| block::<$dir, $is_nbi, _>(st, ctx.value(), dest, src, nelems, $size, pe))
         }
     };
 }
@@ -79,49 +61,17 @@ macro_rules! block_routines {
 /// iput and iget (strides in elements), without and with a context.
 macro_rules! strided_routines {
     ($pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr) => {
-        #[export_name = concat!($pre, "iput", $suf)]
-        pub extern "C" fn iput(dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "iput", $suf), |st| strided::<PUT, _>(
-                st,
-                DEFAULT,
-                dest,
-                src,
-                Strided { dst, sst, nelems, size: $size },
-                pe
-            ))
+        strided_routines!(@pair $pre, $ctxpre, $suf, $t, $size, iput ctx_iput "iput" PUT);
+        strided_routines!(@pair $pre, $ctxpre, $suf, $t, $size, iget ctx_iget "iget" GET);
+    };
+    (@pair $pre:expr, $ctxpre:expr, $suf:expr, $t:ty, $size:expr, $f:ident $ctx_f:ident $op:literal $dir:ident) => {
+        #[export_name = concat!($pre, $op, $suf)]
+        pub extern "C" fn $f(dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+            ffi_boundary!(concat!($pre, $op, $suf), |st| strided::<$dir, _>(st, DEFAULT, dest, src, Strided { dst, sst, nelems, size: $size }, pe))
         }
-        #[export_name = concat!($pre, "iget", $suf)]
-        pub extern "C" fn iget(dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($pre, "iget", $suf), |st| strided::<GET, _>(
-                st,
-                DEFAULT,
-                dest,
-                src,
-                Strided { dst, sst, nelems, size: $size },
-                pe
-            ))
-        }
-        #[export_name = concat!($ctxpre, "iput", $suf)]
-        pub extern "C" fn ctx_iput(ctx: ShmemCtx, dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($ctxpre, "iput", $suf), |st| strided::<PUT, _>(
-                st,
-                ctx.value(),
-                dest,
-                src,
-                Strided { dst, sst, nelems, size: $size },
-                pe
-            ))
-        }
-        #[export_name = concat!($ctxpre, "iget", $suf)]
-        pub extern "C" fn ctx_iget(ctx: ShmemCtx, dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            ffi_boundary!(concat!($ctxpre, "iget", $suf), |st| strided::<GET, _>(
-                st,
-                ctx.value(),
-                dest,
-                src,
-                Strided { dst, sst, nelems, size: $size },
-                pe
-            ))
+        #[export_name = concat!($ctxpre, $op, $suf)]
+        pub extern "C" fn $ctx_f(ctx: ShmemCtx, dest: *mut $t, src: *const $t, dst: isize, sst: isize, nelems: usize, pe: c_int) {
+            ffi_boundary!(concat!($ctxpre, $op, $suf), |st| strided::<$dir, _>(st, ctx.value(), dest, src, Strided { dst, sst, nelems, size: $size }, pe))
         }
     };
 }
