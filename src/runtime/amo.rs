@@ -228,44 +228,46 @@ impl State {
 // ---------------------------------------------------------------------------------------------
 // Point-to-point synchronization
 
-/// The comparison operators (SHMEM_CMP_*; NVSHMEM_CMP_* has the same values).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cmp {
-    Eq = 0,
-    Ne = 1,
-    Gt = 2,
-    Le = 3,
-    Lt = 4,
-    Ge = 5,
+/// Declares `Cmp` from one table: each operator's SHMEM_CMP_* value and the Rust comparison
+/// it is (whose spelling, C's too, the messages show).
+macro_rules! comparisons {
+    ($($v:ident = $n:literal ($op:tt)),* $(,)?) => {
+        /// The comparison operators (SHMEM_CMP_*; NVSHMEM_CMP_* has the same values).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Cmp { $($v = $n),* }
+
+        impl Cmp {
+            const ALL: [Cmp; [$($n),*].len()] = [$(Cmp::$v),*];
+
+            /// The operator as C and Rust spell it ("==").
+            fn symbol(self) -> &'static str {
+                match self { $(Cmp::$v => stringify!($op)),* }
+            }
+
+            /// Whether `value cmp against` holds.
+            #[inline]
+            pub fn holds<T: PartialOrd>(self, value: T, against: T) -> bool {
+                match self { $(Cmp::$v => value $op against),* }
+            }
+        }
+    };
+}
+
+comparisons! {
+    Eq = 0 (==), Ne = 1 (!=), Gt = 2 (>),
+    Le = 3 (<=), Lt = 4 (<), Ge = 5 (>=),
 }
 
 impl Cmp {
-    /// In C value order: `ALL[c]` is the operator SHMEM_CMP_* numbers `c`.
-    const ALL: [Cmp; 6] = [Cmp::Eq, Cmp::Ne, Cmp::Gt, Cmp::Le, Cmp::Lt, Cmp::Ge];
-
     pub fn from_c(cmp: c_int) -> Result<Cmp> {
-        usize::try_from(cmp).ok().and_then(|i| Cmp::ALL.get(i).copied()).ok_or_else(|| {
+        Cmp::ALL.into_iter().find(|&c| c as c_int == cmp).ok_or_else(|| {
             Error::invalid_value(format!("cmp = {cmp} is not a comparison operator; use SHMEM_CMP_EQ (0), SHMEM_CMP_NE (1), SHMEM_CMP_GT (2), SHMEM_CMP_LE (3), SHMEM_CMP_LT (4) or SHMEM_CMP_GE (5)"))
         })
     }
 
     /// "the value at 0x7f.. to be == 5", for a wait that takes too long.
     pub fn describe<T: std::fmt::Debug>(self, addr: usize, against: T) -> String {
-        let op = ["==", "!=", ">", "<=", "<", ">="][self as usize];
-        format!("the value at {addr:#x} to be {op} {against:?}")
-    }
-
-    /// Whether `value cmp against` holds.
-    #[inline]
-    pub fn holds<T: PartialOrd>(self, value: T, against: T) -> bool {
-        match self {
-            Cmp::Eq => value == against,
-            Cmp::Ne => value != against,
-            Cmp::Gt => value > against,
-            Cmp::Le => value <= against,
-            Cmp::Lt => value < against,
-            Cmp::Ge => value >= against,
-        }
+        format!("the value at {addr:#x} to be {} {against:?}", self.symbol())
     }
 }
 
@@ -755,6 +757,9 @@ mod tests {
             assert_eq!(cmp as c_int, c, "from_c and the enum's values agree");
             assert_eq!([cmp.holds(1, 2), cmp.holds(2, 2), cmp.holds(3, 2)], want, "cmp {c}");
         }
+        let said: Vec<String> = Cmp::ALL.iter().map(|c| c.describe(0x10, 5)).collect();
+        let ops = ["==", "!=", ">", "<=", "<", ">="];
+        assert_eq!(said, ops.map(|op| format!("the value at 0x10 to be {op} 5")));
     }
 
     #[test]
