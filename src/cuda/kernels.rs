@@ -46,18 +46,36 @@ pub struct WaitArgs {
     pub pad: u32,
 }
 
-/// Operations of the `rshmem_amo` kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub enum AmoOp {
-    Add = 0,
-    And = 1,
-    Or = 2,
-    Xor = 3,
-    Swap = 4,
-    CompareSwap = 5,
-    Fetch = 6,
-    Set = 7,
+/// Declares `AmoOp` from one table: each operation's code in the `rshmem_amo` kernel's `op`
+/// parameter and the instruction kernels.ptx runs for it (a test reads the PTX and compares).
+macro_rules! amo_ops {
+    ($($v:ident = $n:literal $ptx:literal),* $(,)?) => {
+        /// Operations of the `rshmem_amo` kernel.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(u32)]
+        pub enum AmoOp { $($v = $n),* }
+
+        #[cfg(test)]
+        impl AmoOp {
+            const ALL: [AmoOp; [$($n),*].len()] = [$(AmoOp::$v),*];
+
+            /// The instruction kernels.ptx runs for this operation (either width).
+            fn ptx(self) -> &'static str {
+                match self { $(AmoOp::$v => $ptx),* }
+            }
+        }
+    };
+}
+
+amo_ops! {
+    Add = 0 "atom.sys.global.add.",
+    And = 1 "atom.sys.global.and.",
+    Or = 2 "atom.sys.global.or.",
+    Xor = 3 "atom.sys.global.xor.",
+    Swap = 4 "atom.sys.global.exch.",
+    CompareSwap = 5 "atom.sys.global.cas.",
+    Fetch = 6 "ld.relaxed.sys.global.",
+    Set = 7 "atom.sys.global.exch.",
 }
 
 pub struct Kernels {
@@ -208,6 +226,23 @@ mod tests {
         };
         assert_eq!(param("rk_store"), std::mem::size_of::<StoreArgs>());
         assert_eq!(param("rk_wait"), std::mem::size_of::<WaitArgs>());
+    }
+
+    /// `rshmem_amo` runs each operation's instruction when `op` is its code, in both widths:
+    /// kernels.ptx guards each one with `setp.eq.u32 %p, %op, <code>;` on the line before.
+    #[test]
+    fn amo_op_codes_match_the_ptx() {
+        let lines: Vec<&str> = IMAGE.ptx.lines().map(str::trim).collect();
+        let guards = lines.iter().filter(|l| l.starts_with("setp.eq.u32 %p, %op, ")).count();
+        assert_eq!(guards, 2 * AmoOp::ALL.len(), "one guard per operation and width");
+        for op in AmoOp::ALL {
+            let guard = format!("setp.eq.u32 %p, %op, {};", op as u32);
+            let runs: Vec<&str> = lines.windows(2).filter(|w| w[0] == guard).map(|w| w[1]).collect();
+            assert_eq!(runs.len(), 2, "{op:?}: a 64-bit and a 32-bit form");
+            for run in runs {
+                assert!(run.starts_with(&format!("@%p {}", op.ptx())), "{op:?} runs `{run}`");
+            }
+        }
     }
 
     /// The PTX assembles for Hopper wherever ptxas is installed (CI: scripts/install-nvcc.sh).
