@@ -197,6 +197,10 @@ impl TargetGpu for OwnGpu {
         self.copies.settle().map_err(|e| e.named("rshmem proxy (a remote PE's put or get)"))
     }
 
+    fn settled(&self) -> Result<bool> {
+        self.copies.idle().map_err(|e| e.named("rshmem proxy (a remote PE's put or get)"))
+    }
+
     fn abandon(&self) {
         self.doorbell.abandon();
     }
