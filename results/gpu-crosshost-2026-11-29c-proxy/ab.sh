@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Proxy A/B (issue 19, session 28): NVIDIA-free proxy_bench (perftest/proxy/) across 2 namespaced
+# hosts on one GPU under MPS, with two staged trees run alternately: old, new, old, new (REPS
+# pairs, default 2). Usage: OUT=dir bash ab.sh OLD NEW, where OLD and NEW are cross-host trees
+# (ctest/cuda/stage_gpu.sh stage + build/cuda/proxy_bench built with -DRSHMEM_PROXY_ROUTE, e.g.
+# fin30 with xhcuda27.tar.xz unpacked into build/), each run with its own stage/lib. Run as root
+# on the GPU machine; about 15 s a run. Writes $OUT/bench_{old,new}N.log (bench lines and the
+# proxy profile, RSHMEM_DEBUG=INFO) and $OUT/ab.txt (the bw/putq/pingpong rows side by side).
+set -u
+OLD="$1" NEW="$2" O="${OUT:-/tmp/gpux-ab}" REPS="${REPS:-2}"
+mkdir -p "$O"
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 PROXY_BENCH_SCALE="${PROXY_BENCH_SCALE:-4}"
+T0=$(date +%s)
+bench() { # bench TAG TREE
+  RSHMEM_DEBUG=INFO XH_PREFIX=rxb OUT=/tmp/gxab-$1 TESTS=proxy_bench LIMIT=40 timeout 55 bash "$2/ctest/cuda/crosshost.sh" >/dev/null 2>&1
+  echo "rc=$?" >"$O/bench_$1.log"
+  grep -v "^TIME" /tmp/rshmem-rxb-logs/proxy_bench.log | grep -E "^(post|putq|pingpong|bw|floor|note)|proxy profile|rror|FAIL" >>"$O/bench_$1.log"
+  echo "== $1 ($(( $(date +%s) - T0 )) s)"
+}
+for i in $(seq 1 "$REPS"); do bench "old$i" "$OLD"; bench "new$i" "$NEW"; done
+{
+  printf '%-28s' row; for i in $(seq 1 "$REPS"); do printf '%10s%10s' "old$i" "new$i"; done; echo
+  grep -hE "^(bw|putq|pingpong|post)" "$O/bench_old1.log" | sed 's/:.*//' | while read -r key; do
+    printf '%-28s' "$key"
+    for i in $(seq 1 "$REPS"); do for t in old new; do
+      v=$(grep -E "^$key:" "$O/bench_$t$i.log" | head -1 | sed 's/^[^:]*: *//' | awk '{print $1}')
+      printf '%10s' "${v:--}"
+    done; done; echo
+  done
+} >"$O/ab.txt"
+cat "$O/ab.txt"
