@@ -34,117 +34,87 @@ macro_rules! entry {
 }
 pub(crate) use entry;
 
-/// Table 7 (extended AMO types): fetch, set, swap.
-macro_rules! extended_amos {
-    ($($tn:ident => $t:ty),* $(,)?) => {$(
+/// One module per type (`$tn => $t`) holding the routines listed, with `T` = `$t`; each
+/// routine is `pair f, ctx_f (args) -> ret => |st, pe| body;` or `plain f (...) ...` (as
+/// `entry!`), and its C name is `shmem_<tn>_<f>` (and `shmem_ctx_<tn>_<f>`).
+macro_rules! amos {
+    ($routines:tt; $($tn:ident => $t:ty),* $(,)?) => {$(
         pub mod $tn {
+            #[allow(unused_imports)]
             use super::*;
-            entry!(pair [stringify!($tn), "_atomic_fetch"] atomic_fetch, ctx_atomic_fetch (source: *const $t) -> $t
-                => |st, pe| Ok(st.word(source, pe)?.fetch()));
-            entry!(pair [stringify!($tn), "_atomic_set"] atomic_set, ctx_atomic_set (dest: *mut $t, value: $t) -> ()
-                => |st, pe| Ok(st.word(dest, pe)?.set(value)));
-            entry!(pair [stringify!($tn), "_atomic_swap"] atomic_swap, ctx_atomic_swap (dest: *mut $t, value: $t) -> $t
-                => |st, pe| Ok(st.word(dest, pe)?.swap(value)));
-            entry!(pair [stringify!($tn), "_atomic_fetch_nbi"] atomic_fetch_nbi, ctx_atomic_fetch_nbi (fetch: *mut $t, source: *const $t) -> ()
-                => |st, pe| write_fetch(fetch, st.word(source, pe)?.fetch()));
-            entry!(pair [stringify!($tn), "_atomic_swap_nbi"] atomic_swap_nbi, ctx_atomic_swap_nbi (fetch: *mut $t, dest: *mut $t, value: $t) -> ()
-                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.swap(value)));
+            type T = $t;
+            amos!(@each $tn $routines);
         }
     )*};
-}
-
-/// Table 6 (standard AMO types): compare_swap, fetch_inc, inc, fetch_add, add.
-macro_rules! standard_amos {
-    ($($tn:ident => $t:ty),* $(,)?) => {$(
-        pub mod $tn {
-            use super::*;
-            entry!(pair [stringify!($tn), "_atomic_compare_swap"] atomic_compare_swap, ctx_atomic_compare_swap (dest: *mut $t, cond: $t, value: $t) -> $t
-                => |st, pe| Ok(st.word(dest, pe)?.compare_swap(cond, value)));
-            entry!(pair [stringify!($tn), "_atomic_fetch_inc"] atomic_fetch_inc, ctx_atomic_fetch_inc (dest: *mut $t) -> $t
-                => |st, pe| Ok(st.word(dest, pe)?.fetch_inc()));
-            entry!(pair [stringify!($tn), "_atomic_inc"] atomic_inc, ctx_atomic_inc (dest: *mut $t) -> ()
-                => |st, pe| st.word(dest, pe).map(|w| w.inc()));
-            entry!(pair [stringify!($tn), "_atomic_fetch_add"] atomic_fetch_add, ctx_atomic_fetch_add (dest: *mut $t, value: $t) -> $t
-                => |st, pe| Ok(st.word(dest, pe)?.fetch_add(value)));
-            entry!(pair [stringify!($tn), "_atomic_add"] atomic_add, ctx_atomic_add (dest: *mut $t, value: $t) -> ()
-                => |st, pe| st.word(dest, pe).map(|w| w.add(value)));
-            entry!(pair [stringify!($tn), "_atomic_compare_swap_nbi"] atomic_compare_swap_nbi, ctx_atomic_compare_swap_nbi (fetch: *mut $t, dest: *mut $t, cond: $t, value: $t) -> ()
-                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.compare_swap(cond, value)));
-            entry!(pair [stringify!($tn), "_atomic_fetch_inc_nbi"] atomic_fetch_inc_nbi, ctx_atomic_fetch_inc_nbi (fetch: *mut $t, dest: *mut $t) -> ()
-                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_inc()));
-            entry!(pair [stringify!($tn), "_atomic_fetch_add_nbi"] atomic_fetch_add_nbi, ctx_atomic_fetch_add_nbi (fetch: *mut $t, dest: *mut $t, value: $t) -> ()
-                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_add(value)));
-        }
+    (@each $tn:ident [$($kind:ident $f:ident $(, $ctx_f:ident)? ($($args:tt)*) -> $ret:ty => |$st:ident, $pe:ident| $body:expr;)*]) => {$(
+        entry!($kind [stringify!($tn), concat!("_", stringify!($f))] $f $(, $ctx_f)? ($($args)*) -> $ret => |$st, $pe| $body);
     )*};
 }
 
 /// Table 8 (bitwise AMO types): and, or, xor and their fetching forms.
 macro_rules! bitwise_amos {
-    ($($tn:ident => $t:ty),* $(,)?) => {$(
-        pub mod $tn {
-            use super::*;
-            entry!(pair [stringify!($tn), "_atomic_fetch_and"] atomic_fetch_and, ctx_atomic_fetch_and (dest: *mut $t, value: $t) -> $t
-                => |st, pe| Ok(st.word(dest, pe)?.fetch_and(value)));
-            entry!(pair [stringify!($tn), "_atomic_fetch_or"] atomic_fetch_or, ctx_atomic_fetch_or (dest: *mut $t, value: $t) -> $t
-                => |st, pe| Ok(st.word(dest, pe)?.fetch_or(value)));
-            entry!(pair [stringify!($tn), "_atomic_fetch_xor"] atomic_fetch_xor, ctx_atomic_fetch_xor (dest: *mut $t, value: $t) -> $t
-                => |st, pe| Ok(st.word(dest, pe)?.fetch_xor(value)));
-            entry!(pair [stringify!($tn), "_atomic_and"] atomic_and, ctx_atomic_and (dest: *mut $t, value: $t) -> ()
-                => |st, pe| st.word(dest, pe).map(|w| w.and(value)));
-            entry!(pair [stringify!($tn), "_atomic_or"] atomic_or, ctx_atomic_or (dest: *mut $t, value: $t) -> ()
-                => |st, pe| st.word(dest, pe).map(|w| w.or(value)));
-            entry!(pair [stringify!($tn), "_atomic_xor"] atomic_xor, ctx_atomic_xor (dest: *mut $t, value: $t) -> ()
-                => |st, pe| st.word(dest, pe).map(|w| w.xor(value)));
-            entry!(pair [stringify!($tn), "_atomic_fetch_and_nbi"] atomic_fetch_and_nbi, ctx_atomic_fetch_and_nbi (fetch: *mut $t, dest: *mut $t, value: $t) -> ()
-                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_and(value)));
-            entry!(pair [stringify!($tn), "_atomic_fetch_or_nbi"] atomic_fetch_or_nbi, ctx_atomic_fetch_or_nbi (fetch: *mut $t, dest: *mut $t, value: $t) -> ()
-                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_or(value)));
-            entry!(pair [stringify!($tn), "_atomic_fetch_xor_nbi"] atomic_fetch_xor_nbi, ctx_atomic_fetch_xor_nbi (fetch: *mut $t, dest: *mut $t, value: $t) -> ()
-                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_xor(value)));
-        }
-    )*};
+    ($($types:tt)*) => {
+        amos! { [
+            pair atomic_fetch_and, ctx_atomic_fetch_and (dest: *mut T, value: T) -> T
+                => |st, pe| Ok(st.word(dest, pe)?.fetch_and(value));
+            pair atomic_fetch_or, ctx_atomic_fetch_or (dest: *mut T, value: T) -> T
+                => |st, pe| Ok(st.word(dest, pe)?.fetch_or(value));
+            pair atomic_fetch_xor, ctx_atomic_fetch_xor (dest: *mut T, value: T) -> T
+                => |st, pe| Ok(st.word(dest, pe)?.fetch_xor(value));
+            pair atomic_and, ctx_atomic_and (dest: *mut T, value: T) -> ()
+                => |st, pe| st.word(dest, pe).map(|w| w.and(value));
+            pair atomic_or, ctx_atomic_or (dest: *mut T, value: T) -> ()
+                => |st, pe| st.word(dest, pe).map(|w| w.or(value));
+            pair atomic_xor, ctx_atomic_xor (dest: *mut T, value: T) -> ()
+                => |st, pe| st.word(dest, pe).map(|w| w.xor(value));
+            pair atomic_fetch_and_nbi, ctx_atomic_fetch_and_nbi (fetch: *mut T, dest: *mut T, value: T) -> ()
+                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_and(value));
+            pair atomic_fetch_or_nbi, ctx_atomic_fetch_or_nbi (fetch: *mut T, dest: *mut T, value: T) -> ()
+                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_or(value));
+            pair atomic_fetch_xor_nbi, ctx_atomic_fetch_xor_nbi (fetch: *mut T, dest: *mut T, value: T) -> ()
+                => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_xor(value));
+        ]; $($types)* }
+    };
 }
 
-/// Deprecated (OpenSHMEM 1.3 and earlier) fetch, set, swap: int, long, longlong, float, double.
-macro_rules! old_extended_amos {
-    ($($tn:ident => $t:ty),* $(,)?) => {$(
-        pub mod $tn {
-                        entry!(plain [stringify!($tn), "_fetch"] fetch (target: *const $t) -> $t
-                => |st, pe| Ok(st.word(target, pe)?.fetch()));
-            entry!(plain [stringify!($tn), "_set"] set (target: *mut $t, value: $t) -> ()
-                => |st, pe| Ok(st.word(target, pe)?.set(value)));
-            entry!(plain [stringify!($tn), "_swap"] swap (target: *mut $t, value: $t) -> $t
-                => |st, pe| Ok(st.word(target, pe)?.swap(value)));
-        }
-    )*};
-}
-
-/// Deprecated cswap, finc, inc, fadd, add: int, long, longlong.
-macro_rules! old_standard_amos {
-    ($($tn:ident => $t:ty),* $(,)?) => {$(
-        pub mod $tn {
-                        entry!(plain [stringify!($tn), "_cswap"] cswap (target: *mut $t, cond: $t, value: $t) -> $t
-                => |st, pe| Ok(st.word(target, pe)?.compare_swap(cond, value)));
-            entry!(plain [stringify!($tn), "_finc"] finc (target: *mut $t) -> $t
-                => |st, pe| Ok(st.word(target, pe)?.fetch_inc()));
-            entry!(plain [stringify!($tn), "_inc"] inc (target: *mut $t) -> ()
-                => |st, pe| st.word(target, pe).map(|w| w.inc()));
-            entry!(plain [stringify!($tn), "_fadd"] fadd (target: *mut $t, value: $t) -> $t
-                => |st, pe| Ok(st.word(target, pe)?.fetch_add(value)));
-            entry!(plain [stringify!($tn), "_add"] add (target: *mut $t, value: $t) -> ()
-                => |st, pe| st.word(target, pe).map(|w| w.add(value)));
-        }
-    )*};
-}
-
+/// Table 7 (extended AMO types): fetch, set, swap.
 mod extended {
     use super::*;
-    crate::amo_extended_types!(extended_amos);
+    crate::amo_extended_types!(amos, [
+        pair atomic_fetch, ctx_atomic_fetch (source: *const T) -> T
+            => |st, pe| Ok(st.word(source, pe)?.fetch());
+        pair atomic_set, ctx_atomic_set (dest: *mut T, value: T) -> ()
+            => |st, pe| st.word(dest, pe).map(|w| w.set(value));
+        pair atomic_swap, ctx_atomic_swap (dest: *mut T, value: T) -> T
+            => |st, pe| Ok(st.word(dest, pe)?.swap(value));
+        pair atomic_fetch_nbi, ctx_atomic_fetch_nbi (fetch: *mut T, source: *const T) -> ()
+            => |st, pe| write_fetch(fetch, st.word(source, pe)?.fetch());
+        pair atomic_swap_nbi, ctx_atomic_swap_nbi (fetch: *mut T, dest: *mut T, value: T) -> ()
+            => |st, pe| write_fetch(fetch, st.word(dest, pe)?.swap(value));
+    ]);
 }
 
+/// Table 6 (standard AMO types): compare_swap, fetch_inc, inc, fetch_add, add.
 mod standard {
     use super::*;
-    crate::amo_standard_types!(standard_amos);
+    crate::amo_standard_types!(amos, [
+        pair atomic_compare_swap, ctx_atomic_compare_swap (dest: *mut T, cond: T, value: T) -> T
+            => |st, pe| Ok(st.word(dest, pe)?.compare_swap(cond, value));
+        pair atomic_fetch_inc, ctx_atomic_fetch_inc (dest: *mut T) -> T
+            => |st, pe| Ok(st.word(dest, pe)?.fetch_inc());
+        pair atomic_inc, ctx_atomic_inc (dest: *mut T) -> ()
+            => |st, pe| st.word(dest, pe).map(|w| w.inc());
+        pair atomic_fetch_add, ctx_atomic_fetch_add (dest: *mut T, value: T) -> T
+            => |st, pe| Ok(st.word(dest, pe)?.fetch_add(value));
+        pair atomic_add, ctx_atomic_add (dest: *mut T, value: T) -> ()
+            => |st, pe| st.word(dest, pe).map(|w| w.add(value));
+        pair atomic_compare_swap_nbi, ctx_atomic_compare_swap_nbi (fetch: *mut T, dest: *mut T, cond: T, value: T) -> ()
+            => |st, pe| write_fetch(fetch, st.word(dest, pe)?.compare_swap(cond, value));
+        pair atomic_fetch_inc_nbi, ctx_atomic_fetch_inc_nbi (fetch: *mut T, dest: *mut T) -> ()
+            => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_inc());
+        pair atomic_fetch_add_nbi, ctx_atomic_fetch_add_nbi (fetch: *mut T, dest: *mut T, value: T) -> ()
+            => |st, pe| write_fetch(fetch, st.word(dest, pe)?.fetch_add(value));
+    ]);
 }
 
 mod bitwise {
@@ -152,12 +122,32 @@ mod bitwise {
     crate::amo_bitwise_types!(bitwise_amos);
 }
 
+/// Deprecated (OpenSHMEM 1.3 and earlier) fetch, set, swap (int, long, longlong, float, double)
+/// and cswap, finc, inc, fadd, add (int, long, longlong).
 mod deprecated {
     mod extended {
-        old_extended_amos! { int => i32, long => i64, longlong => i64, float => f32, double => f64 }
+        amos! { [
+            plain fetch (target: *const T) -> T
+                => |st, pe| Ok(st.word(target, pe)?.fetch());
+            plain set (target: *mut T, value: T) -> ()
+                => |st, pe| st.word(target, pe).map(|w| w.set(value));
+            plain swap (target: *mut T, value: T) -> T
+                => |st, pe| Ok(st.word(target, pe)?.swap(value));
+        ]; int => i32, long => i64, longlong => i64, float => f32, double => f64 }
     }
     mod standard {
-        old_standard_amos! { int => i32, long => i64, longlong => i64 }
+        amos! { [
+            plain cswap (target: *mut T, cond: T, value: T) -> T
+                => |st, pe| Ok(st.word(target, pe)?.compare_swap(cond, value));
+            plain finc (target: *mut T) -> T
+                => |st, pe| Ok(st.word(target, pe)?.fetch_inc());
+            plain inc (target: *mut T) -> ()
+                => |st, pe| st.word(target, pe).map(|w| w.inc());
+            plain fadd (target: *mut T, value: T) -> T
+                => |st, pe| Ok(st.word(target, pe)?.fetch_add(value));
+            plain add (target: *mut T, value: T) -> ()
+                => |st, pe| st.word(target, pe).map(|w| w.add(value));
+        ]; int => i32, long => i64, longlong => i64 }
     }
 }
 
