@@ -87,6 +87,24 @@ macro_rules! ffi_boundary {
 }
 pub(crate) use ffi_boundary;
 
+/// The sized RMA families (`shmem_put8` ... `shmem_put128`, `nvshmem_put8` ..., on the host
+/// and on a stream): `pub mod s8` ... `s128` in the module where it is called, each expanding
+/// `$routines!($args.., "<bits>", <bytes>)` with that module's parent's names in scope.
+macro_rules! sized_modules {
+    ($routines:ident $(, $arg:expr)*) => {
+        $crate::capi::sized_modules!(@each $routines [$($arg),*]; s8 => 8, s16 => 16, s32 => 32, s64 => 64, s128 => 128);
+    };
+    (@each $routines:ident [$($arg:expr),*]; $name:ident => $bits:literal $(, $more:ident => $more_bits:literal)*) => {
+        pub mod $name {
+            use super::super::*;
+            $routines!($($arg,)* stringify!($bits), $bits / 8);
+        }
+        $crate::capi::sized_modules!(@each $routines [$($arg),*]; $($more => $more_bits),*);
+    };
+    (@each $routines:ident [$($arg:expr),*];) => {};
+}
+pub(crate) use sized_modules;
+
 /// Runs a routine's body with panics fenced; an error comes back named after `routine`.
 #[inline(always)]
 pub fn boundary<R>(routine: &'static str, body: impl FnOnce() -> Result<R>) -> Result<R> {

@@ -125,18 +125,14 @@ pub mod typed {
 /// Sized families: shmem_put8 .. shmem_put128 and friends (8..128-bit elements, no alignment
 /// assumed), as `sized::s32::put` etc.
 pub mod sized {
-    macro_rules! sized_rma {
-        ($($module:ident: $bits:literal => $size:literal),* $(,)?) => {
-            $(
-                pub mod $module {
-                    use super::super::*;
-                    block_routines!("shmem_", "shmem_ctx_", stringify!($bits), c_void, $size);
-                    strided_routines!("shmem_", "shmem_ctx_", stringify!($bits), c_void, $size);
-                }
-            )*
+    /// One sized family: put, get, their nbi and ctx forms, iput, iget of `$size`-byte elements.
+    macro_rules! sized_routines {
+        ($suf:expr, $size:expr) => {
+            block_routines!("shmem_", "shmem_ctx_", $suf, c_void, $size);
+            strided_routines!("shmem_", "shmem_ctx_", $suf, c_void, $size);
         };
     }
-    sized_rma!(s8: 8 => 1, s16: 16 => 2, s32: 32 => 4, s64: 64 => 8, s128: 128 => 16);
+    crate::capi::sized_modules!(sized_routines);
 
     /// Byte-wise: shmem_putmem, shmem_getmem and their nbi and ctx forms.
     pub mod mem {

@@ -102,15 +102,7 @@ pub mod typed {
 
 /// nvshmem_{put,get}{8,16,32,64,128}{,_nbi} on the host.
 pub mod sized {
-    macro_rules! sized_rma {
-        ($($name:ident => $bits:literal),*) => {
-            $( pub mod $name {
-                use super::super::*;
-                block_routines!("nvshmem_", stringify!($bits), $bits / 8);
-            } )*
-        };
-    }
-    sized_rma!(s8 => 8, s16 => 16, s32 => 32, s64 => 64, s128 => 128);
+    crate::capi::sized_modules!(block_routines, "nvshmem_");
 }
 
 #[no_mangle]

@@ -180,15 +180,7 @@ pub mod typed {
 
 /// nvshmemx_{put,get}{8..128}{,_nbi}, iput/iget{8..128}, put{8..128}_signal{,_nbi} _on_stream.
 pub mod sized {
-    macro_rules! sized_stream_rma {
-        ($($name:ident => $bits:literal),*) => {
-            $( pub mod $name {
-                use super::super::*;
-                stream_block_routines!("nvshmemx_", stringify!($bits), $bits / 8);
-            } )*
-        };
-    }
-    sized_stream_rma!(s8 => 8, s16 => 16, s32 => 32, s64 => 64, s128 => 128);
+    crate::capi::sized_modules!(stream_block_routines, "nvshmemx_");
 }
 
 macro_rules! typed_stream_wait {
