@@ -39,8 +39,8 @@ OUTSIDE = {
     "nvshmemx_init_status": "reads one flag",
     "nvshmemid_init_status": "calls nvshmemx_init_status",
     "nvshmemx_mc_ptr": "returns NULL (no multicast objects are ever made)",
-    "nvshmemx_cumodule_finalize": "drops a registration from a table (no error to report)",
-    "nvshmemx_culibrary_finalize": "drops a registration from a table (no error to report)",
+    # nvshmemx_cumodule_finalize, nvshmemx_culibrary_finalize (capi/nvshmem/module.rs, one arm)
+    "$finalize": "drops a registration from a table (no error to report)",
     "rshmem_device_state_unregister": "drops a registration from a table (no error to report)",
     "rshmem_proxy_route_compiled": "sets one flag at program load (no error to report, nothing to panic)",
 }

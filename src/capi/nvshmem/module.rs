@@ -26,24 +26,22 @@ pub extern "C" fn rshmem_device_state_unregister(writer: Option<StateWriter>) {
     }
 }
 
-#[no_mangle]
-pub extern "C" fn nvshmemx_cumodule_init(module: CUmodule) -> c_int {
-    ffi_boundary!(nvshmemx_cumodule_init => Status, || gpu::register_module(module))
+/// `$init` registers a module or library loaded at run time (its device state is written at
+/// once and at every nvshmem_init); `$finalize` forgets it and returns 0.
+macro_rules! handle_routines {
+    ($init:ident, $finalize:ident ($handle:ident: $ty:ty), $register:path, $unregister:path) => {
+        #[no_mangle]
+        pub extern "C" fn $init($handle: $ty) -> c_int {
+            ffi_boundary!($init => Status, || $register($handle))
+        }
+
+        #[no_mangle]
+        pub extern "C" fn $finalize($handle: $ty) -> c_int {
+            $unregister($handle);
+            0
+        }
+    };
 }
 
-#[no_mangle]
-pub extern "C" fn nvshmemx_cumodule_finalize(module: CUmodule) -> c_int {
-    gpu::unregister_module(module);
-    0
-}
-
-#[no_mangle]
-pub extern "C" fn nvshmemx_culibrary_init(library: CUlibrary) -> c_int {
-    ffi_boundary!(nvshmemx_culibrary_init => Status, || gpu::register_library(library))
-}
-
-#[no_mangle]
-pub extern "C" fn nvshmemx_culibrary_finalize(library: CUlibrary) -> c_int {
-    gpu::unregister_library(library);
-    0
-}
+handle_routines!(nvshmemx_cumodule_init, nvshmemx_cumodule_finalize(module: CUmodule), gpu::register_module, gpu::unregister_module);
+handle_routines!(nvshmemx_culibrary_init, nvshmemx_culibrary_finalize(library: CUlibrary), gpu::register_library, gpu::unregister_library);
