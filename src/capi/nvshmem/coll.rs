@@ -11,6 +11,7 @@ use crate::capi::{ffi_boundary, Status};
 use crate::cuda::coll::{Kind, RedOp};
 use crate::cuda::{CUstream, StreamHandle};
 use crate::runtime::gpu::{Gather, GatherCall, ReduceCall};
+use crate::runtime::State;
 
 /// The stream a C caller passed to an `_on_stream` routine.
 pub(crate) fn user_stream(stream: CUstream) -> StreamHandle {
@@ -67,12 +68,21 @@ fn gather(
 ) -> crate::error::Result<()> {
     let st = crate::runtime::state()?;
     let bytes = crate::runtime::rma::bytes(nelem, elem)?;
-    let run = |s: StreamHandle| {
+    on_stream_or_blocking(st, stream, |s| {
         st.gpu_gather_on_stream(team, GatherCall { what, dest: dest.cast(), src: src.cast(), nbytes: bytes, elem }, s, routine)
-    };
+    })
+}
+
+/// Runs `call` on the caller's `stream` (an `_on_stream` routine: enqueued, returns at once),
+/// or, with None, on the library's stream and waits for it (the blocking form).
+fn on_stream_or_blocking(
+    st: &State,
+    stream: Option<CUstream>,
+    call: impl FnOnce(StreamHandle) -> crate::error::Result<()>,
+) -> crate::error::Result<()> {
     match stream {
-        Some(s) => run(user_stream(s)),
-        None => st.gpu_blocking(run),
+        Some(s) => call(user_stream(s)),
+        None => st.gpu_blocking(call),
     }
 }
 
@@ -150,13 +160,9 @@ fn reduce(
     stream: Option<CUstream>,
 ) -> crate::error::Result<()> {
     let st = crate::runtime::state()?;
-    let run = |s: StreamHandle| {
+    on_stream_or_blocking(st, stream, |s| {
         st.gpu_reduce_on_stream(team, ReduceCall { op, kind, dest: dest.cast(), src: src.cast(), n, scatter }, s, routine)
-    };
-    match stream {
-        Some(s) => run(user_stream(s)),
-        None => st.gpu_blocking(run),
-    }
+    })
 }
 
 /// reduce and reducescatter, on a stream and blocking, for one operator over a type table.
