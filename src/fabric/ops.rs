@@ -121,6 +121,15 @@ const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(50);
 /// socket drains (a 4 MiB put takes about 1 ms over tcp here), and the wait descriptor does
 /// not wake a sleeper when the socket has room again, so a sleep there stalled the stream.
 const IN_PLACE_SPIN: Duration = Duration::from_millis(2);
+/// Between two looks of that wait, a sleep of this long: the put is not done because the
+/// socket is full (a send that fits completes at once), and a full socket holds far more than
+/// drains in a few tens of µs, so the sleep idles nothing; polling instead pushed the rest a
+/// few KiB per system call as room appeared, 4 MiB puts at 0.62x the acknowledged ones
+/// (results/net-2026-11-29c-putbw/).
+const IN_PLACE_NAP: Duration = Duration::from_micros(50);
+/// In-place puts up to this size go without the acknowledgement (`put_in_place`); larger
+/// ones keep it: measured without it they were no faster (0.93-0.98x at 1-4 MiB).
+const UNACKED_MAX: usize = 256 << 10;
 
 /// How long a wait that has lasted `waited` (past SPIN_BEFORE_BLOCKING) sleeps on the wait
 /// descriptor: a quarter of that, 10 µs to 1 ms. The descriptor wakes the sleeper for local
@@ -238,11 +247,12 @@ impl Inner {
 
     /// Waits until every operation of class `c` posted so far has completed.
     fn settle(&self, c: Class) -> Result<()> {
-        self.settle_after_spinning(c, SPIN_BEFORE_BLOCKING)
+        self.settle_after_spinning(c, SPIN_BEFORE_BLOCKING, Duration::ZERO)
     }
 
-    /// `settle`, polling for `spin` before it sleeps (`pace`).
-    fn settle_after_spinning(&self, c: Class, spin: Duration) -> Result<()> {
+    /// `settle`, polling for `spin` before it sleeps (`pace`), and sleeping `nap` (if not zero)
+    /// after each look that found it not done.
+    fn settle_after_spinning(&self, c: Class, spin: Duration, nap: Duration) -> Result<()> {
         let (cntr, posted, what) = self.class(c);
         let settled = self.settled(c);
         // Nothing posted since a wait saw everything complete (a barrier's quiet, mostly):
@@ -278,6 +288,9 @@ impl Inner {
             // read by `poll`, is all there is, and the operation never completes otherwise.
             if let Some(m) = self.failure() {
                 return Err(error(m));
+            }
+            if !nap.is_zero() {
+                std::thread::sleep(nap);
             }
             if let Some(waited) = self.pace(&mut rounds, every, start, spin) {
                 return Err(self.incomplete(&format!("{} {what} posted", want - done), waited));
@@ -531,21 +544,24 @@ impl Fabric {
         len > PACK_MAX && self.progress.is_some() && info.ordered_writes && info.ordered_reads
     }
 
-    /// A put written from `src` itself with FI_TRANSMIT_COMPLETE: no staging copy. Over tcp
-    /// (libfabric 1.17 and later) the provider acknowledges such a write as it does a
-    /// delivery-complete one, so the put returns a round trip after its last byte left, which
-    /// costs 15-25% of the bandwidth at 256 KiB. Asking for no completion flag at all (done
-    /// once sent, no acknowledgement) measured 3x slower at 256 KiB here: the sender then
-    /// meets a full socket on most puts and waits for room in polls and naps (session 16,
-    /// results/net-2026-11-27e-barrier/). The peer is noted for quiet's read-back.
+    /// A put written from `src` itself: no staging copy. Up to `UNACKED_MAX` it asks for no
+    /// completion flag, so it completes (and `src` may be reused) once its data is in the
+    /// socket, without the peer's acknowledgement that tcp (libfabric 1.17 and later) sends
+    /// for a FI_TRANSMIT_COMPLETE write, which cost a round trip per put (the socket ran dry
+    /// before the next put); while the socket is full the wait sleeps `IN_PLACE_NAP` between
+    /// looks (session 16 measured this put without the acknowledgement 3x slower at 256 KiB
+    /// when it polled instead; with the naps 256 KiB puts went 1.24-1.39x faster:
+    /// results/net-2026-11-29c-putbw/). Larger puts keep FI_TRANSMIT_COMPLETE. The peer is
+    /// noted: quiet's read-back, ordered after the write, is what says it arrived.
     fn put_in_place(&self, peer: Peer, src: &[u8], local: Option<&Region>, dst: &RemoteRegion, off: usize) -> Result<()> {
         let addr = Self::target(dst, off, src.len())?;
         let l = self.local(src.as_ptr(), src.len(), local)?;
         let inner = &self.inner;
+        let unacked = src.len() <= UNACKED_MAX;
         // SAFETY: `src` stays borrowed until the write has completed (settle below).
         inner.post("fi_writemsg", Class::Writes, || unsafe {
             let to = [sys::fi_rma_iov { addr, len: src.len(), key: dst.key }];
-            let flags = sys::FI_TRANSMIT_COMPLETE;
+            let flags = if unacked { 0 } else { sys::FI_TRANSMIT_COMPLETE };
             sys::writemsg(inner.ep, src.as_ptr().cast(), src.len(), l.desc, peer.0, &to, std::ptr::null_mut(), flags)
         })?;
         {
@@ -555,7 +571,8 @@ impl Fabric {
                 None => unflushed.push((peer, dst.key, addr)),
             }
         }
-        inner.settle_after_spinning(Class::Writes, IN_PLACE_SPIN)
+        let nap = if unacked { IN_PLACE_NAP } else { Duration::ZERO };
+        inner.settle_after_spinning(Class::Writes, IN_PLACE_SPIN, nap)
     }
 
     /// Quiet's read-back: one byte read from each peer sent a transmit-complete write since
