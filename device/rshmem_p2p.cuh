@@ -557,7 +557,17 @@ struct rshmemi_warp_sync {
     static const bool rs_together = false, rs_pairs = false;
     unsigned lanes;
     __device__ rshmemi_warp_sync() : lanes(rshmemi_warp_lanes()) {}
-    __device__ void operator()() const { __syncwarp(lanes); }
+    /* The whole warp (a block of whole warps, the usual case: a test on blockDim, uniform) as the
+     * constant mask: a mask in a register makes ptxas check it before the barrier, every call
+     * (MATCH.ANY, REDUX.OR, VOTEU.ANY and a compare before WARPSYNC), which a constant skips
+     * (SASS of put_bw's put_warp kernel: a branch-if-divergent and a NOP, as NVSHMEM's). 1 x H200,
+     * 2 PEs under MPS (a proxy, not NVLink; results/gpu-compare-2026-11-29c-rma): put_warp 8 B-256
+     * KiB 5-8 % faster at 8 and 32 CTAs (32 KiB: 64.3 -> 67.7 GB/s, NVSHMEM 69.0), get_warp 64-512
+     * B 3 % lower latency; put_nbi_warp and block rows unchanged. */
+    __device__ void operator()() const {
+        if (((blockDim.x * blockDim.y * blockDim.z) & 31) == 0) __syncwarp(0xffffffffu);
+        else __syncwarp(lanes);
+    }
     __device__ rshmemi_group group() const { return rshmemi_group{(int)rshmemi_lane(), __popc(lanes)}; }
 };
 struct rshmemi_block_sync {

@@ -51,6 +51,19 @@ __global__ void wide_kernel(char *dst, const char *src, int pe) {
     nvshmem_quiet();
 }
 
+/* Blocks of 48 threads: warp 1 has 16 lanes, a partial warp (its barrier takes the lanes' mask
+ * where a whole warp's takes the constant one). Each warp gets its slice from the left
+ * neighbour (blocking), every lane then reads a byte of the slice that another lane fetched (what
+ * the blocking form's barrier promises), and the warp puts the slice on to the right. */
+#define PW_BYTES 2064
+__global__ void partial_warp_kernel(char *dst, char *mid, const char *src, unsigned char *echo, int left, int right) {
+    size_t w = threadIdx.x / 32, lane = threadIdx.x % 32, off = w * 4096;
+    nvshmemx_getmem_warp(mid + off, src + off, PW_BYTES, left);
+    echo[threadIdx.x] = (unsigned char)mid[off + (lane * 67 + 61) % PW_BYTES];
+    nvshmemx_putmem_warp(dst + off, mid + off, PW_BYTES, right);
+    nvshmem_quiet();
+}
+
 static unsigned char pattern(int pe, size_t i) { return (unsigned char)(pe * 37 + i * 7 + 1); }
 
 __global__ void typed_p_kernel(int *dst, double *ddst, int pe, int n) {
@@ -155,6 +168,33 @@ int main(void) {
             unsigned char want = i < WIDE_BYTES ? pattern(left, i) : 0;
             if (seen[i] != want) FAIL("1024-thread CTA, every scope: byte %zu is %d, want %d", i, seen[i], want);
         }
+    }
+
+    /* Whole and partial warps: blocking get, reads across lanes, blocking put. */
+    {
+        char *mid = (char *)nvshmem_calloc(BUF, 1);
+        unsigned char *echo;
+        CUDA_CHECK(cudaMalloc(&echo, 48));
+        CUDA_CHECK(cudaMemset(dst, 0, BUF));
+        ready();
+        partial_warp_kernel<<<1, 48>>>(dst, mid, src, echo, left, right);
+        step_done();
+        unsigned char he[48];
+        CUDA_CHECK(cudaMemcpy(he, echo, 48, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(seen, dst, BUF, cudaMemcpyDeviceToHost));
+        int left2 = (left + n - 1) % n; /* my dst holds what left fetched from its left */
+        for (size_t i = 0; i < BUF; i++) {
+            size_t w = i / 4096, k = i % 4096;
+            unsigned char want = w < 2 && k < PW_BYTES ? pattern(left2, i) : 0;
+            if (seen[i] != want) FAIL("warps of 32 and 16 lanes: byte %zu is %d, want %d", i, seen[i], want);
+        }
+        for (int t = 0; t < 48; t++) {
+            size_t at = (size_t)(t / 32) * 4096 + (size_t)(t % 32 * 67 + 61) % PW_BYTES;
+            CHECK(he[t] == pattern(left, at), "warps of 32 and 16 lanes: lane %d read %d after the get, want %d", t, he[t],
+                  pattern(left, at));
+        }
+        CUDA_CHECK(cudaFree(echo));
+        nvshmem_free(mid);
     }
 
     /* Typed p by 1000 threads, then g by 1000 threads. */
