@@ -557,17 +557,7 @@ struct rshmemi_warp_sync {
     static const bool rs_together = false, rs_pairs = false;
     unsigned lanes;
     __device__ rshmemi_warp_sync() : lanes(rshmemi_warp_lanes()) {}
-    /* The whole warp (a block of whole warps, the usual case: a test on blockDim, uniform) as the
-     * constant mask: a mask in a register makes ptxas check it before the barrier, every call
-     * (MATCH.ANY, REDUX.OR, VOTEU.ANY and a compare before WARPSYNC), which a constant skips
-     * (SASS of put_bw's put_warp kernel: a branch-if-divergent and a NOP, as NVSHMEM's). 1 x H200,
-     * 2 PEs under MPS (a proxy, not NVLink; results/gpu-compare-2026-11-29c-rma): put_warp 8 B-256
-     * KiB 5-8 % faster at 8 and 32 CTAs (32 KiB: 64.3 -> 67.7 GB/s, NVSHMEM 69.0), get_warp 64-512
-     * B 3 % lower latency; put_nbi_warp and block rows unchanged. */
-    __device__ void operator()() const {
-        if (((blockDim.x * blockDim.y * blockDim.z) & 31) == 0) __syncwarp(0xffffffffu);
-        else __syncwarp(lanes);
-    }
+    __device__ void operator()() const { __syncwarp(lanes); }
     __device__ rshmemi_group group() const { return rshmemi_group{(int)rshmemi_lane(), __popc(lanes)}; }
 };
 struct rshmemi_block_sync {
@@ -580,6 +570,23 @@ struct rshmemi_block_sync {
     __device__ void operator()() const { rshmemi_sync_block(); }
     __device__ rshmemi_group group() const { return rshmemi_block_group(); }
 };
+/* The barrier of the warp put/get routines (nvshmemx_*_put_warp, *_get_warp, *_get_nbi_warp):
+ * for a block of whole warps (the usual case; a uniform test on blockDim) the constant full mask.
+ * A mask in a register (rshmemi_warp_sync) makes ptxas check it before the barrier on every call
+ * (MATCH.ANY, REDUX.OR, VOTEU.ANY, a LOP3 and a conditional BRA.DIV), which a constant skips:
+ * then a BRA.DIV and a NOP, as NVSHMEM's __syncwarp() (cuobjdump of put_bw's put_warp kernel).
+ * 1 x H200, 2 PEs under MPS (a proxy, not NVLink; results/gpu-compare-2026-11-29c-rma): put_warp
+ * 8 B-256 KiB 4-7 % faster at 8 and 32 CTAs (32 KiB 64.5 -> 67.8 GB/s, NVSHMEM 69.1), get_warp
+ * 8-512 B 2-3 % lower latency. The warp collectives keep rshmemi_warp_sync: with this barrier
+ * their rows were up to 5 % slower (broadcast 8 B 1.79 -> 1.88 us, reduce 2 KiB 4.01 -> 4.14 us),
+ * still 0.40-0.87x NVSHMEM's time; put_signal and the strided forms were not measured with it. */
+struct rshmemi_warp_rma_sync : rshmemi_warp_sync {
+    __device__ void operator()() const {
+        if (((blockDim.x * blockDim.y * blockDim.z) & 31) == 0) __syncwarp(0xffffffffu);
+        else __syncwarp(lanes);
+    }
+};
+typedef rshmemi_block_sync rshmemi_block_rma_sync;
 
 /* ---- barriers and syncs -----------------------------------------------------------------------
  * PE j adds 1 to sync_counters[j] on PE i; PE i remembers in sync_consumed[j] how many it has

@@ -279,16 +279,16 @@ RSHMEMI_API uint64_t nvshmem_signal_fetch(uint64_t *sig_addr) { return rshmemi_l
  * all of them move data; the blocking forms end with a group barrier. */
 #define RSHMEMI_DEF_RMA_GROUP(NAME, TYPE, SCOPE)                                                                  \
     RSHMEMI_API void nvshmemx_##NAME##_put_##SCOPE(TYPE *dest, const TYPE *source, size_t nelems, int pe) {       \
-        rshmemi_put<1, rshmemi_bulk_##SCOPE>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+        rshmemi_put<1, rshmemi_bulk_##SCOPE>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_rma_sync(), __func__); \
     }                                                                                                             \
     RSHMEMI_API void nvshmemx_##NAME##_get_##SCOPE(TYPE *dest, const TYPE *source, size_t nelems, int pe) {       \
-        rshmemi_get<2, rshmemi_bulk_##SCOPE>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+        rshmemi_get<2, rshmemi_bulk_##SCOPE>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_rma_sync(), __func__); \
     }                                                                                                             \
     RSHMEMI_API void nvshmemx_##NAME##_put_nbi_##SCOPE(TYPE *dest, const TYPE *source, size_t nelems, int pe) {   \
         rshmemi_put<1, rshmemi_bulk_##SCOPE>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_no_sync(), __func__); \
     }                                                                                                             \
     RSHMEMI_API void nvshmemx_##NAME##_get_nbi_##SCOPE(TYPE *dest, const TYPE *source, size_t nelems, int pe) {   \
-        rshmemi_get<2, rshmemi_bulk_##SCOPE>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+        rshmemi_get<2, rshmemi_bulk_##SCOPE>(dest, source, nelems * sizeof(TYPE), pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_rma_sync(), __func__); \
     }
 #define RSHMEMI_DEF_RMA_WARP(NAME, TYPE) RSHMEMI_DEF_RMA_GROUP(NAME, TYPE, warp)
 #define RSHMEMI_DEF_RMA_BLOCK(NAME, TYPE) RSHMEMI_DEF_RMA_GROUP(NAME, TYPE, block)
@@ -300,16 +300,16 @@ RSHMEMI_REPT_RMA_TYPES(RSHMEMI_DEF_RMA_BLOCK)
 
 #define RSHMEMI_DEF_BYTES_GROUP(PREFIX, SUFFIX, BYTES, SCOPE)                                                      \
     RSHMEMI_API void nvshmemx_put##PREFIX##_##SCOPE(void *dest, const void *source, size_t SUFFIX, int pe) {       \
-        rshmemi_put<1, rshmemi_bulk_##SCOPE>(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+        rshmemi_put<1, rshmemi_bulk_##SCOPE>(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_rma_sync(), __func__); \
     }                                                                                                              \
     RSHMEMI_API void nvshmemx_get##PREFIX##_##SCOPE(void *dest, const void *source, size_t SUFFIX, int pe) {       \
-        rshmemi_get<2, rshmemi_bulk_##SCOPE>(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+        rshmemi_get<2, rshmemi_bulk_##SCOPE>(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_rma_sync(), __func__); \
     }                                                                                                              \
     RSHMEMI_API void nvshmemx_put##PREFIX##_nbi_##SCOPE(void *dest, const void *source, size_t SUFFIX, int pe) {   \
         rshmemi_put<1, rshmemi_bulk_##SCOPE>(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_no_sync(), __func__);     \
     }                                                                                                              \
     RSHMEMI_API void nvshmemx_get##PREFIX##_nbi_##SCOPE(void *dest, const void *source, size_t SUFFIX, int pe) {   \
-        rshmemi_get<2, rshmemi_bulk_##SCOPE>(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_sync(), __func__); \
+        rshmemi_get<2, rshmemi_bulk_##SCOPE>(dest, source, SUFFIX * BYTES, pe, rshmemi_##SCOPE##_group(), rshmemi_##SCOPE##_rma_sync(), __func__); \
     }
 #define RSHMEMI_DEF_SIZED_GROUPS(BITS, BYTES)              \
     RSHMEMI_DEF_BYTES_GROUP(BITS, nelems, BYTES, warp)     \
