@@ -10,8 +10,11 @@
 # "put8_quiet get8 fetch_add barrier_all put_bw"). AB_BUSY=N: N busy loops (nice 0) for the
 # whole run, as a machine whose other processes never sleep. AB_NEW_ENV="K=V ...": settings
 # for the new side only (FI_* ones reach the other host: rshmemrun forwards them), so one
-# build against itself A/Bs a setting. AB_OUT=DIR keeps raw.csv and
-# table.txt there. Each build's net_bench runs 3 repetitions of 0.1 s per row.
+# build against itself A/Bs a setting. AB_NEW_SYSCTL="key=v1,v2 ...": sysctls both hosts (each a
+# network namespace) take for the new side's runs only (commas stand for the spaces inside a
+# value); the old side and the floor run with the values the hosts started with (the network
+# namespace's own, e.g. net.ipv4.tcp_wmem: the machine's are not touched). AB_OUT=DIR keeps
+# raw.csv and table.txt there. Each build's net_bench runs 3 repetitions of 0.1 s per row.
 set -u -o pipefail
 
 [ $# -eq 2 ] || { echo "usage: bash perftest/net/ab.sh OLD_PREFIX NEW_PREFIX" >&2; exit 2; }
@@ -24,6 +27,7 @@ PREFIX=${RSHMEM_NETNS_PREFIX:-rsab}
 AB_TIME=${AB_TIME:-300}
 read -r -a ROWS <<<"${AB_ROWS:-put8_quiet get8 fetch_add barrier_all put_bw}"
 read -r -a NEW_ENV <<<"${AB_NEW_ENV:-}"
+read -r -a NEW_SYSCTL <<<"${AB_NEW_SYSCTL:-}"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "perftest/net/ab.sh: the hosts are network namespaces: run it as root" >&2
@@ -53,6 +57,18 @@ for side in old new; do
     [[ $loads == "$prefix"/* ]] || { echo "perftest/net/ab.sh: $side loads $loads, not $prefix's library (a copied install? make install PREFIX=$prefix)" >&2; exit 1; }
 done
 RSHMEM_NETNS_PREFIX=$PREFIX "$NETNS" up 2 >/dev/null || exit 1
+# The hosts' own values of the sysctls AB_NEW_SYSCTL names, as key=v1,v2 like it.
+OLD_SYSCTL=()
+for kv in "${NEW_SYSCTL[@]}"; do
+    OLD_SYSCTL+=("${kv%%=*}=$(on_host 1 sysctl -n "${kv%%=*}" | tr -s ' \t' ',')") || exit 1
+done
+# set_sysctls KEY=V1,V2...: sets each in both hosts.
+set_sysctls() {
+    local kv k
+    for kv in "$@"; do
+        for k in 1 2; do on_host $k sysctl -q -w "${kv%%=*}=$(tr ',' ' ' <<<"${kv#*=}")" >/dev/null || exit 1; done
+    done
+}
 for _ in $(seq 1 "${AB_BUSY:-0}"); do
     (while :; do :; done) &
     BUSY_PIDS+=($!)
@@ -74,6 +90,7 @@ while [ $(($(date +%s) - start)) -lt "$AB_TIME" ]; do
     round=$((round + 1))
     load=$(cut -d' ' -f1 /proc/loadavg)
     echo "perftest/net/ab.sh: round $round, load $load" >&2
+    set_sysctls "${OLD_SYSCTL[@]}"
     on_host 2 "$WORK/tcp_floor" server 17719 &
     server=$!
     run floor $round "$load" "$WORK/tcp_floor" client "$(RSHMEM_NETNS_PREFIX=$PREFIX "$NETNS" addr 2)" 17719 5000
@@ -82,6 +99,7 @@ while [ $(($(date +%s) - start)) -lt "$AB_TIME" ]; do
     for side in $order; do
         prefix=$OLD extra=()
         [ "$side" = new ] && prefix=$NEW extra=("${NEW_ENV[@]}")
+        if [ "$side" = new ]; then set_sysctls "${NEW_SYSCTL[@]}"; else set_sysctls "${OLD_SYSCTL[@]}"; fi
         run "$side" $round "$load" env "${extra[@]}" RSHMEM_LAUNCH_AGENT="$AGENT" RSHMEM_BOOTSTRAP_IFNAME=eth0 "$prefix/bin/rshmemrun" \
             --hosts "$PREFIX-h1:1,$PREFIX-h2:1" "$WORK/net_bench_$side" --reps 3 --time 0.1 "${ROWS[@]}"
     done
@@ -90,7 +108,7 @@ done
 TABLE=$WORK/table.txt
 {
     echo "A/B across 2 namespaced hosts, $round rounds in $(($(date +%s) - start)) s, $(date -u '+%Y-%m-%d %H:%M UTC'), busy loops: ${AB_BUSY:-0}"
-    echo "host: $(nproc) cores; old: $OLD; new: $NEW ${AB_NEW_ENV:+(with $AB_NEW_ENV)}; libfabric $(fi_info --version 2>/dev/null | sed -n 's/^libfabric: //p' | head -1)"
+    echo "host: $(nproc) cores; old: $OLD; new: $NEW ${AB_NEW_ENV:+(with $AB_NEW_ENV)}${AB_NEW_SYSCTL:+ (sysctls $AB_NEW_SYSCTL)}; libfabric $(fi_info --version 2>/dev/null | sed -n 's/^libfabric: //p' | head -1)"
     echo
     python3 "$HERE/ab_table.py" "$RAW"
 } >"$TABLE"
