@@ -85,8 +85,11 @@ pub struct GpuLocal {
     bounce: Mutex<Option<Option<[PinnedHost; 2]>>>,
 }
 
-/// Bytes of one bounce slot: a piece of a put's source copied at a time.
-pub const PIECE: usize = 256 << 10;
+/// Bytes of one bounce slot: a piece of a put's source copied at a time, sent as one request
+/// while it fits in half a mailbox ring (2 PEs: 2 MiB rings). 256 -> 512 KiB (session 28):
+/// half the per-piece costs (header write, round trip, copy settle) per byte, 1.14-1.2x at
+/// 1-4 MiB across 2 hosts (results/gpu-crosshost-2026-11-29c-proxy/, round 2).
+pub const PIECE: usize = 512 << 10;
 
 impl GpuLocal {
     pub fn new(device: cuda::Device) -> Result<GpuLocal> {

@@ -14,9 +14,10 @@ use crate::transport::{AmoType, Route, Segment, Transport};
 
 /// Bytes of one mailbox's ring at most (a request carries up to half of it; a larger transfer
 /// takes several requests, several in flight), and the host heap all of one PE's mailboxes
-/// may take.
-const MAILBOX_RING: usize = 1 << 20;
-const MAILBOX_BUDGET: usize = 2 << 20;
+/// may take (of the GPU job's 8 MiB host heap; 2 PEs: 2 MiB rings, room for three 512 KiB
+/// put pieces, `proxy::gpu::PIECE`).
+const MAILBOX_RING: usize = 2 << 20;
+const MAILBOX_BUDGET: usize = 4 << 20;
 
 /// Collective (every GPU PE of a job that spans hosts): allocates the mailboxes and starts the
 /// proxy thread.
