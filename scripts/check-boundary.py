@@ -13,7 +13,10 @@ that can neither fail nor panic, listed in OUTSIDE with the reason; one listed t
 exists, or that now runs through the macro, fails the check too (the list stays exact). The naked
 x87 trampolines of src/sys/longdouble.rs jump to entry points here. An entry point that a
 `macro_rules!` arm defines (`extern "C" fn $f`) is checked in the macro's text, once per arm:
-its call must give `$f` or the arm's export_name expression.
+its call must give `$f` or the arm's export_name expression. Where that arm's matcher is only
+identifiers (`($my_pe:ident, $n_pes:ident)`), the names each call of the macro gives for the
+defined parameters are entry points too, so an alias may call them (`_my_pe` -> `shmem_my_pe`);
+the summary lists them. A commented-out `extern "C" fn` (an example in a comment) is no entry point.
 """
 
 import glob
@@ -107,19 +110,55 @@ def name_arg(args):
     return args.strip()
 
 
+def ident_arms(body):
+    """The arms of a `macro_rules!` body whose matcher is only `$a:ident` parameters, as (the
+    parameters in order, the ones it defines an entry point with: `extern fn $a`)."""
+    arms = []
+    for m in re.finditer(r"\(\s*(\$\w+\s*:\s*ident(?:\s*,\s*\$\w+\s*:\s*ident)*)\s*\)\s*=>\s*\{", body):
+        params = [p.split(":")[0].strip() for p in m.group(1).split(",")]
+        depth, j = 0, m.end() - 1
+        while j < len(body):
+            depth += {"{": 1, "}": -1}.get(body[j], 0)
+            if depth == 0:
+                break
+            j += 1
+        defined = set(re.findall(r"\bextern\s+fn\s+(\$\w+)", body[m.end():j]))
+        if defined & set(params):
+            arms.append((params, defined))
+    return arms
+
+
+def made_names(texts, arms):
+    """The C names the calls `m!(a, b, ...)` of those arms define (the arguments given for the
+    parameters after `extern fn`), so that an alias may call them."""
+    made = set()
+    for name, its_arms in arms.items():
+        for text in texts:
+            for m in re.finditer(r"\b" + re.escape(name) + r"!\s*\(\s*(\w+(?:\s*,\s*\w+)*)\s*,?\s*\)", text):
+                args = [a.strip() for a in m.group(1).split(",")]
+                for params, defined in its_arms:
+                    if len(params) == len(args):
+                        made |= {a for p, a in zip(params, args) if p in defined}
+    return made
+
+
 def main():
     files = sorted(glob.glob(os.path.join(ROOT, "src/capi/**/*.rs"), recursive=True))
-    entries, names = [], set()
+    entries, names, arms, texts = [], set(), {}, []
     for f in files:
         raw = open(f).read()
         text = code_only(raw)
+        texts.append(text)
         # The raw text of each entry point, in order (for names and export_name strings, which
         # code_only blanks): from its attributes to the next entry point.
-        starts = [m.start() for m in re.finditer(r'extern "C" fn \$?\w+', raw)]
+        starts = [m.start() for m in re.finditer(r'extern "C" fn \$?\w+', raw)
+                  if "//" not in raw[raw.rfind("\n", 0, m.start()) + 1:m.start()]]
         ends = starts[1:] + [len(raw)]
         heads = [raw[(starts[i - 1] if i else 0):st] for i, st in enumerate(starts)]
         k = 0
         for kind, name, body, at in bodies(text):
+            if kind == "macro":
+                arms[name] = ident_arms(body)
             if kind == "fn" and re.search(r"\bextern\s+fn\s+" + re.escape(name) + r"(?!\w)", text[max(at - 20, 0):at + len(name) + 5]):
                 span = raw[starts[k]:ends[k]] if k < len(starts) else ""
                 # Its attributes: the last export_name between the previous entry point and it.
@@ -133,6 +172,8 @@ def main():
                 entries.append((os.path.relpath(f, ROOT), text.count("\n", 0, at) + 1, name, body, export, given))
                 names.add(name)
 
+    made = made_names(texts, arms)
+    names |= made
     bad, outside_seen, counts = [], set(), {"macro": 0, "alias": 0}
     for path, line, name, body, export, given in entries:
         call = one_call(body)
@@ -162,7 +203,8 @@ def main():
         print(f"check-boundary: {len(bad)} problem(s)")
         return 1
     print(f"check-boundary: {len(entries)} C entry-point definitions (a macro's counts once): {counts['macro']} one {MACRO}! call each,"
-          f" {counts['alias']} aliases of another entry point, {len(outside_seen)} outside it, each with its reason")
+          f" {counts['alias']} aliases of another entry point, {len(outside_seen)} outside it, each with its reason;"
+          f" {len(made)} named by macro calls of all-ident arms ({', '.join(sorted(made))})")
     return 0
 
 

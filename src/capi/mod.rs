@@ -105,6 +105,25 @@ macro_rules! sized_modules {
 }
 pub(crate) use sized_modules;
 
+/// `shmem_my_pe`/`shmem_n_pes` and their NVSHMEM twins: this PE's number and the number of PEs
+/// of the job, each an error (named after the routine) before initialization. `c_int` is the
+/// caller's (both files import it); aliases such as `_my_pe` call the routines by name
+/// (scripts/check-boundary.py reads the names this call gives).
+macro_rules! pe_queries {
+    ($my_pe:ident, $n_pes:ident) => {
+        #[no_mangle]
+        pub extern "C" fn $my_pe() -> c_int {
+            $crate::capi::ffi_boundary!($my_pe, |st| Ok(st.me as c_int))
+        }
+
+        #[no_mangle]
+        pub extern "C" fn $n_pes() -> c_int {
+            $crate::capi::ffi_boundary!($n_pes, |st| Ok(st.npes as c_int))
+        }
+    };
+}
+pub(crate) use pe_queries;
+
 /// Runs a routine's body with panics fenced; an error comes back named after `routine`.
 #[inline(always)]
 pub fn boundary<R>(routine: &'static str, body: impl FnOnce() -> Result<R>) -> Result<R> {

@@ -52,15 +52,7 @@ pub extern "C" fn shmem_global_exit(status: c_int) {
     }
 }
 
-#[no_mangle]
-pub extern "C" fn shmem_my_pe() -> c_int {
-    ffi_boundary!(shmem_my_pe, |st| Ok(st.me as c_int))
-}
-
-#[no_mangle]
-pub extern "C" fn shmem_n_pes() -> c_int {
-    ffi_boundary!(shmem_n_pes, |st| Ok(st.npes as c_int))
-}
+super::pe_queries!(shmem_my_pe, shmem_n_pes);
 
 #[no_mangle]
 pub extern "C" fn shmem_pe_accessible(pe: c_int) -> c_int {

@@ -270,15 +270,7 @@ pub extern "C" fn nvshmem_global_exit(code: c_int) {
     crate::capi::setup::shmem_global_exit(code)
 }
 
-#[no_mangle]
-pub extern "C" fn nvshmem_my_pe() -> c_int {
-    ffi_boundary!(nvshmem_my_pe, |st| Ok(st.me as c_int))
-}
-
-#[no_mangle]
-pub extern "C" fn nvshmem_n_pes() -> c_int {
-    ffi_boundary!(nvshmem_n_pes, |st| Ok(st.npes as c_int))
-}
+crate::capi::pe_queries!(nvshmem_my_pe, nvshmem_n_pes);
 
 #[no_mangle]
 pub extern "C" fn nvshmem_info_get_version(major: Option<&mut c_int>, minor: Option<&mut c_int>) {
