@@ -10,10 +10,9 @@
 #define FIELD(T, name, f) std::printf("field %s.%s %zu\n", name, #f, offsetof(T, f))
 
 static_assert(IBV_ACCESS_RELAXED_ORDERING == (1 << 20), "relaxed ordering flag");
-static_assert(IBV_QPT_RC == 2 && IBV_QPT_DRIVER == 0xff, "qp types");
+static_assert(IBV_QPT_RC == 2, "qp types");
 static_assert(IBV_QPS_RTS == 3 && IBV_QPS_ERR == 6, "qp states");
 static_assert(IBV_QP_DEST_QPN == (1 << 20) && IBV_QP_MAX_DEST_RD_ATOMIC == (1 << 17), "attr mask");
-static_assert(MLX5DV_QP_INIT_ATTR_MASK_DC == (1 << 1) && MLX5DV_DCTYPE_DCT == 1 && MLX5DV_DCTYPE_DCI == 2, "dc");
 static_assert(MLX5DV_UAR_ALLOC_TYPE_NC == 1 && MLX5DV_UAR_ALLOC_TYPE_BF == 0, "uar alloc types");
 static_assert(IBV_LINK_LAYER_INFINIBAND == 1 && IBV_LINK_LAYER_ETHERNET == 2, "link layers");
 static_assert(IBV_MTU_4096 == 5, "mtu enum");
@@ -78,19 +77,6 @@ int main() {
     FIELD(ibv_qp_init_attr, "ibv_qp_init_attr", cap);
     FIELD(ibv_qp_init_attr, "ibv_qp_init_attr", qp_type);
     FIELD(ibv_qp_init_attr, "ibv_qp_init_attr", sq_sig_all);
-    SIZE(ibv_qp_init_attr_ex, "ibv_qp_init_attr_ex");
-    FIELD(ibv_qp_init_attr_ex, "ibv_qp_init_attr_ex", srq);
-    FIELD(ibv_qp_init_attr_ex, "ibv_qp_init_attr_ex", cap);
-    FIELD(ibv_qp_init_attr_ex, "ibv_qp_init_attr_ex", qp_type);
-    FIELD(ibv_qp_init_attr_ex, "ibv_qp_init_attr_ex", comp_mask);
-    FIELD(ibv_qp_init_attr_ex, "ibv_qp_init_attr_ex", pd);
-    FIELD(ibv_qp_init_attr_ex, "ibv_qp_init_attr_ex", xrcd);
-    FIELD(ibv_qp_init_attr_ex, "ibv_qp_init_attr_ex", create_flags);
-    FIELD(ibv_qp_init_attr_ex, "ibv_qp_init_attr_ex", max_tso_header);
-    FIELD(ibv_qp_init_attr_ex, "ibv_qp_init_attr_ex", rwq_ind_tbl);
-    FIELD(ibv_qp_init_attr_ex, "ibv_qp_init_attr_ex", rx_hash_conf);
-    FIELD(ibv_qp_init_attr_ex, "ibv_qp_init_attr_ex", source_qpn);
-    FIELD(ibv_qp_init_attr_ex, "ibv_qp_init_attr_ex", send_ops_flags);
     // We declare only the head of struct ibv_qp; its size row is the head's end (qp_type).
     std::printf("size ibv_qp %zu\n", offsetof(ibv_qp, qp_type) + sizeof(ibv_qp_type));
     FIELD(ibv_qp, "ibv_qp", handle);
@@ -102,14 +88,6 @@ int main() {
     std::printf("field ibv_srq_init_attr.max_wr %zu\n", offsetof(ibv_srq_init_attr, attr) + offsetof(ibv_srq_attr, max_wr));
     std::printf("field ibv_srq_init_attr.max_sge %zu\n", offsetof(ibv_srq_init_attr, attr) + offsetof(ibv_srq_attr, max_sge));
     std::printf("field ibv_srq_init_attr.srq_limit %zu\n", offsetof(ibv_srq_init_attr, attr) + offsetof(ibv_srq_attr, srq_limit));
-    SIZE(mlx5dv_qp_init_attr, "mlx5dv_qp_init_attr");
-    FIELD(mlx5dv_qp_init_attr, "mlx5dv_qp_init_attr", comp_mask);
-    FIELD(mlx5dv_qp_init_attr, "mlx5dv_qp_init_attr", create_flags);
-    FIELD(mlx5dv_qp_init_attr, "mlx5dv_qp_init_attr", dc_init_attr);
-    FIELD(mlx5dv_qp_init_attr, "mlx5dv_qp_init_attr", send_ops_flags);
-    SIZE(mlx5dv_dc_init_attr, "mlx5dv_dc_init_attr");
-    FIELD(mlx5dv_dc_init_attr, "mlx5dv_dc_init_attr", dc_type);
-    FIELD(mlx5dv_dc_init_attr, "mlx5dv_dc_init_attr", dct_access_key);
     SIZE(mlx5dv_devx_uar, "mlx5dv_devx_uar");
     FIELD(mlx5dv_devx_uar, "mlx5dv_devx_uar", reg_addr);
     FIELD(mlx5dv_devx_uar, "mlx5dv_devx_uar", base_addr);

@@ -46,14 +46,9 @@ pub const IBV_ACCESS_REMOTE_ATOMIC: c_int = 1 << 3;
 pub const IBV_ACCESS_RELAXED_ORDERING: c_int = 1 << 20;
 
 pub const IBV_QPT_RC: u32 = 2;
-pub const IBV_QPT_DRIVER: u32 = 0xff;
-pub const IBV_QP_INIT_ATTR_PD: u32 = 1 << 0;
 pub const IBV_LINK_LAYER_INFINIBAND: u8 = 1;
 pub const IBV_LINK_LAYER_ETHERNET: u8 = 2;
 
-pub const MLX5DV_QP_INIT_ATTR_MASK_DC: u64 = 1 << 1;
-pub const MLX5DV_DCTYPE_DCT: u32 = 1;
-pub const MLX5DV_DCTYPE_DCI: u32 = 2;
 pub const MLX5DV_UAR_ALLOC_TYPE_BF: u32 = 0;
 pub const MLX5DV_UAR_ALLOC_TYPE_NC: u32 = 1;
 pub const MLX5DV_OBJ_CQ: u64 = 1 << 1;
@@ -179,36 +174,6 @@ pub struct IbvQpInitAttr {
     pub sq_sig_all: c_int,
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct IbvRxHashConf {
-    pub rx_hash_function: u8,
-    pub rx_hash_key_len: u8,
-    pub rx_hash_key: *mut u8,
-    pub rx_hash_fields_mask: u64,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct IbvQpInitAttrEx {
-    pub qp_context: Ptr,
-    pub send_cq: Ptr,
-    pub recv_cq: Ptr,
-    pub srq: Ptr,
-    pub cap: IbvQpCap,
-    pub qp_type: u32,
-    pub sq_sig_all: c_int,
-    pub comp_mask: u32,
-    pub pd: Ptr,
-    pub xrcd: Ptr,
-    pub create_flags: u32,
-    pub max_tso_header: u16,
-    pub rwq_ind_tbl: Ptr,
-    pub rx_hash_conf: IbvRxHashConf,
-    pub source_qpn: u32,
-    pub send_ops_flags: u64,
-}
-
 /// The leading fields of `struct ibv_qp` (we only read qp_num and state).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -232,23 +197,6 @@ pub struct IbvSrqInitAttr {
     pub max_wr: u32,
     pub max_sge: u32,
     pub srq_limit: u32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct Mlx5dvDcInitAttr {
-    pub dc_type: u32,
-    /// union { dct_access_key; dci_streams }
-    pub dct_access_key: u64,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct Mlx5dvQpInitAttr {
-    pub comp_mask: u64,
-    pub create_flags: u32,
-    pub dc_init_attr: Mlx5dvDcInitAttr,
-    pub send_ops_flags: u64,
 }
 
 #[repr(C)]
@@ -404,16 +352,8 @@ pub fn layout_table() -> Vec<String> {
         ]
     );
     layout_rows!(v, IbvQpInitAttr, "ibv_qp_init_attr", [send_cq, recv_cq, srq, cap, qp_type, sq_sig_all]);
-    layout_rows!(
-        v,
-        IbvQpInitAttrEx,
-        "ibv_qp_init_attr_ex",
-        [srq, cap, qp_type, comp_mask, pd, xrcd, create_flags, max_tso_header, rwq_ind_tbl, rx_hash_conf, source_qpn, send_ops_flags]
-    );
     layout_rows!(v, IbvQpHead, "ibv_qp", [handle, qp_num, state, qp_type]);
     layout_rows!(v, IbvSrqInitAttr, "ibv_srq_init_attr", [max_wr, max_sge, srq_limit]);
-    layout_rows!(v, Mlx5dvQpInitAttr, "mlx5dv_qp_init_attr", [comp_mask, create_flags, dc_init_attr, send_ops_flags]);
-    layout_rows!(v, Mlx5dvDcInitAttr, "mlx5dv_dc_init_attr", [dc_type, dct_access_key]);
     layout_rows!(v, Mlx5dvDevxUar, "mlx5dv_devx_uar", [reg_addr, base_addr, page_id, mmap_off, comp_mask]);
     layout_rows!(v, Mlx5dvDevxUmem, "mlx5dv_devx_umem", [umem_id]);
     v
@@ -509,7 +449,6 @@ fn_table!(Verbs from "libibverbs.so.1" {
 fn_table!(Mlx5 from "libmlx5.so.1" {
     mlx5dv_is_supported: fn(Ptr) -> bool;
     mlx5dv_open_device: fn(Ptr, *mut Mlx5dvContextAttr) -> Ptr;
-    mlx5dv_create_qp: fn(Ptr, *mut IbvQpInitAttrEx, *mut Mlx5dvQpInitAttr) -> *mut IbvQpHead;
     mlx5dv_devx_umem_reg: fn(Ptr, Ptr, usize, u32) -> *mut Mlx5dvDevxUmem;
     mlx5dv_devx_umem_dereg: fn(*mut Mlx5dvDevxUmem) -> c_int;
     mlx5dv_devx_alloc_uar: fn(Ptr, u32) -> *mut Mlx5dvDevxUar;
