@@ -16,7 +16,8 @@
 # PROGRAM_ARGS instead of the test suite's directory argument. MPS_PERCENT sets each PE's share
 # of the GPU under MPS (default 45: at 50 % two cooperative grids each sized to its share never
 # ran at once; results/gpu-crosshost-2026-11-27e/). PES_PER_HOST=2 on a machine of 4 or more GPUs:
-# 4 PEs as 2 hosts x 2 GPUs (host 1 sees GPUs 0,1, host 2 GPUs 2,3; no MPS). The tail of each
+# 4 PEs as 2 hosts x 2 GPUs (host 1 sees GPUs 0,1, host 2 GPUs 2,3; no MPS); OWN_GPUS=1 on a machine of
+# 2 or more GPUs: 2 PEs, host 1 on GPU 0 and host 2 on GPU 1 (no MPS). The tail of each
 # failed test's log goes to $OUT/failures.txt. After a failed test the MPS daemon is restarted
 # (a GPU fault in one client leaves the shared server unusable for the next). If GPU init refuses jobs that span
 # hosts (an old build), a preflight run says so and the script stops (exit 2); FORCE=1 runs
@@ -61,7 +62,8 @@ nvidia-smi -L | head -2; fi_info --version 2>/dev/null | head -2
 # proxy posted none of the grid's puts; it and the proxy's atomic kernel waited 10 s for an SM).
 export RSHMEM_NETNS_PREFIX=$XH_PREFIX
 PPH="${PES_PER_HOST:-1}"
-MPS=$([ "$PPH" = 1 ] && echo 1 || echo 0)
+# OWN_GPUS=1 on a machine of 2 or more GPUs: one PE per host, each host its own GPU (no MPS).
+MPS=$([ "$PPH" = 1 ] && [ "${OWN_GPUS:-0}" != 1 ] && echo 1 || echo 0)
 SHAPE=$([ "$MPS" = 1 ] && echo "2 PEs on 2 namespaced hosts, one GPU under MPS" || echo "$((2 * PPH)) PEs as 2 namespaced hosts x $PPH GPUs")
 : >"$OUT/failures.txt"
 if [ "$MPS" = 1 ]; then
