@@ -14,7 +14,8 @@
 # network namespace) take for the new side's runs only (commas stand for the spaces inside a
 # value); the old side and the floor run with the values the hosts started with (the network
 # namespace's own, e.g. net.ipv4.tcp_wmem: the machine's are not touched). AB_OUT=DIR keeps
-# raw.csv and table.txt there. Each build's net_bench runs 3 repetitions of 0.1 s per row.
+# raw.csv and table.txt there. Each build's net_bench runs 3 repetitions of 0.1 s per row, the
+# floor (tcp_floor) 3 streams of 0.1 s per write size.
 set -u -o pipefail
 
 [ $# -eq 2 ] || { echo "usage: bash perftest/net/ab.sh OLD_PREFIX NEW_PREFIX" >&2; exit 2; }
@@ -93,7 +94,7 @@ while [ $(($(date +%s) - start)) -lt "$AB_TIME" ]; do
     set_sysctls "${OLD_SYSCTL[@]}"
     on_host 2 "$WORK/tcp_floor" server 17719 &
     server=$!
-    run floor $round "$load" "$WORK/tcp_floor" client "$(RSHMEM_NETNS_PREFIX=$PREFIX "$NETNS" addr 2)" 17719 5000
+    run floor $round "$load" "$WORK/tcp_floor" client "$(RSHMEM_NETNS_PREFIX=$PREFIX "$NETNS" addr 2)" 17719 5000 0.1
     wait "$server"
     if [ $((round % 2)) -eq 1 ]; then order="old new"; else order="new old"; fi
     for side in $order; do

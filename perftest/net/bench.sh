@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Multi-host benchmark: one PE on each of two namespaced hosts (scripts/netns-hosts.sh: own
 # network and host name, a veth pair to a bridge, nothing shared but the kernel), in one run:
-#   floor   perftest/net/tcp_floor: plain TCP between the two hosts (8-byte round trip, streams)
+#   floor   perftest/net/tcp_floor: plain TCP between the two hosts (8-byte round trip, streams;
+#           each write size timed as net_bench times a row: a warm-up, then the median of 3
+#           streams of NET_TIME seconds)
 #   rshmem  rshmemrun --hosts H1:1,H2:1 (libfabric, the provider rshmem picks: tcp;ofi_rxm here)
 #   oshmem  Open MPI's oshrun across the same hosts: spml ucx with UCX_TLS=tcp
 # rshmem and OSHMEM run the same program, perftest/net/net_bench.c (timed by the clock: see
@@ -92,7 +94,7 @@ run_one() {
 floor() {
     on_host 2 "$WORK/tcp_floor" server 17718 &
     local server=$!
-    run_one floor "$1" "$WORK/tcp_floor" client "$("$NETNS" addr 2)" 17718 20000
+    run_one floor "$1" "$WORK/tcp_floor" client "$("$NETNS" addr 2)" 17718 20000 "${NET_TIME:-0.25}"
     wait "$server"
 }
 

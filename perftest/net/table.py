@@ -12,7 +12,8 @@ Each benchmark row is set beside the bare-TCP figure for the same work:
                                completion or the value comes back): tcp_rtt
   barrier_all (2 PEs)          both PEs send at once and wait for the other: one one-way trip,
                                tcp_rtt / 2
-  put_bw SIZE                  a TCP stream written in SIZE-byte writes: tcp_stream SIZE
+  put_bw SIZE                  a TCP stream written in SIZE-byte writes: tcp_stream SIZE (the
+                               median of 3 streams timed as put_bw is: tcp_floor.c)
   put8_alltoall_npN            (put_rate.c, N PEs over 2 hosts) blocking 8-byte puts per second
                                of the slowest PE, every PE to every PE: no floor, beside OSHMEM
 The issue's targets: latency <= OSHMEM's and <= 2x the floor; bandwidth >= 0.9x the floor.
