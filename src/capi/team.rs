@@ -71,22 +71,70 @@ pub(crate) fn selected_contexts<C>(config: *const C, selected: bool, which: &str
     Ok(n)
 }
 
-/// A split's out-parameter `what` (the address of a `handle`, "a shmem_team_t") is not NULL.
-pub(crate) fn out_param<T>(p: *mut T, what: &str, handle: &str) -> Result<()> {
-    if p.is_null() {
-        return Err(Error::invalid_value(format!("{what} is NULL; pass the address of {handle} to receive the new team")));
+/// A team handle of either API, as the C split routines give it out: `shmem_team_t` (a
+/// pointer) or `nvshmem_team_t` (an int).
+pub(crate) trait Handle: Copy {
+    /// The handle of no team, as its C name says it.
+    const INVALID: Self;
+    const INVALID_NAME: &'static str;
+    /// The handle type as messages name it ("a shmem_team_t").
+    const WHAT: &'static str;
+    /// The handle of the team at table index `id`.
+    fn of(id: usize) -> Self;
+    fn is_invalid(self) -> bool;
+}
+
+impl Handle for ShmemTeam {
+    const INVALID: Self = TEAM_INVALID;
+    const INVALID_NAME: &'static str = "SHMEM_TEAM_INVALID";
+    const WHAT: &'static str = "a shmem_team_t";
+    fn of(id: usize) -> Self {
+        team_handle(id)
     }
-    Ok(())
+    fn is_invalid(self) -> bool {
+        team_index(self).is_none()
+    }
 }
 
-fn out_handle(p: *mut ShmemTeam, what: &str) -> Result<()> {
-    out_param(p, what, "a shmem_team_t")
+/// The C side of a split of `parent` (either API, strided or 2d) into the handles `outs`
+/// (each with its parameter's name): every out-parameter is checked; when `parent` is the
+/// invalid handle, every handle gets INVALID and the status says why; otherwise `split` runs
+/// and gives whether this PE is the one that warns (`loud`) and what the split gave it for each
+/// handle. A PE in no new team gets INVALID. The status is 0, or the first failure's code (when
+/// the arguments describe no team: every member fails alike, and the loud one says why, once,
+/// in a warning naming the routine).
+pub(crate) fn split_into<H: Handle, const N: usize>(
+    routine: &'static str,
+    parent: H,
+    outs: [(*mut H, &str); N],
+    split: impl FnOnce() -> Result<(bool, [Split; N])>,
+) -> Result<c_int> {
+    for (p, what) in outs {
+        if p.is_null() {
+            return Err(Error::invalid_value(format!("{what} is NULL; pass the address of {} to receive the new team", H::WHAT)));
+        }
+    }
+    let (loud, splits) = if parent.is_invalid() {
+        let e = format!("parent_team is {}; no {} created", H::INVALID_NAME, if N == 1 { "team was" } else { "teams were" });
+        (true, std::array::from_fn(|_| Split::Failed(Error::invalid_value(e.as_str()))))
+    } else {
+        split()?
+    };
+    let mut rc = 0;
+    for ((p, _), split) in outs.into_iter().zip(splits) {
+        let (member, r) = split_outcome(routine, split, loud && rc == 0);
+        // SAFETY: p was checked non-NULL above and points at the caller's team handle.
+        unsafe { *p = member.map_or(H::INVALID, H::of) };
+        if rc == 0 {
+            rc = r;
+        }
+    }
+    Ok(rc)
 }
 
-/// A split's outcome for the C caller: the new team's table index where this PE is in it, and
-/// the spec's status (0, or the error's code when the arguments describe no team: every member
-/// fails alike, and one of them, `loud`, says why in a warning naming the routine).
-pub(crate) fn split_outcome(routine: &'static str, split: Split, loud: bool) -> (Option<usize>, c_int) {
+/// One split's outcome for the C caller: the new team's table index where this PE is in it,
+/// and the status (0, or the error's code; `loud` warns, naming the routine).
+fn split_outcome(routine: &'static str, split: Split, loud: bool) -> (Option<usize>, c_int) {
     match split {
         Split::Member(id) => (Some(id), 0),
         Split::NotMember => (None, 0),
@@ -97,15 +145,6 @@ pub(crate) fn split_outcome(routine: &'static str, split: Split, loud: bool) -> 
             (None, e.kind.code())
         }
     }
-}
-
-/// Stores a split's result in `*out` (SHMEM_TEAM_INVALID where this PE is in no new team);
-/// returns the status.
-fn give(routine: &'static str, split: Split, out: *mut ShmemTeam, loud: bool) -> c_int {
-    let (member, rc) = split_outcome(routine, split, loud);
-    // SAFETY: out was checked non-NULL and points at the caller's shmem_team_t.
-    unsafe { *out = member.map_or(TEAM_INVALID, team_handle) };
-    rc
 }
 
 #[no_mangle]
@@ -185,19 +224,11 @@ pub extern "C" fn shmem_team_split_strided(
     new_team: *mut ShmemTeam,
 ) -> c_int {
     ffi_boundary!(shmem_team_split_strided, |st| {
-        out_handle(new_team, "new_team")?;
-        if team_index(parent_team).is_none() {
-            return Ok(give(
-                ROUTINE,
-                Split::Failed(Error::invalid_value("parent_team is SHMEM_TEAM_INVALID; no team was created")),
-                new_team,
-                true,
-            ));
-        }
-        let (pid, parent) = team_of(st, parent_team)?;
-        let contexts = config_contexts(config, config_mask, "config")?;
-        let loud = parent.my_index == 0;
-        Ok(give(ROUTINE, st.team_split_strided(pid, &parent, Triplet { start, stride, size }, contexts, ROUTINE)?, new_team, loud))
+        split_into(ROUTINE, parent_team, [(new_team, "new_team")], || {
+            let (pid, parent) = team_of(st, parent_team)?;
+            let contexts = config_contexts(config, config_mask, "config")?;
+            Ok((parent.my_index == 0, [st.team_split_strided(pid, &parent, Triplet { start, stride, size }, contexts, ROUTINE)?]))
+        })
     })
 }
 
@@ -214,21 +245,13 @@ pub extern "C" fn shmem_team_split_2d(
     yaxis_team: *mut ShmemTeam,
 ) -> c_int {
     ffi_boundary!(shmem_team_split_2d, |st| {
-        out_handle(xaxis_team, "xaxis_team")?;
-        out_handle(yaxis_team, "yaxis_team")?;
-        if team_index(parent_team).is_none() {
-            let e = Error::invalid_value("parent_team is SHMEM_TEAM_INVALID; no teams were created");
-            give(ROUTINE, Split::Failed(e.clone()), xaxis_team, true);
-            return Ok(give(ROUTINE, Split::Failed(e), yaxis_team, false));
-        }
-        let (pid, parent) = team_of(st, parent_team)?;
-        let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config")?;
-        let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config")?;
-        let (x, y) = st.team_split_2d(pid, &parent, xrange, xc, yc, ROUTINE)?;
-        let loud = parent.my_index == 0;
-        let rx = give(ROUTINE, x, xaxis_team, loud);
-        let ry = give(ROUTINE, y, yaxis_team, loud && rx == 0);
-        Ok(if rx != 0 { rx } else { ry })
+        split_into(ROUTINE, parent_team, [(xaxis_team, "xaxis_team"), (yaxis_team, "yaxis_team")], || {
+            let (pid, parent) = team_of(st, parent_team)?;
+            let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config")?;
+            let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config")?;
+            let (x, y) = st.team_split_2d(pid, &parent, xrange, xc, yc, ROUTINE)?;
+            Ok((parent.my_index == 0, [x, y]))
+        })
     })
 }
 
@@ -240,4 +263,77 @@ pub extern "C" fn shmem_team_destroy(team: ShmemTeam) {
         st.ctxs.destroy_team(id);
         st.teams.remove(id)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ptr::addr_of_mut;
+
+    use super::*;
+    use crate::capi::nvshmem::team::NvTeam;
+
+    #[test]
+    fn split_into_checks_every_out_handle_before_the_split() {
+        let mut x: ShmemTeam = team_handle(7);
+        let e = split_into::<ShmemTeam, 2>(
+            "shmem_team_split_2d",
+            team_handle(WORLD),
+            [(addr_of_mut!(x), "xaxis_team"), (std::ptr::null_mut(), "yaxis_team")],
+            || panic!("the split ran although yaxis_team is NULL"),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgument);
+        assert_eq!(e.message, "yaxis_team is NULL; pass the address of a shmem_team_t to receive the new team");
+        assert_eq!(x, team_handle(7), "no handle is written when one is NULL");
+    }
+
+    #[test]
+    fn split_into_an_invalid_parent_fails_every_handle_without_splitting() {
+        let (mut x, mut y): (NvTeam, NvTeam) = (5, 6);
+        let rc =
+            split_into("nvshmem_team_split_2d", -1 as NvTeam, [(addr_of_mut!(x), "xaxis_team"), (addr_of_mut!(y), "yaxis_team")], || {
+                panic!("the split ran with an invalid parent")
+            })
+            .unwrap();
+        assert_eq!((x, y), (-1, -1));
+        assert_eq!(rc, ErrorKind::InvalidArgument.code());
+        let mut t = team_handle(3);
+        let rc = split_into("shmem_team_split_strided", TEAM_INVALID, [(addr_of_mut!(t), "new_team")], || panic!("split ran")).unwrap();
+        assert_eq!((t, rc), (TEAM_INVALID, ErrorKind::InvalidArgument.code()));
+    }
+
+    #[test]
+    fn split_into_stores_each_outcome_and_returns_the_first_failure() {
+        let (mut x, mut y) = (std::ptr::null_mut(), team_handle(9));
+        let rc = split_into(
+            "shmem_team_split_2d",
+            team_handle(WORLD),
+            [(addr_of_mut!(x), "xaxis_team"), (addr_of_mut!(y), "yaxis_team")],
+            || Ok((false, [Split::Member(6), Split::NotMember])),
+        )
+        .unwrap();
+        assert_eq!((x, y, rc), (team_handle(6), TEAM_INVALID, 0));
+
+        let (mut x, mut y): (NvTeam, NvTeam) = (0, 0);
+        let rc =
+            split_into("nvshmem_team_split_2d", 0 as NvTeam, [(addr_of_mut!(x), "xaxis_team"), (addr_of_mut!(y), "yaxis_team")], || {
+                Ok((false, [Split::NotMember, Split::Failed(Error::of(ErrorKind::OutOfMemory, "no handle"))]))
+            })
+            .unwrap();
+        assert_eq!((x, y, rc), (-1, -1, ErrorKind::OutOfMemory.code()));
+
+        let (mut x, mut y): (NvTeam, NvTeam) = (0, 0);
+        let rc =
+            split_into("nvshmem_team_split_2d", 0 as NvTeam, [(addr_of_mut!(x), "xaxis_team"), (addr_of_mut!(y), "yaxis_team")], || {
+                Ok((false, [Split::Failed(Error::of(ErrorKind::Unsupported, "x")), Split::Failed(Error::of(ErrorKind::OutOfMemory, "y"))]))
+            })
+            .unwrap();
+        assert_eq!((x, y, rc), (-1, -1, ErrorKind::Unsupported.code()));
+
+        let e = split_into("nvshmem_team_split_strided", 0 as NvTeam, [(addr_of_mut!(x), "new_team")], || {
+            Err(Error::of(ErrorKind::NotMember, "parent"))
+        })
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::NotMember, "an error of the split itself is the routine's error");
+    }
 }

@@ -5,10 +5,10 @@
 
 use std::ffi::{c_int, c_long};
 
-use crate::capi::team::{out_param, selected_contexts};
+use crate::capi::team::{selected_contexts, split_into, Handle};
 use crate::capi::{ffi_boundary, Status, StatusCode};
 use crate::error::{Error, ErrorKind, Result};
-use crate::runtime::team::{Split, Triplet};
+use crate::runtime::team::Triplet;
 
 /// nvshmem_team_t.
 pub type NvTeam = i32;
@@ -39,17 +39,16 @@ fn config_contexts(config: *const NvTeamConfig, mask: c_long, which: &str) -> Re
     selected_contexts(config, mask & MASK_NUM_CONTEXTS != 0, which, "num_contexts", |c| c.num_contexts)
 }
 
-fn out_handle(p: *mut NvTeam, what: &str) -> Result<()> {
-    out_param(p, what, "an nvshmem_team_t")
-}
-
-/// Stores a split's result in `*out` (NVSHMEM_TEAM_INVALID where this PE is in no new team);
-/// returns the status (0, or an NVSHMEMX_ERROR_* code when the arguments describe no team).
-fn give(routine: &'static str, split: Split, out: *mut NvTeam, loud: bool) -> c_int {
-    let (member, rc) = crate::capi::team::split_outcome(routine, split, loud);
-    // SAFETY: out was checked non-NULL and points at the caller's nvshmem_team_t.
-    unsafe { *out = member.map_or(TEAM_INVALID, |id| id as NvTeam) };
-    rc
+impl Handle for NvTeam {
+    const INVALID: Self = TEAM_INVALID;
+    const INVALID_NAME: &'static str = "NVSHMEM_TEAM_INVALID";
+    const WHAT: &'static str = "an nvshmem_team_t";
+    fn of(id: usize) -> Self {
+        id as NvTeam
+    }
+    fn is_invalid(self) -> bool {
+        self < 0
+    }
 }
 
 #[no_mangle]
@@ -89,20 +88,12 @@ pub extern "C" fn nvshmem_team_split_strided(
     config_mask: c_long,
     new_team: *mut NvTeam,
 ) -> c_int {
-    ffi_boundary!(nvshmem_team_split_strided => StatusCode, || {
-        let st = crate::runtime::state()?;
-        out_handle(new_team, "new_team")?;
-        if parent_team < 0 {
-            return Ok(give(
-                ROUTINE,
-                Split::Failed(Error::invalid_value("parent_team is NVSHMEM_TEAM_INVALID; no team was created")),
-                new_team,
-                true,
-            ));
-        }
-        let contexts = config_contexts(config, config_mask, "config")?;
-        let loud = st.gpu_team_info(parent_team).is_some_and(|t| t.0 == 0);
-        Ok(give(ROUTINE, st.gpu_team_split_strided(parent_team, Triplet { start, stride, size }, contexts, ROUTINE)?, new_team, loud))
+    ffi_boundary!(nvshmem_team_split_strided => StatusCode, |st| {
+        split_into(ROUTINE, parent_team, [(new_team, "new_team")], || {
+            let contexts = config_contexts(config, config_mask, "config")?;
+            let loud = st.gpu_team_info(parent_team).is_some_and(|t| t.0 == 0);
+            Ok((loud, [st.gpu_team_split_strided(parent_team, Triplet { start, stride, size }, contexts, ROUTINE)?]))
+        })
     })
 }
 
@@ -118,22 +109,14 @@ pub extern "C" fn nvshmem_team_split_2d(
     yaxis_mask: c_long,
     yaxis_team: *mut NvTeam,
 ) -> c_int {
-    ffi_boundary!(nvshmem_team_split_2d => StatusCode, || {
-        let st = crate::runtime::state()?;
-        out_handle(xaxis_team, "xaxis_team")?;
-        out_handle(yaxis_team, "yaxis_team")?;
-        if parent_team < 0 {
-            let e = Error::invalid_value("parent_team is NVSHMEM_TEAM_INVALID; no teams were created");
-            give(ROUTINE, Split::Failed(e.clone()), xaxis_team, true);
-            return Ok(give(ROUTINE, Split::Failed(e), yaxis_team, false));
-        }
-        let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config")?;
-        let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config")?;
-        let loud = st.gpu_team_info(parent_team).is_some_and(|t| t.0 == 0);
-        let (x, y) = st.gpu_team_split_2d(parent_team, xrange, xc, yc, ROUTINE)?;
-        let rx = give(ROUTINE, x, xaxis_team, loud);
-        let ry = give(ROUTINE, y, yaxis_team, loud && rx == 0);
-        Ok(if rx != 0 { rx } else { ry })
+    ffi_boundary!(nvshmem_team_split_2d => StatusCode, |st| {
+        split_into(ROUTINE, parent_team, [(xaxis_team, "xaxis_team"), (yaxis_team, "yaxis_team")], || {
+            let xc = config_contexts(xaxis_config, xaxis_mask, "xaxis_config")?;
+            let yc = config_contexts(yaxis_config, yaxis_mask, "yaxis_config")?;
+            let loud = st.gpu_team_info(parent_team).is_some_and(|t| t.0 == 0);
+            let (x, y) = st.gpu_team_split_2d(parent_team, xrange, xc, yc, ROUTINE)?;
+            Ok((loud, [x, y]))
+        })
     })
 }
 
