@@ -138,12 +138,7 @@ macro_rules! typed_gather {
         } )*
     };
 }
-typed_gather! {
-    half => u16, bfloat16 => u16, float => f32, double => f64, char => std::ffi::c_char, short => i16,
-    schar => i8, int => i32, long => i64, longlong => i64, uchar => u8, ushort => u16, uint => u32,
-    ulong => u64, ulonglong => u64, int8 => i8, int16 => i16, int32 => i32, int64 => i64,
-    uint8 => u8, uint16 => u16, uint32 => u32, uint64 => u64, size => usize, ptrdiff => isize
-}
+crate::nvshmem_rma_types!(typed_gather);
 
 // ---- reductions ----------------------------------------------------------------------------------
 
