@@ -2,12 +2,13 @@
 //! memory registration ([`Mr`]), completion queue ([`Cq`]), shared receive queue ([`Srq`]), a
 //! verbs RC queue pair ([`RcQp`], host-memory queues, for a CPU-driven transport) and a doorbell
 //! page ([`Uar`]). Children hold an `Arc` of their parent, so a parent is released only after
-//! its last child; every object releases itself in `Drop`.
+//! its last child; every object releases itself in `Drop` (PD, CQ, SRQ, MR and QP through one
+//! type, `Owned`: the handle, its parent and the entry point that releases it).
 //!
 //! NEVER MET HARDWARE: every function here needs an RDMA device; only [`Context::open`]'s
 //! "no device" answer has run (CI, and every machine of this project).
 
-use std::ffi::{c_int, CStr};
+use std::ffi::{c_int, c_void, CStr};
 use std::sync::Arc;
 
 use super::sys::*;
@@ -92,12 +93,11 @@ impl Context {
 
     /// A verbs completion queue with `entries` host-memory CQEs.
     pub fn create_cq(self: &Arc<Self>, entries: i32) -> Result<Cq> {
-        // SAFETY: ctx is open; no completion channel.
-        let cq = unsafe { (self.v.ibv_create_cq)(self.ctx, entries, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
-        if cq.is_null() {
-            return Err(failed("ibv_create_cq"));
-        }
-        Ok(Cq { ctx: self.clone(), cq })
+        let null = std::ptr::null_mut();
+        // SAFETY: ctx is open; no completion channel. ibv_destroy_cq releases what
+        // ibv_create_cq made.
+        unsafe { Owned::new(self, (self.v.ibv_create_cq)(self.ctx, entries, null, null, 0), self.v.ibv_destroy_cq, "ibv_create_cq") }
+            .map(Cq)
     }
 
     /// A UAR page for doorbells, mapped non-cached (as a GPU mapping of it needs).
@@ -167,57 +167,101 @@ fn init_obj(obj: &mut Mlx5dvObj, kind: u64, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// A protection domain.
-pub struct Pd {
-    ctx: Arc<Context>,
-    pd: Ptr,
+/// A verbs object made from `P`: its handle, its parent (kept alive until the object is
+/// released) and the entry point that releases it, called once, in `Drop`.
+struct Owned<P, T = c_void> {
+    parent: Arc<P>,
+    raw: *mut T,
+    release: unsafe extern "C" fn(*mut T) -> c_int,
 }
 
-// SAFETY: an ibv_pd may be used from any thread.
-unsafe impl Send for Pd {}
+// SAFETY: a verbs object (PD, CQ, SRQ, MR, QP) may be used and released from any thread:
+// rdma-core serialises what needs it. The parent is shared, so it must be Send and Sync itself.
+unsafe impl<P: Send + Sync, T> Send for Owned<P, T> {}
 // SAFETY: as above.
-unsafe impl Sync for Pd {}
+unsafe impl<P: Send + Sync, T> Sync for Owned<P, T> {}
+
+impl<P, T> Owned<P, T> {
+    /// Takes the handle a create call of `parent` just returned; null is that call's failure
+    /// (`what`, with errno).
+    ///
+    /// # Safety
+    /// `raw`, when not null, is a live object that `release` releases and nothing else will.
+    unsafe fn new(parent: &Arc<P>, raw: *mut T, release: unsafe extern "C" fn(*mut T) -> c_int, what: &str) -> Result<Self> {
+        if raw.is_null() {
+            return Err(failed(what));
+        }
+        Ok(Owned { parent: parent.clone(), raw, release })
+    }
+}
+
+impl<P> Owned<P> {
+    /// The object's number, which DevX commands name it by (pdn, cqn, srqn): mlx5dv_init_obj
+    /// of `kind` (`what` in errors) fills `out` through the pair `slot` picks in Mlx5dvObj, and
+    /// `number` reads it.
+    fn number<O>(
+        &self,
+        kind: u64,
+        what: &str,
+        mut out: O,
+        slot: fn(&mut Mlx5dvObj) -> &mut [Ptr; 2],
+        number: fn(&O) -> u32,
+    ) -> Result<u32> {
+        let mut obj = Mlx5dvObj::default();
+        *slot(&mut obj) = [self.raw, (&mut out as *mut O).cast()];
+        init_obj(&mut obj, kind, what)?;
+        Ok(number(&out))
+    }
+}
+
+impl<P, T> Drop for Owned<P, T> {
+    fn drop(&mut self) {
+        // SAFETY: `new`'s contract: `release` is raw's own release entry, called only here. Its
+        // parent is still alive (we hold an Arc), and so are its children (they hold an Arc of
+        // it); objects that use each other without an Arc are declared in release order by
+        // their owner (QPs before their CQ, the DCT before its SRQ; see ibgda::hw).
+        unsafe { (self.release)(self.raw) };
+    }
+}
+
+/// A protection domain.
+pub struct Pd(Owned<Context>);
 
 impl Pd {
     pub fn alloc(ctx: &Arc<Context>) -> Result<Arc<Pd>> {
-        // SAFETY: ctx is open.
-        let pd = unsafe { (ctx.v.ibv_alloc_pd)(ctx.ctx) };
-        if pd.is_null() {
-            return Err(failed("ibv_alloc_pd"));
-        }
-        Ok(Arc::new(Pd { ctx: ctx.clone(), pd }))
+        // SAFETY: ctx is open; ibv_dealloc_pd releases what ibv_alloc_pd made.
+        unsafe { Owned::new(ctx, (ctx.v.ibv_alloc_pd)(ctx.ctx), ctx.v.ibv_dealloc_pd, "ibv_alloc_pd") }.map(|o| Arc::new(Pd(o)))
     }
 
     pub fn context(&self) -> &Arc<Context> {
-        &self.ctx
+        &self.0.parent
+    }
+
+    fn v(&self) -> &'static Verbs {
+        self.0.parent.v
     }
 
     /// The PD's number, which DevX commands name.
     pub fn pdn(&self) -> Result<u32> {
-        let mut out = Mlx5dvPd::default();
-        let mut obj = Mlx5dvObj { pd: [self.pd, (&mut out as *mut Mlx5dvPd).cast()], ..Default::default() };
-        init_obj(&mut obj, MLX5DV_OBJ_PD, "PD")?;
-        Ok(out.pdn)
+        self.0.number(MLX5DV_OBJ_PD, "PD", Mlx5dvPd::default(), |o| &mut o.pd, |p| p.pdn)
     }
 
     /// Registers `[addr, addr+len)`: through its dma-buf file descriptor first when one is given
     /// (`dmabuf` = (fd, offset of addr in it)), else or on failure through `ibv_reg_mr`.
     pub fn register(self: &Arc<Self>, addr: u64, len: usize, dmabuf: Option<(i32, u64)>) -> Result<Mr> {
-        let v = self.ctx.v;
+        let v = self.v();
         let access = HEAP_ACCESS | IBV_ACCESS_RELAXED_ORDERING;
         let mut why = String::from("no dma-buf handle for this memory");
         if let Some((fd, offset)) = dmabuf {
             // SAFETY: pd is live; fd is a dma-buf covering [offset, offset+len).
-            let mr = unsafe { (v.ibv_reg_dmabuf_mr)(self.pd, offset, len, addr, fd, access) };
+            let mr = unsafe { (v.ibv_reg_dmabuf_mr)(self.0.raw, offset, len, addr, fd, access) };
             if !mr.is_null() {
-                // SAFETY: mr is a valid ibv_mr.
-                let m = unsafe { *mr };
-                return Ok(Mr { pd: self.clone(), mr, lkey: m.lkey, rkey: m.rkey, how: "dma-buf".into() });
+                return self.mr(mr, "dma-buf".into());
             }
             why = format!("ibv_reg_dmabuf_mr failed: {}", std::io::Error::last_os_error());
         }
         // SAFETY: pd is live; the caller keeps the range allocated while registered.
-        let mr = unsafe { (v.ibv_reg_mr)(self.pd, addr as Ptr, len, access) };
+        let mr = unsafe { (v.ibv_reg_mr)(self.0.raw, addr as Ptr, len, access) };
         if mr.is_null() {
             return Err(Error::new(
                 ErrorKind::System,
@@ -226,41 +270,44 @@ impl Pd {
                     std::io::Error::last_os_error()),
             ));
         }
-        // SAFETY: mr is a valid ibv_mr.
-        let m = unsafe { *mr };
-        Ok(Mr { pd: self.clone(), mr, lkey: m.lkey, rkey: m.rkey, how: format!("ibv_reg_mr ({why})") })
+        self.mr(mr, format!("ibv_reg_mr ({why})"))
+    }
+
+    /// Owns `mr`, the registration ibv_reg_(dmabuf_)mr just returned.
+    fn mr(self: &Arc<Self>, mr: *mut IbvMr, how: String) -> Result<Mr> {
+        // SAFETY: ibv_dereg_mr releases what ibv_reg_(dmabuf_)mr made.
+        let mr = unsafe { Owned::new(self, mr, self.v().ibv_dereg_mr, "ibv_reg_mr") }?;
+        // SAFETY: mr.raw is a valid ibv_mr (not null: `new` checked).
+        let m = unsafe { *mr.raw };
+        Ok(Mr { lkey: m.lkey, rkey: m.rkey, how, _mr: mr })
     }
 
     /// A verbs RC QP on `cq` (send and receive, host-memory queues).
     pub fn create_rc_qp(self: &Arc<Self>, cq: &Cq, depth: u32, max_inline: u32) -> Result<RcQp> {
         let mut init = IbvQpInitAttr {
             qp_context: std::ptr::null_mut(),
-            send_cq: cq.cq,
-            recv_cq: cq.cq,
+            send_cq: cq.0.raw,
+            recv_cq: cq.0.raw,
             srq: std::ptr::null_mut(),
             cap: IbvQpCap { max_send_wr: depth, max_recv_wr: 1, max_send_sge: 1, max_recv_sge: 1, max_inline_data: max_inline },
             qp_type: IBV_QPT_RC,
             sq_sig_all: 0,
         };
-        // SAFETY: pd and cq are live; init is fully initialised.
-        let qp = unsafe { (self.ctx.v.ibv_create_qp)(self.pd, &mut init) };
-        if qp.is_null() {
-            return Err(failed("ibv_create_qp(RC)"));
-        }
-        // SAFETY: qp is a valid ibv_qp.
-        let qpn = unsafe { (*qp).qp_num };
-        Ok(RcQp { pd: self.clone(), qp, qpn, state: QpState::Reset })
+        // SAFETY: pd and cq are live; init is fully initialised. ibv_destroy_qp releases what
+        // ibv_create_qp made.
+        let qp =
+            unsafe { Owned::new(self, (self.v().ibv_create_qp)(self.0.raw, &mut init), self.v().ibv_destroy_qp, "ibv_create_qp(RC)") }?;
+        // SAFETY: qp.raw is a valid ibv_qp.
+        let qpn = unsafe { (*qp.raw).qp_num };
+        Ok(RcQp { qp, qpn, state: QpState::Reset })
     }
 
     /// A shared receive queue (a DC target needs one, though it never receives).
     pub fn create_srq(self: &Arc<Self>, max_wr: u32) -> Result<Srq> {
         let mut init = IbvSrqInitAttr { srq_context: std::ptr::null_mut(), max_wr, max_sge: 1, srq_limit: 0 };
-        // SAFETY: pd is live; init is fully initialised.
-        let srq = unsafe { (self.ctx.v.ibv_create_srq)(self.pd, &mut init) };
-        if srq.is_null() {
-            return Err(failed("ibv_create_srq"));
-        }
-        Ok(Srq { pd: self.clone(), srq })
+        // SAFETY: pd is live; init is fully initialised. ibv_destroy_srq releases what
+        // ibv_create_srq made.
+        unsafe { Owned::new(self, (self.v().ibv_create_srq)(self.0.raw, &mut init), self.v().ibv_destroy_srq, "ibv_create_srq") }.map(Srq)
     }
 
     /// The 48-byte mlx5 address vector toward `remote` through `port`, as the provider builds it
@@ -271,7 +318,7 @@ impl Pd {
         let (mut attr, _) = super::rtr_attr(port, remote, traffic_class, sl);
         attr.ah_attr.grh.sgid_index = sgid_index;
         // SAFETY: pd is live; the ah_attr is fully initialised.
-        let ah = unsafe { (self.ctx.v.ibv_create_ah)(self.pd, &mut attr.ah_attr) };
+        let ah = unsafe { (self.v().ibv_create_ah)(self.0.raw, &mut attr.ah_attr) };
         if ah.is_null() {
             return Err(failed(&format!("ibv_create_ah toward LID {:#x} / QP {:#x}", remote.lid, remote.qpn)));
         }
@@ -286,102 +333,47 @@ impl Pd {
             }
         });
         // SAFETY: ah came from ibv_create_ah; the AV was copied out.
-        unsafe { (self.ctx.v.ibv_destroy_ah)(ah) };
+        unsafe { (self.v().ibv_destroy_ah)(ah) };
         r
-    }
-}
-
-impl Drop for Pd {
-    fn drop(&mut self) {
-        // SAFETY: pd came from ibv_alloc_pd; children hold an Arc, so none is left.
-        unsafe { (self.ctx.v.ibv_dealloc_pd)(self.pd) };
     }
 }
 
 /// A memory registration.
 pub struct Mr {
-    pd: Arc<Pd>,
-    mr: *mut IbvMr,
+    _mr: Owned<Pd, IbvMr>,
     pub lkey: u32,
     pub rkey: u32,
     /// "dma-buf" or "ibv_reg_mr" (and why the first was not used).
     pub how: String,
 }
 
-// SAFETY: an ibv_mr is a plain registration handle.
-unsafe impl Send for Mr {}
-// SAFETY: as above.
-unsafe impl Sync for Mr {}
-
-impl Drop for Mr {
-    fn drop(&mut self) {
-        // SAFETY: mr came from ibv_reg_(dmabuf_)mr.
-        unsafe { (self.pd.ctx.v.ibv_dereg_mr)(self.mr) };
-    }
-}
-
 /// A verbs completion queue.
-pub struct Cq {
-    ctx: Arc<Context>,
-    cq: Ptr,
-}
-
-// SAFETY: an ibv_cq may be used from any thread.
-unsafe impl Send for Cq {}
-// SAFETY: as above.
-unsafe impl Sync for Cq {}
+pub struct Cq(Owned<Context>);
 
 impl Cq {
     /// The CQ's number (a DC target names its CQ by it).
     pub fn cqn(&self) -> Result<u32> {
         // SAFETY: all-zero is valid for this plain C struct (null pointers, zero counts).
-        let mut out: Mlx5dvCq = unsafe { std::mem::zeroed() };
-        let mut obj = Mlx5dvObj { cq: [self.cq, (&mut out as *mut Mlx5dvCq).cast()], ..Default::default() };
-        init_obj(&mut obj, MLX5DV_OBJ_CQ, "CQ")?;
-        Ok(out.cqn)
-    }
-}
-
-impl Drop for Cq {
-    fn drop(&mut self) {
-        // SAFETY: cq came from ibv_create_cq; QPs using it are gone (declared before it).
-        unsafe { (self.ctx.v.ibv_destroy_cq)(self.cq) };
+        let out: Mlx5dvCq = unsafe { std::mem::zeroed() };
+        self.0.number(MLX5DV_OBJ_CQ, "CQ", out, |o| &mut o.cq, |c| c.cqn)
     }
 }
 
 /// A shared receive queue.
-pub struct Srq {
-    pd: Arc<Pd>,
-    srq: Ptr,
-}
-
-// SAFETY: an ibv_srq may be used from any thread.
-unsafe impl Send for Srq {}
-// SAFETY: as above.
-unsafe impl Sync for Srq {}
+pub struct Srq(Owned<Pd>);
 
 impl Srq {
     /// The SRQ's number (a DC target names its SRQ by it).
     pub fn srqn(&self) -> Result<u32> {
         // SAFETY: all-zero is valid for this plain C struct.
-        let mut out: Mlx5dvSrq = unsafe { std::mem::zeroed() };
-        let mut obj = Mlx5dvObj { srq: [self.srq, (&mut out as *mut Mlx5dvSrq).cast()], ..Default::default() };
-        init_obj(&mut obj, MLX5DV_OBJ_SRQ, "SRQ")?;
-        Ok(out.srqn)
-    }
-}
-
-impl Drop for Srq {
-    fn drop(&mut self) {
-        // SAFETY: srq came from ibv_create_srq; the DCT using it is destroyed first.
-        unsafe { (self.pd.ctx.v.ibv_destroy_srq)(self.srq) };
+        let out: Mlx5dvSrq = unsafe { std::mem::zeroed() };
+        self.0.number(MLX5DV_OBJ_SRQ, "SRQ", out, |o| &mut o.srq, |s| s.srqn)
     }
 }
 
 /// A verbs RC queue pair and the state we drove it to.
 pub struct RcQp {
-    pd: Arc<Pd>,
-    qp: *mut IbvQpHead,
+    qp: Owned<Pd, IbvQpHead>,
     pub qpn: u32,
     pub state: QpState,
 }
@@ -390,7 +382,7 @@ impl RcQp {
     fn modify(&mut self, to: QpState, (mut attr, mask): (IbvQpAttr, c_int)) -> Result<()> {
         let next = self.state.step(to)?;
         // SAFETY: qp is live; attr and mask are consistent (built by the *_attr functions).
-        if unsafe { (self.pd.ctx.v.ibv_modify_qp)(self.qp, &mut attr, mask) } != 0 {
+        if unsafe { (self.qp.parent.v().ibv_modify_qp)(self.qp.raw, &mut attr, mask) } != 0 {
             return Err(failed(&format!("ibv_modify_qp({:?} -> {to:?}) of QP {:#x}", self.state, self.qpn)));
         }
         self.state = next;
@@ -402,13 +394,6 @@ impl RcQp {
         self.modify(QpState::Init, super::init_attr(port))?;
         self.modify(QpState::Rtr, super::rtr_attr(port, remote, traffic_class, sl))?;
         self.modify(QpState::Rts, super::rts_attr(local_psn))
-    }
-}
-
-impl Drop for RcQp {
-    fn drop(&mut self) {
-        // SAFETY: qp came from ibv_create_qp.
-        unsafe { (self.pd.ctx.v.ibv_destroy_qp)(self.qp) };
     }
 }
 
