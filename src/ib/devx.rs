@@ -101,25 +101,14 @@ unsafe fn command<R>(f: unsafe extern "C" fn(Ptr, *const c_void, usize, *mut c_v
 
 impl DevxOps for DevxCtx {
     fn umem_reg(&mut self, what: &str, addr: u64, len: usize, dmabuf: Option<(i32, u64)>) -> Result<u32> {
-        let mut why = String::from("no dma-buf handle");
-        let mut u = std::ptr::null_mut();
-        if dmabuf.is_some() {
-            u = self.umem_reg_ex(addr, len, dmabuf);
-            if u.is_null() {
-                why = format!("dma-buf registration failed: {}", std::io::Error::last_os_error());
-            }
-        }
-        if u.is_null() {
-            u = self.umem_reg_ex(addr, len, None);
-        }
-        if u.is_null() {
-            return Err(Error::new(
-                ErrorKind::System,
-                super::ROUTINE,
-                format!("registering {len} bytes at {addr:#x} ({what}) as a DevX umem failed ({why}; then by address: {}); GPU memory needs nvidia-peermem or dma-buf support",
-                    std::io::Error::last_os_error()),
-            ));
-        }
+        let (u, _) = super::register_dmabuf_first(
+            &format!("{len} bytes at {addr:#x} ({what}) as a DevX umem"),
+            dmabuf,
+            "mlx5dv_devx_umem_reg_ex with a dma-buf",
+            |fd, offset| self.umem_reg_ex(addr, len, Some((fd, offset))),
+            "mlx5dv_devx_umem_reg_ex by address",
+            || self.umem_reg_ex(addr, len, None),
+        )?;
         self.umems.push(u);
         // SAFETY: u is a live umem.
         Ok(unsafe { (*u).umem_id })

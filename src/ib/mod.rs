@@ -46,6 +46,42 @@ pub(crate) fn failed(what: &str) -> Error {
     Error::system(ROUTINE, what, std::io::Error::last_os_error())
 }
 
+/// Registers memory with the NIC as both registrations do (a verbs MR, a DevX umem): through
+/// its dma-buf (`dmabuf` = fd, offset of the memory in it) when there is one, else or when that
+/// fails by address. `by_dmabuf` and `by_address` make the two calls (named `dmabuf_call` and
+/// `address_call` in messages; null is failure, with errno). Returns the handle and, when it
+/// was registered by address, why not through dma-buf; the error names `what` (the memory and
+/// what it was registered as), both attempts and the usual fix.
+pub(crate) fn register_dmabuf_first<T>(
+    what: &str,
+    dmabuf: Option<(i32, u64)>,
+    dmabuf_call: &str,
+    by_dmabuf: impl FnOnce(i32, u64) -> *mut T,
+    address_call: &str,
+    by_address: impl FnOnce() -> *mut T,
+) -> Result<(*mut T, Option<String>)> {
+    let mut why = String::from("no dma-buf handle for this memory");
+    if let Some((fd, offset)) = dmabuf {
+        let p = by_dmabuf(fd, offset);
+        if !p.is_null() {
+            return Ok((p, None));
+        }
+        why = format!("{dmabuf_call} failed: {}", std::io::Error::last_os_error());
+    }
+    let p = by_address();
+    if p.is_null() {
+        return Err(Error::new(
+            ErrorKind::System,
+            ROUTINE,
+            format!(
+                "registering {what} failed ({why}; then {address_call}: {}); for GPU memory load nvidia-peermem or use a kernel with dma-buf support",
+                std::io::Error::last_os_error()
+            ),
+        ));
+    }
+    Ok((p, Some(why)))
+}
+
 /// libibverbs, loaded once. Err says in plain words why RDMA is unavailable.
 pub fn verbs() -> Result<&'static Verbs> {
     static V: OnceLock<std::result::Result<Verbs, String>> = OnceLock::new();
@@ -355,5 +391,49 @@ mod tests {
         assert_eq!(pci_distance(other_root.pci_path.as_ref().unwrap(), gpu), u32::MAX);
         let nics = [far.clone(), other_root, near.clone()];
         assert_eq!(closest_nic(&nics, gpu, Some(0)).unwrap().name, "mlx5_1");
+    }
+
+    #[test]
+    fn registration_tries_dma_buf_first_then_by_address() {
+        let mut mem = 0u8;
+        let ok: *mut u8 = &mut mem;
+        let null = std::ptr::null_mut::<u8>();
+        let reg = |dmabuf, by_dmabuf: *mut u8, by_address: *mut u8, calls: &mut Vec<String>| {
+            let calls = std::cell::RefCell::new(calls);
+            register_dmabuf_first(
+                "4096 bytes at 0x1000 (test)",
+                dmabuf,
+                "reg_dmabuf",
+                |fd, offset| {
+                    calls.borrow_mut().push(format!("dmabuf {fd} {offset}"));
+                    by_dmabuf
+                },
+                "reg_addr",
+                || {
+                    calls.borrow_mut().push("address".into());
+                    by_address
+                },
+            )
+        };
+        // A dma-buf that registers: no call by address, no reason given.
+        let mut calls = Vec::new();
+        assert_eq!(reg(Some((7, 64)), ok, null, &mut calls).unwrap(), (ok, None));
+        assert_eq!(calls, ["dmabuf 7 64"]);
+        // No dma-buf: by address, saying why.
+        let mut calls = Vec::new();
+        let (p, why) = reg(None, ok, ok, &mut calls).unwrap();
+        assert_eq!((p, calls.as_slice()), (ok, ["address".to_string()].as_slice()));
+        assert_eq!(why.as_deref(), Some("no dma-buf handle for this memory"));
+        // A dma-buf that fails: then by address, naming the failed call.
+        let mut calls = Vec::new();
+        let (p, why) = reg(Some((7, 0)), null, ok, &mut calls).unwrap();
+        assert_eq!((p, calls.len()), (ok, 2));
+        assert!(why.unwrap().starts_with("reg_dmabuf failed: "));
+        // Both fail: one error naming the memory, both attempts and the fix.
+        let e = reg(Some((7, 0)), null, null, &mut Vec::new()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::System);
+        for part in ["registering 4096 bytes at 0x1000 (test) failed (reg_dmabuf failed: ", "; then reg_addr: ", "nvidia-peermem"] {
+            assert!(e.message.contains(part), "{part:?} not in {}", e.message);
+        }
     }
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::sys::*;
 use super::{failed, mlx5, unsupported, verbs, QpAddress, QpState, HEAP_ACCESS};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 /// An open device.
 pub struct Context {
@@ -249,28 +249,19 @@ impl Pd {
     /// Registers `[addr, addr+len)`: through its dma-buf file descriptor first when one is given
     /// (`dmabuf` = (fd, offset of addr in it)), else or on failure through `ibv_reg_mr`.
     pub fn register(self: &Arc<Self>, addr: u64, len: usize, dmabuf: Option<(i32, u64)>) -> Result<Mr> {
-        let v = self.v();
+        let (v, pd) = (self.v(), self.0.raw);
         let access = HEAP_ACCESS | IBV_ACCESS_RELAXED_ORDERING;
-        let mut why = String::from("no dma-buf handle for this memory");
-        if let Some((fd, offset)) = dmabuf {
+        let (mr, why) = super::register_dmabuf_first(
+            &format!("{len} bytes at {addr:#x} with the NIC"),
+            dmabuf,
+            "ibv_reg_dmabuf_mr",
             // SAFETY: pd is live; fd is a dma-buf covering [offset, offset+len).
-            let mr = unsafe { (v.ibv_reg_dmabuf_mr)(self.0.raw, offset, len, addr, fd, access) };
-            if !mr.is_null() {
-                return self.mr(mr, "dma-buf".into());
-            }
-            why = format!("ibv_reg_dmabuf_mr failed: {}", std::io::Error::last_os_error());
-        }
-        // SAFETY: pd is live; the caller keeps the range allocated while registered.
-        let mr = unsafe { (v.ibv_reg_mr)(self.0.raw, addr as Ptr, len, access) };
-        if mr.is_null() {
-            return Err(Error::new(
-                ErrorKind::System,
-                super::ROUTINE,
-                format!("registering {len} bytes at {addr:#x} with the NIC failed ({why}; then ibv_reg_mr: {}); for GPU memory load nvidia-peermem or use a kernel with dma-buf support",
-                    std::io::Error::last_os_error()),
-            ));
-        }
-        self.mr(mr, format!("ibv_reg_mr ({why})"))
+            |fd, offset| unsafe { (v.ibv_reg_dmabuf_mr)(pd, offset, len, addr, fd, access) },
+            "ibv_reg_mr",
+            // SAFETY: pd is live; the caller keeps the range allocated while registered.
+            || unsafe { (v.ibv_reg_mr)(pd, addr as Ptr, len, access) },
+        )?;
+        self.mr(mr, why.map_or_else(|| "dma-buf".into(), |why| format!("ibv_reg_mr ({why})")))
     }
 
     /// Owns `mr`, the registration ibv_reg_(dmabuf_)mr just returned.
