@@ -265,6 +265,15 @@ impl QpAddress {
 /// Access rights of the heap registration and of RC QPs: local write, remote read/write/atomic.
 pub const HEAP_ACCESS: c_int = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
+/// Connection timing of every RC QP and DC target, the verbs QPs' attributes here and the DevX
+/// commands of `ibgda::hw::plan` alike: 4.096 µs × 2^20 ≈ 4 s before a retry, 7 retries (and 7
+/// RNR retries), 2^4 = 16 reads/atomics in flight each way, RNR NAK timer code 12, hop limit 255.
+pub const ACK_TIMEOUT: u8 = 20;
+pub const RETRY: u8 = 7;
+pub const LOG_RD_ATOMIC: u8 = 4;
+pub const MIN_RNR_NAK: u8 = 12;
+pub const HOP_LIMIT: u8 = 255;
+
 /// RESET → INIT.
 pub fn init_attr(port: u8) -> (IbvQpAttr, c_int) {
     let a = IbvQpAttr { qp_state: IBV_QPS_INIT, pkey_index: 0, port_num: port, qp_access_flags: HEAP_ACCESS as u32, ..Default::default() };
@@ -278,8 +287,8 @@ pub fn rtr_attr(local_port: u8, remote: &QpAddress, traffic_class: u8, sl: u8) -
         path_mtu: remote.mtu.clamp(1, 5) as u32,
         dest_qp_num: remote.qpn,
         rq_psn: remote.psn,
-        max_dest_rd_atomic: 16,
-        min_rnr_timer: 12,
+        max_dest_rd_atomic: 1 << LOG_RD_ATOMIC,
+        min_rnr_timer: MIN_RNR_NAK,
         ..Default::default()
     };
     a.ah_attr.dlid = remote.lid;
@@ -289,7 +298,7 @@ pub fn rtr_attr(local_port: u8, remote: &QpAddress, traffic_class: u8, sl: u8) -
         a.ah_attr.is_global = 1;
         a.ah_attr.grh.dgid = remote.gid;
         a.ah_attr.grh.sgid_index = remote.gid_index;
-        a.ah_attr.grh.hop_limit = 255;
+        a.ah_attr.grh.hop_limit = HOP_LIMIT;
         a.ah_attr.grh.traffic_class = traffic_class;
     }
     (a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
@@ -300,10 +309,10 @@ pub fn rts_attr(local_psn: u32) -> (IbvQpAttr, c_int) {
     let a = IbvQpAttr {
         qp_state: IBV_QPS_RTS,
         sq_psn: local_psn & 0xff_ffff,
-        timeout: 20,
-        retry_cnt: 7,
-        rnr_retry: 7,
-        max_rd_atomic: 16,
+        timeout: ACK_TIMEOUT,
+        retry_cnt: RETRY,
+        rnr_retry: RETRY,
+        max_rd_atomic: 1 << LOG_RD_ATOMIC,
         ..Default::default()
     };
     (a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)

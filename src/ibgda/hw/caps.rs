@@ -8,7 +8,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::ib::devx::DevxOps;
 use crate::ib::prm::{self, HcaCaps};
 
-use super::plan::{Plan, LOG_RD_ATOMIC};
+use super::plan::Plan;
+use crate::ib::LOG_RD_ATOMIC;
 
 const ROUTINE: &str = "nvshmem_init";
 /// The device splits larger transfers into WQEs of 2^30 bytes (MAX_WQE_BYTES, ibgda_post.h),

@@ -9,7 +9,7 @@
 use crate::error::{Error, Result};
 use crate::ib::devx::{DevxOps, ObjId, UMEM_PAGE};
 use crate::ib::prm::{self, QpKind, UmemRef};
-use crate::ib::QpAddress;
+use crate::ib::{QpAddress, ACK_TIMEOUT, HOP_LIMIT, LOG_RD_ATOMIC, MIN_RNR_NAK, RETRY};
 use crate::ibgda::abi::{PeerState, QpState, QP_DCI, QP_RC};
 use crate::ibgda::mlx5::{CQE_SIZE, EXTENDED_UD_AV, SEND_WQE_BB};
 use crate::ibgda::model::host::descriptor;
@@ -117,14 +117,6 @@ pub struct Local {
     pub traffic_class: u8,
     pub sl: u8,
 }
-
-/// Connection timing: 4.096 µs × 2^20 ≈ 4 s before a retry, 7 retries, 16 reads/atomics in
-/// flight each way, RNR NAK timer code 12.
-pub const ACK_TIMEOUT: u8 = 20;
-pub const RETRY: u8 = 7;
-pub const LOG_RD_ATOMIC: u8 = 4;
-pub const MIN_RNR_NAK: u8 = 12;
-pub const HOP_LIMIT: u8 = 255;
 
 /// A created send queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
