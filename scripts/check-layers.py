@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Fails when a module of src/ reaches a module of a higher layer (docs/ARCHITECTURE.md, "Layers").
+"""Fails when a module of src/ reaches a module of a higher layer (docs/ARCHITECTURE.md, "Layers"),
+or when capi/ names a raw binding table (cuda::sys, ib::sys, fabric::sys).
 
-    python3 scripts/check-layers.py      # run by `make lint`; exit 1 on an upward reference
+    python3 scripts/check-layers.py      # run by `make lint`; exit 1 on any problem found
 
 A file belongs to the top-level module it sits in (src/runtime/gpu/coll.rs is `runtime`). Every
 `crate::NAME` path in its code counts, in a `use` or inline, and so does each name of a
@@ -35,6 +36,13 @@ ALLOWED = {
         "the error for 'no provider fits' names this host by the node identity that transport::node"
         " owns (one host-name lookup for the bootstrap, the transports and the fabric)",
 }
+
+
+# Downward paths that are still refused: the C layer names the CUDA, verbs and libfabric
+# libraries through their safe modules, never their raw binding tables (issue 22: "capi no
+# longer imports cuda::sys"). Matched with or without `crate::` (after `use crate::cuda`).
+RAW_BINDINGS = re.compile(r"(?<![\w$])(?:crate::)?((?:cuda|ib|fabric)::sys)\b")
+NO_RAW_BINDINGS = ["capi"]
 
 
 def code_only(text):
@@ -136,7 +144,13 @@ def main():
                     errors.append("%s: module `%s` is in no layer; add it to LAYERS (and to"
                                   " docs/ARCHITECTURE.md)" % (rel, mod))
                 continue
-            for line, target in references(code_only(open(path).read())):
+            code = code_only(open(path).read())
+            if mod in NO_RAW_BINDINGS:
+                for m in RAW_BINDINGS.finditer(code):
+                    errors.append("%s:%d: `%s` names crate::%s, a raw binding table; use the safe module"
+                                  " (%s) instead" % (rel, code.count("\n", 0, m.start()) + 1, mod,
+                                                     m.group(1), m.group(1).split("::")[0]))
+            for line, target in references(code):
                 top = target.split("::")[0]
                 if top not in LEVEL or LEVEL[top] <= LEVEL[mod]:
                     continue
@@ -151,10 +165,11 @@ def main():
     for e in errors:
         print(e, file=sys.stderr)
     if errors:
-        print("check-layers: %d upward reference(s); layers are %s" % (len(errors), " < ".join(
+        print("check-layers: %d problem(s) (upward references, raw binding tables); layers are %s" % (len(errors), " < ".join(
             "{" + ", ".join(names) + "}" for names in LAYERS)), file=sys.stderr)
         return 1
-    print("check-layers: no upward references (%d exception(s), each with its reason)" % len(ALLOWED))
+    print("check-layers: no upward references (%d exception(s), each with its reason); no raw binding"
+          " table named from %s" % (len(ALLOWED), ", ".join(NO_RAW_BINDINGS)))
     return 0
 
 
