@@ -3,9 +3,10 @@
 //! it only gets an error when it asks for RDMA.
 //!
 //! The declarations are our own, written from rdma-core 44's <infiniband/verbs.h> and
-//! <infiniband/mlx5dv.h> (Debian libibverbs-dev); tests/ibgda_layout.rs checks every struct's size
-//! and field offsets against those headers (ctest/ibgda/verbs_layout.cpp). Only what we use is
-//! declared; opaque objects are `c_void`.
+//! <infiniband/mlx5dv.h> (Debian libibverbs-dev); tests/ibgda_layout.rs and tests/ib_devx.rs check
+//! every struct's size and field offsets, and every constant's value, against those headers
+//! (ctest/ibgda/verbs_layout.cpp, ctest/ib/devx_layout.cpp). Only what we use is declared; opaque
+//! objects are `c_void`.
 //!
 //! NEVER MET HARDWARE: no machine here has an RDMA device. Loading, symbol lookup and the
 //! "no device" answer run in CI; every call past `ibv_get_device_list` is untested.
@@ -307,16 +308,21 @@ pub fn devx_layout_table() -> Vec<String> {
     layout_rows!(v, Mlx5dvDevxUmemIn, "mlx5dv_devx_umem_in", [addr, size, access, pgsz_bitmap, comp_mask, dmabuf_fd]);
     v.push(format!("field mlx5dv_context_attr.flags {}", std::mem::offset_of!(Mlx5dvContextAttr, flags)));
     v.push(format!("field mlx5dv_context_attr.comp_mask {}", std::mem::offset_of!(Mlx5dvContextAttr, comp_mask)));
-    for (name, value) in
-        const_rows!("", [MLX5DV_OBJ_CQ, MLX5DV_OBJ_SRQ, MLX5DV_OBJ_AH, MLX5DV_OBJ_PD, MLX5DV_UMEM_MASK_DMABUF, MLX5DV_CONTEXT_FLAGS_DEVX])
-    {
-        v.push(format!("const {name} {value}"));
-    }
+    push_consts(
+        &mut v,
+        &const_rows!("", [MLX5DV_OBJ_CQ, MLX5DV_OBJ_SRQ, MLX5DV_OBJ_AH, MLX5DV_OBJ_PD, MLX5DV_UMEM_MASK_DMABUF, MLX5DV_CONTEXT_FLAGS_DEVX]),
+    );
     v
 }
 
-/// `(struct, field, offset)` and `(struct, size)` rows for the layout test, in the form
-/// ctest/ibgda/verbs_layout.cpp prints.
+/// Appends a `const <NAME> <value>` row per constant.
+fn push_consts(v: &mut Vec<String>, rows: &[(&str, u64)]) {
+    v.extend(rows.iter().map(|(name, value)| format!("const {name} {value}")));
+}
+
+/// `(struct, field, offset)` and `(struct, size)` rows for the layout test, and a `const` row
+/// per verbs constant (and the UAR allocation types), in the form ctest/ibgda/verbs_layout.cpp
+/// prints.
 pub fn layout_table() -> Vec<String> {
     let mut v = Vec::new();
     layout_rows!(v, IbvPortAttr, "ibv_port_attr", [state, active_mtu, gid_tbl_len, lid, link_layer, flags, port_cap_flags2]);
@@ -356,6 +362,50 @@ pub fn layout_table() -> Vec<String> {
     layout_rows!(v, IbvSrqInitAttr, "ibv_srq_init_attr", [max_wr, max_sge, srq_limit]);
     layout_rows!(v, Mlx5dvDevxUar, "mlx5dv_devx_uar", [reg_addr, base_addr, page_id, mmap_off, comp_mask]);
     layout_rows!(v, Mlx5dvDevxUmem, "mlx5dv_devx_umem", [umem_id]);
+    push_consts(&mut v, &const_rows!("", [IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS, IBV_QPS_ERR]));
+    push_consts(
+        &mut v,
+        &const_rows!(
+            "",
+            [
+                IBV_QP_STATE,
+                IBV_QP_ACCESS_FLAGS,
+                IBV_QP_PKEY_INDEX,
+                IBV_QP_PORT,
+                IBV_QP_AV,
+                IBV_QP_PATH_MTU,
+                IBV_QP_TIMEOUT,
+                IBV_QP_RETRY_CNT,
+                IBV_QP_RNR_RETRY,
+                IBV_QP_RQ_PSN,
+                IBV_QP_MAX_QP_RD_ATOMIC,
+                IBV_QP_MIN_RNR_TIMER,
+                IBV_QP_SQ_PSN,
+                IBV_QP_MAX_DEST_RD_ATOMIC,
+                IBV_QP_DEST_QPN
+            ]
+        ),
+    );
+    push_consts(
+        &mut v,
+        &const_rows!(
+            "",
+            [
+                IBV_ACCESS_LOCAL_WRITE,
+                IBV_ACCESS_REMOTE_WRITE,
+                IBV_ACCESS_REMOTE_READ,
+                IBV_ACCESS_REMOTE_ATOMIC,
+                IBV_ACCESS_RELAXED_ORDERING
+            ]
+        ),
+    );
+    push_consts(
+        &mut v,
+        &const_rows!(
+            "",
+            [IBV_QPT_RC, IBV_LINK_LAYER_INFINIBAND, IBV_LINK_LAYER_ETHERNET, MLX5DV_UAR_ALLOC_TYPE_BF, MLX5DV_UAR_ALLOC_TYPE_NC]
+        ),
+    );
     v
 }
 
