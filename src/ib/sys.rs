@@ -46,6 +46,12 @@ pub const IBV_ACCESS_REMOTE_READ: c_int = 1 << 2;
 pub const IBV_ACCESS_REMOTE_ATOMIC: c_int = 1 << 3;
 pub const IBV_ACCESS_RELAXED_ORDERING: c_int = 1 << 20;
 
+pub const IBV_PORT_DOWN: u32 = 1;
+pub const IBV_PORT_INIT: u32 = 2;
+pub const IBV_PORT_ARMED: u32 = 3;
+pub const IBV_PORT_ACTIVE: u32 = 4;
+pub const IBV_PORT_ACTIVE_DEFER: u32 = 5;
+
 pub const IBV_QPT_RC: u32 = 2;
 pub const IBV_LINK_LAYER_INFINIBAND: u8 = 1;
 pub const IBV_LINK_LAYER_ETHERNET: u8 = 2;
@@ -363,6 +369,7 @@ pub fn layout_table() -> Vec<String> {
     layout_rows!(v, Mlx5dvDevxUar, "mlx5dv_devx_uar", [reg_addr, base_addr, page_id, mmap_off, comp_mask]);
     layout_rows!(v, Mlx5dvDevxUmem, "mlx5dv_devx_umem", [umem_id]);
     push_consts(&mut v, &const_rows!("", [IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS, IBV_QPS_ERR]));
+    push_consts(&mut v, &const_rows!("", [IBV_PORT_DOWN, IBV_PORT_INIT, IBV_PORT_ARMED, IBV_PORT_ACTIVE, IBV_PORT_ACTIVE_DEFER]));
     push_consts(
         &mut v,
         &const_rows!(

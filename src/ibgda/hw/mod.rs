@@ -103,17 +103,17 @@ fn no_device(s: &Setup, why: &str) -> Error {
 
 /// What is wrong with `port` of NIC `name` for IBGDA, in words with the fix; None when usable.
 fn port_problem(name: &str, port: u8, a: &ib::sys::IbvPortAttr, gid_index: u8, gid: &[u8; 16]) -> Option<String> {
-    const ACTIVE: u32 = 4;
+    use ib::sys::{IBV_PORT_ACTIVE, IBV_PORT_ACTIVE_DEFER, IBV_PORT_ARMED, IBV_PORT_DOWN, IBV_PORT_INIT};
     let state = match a.state {
-        1 => "DOWN",
-        2 => "INIT",
-        3 => "ARMED",
-        ACTIVE | 5 => "ACTIVE",
+        IBV_PORT_DOWN => "DOWN",
+        IBV_PORT_INIT => "INIT",
+        IBV_PORT_ARMED => "ARMED",
+        IBV_PORT_ACTIVE | IBV_PORT_ACTIVE_DEFER => "ACTIVE",
         _ => "in an unknown state",
     };
     let ethernet = a.link_layer == ib::sys::IBV_LINK_LAYER_ETHERNET;
-    if a.state != ACTIVE && a.state != 5 {
-        let hint = if a.state == 2 && !ethernet {
+    if a.state != IBV_PORT_ACTIVE && a.state != IBV_PORT_ACTIVE_DEFER {
+        let hint = if a.state == IBV_PORT_INIT && !ethernet {
             "no subnet manager has configured it: run opensm (or the switch's SM) on the fabric"
         } else {
             "check the cable, the switch port and the link (`ibstat`, `ip link`)"
