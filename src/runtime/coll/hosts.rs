@@ -77,6 +77,34 @@ impl HostGroups {
     fn count(&self) -> usize {
         self.groups.len()
     }
+
+    /// Representative `me`'s part in the recursive doubling between the hosts' representatives
+    /// (first members; they ascend with the hosts, so a lower host has the lower member index).
+    fn doubling(&self, me: usize) -> Doubling {
+        let reps: Vec<usize> = self.groups.iter().map(|m| m[0]).collect();
+        doubling(self.group_of[me], &reps)
+    }
+}
+
+/// One node's part in recursive doubling over the nodes `ids` (node v is `ids[v]`; p is the
+/// largest power of two not above their number).
+#[derive(Debug, PartialEq, Eq)]
+enum Doubling {
+    /// v >= p: hand our partial to node v - p, which sends the result back.
+    Hand(usize),
+    /// v < p: fold in the partial of `extra` (node v + p, where there is one), exchange partials
+    /// with each of `partners` in turn (nodes v ^ 1, v ^ 2, v ^ 4, ...), then send the result to
+    /// `extra`.
+    Exchange { extra: Option<usize>, partners: Vec<usize> },
+}
+
+fn doubling(v: usize, ids: &[usize]) -> Doubling {
+    let p = 1 << ids.len().ilog2();
+    if v >= p {
+        return Doubling::Hand(ids[v - p]);
+    }
+    let partners = (0..p.trailing_zeros()).map(|i| ids[v ^ (1 << i)]).collect();
+    Doubling::Exchange { extra: ids.get(v + p).copied(), partners }
 }
 
 /// Binomial tree over `n` nodes rooted at 0: node v's parent, and its children, the largest
@@ -362,30 +390,26 @@ impl Coll<'_> {
                 }
             }
         };
-        let reps: Vec<usize> = g.groups.iter().map(|m| m[0]).collect();
-        let v = g.group_of[self.me];
-        let h = reps.len();
-        let p = 1 << h.ilog2();
-        if v >= p {
-            // Beyond the largest power of two: our partner folds ours in and sends the result.
-            self.send(reps[v - p], &[], Some((a, len)));
-            let msg = self.receive(self.agreed, reps[v - p])?;
-            copy(self.payload(&msg, 0), a, len);
-        } else {
-            if v + p < h {
-                let msg = self.receive(self.agreed, reps[v + p])?;
-                combine(self.payload(&msg, 0), false);
+        match g.doubling(self.me) {
+            Doubling::Hand(partner) => {
+                // Beyond the largest power of two: our partner folds ours in and sends the result.
+                self.send(partner, &[], Some((a, len)));
+                let msg = self.receive(self.agreed, partner)?;
+                copy(self.payload(&msg, 0), a, len);
             }
-            let mut mask = 1;
-            while mask < p {
-                let partner = v ^ mask;
-                self.send(reps[partner], &[], Some((a, len)));
-                let msg = self.receive(self.agreed, reps[partner])?;
-                combine(self.payload(&msg, 0), partner < v);
-                mask <<= 1;
-            }
-            if v + p < h {
-                self.send(reps[v + p], &[], Some((a, len)));
+            Doubling::Exchange { extra, partners } => {
+                if let Some(k) = extra {
+                    let msg = self.receive(self.agreed, k)?;
+                    combine(self.payload(&msg, 0), false);
+                }
+                for partner in partners {
+                    self.send(partner, &[], Some((a, len)));
+                    let msg = self.receive(self.agreed, partner)?;
+                    combine(self.payload(&msg, 0), partner < self.me);
+                }
+                if let Some(k) = extra {
+                    self.send(k, &[], Some((a, len)));
+                }
             }
         }
         for &k in &local[1..] {
@@ -436,35 +460,30 @@ impl Coll<'_> {
             Ok(())
         };
         let store = |mix: &Vec<T>| copy(mix.as_ptr().cast(), d.cast(), len);
-        let reps: Vec<usize> = g.groups.iter().map(|m| m[0]).collect();
-        let v = g.group_of[self.me];
-        let h = reps.len();
-        let p = 1 << h.ilog2();
-        if v >= p {
-            let partner = reps[v - p];
-            self.send(partner, &[], None); // our partial is ready in our dest
-            self.receive(self.agreed, partner)?; // the result is ready in theirs
-            self.pull(dest.cast_const().cast(), len, partner, d.cast())?;
-        } else {
-            if v + p < h {
-                // The partner waits for the result before touching its dest: no "fetched".
-                self.receive(self.agreed, reps[v + p])?;
-                fetch_combined(&mut mix, reps[v + p], false)?;
-                store(&mix);
+        match g.doubling(self.me) {
+            Doubling::Hand(partner) => {
+                self.send(partner, &[], None); // our partial is ready in our dest
+                self.receive(self.agreed, partner)?; // the result is ready in theirs
+                self.pull(dest.cast_const().cast(), len, partner, d.cast())?;
             }
-            let mut mask = 1;
-            while mask < p {
-                let partner = reps[v ^ mask];
-                self.send(partner, &[], None); // ready
-                self.receive(self.agreed, partner)?;
-                fetch_combined(&mut mix, partner, (v ^ mask) < v)?;
-                self.send(partner, &[], None); // fetched: it may overwrite its dest
-                self.receive(self.agreed, partner)?;
-                store(&mix);
-                mask <<= 1;
-            }
-            if v + p < h {
-                self.send(reps[v + p], &[], None);
+            Doubling::Exchange { extra, partners } => {
+                if let Some(k) = extra {
+                    // The partner waits for the result before touching its dest: no "fetched".
+                    self.receive(self.agreed, k)?;
+                    fetch_combined(&mut mix, k, false)?;
+                    store(&mix);
+                }
+                for partner in partners {
+                    self.send(partner, &[], None); // ready
+                    self.receive(self.agreed, partner)?;
+                    fetch_combined(&mut mix, partner, partner < self.me)?;
+                    self.send(partner, &[], None); // fetched: it may overwrite its dest
+                    self.receive(self.agreed, partner)?;
+                    store(&mix);
+                }
+                if let Some(k) = extra {
+                    self.send(k, &[], None);
+                }
             }
         }
         self.send_each(&local[1..]);
@@ -474,7 +493,7 @@ impl Coll<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{binomial, runs};
+    use super::{binomial, doubling, runs, Doubling};
 
     #[test]
     fn adjacent_blocks_merge_into_runs() {
@@ -505,6 +524,52 @@ mod tests {
                 d
             };
             assert!((0..n).all(|v| depth(v) <= n.next_power_of_two().trailing_zeros()), "log depth at n {n}");
+        }
+    }
+
+    #[test]
+    fn recursive_doubling_gives_every_node_the_same_result() {
+        for n in 1..40usize {
+            let ids: Vec<usize> = (0..n).map(|v| 100 + v).collect();
+            let plans: Vec<Doubling> = (0..n).map(|v| doubling(v, &ids)).collect();
+            // Each node's partial as the list of contributions in operand order: combining puts
+            // the lower node's partial on the left, so equal lists mean bit-identical results.
+            let mut part: Vec<Vec<usize>> = (0..n).map(|v| vec![v]).collect();
+            let node = |id: usize| id - 100;
+            let mut rounds = None;
+            for (v, plan) in plans.iter().enumerate() {
+                if let Doubling::Exchange { extra: Some(k), .. } = plan {
+                    assert_eq!(plans[node(*k)], Doubling::Hand(ids[v]), "n {n}: {k} hands to {v}");
+                    let theirs = part[node(*k)].clone();
+                    part[v].extend(theirs);
+                }
+                if let Doubling::Exchange { partners, .. } = plan {
+                    assert_eq!(*rounds.get_or_insert(partners.len()), partners.len(), "n {n}: same rounds");
+                }
+            }
+            for r in 0..rounds.unwrap_or(0) {
+                let before = part.clone();
+                for (v, plan) in plans.iter().enumerate() {
+                    if let Doubling::Exchange { partners, .. } = plan {
+                        let w = node(partners[r]);
+                        match &plans[w] {
+                            Doubling::Exchange { partners: theirs, .. } => assert_eq!(theirs[r], ids[v], "n {n}: pairs"),
+                            Doubling::Hand(_) => panic!("n {n}: {v} exchanges with a handing node {w}"),
+                        }
+                        part[v] = if w < v { [&before[w][..], &before[v][..]].concat() } else { [&before[v][..], &before[w][..]].concat() };
+                    }
+                }
+            }
+            for (v, plan) in plans.iter().enumerate() {
+                if let Doubling::Hand(k) = plan {
+                    part[v] = part[node(*k)].clone();
+                }
+            }
+            let mut all = part[0].clone();
+            all.sort_unstable();
+            assert_eq!(all, (0..n).collect::<Vec<_>>(), "n {n}: every partial once");
+            assert!(part.iter().all(|x| *x == part[0]), "n {n}: {part:?}");
+            assert!(rounds.unwrap() <= n.ilog2() as usize, "n {n}: log2 rounds");
         }
     }
 }
