@@ -3,51 +3,50 @@
 //! On the GPU machine the same descriptors point at GPU (or pinned host) memory instead; the
 //! posting code does not care where they live.
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::mem::size_of;
+use std::sync::atomic::AtomicU64;
 
 use crate::ibgda::abi::{QpState, MAX_LOG_NWQES, QP_DCI, QP_RC};
 use crate::ibgda::mlx5::{CQE_INVALID, CQE_SIZE, SEND_WQE_BB};
 
-/// A zeroed, 64-byte aligned heap buffer that never moves.
+/// A zeroed, 64-byte aligned heap buffer that never moves. Its bytes are atomics, so others may
+/// write them through its address (device code, the model NIC, a real NIC's DMA) while it is
+/// shared; as plain values of the standard library it needs no unsafe Send, Sync or Drop.
 pub struct AlignedBuf {
-    ptr: *mut u8,
-    layout: Layout,
+    lines: Box<[Line]>,
+    len: usize,
 }
 
-// SAFETY: the buffer is plain memory owned by this value; concurrent access goes through atomics
-// or is ordered by the queue protocol (release/acquire on the counters), as on a real NIC.
-unsafe impl Send for AlignedBuf {}
-// SAFETY: as above; `&AlignedBuf` hands out only the raw address.
-unsafe impl Sync for AlignedBuf {}
+/// One 64-byte line of an [`AlignedBuf`].
+#[repr(C, align(64))]
+#[derive(Default)]
+struct Line([AtomicU64; 8]);
 
 impl AlignedBuf {
     pub fn new(len: usize) -> AlignedBuf {
-        let layout = Layout::from_size_align(len.max(64), 64).expect("buffer size fits a Layout");
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
-        assert!(!ptr.is_null(), "out of memory allocating {len} bytes of queue memory");
-        AlignedBuf { ptr, layout }
+        let len = len.max(64);
+        let n = len.div_ceil(size_of::<Line>());
+        let mut lines = Vec::new();
+        if lines.try_reserve_exact(n).is_err() {
+            panic!("out of memory allocating {len} bytes of queue memory");
+        }
+        lines.resize_with(n, Line::default);
+        AlignedBuf { lines: lines.into_boxed_slice(), len }
     }
     pub fn addr(&self) -> u64 {
-        self.ptr as u64
+        self.lines.as_ptr() as u64
     }
     pub fn len(&self) -> usize {
-        self.layout.size()
+        self.len
     }
     pub fn is_empty(&self) -> bool {
-        self.layout.size() == 0
+        self.len == 0
     }
     /// Fills the buffer with `byte` (only before anyone else sees it).
     pub fn fill(&mut self, byte: u8) {
-        // SAFETY: ptr is valid for len bytes and exclusively borrowed here.
-        unsafe { std::ptr::write_bytes(self.ptr, byte, self.layout.size()) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this exact layout.
-        unsafe { dealloc(self.ptr, self.layout) }
+        for word in self.lines.iter_mut().flat_map(|l| l.0.iter_mut()) {
+            *word.get_mut() = u64::from_ne_bytes([byte; 8]);
+        }
     }
 }
 
