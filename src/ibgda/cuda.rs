@@ -16,12 +16,11 @@
 //!   kernel needs a free thread slot on this PE's GPU; a kernel that fills every SM and waits
 //!   for a fetched value would wait forever.
 
-use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::cuda::kernels::{AmoOp, Kernels};
-use crate::cuda::sys::{CUcontext, CUdeviceptr, CUresult, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE};
+use crate::cuda::sys::{CUcontext, CUdeviceptr, CUresult};
 use crate::cuda::{self, CuError, CuResult, Stream};
 
 use super::model::{AtomicKind, MemResult, MemoryAccess};
@@ -30,24 +29,19 @@ fn check(call: &'static str, rc: CUresult) -> CuResult<()> {
     cuda::driver()?.check(call, rc)
 }
 
-/// Device memory (cuMemAlloc) of the current context, zeroed; freed on drop.
+/// Device memory (cuMemAlloc) of the current context, zeroed; freed on drop
+/// ([`cuda::DeviceMem`] with its length).
 pub struct DevBuf {
     pub addr: u64,
     pub len: usize,
+    _mem: cuda::DeviceMem,
 }
 
 impl DevBuf {
     pub fn new(len: usize) -> CuResult<DevBuf> {
-        let api = &cuda::driver()?.api;
-        let mut addr: CUdeviceptr = 0;
-        // SAFETY: valid out-pointer; the current context owns the allocation.
-        check("cuMemAlloc", unsafe { (api.cuMemAlloc)(&mut addr, len.max(64)) })?;
-        let b = DevBuf { addr, len: len.max(64) };
         let s = Stream::create()?;
-        // SAFETY: the range was just allocated; the fill completes before the synchronize.
-        unsafe { cuda::memset_async(b.addr, 0, b.len, s.0)? };
-        cuda::stream_synchronize(s.0)?;
-        Ok(b)
+        let mem = cuda::DeviceMem::alloc(len, s.0)?;
+        Ok(DevBuf { addr: mem.ptr, len: len.max(64), _mem: mem })
     }
     /// Copies `data` to offset `off` (blocking).
     pub fn upload(&self, off: usize, data: &[u8]) -> CuResult<()> {
@@ -67,63 +61,34 @@ impl DevBuf {
     }
 }
 
-impl Drop for DevBuf {
-    fn drop(&mut self) {
-        if let Ok(d) = cuda::driver() {
-            // SAFETY: allocated by cuMemAlloc in `new`, freed once.
-            unsafe { (d.api.cuMemFree)(self.addr) };
-        }
-    }
-}
-
 /// Pinned host memory mapped into every context's address space (cuMemHostAlloc with
 /// PORTABLE | DEVICEMAP), zeroed. With unified addressing the device address is the host
 /// address; `new` checks that. Freed on drop.
 pub struct PinnedBuf {
     pub addr: u64,
     pub len: usize,
+    _mem: cuda::PinnedHost,
 }
-
-// SAFETY: plain memory owned by this value; concurrent users go through atomics or the queue
-// protocol (as with a NIC's DMA).
-unsafe impl Send for PinnedBuf {}
-// SAFETY: as above.
-unsafe impl Sync for PinnedBuf {}
 
 impl PinnedBuf {
     pub fn new(len: usize) -> CuResult<PinnedBuf> {
-        let api = &cuda::driver()?.api;
-        let len = len.max(64);
-        let mut p: *mut c_void = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
-        check("cuMemHostAlloc", unsafe { (api.cuMemHostAlloc)(&mut p, len, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) })?;
-        let b = PinnedBuf { addr: p as u64, len };
+        let mem = cuda::PinnedHost::alloc(len)?;
         let mut dev: CUdeviceptr = 0;
-        // SAFETY: p was just allocated with DEVICEMAP.
-        check("cuMemHostGetDevicePointer", unsafe { (api.cuMemHostGetDevicePointer)(&mut dev, p, 0) })?;
-        if dev != b.addr {
+        // SAFETY: valid out-pointer; mem was just allocated with DEVICEMAP.
+        check("cuMemHostGetDevicePointer", unsafe { (cuda::driver()?.api.cuMemHostGetDevicePointer)(&mut dev, mem.ptr.cast(), 0) })?;
+        let addr = mem.ptr as u64;
+        if dev != addr {
             return Err(CuError {
                 call: "cuMemHostGetDevicePointer",
                 code: -1,
-                text: format!("pinned memory at {:#x} is mapped at {dev:#x} on the GPU; IBGDA needs unified addressing", b.addr),
+                text: format!("pinned memory at {addr:#x} is mapped at {dev:#x} on the GPU; IBGDA needs unified addressing"),
             });
         }
-        // SAFETY: `len` bytes just allocated, owned here.
-        unsafe { std::ptr::write_bytes(p as *mut u8, 0, len) };
-        Ok(b)
+        Ok(PinnedBuf { addr, len: len.max(64), _mem: mem })
     }
     pub fn fill(&self, byte: u8) {
         // SAFETY: own allocation of `len` bytes; called before anyone else uses it.
         unsafe { std::ptr::write_bytes(self.addr as *mut u8, byte, self.len) }
-    }
-}
-
-impl Drop for PinnedBuf {
-    fn drop(&mut self) {
-        if let Ok(d) = cuda::driver() {
-            // SAFETY: allocated by cuMemHostAlloc in `new`, freed once.
-            unsafe { (d.api.cuMemFreeHost)(self.addr as *mut c_void) };
-        }
     }
 }
 
