@@ -17,6 +17,9 @@
 //! After each round over the lanes `Inbound::flush` lets a pipelining transport publish what
 //! it was given.
 //!
+//! Gets: a round's `g` commands are read together after it (`Gets`): neighbouring ones to one
+//! PE as one span, all of them completed by one quiet.
+//!
 //! Device stalls: a device thread's long wait posted to the channel (`Channel::stall_report`) is
 //! logged on the host at once, at the top of every round.
 //!
@@ -106,7 +109,7 @@ pub(super) fn run(p: &Parts, failure: &Mutex<Option<String>>) {
     let mut current: (usize, i32, u64) = (0, -1, 0);
     let mut gets = Gets::default();
     let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| serve(p, &mut lanes, &mut current, &mut gets)));
-    if !gets.0.is_empty() {
+    if gets.in_flight() {
         // The transport may still write answers into them (another thread's wait reading
         // acknowledgements): never freed.
         std::mem::forget(gets);
@@ -139,7 +142,8 @@ fn serve(p: &Parts, lanes: &mut [Lane], current: &mut (usize, i32, u64), gets: &
         }
         let mut worked = false;
         for (l, lane) in lanes.iter_mut().enumerate() {
-            for _ in 0..BATCH {
+            let (mut others, mut gs) = (0, 0);
+            while others + gs < BATCH {
                 let t = lane.head;
                 if ch.cmd_seq(l, t).load(Ordering::Acquire) != t + 1 {
                     break;
@@ -150,12 +154,17 @@ fn serve(p: &Parts, lanes: &mut [Lane], current: &mut (usize, i32, u64), gets: &
                 *current = (l, cmd.pe, t);
                 crate::log::trace(|| format!("proxy: lane {l} command {t}: op {:#x} to PE {}, {} bytes", cmd.op, cmd.pe, cmd.bytes));
                 if let Some((pe, len)) = started_g(&cmd, cfg) {
-                    run.issue(transport)?; // after this thread's `p`s before it
-                    gets.start(transport, l, t, pe, cmd.remote as usize, len)?;
-                } else if !merged(&mut run, &cmd, cfg) {
-                    run.issue(transport)?;
+                    // Read at the end of the round: after every `p` of the lane, this thread's
+                    // before it among them (its run is issued at the end of the lane's turn).
+                    gets.take(TakenG { pe, off: cmd.remote as usize, len, lane: l, ticket: t });
+                    gs += 1;
+                } else {
+                    others += 1;
                     if !merged(&mut run, &cmd, cfg) {
-                        execute(ch, transport, memory, cfg, l, t, &cmd)?;
+                        run.issue(transport)?;
+                        if !merged(&mut run, &cmd, cfg) {
+                            execute(ch, transport, memory, cfg, l, t, &cmd)?;
+                        }
                     }
                 }
                 if cmd.op & RSHMEM_PROXY_FLAG_RESULT != 0 {
@@ -175,7 +184,7 @@ fn serve(p: &Parts, lanes: &mut [Lane], current: &mut (usize, i32, u64), gets: &
                 worked = true;
             }
         }
-        gets.finish(ch, transport)?;
+        gets.finish(ch, transport, current)?;
         if let Some(i) = inbound {
             *current = (0, -1, 0);
             i.flush()?;
@@ -228,33 +237,102 @@ impl Pacing {
     }
 }
 
-/// The `g` commands of a round: started as they are taken (`Transport::get_nbi`), answered
-/// together after the round's one quiet. One `g` at a time cost a round trip across hosts each
-/// (NVIDIA's shmem_g_latency: one `g` per thread of 32 CTAs); started together they share it.
-/// Safe to answer late: the issuing thread waits for its result and posts nothing meanwhile,
-/// and its earlier commands were sent before it. Each answer has its own box (stable while
-/// more are started) that the transport writes until the quiet.
+/// Two `g`s of a round to one PE whose bytes are at most this far apart are read as one span.
+const SPAN_GAP: usize = 64;
+
+/// The most bytes one span reads.
+const SPAN_MAX: usize = 4096;
+
+/// A `g` command taken this round: its target PE, heap offset and size, and its slot.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct TakenG {
+    pe: usize,
+    off: usize,
+    len: usize,
+    lane: usize,
+    ticket: u64,
+}
+
+/// Neighbouring `g`s of a round read as one: its target and first byte, its `g`s (a range of
+/// `Gets::taken` once sorted) and the buffer the transport writes.
+struct Span {
+    pe: usize,
+    start: usize,
+    gs: std::ops::Range<usize>,
+    answer: Box<[u8]>,
+}
+
+/// The `g` commands of a round, answered together after the round's one quiet. Sorted by
+/// target PE and offset, `g`s within `SPAN_GAP` bytes of each other are read as one span (at
+/// most `SPAN_MAX` bytes, from the first `g`'s byte to the last's, so inside the heap): one
+/// `Transport::get_nbi` (one mailbox request, one copy on the target, one answer) for a CTA's
+/// threads reading neighbouring elements, where one each cost a network write, a copy and its
+/// completion per `g` (NVIDIA's shmem_g_latency at 256 threads: 9.3 -> 1.8 µs per `g`,
+/// results/gpu-crosshost-2026-11-29d-glat/). All started `g`s share the quiet's round trips.
+/// Safe to read late and in any order: the issuing thread waits for its result and posts
+/// nothing meanwhile, and its earlier commands were sent before the round ends.
 #[derive(Default)]
-struct Gets(Vec<(usize, u64, Box<[u8; 8]>)>);
+struct Gets {
+    taken: Vec<TakenG>,
+    /// Between `finish`'s first `get_nbi` and its quiet: the spans the transport is writing.
+    spans: Vec<Span>,
+}
 
 impl Gets {
-    fn start(&mut self, tr: &dyn Transport, lane: usize, ticket: u64, pe: usize, off: usize, len: usize) -> Result<()> {
-        let mut answer = Box::new([0u8; 8]);
-        // SAFETY: the box is kept, untouched, until the quiet in `finish` returns (or is never
-        // freed if the thread stops first: `run`).
-        unsafe { tr.get_nbi(pe, Segment::Heap, off, answer.as_mut_ptr(), len) }.map_err(|e| e.named("nvshmem_g"))?;
-        self.0.push((lane, ticket, answer));
-        Ok(())
+    fn take(&mut self, g: TakenG) {
+        self.taken.push(g);
     }
 
-    fn finish(&mut self, ch: &Channel, tr: &dyn Transport) -> Result<()> {
-        if self.0.is_empty() {
+    /// Whether the transport may still write into a span's buffer (a `finish` that failed
+    /// after starting one): then they must never be freed.
+    fn in_flight(&self) -> bool {
+        !self.spans.is_empty()
+    }
+
+    /// Sorts the taken `g`s and cuts them into spans.
+    fn plan(&mut self) {
+        self.taken.sort_by_key(|g| (g.pe, g.off));
+        let mut first = 0;
+        while first < self.taken.len() {
+            let (pe, start) = (self.taken[first].pe, self.taken[first].off);
+            let mut end = start.saturating_add(self.taken[first].len);
+            let mut next = first + 1;
+            while let Some(g) = self.taken.get(next) {
+                let g_end = g.off.saturating_add(g.len);
+                if g.pe != pe || g.off > end.saturating_add(SPAN_GAP) || g_end.max(end) - start > SPAN_MAX {
+                    break;
+                }
+                end = end.max(g_end);
+                next += 1;
+            }
+            self.spans.push(Span { pe, start, gs: first..next, answer: vec![0u8; end - start].into_boxed_slice() });
+            first = next;
+        }
+    }
+
+    /// Reads the round's spans, waits for them (one quiet) and answers every `g` from its span.
+    /// `current` names the span's first `g` while it is started (for a failure's message).
+    fn finish(&mut self, ch: &Channel, tr: &dyn Transport, current: &mut (usize, i32, u64)) -> Result<()> {
+        if self.taken.is_empty() {
             return Ok(());
         }
-        tr.quiet().map_err(|e| e.named("nvshmem_g"))?;
-        for (lane, ticket, answer) in self.0.drain(..) {
-            ch.put_result(lane, ticket, u64::from_le_bytes(*answer));
+        self.plan();
+        for s in &mut self.spans {
+            let g = self.taken[s.gs.start];
+            *current = (g.lane, g.pe as i32, g.ticket);
+            // SAFETY: the boxed buffer does not move and is not touched until the quiet below
+            // returns (or is never freed if the thread stops first: `run`, `in_flight`).
+            unsafe { tr.get_nbi(s.pe, Segment::Heap, s.start, s.answer.as_mut_ptr(), s.answer.len()) }.map_err(|e| e.named("nvshmem_g"))?;
         }
+        tr.quiet().map_err(|e| e.named("nvshmem_g"))?;
+        for s in self.spans.drain(..) {
+            for g in &self.taken[s.gs] {
+                let mut v = [0u8; 8];
+                v[..g.len].copy_from_slice(&s.answer[g.off - s.start..][..g.len]);
+                ch.put_result(g.lane, g.ticket, u64::from_le_bytes(v));
+            }
+        }
+        self.taken.clear();
         Ok(())
     }
 }
@@ -380,6 +458,184 @@ fn execute(ch: &Channel, tr: &dyn Transport, mem: &dyn LocalMemory, cfg: &ProxyC
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A transport that records the `get_nbi`s and quiets it sees and answers the reads at the
+    /// quiet from per-PE heaps (byte `i` of PE `p`: `heap_byte(p, i)`); the `fail_at`-th
+    /// `get_nbi` (from 0) fails. Nothing else is expected of it.
+    struct Recorder {
+        fail_at: Option<usize>,
+        seen: Mutex<Seen>,
+    }
+
+    #[derive(Default)]
+    struct Seen {
+        /// (pe, offset, length, destination address) of each `get_nbi`.
+        gets: Vec<(usize, usize, usize, usize)>,
+        /// Of those, the ones the next quiet answers.
+        due: usize,
+        quiets: usize,
+    }
+
+    fn heap_byte(pe: usize, i: usize) -> u8 {
+        (i * 7 + pe * 101 + 3) as u8
+    }
+
+    /// What a `g` of `len` bytes at `off` of `pe` must return.
+    fn expected(pe: usize, off: usize, len: usize) -> u64 {
+        (0..len).map(|k| u64::from(heap_byte(pe, off + k)) << (8 * k)).sum()
+    }
+
+    impl Recorder {
+        fn new(fail_at: Option<usize>) -> Recorder {
+            Recorder { fail_at, seen: Mutex::new(Seen::default()) }
+        }
+        fn reads(&self) -> Vec<Read> {
+            self.seen.lock().unwrap().gets.iter().map(|&(pe, off, len, _)| (pe, off, len)).collect()
+        }
+        fn quiets(&self) -> usize {
+            self.seen.lock().unwrap().quiets
+        }
+    }
+
+    impl Transport for Recorder {
+        fn describe(&self) -> String {
+            "recorder".into()
+        }
+        fn put(&self, _: usize, _: Segment, _: usize, _: &[u8]) -> Result<()> {
+            Err(bad("a put in a test of gets".into()))
+        }
+        fn get(&self, _: usize, _: Segment, _: usize, _: &mut [u8]) -> Result<()> {
+            Err(bad("a blocking get in a test of gets".into()))
+        }
+        unsafe fn get_nbi(&self, pe: usize, _: Segment, off: usize, dst: *mut u8, len: usize) -> Result<()> {
+            let mut seen = self.seen.lock().unwrap();
+            seen.gets.push((pe, off, len, dst as usize));
+            if self.fail_at == Some(seen.gets.len() - 1) {
+                return Err(Error::of(crate::error::ErrorKind::System, "the network is gone"));
+            }
+            Ok(())
+        }
+        fn amo(&self, _: usize, _: Segment, _: usize, _: AtomicOp, _: AmoType, _: u64) -> Result<()> {
+            Err(bad("an AMO in a test of gets".into()))
+        }
+        fn fetch_amo(&self, _: usize, _: Segment, _: usize, _: AtomicOp, _: AmoType, _: u64) -> Result<u64> {
+            Err(bad("an AMO in a test of gets".into()))
+        }
+        fn compare_swap(&self, _: usize, _: Segment, _: usize, _: AmoType, _: u64, _: u64) -> Result<u64> {
+            Err(bad("an AMO in a test of gets".into()))
+        }
+        fn fence(&self) -> Result<()> {
+            Ok(())
+        }
+        fn quiet(&self) -> Result<()> {
+            let mut seen = self.seen.lock().unwrap();
+            for &(pe, off, len, dst) in &seen.gets[seen.due..] {
+                for k in 0..len {
+                    // SAFETY: `get_nbi`'s caller keeps `len` writable bytes at `dst` until this
+                    // quiet returns (what the test checks: a freed buffer would be a bug).
+                    unsafe { (dst as *mut u8).add(k).write(heap_byte(pe, off + k)) };
+                }
+            }
+            seen.due = seen.gets.len();
+            seen.quiets += 1;
+            Ok(())
+        }
+    }
+
+    /// The result of `ticket` in `lane`, once the proxy has written it.
+    fn result(ch: &Channel, lane: usize, ticket: u64) -> Option<u64> {
+        // SAFETY: the header of a live host channel; its result slots are `lanes * slots`
+        // aligned records, read here through atomics as the issuers do.
+        unsafe {
+            let h = &*ch.as_ptr();
+            let r = (h.results as *mut crate::abi::RshmemProxyResult).add(lane * ch.slots() + (ticket as usize & (ch.slots() - 1)));
+            let ready = std::sync::atomic::AtomicU64::from_ptr(&raw mut (*r).ready).load(Ordering::Acquire);
+            (ready == ticket + 1).then(|| std::sync::atomic::AtomicU64::from_ptr(&raw mut (*r).value).load(Ordering::Relaxed))
+        }
+    }
+
+    /// A `g` or a read: (PE, heap offset, bytes).
+    type Read = (usize, usize, usize);
+
+    /// Takes `gs` as the `g`s of one round, on lanes 0 and 1 from ticket 0, and finishes it:
+    /// the transport's reads and each `g`'s result.
+    fn round(gs: &[Read]) -> (Vec<Read>, Vec<Option<u64>>) {
+        let ch = Channel::new_host(0, 2, 1024, Duration::from_secs(1)).unwrap();
+        let tr = Recorder::new(None);
+        let mut gets = Gets::default();
+        for (t, &(pe, off, len)) in gs.iter().enumerate() {
+            gets.take(TakenG { pe, off, len, lane: t % 2, ticket: t as u64 / 2 });
+        }
+        gets.finish(&ch, &tr, &mut (0, -1, 0)).unwrap();
+        assert!(!gets.in_flight() && gets.taken.is_empty(), "a finished round keeps nothing");
+        assert_eq!(tr.quiets(), 1, "one quiet for the round");
+        (tr.reads(), (0..gs.len()).map(|t| result(&ch, t % 2, t as u64 / 2)).collect())
+    }
+
+    #[test]
+    fn neighbouring_gs_of_a_round_are_one_read() {
+        // 32 threads' ints, taken out of order: one read of the 128 bytes.
+        let gs: Vec<_> = (0..32).map(|i| (1, 4096 + ((i * 13) % 32) * 4, 4)).collect();
+        let (reads, results) = round(&gs);
+        assert_eq!(reads, [(1, 4096, 128)]);
+        for (&(pe, off, len), got) in gs.iter().zip(&results) {
+            assert_eq!(*got, Some(expected(pe, off, len)), "g of {len} bytes at {off}");
+        }
+        // Gaps up to SPAN_GAP bytes are read across; one byte more starts a new span.
+        let (reads, _) = round(&[(1, 0, 8), (1, 8 + SPAN_GAP, 8), (1, 16 + 2 * SPAN_GAP + 1, 4)]);
+        assert_eq!(reads, [(1, 0, 16 + SPAN_GAP), (1, 16 + 2 * SPAN_GAP + 1, 4)]);
+    }
+
+    #[test]
+    fn far_offsets_and_other_pes_are_read_apart() {
+        let gs = [(2, 64, 8), (1, 64, 8), (1, 100_000, 4), (0, 72, 8), (2, 72, 8)];
+        let (reads, results) = round(&gs);
+        assert_eq!(reads, [(0, 72, 8), (1, 64, 8), (1, 100_000, 4), (2, 64, 16)]);
+        for (&(pe, off, len), got) in gs.iter().zip(&results) {
+            assert_eq!(*got, Some(expected(pe, off, len)), "PE {pe} offset {off}");
+        }
+        // A span ends before it would exceed SPAN_MAX bytes.
+        let gs: Vec<_> = (0..SPAN_MAX / 8 + 2).map(|i| (1, i * 8, 8)).collect();
+        let (reads, results) = round(&gs);
+        assert_eq!(reads, [(1, 0, SPAN_MAX), (1, SPAN_MAX, 16)]);
+        assert!(results.iter().zip(&gs).all(|(got, &(pe, off, len))| *got == Some(expected(pe, off, len))));
+    }
+
+    #[test]
+    fn every_ticket_gets_its_own_bytes_whatever_size_and_alignment() {
+        // Sizes 1, 2, 4, 8 at unaligned, overlapping and repeated offsets, all in one span.
+        let gs = [(1, 3, 1), (1, 5, 2), (1, 7, 4), (1, 9, 8), (1, 3, 8), (1, 12, 2), (1, 9, 8), (1, 0, 1), (1, 17, 4)];
+        let (reads, results) = round(&gs);
+        assert_eq!(reads, [(1, 0, 21)]);
+        for (&(pe, off, len), got) in gs.iter().zip(&results) {
+            assert_eq!(*got, Some(expected(pe, off, len)), "g of {len} bytes at {off}");
+        }
+        // The upper bytes of a short `g`'s value are zero, not its neighbours'.
+        assert_eq!(results[0].unwrap() >> 8, 0);
+        assert_eq!(results[1].unwrap() >> 16, 0);
+        assert_eq!(results[2].unwrap() >> 32, 0);
+    }
+
+    #[test]
+    fn spans_being_read_stay_alive_when_a_round_fails() {
+        let ch = Channel::new_host(0, 1, 16, Duration::from_secs(1)).unwrap();
+        let tr = Recorder::new(Some(1));
+        let mut gets = Gets::default();
+        for (t, (pe, off)) in [(1, 0), (2, 0), (3, 0)].into_iter().enumerate() {
+            gets.take(TakenG { pe, off, len: 8, lane: 0, ticket: t as u64 });
+        }
+        let mut current = (0, -1, 0);
+        let e = gets.finish(&ch, &tr, &mut current).unwrap_err();
+        assert!(e.to_string().contains("nvshmem_g") && e.to_string().contains("the network is gone"), "{e}");
+        assert_eq!(current, (0, 2, 1), "the failure names the g whose read failed");
+        assert!(gets.in_flight(), "the read started before the failure may still land: kept");
+        // The transport's late answer lands in the buffer the round still holds.
+        tr.quiet().unwrap();
+        let dst = tr.seen.lock().unwrap().gets[0].3;
+        assert_eq!(dst, gets.spans[0].answer.as_ptr() as usize);
+        assert_eq!(u64::from_le_bytes(gets.spans[0].answer[..8].try_into().unwrap()), expected(1, 0, 8));
+        assert_eq!(result(&ch, 0, 0), None, "no result from a failed round");
+    }
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
