@@ -43,7 +43,8 @@ use crate::error::{Error, Result};
 use crate::fabric::AtomicOp;
 use crate::transport::{AmoType, Segment, Transport};
 
-/// Commands taken from one lane before the next lane gets a turn.
+/// Commands other than `g`s taken from one lane before the next lane gets a turn (`g`s: up to
+/// the ring's slots, see `serve`).
 const BATCH: usize = 32;
 
 /// The most bytes of `p` commands merged into one put.
@@ -142,8 +143,10 @@ fn serve(p: &Parts, lanes: &mut [Lane], current: &mut (usize, i32, u64), gets: &
         }
         let mut worked = false;
         for (l, lane) in lanes.iter_mut().enumerate() {
+            // `BATCH` commands before the next lane's turn, `g`s aside: those only wait for the
+            // end of the round, so all the lane holds are taken (up to its slots) and read together.
             let (mut others, mut gs) = (0, 0);
-            while others + gs < BATCH {
+            while others < BATCH && gs < ch.slots() {
                 let t = lane.head;
                 if ch.cmd_seq(l, t).load(Ordering::Acquire) != t + 1 {
                     break;
@@ -458,6 +461,8 @@ fn execute(ch: &Channel, tr: &dyn Transport, mem: &dyn LocalMemory, cfg: &ProxyC
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proxy::{ProcessMemory, Proxy};
+    use std::sync::Arc;
 
     /// A transport that records the `get_nbi`s and quiets it sees and answers the reads at the
     /// quiet from per-PE heaps (byte `i` of PE `p`: `heap_byte(p, i)`); the `fail_at`-th
@@ -635,6 +640,37 @@ mod tests {
         assert_eq!(dst, gets.spans[0].answer.as_ptr() as usize);
         assert_eq!(u64::from_le_bytes(gets.spans[0].answer[..8].try_into().unwrap()), expected(1, 0, 8));
         assert_eq!(result(&ch, 0, 0), None, "no result from a failed round");
+    }
+
+    /// Posts a `g` as a device thread would: the fields, then `seq`.
+    fn post_g(ch: &Channel, lane: usize, ticket: u64, pe: i32, off: u64, len: u64) {
+        let cmd = RshmemProxyCmd { op: RSHMEM_PROXY_OP_G | RSHMEM_PROXY_FLAG_RESULT, pe, remote: off, bytes: len, ..Default::default() };
+        // SAFETY: a slot of a live host channel that nobody else writes (the proxy reads it
+        // only after the release store of `seq` below).
+        unsafe { ch.cmd(lane, ticket).write_volatile(cmd) };
+        ch.cmd_seq(lane, ticket).store(ticket + 1, Ordering::Release);
+    }
+
+    #[test]
+    fn a_lanes_gs_beyond_the_batch_are_taken_in_one_round() {
+        let ch = Arc::new(Channel::new_host(0, 1, 256, Duration::from_secs(5)).unwrap());
+        let n = 3 * BATCH as u64 + 5;
+        for t in 0..n {
+            post_g(&ch, 0, t, 1, 8 * t, 8);
+        }
+        let tr = Arc::new(Recorder::new(None));
+        let proxy = Proxy::start(ch.clone(), tr.clone(), Arc::new(ProcessMemory), ProxyConfig::new(2));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while result(&ch, 0, n - 1).is_none() {
+            assert!(Instant::now() < deadline && proxy.failure().is_none(), "no answer: {:?}", proxy.failure());
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(proxy);
+        assert_eq!(tr.reads(), [(1, 0, 8 * n as usize)], "one read for all of them");
+        assert_eq!(tr.quiets(), 1, "one round");
+        for t in 0..n {
+            assert_eq!(result(&ch, 0, t), Some(expected(1, 8 * t as usize, 8)), "ticket {t}");
+        }
     }
 
     fn ms(n: u64) -> Duration {
