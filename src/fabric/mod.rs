@@ -185,7 +185,7 @@ struct Inner {
     /// When a yield of a wait last ran another process for long, in ns since `epoch`
     /// (progress.rs `Inner::yield_or_block`).
     yield_starved: AtomicU64,
-    /// Peers sent a transmit-complete write since the last quiet (`Fabric::put_in_place`):
+    /// Peers sent an in-place write since the last quiet (`Fabric::put_in_place`):
     /// a place each was written to, which quiet reads one byte back from.
     unflushed: Mutex<Vec<(Peer, u64, u64)>>,
 }

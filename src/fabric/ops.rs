@@ -127,9 +127,6 @@ const IN_PLACE_SPIN: Duration = Duration::from_millis(2);
 /// few KiB per system call as room appeared, 4 MiB puts at 0.62x the acknowledged ones
 /// (results/net-2026-11-29c-putbw/).
 const IN_PLACE_NAP: Duration = Duration::from_micros(50);
-/// In-place puts up to this size go without the acknowledgement (`put_in_place`); larger
-/// ones keep it: measured without it they were no faster (0.93-0.98x at 1-4 MiB).
-const UNACKED_MAX: usize = 256 << 10;
 
 /// How long a wait that has lasted `waited` (past SPIN_BEFORE_BLOCKING) sleeps on the wait
 /// descriptor: a quarter of that, 10 µs to 1 ms. The descriptor wakes the sleeper for local
@@ -544,25 +541,24 @@ impl Fabric {
         len > PACK_MAX && self.progress.is_some() && info.ordered_writes && info.ordered_reads
     }
 
-    /// A put written from `src` itself: no staging copy. Up to `UNACKED_MAX` it asks for no
-    /// completion flag, so it completes (and `src` may be reused) once its data is in the
-    /// socket, without the peer's acknowledgement that tcp (libfabric 1.17 and later) sends
-    /// for a FI_TRANSMIT_COMPLETE write, which cost a round trip per put (the socket ran dry
-    /// before the next put); while the socket is full the wait sleeps `IN_PLACE_NAP` between
-    /// looks (session 16 measured this put without the acknowledgement 3x slower at 256 KiB
-    /// when it polled instead; with the naps 256 KiB puts went 1.24-1.39x faster:
-    /// results/net-2026-11-29c-putbw/). Larger puts keep FI_TRANSMIT_COMPLETE. The peer is
-    /// noted: quiet's read-back, ordered after the write, is what says it arrived.
+    /// A put written from `src` itself: no staging copy. It asks for no completion flag, so it
+    /// completes (and `src` may be reused) once its data is in the socket, without the peer's
+    /// acknowledgement that tcp (libfabric 1.17 and later) sends for a FI_TRANSMIT_COMPLETE
+    /// write, which cost a round trip per put (the socket ran dry before the next put); while
+    /// the socket is full the wait sleeps `IN_PLACE_NAP` between looks (session 16 measured
+    /// this put without the acknowledgement 3x slower at 256 KiB when it polled instead; with
+    /// the naps 256 KiB puts went 1.24-1.39x faster: results/net-2026-11-29c-putbw/). Puts
+    /// over 256 KiB kept the acknowledgement until session 30, which measured them without
+    /// it on a quieter machine (results/net-2026-11-29f-putbw/). The peer is noted: quiet's
+    /// read-back, ordered after the write, is what says it arrived.
     fn put_in_place(&self, peer: Peer, src: &[u8], local: Option<&Region>, dst: &RemoteRegion, off: usize) -> Result<()> {
         let addr = Self::target(dst, off, src.len())?;
         let l = self.local(src.as_ptr(), src.len(), local)?;
         let inner = &self.inner;
-        let unacked = src.len() <= UNACKED_MAX;
         // SAFETY: `src` stays borrowed until the write has completed (settle below).
         inner.post("fi_writemsg", Class::Writes, || unsafe {
             let to = [sys::fi_rma_iov { addr, len: src.len(), key: dst.key }];
-            let flags = if unacked { 0 } else { sys::FI_TRANSMIT_COMPLETE };
-            sys::writemsg(inner.ep, src.as_ptr().cast(), src.len(), l.desc, peer.0, &to, std::ptr::null_mut(), flags)
+            sys::writemsg(inner.ep, src.as_ptr().cast(), src.len(), l.desc, peer.0, &to, std::ptr::null_mut(), 0)
         })?;
         {
             let mut unflushed = inner.unflushed.lock().unwrap_or_else(|p| p.into_inner());
@@ -571,11 +567,10 @@ impl Fabric {
                 None => unflushed.push((peer, dst.key, addr)),
             }
         }
-        let nap = if unacked { IN_PLACE_NAP } else { Duration::ZERO };
-        inner.settle_after_spinning(Class::Writes, IN_PLACE_SPIN, nap)
+        inner.settle_after_spinning(Class::Writes, IN_PLACE_SPIN, IN_PLACE_NAP)
     }
 
-    /// Quiet's read-back: one byte read from each peer sent a transmit-complete write since
+    /// Quiet's read-back: one byte read from each peer sent an in-place write since
     /// the last quiet, at a place that write went to, and from each of `also` (peers the
     /// caller sent injected writes or atomics, at the start of the region given), all posted
     /// before one wait, so the whole read-back costs one round trip however many peers it

@@ -156,9 +156,10 @@ fn a_large_put_then_fence_arrives_before_the_flag() {
     p.a.quiet().unwrap();
 }
 
-/// Over tcp a put above the pack size is written from the caller's buffer, transmit-complete
-/// (no staging copy, no round trip): the put returns with the source reusable, and quiet (which
-/// reads a byte back from the peer) returns only once every such put has landed.
+/// Over tcp a put above the pack size is written from the caller's buffer with no completion
+/// flag (no staging copy, no round trip), whatever its size: the put returns with the source
+/// reusable, and quiet (which reads a byte back from the peer) returns only once every such put
+/// has landed.
 #[test]
 fn puts_above_the_pack_size_go_in_place_and_land_by_quiet() {
     let Some(p) = pair() else { return };
