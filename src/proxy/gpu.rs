@@ -223,6 +223,49 @@ struct Request {
 }
 
 const HEADER: usize = 64;
+
+/// One step of the checksums of requests and acknowledgements.
+fn mix(h: u64, w: u64) -> u64 {
+    let h = (h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    h ^ (h >> 29)
+}
+
+/// The most answer bytes an acknowledgement carries.
+const CARRIED_MAX: usize = 32;
+
+/// The acknowledgement a target writes into the source's slot (`MailboxLayout::ack`), in one
+/// write. It carries the answer of the last request it covers when that is a get of at most
+/// `CARRIED_MAX` bytes or an AMO (its old value), so the source need not read it from the
+/// target's ring: one network round trip less for a single `g` or fetching AMO. The source
+/// trusts `carried`/`answer` only when `check` matches (the write may land in pieces, or a
+/// later acknowledgement over it); otherwise it reads the answer from the ring as before.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug, PartialEq)]
+struct Ack {
+    /// The last request served (the word `wait_acked` polls).
+    served: u64,
+    /// The target's `wall_ns` when it wrote this (the source's profile). Not checksummed.
+    time: u64,
+    /// The request whose answer `answer` holds; 0: none.
+    carried: u64,
+    answer: [u64; 4],
+    check: u64,
+}
+const _: () = assert!(size_of::<Ack>() == 64 && CARRIED_MAX == 32);
+
+impl Ack {
+    fn checksum(&self) -> u64 {
+        [self.served, self.carried, self.answer[0], self.answer[1], self.answer[2], self.answer[3]]
+            .into_iter()
+            .fold(0x4143_4b52_5348_4d45, mix)
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: Ack is plain old data of 64 bytes.
+        unsafe { std::slice::from_raw_parts((self as *const Ack).cast::<u8>(), size_of::<Ack>()) }
+    }
+}
+
 /// Data up to this size is copied behind its header and sent as one write; larger data goes
 /// as a write of its own.
 const JOINED_MAX: usize = 4096;
@@ -243,10 +286,6 @@ impl Request {
     /// A 64-bit hash of the header's fields (but `result` and `check`) and of `data`, read
     /// word by word through `word` (the source's slice, or the target's ring read volatile).
     fn checksum(&self, data_len: usize, word: impl Fn(usize) -> u64) -> u64 {
-        let mix = |h: u64, w: u64| {
-            let h = (h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            h ^ (h >> 29)
-        };
         let head = [self.seq, u64::from(self.op) | u64::from(self.amo) << 32, self.off, self.len, self.a, self.b];
         let h = head.into_iter().fold(0x5253_484d_454d_5052, mix);
         // The data in four interleaved chains (word i into chain i % 4), which the CPU runs side
@@ -475,6 +514,9 @@ struct Inbox {
     acked: u64,
     /// Since when served requests have waited for their copies before their acknowledgement.
     copying: Option<Instant>,
+    /// The last request served if its answer fits in an acknowledgement: its number, and the
+    /// address and size of the answer in our ring (ready once its copy is settled).
+    last: Option<(u64, usize, usize)>,
 }
 
 /// The network transport for GPU PEs on other hosts: every operation is a mailbox request
@@ -581,13 +623,23 @@ impl Mailboxes {
                 continue;
             }
             let settled = Instant::now();
-            // The number served, and when it was written (the source's profile reads it).
-            let mut ack = [0u8; 16];
-            ack[..8].copy_from_slice(&at.served.to_le_bytes());
-            ack[8..].copy_from_slice(&super::profile::wall_ns().to_le_bytes());
+            // The number served, when it was written (the source's profile reads it), and the
+            // last request's answer when it fits.
+            let mut ack = Ack { served: at.served, time: super::profile::wall_ns(), ..Default::default() };
+            if let Some((seq, addr, len)) = at.last.filter(|l| l.0 == at.served) {
+                let mut answer = [0u8; CARRIED_MAX];
+                // SAFETY: `len` <= CARRIED_MAX bytes of request `seq`'s record in our ring: its
+                // copy is settled and its place is not written again before this acknowledgement.
+                unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, answer.as_mut_ptr(), len) };
+                for (w, b) in ack.answer.iter_mut().zip(answer.chunks(8)) {
+                    *w = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+                }
+                ack.carried = seq;
+            }
+            ack.check = ack.checksum();
             self.s
                 .net
-                .put_message(from, Segment::Heap, self.s.layout.ack(self.s.me), &ack)
+                .put_message(from, Segment::Heap, self.s.layout.ack(self.s.me), ack.bytes())
                 .map_err(|e| e.named("rshmem proxy (acknowledging)"))?;
             self.profile.acknowledged(settled - began, settled.elapsed());
             crate::log::trace(|| format!("proxy: served requests {}..={} from PE {from}", at.acked + 1, at.served));
@@ -690,6 +742,12 @@ impl Mailboxes {
             }
             op => return Err(proxy_error(format!("PE {from} sent a malformed request {} (operation {op}, {len} bytes)", r.seq))),
         }
+        at.last = match r.op {
+            REQ_GET if len <= CARRIED_MAX => Some((r.seq, data as usize, len)),
+            // SAFETY: a field of our own mailbox header (address only).
+            REQ_AMO => Some((r.seq, unsafe { &raw const (*hdr).result } as usize, 8)),
+            _ => None,
+        };
         at.served = r.seq;
         at.read += r.size() as u64;
         Ok(())
@@ -808,9 +866,36 @@ impl Mailboxes {
         Ok(())
     }
 
+    /// The answer `pe`'s acknowledgement carries, with its request's number, if the record in
+    /// our slot is whole (its checksum matches: not torn, not being overwritten).
+    fn carried(&self, pe: usize) -> Option<(u64, [u8; CARRIED_MAX])> {
+        let slot = self.s.layout.ack(pe);
+        for _ in 0..4 {
+            let w: Vec<u64> = (0..8).map(|i| self.word(slot + 8 * i).load(Ordering::Acquire)).collect();
+            let ack = Ack { served: w[0], time: w[1], carried: w[2], answer: [w[3], w[4], w[5], w[6]], check: w[7] };
+            if ack.check == ack.checksum() {
+                let mut answer = [0u8; CARRIED_MAX];
+                for (b, w) in answer.chunks_mut(8).zip(ack.answer) {
+                    b.copy_from_slice(&w.to_le_bytes());
+                }
+                return (ack.carried != 0).then_some((ack.carried, answer));
+            }
+            std::hint::spin_loop();
+        }
+        None
+    }
+
     /// Reads the answers of the started gets up to request `acked` (served: the target wrote
-    /// them into their records) with one network read per run of adjacent records.
+    /// them into their records): the one the acknowledgement carries from it, the others with
+    /// one network read per run of adjacent records.
     fn read_answers(&self, pe: usize, out: &mut Outbox, acked: u64) -> Result<()> {
+        if let Some((seq, answer)) = self.carried(pe).filter(|c| c.0 <= acked) {
+            if let Some(i) = out.gets.iter().position(|g| g.seq == seq && g.len <= CARRIED_MAX) {
+                let g = out.gets.remove(i).expect("found");
+                // SAFETY: as below (`len` <= CARRIED_MAX).
+                unsafe { std::ptr::copy_nonoverlapping(answer.as_ptr(), g.dst as *mut u8, g.len) };
+            }
+        }
         let mut span = Vec::new();
         while out.gets.front().is_some_and(|g| g.seq <= acked) {
             let first = out.gets[0];
@@ -847,12 +932,20 @@ impl Mailboxes {
         // The request's place in the ring is ours until the next one is written (we hold `out`).
         let end = out.write; // this request is the last written
         let at = self.s.layout.ring_at(self.s.me) + ((end - r.size() as u64) % self.s.layout.ring as u64) as usize;
+        // Carried by the acknowledgement (one round trip) or read from the record (two).
+        let carried = self.carried(pe).filter(|c| c.0 == seq).map(|c| c.1);
         if want_result {
             let mut v = [0u8; 8];
-            self.s.net.get(pe, Segment::Heap, at + 48, &mut v)?;
+            match carried {
+                Some(a) => v.copy_from_slice(&a[..8]),
+                None => self.s.net.get(pe, Segment::Heap, at + 48, &mut v)?,
+            }
             return Ok(u64::from_le_bytes(v));
         }
-        self.s.net.get(pe, Segment::Heap, at + HEADER, back)?;
+        match carried {
+            Some(a) if back.len() <= CARRIED_MAX => back.copy_from_slice(&a[..back.len()]),
+            _ => self.s.net.get(pe, Segment::Heap, at + HEADER, back)?,
+        }
         Ok(0)
     }
 
@@ -1272,6 +1365,79 @@ mod tests {
         assert!(e.contains("PE 0 is not on another host"), "{e}");
         stop.store(true, Ordering::Release);
         server.join().unwrap().unwrap();
+    }
+
+    /// PE 1's GPU heap words hold 0x1111_0000_0000 + their index.
+    fn numbered(gpu: &FakeGpu) {
+        for (i, w) in gpu.mem.lock().unwrap().iter_mut().enumerate() {
+            *w = 0x1111_0000_0000 + i as u64;
+        }
+    }
+
+    #[test]
+    fn a_small_answer_comes_with_the_acknowledgement() {
+        let (heaps, pe0, pe1, gpu1) = pair(Duration::from_secs(20));
+        numbered(&gpu1);
+        let stop = Arc::new(AtomicBool::new(false));
+        let server = serving(pe1, stop.clone());
+        let reads = || heaps.reads.load(Ordering::Relaxed);
+        // A `g`: the acknowledgement brings its 8 bytes; the ring is not read.
+        let mut v = [0u8; 8];
+        // SAFETY: `v` outlives the quiet below.
+        unsafe { pe0.get_nbi(1, Segment::Heap, 24, v.as_mut_ptr(), 8) }.unwrap();
+        pe0.quiet().unwrap();
+        assert_eq!(u64::from_le_bytes(v), 0x1111_0000_0003);
+        assert_eq!(reads(), 0, "a carried answer needs no read");
+        // Blocking gets: 32 bytes are carried, 40 are read from the ring.
+        let mut b = [0u8; 32];
+        pe0.get(1, Segment::Heap, 8, &mut b).unwrap();
+        assert_eq!(b.to_vec(), gpu1.bytes(8, 32));
+        assert_eq!(reads(), 0);
+        let mut c = [0u8; 40];
+        pe0.get(1, Segment::Heap, 12, &mut c).unwrap();
+        assert_eq!(c.to_vec(), gpu1.bytes(12, 40));
+        assert_eq!(reads(), 1, "too big to carry: read");
+        // A fetching AMO's old value comes with it too.
+        assert_eq!(pe0.fetch_amo(1, Segment::Heap, 256, AtomicOp::Add, AmoType::U64, 1).unwrap(), 0x1111_0000_0020);
+        assert_eq!(pe0.compare_swap(1, Segment::Heap, 256, AmoType::U64, 0x1111_0000_0021, 5).unwrap(), 0x1111_0000_0021);
+        assert_eq!(gpu1.mem.lock().unwrap()[32], 5);
+        assert_eq!(reads(), 1);
+        stop.store(true, Ordering::Release);
+        server.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn answers_not_carried_are_read_from_the_ring() {
+        let (heaps, pe0, pe1, gpu1) = pair_with_ring(Duration::from_secs(20), 1024); // 8 gets fit
+        numbered(&gpu1);
+        let reads = || heaps.reads.load(Ordering::Relaxed);
+        // Three gets acknowledged together: the last one's answer is carried, the other two
+        // (adjacent records) are read with one network read.
+        let mut v = [[0u8; 8]; 3];
+        for (k, d) in v.iter_mut().enumerate() {
+            // SAFETY: `v` outlives the quiet below.
+            unsafe { pe0.get_nbi(1, Segment::Heap, 8 * (k + 1), d.as_mut_ptr(), 8) }.unwrap();
+        }
+        pe0.flush().unwrap();
+        assert!(pe1.serve().unwrap());
+        assert_eq!(pe1.inbox.lock().unwrap()[0].acked, 3, "one acknowledgement for the three");
+        pe0.quiet().unwrap();
+        assert_eq!(v.map(u64::from_le_bytes), [0x1111_0000_0001, 0x1111_0000_0002, 0x1111_0000_0003]);
+        assert_eq!(reads(), 1);
+        // An acknowledgement that does not check (torn, or overwritten while read) carries
+        // nothing: the answer is read from the ring and is still right.
+        let mut w = [0u8; 8];
+        // SAFETY: `w` outlives the quiet below.
+        unsafe { pe0.get_nbi(1, Segment::Heap, 40, w.as_mut_ptr(), 8) }.unwrap();
+        pe0.flush().unwrap();
+        assert!(pe1.serve().unwrap());
+        let slot = pe0.s.layout.ack(1);
+        assert_eq!(pe0.carried(1).map(|c| c.0), Some(4));
+        heaps.deliver(0, slot + 24, &0xdead_u64.to_le_bytes());
+        assert_eq!(pe0.carried(1), None, "a record whose checksum fails is not trusted");
+        pe0.quiet().unwrap();
+        assert_eq!(u64::from_le_bytes(w), 0x1111_0000_0005);
+        assert_eq!(reads(), 2);
     }
 
     #[test]
