@@ -871,7 +871,7 @@ impl Mailboxes {
     fn carried(&self, pe: usize) -> Option<(u64, [u8; CARRIED_MAX])> {
         let slot = self.s.layout.ack(pe);
         for _ in 0..4 {
-            let w: Vec<u64> = (0..8).map(|i| self.word(slot + 8 * i).load(Ordering::Acquire)).collect();
+            let w: [u64; 8] = std::array::from_fn(|i| self.word(slot + 8 * i).load(Ordering::Acquire));
             let ack = Ack { served: w[0], time: w[1], carried: w[2], answer: [w[3], w[4], w[5], w[6]], check: w[7] };
             if ack.check == ack.checksum() {
                 let mut answer = [0u8; CARRIED_MAX];
