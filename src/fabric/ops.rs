@@ -548,8 +548,9 @@ impl Fabric {
     /// the socket is full the wait sleeps `IN_PLACE_NAP` between looks (session 16 measured
     /// this put without the acknowledgement 3x slower at 256 KiB when it polled instead; with
     /// the naps 256 KiB puts went 1.24-1.39x faster: results/net-2026-11-29c-putbw/). Puts
-    /// over 256 KiB kept the acknowledgement until session 30, which measured them without
-    /// it on a quieter machine (results/net-2026-11-29f-putbw/). The peer is noted: quiet's
+    /// over 256 KiB kept the acknowledgement until session 30: without it, 1 MiB puts were
+    /// 1.14x faster on a loaded machine and level on a quiet one, never slower
+    /// (results/net-2026-11-29f-putbw/). The peer is noted: quiet's
     /// read-back, ordered after the write, is what says it arrived.
     fn put_in_place(&self, peer: Peer, src: &[u8], local: Option<&Region>, dst: &RemoteRegion, off: usize) -> Result<()> {
         let addr = Self::target(dst, off, src.len())?;
