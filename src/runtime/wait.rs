@@ -38,17 +38,17 @@ const CONTENDED_SLEEP: Duration = Duration::from_micros(1);
 
 /// A wait for data from another host first drives the transport this long without sleeping
 /// (yielding between looks): a message from another host comes within a network round trip or
-/// two, and the provider's wait descriptor does not wake a sleeper when it does (see
-/// `network_nap`).
+/// two, sooner than a sleep and its wake-up would see it.
 const NETWORK_SPIN: Duration = Duration::from_micros(200);
 /// Then it sleeps in the transport between looks, a quarter of the time waited so far (a late
 /// message costs at most about a quarter more than the wait itself), at most this long.
 const NETWORK_NAP: Duration = Duration::from_millis(1);
 
 /// How long a wait for data from another host that has lasted `waited` sleeps before its next
-/// look (zero: yield, then look again). The sleep cannot be ended by the data itself: on
-/// tcp;ofi_rxm an RMA write into this PE's memory makes no completion here, so the completion
-/// queue's wait descriptor stays quiet (measured: a 1 ms sleep always ran its full length).
+/// look (zero: yield, then look again). On tcp;ofi_rxm the sleep ends early when bytes arrive
+/// on the provider's sockets (its wait descriptor nests their epoll set; traced in
+/// results/net-2026-11-29g-target/), so the nap bounds how late a look comes only where
+/// nothing wakes it.
 pub(crate) fn network_nap(waited: Duration) -> Duration {
     if waited < NETWORK_SPIN {
         return Duration::ZERO;
