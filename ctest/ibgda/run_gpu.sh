@@ -16,6 +16,10 @@ nproc; date -u
 S="$G/stage"; B="$G/bin"
 chmod +x "$S/bin/"* "$B/"* 2>/dev/null
 export RSHMEM_BOOTSTRAP_TIMEOUT=20 NVSHMEM_DISABLE_NVLS=1
+# Kernels loaded up front: with lazy loading (CUDA's default) a first launch waits for the GPU to
+# go idle while holding up the model NIC thread's copies and atomics (the library warns;
+# docs/ARCHITECTURE.md "IBGDA"), so device code that waits for the model meanwhile hangs.
+export CUDA_MODULE_LOADING="${CUDA_MODULE_LOADING:-EAGER}"
 # MPS=1 (one-GPU machines: both PEs on the GPU): one CUDA MPS daemon for the whole run, each PE
 # allowed half the SMs, so that both PEs' kernels run at once.
 if [ "${MPS:-0}" = 1 ]; then

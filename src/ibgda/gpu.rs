@@ -140,6 +140,18 @@ impl QueueConfig {
     }
 }
 
+/// Lazy loading (CUDA's default since 12.2) makes a kernel's first launch wait until the GPU is
+/// idle, and meanwhile the driver holds up the model NIC thread's copies and atomics: a kernel
+/// waiting for the model (a device barrier, a get, a fetching atomic) while the host launches
+/// another kernel for the first time never ends (ctest/cuda/coll.cu and first_launch.cu, session
+/// 31: results/gpu-crosshost-2026-11-29g-ibgdacoll). CUDA reads the setting once, at its start.
+const MODEL_LAZY_LOADING: &str = "CUDA loads kernels lazily (CUDA_MODULE_LOADING is unset or LAZY): a kernel's first launch then waits for the GPU to go idle and holds up the IBGDA model NIC's copies and atomics, so device code that waits for another PE (a device barrier, a get, a fetching atomic) while the host launches a kernel for the first time can hang; set CUDA_MODULE_LOADING=EAGER in the job's environment";
+
+/// The warning for the model NIC, given `cuda::lazy_loading()`: only when the driver says LAZY.
+fn lazy_loading_warning(lazy: Option<bool>) -> Option<&'static str> {
+    (lazy == Some(true)).then_some(MODEL_LAZY_LOADING)
+}
+
 pub struct GpuIbgda {
     // Field order is drop order: the NIC threads stop before the memory they use goes away.
     nics: Vec<Nic>,
@@ -354,6 +366,9 @@ impl GpuIbgda {
             nics.len(),
             if queues.sink { ", sink mode (no data moves)" } else { "" }
         ));
+        if let Some(w) = lazy_loading_warning(crate::cuda::lazy_loading()) {
+            crate::log::warn(w);
+        }
         Ok(GpuIbgda {
             nics,
             host,
@@ -480,6 +495,14 @@ impl Drop for GpuIbgda {
 mod tests {
     use super::super::table;
     use super::*;
+
+    #[test]
+    fn lazy_loading_warns_only_when_the_driver_says_lazy() {
+        let w = lazy_loading_warning(Some(true)).expect("a warning under lazy loading");
+        assert!(w.contains("CUDA_MODULE_LOADING=EAGER") && w.contains("IBGDA model NIC"), "{w}");
+        assert_eq!(lazy_loading_warning(Some(false)), None);
+        assert_eq!(lazy_loading_warning(None), None);
+    }
 
     #[test]
     fn queue_settings_parse_and_name_bad_values() {
