@@ -54,7 +54,7 @@ t() {
   if [ $rc -eq 0 ]; then pass=$((pass+1)); echo "PASS $name (${ms} ms)"; else fail=$((fail+1)); failed="$failed $name"; echo "FAIL $name rc=$rc (${ms} ms)"; fi
   grep -v "^TIME" "$L/$name.log" | tail -n 8 | sed 's/^/    /'
 }
-for name in ${TESTS:-first_coll team coll_host ring_bcast ring_reduce put_block coll_fresh pipeline collective_launch jacobi coll coll_sizes coll_misuse stall_report sync wait strided stream host host_typed buffer_register rma amo signal host_amo two_tu two_tu_rdc cumodule nvrtc reinit heap_exact heap_ahead g_visibility moe_shuffle_pattern user_buffer graphs}; do
+for name in ${TESTS:-first_coll team coll_host ring_bcast ring_reduce put_block coll_fresh pipeline collective_launch jacobi coll coll_sizes coll_misuse stall_report sync wait strided stream host host_typed buffer_register rma amo signal host_amo two_tu two_tu_rdc cumodule nvrtc reinit heap_exact heap_ahead g_visibility moe_shuffle_pattern user_buffer graphs first_launch}; do
   [ -x "./$name" ] || { echo "MISSING $name"; fail=$((fail+1)); failed="$failed $name"; continue; }
   limit="${LIMIT:-40}"; [ "$name" = coll_host ] && limit=120; [ "$name" = stall_report ] && limit=90
   t "$name" "$limit" "$S/bin/rshmemrun" -n "$NP" "./$name" "$B/cuda"
