@@ -87,11 +87,17 @@ static __device__ __noinline__ void rshmemi_group_copy_ool(void *d, const void *
  * 8 and 32 CTAs (NVSHMEM 69.0), 4 KiB at 8 CTAs 1.14x, put_nbi_warp 4-32 KiB 1.10-1.17x, 256 KiB
  * 1.01-1.06x; block rows 0.98-1.01x. Skipping whole idle warps of a block instead (the test on
  * a warp's first and last lanes) cost block rows up to 5 %, so blocks keep the per-thread form. */
-template <int BATCH, int BULK = rshmemi_bulk_none>
+template <int BATCH, int BULK = rshmemi_bulk_none, int WORDS = 0>
 RSHMEMI_DEV void rshmemi_group_copy(void *d, const void *s, size_t n, rshmemi_group g) {
     if (n < 16) {
         if (g.tid == 0 && !rshmemi_copy_few((char *)d, (const char *)s, n)) rshmemi_copy_small(d, s, n);
         return;
+    }
+    if (WORDS && (n >> 4) <= (size_t)g.size) {
+        if (((((uintptr_t)d | (uintptr_t)s | n) & 15) == 0)) {
+            if ((size_t)g.tid < (n >> 4)) ((uint4 *)d)[g.tid] = ((const uint4 *)s)[g.tid];
+            return;
+        }
     }
     if (g.size > 32 && (size_t)g.tid * 16 >= n && g.tid != g.size - 1 && (((uintptr_t)d ^ (uintptr_t)s) & 15) == 0) return;
     rshmemi_group_copy_ool<BATCH, BULK>(d, s, n, g);
@@ -111,16 +117,31 @@ RSHMEMI_DEV void rshmemi_put(void *dest, const void *src, size_t bytes, int pe, 
     rshmemi_group_copy<BATCH, BULK>(rshmemi_peer(dest, pe), src, bytes, g);
     sync();
 }
-/* get_warp of 64 B-512 B (a word or none per lane) is 1.07-1.09x NVSHMEM's latency (1.40-1.43
- * vs 1.31 us on 2 x H200) while 8 B (lane 0's inline word) is 0.91x: the out-of-line copy's
- * call and set-up before the lanes' one load. The fast path that block puts take
- * (rshmemi_group_copy_ool) would remove it, but a warp get through it took
- * ctest/budget/registers.cu's loop_warp from 64 to 69 registers (70-72 inline): not taken
- * until that loop has registers to spare. */
+/* A warp get of a word or none per lane (16-byte aligned ends and length, at most 16 bytes per
+ * lane: 16-512 B for a whole warp) is inline: lane i loads word i, as NVSHMEM's inline warp copy
+ * does, instead of the out-of-line copy's call and its head/word/tail set-up before the one load.
+ * Through that call get_warp of 64-512 B was 1.05-1.07x NVSHMEM's latency on 2 x H200 NVLink
+ * (1.38 vs 1.29-1.31 us; results/gpu-compare-2026-11-29f-nvlink) while 8 B (lane 0's inline
+ * word) was 0.91x. SASS of perftest/gpu lat's get_kernel<SC_WARP> (nvcc 13, sm_90), 64 B: from
+ * the loop's top to the remote load the copy's path ran 46 instructions with a call and three
+ * taken branches, three of them constant loads the next test waits on; this one runs 31 with
+ * two taken branches (NVSHMEM 3.4.5: 54, none taken, one its peer-table load;
+ * results/gpu-compare-2026-11-29g-getwarp). Warp gets only: rshmemi_warp_rma_sync marks the
+ * nvshmemx_*get*_warp routines; the collectives' gets keep the copy. ctest/budget/registers.cu's
+ * loop_warp stays at 64 registers (get_w 39 -> 40; with -DRSHMEM_PROXY_ROUTE loop_warp 69 -> 71,
+ * a counted kernel), where the block put's out-of-line fast path, taken by warps, needed 69. */
+template <typename SYNC>
+struct rshmemi_is_warp_rma {
+    enum { value = 0 };
+};
+template <>
+struct rshmemi_is_warp_rma<rshmemi_warp_rma_sync> {
+    enum { value = 1 };
+};
 template <int BATCH = 2, int BULK = rshmemi_bulk_none, typename SYNC>
 RSHMEMI_DEV void rshmemi_get(void *dest, const void *src, size_t bytes, int pe, rshmemi_group g, SYNC sync, const char *who) {
     RSHMEMI_CAREFUL(pe, src, bytes, who, rshmemi_remote_get(dest, src, bytes, pe, g, sync, who))
-    rshmemi_group_copy<BATCH, RSHMEM_BULK_GET ? BULK : rshmemi_bulk_none>(dest, rshmemi_peer(src, pe), bytes, g);
+    rshmemi_group_copy<BATCH, RSHMEM_BULK_GET ? BULK : rshmemi_bulk_none, rshmemi_is_warp_rma<SYNC>::value>(dest, rshmemi_peer(src, pe), bytes, g);
     sync();
 }
 /* The thread-scope forms: one aligned word straight, else the copy with 4 loads in flight. */

@@ -54,13 +54,15 @@ __global__ void wide_kernel(char *dst, const char *src, int pe) {
 /* Blocks of 48 threads: warp 1 has 16 lanes, a partial warp (its barrier takes the lanes' mask
  * where a whole warp's takes the constant one). Each warp gets its slice from the left
  * neighbour (blocking), every lane then reads a byte of the slice that another lane fetched (what
- * the blocking form's barrier promises), and the warp puts the slice on to the right. */
-#define PW_BYTES 2064
-__global__ void partial_warp_kernel(char *dst, char *mid, const char *src, unsigned char *echo, int left, int right) {
+ * the blocking form's barrier promises), and the warp puts the slice on to the right. Sizes:
+ * 2064 (the out-of-line copy), 256 (a word per lane of the 16-lane warp: the inline get) and 272
+ * (one word more than it has lanes: the copy; the 32-lane warp still inline). */
+__global__ void partial_warp_kernel(char *dst, char *mid, const char *src, unsigned char *echo, int left, int right,
+                                    size_t bytes) {
     size_t w = threadIdx.x / 32, lane = threadIdx.x % 32, off = w * 4096;
-    nvshmemx_getmem_warp(mid + off, src + off, PW_BYTES, left);
-    echo[threadIdx.x] = (unsigned char)mid[off + (lane * 67 + 61) % PW_BYTES];
-    nvshmemx_putmem_warp(dst + off, mid + off, PW_BYTES, right);
+    nvshmemx_getmem_warp(mid + off, src + off, bytes, left);
+    echo[threadIdx.x] = (unsigned char)mid[off + (lane * 67 + 61) % bytes];
+    nvshmemx_putmem_warp(dst + off, mid + off, bytes, right);
     nvshmem_quiet();
 }
 
@@ -102,8 +104,9 @@ int main(void) {
     /* Sizes and offsets reach every copy path: 16- and 8-byte words inline (ends and length
      * aligned), and the general one (heads and tails in 1/2/4/8-byte pieces around 16-, 8-, 4-,
      * 2- or 1-byte words). 2048 and 2064: a word per thread of the 128-thread block exactly
-     * (the block put's inline path) and one word more (the out-of-line copy). */
-    const size_t sizes[] = {1, 8, 15, 16, 24, 33, 64, 2048, 2064, 4096 + 5, 40000};
+     * (the block put's inline path) and one word more (the out-of-line copy); 512 and 528 the
+     * same for a warp's get (inline up to a word per lane). */
+    const size_t sizes[] = {1, 8, 15, 16, 24, 33, 64, 512, 528, 2048, 2064, 4096 + 5, 40000};
     const size_t offs[][2] = {{0, 0}, {1, 1}, {1, 3}, {8, 0}, {4, 12}, {8, 8}, {2, 2}, {6, 14}};
     int cases = 0;
     for (int op = PUT; op <= GET_NBI; op++)
@@ -171,13 +174,15 @@ int main(void) {
     }
 
     /* Whole and partial warps: blocking get, reads across lanes, blocking put. */
-    {
+    const size_t pw_sizes[] = {2064, 256, 272};
+    for (size_t pi = 0; pi < sizeof pw_sizes / sizeof *pw_sizes; pi++) {
+        const size_t pw = pw_sizes[pi];
         char *mid = (char *)nvshmem_calloc(BUF, 1);
         unsigned char *echo;
         CUDA_CHECK(cudaMalloc(&echo, 48));
         CUDA_CHECK(cudaMemset(dst, 0, BUF));
         ready();
-        partial_warp_kernel<<<1, 48>>>(dst, mid, src, echo, left, right);
+        partial_warp_kernel<<<1, 48>>>(dst, mid, src, echo, left, right, pw);
         step_done();
         unsigned char he[48];
         CUDA_CHECK(cudaMemcpy(he, echo, 48, cudaMemcpyDeviceToHost));
@@ -185,13 +190,13 @@ int main(void) {
         int left2 = (left + n - 1) % n; /* my dst holds what left fetched from its left */
         for (size_t i = 0; i < BUF; i++) {
             size_t w = i / 4096, k = i % 4096;
-            unsigned char want = w < 2 && k < PW_BYTES ? pattern(left2, i) : 0;
-            if (seen[i] != want) FAIL("warps of 32 and 16 lanes: byte %zu is %d, want %d", i, seen[i], want);
+            unsigned char want = w < 2 && k < pw ? pattern(left2, i) : 0;
+            if (seen[i] != want) FAIL("warps of 32 and 16 lanes, %zu bytes: byte %zu is %d, want %d", pw, i, seen[i], want);
         }
         for (int t = 0; t < 48; t++) {
-            size_t at = (size_t)(t / 32) * 4096 + (size_t)(t % 32 * 67 + 61) % PW_BYTES;
-            CHECK(he[t] == pattern(left, at), "warps of 32 and 16 lanes: lane %d read %d after the get, want %d", t, he[t],
-                  pattern(left, at));
+            size_t at = (size_t)(t / 32) * 4096 + (size_t)(t % 32 * 67 + 61) % pw;
+            CHECK(he[t] == pattern(left, at), "warps of 32 and 16 lanes, %zu bytes: lane %d read %d after the get, want %d", pw, t,
+                  he[t], pattern(left, at));
         }
         CUDA_CHECK(cudaFree(echo));
         nvshmem_free(mid);
