@@ -24,13 +24,21 @@ static int flag;
 static long value(long round, int pe) { return (pe % 2 ? 1 : -1) * (round * 92233720368547758L) + pe; }
 
 /* The verifier's wait_for_put_completion: fence, flag the peer, spin on our own flag (plain
- * loads, no SHMEM call), reset it with a plain store. */
-static void handoff(int right) {
+ * loads, no SHMEM call), reset it with a plain store. Each handoff's flag value is its number
+ * (the verifier's is always 1), so a flag that is here when it should not be says which
+ * handoff wrote it: this one (sent early) or an older one (seen again after the reset). */
+static int handoffs;
+
+static void handoff(int right, int left) {
     volatile int *vflag = &flag;
+    int n = ++handoffs;
     shmem_fence();
-    shmem_int_p(&flag, 1, right);
-    while (*vflag != 1) {
+    shmem_int_p(&flag, n, right);
+    int seen;
+    while ((seen = *vflag) == 0) {
     }
+    CHECK(seen == n, "handoff %d: the flag from PE %d holds %d (%s)", n, left, seen,
+          seen < n ? "an older handoff's flag came back after this PE reset it" : "a later handoff's flag");
     *vflag = 0;
 }
 
@@ -43,18 +51,19 @@ static void rounds(const char *what, long *block, long *src, int me, int left, i
         for (long i = 0; i < words; i++) block[i] = -1;
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         /* Nothing of this round may be here yet: the left neighbour puts only after the barrier. */
-        int early_flag = *vflag;
+        int early_flag = *vflag; /* the flag of handoff handoffs + 1 must not be here yet */
         long early = -1;
         for (long i = 0; i < words && early == -1; i++)
             if (((volatile long *)block)[i] != -1) early = i;
         shmem_barrier_all();
-        CHECK(!early_flag, "%s round %ld: PE %d's flag was already set before this PE entered the barrier (barrier released it early)",
-              what, r, left);
+        CHECK(!early_flag, "%s round %ld: PE %d's flag (%d; this PE has seen %d) was here before this PE entered the barrier (%s)",
+              what, r, left, early_flag, handoffs,
+              early_flag > handoffs ? "the barrier released that PE early" : "an old flag came back after the reset");
         CHECK(early == -1, "%s round %ld: element %ld held %ld before this PE entered the barrier (PE %d was released early)", what,
               r, early, early == -1 ? 0 : block[early], left);
         for (long i = 0; i < words; i++) src[i] = value(r, me) + i;
         shmem_long_put(block, src, (size_t)words, right);
-        handoff(right);
+        handoff(right, left);
         long bad = -1;
         for (long i = 0; i < words && bad == -1; i++)
             if (((volatile long *)block)[i] != value(r, left) + i) bad = i;
@@ -81,7 +90,7 @@ int main(void) {
     *one = -1;
     shmem_barrier_all();
     shmem_long_p(one, me, right);
-    handoff(right);
+    handoff(right, left);
     CHECK(*one == left, "one long from PE %d: %ld", left, *one);
     shmem_free(one);
     shmem_barrier_all();
