@@ -7,7 +7,10 @@
  * It also tells the two ways the block can hold -1 after the flag apart: the left neighbour's
  * data or flag here before this PE entered the round's barrier (the barrier let it through
  * early), or the data after the flag (fence). Before it, as in the verifier, the same rounds
- * into the heap (its item 4) after one long handed over in a fresh allocation (item 2). */
+ * into the heap (its item 4) after one long handed over in a fresh allocation (item 2).
+ * Across hosts it fails about 1 run in 8 at 7 PEs on 3 hosts, with an older handoff's flag
+ * back after the reset (issue 18, results/suites-2026-11-29g-fence/; listed as a DEFECT in
+ * ctest/multihost/pending.txt until that is fixed). */
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
