@@ -128,7 +128,7 @@ RSHMEMI_DEV void rshmemi_put(void *dest, const void *src, size_t bytes, int pe, 
  * two taken branches (NVSHMEM 3.4.5: 54, none taken, one its peer-table load;
  * results/gpu-compare-2026-11-29g-getwarp). Warp gets only: rshmemi_warp_rma_sync marks the
  * nvshmemx_*get*_warp routines; the collectives' gets keep the copy. ctest/budget/registers.cu's
- * loop_warp stays at 64 registers (get_w 39 -> 40; with -DRSHMEM_PROXY_ROUTE loop_warp 69 -> 71,
+ * loop_warp stays at 64 registers (get_w 39 -> 40; with -DRSHMEM_PROXY_ROUTE loop_warp 69 -> 72,
  * a counted kernel), where the block put's out-of-line fast path, taken by warps, needed 69. */
 template <typename SYNC>
 struct rshmemi_is_warp_rma {

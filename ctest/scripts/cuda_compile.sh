@@ -122,7 +122,7 @@ fi
 # Every RMA, AMO and signal routine, the device barriers and syncs, the AMO/signal loop and NVIDIA's
 # moe_shuffle two-step push (moe_two_step_[bw]: `moe_shuffle -c` launches 1024 threads) must fit
 # 64 registers there too (session 19: 24-56); the collectives and the loops mixing RMA calls
-# do not fit yet (loop_moe 64, loop_thread 72, loop_warp 70, loop_block 56, collectives 58-120:
+# do not fit yet (loop_moe 64, loop_thread 72, loop_warp 72, loop_block 56, collectives 58-120:
 # counted, not failed; docs/ARCHITECTURE.md, "Proxy transport").
 proxy_log="$out/registers-proxy.ptxas.txt"
 case " ${CUDA_TEST_FLAGS:-} " in *" -DRSHMEM_PROXY_ROUTE "*) proxy_flags=() ;; *) proxy_flags=(-DRSHMEM_PROXY_ROUTE) ;; esac
